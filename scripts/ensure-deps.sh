@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs node_modules when missing or older than the lockfile, then compiles TypeScript.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log() { echo "[setup] $*"; }
+
+if ! command -v node >/dev/null 2>&1; then
+  echo "[setup] node is not installed: install Node.js 20 (e.g. apt-get install nodejs npm) and retry" >&2
+  exit 1
+fi
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+log "compiling TypeScript"
+rm -rf dist
+node_modules/.bin/tsc -p tsconfig.json

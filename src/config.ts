@@ -1,0 +1,86 @@
+// Settings of one process, read once from the environment (DESIGN.md section 5a).
+// Every setting has a default that works for the embedded start on one machine.
+
+export type Environment = 'sandbox' | 'live';
+
+// Every role this codebase can run; `ROLES=all` (the default) runs them all in one process.
+export const ALL_ROLES = ['api'] as const;
+export type Role = (typeof ALL_ROLES)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  environment: Environment;
+  masterKey: string;
+  jwtSecret: string;
+  sessionTtlSeconds: number;
+  databaseUrl: string;
+  redisUrl: string;
+  redisKeyPrefix: string;
+  kafkaBrokers: string[];
+  kafkaTopicPrefix: string;
+  kafkaPartitions: number;
+  schemaRegistryUrl: string;
+  rateLimitRps: number;
+  rateLimitBurst: number;
+  roles: Role[];
+  mockRailsPort: number;
+  mockRailsUrl: string;
+  bodyLimitBytes: number;
+  ledgerReplyTimeoutMs: number;
+  logLevel: string;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`setting ${name} must be a non-negative integer, got "${raw}"`);
+  return Number.parseInt(raw, 10);
+}
+
+function text(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+function parseRoles(raw: string): Role[] {
+  if (raw === 'all') return [...ALL_ROLES];
+  const roles = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  for (const role of roles) {
+    if (!(ALL_ROLES as readonly string[]).includes(role)) {
+      throw new Error(`unknown role "${role}" in ROLES; known roles: ${ALL_ROLES.join(', ')}, or "all"`);
+    }
+  }
+  return roles as Role[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const environment = text(env, 'ENVIRONMENT', 'sandbox');
+  if (environment !== 'sandbox' && environment !== 'live') {
+    throw new Error(`setting ENVIRONMENT must be "sandbox" or "live", got "${environment}"`);
+  }
+  const mockRailsPort = integer(env, 'MOCK_RAILS_PORT', 4000);
+  return {
+    port: integer(env, 'PORT', 3000),
+    host: text(env, 'HOST', '127.0.0.1'),
+    environment,
+    masterKey: text(env, 'MASTER_KEY', 'mk_sandbox_local_master_key_change_me'),
+    jwtSecret: text(env, 'JWT_SECRET', 'local-development-jwt-secret-change-me-32b'),
+    sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 3600),
+    databaseUrl: text(env, 'DATABASE_URL', 'postgres://payments:payments@127.0.0.1:5432/payments'),
+    redisUrl: text(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
+    redisKeyPrefix: text(env, 'REDIS_KEY_PREFIX', 'pay:'),
+    kafkaBrokers: text(env, 'KAFKA_BROKERS', '127.0.0.1:9092').split(',').map((b) => b.trim()),
+    kafkaTopicPrefix: text(env, 'KAFKA_TOPIC_PREFIX', ''),
+    kafkaPartitions: integer(env, 'KAFKA_PARTITIONS', 12),
+    schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
+    rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200),
+    roles: parseRoles(text(env, 'ROLES', 'all')),
+    mockRailsPort,
+    mockRailsUrl: text(env, 'MOCK_RAILS_URL', `http://127.0.0.1:${mockRailsPort}`),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
+    ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
+    logLevel: text(env, 'LOG_LEVEL', 'info'),
+  };
+}

@@ -1,0 +1,47 @@
+// Postgres access through knex. Only the store modules use it directly.
+import path from 'node:path';
+import knex, { type Knex } from 'knex';
+import pg from 'pg';
+
+// Postgres returns NUMERIC and BIGINT as text; keep them text so no amount ever passes through a
+// JS float. Money is parsed by the money module (ledger/money.ts).
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+
+export type Db = Knex;
+
+export function createDb(databaseUrl: string, poolMax = 10): Db {
+  return knex({
+    client: 'pg',
+    connection: databaseUrl,
+    pool: { min: 0, max: poolMax },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+export const MIGRATIONS_DIRECTORY = path.join(__dirname, '..', 'migrations');
+
+export function migrationConfig(): Knex.MigratorConfig {
+  return { directory: MIGRATIONS_DIRECTORY, loadExtensions: ['.js'], tableName: 'knex_migrations' };
+}
+
+export async function migrateLatest(db: Db): Promise<string[]> {
+  const [, applied] = await db.migrate.latest(migrationConfig());
+  return applied as string[];
+}
+
+/** Creates the database named in the URL if it does not exist (tests use their own). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`database name "${name}" must be a plain lowercase identifier`);
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,116 @@
+// Assembles the Koa application from route declarations. Per request, in order:
+// request id → error body → route match → credential → rate limit → Idempotency-Key presence
+// → validation → idempotent execution → handler. The order is the precedence of the errors.
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { DomainError } from '../errors';
+import { readJsonBody } from './body';
+import { errorMiddleware } from './errors';
+import { bodyValidator, textValidator, type Validator } from './validation';
+import { koaPath, type Principal, type RouteDef, type RouteRequest, type RouteResult } from './route';
+
+/** The cross-cutting services a route runs through; each later concern plugs in here. */
+export interface Guards {
+  authenticate(ctx: Koa.Context, route: RouteDef): Promise<Principal | null>;
+  rateLimit(ctx: Koa.Context, principal: Principal | null): Promise<void>;
+  /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
+  idempotent(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult>;
+  /** Called once per request after the response is known (request logs). */
+  recordRequest(ctx: Koa.Context): void;
+}
+
+export const openGuards: Guards = {
+  authenticate: async () => null,
+  rateLimit: async () => undefined,
+  idempotent: async (_request, _route, execute) => execute(),
+  recordRequest: () => undefined,
+};
+
+export interface AppOptions {
+  routes: RouteDef[];
+  guards: Guards;
+  bodyLimitBytes: number;
+}
+
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+function readIdempotencyKey(ctx: Koa.Context): string {
+  const key = ctx.get('idempotency-key');
+  if (key === '') {
+    throw new DomainError('idempotency_key_missing', 'write requests require an Idempotency-Key header', 'Idempotency-Key');
+  }
+  if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    throw new DomainError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces', 'Idempotency-Key');
+  }
+  return key;
+}
+
+function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number): Koa.Middleware {
+  const validateParams: Validator | null = route.params ? textValidator(route.params, 'path') : null;
+  const validateQuery: Validator | null = route.query ? textValidator(route.query, 'query') : null;
+  const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
+
+  return async (ctx) => {
+    const principal = await guards.authenticate(ctx, route);
+    ctx.state.principal = principal;
+    await guards.rateLimit(ctx, principal);
+    const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;
+    ctx.state.idempotencyKey = idempotencyKey;
+
+    const params = { ...ctx.params };
+    const query = { ...ctx.query };
+    validateParams?.(params);
+    validateQuery?.(query);
+    let body: unknown = undefined;
+    if (validateBody) {
+      body = await readJsonBody(ctx, bodyLimitBytes);
+      ctx.state.requestBody = body;
+      validateBody(body === undefined ? {} : body);
+      if (body === undefined) body = {};
+    }
+
+    const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, koa: ctx };
+    const execute = () => route.handler(request);
+    const result = route.idempotent ? await guards.idempotent(request, route, execute) : await execute();
+    ctx.status = result.status;
+    ctx.body = result.body;
+    for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+  };
+}
+
+export function createApp({ routes, guards, bodyLimitBytes }: AppOptions): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  const router = new Router();
+  for (const route of routes) {
+    router.register(koaPath(route.path), [route.method], routeMiddleware(route, guards, bodyLimitBytes));
+  }
+
+  app.use(async (ctx, next) => {
+    ctx.state.requestId = randomUUID();
+    ctx.state.startedAt = process.hrtime.bigint();
+    ctx.set('Request-Id', ctx.state.requestId);
+    try {
+      await next();
+    } finally {
+      guards.recordRequest(ctx);
+    }
+  });
+  app.use(errorMiddleware);
+  app.use(router.routes());
+  app.use(async (ctx) => {
+    // Reached only when no route matched: a known path with another method is 405 with Allow.
+    const allowed = new Set<string>();
+    for (const layer of router.stack) {
+      if (layer.match(ctx.path)) layer.methods.filter((m) => m !== 'HEAD').forEach((m) => allowed.add(m));
+    }
+    if (allowed.size > 0) {
+      const allow = [...allowed].join(', ');
+      throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, ctx.method, { Allow: allow });
+    }
+    throw new DomainError('resource_not_found', `no route for ${ctx.method} ${ctx.path}`, ctx.path);
+  });
+  app.silent = true;
+  return app;
+}

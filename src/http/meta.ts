@@ -1,0 +1,35 @@
+// Health, readiness and the machine-readable API description.
+import type { Runtime } from '../runtime';
+import { checkReadiness } from '../runtime';
+import { openApiDocument } from './openapi';
+import type { RouteDef } from './route';
+
+export function metaRoutes(runtime: Runtime, allRoutes: () => RouteDef[]): RouteDef[] {
+  let document: Record<string, unknown> | null = null;
+  return [
+    {
+      method: 'GET', path: '/healthz', operationId: 'health', summary: 'The process is up', tag: 'meta',
+      auth: { kind: 'public' },
+      response: { status: 200, description: 'up', schema: { type: 'object', properties: { status: { type: 'string' } } } },
+      handler: async () => ({ status: 200, body: { status: 'ok' } }),
+    },
+    {
+      method: 'GET', path: '/readyz', operationId: 'readiness', summary: 'Postgres, Redis, Kafka and the schema registry answer', tag: 'meta',
+      auth: { kind: 'public' },
+      response: { status: 200, description: 'ready (503 with the same body when not)', schema: { type: 'object' } },
+      handler: async () => {
+        const report = await checkReadiness(runtime);
+        return { status: report.ready ? 200 : 503, body: report };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/openapi.json', operationId: 'openapi', summary: 'OpenAPI 3.1 description of the sandbox API', tag: 'meta',
+      auth: { kind: 'public' },
+      response: { status: 200, description: 'the OpenAPI document', schema: { type: 'object' } },
+      handler: async () => {
+        document ??= openApiDocument(allRoutes(), `http://${runtime.config.host}:${runtime.config.port}`);
+        return { status: 200, body: document };
+      },
+    },
+  ];
+}

@@ -1,0 +1,56 @@
+// Request validation from the JSON Schemas a route declares. A failure becomes a DomainError
+// whose `details` names the offending field in dotted form ("recipient.bank.country").
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { DomainError, ERROR_STATUS, type ErrorCode } from '../errors';
+import type { JsonSchema } from './route';
+
+const bodyAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: false });
+// Query strings and path parameters are text on the wire; let "limit=10" satisfy an integer.
+const textAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: true });
+for (const ajv of [bodyAjv, textAjv]) {
+  addFormats(ajv);
+  // A schema may name the error code its failure maps to (e.g. invalid_country_code).
+  ajv.addKeyword({ keyword: 'x-error', schemaType: 'string' });
+}
+
+export type Validator = (data: unknown) => void;
+
+function fieldPath(error: ErrorObject, location: string): string {
+  const base = error.instancePath.split('/').filter(Boolean).join('.');
+  let field = base;
+  if (error.keyword === 'required') field = [base, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
+  if (error.keyword === 'additionalProperties') field = [base, (error.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
+  return field || location;
+}
+
+function describe(error: ErrorObject, field: string): string {
+  switch (error.keyword) {
+    case 'required': return `${field} is required`;
+    case 'additionalProperties': return `${field} is not a recognised field`;
+    case 'type': return `${field} must be of type ${(error.params as { type: string }).type}`;
+    case 'enum': return `${field} must be one of: ${((error.params as { allowedValues: unknown[] }).allowedValues).join(', ')}`;
+    case 'format': return `${field} must be a valid ${(error.params as { format: string }).format}`;
+    case 'pattern': return `${field} has an invalid format`;
+    default: return `${field} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+function toDomainError(error: ErrorObject, location: string): DomainError {
+  const field = fieldPath(error, location);
+  const override = (error.parentSchema as Record<string, unknown> | undefined)?.['x-error'];
+  const code: ErrorCode = typeof override === 'string' && override in ERROR_STATUS && error.keyword !== 'required' && error.keyword !== 'type'
+    ? (override as ErrorCode)
+    : 'invalid_request';
+  return new DomainError(code, describe(error, field), field);
+}
+
+function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (data: unknown) => {
+    if (!validate(data)) throw toDomainError(validate.errors![0], location);
+  };
+}
+
+export const bodyValidator = (schema: JsonSchema): Validator => build(bodyAjv, schema, 'body');
+export const textValidator = (schema: JsonSchema, location: string): Validator => build(textAjv, schema, location);

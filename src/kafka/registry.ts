@@ -1,0 +1,66 @@
+// Avro schemas of every topic live in schemas/<topic>.v<N>.avsc and are registered in the
+// schema registry under "<topic>-value" with BACKWARD compatibility, so readers outside this
+// service (analytics) can decode every message by the schema id it carries.
+import fs from 'node:fs';
+import path from 'node:path';
+import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
+import type { TopicNames } from './topics';
+
+export const SCHEMAS_DIRECTORY = path.join(__dirname, '..', '..', '..', 'schemas');
+
+export interface SchemaFile {
+  topic: string;
+  version: number;
+  schema: string;
+}
+
+/** The newest schema version of each topic in schemas/. */
+export function readSchemaFiles(directory = SCHEMAS_DIRECTORY): SchemaFile[] {
+  const newest = new Map<string, SchemaFile>();
+  for (const file of fs.readdirSync(directory)) {
+    const match = /^(.+)\.v(\d+)\.avsc$/.exec(file);
+    if (!match) continue;
+    const candidate = { topic: match[1], version: Number.parseInt(match[2], 10), schema: fs.readFileSync(path.join(directory, file), 'utf8') };
+    const current = newest.get(candidate.topic);
+    if (!current || current.version < candidate.version) newest.set(candidate.topic, candidate);
+  }
+  return [...newest.values()];
+}
+
+/** Encodes and decodes the messages of the topics, by registry id. */
+export class AvroCodec {
+  private readonly ids = new Map<string, number>();
+
+  constructor(readonly registry: SchemaRegistry, private readonly names: TopicNames) {}
+
+  /** Registers the newest schema of every topic (idempotent: an unchanged schema keeps its id). */
+  async registerAll(files: SchemaFile[] = readSchemaFiles()): Promise<Map<string, number>> {
+    for (const file of files) {
+      const subject = `${this.names.full(file.topic)}-value`;
+      const { id } = await this.registry.register(
+        { type: SchemaType.AVRO, schema: file.schema },
+        { subject, compatibility: COMPATIBILITY.BACKWARD },
+      );
+      this.ids.set(file.topic, id);
+    }
+    return this.ids;
+  }
+
+  schemaId(topic: string): number {
+    const id = this.ids.get(topic);
+    if (id === undefined) throw new Error(`no registered schema for topic "${topic}"`);
+    return id;
+  }
+
+  encode(topic: string, value: unknown): Promise<Buffer> {
+    return this.registry.encode(this.schemaId(topic), value);
+  }
+
+  decode<T>(buffer: Buffer): Promise<T> {
+    return this.registry.decode(buffer) as Promise<T>;
+  }
+}
+
+export function createRegistry(url: string): SchemaRegistry {
+  return new SchemaRegistry({ host: url, retry: { retries: 3, initialRetryTimeInSecs: 0.1 } });
+}

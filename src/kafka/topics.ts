@@ -1,0 +1,38 @@
+// The topics of the Kafka backbone (DESIGN.md section 3). Names carry a configurable prefix so
+// a test run has topics of its own.
+import type { Admin } from 'kafkajs';
+
+export const TOPICS = {
+  ledgerCommands: 'ledger.commands',
+  ledgerReplies: 'ledger.replies',
+  partnerCommands: 'partner.commands',
+  domainEvents: 'domain.events',
+  ledgerEntries: 'ledger.entries',
+  requestLogs: 'request.logs',
+} as const;
+export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
+
+/** Topics a consumer reads get a dead-letter twin that keeps the poison message and the reason. */
+export const deadLetterTopic = (topic: string): string => `${topic}.dlq`;
+
+export class TopicNames {
+  constructor(readonly prefix: string) {}
+  full(topic: string): string {
+    return `${this.prefix}${topic}`;
+  }
+  all(): string[] {
+    return Object.values(TOPICS).flatMap((t) => [this.full(t), this.full(deadLetterTopic(t))]);
+  }
+}
+
+export async function ensureTopics(admin: Admin, topics: string[], partitions: number): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const missing = topics.filter((t) => !existing.has(t));
+  if (missing.length > 0) {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+    });
+  }
+  return missing;
+}

@@ -1,0 +1,83 @@
+// The shared resources of one process: connections to Postgres, Redis, Kafka and the schema
+// registry, created once and closed in reverse order on shutdown.
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Config } from './config';
+import { createDb, ensureDatabase, migrateLatest, type Db } from './db';
+import { createKafka, createProducer } from './kafka/client';
+import { AvroCodec, createRegistry } from './kafka/registry';
+import { ensureTopics, TopicNames } from './kafka/topics';
+import { log } from './log';
+import { createRedis, redisReady, type RedisClient } from './redis';
+
+export interface Runtime {
+  config: Config;
+  db: Db;
+  redis: RedisClient;
+  kafka: Kafka;
+  admin: Admin;
+  producer: Producer;
+  codec: AvroCodec;
+  names: TopicNames;
+  close(): Promise<void>;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, { ok: boolean; latency_ms: number; error?: string }>;
+}
+
+/** Connects everything, runs migrations, creates topics and registers schemas. */
+export async function openRuntime(config: Config): Promise<Runtime> {
+  await ensureDatabase(config.databaseUrl);
+  const db = createDb(config.databaseUrl, 20);
+  const applied = await migrateLatest(db);
+  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+
+  const redis = createRedis(config.redisUrl, config.redisKeyPrefix);
+  await redisReady(redis);
+
+  const names = new TopicNames(config.kafkaTopicPrefix);
+  const kafka = createKafka(config.kafkaBrokers, `payments-${process.pid}`);
+  const admin = kafka.admin();
+  await admin.connect();
+  const created = await ensureTopics(admin, names.all(), config.kafkaPartitions);
+  if (created.length > 0) log.info({ created, partitions: config.kafkaPartitions }, 'topics created');
+  const producer = await createProducer(kafka);
+
+  const codec = new AvroCodec(createRegistry(config.schemaRegistryUrl), names);
+  await codec.registerAll();
+
+  return {
+    config, db, redis, kafka, admin, producer, codec, names,
+    async close() {
+      await producer.disconnect().catch((error) => log.warn({ err: error }, 'producer disconnect failed'));
+      await admin.disconnect().catch(() => undefined);
+      redis.disconnect();
+      await db.destroy();
+    },
+  };
+}
+
+async function timed(check: () => Promise<unknown>): Promise<{ ok: boolean; latency_ms: number; error?: string }> {
+  const started = performance.now();
+  try {
+    await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error('timed out after 2000 ms')), 2000))]);
+    return { ok: true, latency_ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    return { ok: false, latency_ms: Math.round(performance.now() - started), error: (error as Error).message };
+  }
+}
+
+export async function checkReadiness(runtime: Runtime): Promise<ReadinessReport> {
+  const [postgres, redis, kafka, registry] = await Promise.all([
+    timed(() => runtime.db.raw('SELECT 1')),
+    timed(() => runtime.redis.ping()),
+    timed(() => runtime.admin.describeCluster()),
+    timed(async () => {
+      const response = await fetch(`${runtime.config.schemaRegistryUrl}/subjects`);
+      if (!response.ok) throw new Error(`registry answered ${response.status}`);
+    }),
+  ]);
+  const checks = { postgres, redis, kafka, schema_registry: registry };
+  return { ready: Object.values(checks).every((c) => c.ok), checks };
+}

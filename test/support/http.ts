@@ -1,0 +1,46 @@
+// A small JSON client for tests: every call returns status, headers and the parsed body.
+export interface JsonResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface CallOptions {
+  token?: string;
+  idempotencyKey?: string;
+  headers?: Record<string, string>;
+  /** Raw text body, sent as it is (for malformed-input tests). */
+  raw?: string;
+}
+
+export async function call<T = any>(baseUrl: string, method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
+  let payload: string | undefined = options.raw;
+  if (body !== undefined) {
+    payload = JSON.stringify(body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+  const text = await response.text();
+  let parsed: any = text;
+  try { parsed = text ? JSON.parse(text) : null; } catch { /* keep text */ }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+}

@@ -1,0 +1,30 @@
+// Starts the whole service in this process against the real stack, with the test settings
+// exported by scripts/test.sh (own database, topic prefix and Redis prefix).
+import { loadConfig, type Config } from '../../src/config';
+import { startRoles, type RunningRole } from '../../src/roles';
+import { openRuntime, type Runtime } from '../../src/runtime';
+
+export interface TestService {
+  baseUrl: string;
+  runtime: Runtime;
+  config: Config;
+  roles: RunningRole[];
+  stop(): Promise<void>;
+}
+
+export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<TestService> {
+  const config = loadConfig({ ...process.env, PORT: '0', ...overrides });
+  const runtime = await openRuntime(config);
+  const roles = await startRoles(runtime, config.roles);
+  const api = roles.find((r) => r.role === 'api');
+  return {
+    baseUrl: api?.url ?? '',
+    runtime,
+    config,
+    roles,
+    async stop() {
+      for (const role of [...roles].reverse()) await role.stop();
+      await runtime.close();
+    },
+  };
+}
