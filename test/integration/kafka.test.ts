@@ -1,0 +1,95 @@
+// The Kafka plumbing on the real broker and schema registry: Avro round trip, commit after
+// success, and poison messages set aside in the dead-letter topic without stopping the consumer.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Consumer } from 'kafkajs';
+import { startConsumer, type Delivered } from '../../src/kafka/consumer';
+import { TOPICS, deadLetterTopic } from '../../src/kafka/topics';
+import { testService } from '../hooks';
+import { eventually } from '../support/http';
+
+interface EventValue { id: string; type: string; resource_id: string; data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null } }
+
+function sampleEvent(status: string, amount: string | null = '10.00'): EventValue & Record<string, unknown> {
+  const id = randomUUID();
+  return {
+    id, type: `transfer.${status}`, created_at: new Date().toISOString(), environment: 'sandbox',
+    resource_type: 'transfer', resource_id: id, account_id: randomUUID(),
+    data: { id, status, amount, currency: 'USD', attributes: null },
+  };
+}
+
+describe('Kafka plumbing on the real broker and registry', () => {
+  const consumers: Consumer[] = [];
+  afterEach(async () => { while (consumers.length) await consumers.pop()!.disconnect(); });
+
+  it('registers every topic schema under <topic>-value with BACKWARD compatibility', async () => {
+    const { runtime } = testService();
+    const subject = `${runtime.names.full(TOPICS.domainEvents)}-value`;
+    const response = await fetch(`${runtime.config.schemaRegistryUrl}/config/${encodeURIComponent(subject)}`);
+    assert.equal(response.status, 200);
+    const body = await response.json() as { compatibilityLevel: string };
+    assert.equal(body.compatibilityLevel, 'BACKWARD');
+    assert.equal(await runtime.codec.registry.getLatestSchemaId(subject), runtime.codec.schemaId(TOPICS.domainEvents));
+  });
+
+  it('sends an event through the broker and reads it back decoded', async () => {
+    const { runtime } = testService();
+    const event = sampleEvent('completed');
+    const received: Array<Delivered<EventValue>> = [];
+    consumers.push(await startConsumer<EventValue>(runtime, {
+      groupId: `${runtime.names.prefix}roundtrip.${randomUUID()}`,
+      topic: TOPICS.domainEvents,
+      handleBatch: async (messages) => { received.push(...messages); },
+    }));
+    const value = await runtime.codec.encode(TOPICS.domainEvents, event);
+    assert.equal(value.readUInt8(0), 0, 'Confluent wire format: magic byte 0');
+    assert.equal(value.readUInt32BE(1), runtime.codec.schemaId(TOPICS.domainEvents), 'then the schema id');
+    await runtime.producer.send({ topic: runtime.names.full(TOPICS.domainEvents), acks: -1, messages: [{ key: event.resource_id, value }] });
+
+    const got = await eventually(async () => received.find((m) => m.value.id === event.id), 20_000, 'the event');
+    assert.equal(got.key, event.resource_id);
+    assert.deepEqual(got.value.data, event.data);
+  });
+
+  it('sets poison messages aside in the dead-letter topic and keeps consuming', async () => {
+    const { runtime } = testService();
+    const topic = runtime.names.full(TOPICS.domainEvents);
+    const key = `poison-${randomUUID()}`;
+    const rejected = sampleEvent('failed');
+    const good = sampleEvent('completed');
+    const applied: string[] = [];
+    const deadLetters: Array<{ reason: string; value: Buffer | null }> = [];
+
+    consumers.push(await startConsumer<EventValue>(runtime, {
+      groupId: `${runtime.names.prefix}poison.${randomUUID()}`,
+      topic: TOPICS.domainEvents,
+      attemptsMax: 2,
+      handleBatch: async (messages) => {
+        if (messages.some((m) => m.value.id === rejected.id)) throw new Error('handler refuses this event');
+        applied.push(...messages.map((m) => m.value.id));
+      },
+    }));
+    const dlq = runtime.kafka.consumer({ groupId: `${runtime.names.prefix}dlq-reader.${randomUUID()}`, maxWaitTimeInMs: 50 });
+    consumers.push(dlq);
+    await dlq.connect();
+    await dlq.subscribe({ topic: runtime.names.full(deadLetterTopic(TOPICS.domainEvents)), fromBeginning: true });
+    await dlq.run({ eachMessage: async ({ message }) => {
+      if (message.key?.toString() === key) deadLetters.push({ reason: message.headers?.['dlq-reason']?.toString() ?? '', value: message.value });
+    } });
+
+    // Same key, so all three land on one partition in this order: garbage, rejected, good.
+    await runtime.producer.send({ topic, acks: -1, messages: [
+      { key, value: Buffer.from('not avro at all') },
+      { key, value: await runtime.codec.encode(TOPICS.domainEvents, rejected) },
+      { key, value: await runtime.codec.encode(TOPICS.domainEvents, good) },
+    ] });
+
+    await eventually(async () => (applied.includes(good.id) ? true : undefined), 20_000, 'the good message after the poison ones');
+    await eventually(async () => (deadLetters.length >= 2 ? true : undefined), 20_000, 'two dead letters');
+    assert.ok(!applied.includes(rejected.id));
+    assert.match(deadLetters[0].reason, /^undecodable/);
+    assert.equal(deadLetters[0].value?.toString(), 'not avro at all');
+    assert.match(deadLetters[1].reason, /handler failed: handler refuses this event/);
+  });
+});
