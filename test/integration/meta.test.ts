@@ -35,7 +35,8 @@ describe('service health and description', () => {
     addFormats(ajv);
     const schema = JSON.parse(fs.readFileSync(OPENAPI_31_SCHEMA, 'utf8'));
     const validate = ajv.compile(schema);
-    assert.ok(validate(document), JSON.stringify(validate.errors?.slice(0, 3)));
+    const valid = validate(structuredClone(document));
+    assert.ok(valid, JSON.stringify(validate.errors?.slice(0, 3)));
 
     const routes = apiRoutes(testService().runtime);
     assert.ok(routes.length >= 3);
