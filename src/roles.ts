@@ -1,24 +1,45 @@
 // Process roles (DESIGN.md section 3): one codebase, one process per role or all in one.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startRequestLogWriter } from '../consumers/request-logs/runner';
+import { AccountService } from './accounts/service';
+import { Authenticator } from './auth/authenticate';
+import { SessionTokens } from './auth/credentials';
 import type { Role } from './config';
-import { createApp, openGuards } from './http/app';
+import { accountRoutes } from './http/accounts';
+import { apiKeyRoutes } from './http/api-keys';
+import { createApp, type Guards } from './http/app';
+import { contactRoutes } from './http/contacts';
+import { customerRoutes } from './http/customers';
 import { metaRoutes } from './http/meta';
+import { requestLogRoutes } from './http/request-logs';
 import type { RouteDef } from './http/route';
+import { IdempotencyGuard } from './idempotency';
 import { log } from './log';
-import type { Runtime } from './runtime';
+import { RateLimiter } from './rate-limit';
+import { RequestLogRecorder } from './request-logs/recorder';
+import type { RunningRole, Runtime } from './runtime';
 
-export interface RunningRole {
-  role: Role;
-  /** Where an HTTP role listens. */
-  url?: string;
-  /** Stops taking new work, finishes what is in flight, commits offsets. */
-  stop(): Promise<void>;
+export type { RunningRole };
+
+const IDEMPOTENCY_WAIT_MS_MAX = 10_000;
+
+export function sessionTokens(runtime: Runtime): SessionTokens {
+  const { jwtSecret, sessionTtlSeconds, environment } = runtime.config;
+  return new SessionTokens(jwtSecret, sessionTtlSeconds, environment);
 }
 
 export function apiRoutes(runtime: Runtime): RouteDef[] {
+  const accounts = new AccountService(runtime.db, runtime.config, sessionTokens(runtime));
   const routes: RouteDef[] = [];
-  routes.push(...metaRoutes(runtime, () => routes));
+  routes.push(
+    ...metaRoutes(runtime, () => routes),
+    ...accountRoutes(accounts, runtime.config.environment),
+    ...apiKeyRoutes(accounts),
+    ...customerRoutes(runtime.db),
+    ...contactRoutes(runtime.db),
+    ...requestLogRoutes(runtime.db),
+  );
   return routes;
 }
 
@@ -31,18 +52,34 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 }
 
 async function startApi(runtime: Runtime): Promise<RunningRole> {
-  const app = createApp({ routes: apiRoutes(runtime), guards: openGuards, bodyLimitBytes: runtime.config.bodyLimitBytes });
-  const server = app.listen(runtime.config.port, runtime.config.host);
+  const { config } = runtime;
+  const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names);
+  const guards: Guards = {
+    authenticate: new Authenticator(runtime.db, config, sessionTokens(runtime)).authenticate,
+    rateLimit: new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst).limit,
+    idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
+    recordRequest: recorder.record,
+  };
+  const app = createApp({ routes: apiRoutes(runtime), guards, bodyLimitBytes: config.bodyLimitBytes });
+  const server = app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
-  const url = `http://${runtime.config.host}:${port}`;
+  const url = `http://${config.host}:${port}`;
   log.info({ url }, 'api listening');
-  return { role: 'api', url, stop: () => closeServer(server, 10_000) };
+  return {
+    role: 'api',
+    url,
+    stop: async () => {
+      await closeServer(server, 10_000);
+      await recorder.flush();
+    },
+  };
 }
 
 const STARTERS: Record<Role, (runtime: Runtime) => Promise<RunningRole>> = {
   api: startApi,
+  'request-logs': startRequestLogWriter,
 };
 
 export async function startRoles(runtime: Runtime, roles: Role[]): Promise<RunningRole[]> {

@@ -1,7 +1,7 @@
 // The shared resources of one process: connections to Postgres, Redis, Kafka and the schema
 // registry, created once and closed in reverse order on shutdown.
 import type { Admin, Kafka, Producer } from 'kafkajs';
-import type { Config } from './config';
+import type { Config, Role } from './config';
 import { createDb, ensureDatabase, migrateLatest, type Db } from './db';
 import { createKafka, createProducer } from './kafka/client';
 import { AvroCodec, createRegistry } from './kafka/registry';
@@ -19,6 +19,14 @@ export interface Runtime {
   codec: AvroCodec;
   names: TopicNames;
   close(): Promise<void>;
+}
+
+export interface RunningRole {
+  role: Role;
+  /** Where an HTTP role listens. */
+  url?: string;
+  /** Stops taking new work, finishes what is in flight, commits offsets. */
+  stop(): Promise<void>;
 }
 
 export interface ReadinessReport {

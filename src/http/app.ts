@@ -1,5 +1,5 @@
 // Assembles the Koa application from route declarations. Per request, in order:
-// request id → error body → route match → credential → rate limit → Idempotency-Key presence
+// request id → error body → route match → rate limit → credential → Idempotency-Key presence
 // → validation → idempotent execution → handler. The order is the precedence of the errors.
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
@@ -13,7 +13,7 @@ import { koaPath, type Principal, type RouteDef, type RouteRequest, type RouteRe
 /** The cross-cutting services a route runs through; each later concern plugs in here. */
 export interface Guards {
   authenticate(ctx: Koa.Context, route: RouteDef): Promise<Principal | null>;
-  rateLimit(ctx: Koa.Context, principal: Principal | null): Promise<void>;
+  rateLimit(ctx: Koa.Context): Promise<void>;
   /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
   idempotent(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult>;
   /** Called once per request after the response is known (request logs). */
@@ -52,9 +52,9 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
   const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
 
   return async (ctx) => {
+    await guards.rateLimit(ctx);
     const principal = await guards.authenticate(ctx, route);
     ctx.state.principal = principal;
-    await guards.rateLimit(ctx, principal);
     const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;
     ctx.state.idempotencyKey = idempotencyKey;
 

@@ -31,6 +31,7 @@ function security(route: RouteDef): unknown[] {
   switch (route.auth.kind) {
     case 'public': return [];
     case 'dashboard': return [{ sessionToken: [] }, { masterKey: [] }];
+    case 'admin': return [{ masterKey: [] }];
     case 'key': return [{ apiKey: route.auth.scope ? [route.auth.scope] : [] }, { sessionToken: [] }, { masterKey: [] }];
   }
 }

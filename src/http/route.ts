@@ -25,13 +25,15 @@ export type Scope = (typeof SCOPES)[number];
  * Who may call a route:
  * - `public`: no credential at all (POST /v1/fx/quotes, sandbox bootstrap, health);
  * - `dashboard`: session JWT or master key only (SPEC.md section 5);
- * - `key`: any valid credential; rk_ keys need `scope`.
+ * - `key`: any valid credential; rk_ keys need `scope`;
+ * - `admin`: the master key only.
  * `moneyMoving` routes also require the account's KYB status to be active.
  */
 export type AuthRule =
   | { kind: 'public' }
   | { kind: 'dashboard'; moneyMoving?: boolean }
-  | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean };
+  | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean }
+  | { kind: 'admin'; moneyMoving?: undefined };
 
 export interface Principal {
   /** `secret` | `publishable` | `restricted` API key, `session` JWT, or the `master` key. */

@@ -29,7 +29,11 @@ function describe(error: ErrorObject, field: string): string {
     case 'required': return `${field} is required`;
     case 'additionalProperties': return `${field} is not a recognised field`;
     case 'type': return `${field} must be of type ${(error.params as { type: string }).type}`;
-    case 'enum': return `${field} must be one of: ${((error.params as { allowedValues: unknown[] }).allowedValues).join(', ')}`;
+    case 'enum': {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
+      const description = (error.parentSchema as { description?: string } | undefined)?.description;
+      return allowed.length <= 12 ? `${field} must be one of: ${allowed.join(', ')}` : `${field} must be a valid ${description ?? 'value'}`;
+    }
     case 'format': return `${field} must be a valid ${(error.params as { format: string }).format}`;
     case 'pattern': return `${field} has an invalid format`;
     default: return `${field} ${error.message ?? 'is invalid'}`;

@@ -1,0 +1,15 @@
+// Runs the request-log writer as a consumer group member.
+import { startConsumer } from '../../src/kafka/consumer';
+import { TOPICS } from '../../src/kafka/topics';
+import type { RequestLogRecord } from '../../src/request-logs/recorder';
+import type { RunningRole, Runtime } from '../../src/runtime';
+import { writeRequestLogs } from './writer';
+
+export async function startRequestLogWriter(runtime: Runtime): Promise<RunningRole> {
+  const consumer = await startConsumer<RequestLogRecord>(runtime, {
+    groupId: `${runtime.names.prefix}request-logs`,
+    topic: TOPICS.requestLogs,
+    handleBatch: (messages) => writeRequestLogs(runtime.db, messages),
+  });
+  return { role: 'request-logs', stop: () => consumer.disconnect() };
+}

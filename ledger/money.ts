@@ -1,0 +1,61 @@
+// The one money module: parsing, scale and formatting of amounts. Amounts are decimal strings
+// on the wire and BigNumber in code; a JS number never holds money.
+import BigNumber from 'bignumber.js';
+import { DomainError } from '../src/errors';
+
+// Independent configuration, so no other BigNumber user can change how money rounds.
+export const Money = BigNumber.clone({ DECIMAL_PLACES: 18, ROUNDING_MODE: BigNumber.ROUND_HALF_EVEN, EXPONENTIAL_AT: 1e9 });
+export type Amount = BigNumber;
+
+/** Currencies the sandbox moves, with their scale (DESIGN.md section 4). */
+export const CURRENCY_SCALE = { USD: 2, EUR: 2, GBP: 2, USDC: 6, EURC: 6 } as const;
+export type Currency = keyof typeof CURRENCY_SCALE;
+export const CURRENCIES = Object.keys(CURRENCY_SCALE) as Currency[];
+
+/** Balance totals roll stablecoin rails into their settlement currency (SPEC.md section 2). */
+export const SETTLEMENT_CURRENCY: Record<Currency, Currency> = { USD: 'USD', EUR: 'EUR', GBP: 'GBP', USDC: 'USD', EURC: 'EUR' };
+export const FIAT_CURRENCIES: readonly Currency[] = ['USD', 'EUR', 'GBP'];
+export const STABLECOINS: readonly Currency[] = ['USDC', 'EURC'];
+
+export function isCurrency(code: string): code is Currency {
+  return Object.prototype.hasOwnProperty.call(CURRENCY_SCALE, code);
+}
+
+/** @throws DomainError invalid_currency */
+export function requireCurrency(code: string, field = 'currency'): Currency {
+  if (!isCurrency(code)) {
+    throw new DomainError('invalid_currency', `${field} must be one of ${CURRENCIES.join(', ')}`, field);
+  }
+  return code;
+}
+
+const DECIMAL_PATTERN = /^(0|[1-9]\d{0,17})(\.\d+)?$/;
+
+/**
+ * Parses a positive decimal string at most at the currency's scale.
+ * @throws DomainError invalid_request naming `field`
+ */
+export function parseAmount(text: unknown, currency: Currency, field = 'amount'): Amount {
+  if (typeof text !== 'string') throw new DomainError('invalid_request', `${field} must be a decimal string such as "10.00"`, field);
+  if (!DECIMAL_PATTERN.test(text)) throw new DomainError('invalid_request', `${field} must be a plain positive decimal string such as "10.00"`, field);
+  const scale = CURRENCY_SCALE[currency];
+  const decimals = text.includes('.') ? text.split('.')[1].length : 0;
+  if (decimals > scale) throw new DomainError('invalid_request', `${field} has more than ${scale} decimal places for ${currency}`, field);
+  const amount = new Money(text);
+  if (!amount.isGreaterThan(0)) throw new DomainError('invalid_request', `${field} must be greater than zero`, field);
+  return amount;
+}
+
+/** Prints an amount at the currency's full scale ("10.00", "1.500000"). */
+export function formatAmount(amount: Amount | string, currency: Currency): string {
+  return new Money(amount).toFixed(CURRENCY_SCALE[currency], BigNumber.ROUND_HALF_EVEN);
+}
+
+export const amountSchema = {
+  type: 'string',
+  pattern: '^(0|[1-9][0-9]{0,17})(\\.[0-9]+)?$',
+  description: 'positive decimal string, at most the currency scale (2 for fiat, 6 for stablecoins)',
+  examples: ['10.00'],
+};
+
+export const currencySchema = { type: 'string', description: `one of ${CURRENCIES.join(', ')}` , examples: ['USD'] };

@@ -1,0 +1,164 @@
+// Accounts and their credentials: sandbox sign-up, sign-in, KYB status, API keys.
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from '../auth/credentials';
+import { newChainWalletAddress, newVibans } from './vibans';
+
+export const KYB_STATUSES = ['pending', 'in_review', 'active', 'rejected', 'suspended'] as const;
+export type KybStatus = (typeof KYB_STATUSES)[number];
+
+export interface AccountRow {
+  id: string;
+  email: string;
+  business_name: string;
+  country_code: string;
+  kyb_status: KybStatus;
+  environment: string;
+  created_at: Date;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  type: KeyType;
+  environment: string;
+  name: string | null;
+  key_hint: string;
+  scopes: string[];
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export function accountView(account: AccountRow, wallet: { network: string; address: string } | null) {
+  return {
+    id: account.id,
+    email: account.email,
+    business_name: account.business_name,
+    country_code: account.country_code,
+    kyb_status: account.kyb_status,
+    environment: account.environment,
+    chain_wallet: wallet ? { network: wallet.network, address: wallet.address } : null,
+    created_at: account.created_at.toISOString(),
+  };
+}
+
+export function apiKeyView(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    key_hint: row.key_hint,
+    scopes: row.scopes,
+    environment: row.environment,
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at ? row.revoked_at.toISOString() : null,
+  };
+}
+
+export interface SandboxAccountInput {
+  email: string;
+  password: string;
+  business_name: string;
+  country_code: string;
+  kyb_status?: KybStatus;
+  chain_wallet?: boolean;
+  vibans?: boolean;
+}
+
+export class AccountService {
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens) {}
+
+  /** @throws DomainError resource_already_exists when the email is taken */
+  async createSandboxAccount(input: SandboxAccountInput) {
+    const passwordHash = await hashPassword(input.password);
+    const accountId = randomUUID();
+    const key = generateApiKey('secret', this.config.environment);
+    const created = await this.db.transaction(async (trx) => {
+      const inserted = await trx.raw(
+        `INSERT INTO accounts (id, email, password_hash, business_name, country_code, kyb_status, environment)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT ((lower(email))) DO NOTHING RETURNING *`,
+        [accountId, input.email, passwordHash, input.business_name, input.country_code, input.kyb_status ?? 'active', this.config.environment],
+      );
+      if (inserted.rowCount === 0) {
+        throw new DomainError('resource_already_exists', 'an account with this email already exists', 'email');
+      }
+      const vibans = input.vibans === false ? [] : newVibans().map((v) => ({ id: randomUUID(), account_id: accountId, ...v }));
+      if (vibans.length > 0) await trx('vibans').insert(vibans);
+      const wallet = input.chain_wallet ? { id: randomUUID(), account_id: accountId, network: 'sandbox-chain', address: newChainWalletAddress() } : null;
+      if (wallet) await trx('chain_wallets').insert(wallet);
+      const [keyRow] = await trx('api_keys').insert({
+        id: randomUUID(), account_id: accountId, type: 'secret', environment: this.config.environment,
+        name: 'default', key_hash: key.hash, key_hint: key.hint, scopes: [],
+      }).returning('*');
+      return { account: inserted.rows[0] as AccountRow, vibans, wallet, keyRow: keyRow as ApiKeyRow };
+    });
+    const session = await this.sessions.issue(accountId);
+    return {
+      account: accountView(created.account, created.wallet),
+      vibans: created.vibans.map(vibanView),
+      api_key: { ...apiKeyView(created.keyRow), key: key.key },
+      session,
+    };
+  }
+
+  /** @throws DomainError invalid_credentials (the same for an unknown email and a wrong password) */
+  async signIn(email: string, password: string) {
+    const account: { id: string; password_hash: string } | undefined = await this.db('accounts').whereRaw('lower(email) = lower(?)', [email]).first('id', 'password_hash');
+    const valid = await verifyPassword(password, account?.password_hash ?? null);
+    if (!account || !valid) throw new DomainError('invalid_credentials', 'the email or password is not correct');
+    return this.sessions.issue(account.id);
+  }
+
+  /** @throws DomainError resource_not_found */
+  async getAccount(accountId: string) {
+    const account: AccountRow | undefined = await this.db('accounts').where('id', accountId).first();
+    if (!account) throw new DomainError('resource_not_found', 'no such account', accountId);
+    const wallet = await this.db('chain_wallets').where('account_id', accountId).first('network', 'address');
+    return accountView(account, wallet ?? null);
+  }
+
+  async setKybStatus(accountId: string, status: KybStatus) {
+    const updated = await this.db('accounts').where('id', accountId).update({ kyb_status: status, updated_at: this.db.fn.now() });
+    if (updated === 0) throw new DomainError('resource_not_found', 'no such account', accountId);
+    return this.getAccount(accountId);
+  }
+
+  async listVibans(accountId: string) {
+    const rows = await this.db('vibans').where('account_id', accountId).orderBy('currency');
+    return rows.map(vibanView);
+  }
+
+  async createApiKey(accountId: string, type: KeyType, scopes: string[], name: string | null) {
+    const key = generateApiKey(type, this.config.environment);
+    const [row] = await this.db('api_keys').insert({
+      id: randomUUID(), account_id: accountId, type, environment: this.config.environment,
+      name, key_hash: key.hash, key_hint: key.hint, scopes: type === 'restricted' ? scopes : [],
+    }).returning('*');
+    return { ...apiKeyView(row as ApiKeyRow), key: key.key };
+  }
+
+  async listApiKeys(accountId: string) {
+    const rows: ApiKeyRow[] = await this.db('api_keys').where('account_id', accountId).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+    return rows.map(apiKeyView);
+  }
+
+  /** @throws DomainError resource_not_found | cross_account_access_denied */
+  async revokeApiKey(actingAccountId: string | null, keyId: string) {
+    const row: ApiKeyRow | undefined = await this.db('api_keys').where('id', keyId).first();
+    if (!row) throw new DomainError('resource_not_found', 'no such API key', keyId);
+    if (actingAccountId !== null && row.account_id !== actingAccountId) {
+      throw new DomainError('cross_account_access_denied', 'this API key belongs to another account', keyId);
+    }
+    const [revoked] = await this.db('api_keys').where('id', keyId).update({ revoked_at: this.db.raw('coalesce(revoked_at, now())') }).returning('*');
+    return apiKeyView(revoked as ApiKeyRow);
+  }
+}
+
+export function vibanView(row: { id: string; currency: string; bank_name: string; bank_country: string; account_number: string; routing_number: string }) {
+  return {
+    id: row.id, currency: row.currency, bank_name: row.bank_name, bank_country: row.bank_country,
+    account_number: row.account_number, routing_number: row.routing_number,
+  };
+}

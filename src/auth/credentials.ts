@@ -1,0 +1,115 @@
+// API keys, passwords and session tokens: how they are made, stored and checked.
+import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { DomainError } from '../errors';
+import type { Environment } from '../config';
+
+const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number }) => Promise<Buffer>;
+
+export type KeyType = 'secret' | 'publishable' | 'restricted';
+export const KEY_TYPES: readonly KeyType[] = ['secret', 'publishable', 'restricted'];
+const KEY_PREFIX: Record<KeyType, string> = { secret: 'sk', publishable: 'pk', restricted: 'rk' };
+const KEY_TYPE_BY_PREFIX: Record<string, KeyType> = { sk: 'secret', pk: 'publishable', rk: 'restricted' };
+const KEY_PATTERN = /^(sk|pk|rk)_(sandbox|live)_([A-Za-z0-9]{32})$/;
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export interface NewKey {
+  key: string;
+  hash: string;
+  hint: string;
+}
+
+/** A new API key: `<sk|pk|rk>_<environment>_<32 base62 characters>` (about 190 bits). */
+export function generateApiKey(type: KeyType, environment: Environment): NewKey {
+  const bytes = randomBytes(32);
+  let body = '';
+  for (const byte of bytes) body += BASE62[byte % 62]; // 256 % 62 bias is negligible at 190 bits
+  const key = `${KEY_PREFIX[type]}_${environment}_${body}`;
+  return { key, hash: hashApiKey(key), hint: `${key.slice(0, KEY_PREFIX[type].length + environment.length + 2)}…${body.slice(-4)}` };
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export interface ParsedKey {
+  type: KeyType;
+  environment: Environment;
+}
+
+/** Recognises the shape of an API key; null when the text is not one. */
+export function parseApiKey(token: string): ParsedKey | null {
+  const match = KEY_PATTERN.exec(token);
+  if (!match) return null;
+  return { type: KEY_TYPE_BY_PREFIX[match[1]], environment: match[2] as Environment };
+}
+
+export function looksLikeApiKey(token: string): boolean {
+  return /^(sk|pk|rk)_/.test(token);
+}
+
+const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1 };
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const derived = await scrypt(password, salt, 32, SCRYPT_PARAMS);
+  return `scrypt$${SCRYPT_PARAMS.N}$${SCRYPT_PARAMS.r}$${SCRYPT_PARAMS.p}$${salt.toString('base64')}$${derived.toString('base64')}`;
+}
+
+// Checked when the email is unknown, so both failures cost the same time.
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = (stored ?? DUMMY_HASH).split('$');
+  if (scheme !== 'scrypt') return false;
+  const expected = Buffer.from(hash, 'base64');
+  const derived = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
+  return stored !== null && timingSafeEqual(derived, expected);
+}
+
+export function constantTimeEquals(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest();
+  const right = createHash('sha256').update(b).digest();
+  return timingSafeEqual(left, right);
+}
+
+export interface SessionClaims {
+  accountId: string;
+  environment: Environment;
+}
+
+export class SessionTokens {
+  private readonly secret: Uint8Array;
+
+  constructor(secret: string, private readonly ttlSeconds: number, private readonly environment: Environment) {
+    this.secret = new TextEncoder().encode(secret);
+  }
+
+  async issue(accountId: string, now = new Date()): Promise<{ token: string; expires_at: string }> {
+    const issuedAt = Math.floor(now.getTime() / 1000);
+    const expiresAt = issuedAt + this.ttlSeconds;
+    const token = await new SignJWT({ env: this.environment })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(accountId)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(expiresAt)
+      .sign(this.secret);
+    return { token, expires_at: new Date(expiresAt * 1000).toISOString() };
+  }
+
+  /** @throws DomainError token_expired | invalid_token | environment_mismatch */
+  async verify(token: string): Promise<SessionClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.secret, { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] });
+      if (payload.env !== this.environment) {
+        throw new DomainError('environment_mismatch', `this session belongs to the ${String(payload.env)} environment; this server is ${this.environment}`);
+      }
+      return { accountId: payload.sub!, environment: this.environment };
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      if (error instanceof joseErrors.JWTExpired) throw new DomainError('token_expired', 'the session token has expired; sign in again');
+      throw new DomainError('invalid_token', 'the session token is malformed, has an invalid signature or uses an unsupported algorithm');
+    }
+  }
+}

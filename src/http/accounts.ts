@@ -1,0 +1,95 @@
+// Sandbox bootstrap, sign-in, the caller's own account and its virtual IBANs
+// (SPEC.md section 4 "Account"; DESIGN.md section 5 "Sandbox bootstrap").
+import type { AccountService } from '../accounts/service';
+import { KYB_STATUSES } from '../accounts/service';
+import type { Environment } from '../config';
+import { countryCodeSchema } from '../countries';
+import { DomainError } from '../errors';
+import { accountIdQuerySchema, actingAccountId } from './acting';
+import type { RouteDef } from './route';
+
+const accountSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' }, email: { type: 'string' }, business_name: { type: 'string' },
+    country_code: { type: 'string' }, kyb_status: { type: 'string', enum: [...KYB_STATUSES] }, environment: { type: 'string' },
+    chain_wallet: { type: ['object', 'null'] }, created_at: { type: 'string', format: 'date-time' },
+  },
+};
+const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
+const vibanSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' }, currency: { type: 'string' }, bank_name: { type: 'string' }, bank_country: { type: 'string' },
+    account_number: { type: 'string' }, routing_number: { type: 'string' },
+  },
+};
+
+export function accountRoutes(accounts: AccountService, environment: Environment): RouteDef[] {
+  const sandboxOnly = () => {
+    if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
+  };
+  return [
+    {
+      method: 'POST', path: '/v1/sandbox/accounts', operationId: 'createSandboxAccount', tag: 'sandbox',
+      summary: 'Create a sandbox account: returns the account, a secret key (shown once) and a session token',
+      auth: { kind: 'public' },
+      body: {
+        type: 'object', additionalProperties: false, required: ['email', 'password', 'business_name', 'country_code'],
+        properties: {
+          email: emailSchema,
+          password: { type: 'string', minLength: 10, maxLength: 200 },
+          business_name: { type: 'string', minLength: 1, maxLength: 200 },
+          country_code: countryCodeSchema,
+          kyb_status: { type: 'string', enum: [...KYB_STATUSES] },
+          chain_wallet: { type: 'boolean', default: false, description: 'provision a stablecoin wallet' },
+          vibans: { type: 'boolean', default: true, description: 'provision USD, EUR and GBP virtual accounts' },
+        },
+      },
+      response: { status: 201, description: 'the account with its first secret key and a session', schema: { type: 'object', properties: { account: accountSchema } } },
+      errors: ['resource_already_exists', 'invalid_country_code'],
+      handler: async ({ body }) => {
+        sandboxOnly();
+        return { status: 201, body: await accounts.createSandboxAccount(body) };
+      },
+    },
+    {
+      method: 'PATCH', path: '/v1/sandbox/accounts/{id}', operationId: 'updateSandboxAccount', tag: 'sandbox',
+      summary: "Set an account's KYB status (master key)",
+      auth: { kind: 'admin' }, idempotent: true,
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      body: { type: 'object', additionalProperties: false, required: ['kyb_status'], properties: { kyb_status: { type: 'string', enum: [...KYB_STATUSES] } } },
+      response: { status: 200, description: 'the account', schema: accountSchema },
+      handler: async ({ params, body }) => {
+        sandboxOnly();
+        return { status: 200, body: await accounts.setKybStatus(params.id, body.kyb_status) };
+      },
+    },
+    {
+      method: 'POST', path: '/v1/auth/sessions', operationId: 'createSession', tag: 'auth',
+      summary: 'Sign in with email and password: returns a session JWT',
+      auth: { kind: 'public' },
+      body: { type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 200 } } },
+      response: { status: 201, description: 'the session', schema: { type: 'object', properties: { token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } } },
+      errors: ['invalid_credentials'],
+      handler: async ({ body }) => ({ status: 201, body: await accounts.signIn(body.email, body.password) }),
+    },
+    {
+      method: 'GET', path: '/v1/accounts/me', operationId: 'getMyAccount', tag: 'accounts',
+      summary: "The caller's account", auth: { kind: 'key', scope: null },
+      query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
+      response: { status: 200, description: 'the account', schema: accountSchema },
+      handler: async (request) => ({ status: 200, body: await accounts.getAccount(actingAccountId(request)) }),
+    },
+    {
+      method: 'GET', path: '/v1/accounts/me/vibans', operationId: 'listMyVibans', tag: 'accounts',
+      summary: 'The virtual IBANs of the caller (dashboard)', auth: { kind: 'dashboard' },
+      query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
+      response: { status: 200, description: 'the vIBANs', schema: { type: 'object', properties: { data: { type: 'array', items: vibanSchema } } } },
+      handler: async (request) => {
+        const data = await accounts.listVibans(actingAccountId(request));
+        return { status: 200, body: { data, has_more: false, next_cursor: null } };
+      },
+    },
+  ];
+}

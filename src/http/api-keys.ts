@@ -1,0 +1,56 @@
+// API-key management (DESIGN.md section 5): session or master credential; the full key is
+// returned once, at creation.
+import type { AccountService } from '../accounts/service';
+import { KEY_TYPES } from '../auth/credentials';
+import { DomainError } from '../errors';
+import { accountIdQuerySchema, actingAccountId } from './acting';
+import { SCOPES, type RouteDef } from './route';
+
+const keySchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' }, type: { type: 'string', enum: [...KEY_TYPES] }, name: { type: ['string', 'null'] },
+    key_hint: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, environment: { type: 'string' },
+    created_at: { type: 'string' }, revoked_at: { type: ['string', 'null'] }, key: { type: 'string', description: 'only in the create response' },
+  },
+};
+
+export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
+  return [
+    {
+      method: 'POST', path: '/v1/api-keys', operationId: 'createApiKey', tag: 'api-keys',
+      summary: 'Create an API key (the key is shown once)', auth: { kind: 'dashboard' }, idempotent: true,
+      body: {
+        type: 'object', additionalProperties: false, required: ['type'],
+        properties: {
+          type: { type: 'string', enum: [...KEY_TYPES], 'x-error': 'invalid_key_type' },
+          scopes: { type: 'array', uniqueItems: true, items: { type: 'string', enum: [...SCOPES] }, description: 'restricted keys only' },
+          name: { type: 'string', maxLength: 100 },
+          account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+        },
+      },
+      response: { status: 201, description: 'the key, with its secret', schema: keySchema },
+      errors: ['invalid_key_type'],
+      handler: async (request) => {
+        const { type, scopes = [], name = null } = request.body;
+        if (type !== 'restricted' && scopes.length > 0) throw new DomainError('invalid_request', 'only restricted keys carry scopes', 'scopes');
+        if (type === 'restricted' && scopes.length === 0) throw new DomainError('invalid_request', 'a restricted key needs at least one scope', 'scopes');
+        return { status: 201, body: await accounts.createApiKey(actingAccountId(request), type, scopes, name) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/api-keys', operationId: 'listApiKeys', tag: 'api-keys',
+      summary: 'List the API keys of the account (never the secret)', auth: { kind: 'dashboard' },
+      query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
+      response: { status: 200, description: 'the keys', schema: { type: 'object', properties: { data: { type: 'array', items: keySchema } } } },
+      handler: async (request) => ({ status: 200, body: { data: await accounts.listApiKeys(actingAccountId(request)), has_more: false, next_cursor: null } }),
+    },
+    {
+      method: 'DELETE', path: '/v1/api-keys/{id}', operationId: 'revokeApiKey', tag: 'api-keys',
+      summary: 'Revoke an API key; it stops working on the next request', auth: { kind: 'dashboard' }, idempotent: true,
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: { status: 200, description: 'the revoked key', schema: keySchema },
+      handler: async (request) => ({ status: 200, body: await accounts.revokeApiKey(request.principal!.isAdmin ? null : request.principal!.accountId, request.params.id) }),
+    },
+  ];
+}

@@ -1,0 +1,61 @@
+// Request logs (SPEC.md section 4 "Request logs"): the full request and response of a logged
+// request, by its Request-Id, scoped to the caller's account (the master key sees all).
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { assertOwnResource } from './acting';
+import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
+import type { RouteDef } from './route';
+
+interface LogRow {
+  id: string; account_id: string | null; credential_id: string | null; method: string; path: string; query: string;
+  status: number; duration_us: number; idempotency_key: string | null; request_body: unknown; response_body: unknown;
+  error_code: string | null; created_at: Date;
+}
+
+const logSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' }, method: { type: 'string' }, path: { type: 'string' }, query: { type: 'string' },
+    status: { type: 'integer' }, duration_ms: { type: 'string' }, credential_id: { type: ['string', 'null'] },
+    idempotency_key: { type: ['string', 'null'] }, request_body: {}, response_body: {}, error_code: { type: ['string', 'null'] },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+const view = (row: LogRow) => ({
+  id: row.id, account_id: row.account_id, credential_id: row.credential_id, method: row.method, path: row.path,
+  query: row.query, status: row.status, duration_ms: (row.duration_us / 1000).toFixed(3), idempotency_key: row.idempotency_key,
+  request_body: row.request_body, response_body: row.response_body, error_code: row.error_code, created_at: row.created_at.toISOString(),
+});
+
+export function requestLogRoutes(db: Db): RouteDef[] {
+  return [
+    {
+      method: 'GET', path: '/v1/request-logs/{id}', operationId: 'getRequestLog', tag: 'request-logs',
+      summary: 'One logged request with its request and response body (id = the Request-Id header)',
+      auth: { kind: 'key', scope: 'request_logs:read' },
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: { status: 200, description: 'the log', schema: logSchema },
+      handler: async (request) => {
+        const row: LogRow | undefined = await db('request_logs').where('id', request.params.id).first();
+        if (!row) throw new DomainError('resource_not_found', 'no such request log (logs appear within a second of the request)', request.params.id);
+        if (row.account_id === null && !request.principal!.isAdmin) throw new DomainError('resource_not_found', 'no such request log', request.params.id);
+        assertOwnResource(request, row.account_id ?? '', row.id);
+        return { status: 200, body: view(row) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/request-logs', operationId: 'listRequestLogs', tag: 'request-logs',
+      summary: 'Logged requests of the account, newest first', auth: { kind: 'key', scope: 'request_logs:read' },
+      query: listQuerySchema(),
+      response: { status: 200, description: 'a page of logs', schema: listResponseSchema(logSchema) },
+      handler: async (request) => {
+        const principal = request.principal!;
+        const query = db('request_logs').select('*');
+        if (!principal.isAdmin) query.where('account_id', principal.accountId);
+        const page = await keysetPage<LogRow>(query, 'request_logs', request.query.limit, request.query.before);
+        return { status: 200, body: { data: page.rows.map(view), has_more: page.has_more, next_cursor: page.next_cursor } };
+      },
+    },
+  ];
+}

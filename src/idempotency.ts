@@ -1,0 +1,137 @@
+// Idempotency of write routes (DESIGN.md section 5). Postgres holds the authoritative record,
+// so a second execution is impossible even if Redis loses every key; Redis answers replays
+// without touching Postgres. A handler's returned result is an executed outcome and is stored;
+// a thrown error (validation, 5xx) is not, so the client's retry runs again.
+import { createHash } from 'node:crypto';
+import type { Db } from './db';
+import { DomainError } from './errors';
+import type { RouteDef, RouteRequest, RouteResult } from './http/route';
+import { log } from './log';
+import type { RedisClient } from './redis';
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+const LEASE_SECONDS = 30; // an in-progress record older than this belongs to a crashed process
+const POLL_MS = 20;
+
+interface StoredOutcome {
+  fingerprint: string;
+  status: number;
+  body: unknown;
+}
+
+interface RecordRow {
+  fingerprint: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: unknown;
+}
+
+/** Canonical JSON: keys sorted, so {"a":1,"b":2} and {"b":2,"a":1} are the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function fingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class IdempotencyGuard {
+  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly waitMsMax: number) {}
+
+  private redisKey(scope: string, key: string): string {
+    return `idem:${scope}:${key}`;
+  }
+
+  private async cached(scope: string, key: string): Promise<StoredOutcome | null> {
+    try {
+      const raw = await this.redis.get(this.redisKey(scope, key));
+      return raw ? (JSON.parse(raw) as StoredOutcome) : null;
+    } catch (error) {
+      log.warn({ err: error }, 'idempotency cache unavailable; using Postgres');
+      return null;
+    }
+  }
+
+  private async cache(scope: string, key: string, outcome: StoredOutcome): Promise<void> {
+    try {
+      await this.redis.set(this.redisKey(scope, key), JSON.stringify(outcome), 'EX', IDEMPOTENCY_TTL_SECONDS);
+    } catch (error) {
+      log.warn({ err: error }, 'idempotency cache unavailable; the Postgres record still protects this key');
+    }
+  }
+
+  /** Claims the key in Postgres; returns the existing record when another request holds it. */
+  private async claim(scope: string, key: string, print: string): Promise<RecordRow | null> {
+    const inserted = await this.db.raw(
+      `INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, locked_until, expires_at)
+       VALUES (?, ?, ?, 'in_progress', now() + make_interval(secs => ?), now() + make_interval(secs => ?))
+       ON CONFLICT (scope, idempotency_key) DO UPDATE
+         SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
+             locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
+         WHERE idempotency_records.expires_at < now()
+            OR (idempotency_records.state = 'in_progress' AND idempotency_records.locked_until < now()
+                AND idempotency_records.fingerprint = EXCLUDED.fingerprint)
+       RETURNING 1`,
+      [scope, key, print, LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS],
+    );
+    if (inserted.rowCount === 1) return null;
+    const existing: RecordRow | undefined = await this.db('idempotency_records')
+      .where({ scope, idempotency_key: key })
+      .first('fingerprint', 'state', 'response_status', 'response_body');
+    // Deleted between the two statements (the holder failed): claim again on the next poll.
+    return existing ?? { fingerprint: print, state: 'in_progress', response_status: null, response_body: null };
+  }
+
+  private replay(outcome: StoredOutcome, print: string): RouteResult {
+    if (outcome.fingerprint !== print) {
+      throw new DomainError('idempotency_conflict', 'this Idempotency-Key was already used with a different request body', 'Idempotency-Key');
+    }
+    // SPEC.md section 4: a replay of a created resource answers 200, not 201.
+    const status = outcome.status === 201 ? 200 : outcome.status;
+    return { status, body: outcome.body, headers: { 'Idempotent-Replayed': 'true' } };
+  }
+
+  run = async (request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
+    const principal = request.principal;
+    const scope = principal?.accountId ?? principal?.credentialId ?? 'anonymous';
+    const key = request.idempotencyKey!;
+    const print = fingerprint(route.method, request.koa.path, request.body);
+    const deadline = Date.now() + this.waitMsMax;
+
+    for (;;) {
+      const cached = await this.cached(scope, key);
+      if (cached) return this.replay(cached, print);
+      const holder = await this.claim(scope, key, print);
+      if (holder === null) break;
+      if (holder.fingerprint !== print) return this.replay({ fingerprint: holder.fingerprint, status: 0, body: null }, print);
+      if (holder.state === 'completed') {
+        const outcome = { fingerprint: holder.fingerprint, status: holder.response_status!, body: holder.response_body };
+        await this.cache(scope, key, outcome);
+        return this.replay(outcome, print);
+      }
+      if (Date.now() >= deadline) {
+        throw new DomainError('idempotency_conflict', 'a request with this Idempotency-Key is still in progress; retry later', 'Idempotency-Key');
+      }
+      await sleep(POLL_MS);
+    }
+
+    let result: RouteResult;
+    try {
+      result = await execute();
+    } catch (error) {
+      await this.db('idempotency_records').where({ scope, idempotency_key: key, state: 'in_progress' }).delete();
+      throw error;
+    }
+    await this.db('idempotency_records').where({ scope, idempotency_key: key })
+      .update({ state: 'completed', response_status: result.status, response_body: JSON.stringify(result.body ?? null), locked_until: null });
+    await this.cache(scope, key, { fingerprint: print, status: result.status, body: result.body });
+    return result;
+  };
+}

@@ -1,0 +1,61 @@
+// The four outside partners the mock rails stand for (DESIGN.md section 5, Partners; SPEC.md
+// section 1, sandbox routing). Each lives under its own path prefix with its own token space.
+
+export type PartnerSlug = 'fiat' | 'chain' | 'claimless' | 'openbank';
+
+export type PaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
+
+export interface PartnerProfile {
+  slug: PartnerSlug;
+  currencies: readonly string[];
+  /** Status in the submit response of a normal (non-magic) payment. */
+  submitStatus: PaymentStatus;
+  /**
+   * Status a normal payment reaches chainConfirmMs after submission, or null when it does not
+   * move by time alone (fiat is already final; claimless waits for the payee to claim).
+   */
+  settledStatus: PaymentStatus | null;
+  /** The chain partner answers with a transaction hash. */
+  issuesTxHash: boolean;
+  /** The claimless partner answers with a link the payee opens to claim the funds. */
+  issuesClaimLink: boolean;
+  /** The client's own account and user on this partner (client-credentials tokens). */
+  clientAccountId: number;
+}
+
+const FIAT_CURRENCIES = ['USD', 'EUR', 'GBP'] as const;
+const STABLECOIN_CURRENCIES = ['USDC', 'EURC'] as const;
+
+export const PARTNERS: Readonly<Record<PartnerSlug, PartnerProfile>> = {
+  // Fiat payouts: instant, final in the submit response.
+  fiat: {
+    slug: 'fiat', currencies: FIAT_CURRENCIES, submitStatus: 'completed', settledStatus: null,
+    issuesTxHash: false, issuesClaimLink: false, clientAccountId: 1001,
+  },
+  // Stablecoins on a simulated chain: pending until the transaction confirms.
+  chain: {
+    slug: 'chain', currencies: STABLECOIN_CURRENCIES, submitStatus: 'pending', settledStatus: 'completed',
+    issuesTxHash: true, issuesClaimLink: false, clientAccountId: 1002,
+  },
+  // Claimless payouts: pending until the payee opens the claim link.
+  claimless: {
+    slug: 'claimless', currencies: FIAT_CURRENCIES, submitStatus: 'pending', settledStatus: null,
+    issuesTxHash: false, issuesClaimLink: true, clientAccountId: 1003,
+  },
+  // Open-banking pay-ins (add funds): authorized by the customer's bank, settled later.
+  openbank: {
+    slug: 'openbank', currencies: FIAT_CURRENCIES, submitStatus: 'authorized', settledStatus: 'completed',
+    issuesTxHash: false, issuesClaimLink: false, clientAccountId: 1004,
+  },
+};
+
+export const PARTNER_SLUGS = Object.keys(PARTNERS) as PartnerSlug[];
+
+export function isPartnerSlug(value: string): value is PartnerSlug {
+  return Object.prototype.hasOwnProperty.call(PARTNERS, value);
+}
+
+/** Decimal places an amount may carry in `currency`: stablecoins have 6, fiat has 2. */
+export function currencyScale(currency: string): number {
+  return (STABLECOIN_CURRENCIES as readonly string[]).includes(currency) ? 6 : 2;
+}

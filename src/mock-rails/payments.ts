@@ -1,0 +1,190 @@
+// One partner's payment book: validation, idempotency by the caller's reference, the sandbox
+// magic amounts (magic.ts) and the status a payment reaches over time.
+import { randomBytes } from 'node:crypto';
+import BigNumber from 'bignumber.js';
+import { setBounded } from './bounded';
+import { RailError } from './http';
+import { magicBehaviour } from './magic';
+import { currencyScale, type PartnerProfile, type PaymentStatus } from './partners';
+
+/** Bound of the payment table; past it new payments are refused with 507. */
+export const PAYMENTS_MAX = 100_000;
+/** Bound of the per-reference outage attempt counters; the oldest counter is forgotten first. */
+export const OUTAGE_REFERENCES_MAX = 10_000;
+/** Submits of an outage-amount reference that fail before one succeeds (magic.ts). */
+export const OUTAGE_FAILURES = 2;
+export const REFERENCE_LENGTH_MAX = 128;
+
+const DECIMAL_AMOUNT = /^\d{1,20}(?:\.\d{1,18})?$/;
+const CURRENCY_CODE = /^[A-Z]{3,4}$/;
+
+/** The payment as the partner API shows it. */
+export interface PaymentView {
+  id: string;
+  reference: string;
+  amount: string;
+  currency: string;
+  status: PaymentStatus;
+  created_at: string;
+  tx_hash?: string;
+  claim_link?: string;
+}
+
+interface PaymentRecord {
+  view: PaymentView;
+  /** A status change due at a time (chain confirmation, open-banking settlement, reversal). */
+  transition: { status: PaymentStatus; atMs: number } | null;
+}
+
+interface SubmitRequest {
+  reference: string;
+  amount: string;
+  currency: string;
+}
+
+export interface PaymentBookOptions {
+  chainConfirmMs: number;
+  /** Base of claim links, e.g. http://127.0.0.1:4000 (known only once the server listens). */
+  publicUrl: () => string;
+  nowMs?: () => number;
+}
+
+function isPlainObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalid(message: string): RailError {
+  return new RailError(400, 'invalid_request', message);
+}
+
+function parseSubmit(body: Record<string, unknown>): SubmitRequest {
+  const { reference, amount, currency, beneficiary, metadata } = body;
+  if (typeof reference !== 'string' || reference.length === 0 || reference.length > REFERENCE_LENGTH_MAX) {
+    throw invalid(`reference must be a string of 1 to ${REFERENCE_LENGTH_MAX} characters`);
+  }
+  if (typeof amount !== 'string' || !DECIMAL_AMOUNT.test(amount)) {
+    throw invalid('amount must be a decimal string such as "10.00"');
+  }
+  if (!new BigNumber(amount).isGreaterThan(0)) throw invalid('amount must be greater than zero');
+  if (typeof currency !== 'string' || !CURRENCY_CODE.test(currency)) {
+    throw invalid('currency must be an upper-case currency code such as "USD"');
+  }
+  if (beneficiary !== undefined && !isPlainObject(beneficiary)) throw invalid('beneficiary must be an object');
+  if (metadata !== undefined && !isPlainObject(metadata)) throw invalid('metadata must be an object');
+  return { reference, amount, currency };
+}
+
+export class PaymentBook {
+  private readonly payments = new Map<string, PaymentRecord>();
+  private readonly paymentIdByReference = new Map<string, string>();
+  private readonly outageAttemptsByReference = new Map<string, number>();
+  private readonly nowMs: () => number;
+
+  constructor(private readonly profile: PartnerProfile, private readonly options: PaymentBookOptions) {
+    this.nowMs = options.nowMs ?? Date.now;
+  }
+
+  /**
+   * POST /v1/payments. The checks run in this order: request shape (400 invalid_request),
+   * currency (400 unsupported_currency), scale (400 invalid_request), an earlier payment with the
+   * same reference (200, or 409 reference_conflict when amount or currency differ), then the
+   * magic amounts (503, 422, 500), then a new payment (201).
+   */
+  submit(body: Record<string, unknown>): { created: boolean; payment: PaymentView } {
+    const request = parseSubmit(body);
+    if (!this.profile.currencies.includes(request.currency)) {
+      throw new RailError(400, 'unsupported_currency', `${this.profile.slug} does not handle ${request.currency}`);
+    }
+    const amount = new BigNumber(request.amount);
+    const scale = currencyScale(request.currency);
+    if ((amount.decimalPlaces() ?? 0) > scale) {
+      throw invalid(`${request.currency} amounts have at most ${scale} decimal places`);
+    }
+    const existingId = this.paymentIdByReference.get(request.reference);
+    if (existingId !== undefined) return { created: false, payment: this.replay(existingId, request, amount) };
+    this.applyMagic(request);
+    return { created: true, payment: this.create(request, amount.toFixed(scale)) };
+  }
+
+  /** GET /v1/payments/{id}: 404 not_found for an id this partner never issued. */
+  get(id: string): PaymentView {
+    return this.advance(this.find(id));
+  }
+
+  /** The payee opens a claim link: a pending claimless payment completes. */
+  claim(id: string): PaymentView {
+    const record = this.find(id);
+    const status = this.advance(record).status;
+    if (status !== 'pending') throw new RailError(409, 'not_claimable', `payment is ${status}`);
+    record.view.status = 'completed';
+    return { ...record.view };
+  }
+
+  private find(id: string): PaymentRecord {
+    const record = this.payments.get(id);
+    if (!record) throw new RailError(404, 'not_found', `no payment ${id}`);
+    return record;
+  }
+
+  /** Applies a status change that has come due, then returns a copy of the view. */
+  private advance(record: PaymentRecord): PaymentView {
+    if (record.transition !== null && this.nowMs() >= record.transition.atMs) {
+      record.view.status = record.transition.status;
+      record.transition = null;
+    }
+    return { ...record.view };
+  }
+
+  private replay(id: string, request: SubmitRequest, amount: BigNumber): PaymentView {
+    const view = this.get(id);
+    if (view.currency !== request.currency || !amount.isEqualTo(view.amount)) {
+      throw new RailError(409, 'reference_conflict', `reference ${request.reference} was used for ${view.amount} ${view.currency}`);
+    }
+    return view;
+  }
+
+  private applyMagic(request: SubmitRequest): void {
+    switch (magicBehaviour(request.amount)) {
+      case 'decline':
+        throw new RailError(422, 'declined', 'the beneficiary bank declined the payment (sandbox amount, cents 66)');
+      case 'error':
+        throw new RailError(500, 'internal', 'unexpected partner error (sandbox amount, cents 77)');
+      case 'outage': {
+        const attempts = (this.outageAttemptsByReference.get(request.reference) ?? 0) + 1;
+        setBounded(this.outageAttemptsByReference, request.reference, attempts, OUTAGE_REFERENCES_MAX);
+        if (attempts <= OUTAGE_FAILURES) {
+          throw new RailError(503, 'temporarily_unavailable', undefined, { 'retry-after': '0' });
+        }
+        return;
+      }
+      case 'reverse':
+      case 'normal':
+        return;
+    }
+  }
+
+  private create(request: SubmitRequest, amount: string): PaymentView {
+    if (this.payments.size >= PAYMENTS_MAX) {
+      throw new RailError(507, 'insufficient_storage', `the sandbox holds at most ${PAYMENTS_MAX} payments per partner`);
+    }
+    const id = `${this.profile.slug}_${randomBytes(12).toString('hex')}`;
+    const reversed = magicBehaviour(request.amount) === 'reverse';
+    const view: PaymentView = {
+      id,
+      reference: request.reference,
+      amount,
+      currency: request.currency,
+      // A payment that will be reversed is never final at submission, even on fiat.
+      status: reversed ? 'pending' : this.profile.submitStatus,
+      created_at: new Date(this.nowMs()).toISOString(),
+    };
+    if (this.profile.issuesTxHash) view.tx_hash = `0x${randomBytes(32).toString('hex')}`;
+    if (this.profile.issuesClaimLink) view.claim_link = `${this.options.publicUrl()}/${this.profile.slug}/claim/${id}`;
+    const laterStatus = reversed ? 'reversed' : this.profile.settledStatus;
+    const transition = laterStatus === null ? null : { status: laterStatus, atMs: this.nowMs() + this.options.chainConfirmMs };
+    this.payments.set(id, { view, transition });
+    this.paymentIdByReference.set(request.reference, id);
+    this.outageAttemptsByReference.delete(request.reference);
+    return { ...view };
+  }
+}

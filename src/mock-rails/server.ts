@@ -1,0 +1,220 @@
+// The mock rails: one real HTTP server standing for the four outside partners (DESIGN.md
+// section 5, Partners). Each partner lives under /<slug> with its own OAuth 2.0 token space
+// (SPEC.md section 5, Partner-side OAuth 2.0) and its own payment book. State is in memory:
+// this simulates systems we do not own, so nothing here is durable on purpose.
+//
+// Routes, per partner slug (fiat, chain, claimless, openbank):
+//   GET  /<slug>/healthz
+//   POST /<slug>/oauth/token                   Basic client auth, form body (oauth.ts)
+//   GET  /<slug>/oauth/authorize               302 to redirect_uri?code=... (sandbox auto-confirms)
+//   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts, magic.ts)
+//   GET  /<slug>/v1/payments/<id>              Bearer token
+//   GET  /claimless/claim/<id>                 the payee opens a claim link (no token: it is a link)
+//   POST /<slug>/_control/expire-tokens        SANDBOX ONLY: expires every access token now
+//   GET  /<slug>/_control/stats                SANDBOX ONLY: { token_requests, submit_attempts,
+//                                              rejected_tokens }
+// The _control routes exist so tests can force token renewal and count round trips; a real
+// partner has nothing like them, and they take no credential.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { log } from '../log';
+import { basicCredentials, bearerToken, RailError, readForm, readJsonObject, sendJson, sendRailError } from './http';
+import { TokenSpace } from './oauth';
+import { isPartnerSlug, PARTNER_SLUGS, PARTNERS, type PartnerProfile, type PartnerSlug } from './partners';
+import { PaymentBook } from './payments';
+
+export interface MockRailsOptions {
+  host: string;
+  port: number;
+  tokenTtlSeconds: number;
+  clientId: string;
+  clientSecret: string;
+  redirectUris: string[];
+  chainConfirmMs: number;
+}
+
+export interface MockRails {
+  /** http://host:actualPort, without a trailing slash; partner base URLs are `${url}/<slug>`. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface PartnerRail {
+  profile: PartnerProfile;
+  tokens: TokenSpace;
+  payments: PaymentBook;
+  stats: { tokenRequests: number; submitAttempts: number; rejectedTokens: number };
+}
+
+interface Exchange {
+  rail: PartnerRail;
+  req: IncomingMessage;
+  res: ServerResponse;
+  query: URLSearchParams;
+  /** The `:id` segment of the route, when it has one. */
+  id: string;
+}
+
+interface Route {
+  method: 'GET' | 'POST';
+  /** Path below /<slug>, split on '/'; ':id' matches one segment. */
+  segments: string[];
+  handle(exchange: Exchange): Promise<void> | void;
+}
+
+const ROUTES: Route[] = [
+  { method: 'GET', segments: ['healthz'], handle: ({ res }) => sendJson(res, 200, { status: 'ok' }) },
+  { method: 'POST', segments: ['oauth', 'token'], handle: issueToken },
+  { method: 'GET', segments: ['oauth', 'authorize'], handle: authorize },
+  { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
+  { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
+  { method: 'GET', segments: ['claim', ':id'], handle: claimPayment },
+  { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
+  { method: 'GET', segments: ['_control', 'stats'], handle: readStats },
+];
+
+async function issueToken({ rail, req, res, query }: Exchange): Promise<void> {
+  // Counted before authentication: a test counts every round trip to the token endpoint.
+  rail.stats.tokenRequests += 1;
+  rail.tokens.authenticateClient(basicCredentials(req));
+  const form = await readForm(req);
+  sendJson(res, 200, rail.tokens.grant(form, query));
+}
+
+function authorize({ rail, res, query }: Exchange): void {
+  const { code, redirectUri } = rail.tokens.authorize(query);
+  const location = new URL(redirectUri);
+  location.searchParams.set('code', code);
+  const state = query.get('state');
+  if (state !== null) location.searchParams.set('state', state);
+  res.writeHead(302, { location: location.toString(), 'content-length': '0', 'cache-control': 'no-store' });
+  res.end();
+}
+
+/** Bearer authentication of an API call; refusals are counted so tests can see renewals. */
+function authenticate(rail: PartnerRail, req: IncomingMessage): void {
+  try {
+    rail.tokens.verify(bearerToken(req));
+  } catch (error) {
+    rail.stats.rejectedTokens += 1;
+    throw error;
+  }
+}
+
+async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
+  authenticate(rail, req);
+  // Counted once authenticated: a 401 that makes the client renew its token is no submit.
+  rail.stats.submitAttempts += 1;
+  const { created, payment } = rail.payments.submit(await readJsonObject(req));
+  sendJson(res, created ? 201 : 200, payment);
+}
+
+function getPayment({ rail, req, res, id }: Exchange): void {
+  authenticate(rail, req);
+  sendJson(res, 200, rail.payments.get(id));
+}
+
+function claimPayment({ rail, res, id }: Exchange): void {
+  if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
+  sendJson(res, 200, rail.payments.claim(id));
+}
+
+function expireTokens({ rail, res }: Exchange): void {
+  sendJson(res, 200, { expired: rail.tokens.expireAccessTokens() });
+}
+
+function readStats({ rail, res }: Exchange): void {
+  const { tokenRequests, submitAttempts, rejectedTokens } = rail.stats;
+  sendJson(res, 200, { token_requests: tokenRequests, submit_attempts: submitAttempts, rejected_tokens: rejectedTokens });
+}
+
+function matches(route: Route, segments: string[]): string | null {
+  if (route.segments.length !== segments.length) return null;
+  let id = '';
+  for (let i = 0; i < segments.length; i += 1) {
+    if (route.segments[i] === ':id') id = segments[i];
+    else if (route.segments[i] !== segments[i]) return null;
+  }
+  return id;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new RailError(400, 'invalid_request', 'malformed percent-encoding in the path');
+  }
+}
+
+async function dispatch(rails: Map<PartnerSlug, PartnerRail>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://mock-rails.invalid');
+  const [slug = '', ...segments] = url.pathname.split('/').filter(Boolean).map(decodeSegment);
+  const rail = isPartnerSlug(slug) ? rails.get(slug) : undefined;
+  if (!rail) throw new RailError(404, 'not_found', `no partner "${slug}"; partners: ${PARTNER_SLUGS.join(', ')}`);
+  const allowed: string[] = [];
+  for (const route of ROUTES) {
+    const id = matches(route, segments);
+    if (id === null) continue;
+    if (route.method === req.method) return route.handle({ rail, req, res, query: url.searchParams, id });
+    allowed.push(route.method);
+  }
+  if (allowed.length > 0) throw new RailError(405, 'method_not_allowed', undefined, { allow: allowed.join(', ') });
+  throw new RailError(404, 'not_found', 'no such route');
+}
+
+function answerFailure(res: ServerResponse, error: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (error instanceof RailError) {
+    sendRailError(res, error);
+    return;
+  }
+  // Only RailErrors carry a partner answer; anything else is a bug in the mock: an opaque 500.
+  log.error({ err: error }, 'mock rails failed on a request');
+  sendRailError(res, new RailError(500, 'internal'));
+}
+
+function createRails(options: MockRailsOptions, publicUrl: () => string): Map<PartnerSlug, PartnerRail> {
+  const client = { clientId: options.clientId, clientSecret: options.clientSecret, redirectUris: options.redirectUris };
+  return new Map(PARTNER_SLUGS.map((slug) => {
+    const profile = PARTNERS[slug];
+    return [slug, {
+      profile,
+      tokens: new TokenSpace(client, options.tokenTtlSeconds, profile.clientAccountId),
+      payments: new PaymentBook(profile, { chainConfirmMs: options.chainConfirmMs, publicUrl }),
+      stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
+    }];
+  }));
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    // Keep-alive connections of fetch clients would hold close() open indefinitely.
+    server.closeAllConnections();
+  });
+}
+
+export async function startMockRails(options: MockRailsOptions): Promise<MockRails> {
+  let url = '';
+  const rails = createRails(options, () => url);
+  const server = createServer((req, res) => {
+    dispatch(rails, req, res).catch((error: unknown) => answerFailure(res, error));
+  });
+  const address = await listen(server, options.port, options.host);
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  url = `http://${host}:${address.port}`;
+  return { url, stop: () => close(server) };
+}

@@ -1,0 +1,275 @@
+// A client of one partner's payments API behind OAuth 2.0 (SPEC.md section 5, Partner-side
+// OAuth 2.0). It holds one access token per instance, renews it before it expires and once on a
+// 401, and retries only what may succeed later (503, network failure, timeout) a bounded number
+// of times. Resubmitting a payment is safe because the partner deduplicates by `reference`.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { log } from '../log';
+import { isPartnerError, kindOfStatus, PartnerError } from './errors';
+
+export type PartnerPaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
+
+export interface PartnerPayment {
+  id: string;
+  reference: string;
+  amount: string;
+  currency: string;
+  status: PartnerPaymentStatus;
+  created_at: string;
+  tx_hash?: string;
+  claim_link?: string;
+}
+
+export interface PartnerPaymentRequest {
+  /** Our idempotency reference: the partner returns the same payment for the same reference. */
+  reference: string;
+  /** Decimal string, e.g. "10.00". */
+  amount: string;
+  currency: string;
+  beneficiary?: object;
+  metadata?: object;
+}
+
+export interface PartnerClientOptions {
+  /** The partner's base address, e.g. http://127.0.0.1:4000/fiat (no trailing slash needed). */
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Bound of one HTTP exchange, body included. */
+  timeoutMs?: number;
+  /** Attempts of one call when the partner is unavailable (503, network, timeout). */
+  attemptsMax?: number;
+  backoffMsInitial?: number;
+  backoffMsMax?: number;
+}
+
+interface CachedToken {
+  accessToken: string;
+  refreshToken: string | null;
+  /** When to renew: shortly before the partner's expires_in elapses. */
+  renewAtMs: number;
+}
+
+const TIMEOUT_MS_DEFAULT = 5_000;
+const ATTEMPTS_MAX_DEFAULT = 5;
+const BACKOFF_MS_INITIAL_DEFAULT = 50;
+const BACKOFF_MS_MAX_DEFAULT = 2_000;
+/** Renew this share of the token lifetime early, and never more than RENEW_EARLY_MS_MAX. */
+const RENEW_EARLY_SHARE = 0.1;
+const RENEW_EARLY_MS_MAX = 30_000;
+const PAYMENT_STATUSES: readonly string[] = ['pending', 'authorized', 'completed', 'reversed'];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  const chosen = value ?? fallback;
+  if (!Number.isInteger(chosen) || chosen < 1) throw new Error(`PartnerClient option ${name} must be a positive integer, got ${chosen}`);
+  return chosen;
+}
+
+/** Retry-After in milliseconds (delta-seconds or an HTTP date), or null when absent or unreadable. */
+export function parseRetryAfterMs(header: string | null, nowMs: number = Date.now()): number | null {
+  if (header === null || header.trim() === '') return null;
+  if (/^\d+$/.test(header.trim())) return Number.parseInt(header.trim(), 10) * 1000;
+  const atMs = Date.parse(header);
+  return Number.isNaN(atMs) ? null : Math.max(0, atMs - nowMs);
+}
+
+function unexpectedAnswer(what: string, detail: string): PartnerError {
+  return new PartnerError({ kind: 'unexpected', message: `${what}: ${detail}`, httpStatus: null, partnerCode: null });
+}
+
+function parsePayment(what: string, payload: unknown): PartnerPayment {
+  const fields = ['id', 'reference', 'amount', 'currency', 'status', 'created_at'] as const;
+  if (!isRecord(payload) || fields.some((field) => typeof payload[field] !== 'string')) {
+    throw unexpectedAnswer(what, 'the partner answered with something that is not a payment');
+  }
+  if (!PAYMENT_STATUSES.includes(payload.status as string)) {
+    throw unexpectedAnswer(what, `the partner answered with an unknown payment status "${String(payload.status)}"`);
+  }
+  return payload as unknown as PartnerPayment;
+}
+
+export class PartnerClient {
+  private readonly baseUrl: string;
+  private readonly basicAuthorization: string;
+  private readonly timeoutMs: number;
+  private readonly attemptsMax: number;
+  private readonly backoffMsInitial: number;
+  private readonly backoffMsMax: number;
+  private token: CachedToken | null = null;
+  /** The one token request in flight; concurrent callers wait for it instead of sending their own. */
+  private tokenInFlight: Promise<CachedToken> | null = null;
+
+  constructor(options: PartnerClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.basicAuthorization = `Basic ${Buffer.from(`${options.clientId}:${options.clientSecret}`).toString('base64')}`;
+    this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, TIMEOUT_MS_DEFAULT);
+    this.attemptsMax = positiveInteger('attemptsMax', options.attemptsMax, ATTEMPTS_MAX_DEFAULT);
+    this.backoffMsInitial = positiveInteger('backoffMsInitial', options.backoffMsInitial, BACKOFF_MS_INITIAL_DEFAULT);
+    this.backoffMsMax = positiveInteger('backoffMsMax', options.backoffMsMax, BACKOFF_MS_MAX_DEFAULT);
+  }
+
+  /**
+   * Submits a payment (or finds the one already submitted under `request.reference`).
+   * Raises PartnerError: declined (422), unavailable (503 after every attempt, network, timeout),
+   * rejected (other 4xx, including a 401 that survives one token renewal), unexpected (other 5xx,
+   * unreadable answer: the payment may exist, so look it up by resubmitting the same reference).
+   */
+  async submitPayment(request: PartnerPaymentRequest): Promise<PartnerPayment> {
+    const what = `submit payment ${request.reference}`;
+    return parsePayment(what, await this.callApi(what, 'POST', '/v1/payments', request));
+  }
+
+  /** The partner's current view of a payment. Raises PartnerError (rejected 404 for an unknown id). */
+  async getPayment(id: string): Promise<PartnerPayment> {
+    const what = `get payment ${id}`;
+    return parsePayment(what, await this.callApi(what, 'GET', `/v1/payments/${encodeURIComponent(id)}`));
+  }
+
+  /** One API call: bounded retries, and on a 401 one token renewal and one more try. */
+  private async callApi(what: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const state: { tokenUsed: CachedToken | null; tokenRefused: boolean } = { tokenUsed: null, tokenRefused: false };
+    const attempt = async (): Promise<unknown> => {
+      state.tokenRefused = false;
+      state.tokenUsed = await this.currentToken();
+      const headers: Record<string, string> = { authorization: `Bearer ${state.tokenUsed.accessToken}`, accept: 'application/json' };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      try {
+        return await this.exchange(what, `${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      } catch (error) {
+        state.tokenRefused = isPartnerError(error) && error.httpStatus === 401;
+        throw error;
+      }
+    };
+    try {
+      return await this.withRetries(what, attempt);
+    } catch (error) {
+      if (!state.tokenRefused || state.tokenUsed === null) throw error;
+      // SPEC.md section 5: an expired or revoked token gets 401, and the client renews it.
+      log.debug({ partner: this.baseUrl, what }, 'partner refused the access token; renewing once');
+      this.markStale(state.tokenUsed);
+      return await this.withRetries(what, attempt);
+    }
+  }
+
+  /** Runs `attempt` up to attemptsMax times while it fails with a retriable PartnerError. */
+  private async withRetries<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    for (let attemptNumber = 1; ; attemptNumber += 1) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!isPartnerError(error) || !error.retriable) throw error;
+        if (attemptNumber >= this.attemptsMax) {
+          throw new PartnerError({
+            kind: error.kind, message: `${error.message} (gave up after ${attemptNumber} attempts)`,
+            httpStatus: error.httpStatus, partnerCode: error.partnerCode, retryAfterMs: error.retryAfterMs, cause: error,
+          });
+        }
+        const delayMs = this.backoffMs(attemptNumber, error.retryAfterMs);
+        log.debug({ partner: this.baseUrl, what, attemptNumber, delayMs, partnerCode: error.partnerCode }, 'partner unavailable; retrying');
+        await sleep(delayMs);
+      }
+    }
+  }
+
+  /**
+   * Exponential backoff with equal jitter (half fixed, half random, so concurrent callers spread
+   * out without ever retrying at once), capped at backoffMsMax. A Retry-After below the cap is
+   * the partner telling us exactly when to come back, so it wins.
+   */
+  private backoffMs(attemptNumber: number, retryAfterMs: number | null): number {
+    if (retryAfterMs !== null) return Math.min(retryAfterMs, this.backoffMsMax);
+    const ceilingMs = Math.min(this.backoffMsMax, this.backoffMsInitial * 2 ** (attemptNumber - 1));
+    return Math.round(ceilingMs / 2 + (Math.random() * ceilingMs) / 2);
+  }
+
+  /** One HTTP exchange: the parsed JSON of a 2xx answer, else a PartnerError. */
+  private async exchange(what: string, url: string, init: RequestInit): Promise<unknown> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      text = await response.text();
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      throw new PartnerError({
+        kind: 'unavailable', httpStatus: null, partnerCode: null, cause: error,
+        message: `${what}: ${timedOut ? `no answer within ${this.timeoutMs} ms` : `network failure (${(error as Error).message})`}`,
+      });
+    }
+    let payload: unknown = null;
+    try {
+      payload = text === '' ? null : JSON.parse(text);
+    } catch {
+      if (response.ok) throw unexpectedAnswer(what, 'the partner answered with a body that is not JSON');
+    }
+    if (response.ok) return payload;
+    const partnerCode = isRecord(payload) && typeof payload.error === 'string' ? payload.error : null;
+    const partnerMessage = isRecord(payload) && typeof payload.message === 'string' ? `: ${payload.message}` : '';
+    throw new PartnerError({
+      kind: kindOfStatus(response.status),
+      message: `${what}: partner answered ${response.status} ${partnerCode ?? 'without an error code'}${partnerMessage}`,
+      httpStatus: response.status,
+      partnerCode,
+      retryAfterMs: parseRetryAfterMs(response.headers.get('retry-after')),
+    });
+  }
+
+  /** The cached token while it is fresh; otherwise the one shared renewal. */
+  private currentToken(): Promise<CachedToken> {
+    if (this.token !== null && Date.now() < this.token.renewAtMs) return Promise.resolve(this.token);
+    if (this.tokenInFlight === null) {
+      const refreshToken = this.token?.refreshToken ?? null;
+      this.tokenInFlight = this.renewToken(refreshToken)
+        .then((token) => {
+          this.token = token;
+          return token;
+        })
+        .finally(() => {
+          this.tokenInFlight = null;
+        });
+    }
+    return this.tokenInFlight;
+  }
+
+  /** A 401 means the partner no longer honours this token; the next call renews it (once). */
+  private markStale(tokenUsed: CachedToken): void {
+    // Only the token that was refused: a concurrent caller may already have renewed it.
+    if (this.token !== null && this.token.accessToken === tokenUsed.accessToken) this.token.renewAtMs = 0;
+  }
+
+  /** The refresh grant first (cheaper, keeps the session); client credentials if it fails. */
+  private async renewToken(refreshToken: string | null): Promise<CachedToken> {
+    if (refreshToken !== null) {
+      try {
+        return await this.requestToken(new URLSearchParams({ grant_type: 'refresh_token' }), refreshToken);
+      } catch (error) {
+        log.debug({ partner: this.baseUrl, err: (error as Error).message }, 'token refresh failed; using client credentials');
+      }
+    }
+    return this.requestToken(new URLSearchParams({ grant_type: 'client_credentials', scope: 'all' }), null);
+  }
+
+  private async requestToken(form: URLSearchParams, refreshToken: string | null): Promise<CachedToken> {
+    const what = `token request (${form.get('grant_type')})`;
+    // SPEC.md section 5 carries the refresh token in the query of the token request.
+    const query = refreshToken === null ? '' : `?${new URLSearchParams({ refresh_token: refreshToken })}`;
+    const payload = await this.exchange(what, `${this.baseUrl}/oauth/token${query}`, {
+      method: 'POST',
+      headers: { authorization: this.basicAuthorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: form.toString(),
+    });
+    if (!isRecord(payload) || typeof payload.access_token !== 'string' || !Number.isInteger(payload.expires_in)) {
+      throw unexpectedAnswer(what, 'the token response lacks access_token or expires_in');
+    }
+    const lifetimeMs = (payload.expires_in as number) * 1000;
+    const earlyMs = Math.min(RENEW_EARLY_MS_MAX, lifetimeMs * RENEW_EARLY_SHARE);
+    return {
+      accessToken: payload.access_token,
+      refreshToken: typeof payload.refresh_token === 'string' ? payload.refresh_token : null,
+      renewAtMs: Date.now() + lifetimeMs - earlyMs,
+    };
+  }
+}

@@ -1,0 +1,376 @@
+// The mock rails as the outside partners they stand for: the OAuth 2.0 of SPEC.md section 5
+// (Partner-side OAuth 2.0) and the payment API with its sandbox magic amounts. Each describe
+// block runs its own server on a free port.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startMockRails, type MockRails, type MockRailsOptions } from '../../src/mock-rails/server';
+import { call, eventually, type JsonResponse } from '../support/http';
+
+const CLIENT_ID = 'client_mock_rails_test';
+const CLIENT_SECRET = 'secret_mock_rails_test';
+const REDIRECT_URI = 'https://app.example.test/oauth/callback';
+const REDIRECT_URI_OTHER = 'http://127.0.0.1:9/callback?tenant=a b';
+const CHAIN_CONFIRM_MS = 150;
+
+function railsOptions(overrides: Partial<MockRailsOptions> = {}): MockRailsOptions {
+  return {
+    host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+    redirectUris: [REDIRECT_URI, REDIRECT_URI_OTHER], chainConfirmMs: CHAIN_CONFIRM_MS, ...overrides,
+  };
+}
+
+function basic(clientId: string, clientSecret: string): string {
+  return `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+}
+
+/** POST /<slug>/oauth/token with a form body, Basic client auth unless `authorization` is given. */
+async function tokenRequest(partnerUrl: string, form: Record<string, string>, options: { query?: string; authorization?: string | null } = {}): Promise<JsonResponse> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  const authorization = options.authorization === undefined ? basic(CLIENT_ID, CLIENT_SECRET) : options.authorization;
+  if (authorization !== null) headers.authorization = authorization;
+  return call(partnerUrl, 'POST', `/oauth/token${options.query ?? ''}`, undefined, { headers, raw: new URLSearchParams(form).toString() });
+}
+
+async function clientCredentialsToken(partnerUrl: string): Promise<string> {
+  const response = await tokenRequest(partnerUrl, { grant_type: 'client_credentials', scope: 'all' });
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  return response.body.access_token;
+}
+
+/** Step 1 of the three-legged flow: the code the sandbox redirects back with. */
+async function authorizationCode(partnerUrl: string, redirectUri: string): Promise<string> {
+  const query = new URLSearchParams({ client_id: CLIENT_ID, redirect_uri: redirectUri, response_type: 'code' });
+  const response = await fetch(`${partnerUrl}/oauth/authorize?${query}`, { redirect: 'manual' });
+  assert.equal(response.status, 302);
+  const location = new URL(response.headers.get('location') ?? '');
+  const code = location.searchParams.get('code');
+  assert.ok(code, 'the redirect carries a code');
+  return code;
+}
+
+function reference(): string {
+  return `ref_${randomUUID()}`;
+}
+
+describe('mock rails: partner OAuth 2.0', () => {
+  let rails: MockRails;
+  let fiatUrl: string;
+
+  before(async () => {
+    rails = await startMockRails(railsOptions());
+    fiatUrl = `${rails.url}/fiat`;
+  });
+  after(async () => {
+    await rails.stop();
+  });
+
+  it('answers health checks of every partner', async () => {
+    for (const slug of ['fiat', 'chain', 'claimless', 'openbank']) {
+      assert.equal((await call(rails.url, 'GET', `/${slug}/healthz`)).status, 200, slug);
+    }
+  });
+
+  describe('client credentials', () => {
+    it('issues a bearer token for the client itself', async () => {
+      const response = await tokenRequest(fiatUrl, { grant_type: 'client_credentials', scope: 'all' });
+      assert.equal(response.status, 200);
+      assert.equal(response.body.token_type, 'bearer');
+      assert.equal(response.body.scope, 'all');
+      assert.equal(response.body.expires_in, 60);
+      assert.equal(typeof response.body.access_token, 'string');
+      assert.equal(typeof response.body.refresh_token, 'string');
+      assert.ok(Number.isInteger(response.body.account_id));
+      assert.ok(Number.isInteger(response.body.user_id));
+    });
+
+    it('rejects a wrong secret with 401 invalid_client', async () => {
+      const response = await tokenRequest(fiatUrl, { grant_type: 'client_credentials', scope: 'all' }, { authorization: basic(CLIENT_ID, 'wrong') });
+      assert.equal(response.status, 401);
+      assert.deepEqual(response.body, { error: 'invalid_client', message: 'client authentication failed' });
+    });
+
+    it('rejects missing client authentication with 401 invalid_client', async () => {
+      const response = await tokenRequest(fiatUrl, { grant_type: 'client_credentials', scope: 'all' }, { authorization: null });
+      assert.equal(response.status, 401);
+      assert.equal(response.body.error, 'invalid_client');
+    });
+
+    it('rejects an unknown grant type with 400 unsupported_grant_type', async () => {
+      const response = await tokenRequest(fiatUrl, { grant_type: 'password', username: 'a', password: 'b' });
+      assert.equal(response.status, 400);
+      assert.equal(response.body.error, 'unsupported_grant_type');
+    });
+  });
+
+  describe('authorization code (three-legged)', () => {
+    it('redirects with a code that exchanges once for tokens', async () => {
+      const code = await authorizationCode(fiatUrl, REDIRECT_URI);
+      const exchanged = await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI });
+      assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
+      assert.equal(exchanged.body.token_type, 'bearer');
+      assert.equal((await call(fiatUrl, 'GET', '/v1/payments/fiat_000000000000000000000000', undefined, { token: exchanged.body.access_token })).status, 404);
+
+      const reused = await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI });
+      assert.equal(reused.status, 400);
+      assert.equal(reused.body.error, 'invalid_grant');
+    });
+
+    it('keeps the query of a registered redirect_uri and matches it after decoding', async () => {
+      const code = await authorizationCode(fiatUrl, REDIRECT_URI_OTHER);
+      const exchanged = await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI_OTHER });
+      assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
+    });
+
+    it('refuses to exchange a code for a redirect_uri other than the one it was issued for', async () => {
+      const code = await authorizationCode(fiatUrl, REDIRECT_URI);
+      const response = await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI_OTHER });
+      assert.equal(response.status, 400);
+      assert.equal(response.body.error, 'invalid_grant');
+    });
+
+    it('refuses a code it never issued', async () => {
+      const response = await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code: 'code_made_up', redirect_uri: REDIRECT_URI });
+      assert.equal(response.status, 400);
+      assert.equal(response.body.error, 'invalid_grant');
+    });
+
+    // Rejections of the authorize step, in the order they are checked.
+    const authorizeRejections: Array<[why: string, query: Record<string, string>, error: string]> = [
+      ['unknown client_id', { client_id: 'someone_else', redirect_uri: REDIRECT_URI, response_type: 'code' }, 'invalid_client'],
+      ['unregistered redirect_uri', { client_id: CLIENT_ID, redirect_uri: 'https://evil.example.test/cb', response_type: 'code' }, 'invalid_request'],
+      ['redirect_uri that only shares a prefix', { client_id: CLIENT_ID, redirect_uri: `${REDIRECT_URI}/more`, response_type: 'code' }, 'invalid_request'],
+      ['response_type other than code', { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, response_type: 'token' }, 'unsupported_response_type'],
+    ];
+    for (const [why, query, error] of authorizeRejections) {
+      it(`answers authorize with 400 ${error} for an ${why}`, async () => {
+        const response = await fetch(`${fiatUrl}/oauth/authorize?${new URLSearchParams(query)}`, { redirect: 'manual' });
+        assert.equal(response.status, 400);
+        assert.equal(((await response.json()) as { error: string }).error, error);
+      });
+    }
+  });
+
+  describe('refresh', () => {
+    it('issues a working access token and retires the refresh token it used', async () => {
+      const first = await tokenRequest(fiatUrl, { grant_type: 'client_credentials', scope: 'all' });
+      const oldRefreshToken: string = first.body.refresh_token;
+      const refreshed = await tokenRequest(fiatUrl, { grant_type: 'refresh_token' }, { query: `?refresh_token=${encodeURIComponent(oldRefreshToken)}` });
+      assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+      assert.notEqual(refreshed.body.access_token, first.body.access_token);
+      assert.notEqual(refreshed.body.refresh_token, oldRefreshToken);
+      const submitted = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'USD' }, { token: refreshed.body.access_token });
+      assert.equal(submitted.status, 201);
+
+      const reused = await tokenRequest(fiatUrl, { grant_type: 'refresh_token' }, { query: `?refresh_token=${encodeURIComponent(oldRefreshToken)}` });
+      assert.equal(reused.status, 400);
+      assert.equal(reused.body.error, 'invalid_grant');
+    });
+  });
+
+  describe('bearer tokens on the API', () => {
+    it('answers 401 invalid_token without a token and with an unknown one', async () => {
+      const without = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'USD' });
+      assert.equal(without.status, 401);
+      assert.equal(without.body.error, 'invalid_token');
+      const unknown = await call(fiatUrl, 'GET', '/v1/payments/fiat_000000000000000000000000', undefined, { token: 'at_made_up' });
+      assert.equal(unknown.status, 401);
+      assert.equal(unknown.body.error, 'invalid_token');
+    });
+
+    it('keeps a token space per partner: a fiat token is unknown to chain', async () => {
+      const token = await clientCredentialsToken(fiatUrl);
+      const response = await call(`${rails.url}/chain`, 'GET', '/v1/payments/chain_000000000000000000000000', undefined, { token });
+      assert.equal(response.status, 401);
+      assert.equal(response.body.error, 'invalid_token');
+    });
+
+    it('answers 401 token_expired once the sandbox control expired the tokens', async () => {
+      const openbankUrl = `${rails.url}/openbank`;
+      const token = await clientCredentialsToken(openbankUrl);
+      assert.equal((await call(openbankUrl, 'GET', '/v1/payments/openbank_000000000000000000000000', undefined, { token })).status, 404);
+      assert.equal((await call(openbankUrl, 'POST', '/_control/expire-tokens')).status, 200);
+      const response = await call(openbankUrl, 'GET', '/v1/payments/openbank_000000000000000000000000', undefined, { token });
+      assert.equal(response.status, 401);
+      assert.equal(response.body.error, 'token_expired');
+    });
+  });
+});
+
+describe('mock rails: tokens expire by time', () => {
+  let rails: MockRails;
+
+  before(async () => {
+    rails = await startMockRails(railsOptions({ tokenTtlSeconds: 1 }));
+  });
+  after(async () => {
+    await rails.stop();
+  });
+
+  it('answers 401 token_expired after expires_in seconds', async () => {
+    const fiatUrl = `${rails.url}/fiat`;
+    const token = await clientCredentialsToken(fiatUrl);
+    const expired = await eventually(async () => {
+      const response = await call(fiatUrl, 'GET', '/v1/payments/fiat_000000000000000000000000', undefined, { token });
+      return response.status === 401 ? response : undefined;
+    }, 5_000, 'the token to expire');
+    assert.equal(expired.body.error, 'token_expired');
+  });
+});
+
+describe('mock rails: payments', () => {
+  let rails: MockRails;
+  const tokens: Record<string, string> = {};
+
+  async function submit(slug: string, body: Record<string, unknown>): Promise<JsonResponse> {
+    return call(`${rails.url}/${slug}`, 'POST', '/v1/payments', body, { token: tokens[slug] });
+  }
+
+  async function payment(slug: string, id: string): Promise<JsonResponse> {
+    return call(`${rails.url}/${slug}`, 'GET', `/v1/payments/${id}`, undefined, { token: tokens[slug] });
+  }
+
+  async function statusBecomes(slug: string, id: string, status: string): Promise<JsonResponse> {
+    return eventually(async () => {
+      const response = await payment(slug, id);
+      return response.body.status === status ? response : undefined;
+    }, 5_000, `${id} to become ${status}`);
+  }
+
+  before(async () => {
+    rails = await startMockRails(railsOptions());
+    for (const slug of ['fiat', 'chain', 'claimless', 'openbank']) tokens[slug] = await clientCredentialsToken(`${rails.url}/${slug}`);
+  });
+  after(async () => {
+    await rails.stop();
+  });
+
+  it('fiat completes a payment in the submit response', async () => {
+    const ref = reference();
+    const response = await submit('fiat', { reference: ref, amount: '10', currency: 'EUR', beneficiary: { iban: 'DE00' }, metadata: { order: 1 } });
+    assert.equal(response.status, 201);
+    assert.match(response.body.id, /^fiat_[0-9a-f]{24}$/);
+    assert.equal(response.body.reference, ref);
+    assert.equal(response.body.amount, '10.00', 'amounts come back at the currency scale');
+    assert.equal(response.body.currency, 'EUR');
+    assert.equal(response.body.status, 'completed');
+    assert.ok(!Number.isNaN(Date.parse(response.body.created_at)));
+    assert.equal(response.body.tx_hash, undefined);
+    assert.equal((await payment('fiat', response.body.id)).body.status, 'completed');
+  });
+
+  it('chain answers pending with a tx hash, and the payment completes once confirmed', async () => {
+    const response = await submit('chain', { reference: reference(), amount: '25.5', currency: 'USDC' });
+    assert.equal(response.status, 201);
+    assert.equal(response.body.status, 'pending');
+    assert.equal(response.body.amount, '25.500000');
+    assert.match(response.body.tx_hash, /^0x[0-9a-f]{64}$/);
+    const completed = await statusBecomes('chain', response.body.id, 'completed');
+    assert.equal(completed.body.tx_hash, response.body.tx_hash);
+  });
+
+  it('claimless answers pending with a claim link that completes the payment when opened', async () => {
+    const response = await submit('claimless', { reference: reference(), amount: '40.00', currency: 'GBP' });
+    assert.equal(response.status, 201);
+    assert.equal(response.body.status, 'pending');
+    assert.equal(response.body.claim_link, `${rails.url}/claimless/claim/${response.body.id}`);
+    const claimed = await call(response.body.claim_link, 'GET', '');
+    assert.equal(claimed.status, 200);
+    assert.equal(claimed.body.status, 'completed');
+    assert.equal((await payment('claimless', response.body.id)).body.status, 'completed');
+    assert.equal((await call(response.body.claim_link, 'GET', '')).status, 409, 'a claim link works once');
+  });
+
+  it('openbank answers authorized, and the pay-in completes later', async () => {
+    const response = await submit('openbank', { reference: reference(), amount: '75.00', currency: 'USD' });
+    assert.equal(response.status, 201);
+    assert.equal(response.body.status, 'authorized');
+    await statusBecomes('openbank', response.body.id, 'completed');
+  });
+
+  it('returns the same payment for the same reference and never creates a second', async () => {
+    const body = { reference: reference(), amount: '12.00', currency: 'USD' };
+    const first = await submit('fiat', body);
+    const again = await submit('fiat', { ...body, amount: '12' });
+    assert.equal(first.status, 201);
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body, first.body);
+  });
+
+  it('refuses a known reference with a different amount: 409 reference_conflict', async () => {
+    const ref = reference();
+    assert.equal((await submit('fiat', { reference: ref, amount: '12.00', currency: 'USD' })).status, 201);
+    const conflict = await submit('fiat', { reference: ref, amount: '12.01', currency: 'USD' });
+    assert.equal(conflict.status, 409);
+    assert.equal(conflict.body.error, 'reference_conflict');
+  });
+
+  // Rejections of a submit, in the order they are checked.
+  const rejections: Array<[why: string, slug: string, body: Record<string, unknown>, status: number, error: string]> = [
+    ['a missing reference', 'fiat', { amount: '1.00', currency: 'USD' }, 400, 'invalid_request'],
+    ['an amount sent as a JSON number', 'fiat', { reference: 'r', amount: 1, currency: 'USD' }, 400, 'invalid_request'],
+    ['a negative amount', 'fiat', { reference: 'r', amount: '-1.00', currency: 'USD' }, 400, 'invalid_request'],
+    ['a zero amount', 'fiat', { reference: 'r', amount: '0.00', currency: 'USD' }, 400, 'invalid_request'],
+    ['a lower-case currency', 'fiat', { reference: 'r', amount: '1.00', currency: 'usd' }, 400, 'invalid_request'],
+    ['a beneficiary that is not an object', 'fiat', { reference: 'r', amount: '1.00', currency: 'USD', beneficiary: 'x' }, 400, 'invalid_request'],
+    ['a stablecoin on fiat', 'fiat', { reference: 'r', amount: '1.00', currency: 'USDC' }, 400, 'unsupported_currency'],
+    ['a fiat currency on chain', 'chain', { reference: 'r', amount: '1.00', currency: 'EUR' }, 400, 'unsupported_currency'],
+    ['an unknown currency on claimless', 'claimless', { reference: 'r', amount: '1.00', currency: 'JPY' }, 400, 'unsupported_currency'],
+    ['sub-cent precision on fiat', 'fiat', { reference: 'r', amount: '1.001', currency: 'USD' }, 400, 'invalid_request'],
+    ['more than 6 decimals on chain', 'chain', { reference: 'r', amount: '1.0000001', currency: 'USDC' }, 400, 'invalid_request'],
+  ];
+  for (const [why, slug, body, status, error] of rejections) {
+    it(`rejects ${why}: ${status} ${error}`, async () => {
+      const response = await submit(slug, body);
+      assert.equal(response.status, status, JSON.stringify(response.body));
+      assert.equal(response.body.error, error);
+    });
+  }
+
+  it('answers 404 not_found for a payment id it never issued', async () => {
+    const response = await payment('fiat', 'fiat_ffffffffffffffffffffffff');
+    assert.equal(response.status, 404);
+    assert.equal(response.body.error, 'not_found');
+  });
+
+  describe('sandbox magic amounts', () => {
+    it('cents 13: two 503s with Retry-After 0, then the payment', async () => {
+      const body = { reference: reference(), amount: '10.13', currency: 'USD' };
+      for (let attempt = 1; attempt <= 2; attempt += 1) {
+        const response = await submit('fiat', body);
+        assert.equal(response.status, 503, `attempt ${attempt}`);
+        assert.equal(response.body.error, 'temporarily_unavailable');
+        assert.equal(response.headers.get('retry-after'), '0');
+      }
+      const third = await submit('fiat', body);
+      assert.equal(third.status, 201);
+      assert.equal(third.body.status, 'completed');
+      assert.equal((await submit('fiat', body)).status, 200, 'later submits find the payment');
+    });
+
+    it('cents 66: 422 declined on every submit, and no payment', async () => {
+      const body = { reference: reference(), amount: '250.66', currency: 'GBP' };
+      for (let attempt = 1; attempt <= 2; attempt += 1) {
+        const response = await submit('fiat', body);
+        assert.equal(response.status, 422, `attempt ${attempt}`);
+        assert.equal(response.body.error, 'declined');
+        assert.equal(typeof response.body.message, 'string');
+      }
+    });
+
+    it('cents 77: 500 internal on every submit', async () => {
+      const body = { reference: reference(), amount: '0.770000', currency: 'EURC' };
+      for (let attempt = 1; attempt <= 2; attempt += 1) {
+        const response = await submit('chain', body);
+        assert.equal(response.status, 500, `attempt ${attempt}`);
+        assert.equal(response.body.error, 'internal');
+      }
+    });
+
+    it('cents 99: accepted as pending even on fiat, then reversed, never completed', async () => {
+      const response = await submit('fiat', { reference: reference(), amount: '5.99', currency: 'USD' });
+      assert.equal(response.status, 201);
+      assert.equal(response.body.status, 'pending');
+      await statusBecomes('fiat', response.body.id, 'reversed');
+    });
+  });
+});

@@ -1,0 +1,281 @@
+// PartnerClient (src/partners/client.ts) against a real mock rails server: token caching and
+// renewal (SPEC.md section 5, Partner-side OAuth 2.0), bounded retries, typed errors. Round
+// trips are counted by the rail itself (GET /<slug>/_control/stats), as deltas around each act.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startMockRails, type MockRails } from '../../src/mock-rails/server';
+import { PartnerClient, type PartnerClientOptions } from '../../src/partners/client';
+import { PartnerError } from '../../src/partners/errors';
+import { call, eventually } from '../support/http';
+
+const CLIENT_ID = 'client_partner_client_test';
+const CLIENT_SECRET = 'secret_partner_client_test';
+
+interface RailStats {
+  token_requests: number;
+  submit_attempts: number;
+  rejected_tokens: number;
+}
+
+function reference(): string {
+  return `ref_${randomUUID()}`;
+}
+
+/** A PartnerError with these fields; for assert.rejects. */
+function partnerError(expected: Partial<Pick<PartnerError, 'kind' | 'httpStatus' | 'partnerCode' | 'retriable'>>): (error: unknown) => boolean {
+  return (error) => {
+    assert.ok(error instanceof PartnerError, `expected a PartnerError, got ${String(error)}`);
+    for (const [field, value] of Object.entries(expected)) {
+      assert.equal(error[field as keyof PartnerError], value, `${field} of "${error.message}"`);
+    }
+    return true;
+  };
+}
+
+async function listenOnFreePort(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+describe('PartnerClient against the mock rails', () => {
+  let rails: MockRails;
+
+  function client(slug: string, overrides: Partial<PartnerClientOptions> = {}): PartnerClient {
+    return new PartnerClient({ baseUrl: `${rails.url}/${slug}`, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, ...overrides });
+  }
+
+  async function stats(slug: string): Promise<RailStats> {
+    const response = await call<RailStats>(`${rails.url}/${slug}`, 'GET', '/_control/stats');
+    assert.equal(response.status, 200);
+    return response.body;
+  }
+
+  /** How much each counter of `slug` moved while `act` ran. */
+  async function countDuring(slug: string, act: () => Promise<unknown>): Promise<RailStats> {
+    const before = await stats(slug);
+    await act();
+    const after = await stats(slug);
+    return {
+      token_requests: after.token_requests - before.token_requests,
+      submit_attempts: after.submit_attempts - before.submit_attempts,
+      rejected_tokens: after.rejected_tokens - before.rejected_tokens,
+    };
+  }
+
+  before(async () => {
+    rails = await startMockRails({
+      host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      redirectUris: ['https://app.example.test/oauth/callback'], chainConfirmMs: 100,
+    });
+  });
+  after(async () => {
+    await rails.stop();
+  });
+
+  describe('tokens', () => {
+    it('requests one token and reuses it for later calls', async () => {
+      const fiat = client('fiat');
+      const counted = await countDuring('fiat', async () => {
+        for (let i = 0; i < 3; i += 1) {
+          const payment = await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
+          assert.equal(payment.status, 'completed');
+        }
+      });
+      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 3, rejected_tokens: 0 });
+    });
+
+    it('renews the token after a 401 and retries the call once', async () => {
+      const fiat = client('fiat');
+      await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
+      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/expire-tokens')).status, 200);
+      const counted = await countDuring('fiat', async () => {
+        const payment = await fiat.submitPayment({ reference: reference(), amount: '11.00', currency: 'GBP' });
+        assert.equal(payment.status, 'completed');
+      });
+      // The refused call is no submit attempt (the rail counts authenticated submits); the renewal
+      // is one token request (the refresh grant).
+      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 1, rejected_tokens: 1 });
+    });
+
+    it('shares one token request among 20 concurrent calls on an empty cache', async () => {
+      const chain = client('chain');
+      const counted = await countDuring('chain', async () => {
+        const payments = await Promise.all(Array.from({ length: 20 }, () => chain.submitPayment({ reference: reference(), amount: '3.000001', currency: 'USDC' })));
+        assert.equal(new Set(payments.map((payment) => payment.id)).size, 20);
+      });
+      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 20, rejected_tokens: 0 });
+    });
+
+    it('raises rejected 401 invalid_client for wrong credentials, without retrying', async () => {
+      const fiat = client('fiat', { clientSecret: 'wrong' });
+      const counted = await countDuring('fiat', () => assert.rejects(
+        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' }),
+        partnerError({ kind: 'rejected', httpStatus: 401, partnerCode: 'invalid_client', retriable: false }),
+      ));
+      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 0, rejected_tokens: 0 });
+    });
+  });
+
+  describe('payments', () => {
+    it('follows a chain payment from pending to completed with getPayment', async () => {
+      const chain = client('chain');
+      const submitted = await chain.submitPayment({ reference: reference(), amount: '5.00', currency: 'EURC' });
+      assert.equal(submitted.status, 'pending');
+      assert.match(submitted.tx_hash ?? '', /^0x[0-9a-f]{64}$/);
+      const completed = await eventually(async () => {
+        const payment = await chain.getPayment(submitted.id);
+        return payment.status === 'completed' ? payment : undefined;
+      }, 5_000, 'the chain payment to complete');
+      assert.equal(completed.id, submitted.id);
+    });
+
+    it('returns the same payment when the same reference is submitted again', async () => {
+      const claimless = client('claimless');
+      const request = { reference: reference(), amount: '8.00', currency: 'EUR', beneficiary: { email: 'payee@example.test' } };
+      const first = await claimless.submitPayment(request);
+      const again = await claimless.submitPayment(request);
+      assert.deepEqual(again, first);
+      assert.ok(first.claim_link?.endsWith(`/claimless/claim/${first.id}`));
+    });
+
+    it('raises rejected 404 for an unknown payment id', async () => {
+      await assert.rejects(
+        client('fiat').getPayment('fiat_ffffffffffffffffffffffff'),
+        partnerError({ kind: 'rejected', httpStatus: 404, partnerCode: 'not_found' }),
+      );
+    });
+
+    it('raises rejected 400 unsupported_currency, without retrying', async () => {
+      const fiat = client('fiat');
+      const counted = await countDuring('fiat', () => assert.rejects(
+        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USDC' }),
+        partnerError({ kind: 'rejected', httpStatus: 400, partnerCode: 'unsupported_currency', retriable: false }),
+      ));
+      assert.equal(counted.submit_attempts, 1);
+    });
+  });
+
+  describe('sandbox magic amounts', () => {
+    it('rides out an outage (cents 13): the rail sees 3 submit attempts, the caller a payment', async () => {
+      const openbank = client('openbank');
+      const counted = await countDuring('openbank', async () => {
+        const payment = await openbank.submitPayment({ reference: reference(), amount: '10.13', currency: 'USD' });
+        assert.equal(payment.status, 'authorized');
+      });
+      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 3, rejected_tokens: 0 });
+    });
+
+    it('gives up on an outage after attemptsMax attempts: unavailable, retriable', async () => {
+      const fiat = client('fiat', { attemptsMax: 2 });
+      const counted = await countDuring('fiat', () => assert.rejects(
+        fiat.submitPayment({ reference: reference(), amount: '20.13', currency: 'USD' }),
+        partnerError({ kind: 'unavailable', httpStatus: 503, partnerCode: 'temporarily_unavailable', retriable: true }),
+      ));
+      assert.equal(counted.submit_attempts, 2);
+    });
+
+    it('raises declined for a hard decline (cents 66), after one attempt', async () => {
+      const fiat = client('fiat');
+      const counted = await countDuring('fiat', () => assert.rejects(
+        fiat.submitPayment({ reference: reference(), amount: '10.66', currency: 'EUR' }),
+        partnerError({ kind: 'declined', httpStatus: 422, partnerCode: 'declined', retriable: false }),
+      ));
+      assert.equal(counted.submit_attempts, 1);
+    });
+
+    it('raises unexpected for a partner error (cents 77), after one attempt', async () => {
+      const fiat = client('fiat');
+      const counted = await countDuring('fiat', () => assert.rejects(
+        fiat.submitPayment({ reference: reference(), amount: '10.77', currency: 'USD' }),
+        partnerError({ kind: 'unexpected', httpStatus: 500, partnerCode: 'internal', retriable: false }),
+      ));
+      assert.equal(counted.submit_attempts, 1);
+    });
+
+    it('reports a reversal (cents 99) through getPayment', async () => {
+      const fiat = client('fiat');
+      const submitted = await fiat.submitPayment({ reference: reference(), amount: '10.99', currency: 'USD' });
+      assert.equal(submitted.status, 'pending');
+      await eventually(async () => ((await fiat.getPayment(submitted.id)).status === 'reversed' ? true : undefined), 5_000, 'the reversal');
+    });
+  });
+});
+
+describe('PartnerClient with short-lived tokens', () => {
+  let rails: MockRails;
+
+  before(async () => {
+    rails = await startMockRails({
+      host: '127.0.0.1', port: 0, tokenTtlSeconds: 1, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      redirectUris: [], chainConfirmMs: 100,
+    });
+  });
+  after(async () => {
+    await rails.stop();
+  });
+
+  it('renews shortly before expires_in elapses, so the partner never refuses a token', async () => {
+    const fiat = new PartnerClient({ baseUrl: `${rails.url}/fiat`, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+    const stats = async () => (await call<RailStats>(`${rails.url}/fiat`, 'GET', '/_control/stats')).body;
+    // Keep calling across the 1 s lifetime until the client has renewed at least twice.
+    await eventually(async () => {
+      await fiat.submitPayment({ reference: reference(), amount: '1.00', currency: 'USD' });
+      return (await stats()).token_requests >= 3 ? true : undefined;
+    }, 5_000, 'two proactive renewals');
+    assert.equal((await stats()).rejected_tokens, 0);
+  });
+});
+
+describe('PartnerClient when the partner cannot be reached', () => {
+  let silent: Server;
+  let silentPort: number;
+  let closedPort: number;
+  let requestsSeen = 0;
+
+  before(async () => {
+    // A partner that accepts connections and never answers: every exchange times out.
+    silent = createServer(() => {
+      requestsSeen += 1;
+    });
+    silentPort = await listenOnFreePort(silent);
+    // A port nobody listens on any more: every exchange fails to connect.
+    const gone = createServer();
+    closedPort = await listenOnFreePort(gone);
+    await closeServer(gone);
+  });
+  after(async () => {
+    await closeServer(silent);
+  });
+
+  it('raises unavailable after attemptsMax timeouts', async () => {
+    const partner = new PartnerClient({
+      baseUrl: `http://127.0.0.1:${silentPort}/fiat`, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      timeoutMs: 100, attemptsMax: 3, backoffMsInitial: 1, backoffMsMax: 5,
+    });
+    await assert.rejects(
+      partner.submitPayment({ reference: reference(), amount: '1.00', currency: 'USD' }),
+      partnerError({ kind: 'unavailable', httpStatus: null, retriable: true }),
+    );
+    assert.equal(requestsSeen, 3, 'one token request per attempt, none answered');
+  });
+
+  it('raises unavailable after attemptsMax connection failures', async () => {
+    const partner = new PartnerClient({
+      baseUrl: `http://127.0.0.1:${closedPort}/fiat`, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      attemptsMax: 2, backoffMsInitial: 1, backoffMsMax: 5,
+    });
+    await assert.rejects(
+      partner.getPayment('fiat_ffffffffffffffffffffffff'),
+      partnerError({ kind: 'unavailable', httpStatus: null, partnerCode: null, retriable: true }),
+    );
+  });
+});
