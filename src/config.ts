@@ -25,7 +25,14 @@ export interface Config {
   rateLimitBurst: number;
   roles: Role[];
   mockRailsPort: number;
+  /** Where partner dispatchers reach the rails; each partner lives under /<slug>. */
   mockRailsUrl: string;
+  partnerClientId: string;
+  partnerClientSecret: string;
+  partnerTokenTtlSeconds: number;
+  /** Simulated confirmation time of the chain and pull rails. */
+  chainConfirmMs: number;
+  sseHeartbeatMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
   logLevel: string;
@@ -79,6 +86,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles: parseRoles(text(env, 'ROLES', 'all')),
     mockRailsPort,
     mockRailsUrl: text(env, 'MOCK_RAILS_URL', `http://127.0.0.1:${mockRailsPort}`),
+    partnerClientId: text(env, 'PARTNER_CLIENT_ID', 'sandbox-orchestrator'),
+    partnerClientSecret: text(env, 'PARTNER_CLIENT_SECRET', 'sandbox-orchestrator-secret'),
+    partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
+    chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),
+    sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
     logLevel: text(env, 'LOG_LEVEL', 'info'),

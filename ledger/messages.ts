@@ -1,0 +1,93 @@
+// The messages that cross the Kafka backbone around the ledger. Commands and partner
+// instructions carry their specific fields as a JSON payload (schemas/*.avsc document the
+// envelopes); these types are that payload's shape.
+import type { Currency } from './money';
+
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result'] as const;
+export type CommandType = (typeof COMMAND_TYPES)[number];
+
+/** Envelope on ledger.commands (schemas/ledger.commands.v1.avsc). */
+export interface LedgerCommandEnvelope {
+  id: string;
+  type: CommandType;
+  account_id: string;
+  reply_to: string | null;
+  issued_at: string;
+  payload: string;
+}
+
+export interface FaucetCredit {
+  entry_id: string;
+  currency: Currency;
+  amount: string;
+}
+
+export interface InternalRecipient {
+  email: string;
+}
+
+export interface BankRecipient {
+  email: string;
+  name: string;
+  bank: { country: string; bank_name: string; account_number: string; routing_number?: string; currency: string };
+}
+
+export interface TransferCreate {
+  transfer_id: string;
+  type: 'internal' | 'external';
+  amount: string;
+  currency: Currency;
+  recipient_email?: string;
+  recipient?: BankRecipient;
+  note: string | null;
+}
+
+/** A partner's final word on a transfer, fed back to the ledger by a partner dispatcher. */
+export interface TransferPartnerResult {
+  transfer_id: string;
+  outcome: 'completed' | 'failed' | 'rolled_back';
+  partner_payment_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
+
+/** Envelope on ledger.replies (schemas/ledger.replies.v1.avsc). */
+export interface LedgerReplyEnvelope {
+  command_id: string;
+  reply_to: string | null;
+  status: number;
+  body: string;
+}
+
+/** Envelope on partner.commands (schemas/partner.commands.v1.avsc). */
+export interface PartnerCommandEnvelope {
+  id: string;
+  type: 'transfer.execute';
+  partner: string;
+  resource_id: string;
+  account_id: string;
+  issued_at: string;
+  payload: string;
+}
+
+/** Payload of a transfer.execute partner command. */
+export interface TransferExecute {
+  transfer_id: string;
+  amount: string;
+  currency: Currency;
+  beneficiary: Record<string, unknown>;
+  /** How many times this instruction was re-queued because the partner had no final answer yet. */
+  attempt: number;
+}
+
+/** The event envelope of SPEC.md section 6 (schemas/domain.events.v1.avsc). */
+export interface DomainEventEnvelope {
+  id: string;
+  type: string;
+  created_at: string;
+  environment: string;
+  resource_type: string;
+  resource_id: string;
+  account_id: string;
+  data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null };
+}
