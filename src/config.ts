@@ -4,7 +4,7 @@
 export type Environment = 'sandbox' | 'live';
 
 // Every role this codebase can run; `ROLES=all` (the default) runs them all in one process.
-export const ALL_ROLES = ['api', 'request-logs'] as const;
+export const ALL_ROLES = ['api', 'ledger', 'partners', 'notifier', 'request-logs', 'mock-rails'] as const;
 export type Role = (typeof ALL_ROLES)[number];
 
 export interface Config {

@@ -98,6 +98,10 @@ export class IdempotencyGuard {
     return { status, body: outcome.body, headers: { 'Idempotent-Replayed': 'true' } };
   }
 
+  private async release(scope: string, key: string): Promise<void> {
+    await this.db('idempotency_records').where({ scope, idempotency_key: key, state: 'in_progress' }).delete();
+  }
+
   run = async (request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
     const principal = request.principal;
     const scope = principal?.accountId ?? principal?.credentialId ?? 'anonymous';
@@ -126,8 +130,12 @@ export class IdempotencyGuard {
     try {
       result = await execute();
     } catch (error) {
-      await this.db('idempotency_records').where({ scope, idempotency_key: key, state: 'in_progress' }).delete();
+      await this.release(scope, key);
       throw error;
+    }
+    if (result.final === false) {
+      await this.release(scope, key);
+      return result;
     }
     await this.db('idempotency_records').where({ scope, idempotency_key: key })
       .update({ state: 'completed', response_status: result.status, response_body: JSON.stringify(result.body ?? null), locked_until: null });

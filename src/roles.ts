@@ -1,6 +1,7 @@
 // Process roles (DESIGN.md section 3): one codebase, one process per role or all in one.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startLedger } from '../consumers/ledger/runner';
 import { startRequestLogWriter } from '../consumers/request-logs/runner';
 import { AccountService } from './accounts/service';
 import { Authenticator } from './auth/authenticate';
@@ -11,6 +12,9 @@ import { apiKeyRoutes } from './http/api-keys';
 import { createApp, type Guards } from './http/app';
 import { contactRoutes } from './http/contacts';
 import { customerRoutes } from './http/customers';
+import { ledgerReadRoutes } from './http/ledger-reads';
+import { transferRoutes } from './http/transfers';
+import { LedgerClient } from './ledger-client';
 import { metaRoutes } from './http/meta';
 import { requestLogRoutes } from './http/request-logs';
 import type { RouteDef } from './http/route';
@@ -29,8 +33,15 @@ export function sessionTokens(runtime: Runtime): SessionTokens {
   return new SessionTokens(jwtSecret, sessionTtlSeconds, environment);
 }
 
-export function apiRoutes(runtime: Runtime): RouteDef[] {
-  const accounts = new AccountService(runtime.db, runtime.config, sessionTokens(runtime));
+/** What the API's routes use beyond the runtime. */
+export interface ApiDeps {
+  ledger: LedgerClient;
+}
+
+/** The routes of the API; without deps (tests listing routes) the clients are created idle. */
+export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new LedgerClient(runtime) }): RouteDef[] {
+  const { config, db } = runtime;
+  const accounts = new AccountService(db, config, sessionTokens(runtime));
   const routes: RouteDef[] = [];
   routes.push(
     ...metaRoutes(runtime, () => routes),
@@ -39,6 +50,8 @@ export function apiRoutes(runtime: Runtime): RouteDef[] {
     ...customerRoutes(runtime.db),
     ...contactRoutes(runtime.db),
     ...requestLogRoutes(runtime.db),
+    ...transferRoutes(db, deps.ledger, config.ledgerReplyTimeoutMs),
+    ...ledgerReadRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
   );
   return routes;
 }
@@ -54,13 +67,15 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 async function startApi(runtime: Runtime): Promise<RunningRole> {
   const { config } = runtime;
   const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names);
+  const ledger = new LedgerClient(runtime);
+  await ledger.start();
   const guards: Guards = {
     authenticate: new Authenticator(runtime.db, config, sessionTokens(runtime)).authenticate,
     rateLimit: new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst).limit,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     recordRequest: recorder.record,
   };
-  const app = createApp({ routes: apiRoutes(runtime), guards, bodyLimitBytes: config.bodyLimitBytes });
+  const app = createApp({ routes: apiRoutes(runtime, { ledger }), guards, bodyLimitBytes: config.bodyLimitBytes });
   const server = app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
@@ -72,18 +87,23 @@ async function startApi(runtime: Runtime): Promise<RunningRole> {
     url,
     stop: async () => {
       await closeServer(server, 10_000);
+      await ledger.stop();
       await recorder.flush();
     },
   };
 }
 
-const STARTERS: Record<Role, (runtime: Runtime) => Promise<RunningRole>> = {
+const STARTERS: Partial<Record<Role, (runtime: Runtime) => Promise<RunningRole>>> = {
   api: startApi,
+  ledger: startLedger,
   'request-logs': startRequestLogWriter,
 };
 
 export async function startRoles(runtime: Runtime, roles: Role[]): Promise<RunningRole[]> {
   const running: RunningRole[] = [];
-  for (const role of roles) running.push(await STARTERS[role](runtime));
+  for (const role of roles) {
+    const start = STARTERS[role];
+    if (start) running.push(await start(runtime));
+  }
   return running;
 }

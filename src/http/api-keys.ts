@@ -35,7 +35,9 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
         const { type, scopes = [], name = null } = request.body;
         if (type !== 'restricted' && scopes.length > 0) throw new DomainError('invalid_request', 'only restricted keys carry scopes', 'scopes');
         if (type === 'restricted' && scopes.length === 0) throw new DomainError('invalid_request', 'a restricted key needs at least one scope', 'scopes');
-        return { status: 201, body: await accounts.createApiKey(actingAccountId(request), type, scopes, name) };
+        const accountId = actingAccountId(request);
+        if (request.principal!.isAdmin) await accounts.getAccount(accountId); // 404 for an account that does not exist
+        return { status: 201, body: await accounts.createApiKey(accountId, type, scopes, name) };
       },
     },
     {

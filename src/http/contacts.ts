@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import { actingAccountId, assertOwnResource } from './acting';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef, RouteRequest } from './route';
 
@@ -49,7 +49,8 @@ export function contactRoutes(db: Db): RouteDef[] {
       response: { status: 201, description: 'the contact', schema: contactSchema },
       handler: async (request) => {
         const { name, email, bank = null, note = null } = request.body;
-        const [row] = await db('contacts').insert({ id: randomUUID(), account_id: actingAccountId(request), name, email, bank: bank ? JSON.stringify(bank) : null, note }).returning('*');
+        const accountId = await actingAccountIdForWrite(request, db);
+        const [row] = await db('contacts').insert({ id: randomUUID(), account_id: accountId, name, email, bank: bank ? JSON.stringify(bank) : null, note }).returning('*');
         return { status: 201, body: view(row) };
       },
     },

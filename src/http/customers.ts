@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import { actingAccountId, assertOwnResource } from './acting';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
@@ -33,7 +33,7 @@ export function customerRoutes(db: Db): RouteDef[] {
       },
       response: { status: 201, description: 'the new customer (200 with the existing one for a known email)', schema: customerSchema },
       handler: async (request) => {
-        const accountId = actingAccountId(request);
+        const accountId = await actingAccountIdForWrite(request, db);
         const { email, business_name, country_code } = request.body;
         const inserted = await db.raw(
           `INSERT INTO customers (id, account_id, email, business_name, country_code) VALUES (?, ?, ?, ?, ?)

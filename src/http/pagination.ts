@@ -32,13 +32,14 @@ export interface Page<T> {
  * older than the `before` row. Fetches one row more than asked to learn whether more exist.
  */
 export async function keysetPage<Row extends { id: string }>(
-  query: Knex.QueryBuilder, table: string, limit: number, before: string | undefined,
+  query: Knex.QueryBuilder, table: string, limit: number | undefined, before: string | undefined,
 ): Promise<{ rows: Row[]; has_more: boolean; next_cursor: string | null }> {
+  const size = limit ?? LIMIT_DEFAULT; // never unbounded: knex ignores a NaN limit
   if (before) {
     query.whereRaw(`(${table}.created_at, ${table}.id) < (SELECT created_at, id FROM ${table} WHERE id = ?)`, [before]);
   }
-  const rows: Row[] = await query.orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(limit + 1);
-  const has_more = rows.length > limit;
-  const page = has_more ? rows.slice(0, limit) : rows;
+  const rows: Row[] = await query.orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(size + 1);
+  const has_more = rows.length > size;
+  const page = has_more ? rows.slice(0, size) : rows;
   return { rows: page, has_more, next_cursor: has_more ? page[page.length - 1].id : null };
 }

@@ -60,6 +60,11 @@ export interface RouteResult {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /**
+   * False for a provisional answer (a decision still pending): it is not stored as the outcome
+   * of the Idempotency-Key, so a retry with the same key learns the final outcome.
+   */
+  final?: boolean;
 }
 
 export interface RouteDef {

@@ -7,7 +7,8 @@ import type { JsonSchema } from './route';
 
 const bodyAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: false });
 // Query strings and path parameters are text on the wire; let "limit=10" satisfy an integer.
-const textAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: true });
+// Declared defaults apply to absent parameters (an absent `limit` is the default page size).
+const textAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: true, useDefaults: true });
 for (const ajv of [bodyAjv, textAjv]) {
   addFormats(ajv);
   // A schema may name the error code its failure maps to (e.g. invalid_country_code).

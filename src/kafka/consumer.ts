@@ -27,6 +27,8 @@ export interface ConsumerSpec<T> {
   partitionsConsumedConcurrently?: number;
   fromBeginning?: boolean;
   maxBytesPerPartition?: number;
+  /** Called each time this member has joined its group and holds its partitions. */
+  onGroupJoin?: () => void;
 }
 
 export interface ConsumerDeps {
@@ -109,6 +111,7 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
     maxBytesPerPartition: spec.maxBytesPerPartition ?? 1024 * 1024,
     allowAutoTopicCreation: false,
   });
+  if (spec.onGroupJoin) consumer.on(consumer.events.GROUP_JOIN, spec.onGroupJoin);
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: spec.fromBeginning ?? true });
   await consumer.run({

@@ -38,6 +38,9 @@ export function redact(value: unknown): unknown {
 
 const asJson = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(redact(value)));
 
+/** A streamed response (the event stream of GET /v1/notifications) has no body to log. */
+const isStream = (value: unknown): boolean => typeof (value as { pipe?: unknown } | null | undefined)?.pipe === 'function';
+
 export class RequestLogRecorder {
   private queue: RequestLogRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -74,7 +77,7 @@ export class RequestLogRecorder {
       duration_us: Number((process.hrtime.bigint() - startedAt) / 1000n),
       idempotency_key: ctx.state.idempotencyKey ?? null,
       request_body: asJson(ctx.state.requestBody),
-      response_body: asJson(body),
+      response_body: isStream(body) ? null : asJson(body),
       error_code: body && body.success === false && typeof body.error === 'string' ? body.error : null,
       created_at: new Date().toISOString(),
     });

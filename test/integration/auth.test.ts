@@ -177,6 +177,38 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
     const patch = await call(base(), 'PATCH', `/v1/contacts/${contact.body.id}`, { note: 'not yours' }, { token: bob.key, idempotencyKey: randomUUID() });
     expectError(patch, 403, 'cross_account_access_denied');
   });
+
+  it('lets only the master key act for a named account_id', async () => {
+    const alice = await signUp(base());
+    const bob = await signUp(base());
+    const masterKey = testService().runtime.config.masterKey;
+    const customer = () => ({ email: uniqueEmail('customer'), business_name: 'Named Ltd', country_code: 'GB' });
+
+    const table: Array<[string, () => Promise<JsonResponse>, number, string, string]> = [
+      ["a key naming another account in the body", () => call(base(), 'POST', '/v1/customers', { ...customer(), account_id: alice.account.id }, { token: bob.key, idempotencyKey: randomUUID() }), 403, 'cross_account_access_denied', 'account_id'],
+      ["a key naming another account in the query", () => call(base(), 'GET', `/v1/customers?account_id=${alice.account.id}`, undefined, { token: bob.key }), 403, 'cross_account_access_denied', 'account_id'],
+      ["a session naming another account", () => call(base(), 'GET', `/v1/accounts/me/vibans?account_id=${alice.account.id}`, undefined, { token: bob.token }), 403, 'cross_account_access_denied', 'account_id'],
+      ['the master key naming no account', () => call(base(), 'POST', '/v1/customers', customer(), { token: masterKey, idempotencyKey: randomUUID() }), 400, 'invalid_request', 'account_id'],
+      ['the master key naming an unknown account (customer)', () => call(base(), 'POST', '/v1/customers', { ...customer(), account_id: randomUUID() }, { token: masterKey, idempotencyKey: randomUUID() }), 404, 'resource_not_found', 'account_id'],
+      ['the master key naming an unknown account (contact)', () => call(base(), 'POST', '/v1/contacts', { name: 'N', email: uniqueEmail(), account_id: randomUUID() }, { token: masterKey, idempotencyKey: randomUUID() }), 404, 'resource_not_found', 'account_id'],
+    ];
+    for (const [what, request, status, code, details] of table) expectError(await request(), status, code, details, what);
+
+    const ownName = await call(base(), 'POST', '/v1/customers', { ...customer(), account_id: bob.account.id }, { token: bob.key, idempotencyKey: randomUUID() });
+    assert.equal(ownName.status, 201, 'naming its own account is allowed');
+    const byMaster = await call(base(), 'POST', '/v1/customers', { ...customer(), account_id: alice.account.id }, { token: masterKey, idempotencyKey: randomUUID() });
+    assert.equal(byMaster.status, 201, JSON.stringify(byMaster.body));
+    assert.equal(byMaster.body.account_id, alice.account.id);
+    const alicesList = await call(base(), 'GET', '/v1/customers', undefined, { token: alice.key });
+    assert.deepEqual(alicesList.body.data.map((c: { id: string }) => c.id), [byMaster.body.id]);
+    const bobsList = await call(base(), 'GET', '/v1/customers', undefined, { token: bob.key });
+    assert.deepEqual(bobsList.body.data.map((c: { id: string }) => c.id), [ownName.body.id], 'nothing was created for bob by the refused requests');
+
+    const unknownKeyAccount = await call(base(), 'POST', '/v1/api-keys', { type: 'secret', account_id: randomUUID() }, { token: masterKey, idempotencyKey: randomUUID() });
+    expectError(unknownKeyAccount, 404, 'resource_not_found');
+    const keyForAlice = await createKey(base(), masterKey, 'publishable', undefined, alice.account.id);
+    assert.equal((await call(base(), 'GET', '/v1/accounts/me', undefined, { token: keyForAlice.key })).body.id, alice.account.id);
+  });
 });
 
 describe('sandbox accounts and sessions (DESIGN.md section 5)', () => {

@@ -1,0 +1,130 @@
+// The ledger consumer: the only writer of money (DESIGN.md section 3). A batch of commands is
+// decided and written in one Postgres transaction (postings, balances, transfers, processed
+// command ids, outbox); offsets are committed by the runner only after this resolves. After
+// commit the outbox rows and the replies are published; a redelivered command changes nothing
+// and re-sends its stored reply.
+import { BalanceBook } from '../../ledger/balances';
+import { decideFaucetCredit, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
+import type { LedgerCommandEnvelope, LedgerReplyEnvelope } from '../../ledger/messages';
+import {
+  accountFactsByBank, accountFactsByEmail, accountFactsById, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
+  markPublished, processedReplies, readTransfers, writeBatch, type BatchWrite, type EntryWrite, type StoredReply,
+} from '../../ledger/store';
+import type { TransferRecord } from '../../ledger/transfers';
+import type { Delivered } from '../../src/kafka/consumer';
+import { TOPICS } from '../../src/kafka/topics';
+import type { Runtime } from '../../src/runtime';
+import { entryRow, eventRow, partnerCommandRow, toTopicMessages } from './outbox';
+import { ledgerAccountsOf, parseCommand, recipientOf, type BatchFacts, type ParsedCommand } from './plan';
+
+function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCommand[] {
+  const seen = new Set<string>();
+  const commands: ParsedCommand[] = [];
+  for (const message of messages) {
+    if (seen.has(message.value.id)) continue;
+    seen.add(message.value.id);
+    commands.push(parseCommand(message.value));
+  }
+  return commands;
+}
+
+async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise<BatchFacts> {
+  const creates = commands.flatMap((c) => (c.type === 'transfer.create' ? [c.payload] : []));
+  const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
+  const senderIds = commands.filter((c) => c.type === 'transfer.create').map((c) => c.envelope.account_id);
+  const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
+  const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
+  const [accountsById, accountsByEmail, accountsByBank, transfers] = await Promise.all([
+    accountFactsById(runtime.db, [...new Set(senderIds)]),
+    accountFactsByEmail(runtime.db, [...new Set(emails)]),
+    accountFactsByBank(runtime.db, banks),
+    readTransfers(runtime.db, results, false),
+  ]);
+  return { accountsById, accountsByEmail, accountsByBank, transfers };
+}
+
+function decide(command: ParsedCommand, facts: BatchFacts, transfers: Map<string, TransferRecord>, book: BalanceBook, now: Date): Decision {
+  switch (command.type) {
+    case 'faucet.credit':
+      return decideFaucetCredit(command.envelope.account_id, command.payload, book);
+    case 'transfer.create':
+      return decideTransferCreate(command.envelope.id, command.payload, {
+        sender: facts.accountsById.get(command.envelope.account_id) ?? null,
+        recipient: recipientOf(command.payload, facts, bankKey),
+      }, book, now);
+    case 'transfer.partner_result':
+      return decidePartnerResult(command.payload, transfers.get(command.payload.transfer_id) ?? null, book, now);
+  }
+}
+
+interface BatchOutcome {
+  replies: Array<{ command: ParsedCommand; reply: StoredReply }>;
+  outboxSeqs: string[];
+  outbox: BatchWrite['outbox'];
+}
+
+async function applyBatch(runtime: Runtime, commands: ParsedCommand[], facts: BatchFacts): Promise<BatchOutcome> {
+  const refs = commands.flatMap((c) => ledgerAccountsOf(c, facts, bankKey));
+  await ensureLedgerAccounts(runtime.db, refs);
+  const environment = runtime.config.environment;
+  return runtime.db.transaction(async (trx) => {
+    // Lock order, the same in every batch: transfers by id, then ledger accounts by code.
+    const transfers = await readTransfers(trx, [...facts.transfers.keys()], true);
+    const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+    const now = new Date();
+    const write: BatchWrite = { entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], processed: [], outbox: [], now };
+    const replies: BatchOutcome['replies'] = [];
+    const changed = new Map<string, TransferRecord>();
+    for (const command of commands) {
+      const decision = decide(command, facts, transfers, book, now);
+      for (const { entry, postings } of decision.entries) {
+        const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, postings };
+        write.entries.push(applied);
+        write.outbox.push(entryRow(applied, now));
+      }
+      if (decision.transfer) {
+        if (decision.transferIsNew) write.newTransfers.push(decision.transfer);
+        else changed.set(decision.transfer.id, decision.transfer);
+        transfers.set(decision.transfer.id, decision.transfer);
+      }
+      write.transitions.push(...decision.transitions);
+      write.outbox.push(...decision.events.map((e) => eventRow(e, environment, now)));
+      if (decision.partnerCommand) {
+        const { partner, accountId, payload } = decision.partnerCommand;
+        write.outbox.push(partnerCommandRow(partner, accountId, payload, now));
+      }
+      write.processed.push({ commandId: command.envelope.id, type: command.type, status: decision.reply.status, body: decision.reply.body });
+      replies.push({ command, reply: decision.reply });
+    }
+    write.changedTransfers = [...changed.values()];
+    write.balances = book.changedAccounts();
+    const outboxSeqs = await writeBatch(trx, write);
+    return { replies, outboxSeqs, outbox: write.outbox };
+  });
+}
+
+function replyRow(command: ParsedCommand, reply: StoredReply) {
+  const envelope: LedgerReplyEnvelope = {
+    command_id: command.envelope.id, reply_to: command.envelope.reply_to, status: reply.status, body: JSON.stringify(reply.body),
+  };
+  return { topic: TOPICS.ledgerReplies, key: command.envelope.id, payload: envelope };
+}
+
+export async function handleLedgerBatch(runtime: Runtime, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
+  const all = uniqueCommands(messages);
+  const done = await processedReplies(runtime.db, all.map((c) => c.envelope.id));
+  const fresh = all.filter((c) => !done.has(c.envelope.id));
+  const outcome = fresh.length > 0
+    ? await applyBatch(runtime, fresh, await gatherFacts(runtime, fresh))
+    : { replies: [], outboxSeqs: [], outbox: [] };
+
+  // After commit: replies (stored ones again for redelivered commands) and the outbox. A crash
+  // here leaves the outbox rows unpublished; the sweeper publishes them.
+  const replies = [
+    ...all.filter((c) => done.has(c.envelope.id) && c.envelope.reply_to).map((c) => replyRow(c, done.get(c.envelope.id)!)),
+    ...outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.reply)),
+  ];
+  const topicMessages = await toTopicMessages(runtime, [...outcome.outbox, ...replies]);
+  if (topicMessages.length > 0) await runtime.producer.sendBatch({ topicMessages, acks: -1 });
+  await markPublished(runtime.db, outcome.outboxSeqs);
+}

@@ -1,0 +1,54 @@
+// Turns a decision's events, entries and partner instructions into outbox rows, and publishes
+// outbox rows to Kafka after the transaction that wrote them has committed.
+import { randomUUID } from 'node:crypto';
+import type { Message, TopicMessages } from 'kafkajs';
+import type { EventDraft } from '../../ledger/decide';
+import type { DomainEventEnvelope, PartnerCommandEnvelope, TransferExecute } from '../../ledger/messages';
+import type { EntryWrite, OutboxWrite } from '../../ledger/store';
+import { TOPICS } from '../../src/kafka/topics';
+import type { Runtime } from '../../src/runtime';
+
+export function eventRow(event: EventDraft, environment: string, now: Date): OutboxWrite {
+  const envelope: DomainEventEnvelope = {
+    id: randomUUID(), type: event.type, created_at: now.toISOString(), environment,
+    resource_type: event.resourceType, resource_id: event.resourceId, account_id: event.accountId,
+    data: {
+      id: event.resourceId, status: event.status, amount: event.amount, currency: event.currency,
+      attributes: event.attributes ? JSON.stringify(event.attributes) : null,
+    },
+  };
+  return { id: envelope.id, topic: TOPICS.domainEvents, key: event.resourceId, accountId: event.accountId, payload: envelope };
+}
+
+export function entryRow(entry: EntryWrite, now: Date): OutboxWrite {
+  return {
+    id: entry.id, topic: TOPICS.ledgerEntries, key: entry.id, accountId: null,
+    payload: {
+      id: entry.id, kind: entry.kind, command_id: entry.commandId, transfer_id: entry.transferId, created_at: now.toISOString(),
+      postings: entry.postings.map((p) => ({
+        ledger_account_id: p.ledgerAccountId, ledger_account_code: p.ref.code, account_id: p.ref.accountId,
+        currency: p.ref.currency, amount: p.amount.toFixed(),
+      })),
+    },
+  };
+}
+
+export function partnerCommandRow(partner: string, accountId: string, payload: TransferExecute, now: Date): OutboxWrite {
+  const envelope: PartnerCommandEnvelope = {
+    id: `execute:${payload.transfer_id}:${payload.attempt}`, type: 'transfer.execute', partner, resource_id: payload.transfer_id,
+    account_id: accountId, issued_at: now.toISOString(), payload: JSON.stringify(payload),
+  };
+  return { id: randomUUID(), topic: TOPICS.partnerCommands, key: payload.transfer_id, accountId: null, payload: envelope };
+}
+
+/** Encodes rows for Kafka, grouped by topic, for one sendBatch. */
+export async function toTopicMessages(runtime: Runtime, rows: Array<{ topic: string; key: string; payload: unknown }>): Promise<TopicMessages[]> {
+  const byTopic = new Map<string, Message[]>();
+  for (const row of rows) {
+    const topic = runtime.names.full(row.topic);
+    const list = byTopic.get(topic) ?? [];
+    list.push({ key: row.key, value: await runtime.codec.encode(row.topic, row.payload) });
+    byTopic.set(topic, list);
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}

@@ -1,0 +1,65 @@
+// Reads the commands of a batch and works out what the ledger needs to know before it locks
+// anything: account facts, transfers, and the ledger accounts each command will touch.
+import { available, faucetEquity, pending, type LedgerAccountRef } from '../../ledger/chart';
+import type { AccountFacts } from '../../ledger/decide';
+import type { FaucetCredit, LedgerCommandEnvelope, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { TransferRecord } from '../../ledger/transfers';
+import { PoisonMessageError } from '../../src/kafka/consumer';
+
+export type ParsedCommand =
+  | { envelope: LedgerCommandEnvelope; type: 'faucet.credit'; payload: FaucetCredit }
+  | { envelope: LedgerCommandEnvelope; type: 'transfer.create'; payload: TransferCreate }
+  | { envelope: LedgerCommandEnvelope; type: 'transfer.partner_result'; payload: TransferPartnerResult };
+
+export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(envelope.payload);
+  } catch {
+    throw new PoisonMessageError(`command ${envelope.id} has a payload that is not JSON`);
+  }
+  switch (envelope.type) {
+    case 'faucet.credit': return { envelope, type: envelope.type, payload: payload as FaucetCredit };
+    case 'transfer.create': return { envelope, type: envelope.type, payload: payload as TransferCreate };
+    case 'transfer.partner_result': return { envelope, type: envelope.type, payload: payload as TransferPartnerResult };
+    default: throw new PoisonMessageError(`unknown command type "${String(envelope.type)}"`);
+  }
+}
+
+export interface BatchFacts {
+  accountsById: Map<string, AccountFacts>;
+  accountsByEmail: Map<string, AccountFacts>;
+  accountsByBank: Map<string, AccountFacts>;
+  transfers: Map<string, TransferRecord>;
+}
+
+/** The recipient a transfer command names, if the ledger knows the account. */
+export function recipientOf(command: TransferCreate, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
+  if (command.type === 'internal') return facts.accountsByEmail.get(command.recipient_email!.toLowerCase()) ?? null;
+  const bank = command.recipient!.bank;
+  return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
+}
+
+/** Every ledger account a command may post to, so the batch can lock them all up front. */
+export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bankKey: (n: string, c: string) => string): LedgerAccountRef[] {
+  const accountId = command.envelope.account_id;
+  switch (command.type) {
+    case 'faucet.credit':
+      return [faucetEquity(command.payload.currency), available(accountId, command.payload.currency)];
+    case 'transfer.create': {
+      if (!facts.accountsById.has(accountId)) return []; // refused: no such sender
+      const { currency } = command.payload;
+      const refs = [available(accountId, currency), pending(accountId, currency)];
+      const recipient = recipientOf(command.payload, facts, bankKey);
+      if (recipient) refs.push(available(recipient.id, currency));
+      return refs;
+    }
+    case 'transfer.partner_result': {
+      const transfer = facts.transfers.get(command.payload.transfer_id);
+      if (!transfer) return [];
+      const refs = [available(transfer.account_id, transfer.currency), pending(transfer.account_id, transfer.currency)];
+      if (transfer.recipient_account_id) refs.push(available(transfer.recipient_account_id, transfer.currency));
+      return refs;
+    }
+  }
+}

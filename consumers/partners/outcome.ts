@@ -1,0 +1,118 @@
+// What a partner dispatcher does next with a transfer.execute instruction, given what the
+// partner answered (DESIGN.md section 3: partner results go back to the ledger as commands).
+// Pure: no HTTP, no Kafka, no clock. The dispatcher (dispatcher.ts) does the I/O around it.
+//
+// | partner answer                                    | decision                                   |
+// |---------------------------------------------------|--------------------------------------------|
+// | payment completed                                 | result completed                           |
+// | payment reversed                                  | result rolled_back, partner_reversed       |
+// | payment pending or authorized                     | poll the payment                           |
+// | PartnerError declined                             | result failed, partner_declined            |
+// | PartnerError rejected                             | result failed, partner_rejected            |
+// | PartnerError unexpected                           | result failed, partner_error               |
+// | PartnerError unavailable, attempt < ATTEMPTS_MAX  | requeue (attempt + 1)                      |
+// | PartnerError unavailable, attempt >= ATTEMPTS_MAX | result failed, partner_unavailable         |
+// | poll ran out of time, attempt < ATTEMPTS_MAX      | requeue (attempt + 1)                      |
+// | poll ran out of time, attempt >= ATTEMPTS_MAX     | result failed, partner_timeout             |
+// | no client for the partner slug of the command     | result failed, invalid_partner             |
+// | any other error (a bug)                           | thrown again: the consumer dead-letters it |
+// A result carries the partner payment id when the payment is known (also after a poll).
+import type { TransferExecute, TransferPartnerResult } from '../../ledger/messages';
+import type { PartnerPayment } from '../../src/partners/client';
+import { isPartnerError, type PartnerErrorKind } from '../../src/partners/errors';
+
+/**
+ * How many times one instruction is re-queued (partner unavailable, or no final status within
+ * one poll) before the dispatcher gives up on it with a failed result. The client already retries
+ * an unavailable partner within one attempt (PartnerClient attemptsMax), and a poll waits up to
+ * pollMsMax, so 20 re-queues give a partner that is pending or down some 20 × 5 s before the
+ * transfer fails.
+ */
+export const ATTEMPTS_MAX = 20;
+
+export type PartnerDecision =
+  | { kind: 'result'; result: TransferPartnerResult }
+  | { kind: 'poll'; paymentId: string }
+  | { kind: 'requeue' };
+
+/** What the dispatcher learnt from the partner in one step. */
+export type PartnerAnswer =
+  /** submitPayment or getPayment answered with a payment. */
+  | { kind: 'payment'; payment: PartnerPayment }
+  /** submitPayment or getPayment threw; paymentId when the payment was already known (a poll). */
+  | { kind: 'error'; error: unknown; paymentId: string | null }
+  /** The payment stayed pending or authorized for the whole poll. */
+  | { kind: 'poll_timeout'; paymentId: string }
+  /** The command names a partner the dispatcher has no client for. */
+  | { kind: 'unknown_partner'; partner: string };
+
+const FAILURE_BY_ERROR_KIND: Readonly<Record<Exclude<PartnerErrorKind, 'unavailable'>, { code: string; message: string }>> = {
+  declined: { code: 'partner_declined', message: 'the partner declined the payment' },
+  rejected: { code: 'partner_rejected', message: 'the partner rejected the request' },
+  unexpected: { code: 'partner_error', message: 'the partner answered with an unexpected error' },
+};
+
+function result(
+  command: TransferExecute,
+  outcome: TransferPartnerResult['outcome'],
+  partnerPaymentId: string | null,
+  failure: { code: string; message: string } | null,
+): PartnerDecision {
+  return {
+    kind: 'result',
+    result: {
+      transfer_id: command.transfer_id,
+      outcome,
+      partner_payment_id: partnerPaymentId,
+      failure_code: failure?.code ?? null,
+      failure_message: failure?.message ?? null,
+    },
+  };
+}
+
+/** Requeue while attempts remain; past ATTEMPTS_MAX the transfer fails with `failure`. */
+function requeueOrFail(command: TransferExecute, partnerPaymentId: string | null, failure: { code: string; message: string }): PartnerDecision {
+  if (command.attempt < ATTEMPTS_MAX) return { kind: 'requeue' };
+  return result(command, 'failed', partnerPaymentId, {
+    code: failure.code,
+    message: `${failure.message} (gave up after ${command.attempt + 1} attempts)`,
+  });
+}
+
+function decideOnPayment(command: TransferExecute, payment: PartnerPayment): PartnerDecision {
+  switch (payment.status) {
+    case 'completed':
+      return result(command, 'completed', payment.id, null);
+    case 'reversed':
+      return result(command, 'rolled_back', payment.id, { code: 'partner_reversed', message: 'the partner reversed the payment after executing it' });
+    case 'pending':
+    case 'authorized':
+      return { kind: 'poll', paymentId: payment.id };
+  }
+}
+
+/** @throws the error itself when it is not a PartnerError: a bug, for the dead-letter topic. */
+function decideOnError(command: TransferExecute, error: unknown, paymentId: string | null): PartnerDecision {
+  if (!isPartnerError(error)) throw error;
+  if (error.kind === 'unavailable') {
+    return requeueOrFail(command, paymentId, { code: 'partner_unavailable', message: 'the partner stayed unavailable' });
+  }
+  return result(command, 'failed', paymentId, FAILURE_BY_ERROR_KIND[error.kind]);
+}
+
+/**
+ * The next step for `command` after `answer` (table above).
+ * @throws the answer's error when it is not a PartnerError.
+ */
+export function decidePartnerOutcome(command: TransferExecute, answer: PartnerAnswer): PartnerDecision {
+  switch (answer.kind) {
+    case 'payment':
+      return decideOnPayment(command, answer.payment);
+    case 'error':
+      return decideOnError(command, answer.error, answer.paymentId);
+    case 'poll_timeout':
+      return requeueOrFail(command, answer.paymentId, { code: 'partner_timeout', message: 'the partner gave no final status in time' });
+    case 'unknown_partner':
+      return result(command, 'failed', null, { code: 'invalid_partner', message: `no partner "${answer.partner}"` });
+  }
+}

@@ -1,0 +1,48 @@
+// Runs the partner dispatcher as a member of the `partners` consumer group on partner.commands.
+import type { PartnerCommandEnvelope } from '../../ledger/messages';
+import { startConsumer } from '../../src/kafka/consumer';
+import { TOPICS } from '../../src/kafka/topics';
+import type { RunningRole, Runtime } from '../../src/runtime';
+import {
+  BATCH_MS_MAX_DEFAULT, CONCURRENCY_MAX_DEFAULT, createPartnerClients, handlePartnerBatch, POLL_MS_MAX_DEFAULT,
+  type PartnerDispatcherDeps,
+} from './dispatcher';
+
+/**
+ * Partitions handled at once by one dispatcher process. Partner calls wait on the network (and a
+ * pending payment is polled for up to pollMsMax), so batches of several partitions overlap.
+ */
+export const PARTITIONS_CONSUMED_CONCURRENTLY_DEFAULT = 4;
+
+export interface PartnerDispatcherOptions {
+  /** Where the partners live; defaults to config.mockRailsUrl. */
+  railsUrl?: string;
+  pollMsMax?: number;
+  concurrencyMax?: number;
+  batchMsMax?: number;
+  partitionsConsumedConcurrently?: number;
+}
+
+export async function startPartnerDispatcher(runtime: Runtime, options: PartnerDispatcherOptions = {}): Promise<RunningRole> {
+  const { config } = runtime;
+  const deps: PartnerDispatcherDeps = {
+    producer: runtime.producer,
+    codec: runtime.codec,
+    names: runtime.names,
+    clients: createPartnerClients({
+      railsUrl: options.railsUrl ?? config.mockRailsUrl,
+      clientId: config.partnerClientId,
+      clientSecret: config.partnerClientSecret,
+    }),
+    pollMsMax: options.pollMsMax ?? POLL_MS_MAX_DEFAULT,
+    concurrencyMax: options.concurrencyMax ?? CONCURRENCY_MAX_DEFAULT,
+    batchMsMax: options.batchMsMax ?? BATCH_MS_MAX_DEFAULT,
+  };
+  const consumer = await startConsumer<PartnerCommandEnvelope>(runtime, {
+    groupId: `${runtime.names.prefix}partners`,
+    topic: TOPICS.partnerCommands,
+    partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? PARTITIONS_CONSUMED_CONCURRENTLY_DEFAULT,
+    handleBatch: (messages) => handlePartnerBatch(deps, messages),
+  });
+  return { role: 'partners', stop: () => consumer.disconnect() };
+}

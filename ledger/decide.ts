@@ -1,0 +1,205 @@
+// The ledger's decisions, one command at a time, against the balances of the batch. Expected
+// refusals (insufficient funds, unknown recipient...) are return values with the error body
+// of SPEC.md section 2; a broken invariant is an assertion failure.
+import { randomUUID } from 'node:crypto';
+import type { ErrorCode } from '../src/errors';
+import { ERROR_STATUS } from '../src/errors';
+import { available, pending } from './chart';
+import type { AppliedPosting, BalanceBook } from './balances';
+import type { FaucetCredit, TransferCreate, TransferExecute, TransferPartnerResult } from './messages';
+import { formatAmount, Money, STABLECOINS, type Currency } from './money';
+import { faucetCredit, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer, type EntryDraft } from './postings';
+import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, transferView, type TransferRecord, type TransferStatus } from './transfers';
+
+/** What the ledger knows about an account when it decides. */
+export interface AccountFacts {
+  id: string;
+  kybStatus: string;
+  hasVibans: boolean;
+  hasChainWallet: boolean;
+}
+
+export interface EventDraft {
+  type: string;
+  resourceType: 'transfer' | 'balance';
+  resourceId: string;
+  accountId: string;
+  status: string;
+  amount: string | null;
+  currency: Currency | null;
+  attributes: Record<string, unknown> | null;
+}
+
+export interface PostedEntry {
+  entry: EntryDraft;
+  postings: AppliedPosting[];
+}
+
+export interface Decision {
+  reply: { status: number; body: unknown };
+  entries: PostedEntry[];
+  /** A transfer created by this command, or the new state of an existing one. */
+  transfer: TransferRecord | null;
+  transferIsNew: boolean;
+  transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
+  events: EventDraft[];
+  partnerCommand: { partner: string; accountId: string; payload: TransferExecute } | null;
+}
+
+const emptyDecision = (status: number, body: unknown): Decision => ({
+  reply: { status, body }, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null,
+});
+
+function refusal(code: ErrorCode, message: string, details: string | null = null): Decision {
+  return emptyDecision(ERROR_STATUS[code], { success: false, error: code, message, details });
+}
+
+/** Applies an entry to the batch's balances and records it in the decision. */
+function post(decision: Decision, book: BalanceBook, entry: EntryDraft): void {
+  decision.entries.push({ entry, postings: book.apply(entry) });
+}
+
+function balanceEvent(book: BalanceBook, accountId: string, currency: Currency): EventDraft {
+  const availableBalance = book.balance(available(accountId, currency));
+  const pendingBalance = book.balance(pending(accountId, currency));
+  return {
+    type: 'balance.updated', resourceType: 'balance', resourceId: accountId, accountId, status: 'updated',
+    amount: formatAmount(availableBalance.plus(pendingBalance), currency), currency,
+    attributes: { available: formatAmount(availableBalance, currency), pending: formatAmount(pendingBalance, currency) },
+  };
+}
+
+function transferEvent(record: TransferRecord, status: TransferStatus): EventDraft {
+  return {
+    type: `transfer.${status}`, resourceType: 'transfer', resourceId: record.id, accountId: record.account_id, status,
+    amount: formatAmount(record.amount, record.currency), currency: record.currency,
+    attributes: { partner_payment_id: record.partner_payment_id, failure_code: record.failure_code },
+  };
+}
+
+/** Events name the lifecycle states of SPEC.md section 6; `quoting` has no event type. */
+const EMITTED_STATUSES: readonly TransferStatus[] = ['pending', 'executing', 'completed', 'failed', 'rolled_back'];
+
+function walk(record: TransferRecord, path: TransferStatus[], at: Date, decision: Decision): void {
+  let from: TransferStatus | null = decision.transferIsNew ? null : record.status;
+  for (const to of path) {
+    decision.transitions.push({ transferId: record.id, from, to, at });
+    if (EMITTED_STATUSES.includes(to)) decision.events.push(transferEvent({ ...record, status: to }, to));
+    from = to;
+  }
+  record.status = path[path.length - 1];
+}
+
+export function decideFaucetCredit(accountId: string, command: FaucetCredit, book: BalanceBook): Decision {
+  const amount = new Money(command.amount);
+  const decision = emptyDecision(201, null);
+  post(decision, book, faucetCredit(command.entry_id, accountId, command.currency, amount));
+  const event = balanceEvent(book, accountId, command.currency);
+  decision.reply.body = {
+    id: command.entry_id, account_id: accountId, currency: command.currency, amount: formatAmount(amount, command.currency),
+    balance: { currency: command.currency, available: event.attributes!.available, pending: event.attributes!.pending },
+  };
+  decision.events.push(event);
+  return decision;
+}
+
+export interface TransferFacts {
+  sender: AccountFacts | null;
+  /** Internal: the account registered under recipient_email. External: the account whose vIBAN matches the bank details. */
+  recipient: AccountFacts | null;
+}
+
+/** Checks in order of precedence; the first that fails is the answer. */
+function refuseTransfer(command: TransferCreate, facts: TransferFacts, book: BalanceBook): Decision | null {
+  const { sender, recipient } = facts;
+  if (!sender) return refusal('resource_not_found', 'the sending account does not exist');
+  if (sender.kybStatus !== 'active') return refusal('account_not_active', `the account's KYB status is ${sender.kybStatus}; it must be active to move money`);
+  const stablecoin = STABLECOINS.includes(command.currency);
+  if (stablecoin && !sender.hasChainWallet) {
+    return refusal('sender_no_chain_wallet', `${command.currency} transfers need a chain wallet on the sending account`, 'currency');
+  }
+  if (command.type === 'internal') {
+    if (!recipient) return refusal('recipient_not_found', 'no account is registered under recipient_email', 'recipient_email');
+    if (recipient.id === sender.id) return refusal('invalid_request', 'the recipient is the sending account itself', 'recipient_email');
+    if (!recipient.hasVibans && !recipient.hasChainWallet) {
+      return refusal('phantom_recipient', 'the recipient has no wallet or bank account to receive funds', 'recipient_email');
+    }
+    if (stablecoin && !recipient.hasChainWallet) {
+      return refusal('phantom_recipient', `the recipient has no chain wallet to receive ${command.currency}`, 'recipient_email');
+    }
+  } else {
+    if (!recipient) {
+      return refusal('external_send_blocked', 'sandbox: the bank details match no registered sandbox account', 'recipient.bank.account_number');
+    }
+    if (recipient.id === sender.id) return refusal('invalid_request', 'the bank details are the sending account\'s own', 'recipient.bank.account_number');
+  }
+  if (book.balance(available(sender.id, command.currency)).isLessThan(command.amount)) {
+    return refusal('insufficient_funds', `the available ${command.currency} balance is below the amount`, 'amount');
+  }
+  return null;
+}
+
+export function decideTransferCreate(commandId: string, command: TransferCreate, facts: TransferFacts, book: BalanceBook, now: Date): Decision {
+  const refused = refuseTransfer(command, facts, book);
+  if (refused) return refused;
+  const sender = facts.sender!;
+  const recipient = facts.recipient!;
+  const rail = railFor(command.type, command.currency);
+  const amount = new Money(command.amount);
+  const record: TransferRecord = {
+    id: command.transfer_id, account_id: sender.id, command_id: commandId, type: command.type, status: 'pending',
+    amount: command.amount, currency: command.currency, recipient_account_id: recipient.id,
+    recipient: command.type === 'internal' ? { email: command.recipient_email } : (command.recipient as unknown as Record<string, unknown>),
+    note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
+    estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
+  };
+  const decision = emptyDecision(201, null);
+  decision.transfer = record;
+  decision.transferIsNew = true;
+  const entryId = randomUUID();
+  if (rail === 'book') {
+    post(decision, book, internalTransfer(entryId, record.id, sender.id, recipient.id, command.currency, amount));
+    record.partner_payment_id = `book_${entryId.replace(/-/g, '')}`;
+    record.completed_at = now;
+    walk(record, ['pending', 'quoting', 'executing', 'completed'], now, decision);
+    decision.events.push(balanceEvent(book, sender.id, command.currency), balanceEvent(book, recipient.id, command.currency));
+  } else {
+    post(decision, book, holdForTransfer(entryId, record.id, sender.id, command.currency, amount));
+    walk(record, ['pending', 'quoting', 'executing'], now, decision);
+    decision.events.push(balanceEvent(book, sender.id, command.currency));
+    decision.partnerCommand = {
+      partner: rail, accountId: sender.id,
+      payload: {
+        transfer_id: record.id, amount: formatAmount(amount, command.currency), currency: command.currency, attempt: 0,
+        beneficiary: { ...record.recipient, account_id: recipient.id },
+      },
+    };
+  }
+  decision.reply = { status: 201, body: transferView(record) };
+  return decision;
+}
+
+/** A partner's final answer on an executing transfer; answers for finished transfers change nothing. */
+export function decidePartnerResult(result: TransferPartnerResult, current: TransferRecord | null, book: BalanceBook, now: Date): Decision {
+  if (!current) return refusal('transfer_not_found', 'no such transfer', result.transfer_id);
+  if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision(200, transferView(current));
+  const record: TransferRecord = { ...current, updated_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id };
+  const decision = emptyDecision(200, null);
+  decision.transfer = record;
+  const amount = new Money(record.amount);
+  const entryId = randomUUID();
+  if (result.outcome === 'completed') {
+    post(decision, book, settleTransfer(entryId, record.id, record.account_id, record.recipient_account_id!, record.currency, amount));
+    record.completed_at = now;
+    walk(record, ['completed'], now, decision);
+    decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.currency));
+  } else {
+    post(decision, book, releaseTransfer(entryId, record.id, record.account_id, record.currency, amount));
+    record.failure_code = result.failure_code ?? (result.outcome === 'rolled_back' ? 'partner_reversed' : 'partner_error');
+    record.failure_message = result.failure_message;
+    walk(record, [result.outcome], now, decision);
+    decision.events.push(balanceEvent(book, record.account_id, record.currency));
+  }
+  decision.reply = { status: 200, body: transferView(record) };
+  return decision;
+}

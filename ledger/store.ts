@@ -1,0 +1,175 @@
+// The one module that reads and writes the ledger's tables. Batches lock in one global order
+// (transfers by id, then ledger accounts by code) so concurrent batches never deadlock, and a
+// batch writes each table with one statement.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AccountFacts } from './decide';
+import type { AppliedPosting, LedgerAccountState } from './balances';
+import type { LedgerAccountRef } from './chart';
+import { Money, type Currency } from './money';
+import type { TransferRecord, TransferStatus } from './transfers';
+import { normaliseAccountNumber } from '../src/accounts/vibans';
+
+type Db = Knex | Knex.Transaction;
+
+const FACTS_COLUMNS = `a.id, a.kyb_status,
+  EXISTS (SELECT 1 FROM vibans v WHERE v.account_id = a.id) AS has_vibans,
+  EXISTS (SELECT 1 FROM chain_wallets w WHERE w.account_id = a.id) AS has_chain_wallet`;
+
+interface FactsRow { id: string; kyb_status: string; has_vibans: boolean; has_chain_wallet: boolean }
+const toFacts = (row: FactsRow): AccountFacts => ({ id: row.id, kybStatus: row.kyb_status, hasVibans: row.has_vibans, hasChainWallet: row.has_chain_wallet });
+
+export async function accountFactsById(db: Db, ids: string[]): Promise<Map<string, AccountFacts>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.raw(`SELECT ${FACTS_COLUMNS} FROM accounts a WHERE a.id = ANY(?::uuid[])`, [ids]);
+  return new Map((rows as FactsRow[]).map((r) => [r.id, toFacts(r)]));
+}
+
+/** Keyed by lower-cased email. */
+export async function accountFactsByEmail(db: Db, emails: string[]): Promise<Map<string, AccountFacts>> {
+  if (emails.length === 0) return new Map();
+  const { rows } = await db.raw(`SELECT lower(a.email) AS email_key, ${FACTS_COLUMNS} FROM accounts a WHERE lower(a.email) = ANY(?::text[])`, [emails.map((e) => e.toLowerCase())]);
+  return new Map((rows as Array<FactsRow & { email_key: string }>).map((r) => [r.email_key, toFacts(r)]));
+}
+
+export const bankKey = (accountNumber: string, currency: string): string => `${normaliseAccountNumber(accountNumber)}|${currency}`;
+
+/** Sandbox accounts whose vIBAN matches bank details, keyed by bankKey(account number, currency). */
+export async function accountFactsByBank(db: Db, details: Array<{ accountNumber: string; currency: string }>): Promise<Map<string, AccountFacts>> {
+  if (details.length === 0) return new Map();
+  const numbers = details.map((d) => normaliseAccountNumber(d.accountNumber));
+  const { rows } = await db.raw(
+    `SELECT v.account_number, v.currency, ${FACTS_COLUMNS} FROM vibans v JOIN accounts a ON a.id = v.account_id WHERE v.account_number = ANY(?::text[])`,
+    [numbers],
+  );
+  return new Map((rows as Array<FactsRow & { account_number: string; currency: string }>).map((r) => [bankKey(r.account_number, r.currency), toFacts(r)]));
+}
+
+/**
+ * Creates missing ledger accounts in their own short statement, before the batch transaction:
+ * inserting inside it could wait on another batch's insert while holding row locks.
+ */
+export async function ensureLedgerAccounts(db: Knex, refs: LedgerAccountRef[]): Promise<void> {
+  const unique = [...new Map(refs.map((r) => [r.code, r])).values()].sort((a, b) => (a.code < b.code ? -1 : 1));
+  if (unique.length === 0) return;
+  await db('ledger_accounts')
+    .insert(unique.map((r) => ({ id: randomUUID(), code: r.code, account_id: r.accountId, kind: r.kind, currency: r.currency })))
+    .onConflict('code').ignore();
+}
+
+export async function lockLedgerAccounts(trx: Knex.Transaction, refs: LedgerAccountRef[]): Promise<LedgerAccountState[]> {
+  const byCode = new Map(refs.map((r) => [r.code, r]));
+  const { rows } = await trx.raw(
+    'SELECT id, code, balance FROM ledger_accounts WHERE code = ANY(?::text[]) ORDER BY code FOR UPDATE',
+    [[...byCode.keys()]],
+  );
+  return (rows as Array<{ id: string; code: string; balance: string }>).map((r) => ({ id: r.id, ref: byCode.get(r.code)!, balance: new Money(r.balance) }));
+}
+
+export async function readTransfers(db: Db, ids: string[], lock: boolean): Promise<Map<string, TransferRecord>> {
+  if (ids.length === 0) return new Map();
+  const query = db('transfers').whereIn('id', [...new Set(ids)]).orderBy('id');
+  if (lock) query.forUpdate();
+  const rows: TransferRecord[] = await query;
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export interface StoredReply { status: number; body: unknown }
+
+export async function processedReplies(db: Db, commandIds: string[]): Promise<Map<string, StoredReply>> {
+  if (commandIds.length === 0) return new Map();
+  const rows: Array<{ command_id: string; reply_status: number; reply_body: unknown }> = await db('processed_commands')
+    .whereIn('command_id', commandIds).select('command_id', 'reply_status', 'reply_body');
+  return new Map(rows.map((r) => [r.command_id, { status: r.reply_status, body: r.reply_body }]));
+}
+
+export interface EntryWrite {
+  id: string;
+  kind: string;
+  commandId: string;
+  transferId: string | null;
+  postings: AppliedPosting[];
+}
+
+export interface OutboxWrite {
+  id: string;
+  topic: string;
+  key: string;
+  accountId: string | null;
+  payload: unknown;
+}
+
+export interface BatchWrite {
+  entries: EntryWrite[];
+  balances: LedgerAccountState[];
+  newTransfers: TransferRecord[];
+  changedTransfers: TransferRecord[];
+  transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
+  processed: Array<{ commandId: string; type: string; status: number; body: unknown }>;
+  outbox: OutboxWrite[];
+  now: Date;
+}
+
+const amountText = (amount: InstanceType<typeof Money>) => amount.toFixed();
+
+/** Writes a decided batch; returns the outbox sequence numbers, for marking them published. */
+export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Promise<string[]> {
+  if (batch.entries.length > 0) {
+    await trx('journal_entries').insert(batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, created_at: batch.now })));
+    // All postings of the batch in one statement: the balance trigger checks every entry in it.
+    await trx('postings').insert(batch.entries.flatMap((e) => e.postings.map((p) => ({
+      id: randomUUID(), entry_id: e.id, ledger_account_id: p.ledgerAccountId, account_id: p.ref.accountId,
+      currency: p.ref.currency, amount: amountText(p.amount), balance_after: amountText(p.balanceAfter),
+      transfer_id: e.transferId, created_at: batch.now,
+    }))));
+  }
+  if (batch.balances.length > 0) {
+    await trx.raw(
+      `UPDATE ledger_accounts AS la SET balance = v.balance::numeric
+       FROM unnest(?::uuid[], ?::text[]) AS v(id, balance) WHERE la.id = v.id`,
+      [batch.balances.map((b) => b.id), batch.balances.map((b) => amountText(b.balance))],
+    );
+  }
+  if (batch.newTransfers.length > 0) {
+    await trx('transfers').insert(batch.newTransfers.map((t) => ({ ...t, recipient: JSON.stringify(t.recipient) })));
+  }
+  for (const t of batch.changedTransfers) {
+    await trx('transfers').where('id', t.id).update({
+      status: t.status, partner_payment_id: t.partner_payment_id, failure_code: t.failure_code,
+      failure_message: t.failure_message, updated_at: t.updated_at, completed_at: t.completed_at,
+    });
+  }
+  if (batch.transitions.length > 0) {
+    await trx('transfer_transitions').insert(batch.transitions.map((t) => ({ transfer_id: t.transferId, from_status: t.from, to_status: t.to, at: t.at })));
+  }
+  if (batch.processed.length > 0) {
+    await trx('processed_commands').insert(batch.processed.map((p) => ({
+      command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: JSON.stringify(p.body), processed_at: batch.now,
+    })));
+  }
+  if (batch.outbox.length === 0) return [];
+  const inserted: Array<{ seq: string }> = await trx('outbox').insert(batch.outbox.map((o) => ({
+    id: o.id, topic: o.topic, message_key: o.key, account_id: o.accountId, payload: JSON.stringify(o.payload), created_at: batch.now,
+  }))).returning('seq');
+  return inserted.map((r) => r.seq);
+}
+
+export async function markPublished(db: Db, seqs: string[]): Promise<void> {
+  if (seqs.length === 0) return;
+  await db.raw('UPDATE outbox SET published_at = now() WHERE seq = ANY(?::bigint[])', [seqs]);
+}
+
+export interface UnpublishedRow { seq: string; topic: string; message_key: string; payload: unknown }
+
+/** Outbox rows a crashed process left unpublished (older than `ageMs`), oldest first. */
+export async function claimUnpublished(trx: Knex.Transaction, ageMs: number, limit: number): Promise<UnpublishedRow[]> {
+  const { rows } = await trx.raw(
+    `SELECT seq, topic, message_key, payload FROM outbox
+     WHERE published_at IS NULL AND created_at < now() - make_interval(secs => ?)
+     ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED`,
+    [ageMs / 1000, limit],
+  );
+  return rows as UnpublishedRow[];
+}
+
+export type { Currency };

@@ -1,0 +1,66 @@
+// Transfers as the ledger records them (SPEC.md sections 2 and 3).
+import { formatAmount, STABLECOINS, type Currency } from './money';
+
+export const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly TransferStatus[] = ['completed', 'failed', 'rolled_back'];
+
+/** `book` transfers never leave this ledger; the others run on a partner rail. */
+export type Rail = 'book' | 'fiat' | 'chain';
+
+export interface TransferRecord {
+  id: string;
+  account_id: string;
+  command_id: string;
+  type: 'internal' | 'external';
+  status: TransferStatus;
+  amount: string;
+  currency: Currency;
+  recipient_account_id: string | null;
+  recipient: Record<string, unknown>;
+  note: string | null;
+  partner: Rail;
+  partner_payment_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  estimated_arrival: string;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+/**
+ * Sandbox routing (SPEC.md section 1): stablecoins move on the chain rail; fiat to a bank
+ * account goes through the fiat rail; fiat between two users of this service is a book transfer.
+ */
+export function railFor(type: 'internal' | 'external', currency: Currency): Rail {
+  if (STABLECOINS.includes(currency)) return 'chain';
+  return type === 'internal' ? 'book' : 'fiat';
+}
+
+export const ESTIMATED_ARRIVAL: Record<Rail, string> = {
+  book: 'instant',
+  fiat: 'within a minute',
+  chain: 'a few seconds, after one block confirmation',
+};
+
+/** The API representation of a transfer (create response, GET, list, ledger replies). */
+export function transferView(record: TransferRecord) {
+  return {
+    transfer_id: record.id,
+    type: record.type,
+    status: record.status,
+    amount: formatAmount(record.amount, record.currency),
+    currency: record.currency,
+    recipient: record.recipient,
+    note: record.note,
+    estimated_arrival: record.estimated_arrival,
+    partner_payment_id: record.partner_payment_id,
+    failure: record.failure_code ? { code: record.failure_code, message: record.failure_message } : null,
+    created_at: record.created_at.toISOString(),
+    updated_at: record.updated_at.toISOString(),
+    completed_at: record.completed_at ? record.completed_at.toISOString() : null,
+  };
+}
+
+export type TransferView = ReturnType<typeof transferView>;

@@ -1,0 +1,138 @@
+// Reading the ledger back: transactions (the per-account view of the journal), balances, and the
+// sandbox faucet that credits test funds through the ledger.
+import { derivedUuid, type LedgerClient } from '../ledger-client';
+import { amountSchema, CURRENCIES, CURRENCY_SCALE, currencySchema, formatAmount, Money, parseAmount, requireCurrency, SETTLEMENT_CURRENCY, type Amount, type Currency } from '../../ledger/money';
+import type { Environment } from '../config';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { accountIdQuerySchema, actingAccountId, assertOwnResource } from './acting';
+import { beforeSchema, limitSchema, listResponseSchema } from './pagination';
+import type { RouteDef } from './route';
+
+interface TransactionRow {
+  id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
+  amount: string; balance_after: string; created_at: Date; transfer_status: string | null;
+}
+
+const transactionSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' }, entry_id: { type: 'string' }, type: { type: 'string' }, transfer_id: { type: ['string', 'null'] },
+    direction: { type: 'string', enum: ['credit', 'debit'] }, amount: { type: 'string' }, currency: { type: 'string' },
+    status: { type: 'string' }, balance_after: { type: 'string' }, created_at: { type: 'string' },
+  },
+};
+
+const transactionView = (row: TransactionRow) => {
+  const amount = new Money(row.amount);
+  return {
+    id: row.id, entry_id: row.entry_id, type: row.kind, transfer_id: row.transfer_id,
+    direction: amount.isNegative() ? 'debit' : 'credit',
+    amount: formatAmount(amount.abs(), row.currency), currency: row.currency,
+    status: row.transfer_status ?? 'completed',
+    balance_after: formatAmount(row.balance_after, row.currency),
+    created_at: row.created_at.toISOString(),
+  };
+};
+
+// Transactions are the postings on the account's `available` ledger accounts.
+const TRANSACTIONS_SQL = `
+  SELECT p.id, p.seq, p.entry_id, je.kind, p.transfer_id, p.account_id, p.currency, p.amount, p.balance_after, p.created_at,
+         t.status AS transfer_status
+  FROM postings p
+  JOIN ledger_accounts la ON la.id = p.ledger_account_id AND la.kind = 'available'
+  JOIN journal_entries je ON je.id = p.entry_id
+  LEFT JOIN transfers t ON t.id = p.transfer_id`;
+
+export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
+  return [
+    {
+      method: 'GET', path: '/v1/transactions', operationId: 'listTransactions', tag: 'transactions',
+      summary: 'Ledger records of the account, newest first', auth: { kind: 'key', scope: 'transactions:read' },
+      query: { type: 'object', additionalProperties: false, properties: { limit: limitSchema, before: beforeSchema, account_id: accountIdQuerySchema } },
+      response: { status: 200, description: 'a page of transactions', schema: listResponseSchema(transactionSchema) },
+      handler: async (request) => {
+        const accountId = actingAccountId(request);
+        const limit: number = request.query.limit;
+        const bindings: Array<string | number> = [accountId];
+        let cursor = '';
+        if (request.query.before) {
+          cursor = 'AND p.seq < (SELECT seq FROM postings WHERE id = ? AND account_id = ?)';
+          bindings.push(request.query.before, accountId);
+        }
+        bindings.push(limit + 1);
+        const { rows } = await db.raw(`${TRANSACTIONS_SQL} WHERE p.account_id = ? ${cursor} ORDER BY p.seq DESC LIMIT ?`, bindings);
+        const has_more = rows.length > limit;
+        const page = (rows as TransactionRow[]).slice(0, limit);
+        return { status: 200, body: { data: page.map(transactionView), has_more, next_cursor: has_more ? page[page.length - 1].id : null } };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/transactions/{id}', operationId: 'getTransaction', tag: 'transactions',
+      summary: 'One ledger record', auth: { kind: 'key', scope: 'transactions:read' },
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: { status: 200, description: 'the transaction', schema: transactionSchema },
+      handler: async (request) => {
+        const { rows } = await db.raw(`${TRANSACTIONS_SQL} WHERE p.id = ?`, [request.params.id]);
+        const row = rows[0] as TransactionRow | undefined;
+        if (!row) throw new DomainError('resource_not_found', 'no such transaction', request.params.id);
+        assertOwnResource(request, row.account_id, row.id);
+        return { status: 200, body: transactionView(row) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/accounts/me/balance', operationId: 'getMyBalance', tag: 'accounts',
+      summary: 'Balance totals per settlement currency (dashboard)', auth: { kind: 'dashboard' },
+      query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
+      response: { status: 200, description: 'the totals', schema: { type: 'object', properties: { totals: { type: 'array' }, breakdown: { type: 'array' } } } },
+      handler: async (request) => {
+        const rows: Array<{ kind: 'available' | 'pending'; currency: Currency; balance: string }> = await db('ledger_accounts')
+          .where('account_id', actingAccountId(request)).select('kind', 'currency', 'balance');
+        return { status: 200, body: balanceTotals(rows) };
+      },
+    },
+    {
+      method: 'POST', path: '/v1/sandbox/faucet', operationId: 'sandboxFaucet', tag: 'sandbox',
+      summary: "Credit test funds to the caller's account through the ledger", auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
+      body: {
+        type: 'object', additionalProperties: false, required: ['currency', 'amount'],
+        properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
+      },
+      response: { status: 201, description: 'the credit and the new balance', schema: { type: 'object' } },
+      handler: async (request) => {
+        if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'the faucet exists only in the sandbox');
+        const accountId = actingAccountId(request);
+        const currency = requireCurrency(request.body.currency);
+        const amount = parseAmount(request.body.amount, currency);
+        const commandId = derivedUuid('faucet.credit', accountId, request.idempotencyKey!);
+        const reply = await ledger.execute('faucet.credit', commandId, accountId, { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() }, replyTimeoutMs);
+        if (!reply) return { status: 202, final: false, body: { status: 'pending', currency, amount: formatAmount(amount, currency) } };
+        return { status: reply.status, body: reply.body };
+      },
+    },
+  ];
+}
+
+/**
+ * Totals per settlement currency (SPEC.md section 2): stablecoin rails roll into USD and EUR.
+ * Totals print at the settlement currency's scale, rounded down so they never overstate funds;
+ * `breakdown` gives each rail at its full scale.
+ */
+export function balanceTotals(rows: Array<{ kind: 'available' | 'pending'; currency: Currency; balance: string }>) {
+  const sum = (currency: Currency, kind: 'available' | 'pending') => rows
+    .filter((r) => r.currency === currency && r.kind === kind)
+    .reduce((total, r) => total.plus(r.balance), new Money(0));
+  const settlement = [...new Set(CURRENCIES.map((c) => SETTLEMENT_CURRENCY[c]))];
+  const totals = settlement.map((target) => {
+    const members = CURRENCIES.filter((c) => SETTLEMENT_CURRENCY[c] === target);
+    const availableTotal = members.reduce((t, c) => t.plus(sum(c, 'available')), new Money(0));
+    const pendingTotal = members.reduce((t, c) => t.plus(sum(c, 'pending')), new Money(0));
+    const print = (v: Amount) => v.toFixed(CURRENCY_SCALE[target], Money.ROUND_DOWN);
+    return { currency: target, amount: print(availableTotal.plus(pendingTotal)), available: print(availableTotal), pending: print(pendingTotal) };
+  });
+  const breakdown = CURRENCIES.filter((c) => rows.some((r) => r.currency === c)).map((currency) => ({
+    currency, settlement_currency: SETTLEMENT_CURRENCY[currency],
+    available: formatAmount(sum(currency, 'available'), currency), pending: formatAmount(sum(currency, 'pending'), currency),
+  }));
+  return { totals, breakdown };
+}

@@ -1,0 +1,87 @@
+// The event stream GET /v1/notifications (SPEC.md sections 4 "Event stream" and 6): a
+// dashboard route (session JWT, or the master key naming account_id; developer keys get 403
+// dashboard_access_denied from the auth layer) answering with server-sent events of the
+// account's domain events. A client that reconnects with Last-Event-ID (header, or the
+// last_event_id query parameter) first gets every event after that id from Postgres.
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import type { NotificationHub } from '../notifications/hub';
+import { eventsAfter, findEventSeq } from '../notifications/store';
+import { eventStreamBody, REPLAY_EVENTS_MAX, type Replay } from '../notifications/stream';
+import { accountIdQuerySchema, actingAccountId } from './acting';
+import type { RouteDef, RouteRequest } from './route';
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const SSE_HEADERS: Record<string, string> = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no', // nginx and the like: do not buffer the stream
+};
+
+interface Cursor {
+  eventId: string;
+  /** Where the client gave it, named in the error's `details`. */
+  field: 'Last-Event-ID' | 'last_event_id';
+}
+
+/**
+ * The client's cursor, from the Last-Event-ID header or else the query; null when neither is given.
+ * @throws DomainError invalid_request (details Last-Event-ID) when the header is not an event id
+ */
+function readCursor(request: RouteRequest): Cursor | null {
+  const header = request.koa.get('last-event-id').trim();
+  if (header !== '') {
+    if (!UUID_PATTERN.test(header)) throw new DomainError('invalid_request', 'Last-Event-ID must be the id (uuid) of an event of this stream', 'Last-Event-ID');
+    return { eventId: header, field: 'Last-Event-ID' };
+  }
+  const query = request.query.last_event_id as string | undefined;
+  return query ? { eventId: query, field: 'last_event_id' } : null;
+}
+
+/**
+ * Where the replay starts. An unknown cursor is an error rather than an empty replay: a payments
+ * client must learn that its cursor is bad instead of silently missing events.
+ * @throws DomainError invalid_request (details: the cursor's field) when the account has no such event
+ */
+async function replayFrom(db: Db, accountId: string, cursor: Cursor | null): Promise<Replay | null> {
+  if (cursor === null) return null;
+  const afterSeq = await findEventSeq(db, accountId, cursor.eventId);
+  if (afterSeq === null) throw new DomainError('invalid_request', `${cursor.field} ${cursor.eventId} is not an event of this account`, cursor.field);
+  return { afterSeq, page: (after, limit) => eventsAfter(db, accountId, after, limit) };
+}
+
+export function notificationRoutes(db: Db, hub: NotificationHub, heartbeatMs: number): RouteDef[] {
+  return [
+    {
+      method: 'GET', path: '/v1/notifications', operationId: 'streamNotifications', tag: 'notifications',
+      summary: 'Server-sent event stream of the account\'s transfer, payment and balance events',
+      auth: { kind: 'dashboard' },
+      query: {
+        type: 'object', additionalProperties: false,
+        properties: {
+          account_id: accountIdQuerySchema,
+          last_event_id: { type: 'string', format: 'uuid', description: 'replay the events after this one (alternative to the Last-Event-ID header, which wins)' },
+        },
+      },
+      response: {
+        status: 200, contentType: 'text/event-stream',
+        description: `frames "id: <event id>\\nevent: <type>\\ndata: <event envelope JSON>"; ": heartbeat" comments while idle; a replay of at most ${REPLAY_EVENTS_MAX} events per connection`,
+        schema: { type: 'string' },
+      },
+      errors: ['invalid_request', 'rate_limit_exceeded', 'service_unavailable'],
+      handler: async (request) => {
+        const accountId = actingAccountId(request);
+        const replay = await replayFrom(db, accountId, readCursor(request));
+        // Subscribe before the replay is read: what commits meanwhile arrives live (SPEC.md section 6:
+        // duplicates are dropped by id), so no event falls between replay and live.
+        const subscription = hub.subscribe(accountId);
+        const body = eventStreamBody({ subscription, replay, heartbeatMs });
+        request.koa.req.socket.setTimeout(0); // the stream is long-lived by design
+        request.koa.res.once('close', () => body.destroy()); // the client went away
+        return { status: 200, body, headers: SSE_HEADERS };
+      },
+    },
+  ];
+}

@@ -1,0 +1,139 @@
+// Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
+// returns its decision. It never reads a balance to decide.
+import { derivedUuid, type LedgerClient } from '../ledger-client';
+import type { TransferCreate } from '../../ledger/messages';
+import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
+import { transferView, type TransferRecord } from '../../ledger/transfers';
+import { countryCodeSchema } from '../countries';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { actingAccountId, assertOwnResource } from './acting';
+import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
+import type { RouteDef, RouteRequest, RouteResult } from './route';
+import { bodyValidator } from './validation';
+
+const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
+const bankSchema = {
+  type: 'object', additionalProperties: false, required: ['country', 'bank_name', 'account_number', 'currency'],
+  properties: {
+    country: countryCodeSchema,
+    bank_name: { type: 'string', minLength: 1, maxLength: 200 },
+    account_number: { type: 'string', minLength: 4, maxLength: 64, description: 'an IBAN where applicable' },
+    routing_number: { type: 'string', maxLength: 64 },
+    currency: currencySchema,
+  },
+};
+const recipientSchema = {
+  type: 'object', additionalProperties: false, required: ['email', 'name', 'bank'],
+  properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
+};
+const createBodySchema = {
+  type: 'object', additionalProperties: false, required: ['amount', 'currency'],
+  description: 'internal when recipient_email is given; external when recipient.bank is given',
+  properties: {
+    recipient_email: emailSchema,
+    recipient: { type: 'object', description: 'bank recipient: email, name, bank' },
+    amount: amountSchema,
+    currency: currencySchema,
+    note: { type: 'string', maxLength: 500 },
+    account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+  },
+};
+// Validated apart, after the shape is known, with paths named from the body's root.
+const validateRecipient = bodyValidator({ type: 'object', properties: { recipient: recipientSchema } });
+
+export const transferSchema = {
+  type: 'object',
+  properties: {
+    transfer_id: { type: 'string', format: 'uuid' },
+    type: { type: 'string', enum: ['internal', 'external'] },
+    status: { type: 'string', enum: ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'] },
+    amount: { type: 'string' }, currency: { type: 'string' }, recipient: { type: 'object' }, note: { type: ['string', 'null'] },
+    estimated_arrival: { type: 'string' }, partner_payment_id: { type: ['string', 'null'] }, failure: { type: ['object', 'null'] },
+    created_at: { type: 'string' }, updated_at: { type: 'string' }, completed_at: { type: ['string', 'null'] },
+  },
+};
+
+/** Detects the transfer type from the body shape (SPEC.md section 1) and validates that shape. */
+export function transferCommand(body: any, transferId: string): TransferCreate {
+  const currency = requireCurrency(body.currency);
+  const amount = parseAmount(body.amount, currency);
+  const hasEmail = body.recipient_email !== undefined;
+  const hasBank = body.recipient !== undefined;
+  if (hasEmail === hasBank) {
+    throw new DomainError('invalid_request', 'give either recipient_email (internal transfer) or recipient with bank details (external transfer)', hasEmail ? 'recipient' : 'recipient_email');
+  }
+  const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null };
+  if (hasEmail) return { ...base, type: 'internal', recipient_email: body.recipient_email };
+  validateRecipient({ recipient: body.recipient });
+  const bankCurrency = requireCurrency(body.recipient.bank.currency, 'recipient.bank.currency');
+  if (bankCurrency !== currency) {
+    throw new DomainError('invalid_currency', 'currency must match recipient.bank.currency: cross-currency transfers are not available yet', 'currency');
+  }
+  return { ...base, type: 'external', recipient: body.recipient };
+}
+
+/** The answer while the ledger has not decided yet: accepted, not created; retry to learn more. */
+function lateDecision(command: TransferCreate): RouteResult {
+  return {
+    status: 202,
+    final: false,
+    body: {
+      transfer_id: command.transfer_id, type: command.type, status: 'pending', amount: formatAmount(command.amount, command.currency),
+      currency: command.currency, estimated_arrival: 'pending the ledger decision', partner_payment_id: null,
+    },
+  };
+}
+
+export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: number): RouteDef[] {
+  const getOwn = async (request: RouteRequest): Promise<TransferRecord> => {
+    const row: TransferRecord | undefined = await db('transfers').where('id', request.params.id).first();
+    if (!row) throw new DomainError('transfer_not_found', 'no such transfer', request.params.id);
+    assertOwnResource(request, row.account_id, row.id);
+    return row;
+  };
+  return [
+    {
+      method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
+      summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank)',
+      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
+      body: createBodySchema,
+      response: { status: 201, description: 'the transfer (200 on replay; 202 while the ledger has not decided yet)', schema: transferSchema },
+      errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency'],
+      handler: async (request) => {
+        const accountId = actingAccountId(request);
+        const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
+        const command = transferCommand(request.body, derivedUuid('transfer', commandId));
+        const reply = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);
+        return reply ? { status: reply.status, body: reply.body } : lateDecision(command);
+      },
+    },
+    {
+      method: 'GET', path: '/v1/transfers', operationId: 'listTransfers', tag: 'transfers',
+      summary: "The caller's transfers, newest first", auth: { kind: 'key', scope: 'transfers:read' },
+      query: listQuerySchema({ status: { type: 'string', enum: ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'] }, account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
+      response: { status: 200, description: 'a page of transfers', schema: listResponseSchema(transferSchema) },
+      handler: async (request) => {
+        const query = db('transfers').where('account_id', actingAccountId(request)).select('*');
+        if (request.query.status) query.where('status', request.query.status);
+        const page = await keysetPage<TransferRecord>(query, 'transfers', request.query.limit, request.query.before);
+        return { status: 200, body: { data: page.rows.map(transferView), has_more: page.has_more, next_cursor: page.next_cursor } };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/transfers/{id}', operationId: 'getTransfer', tag: 'transfers',
+      summary: 'One transfer, with its status history', auth: { kind: 'key', scope: 'transfers:read' },
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: { status: 200, description: 'the transfer', schema: transferSchema },
+      errors: ['transfer_not_found', 'cross_account_access_denied'],
+      handler: async (request) => {
+        const row = await getOwn(request);
+        const history = await db('transfer_transitions').where('transfer_id', row.id).orderBy('seq').select('from_status', 'to_status', 'at');
+        return {
+          status: 200,
+          body: { ...transferView(row), status_history: history.map((h) => ({ from: h.from_status, to: h.to_status, at: (h.at as Date).toISOString() })) },
+        };
+      },
+    },
+  ];
+}

@@ -1,0 +1,254 @@
+// The partner dispatcher end to end: partner commands (Avro, real broker and registry) in, calls
+// to the mock rails over HTTP + OAuth 2.0, partner results out on ledger.commands. The test has
+// a runtime and topics of its own (prefix "<test prefix>dispatch."), so the service started by
+// the root hooks never sees these commands.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Consumer } from 'kafkajs';
+import { startPartnerDispatcher } from '../../consumers/partners/runner';
+import { ATTEMPTS_MAX } from '../../consumers/partners/outcome';
+import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
+import type { Currency } from '../../ledger/money';
+import { loadConfig, type Config } from '../../src/config';
+import { createKafka } from '../../src/kafka/client';
+import { deadLetterTopic, TopicNames, TOPICS } from '../../src/kafka/topics';
+import { startMockRails, type MockRails } from '../../src/mock-rails/server';
+import { PartnerClient } from '../../src/partners/client';
+import { openRuntime, type RunningRole, type Runtime } from '../../src/runtime';
+import { eventually } from '../support/http';
+
+/** Long enough for a chain confirmation (CHAIN_CONFIRM_MS, 150 ms by default), short for tests. */
+const POLL_MS_MAX = 1_000;
+const WAIT_MS_MAX = 20_000;
+
+interface ResultCommand {
+  key: string | null;
+  envelope: LedgerCommandEnvelope;
+  result: TransferPartnerResult;
+}
+
+interface RailStats { token_requests: number; submit_attempts: number; rejected_tokens: number }
+
+/**
+ * Creates this test's topics and waits until every partition has a leader. kafkajs's own
+ * waitForLeaders retries only LEADER_NOT_AVAILABLE, and a KRaft broker answers a fresh topic's
+ * metadata with UNKNOWN_TOPIC_OR_PARTITION for a moment, which fails openRuntime now and then;
+ * with the topics in place, openRuntime creates none.
+ */
+async function createSettledTopics(config: Config): Promise<void> {
+  const admin = createKafka(config.kafkaBrokers, 'test-partner-dispatcher-setup').admin();
+  await admin.connect();
+  try {
+    const topics = new TopicNames(config.kafkaTopicPrefix).all();
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((topic) => !existing.has(topic));
+    if (missing.length > 0) {
+      await admin.createTopics({ waitForLeaders: false, topics: missing.map((topic) => ({ topic, numPartitions: config.kafkaPartitions, replicationFactor: 1 })) });
+    }
+    await eventually(async () => {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      return metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)) ? true : undefined;
+    }, 30_000, 'a leader for every partition of the test topics');
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('partner dispatcher on the real broker, registry and mock rails', () => {
+  let runtime: Runtime;
+  let rails: MockRails;
+  let dispatcher: RunningRole;
+  let reader: Consumer;
+  const results: ResultCommand[] = [];
+  const partnerCommands: PartnerCommandEnvelope[] = [];
+  const deadLetters: Array<{ key: string | null; reason: string }> = [];
+  const accountId = randomUUID();
+
+  before(async function () {
+    this.timeout(90_000);
+    const config = loadConfig({ ...process.env, KAFKA_TOPIC_PREFIX: `${process.env.KAFKA_TOPIC_PREFIX ?? 'test.'}dispatch.`, MOCK_RAILS_PORT: '0' });
+    await createSettledTopics(config);
+    runtime = await openRuntime(config);
+    rails = await startMockRails({
+      host: config.host, port: 0, tokenTtlSeconds: config.partnerTokenTtlSeconds,
+      clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
+      redirectUris: [`http://${config.host}:${config.port}/v1/partners/oauth/callback`], chainConfirmMs: config.chainConfirmMs,
+    });
+    dispatcher = await startPartnerDispatcher(runtime, { railsUrl: rails.url, pollMsMax: POLL_MS_MAX });
+
+    const { names } = runtime;
+    const ledgerTopic = names.full(TOPICS.ledgerCommands);
+    const partnerTopic = names.full(TOPICS.partnerCommands);
+    const dlqTopic = names.full(deadLetterTopic(TOPICS.partnerCommands));
+    reader = runtime.kafka.consumer({ groupId: `${names.prefix}reader.${randomUUID()}`, maxWaitTimeInMs: 50 });
+    await reader.connect();
+    await reader.subscribe({ topics: [ledgerTopic, partnerTopic, dlqTopic], fromBeginning: true });
+    await reader.run({
+      eachMessage: async ({ topic, message }) => {
+        const key = message.key?.toString() ?? null;
+        if (topic === dlqTopic) {
+          deadLetters.push({ key, reason: message.headers?.['dlq-reason']?.toString() ?? '' });
+        } else if (topic === ledgerTopic) {
+          const envelope = await runtime.codec.decode<LedgerCommandEnvelope>(message.value!);
+          results.push({ key, envelope, result: JSON.parse(envelope.payload) as TransferPartnerResult });
+        } else {
+          // Every instruction on partner.commands, ours and the dispatcher's re-queues alike.
+          partnerCommands.push(await runtime.codec.decode<PartnerCommandEnvelope>(message.value!));
+        }
+      },
+    });
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    await reader?.disconnect();
+    await dispatcher?.stop();
+    await rails?.stop();
+    await runtime?.close();
+  });
+
+  function partnerCommand(partner: string, amount: string, currency: Currency, attempt = 0): PartnerCommandEnvelope {
+    const transferId = randomUUID();
+    const payload: TransferExecute = {
+      transfer_id: transferId, amount, currency, attempt,
+      beneficiary: { name: 'Ada Lovelace', email: 'ada@example.com' },
+    };
+    return {
+      id: `transfer_execute:${transferId}`, type: 'transfer.execute', partner, resource_id: transferId,
+      account_id: accountId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
+    };
+  }
+
+  async function produce(envelope: PartnerCommandEnvelope): Promise<string> {
+    await runtime.producer.send({
+      topic: runtime.names.full(TOPICS.partnerCommands),
+      acks: -1,
+      messages: [{ key: envelope.resource_id, value: await runtime.codec.encode(TOPICS.partnerCommands, envelope) }],
+    });
+    return envelope.resource_id;
+  }
+
+  function resultsFor(transferId: string): ResultCommand[] {
+    return results.filter((r) => r.result.transfer_id === transferId);
+  }
+
+  /** The one result command of a transfer, checked for the envelope every result carries. */
+  async function resultOf(transferId: string): Promise<TransferPartnerResult> {
+    const [got] = await eventually(async () => {
+      const found = resultsFor(transferId);
+      return found.length > 0 ? found : undefined;
+    }, WAIT_MS_MAX, `the partner result of ${transferId}`);
+    assert.equal(got.key, accountId, 'keyed by the account');
+    assert.equal(got.envelope.id, `partner_result:${transferId}`);
+    assert.equal(got.envelope.type, 'transfer.partner_result');
+    assert.equal(got.envelope.account_id, accountId);
+    assert.equal(got.envelope.reply_to, null);
+    assert.ok(!Number.isNaN(Date.parse(got.envelope.issued_at)));
+    return got.result;
+  }
+
+  async function railStats(slug: string): Promise<RailStats> {
+    const response = await fetch(`${rails.url}/${slug}/_control/stats`);
+    assert.equal(response.status, 200);
+    return await response.json() as RailStats;
+  }
+
+  function railClient(slug: string): PartnerClient {
+    const { config } = runtime;
+    return new PartnerClient({ baseUrl: `${rails.url}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret });
+  }
+
+  it('fiat, normal amount: completed, with the partner payment id', async () => {
+    const transferId = await produce(partnerCommand('fiat', '10.00', 'USD'));
+    const result = await resultOf(transferId);
+    assert.equal(result.outcome, 'completed');
+    assert.match(result.partner_payment_id ?? '', /^fiat_/);
+    assert.equal(result.failure_code, null);
+    assert.equal(result.failure_message, null);
+  });
+
+  it('chain, normal amount: pending at submission, polled until the chain confirms, completed', async () => {
+    const transferId = await produce(partnerCommand('chain', '25.000000', 'USDC'));
+    const result = await resultOf(transferId);
+    assert.equal(result.outcome, 'completed');
+    assert.match(result.partner_payment_id ?? '', /^chain_/);
+    const payment = await railClient('chain').getPayment(result.partner_payment_id!);
+    assert.equal(payment.status, 'completed');
+    assert.equal(payment.reference, transferId);
+  });
+
+  it('outage amount (cents 13): completed after the client\'s retries, 3 submits on the rail', async () => {
+    const before = await railStats('fiat');
+    const transferId = await produce(partnerCommand('fiat', '10.13', 'USD'));
+    const result = await resultOf(transferId);
+    assert.equal(result.outcome, 'completed');
+    assert.match(result.partner_payment_id ?? '', /^fiat_/);
+    const after = await railStats('fiat');
+    assert.equal(after.submit_attempts - before.submit_attempts, 3, '2 answered 503, the 3rd succeeded');
+  });
+
+  it('decline amount (cents 66): failed partner_declined, no partner payment', async () => {
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.66', 'USD')));
+    assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'partner_declined', null]);
+    assert.match(result.failure_message ?? '', /declined/);
+  });
+
+  it('reversal amount (cents 99): rolled_back partner_reversed, with the partner payment id', async () => {
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.99', 'USD')));
+    assert.deepEqual([result.outcome, result.failure_code], ['rolled_back', 'partner_reversed']);
+    assert.match(result.partner_payment_id ?? '', /^fiat_/);
+  });
+
+  it('error amount (cents 77): failed partner_error', async () => {
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.77', 'USD')));
+    assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'partner_error', null]);
+  });
+
+  it('unknown partner slug: failed invalid_partner, not a crash', async () => {
+    const result = await resultOf(await produce(partnerCommand('nowhere', '10.00', 'USD')));
+    assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'invalid_partner', null]);
+  });
+
+  it('no final status within the poll: re-queued with attempt + 1, then failed partner_timeout past ATTEMPTS_MAX', async () => {
+    // Claimless payments stay pending until the payee opens the link; start one attempt short of
+    // the limit so the test sees one re-queue and then the give-up.
+    const transferId = await produce(partnerCommand('claimless', '10.00', 'USD', ATTEMPTS_MAX - 1));
+    const attemptOf = (envelope: PartnerCommandEnvelope) => (JSON.parse(envelope.payload) as TransferExecute).attempt;
+    const again = await eventually(
+      async () => partnerCommands.find((e) => e.resource_id === transferId && attemptOf(e) === ATTEMPTS_MAX),
+      WAIT_MS_MAX, 'the re-queued instruction',
+    );
+    assert.equal(again.id, `transfer_execute:${transferId}`, 'the same instruction, its attempt counted');
+    const result = await resultOf(transferId);
+    assert.deepEqual([result.outcome, result.failure_code], ['failed', 'partner_timeout']);
+    assert.equal(partnerCommands.filter((e) => e.resource_id === transferId).length, 2, 'one re-queue, then the result');
+    assert.match(result.partner_payment_id ?? '', /^claimless_/);
+    assert.equal((await railClient('claimless').getPayment(result.partner_payment_id!)).status, 'pending');
+  });
+
+  it('a redelivered command: results with the same command id, and one payment on the rail', async () => {
+    const command = partnerCommand('fiat', '42.00', 'EUR');
+    const transferId = await produce(command);
+    await resultOf(transferId);
+    await produce(command);
+    const both = await eventually(async () => {
+      const found = resultsFor(transferId);
+      return found.length >= 2 ? found : undefined;
+    }, WAIT_MS_MAX, 'the result of the second delivery');
+    assert.equal(both[1].envelope.id, both[0].envelope.id, 'the ledger drops the second result by command id');
+    assert.deepEqual(both[1].result, both[0].result);
+    // The partner deduplicates by reference: submitting it once more returns that same payment.
+    const payment = await railClient('fiat').submitPayment({ reference: transferId, amount: '42.00', currency: 'EUR' });
+    assert.equal(payment.id, both[0].result.partner_payment_id);
+  });
+
+  it('a malformed command goes to the dead-letter topic; the ones after it still get results', async () => {
+    const broken = { ...partnerCommand('fiat', '10.00', 'USD'), payload: '{not json' };
+    await produce(broken);
+    const transferId = await produce(partnerCommand('fiat', '11.00', 'USD'));
+    assert.equal((await resultOf(transferId)).outcome, 'completed');
+    const dead = await eventually(async () => deadLetters.find((d) => d.key === broken.resource_id), WAIT_MS_MAX, 'the dead letter');
+    assert.match(dead.reason, /payload is not JSON/);
+    assert.equal(resultsFor(broken.resource_id).length, 0);
+  });
+});

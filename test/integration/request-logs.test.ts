@@ -1,0 +1,187 @@
+// Request logs (SPEC.md section 4 "Request logs"; DESIGN.md section 5): every request is
+// logged through Kafka into Postgres with secrets redacted, and read back by its Request-Id.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Consumer } from 'kafkajs';
+import { startConsumer } from '../../src/kafka/consumer';
+import { TOPICS } from '../../src/kafka/topics';
+import type { RequestLogRecord } from '../../src/request-logs/recorder';
+import { testService } from '../hooks';
+import { createCustomer, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
+import { expectError } from '../support/expect';
+import { call, eventually } from '../support/http';
+
+const LOG_WAIT_MS = 15_000;
+
+/** Waits until the log of `requestId` is readable (by the master key, whose reads log no account). */
+async function loggedRequest(requestId: string): Promise<any> {
+  const { baseUrl, runtime } = testService();
+  return eventually(async () => {
+    const response = await call(baseUrl, 'GET', `/v1/request-logs/${requestId}`, undefined, { token: runtime.config.masterKey });
+    return response.status === 200 ? response.body : undefined;
+  }, LOG_WAIT_MS, `the log of request ${requestId}`);
+}
+
+describe('request logs', () => {
+  const base = () => testService().baseUrl;
+
+  it("returns a request's method, path, status, bodies and idempotency key by its Request-Id", async () => {
+    const owner = await signUp(base());
+    const idempotencyKey = `invoice-${randomUUID()}`;
+    const body = { email: uniqueEmail('customer'), business_name: 'Logged Ltd', country_code: 'IE' };
+    const created = await call(base(), 'POST', '/v1/customers', body, { token: owner.key, idempotencyKey });
+    assert.equal(created.status, 201);
+    const requestId = created.headers.get('request-id')!;
+    assert.match(requestId, /^[0-9a-f-]{36}$/);
+
+    await loggedRequest(requestId);
+    const response = await call(base(), 'GET', `/v1/request-logs/${requestId}`, undefined, { token: owner.key });
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    const entry = response.body;
+    assert.equal(entry.id, requestId);
+    assert.equal(entry.method, 'POST');
+    assert.equal(entry.path, '/v1/customers');
+    assert.equal(entry.status, 201);
+    assert.equal(entry.idempotency_key, idempotencyKey);
+    assert.equal(entry.error_code, null);
+    assert.equal(entry.account_id, owner.account.id);
+    assert.equal(entry.credential_id, owner.keyId);
+    assert.deepEqual(entry.request_body, body);
+    assert.deepEqual(entry.response_body, created.body);
+    assert.ok(Date.parse(entry.created_at) > 0);
+    assert.match(entry.duration_ms, /^\d+\.\d{3}$/);
+  });
+
+  it('logs a failed request with its error code', async () => {
+    const owner = await signUp(base());
+    const failed = await call(base(), 'POST', '/v1/customers', { email: 'not-an-email', business_name: 'X', country_code: 'GB' }, { token: owner.key, idempotencyKey: randomUUID() });
+    expectError(failed, 400, 'invalid_request', 'email');
+    const entry = await loggedRequest(failed.headers.get('request-id')!);
+    assert.equal(entry.status, 400);
+    assert.equal(entry.error_code, 'invalid_request');
+    assert.deepEqual(entry.response_body, failed.body);
+  });
+
+  it('never stores passwords, keys, session tokens or the Authorization header', async () => {
+    const email = uniqueEmail('secrets');
+    const signUpResponse = await call(base(), 'POST', '/v1/sandbox/accounts', { email, password: TEST_PASSWORD, business_name: 'Secret Ltd', country_code: 'GB' });
+    assert.equal(signUpResponse.status, 201);
+    const secretKey: string = signUpResponse.body.api_key.key;
+    const sessionToken: string = signUpResponse.body.session.token;
+
+    const signUpLog = await loggedRequest(signUpResponse.headers.get('request-id')!);
+    assert.equal(signUpLog.request_body.password, '[redacted]');
+    assert.equal(signUpLog.request_body.email, email);
+    assert.equal(signUpLog.response_body.api_key.key, '[redacted]');
+    assert.equal(signUpLog.response_body.api_key.key_hint, signUpResponse.body.api_key.key_hint, 'the hint is not a secret');
+    assert.equal(signUpLog.response_body.session.token, '[redacted]');
+    assert.equal(signUpLog.response_body.account.id, signUpResponse.body.account.id);
+
+    const signIn = await call(base(), 'POST', '/v1/auth/sessions', { email, password: TEST_PASSWORD });
+    const signInLog = await loggedRequest(signIn.headers.get('request-id')!);
+    assert.equal(signInLog.request_body.password, '[redacted]');
+    assert.equal(signInLog.response_body.token, '[redacted]');
+
+    const newKey = await call(base(), 'POST', '/v1/api-keys', { type: 'secret' }, { token: sessionToken, idempotencyKey: randomUUID() });
+    const newKeyLog = await loggedRequest(newKey.headers.get('request-id')!);
+    assert.equal(newKeyLog.response_body.key, '[redacted]');
+
+    const read = await call(base(), 'GET', '/v1/customers', undefined, { token: secretKey });
+    const readLog = await loggedRequest(read.headers.get('request-id')!);
+    const stored = JSON.stringify([signUpLog, signInLog, newKeyLog, readLog]);
+    for (const secret of [TEST_PASSWORD, secretKey, sessionToken, signIn.body.token, newKey.body.key]) {
+      assert.equal(stored.includes(secret), false, 'a secret reached the request log');
+    }
+    assert.equal(/authorization|bearer/i.test(stored), false, 'the Authorization header reached the request log');
+  });
+
+  it('lists the account\'s logs newest first, with has_more, next_cursor and before', async () => {
+    const owner = await signUp(base());
+    const requestIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await createCustomer(base(), owner.key);
+      assert.equal(response.status, 201);
+      requestIds.push(response.headers.get('request-id')!);
+    }
+    for (const id of requestIds) await loggedRequest(id);
+    const [oldest, middle, newest] = requestIds;
+
+    const first = await call(base(), 'GET', '/v1/request-logs?limit=2', undefined, { token: owner.key });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual(first.body.data.map((l: { id: string }) => l.id), [newest, middle]);
+    assert.equal(first.body.has_more, true);
+    assert.equal(first.body.next_cursor, middle);
+
+    const second = await call(base(), 'GET', `/v1/request-logs?limit=2&before=${first.body.next_cursor}`, undefined, { token: owner.key });
+    assert.equal(second.status, 200);
+    assert.deepEqual(second.body.data.map((l: { id: string }) => l.id), [oldest]);
+    assert.equal(second.body.has_more, false);
+    assert.equal(second.body.next_cursor, null);
+
+    const other = await signUp(base());
+    const othersView = await call(base(), 'GET', '/v1/request-logs', undefined, { token: other.key });
+    assert.equal(othersView.body.data.some((l: { id: string }) => requestIds.includes(l.id)), false, 'another account does not see these logs');
+  });
+
+  it('rejects, in order, reads of logs the caller may not see and bad list parameters', async () => {
+    const owner = await signUp(base());
+    const stranger = await signUp(base());
+    const created = await createCustomer(base(), owner.key);
+    const requestId = created.headers.get('request-id')!;
+    await loggedRequest(requestId);
+
+    const table: Array<[string, string, number, string, string | null | undefined]> = [
+      ["another account's log", `/v1/request-logs/${requestId}`, 403, 'cross_account_access_denied', requestId],
+      ['an unknown id', `/v1/request-logs/${randomUUID()}`, 404, 'resource_not_found', undefined],
+      ['an id that is no uuid', '/v1/request-logs/not-a-uuid', 400, 'invalid_request', 'id'],
+      ['limit=0', '/v1/request-logs?limit=0', 400, 'invalid_request', 'limit'],
+      ['limit=201', '/v1/request-logs?limit=201', 400, 'invalid_request', 'limit'],
+      ['limit=ten', '/v1/request-logs?limit=ten', 400, 'invalid_request', 'limit'],
+      ['a cursor that is no uuid', '/v1/request-logs?before=yesterday', 400, 'invalid_request', 'before'],
+    ];
+    for (const [what, path, status, code, details] of table) {
+      expectError(await call(base(), 'GET', path, undefined, { token: stranger.key }), status, code, details, what);
+    }
+    const limits = await call(base(), 'GET', '/v1/request-logs?limit=200', undefined, { token: owner.key });
+    assert.equal(limits.status, 200, 'limit=200 is the maximum, and allowed');
+  });
+
+  it('does not log health probes', async () => {
+    const probe = await call(base(), 'GET', '/healthz');
+    const owner = await signUp(base());
+    const later = await createCustomer(base(), owner.key);
+    // A log sent after the probe has been written, so the probe's, had it been sent, would have had time too.
+    await loggedRequest(later.headers.get('request-id')!);
+    const response = await call(base(), 'GET', `/v1/request-logs/${probe.headers.get('request-id')}`, undefined, { token: testService().runtime.config.masterKey });
+    expectError(response, 404, 'resource_not_found');
+  });
+
+  describe('on Kafka', () => {
+    let consumer: Consumer | null = null;
+    after(async () => { await consumer?.disconnect(); });
+
+    it('publishes each log to the request.logs topic, decodable through the schema registry', async () => {
+      const { runtime } = testService();
+      const received = new Map<string, RequestLogRecord>();
+      consumer = await startConsumer<RequestLogRecord>(runtime, {
+        groupId: `${runtime.names.prefix}request-logs-reader.${randomUUID()}`,
+        topic: TOPICS.requestLogs,
+        fromBeginning: true,
+        handleBatch: async (messages) => { for (const m of messages) received.set(m.value.id, m.value); },
+      });
+      const owner = await signUp(base());
+      const created = await createCustomer(base(), owner.key);
+      const requestId = created.headers.get('request-id')!;
+
+      const message = await eventually(async () => received.get(requestId), LOG_WAIT_MS, 'the request log on Kafka');
+      assert.equal(message.method, 'POST');
+      assert.equal(message.path, '/v1/customers');
+      assert.equal(message.status, 201);
+      assert.equal(message.account_id, owner.account.id);
+      assert.deepEqual(JSON.parse(message.response_body!), created.body);
+      const signUpMessage = await eventually(async () => received.get(owner.requestId), LOG_WAIT_MS, 'the sign-up log on Kafka');
+      assert.equal(JSON.parse(signUpMessage.request_body!).password, '[redacted]');
+      assert.equal(signUpMessage.response_body!.includes(owner.key), false);
+    });
+  });
+});

@@ -1,0 +1,209 @@
+// The wire form of GET /v1/notifications (SPEC.md section 6 envelope as server-sent events), and
+// the stream writer that orders preamble, replay and live events.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { PassThrough } from 'node:stream';
+import type { DomainEventEnvelope } from '../../ledger/messages';
+import { SSE_HEARTBEAT, SSE_PREAMBLE, toPublicEvent, toSseFrame } from '../../src/notifications/frame';
+import { NotificationHub } from '../../src/notifications/hub';
+import type { StoredEvent } from '../../src/notifications/store';
+import { eventStreamBody, type Replay } from '../../src/notifications/stream';
+import { parseSseBlocks, type SseFrame } from '../support/sse';
+
+const ACCOUNT_ID = '9b2f6a9e-4c1d-4f7e-8a51-0d3c2b1a0f99';
+
+function envelope(overrides: Partial<DomainEventEnvelope['data']> = {}, type = 'transfer.completed'): DomainEventEnvelope {
+  const resourceId = randomUUID();
+  return {
+    id: randomUUID(), type, created_at: '2026-11-22T10:00:00.000Z', environment: 'sandbox',
+    resource_type: 'transfer', resource_id: resourceId, account_id: ACCOUNT_ID,
+    data: { id: resourceId, status: 'completed', amount: '10.00', currency: 'USD', attributes: null, ...overrides },
+  };
+}
+
+describe('toSseFrame: one event as a server-sent event (SPEC.md section 6)', () => {
+  it('writes id, event and one data line of the envelope, ended by a blank line', () => {
+    const event = envelope({ attributes: JSON.stringify({ note: 'rent', recipient_email: 'a@example.com' }) });
+    const frame = toSseFrame(event);
+    const lines = frame.split('\n');
+    assert.equal(lines[0], `id: ${event.id}`);
+    assert.equal(lines[1], 'event: transfer.completed');
+    assert.ok(lines[2].startsWith('data: '));
+    assert.deepEqual(lines.slice(3), ['', ''], 'a frame ends with one blank line');
+    assert.deepEqual(JSON.parse(lines[2].slice('data: '.length)), {
+      id: event.id, type: 'transfer.completed', created_at: '2026-11-22T10:00:00.000Z', environment: 'sandbox',
+      resource_type: 'transfer', resource_id: event.resource_id,
+      data: { id: event.resource_id, status: 'completed', amount: '10.00', currency: 'USD', note: 'rent', recipient_email: 'a@example.com' },
+    });
+  });
+
+  it('leaves out the account id: a stream only ever carries its own account', () => {
+    assert.equal('account_id' in toPublicEvent(envelope()), false);
+  });
+
+  // [what, data overrides, expected data (without id)]
+  const dataTable: Array<[string, Partial<DomainEventEnvelope['data']>, Record<string, unknown>]> = [
+    ['amount and currency when set', {}, { status: 'completed', amount: '10.00', currency: 'USD' }],
+    ['no amount or currency when null (balance-less events)', { amount: null, currency: null }, { status: 'completed' }],
+    ['amounts stay decimal strings', { amount: '0.000001', currency: 'USDC' }, { status: 'completed', amount: '0.000001', currency: 'USDC' }],
+    ['the attributes merged in', { attributes: '{"failure_code":"partner_error","fee":"0.50"}' }, { status: 'completed', amount: '10.00', currency: 'USD', failure_code: 'partner_error', fee: '0.50' }],
+    ['the named fields winning over attributes of the same name', { attributes: '{"status":"forged","amount":"99.00","extra":true}' }, { status: 'completed', amount: '10.00', currency: 'USD', extra: true }],
+    ['an attribute filling an absent amount', { amount: null, currency: null, attributes: '{"amount":"5.00"}' }, { status: 'completed', amount: '5.00' }],
+    ['nothing from attributes that are not a JSON object', { attributes: '[1,2]' }, { status: 'completed', amount: '10.00', currency: 'USD' }],
+    ['nothing from attributes that are not JSON', { attributes: '{not json' }, { status: 'completed', amount: '10.00', currency: 'USD' }],
+    ['nothing from JSON null attributes', { attributes: 'null' }, { status: 'completed', amount: '10.00', currency: 'USD' }],
+  ];
+  for (const [what, overrides, expected] of dataTable) {
+    it(`data has ${what}`, () => {
+      const event = envelope(overrides);
+      assert.deepEqual(toPublicEvent(event).data, { id: event.resource_id, ...expected });
+    });
+  }
+
+  it('keeps the data on one line whatever the strings hold, and no field can be injected', () => {
+    const event = envelope({ attributes: JSON.stringify({ note: 'line one\nid: forged\r\n\nevent: x' }) }, 'transfer.completed\nid: forged');
+    const parsed = parseSseBlocks(toSseFrame(event));
+    assert.equal(parsed.rest, '');
+    assert.equal(parsed.frames.length, 1);
+    const [frame] = parsed.frames;
+    assert.equal(frame.id, event.id);
+    assert.equal(frame.event, 'transfer.completedid: forged');
+    assert.equal(JSON.parse(frame.data!).data.note, 'line one\nid: forged\r\n\nevent: x');
+  });
+
+  it('starts each stream with the reconnection delay and an opening comment', () => {
+    const { frames } = parseSseBlocks(SSE_PREAMBLE);
+    assert.deepEqual(frames, [
+      { id: null, event: null, data: null, retry: 2000, comments: [] },
+      { id: null, event: null, data: null, retry: null, comments: ['connected'] },
+    ]);
+    assert.deepEqual(parseSseBlocks(SSE_HEARTBEAT).frames[0].comments, ['heartbeat']);
+  });
+});
+
+/** Collects what a stream body writes, parsed into frames. */
+function reader(body: PassThrough): { frames: SseFrame[]; ended: Promise<void> } {
+  const frames: SseFrame[] = [];
+  let buffer = '';
+  body.setEncoding('utf8');
+  body.on('data', (chunk: string) => {
+    const parsed = parseSseBlocks(buffer + chunk);
+    buffer = parsed.rest;
+    frames.push(...parsed.frames);
+  });
+  return { frames, ended: new Promise((resolve) => body.once('end', () => resolve())) };
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** A replay over an in-memory outbox of the account's events. */
+function memoryReplay(events: DomainEventEnvelope[], afterIndex: number): Replay & { pages: number } {
+  const stored: StoredEvent[] = events.map((event, i) => ({ seq: String(i + 1), event }));
+  const replay = {
+    afterSeq: String(afterIndex + 1),
+    pages: 0,
+    page: async (afterSeq: string, limit: number) => {
+      replay.pages++;
+      return stored.filter((s) => Number(s.seq) > Number(afterSeq)).slice(0, limit);
+    },
+  };
+  return replay;
+}
+
+const eventIds = (frames: SseFrame[]): string[] => frames.filter((f) => f.event !== null).map((f) => f.id!);
+
+describe('eventStreamBody: preamble, replay, then live events', () => {
+  it('writes the preamble first, then live events in order', async () => {
+    const hub = new NotificationHub();
+    const subscription = hub.subscribe(ACCOUNT_ID);
+    const body = eventStreamBody({ subscription, replay: null, heartbeatMs: 60_000 });
+    const { frames } = reader(body);
+    const live = [envelope(), envelope(), envelope()];
+    live.forEach((e) => hub.publish(e));
+    await until(() => eventIds(frames).length === 3, 'three events');
+    assert.equal(frames[0].retry, 2000);
+    assert.deepEqual(frames[1].comments, ['connected']);
+    assert.deepEqual(eventIds(frames), live.map((e) => e.id));
+    body.destroy();
+  });
+
+  it('replays the events after the cursor page by page, then drops the live copies of replayed events', async () => {
+    const hub = new NotificationHub();
+    const outbox = Array.from({ length: 12 }, () => envelope());
+    const subscription = hub.subscribe(ACCOUNT_ID);
+    // Published while the stream is opening: buffered in the subscription, and also in the outbox.
+    hub.publish(outbox[10]);
+    hub.publish(outbox[11]);
+    const replay = memoryReplay(outbox, 2); // the client saw outbox[0..2]
+    const body = eventStreamBody({ subscription, replay, heartbeatMs: 60_000, replayPageSize: 4 });
+    const { frames } = reader(body);
+    await until(() => eventIds(frames).length === 9, 'the replay');
+    const fresh = envelope();
+    hub.publish(outbox[5]); // a late re-publication of a replayed event
+    hub.publish(fresh);
+    await until(() => eventIds(frames).length === 10, 'the live event');
+    assert.deepEqual(eventIds(frames), [...outbox.slice(3).map((e) => e.id), fresh.id]);
+    assert.equal(replay.pages, 3, 'pages of 4, 4 and 1');
+    body.destroy();
+  });
+
+  it('ends the stream at the replay bound, so the client reconnects from its last id', async () => {
+    const hub = new NotificationHub();
+    const outbox = Array.from({ length: 8 }, () => envelope());
+    const subscription = hub.subscribe(ACCOUNT_ID);
+    const body = eventStreamBody({ subscription, replay: memoryReplay(outbox, 0), heartbeatMs: 60_000, replayPageSize: 2, replayEventsMax: 5 });
+    const { frames, ended } = reader(body);
+    await ended;
+    assert.deepEqual(eventIds(frames), outbox.slice(1, 6).map((e) => e.id));
+    assert.match(frames.at(-1)!.comments[0], /replay limit reached/);
+    assert.equal(hub.subscriberCount(ACCOUNT_ID), 0);
+  });
+
+  it('goes live when the replay ends exactly at the bound', async () => {
+    const hub = new NotificationHub();
+    const outbox = Array.from({ length: 6 }, () => envelope());
+    const subscription = hub.subscribe(ACCOUNT_ID);
+    const body = eventStreamBody({ subscription, replay: memoryReplay(outbox, 0), heartbeatMs: 60_000, replayPageSize: 2, replayEventsMax: 5 });
+    const { frames } = reader(body);
+    await until(() => eventIds(frames).length === 5, 'the replay');
+    const fresh = envelope();
+    hub.publish(fresh);
+    await until(() => eventIds(frames).length === 6, 'the live event');
+    assert.equal(eventIds(frames)[5], fresh.id);
+    body.destroy();
+  });
+
+  it('writes heartbeat comments while idle', async () => {
+    const hub = new NotificationHub();
+    const body = eventStreamBody({ subscription: hub.subscribe(ACCOUNT_ID), replay: null, heartbeatMs: 10 });
+    const { frames } = reader(body);
+    await until(() => frames.filter((f) => f.comments[0] === 'heartbeat').length >= 2, 'two heartbeats');
+    body.destroy();
+  });
+
+  it('ends the stream when its subscription falls behind, and unsubscribes when the client goes away', async () => {
+    const hub = new NotificationHub({ queueLengthMax: 2, recentIdsMax: 10, subscribersPerAccountMax: 5, subscribersMax: 10 });
+    const slow = hub.subscribe(ACCOUNT_ID);
+    const slowBody = eventStreamBody({ subscription: slow, replay: null, heartbeatMs: 60_000 });
+    const { frames, ended } = reader(slowBody);
+    slowBody.pause(); // nothing is read...
+    for (let i = 0; i < 3; i++) hub.publish(envelope()); // ...while three events arrive at once
+    slowBody.resume();
+    await ended;
+    assert.equal(slow.closeReason, 'queue_full');
+    assert.match(frames.at(-1)!.comments[0], /queue_full/);
+
+    const gone = hub.subscribe(ACCOUNT_ID);
+    const goneBody = eventStreamBody({ subscription: gone, replay: null, heartbeatMs: 60_000 });
+    assert.equal(hub.subscriberCount(ACCOUNT_ID), 1);
+    goneBody.destroy();
+    await until(() => hub.subscriberCount(ACCOUNT_ID) === 0, 'the unsubscription');
+    assert.equal(gone.closeReason, 'unsubscribed');
+  });
+});
