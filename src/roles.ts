@@ -2,6 +2,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startLedger } from '../consumers/ledger/runner';
+import { startNotifier } from '../consumers/notifier/runner';
+import { startPartnerDispatcher } from '../consumers/partners/runner';
 import { startRequestLogWriter } from '../consumers/request-logs/runner';
 import { AccountService } from './accounts/service';
 import { Authenticator } from './auth/authenticate';
@@ -14,7 +16,10 @@ import { contactRoutes } from './http/contacts';
 import { customerRoutes } from './http/customers';
 import { ledgerReadRoutes } from './http/ledger-reads';
 import { transferRoutes } from './http/transfers';
+import { notificationRoutes } from './http/notifications';
 import { LedgerClient } from './ledger-client';
+import { startMockRailsRole } from './mock-rails/role';
+import { NotificationHub } from './notifications/hub';
 import { metaRoutes } from './http/meta';
 import { requestLogRoutes } from './http/request-logs';
 import type { RouteDef } from './http/route';
@@ -36,10 +41,12 @@ export function sessionTokens(runtime: Runtime): SessionTokens {
 /** What the API's routes use beyond the runtime. */
 export interface ApiDeps {
   ledger: LedgerClient;
+  /** The process's one hub: the notifier role feeds it, the event streams read it. */
+  hub: NotificationHub;
 }
 
 /** The routes of the API; without deps (tests listing routes) the clients are created idle. */
-export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new LedgerClient(runtime) }): RouteDef[] {
+export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new LedgerClient(runtime), hub: new NotificationHub() }): RouteDef[] {
   const { config, db } = runtime;
   const accounts = new AccountService(db, config, sessionTokens(runtime));
   const routes: RouteDef[] = [];
@@ -52,6 +59,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new Ledger
     ...requestLogRoutes(runtime.db),
     ...transferRoutes(db, deps.ledger, config.ledgerReplyTimeoutMs),
     ...ledgerReadRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
+    ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
   );
   return routes;
 }
@@ -64,7 +72,7 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
   });
 }
 
-async function startApi(runtime: Runtime): Promise<RunningRole> {
+async function startApi(runtime: Runtime, hub: NotificationHub): Promise<RunningRole> {
   const { config } = runtime;
   const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names);
   const ledger = new LedgerClient(runtime);
@@ -75,7 +83,7 @@ async function startApi(runtime: Runtime): Promise<RunningRole> {
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     recordRequest: recorder.record,
   };
-  const app = createApp({ routes: apiRoutes(runtime, { ledger }), guards, bodyLimitBytes: config.bodyLimitBytes });
+  const app = createApp({ routes: apiRoutes(runtime, { ledger, hub }), guards, bodyLimitBytes: config.bodyLimitBytes });
   const server = app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
@@ -93,17 +101,32 @@ async function startApi(runtime: Runtime): Promise<RunningRole> {
   };
 }
 
-const STARTERS: Partial<Record<Role, (runtime: Runtime) => Promise<RunningRole>>> = {
-  api: startApi,
+/** What roles of one process share. */
+interface ProcessContext {
+  hub: NotificationHub;
+  /** Where this process's own mock rails listen (they may have taken a free port). */
+  railsUrl: string | undefined;
+}
+
+const STARTERS: Record<Role, (runtime: Runtime, context: ProcessContext) => Promise<RunningRole>> = {
+  'mock-rails': async (runtime, context) => {
+    const rails = await startMockRailsRole(runtime);
+    context.railsUrl = rails.url;
+    return rails;
+  },
   ledger: startLedger,
+  partners: (runtime, context) => startPartnerDispatcher(runtime, { railsUrl: context.railsUrl }),
+  notifier: (runtime, context) => startNotifier(runtime, context.hub),
   'request-logs': startRequestLogWriter,
+  api: (runtime, context) => startApi(runtime, context.hub),
 };
 
+/** Starts the roles in dependency order: rails before their callers, the API last. */
 export async function startRoles(runtime: Runtime, roles: Role[]): Promise<RunningRole[]> {
+  const context: ProcessContext = { hub: new NotificationHub(), railsUrl: undefined };
   const running: RunningRole[] = [];
-  for (const role of roles) {
-    const start = STARTERS[role];
-    if (start) running.push(await start(runtime));
+  for (const role of Object.keys(STARTERS) as Role[]) {
+    if (roles.includes(role)) running.push(await STARTERS[role](runtime, context));
   }
   return running;
 }

@@ -31,6 +31,8 @@ export interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
+const ACCOUNT_COLUMNS = ['id', 'email', 'business_name', 'country_code', 'kyb_status', 'environment', 'created_at'] as const;
+
 export function accountView(account: AccountRow, wallet: { network: string; address: string } | null) {
   return {
     id: account.id,
@@ -113,10 +115,14 @@ export class AccountService {
 
   /** @throws DomainError resource_not_found */
   async getAccount(accountId: string) {
-    const account: AccountRow | undefined = await this.db('accounts').where('id', accountId).first();
-    if (!account) throw new DomainError('resource_not_found', 'no such account', accountId);
-    const wallet = await this.db('chain_wallets').where('account_id', accountId).first('network', 'address');
-    return accountView(account, wallet ?? null);
+    // One round trip: GET /v1/accounts/me is the hottest authenticated read (the HTTP benchmark).
+    const row: (AccountRow & { wallet_network: string | null; wallet_address: string | null }) | undefined = await this.db('accounts')
+      .leftJoin('chain_wallets', 'chain_wallets.account_id', 'accounts.id')
+      .where('accounts.id', accountId)
+      .first(ACCOUNT_COLUMNS.map((c) => `accounts.${c}`).concat('chain_wallets.network as wallet_network', 'chain_wallets.address as wallet_address'));
+    if (!row) throw new DomainError('resource_not_found', 'no such account', accountId);
+    const wallet = row.wallet_address !== null ? { network: row.wallet_network!, address: row.wallet_address } : null;
+    return accountView(row, wallet);
   }
 
   async setKybStatus(accountId: string, status: KybStatus) {

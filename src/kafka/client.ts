@@ -6,6 +6,10 @@ const LEVEL_NAMES: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error', [logLevel.WARN]: 'warn', [logLevel.INFO]: 'info', [logLevel.DEBUG]: 'debug',
 };
 
+// kafkajs reports these at ERROR or WARN and then retries by itself (a new topic's leader not
+// elected yet, a group coordinator still loading): they are not failures of this service.
+const RETRIED_BY_KAFKAJS = /not the leader|no leader|coordinator is (loading|not available)|Limiting retries for the idempotent producer/i;
+
 export function createKafka(brokers: string[], clientId: string): Kafka {
   return new Kafka({
     clientId,
@@ -13,7 +17,8 @@ export function createKafka(brokers: string[], clientId: string): Kafka {
     logLevel: logLevel.WARN,
     logCreator: () => ({ namespace, level, log: entry }) => {
       const { message, ...extra } = entry;
-      log[LEVEL_NAMES[level] ?? 'info']({ kafka: namespace, ...extra }, message);
+      const routine = RETRIED_BY_KAFKAJS.test(`${message} ${String(extra.error ?? '')}`);
+      log[routine ? 'debug' : LEVEL_NAMES[level] ?? 'info']({ kafka: namespace, ...extra }, message);
     },
     retry: { initialRetryTime: 100, retries: 8 },
   });

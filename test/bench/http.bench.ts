@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import pg from 'pg';
@@ -42,8 +43,12 @@ interface Request { method: 'GET' | 'POST'; path: string; headers: Record<string
 interface Scenario { name: string; next(): Request }
 interface Result {
   scenario: string; connections: number; requests: number; perSecond: number;
-  p50Ms: number; p99Ms: number; maxMs: number; non2xx: number; errors: number; rssMiB: number; serviceCpuPercent: number; loadCpuPercent: number;
+  p50Ms: number; p99Ms: number; maxMs: number; non2xx: number; errors: number; rssMiB: number;
+  /** CPU used in the measured window, in % of one core, by group (see cpuSnapshot). */
+  cpu: CpuShares;
 }
+type CpuGroup = 'service' | 'loadGenerator' | 'postgres' | 'redis' | 'jvm' | 'host';
+type CpuShares = Record<CpuGroup, number>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -76,9 +81,8 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   let errors = 0;
   const measureFrom = performance.now() + WARMUP_S * 1000;
   const stopAt = measureFrom + DURATION_S * 1000;
-  let cpuAtStart = 0;
-  let ownCpuAtStart = process.cpuUsage();
-  const cpuMark = setTimeout(() => { cpuAtStart = processCpuMs(child.pid!); ownCpuAtStart = process.cpuUsage(); }, WARMUP_S * 1000);
+  let cpuAtStart: CpuShares | null = null;
+  const cpuMark = setTimeout(() => { cpuAtStart = cpuSnapshot(child.pid!); }, WARMUP_S * 1000);
 
   const worker = async () => {
     while (performance.now() < stopAt) {
@@ -98,9 +102,8 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   };
   await Promise.all(Array.from({ length: connections }, worker));
   clearTimeout(cpuMark);
-  const serviceCpuPercent = ((processCpuMs(child.pid!) - cpuAtStart) / (DURATION_S * 1000)) * 100;
-  const ownCpu = process.cpuUsage(ownCpuAtStart);
-  const loadCpuPercent = ((ownCpu.user + ownCpu.system) / 1000 / (DURATION_S * 1000)) * 100;
+  const cpuAtEnd = cpuSnapshot(child.pid!);
+  const cpu = Object.fromEntries((Object.keys(cpuAtEnd) as CpuGroup[]).map((g) => [g, ((cpuAtEnd[g] - (cpuAtStart?.[g] ?? 0)) / (DURATION_S * 1000)) * 100])) as CpuShares;
   agent.destroy();
 
   latenciesMs.sort((a, b) => a - b);
@@ -108,7 +111,7 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   return {
     scenario: scenario.name, connections, requests: latenciesMs.length, perSecond: latenciesMs.length / DURATION_S,
     p50Ms: at(0.5), p99Ms: at(0.99), maxMs: latenciesMs[latenciesMs.length - 1] ?? NaN, non2xx, errors,
-    rssMiB: rssMiB(child.pid!), serviceCpuPercent, loadCpuPercent,
+    rssMiB: rssMiB(child.pid!), cpu,
   };
 }
 
@@ -117,12 +120,36 @@ function rssMiB(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-/** User plus system CPU time of a process so far, in ms (from /proc/<pid>/stat). */
-function processCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticksPerSecond = 100; // USER_HZ on Linux
-  return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1000;
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** User plus system CPU time of a process so far, in ms (from /proc/<pid>/stat); 0 if it is gone. */
+function processCpuMs(pid: number | string): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND) * 1000;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU time so far (ms) of the service, this load generator, the stack (Postgres backends, Redis,
+ * the JVMs of Kafka and the registry) and the whole host (busy time of all cores, from
+ * /proc/stat): the host minus the rest is what other work on the machine took.
+ */
+function cpuSnapshot(servicePid: number): CpuShares {
+  const shares: CpuShares = { service: processCpuMs(servicePid), loadGenerator: processCpuMs(process.pid), postgres: 0, redis: 0, jvm: 0, host: 0 };
+  for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let comm = '';
+    try { comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { continue; }
+    if (comm === 'postgres') shares.postgres += processCpuMs(pid);
+    else if (comm === 'redis-server') shares.redis += processCpuMs(pid);
+    else if (comm === 'java') shares.jvm += processCpuMs(pid);
+  }
+  const [user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  shares.host = ((user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND) * 1000;
+  return shares;
 }
 
 async function recreateDatabase(databaseUrl: string): Promise<void> {
@@ -231,16 +258,21 @@ function scenarios(secretKey: string): Scenario[] {
 }
 
 function printTable(results: Result[]): void {
-  const header = ['scenario', 'connections', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'service CPU %', 'service RSS MiB', 'load-gen CPU %'];
+  const header = ['scenario', 'connections', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'service RSS MiB',
+    'CPU %: service', 'load gen', 'postgres', 'redis', 'JVMs', 'other', 'service CPU ms/req'];
   const rows = results.map((r) => [
     r.scenario, String(r.connections), String(r.requests), r.perSecond.toFixed(0), r.p50Ms.toFixed(2), r.p99Ms.toFixed(2), r.maxMs.toFixed(1),
-    String(r.non2xx), String(r.errors), r.serviceCpuPercent.toFixed(0), r.rssMiB.toFixed(0), r.loadCpuPercent.toFixed(0),
+    String(r.non2xx), String(r.errors), r.rssMiB.toFixed(0),
+    r.cpu.service.toFixed(0), r.cpu.loadGenerator.toFixed(0), r.cpu.postgres.toFixed(0), r.cpu.redis.toFixed(0), r.cpu.jvm.toFixed(0),
+    Math.max(0, r.cpu.host - r.cpu.service - r.cpu.loadGenerator - r.cpu.postgres - r.cpu.redis - r.cpu.jvm).toFixed(0),
+    ((r.cpu.service * 10 * DURATION_S) / Math.max(1, r.requests)).toFixed(3),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
+  console.log(`(CPU in % of one core over the measured window; this host has ${os.cpus().length} cores. "other" is work on the host outside the service, this load generator and the stack.)`);
 }
 
 async function main(): Promise<void> {

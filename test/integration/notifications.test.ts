@@ -90,9 +90,9 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
     this.timeout(NOTIFIER_LIVE_MS_MAX + 10_000);
     const service = testService();
     const notifier = service.roles.find((r) => r.role === 'notifier') as NotifierRole | undefined;
+    assert.ok(notifier, 'the test service runs the notifier role');
     ({ baseUrl, runtime } = service);
-    if (notifier) hub = notifier.hub;
-    else ({ baseUrl, hub } = await TEMPORARY_localHarness(service.runtime, 15_000));
+    hub = notifier.hub;
     await notifierIsLive();
   });
 
@@ -215,7 +215,7 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
   });
 
   it('sends a heartbeat comment every SSE_HEARTBEAT_MS while idle', async () => {
-    const quick = TEMPORARY_HARNESS ? { ...(await TEMPORARY_localHarness(runtime, 200)), stop: async () => undefined } : await startService({ SSE_HEARTBEAT_MS: '200', ROLES: 'api' });
+    const quick = await startService({ SSE_HEARTBEAT_MS: '200', ROLES: 'api' });
     try {
       const alice = await signUp(quick.baseUrl);
       const stream = await openEventStream(quick.baseUrl, alice.token);
@@ -234,26 +234,3 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
   });
 });
 
-// TEMPORARY until src/roles.ts wires the notifier: a hub, a notifier and a small app.
-let TEMPORARY_HARNESS = false;
-async function TEMPORARY_localHarness(runtime: Runtime, heartbeatMs: number): Promise<{ baseUrl: string; hub: NotificationHub }> {
-  TEMPORARY_HARNESS = true;
-  const { createApp, openGuards } = await import('../../src/http/app');
-  const { Authenticator } = await import('../../src/auth/authenticate');
-  const { sessionTokens, apiRoutes } = await import('../../src/roles');
-  const { RequestLogRecorder } = await import('../../src/request-logs/recorder');
-  const { notificationRoutes } = await import('../../src/http/notifications');
-  const { NotificationHub: Hub } = await import('../../src/notifications/hub');
-  const { startNotifier } = await import('../../consumers/notifier/runner');
-  const hub = new Hub();
-  await startNotifier(runtime, hub);
-  const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names);
-  const app = createApp({
-    routes: [...apiRoutes(runtime), ...notificationRoutes(runtime.db, hub, heartbeatMs)],
-    guards: { ...openGuards, authenticate: new Authenticator(runtime.db, runtime.config, sessionTokens(runtime)).authenticate, recordRequest: recorder.record },
-    bodyLimitBytes: 65536,
-  });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return { baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, hub };
-}

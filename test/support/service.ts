@@ -13,7 +13,7 @@ export interface TestService {
 }
 
 export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<TestService> {
-  const config = loadConfig({ ...process.env, PORT: '0', ...overrides });
+  const config = loadConfig({ ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', ...overrides });
   const runtime = await openRuntime(config);
   const roles = await startRoles(runtime, config.roles);
   const api = roles.find((r) => r.role === 'api');

@@ -1,0 +1,172 @@
+// Transfers end to end (SPEC.md sections 3, 4 and 7): HTTP → Kafka → ledger → Postgres, and
+// back; external transfers through the partner rail with its magic amounts.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Money } from '../../ledger/money';
+import { testService } from '../hooks';
+import { signUp, type SignedUp } from '../support/accounts';
+import { call } from '../support/http';
+import { balances, fund, transfer, transferReaches } from '../support/money';
+
+describe('transfers', () => {
+  let base: string;
+  let alice: SignedUp;
+  let bob: SignedUp;
+  before(async () => {
+    base = testService().baseUrl;
+    [alice, bob] = await Promise.all([signUp(base), signUp(base)]);
+    await fund(base, alice.key, 'USD', '1000.00');
+  });
+
+  describe('internal (recipient_email)', () => {
+    it('moves money at once: 201 completed, balances of both sides, one debit and one credit', async () => {
+      const response = await transfer(base, alice.key, { recipient_email: bob.email, amount: '25.10', currency: 'USD', note: 'lunch' });
+      assert.equal(response.status, 201, JSON.stringify(response.body));
+      assert.match(response.body.transfer_id, /^[0-9a-f-]{36}$/);
+      assert.equal(response.body.status, 'completed');
+      assert.equal(response.body.amount, '25.10');
+      assert.equal(response.body.currency, 'USD');
+      assert.equal(typeof response.body.estimated_arrival, 'string');
+      assert.match(response.body.partner_payment_id, /^book_/);
+
+      const [a, b] = await Promise.all([balances(base, alice.token), balances(base, bob.token)]);
+      assert.equal(a.USD.available, '974.90');
+      assert.equal(b.USD.available, '25.10');
+
+      const fetched = await call(base, 'GET', `/v1/transfers/${response.body.transfer_id}`, undefined, { token: alice.key });
+      assert.equal(fetched.status, 200);
+      assert.deepEqual(fetched.body.status_history.map((h: any) => h.to), ['pending', 'quoting', 'executing', 'completed']);
+
+      const bobs = await call(base, 'GET', '/v1/transactions?limit=1', undefined, { token: bob.key });
+      assert.equal(bobs.body.data[0].transfer_id, response.body.transfer_id);
+      assert.equal(bobs.body.data[0].direction, 'credit');
+      assert.equal(bobs.body.data[0].balance_after, '25.10');
+    });
+
+    it('replays the same Idempotency-Key with 200 and the same body, without a second debit', async () => {
+      const key = randomUUID();
+      const body = { recipient_email: bob.email, amount: '1.00', currency: 'USD' };
+      const before = await balances(base, alice.token);
+      const first = await transfer(base, alice.key, body, key);
+      const again = await transfer(base, alice.key, body, key);
+      assert.equal(first.status, 201);
+      assert.equal(again.status, 200);
+      assert.deepEqual(again.body, first.body);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      const after = await balances(base, alice.token);
+      assert.equal(new Money(before.USD.available).minus(after.USD.available).toFixed(2), '1.00');
+    });
+
+    it('refuses with the error body and changes no balance', async () => {
+      const phantom = await signUp(base, { vibans: false });
+      const noWallet = await signUp(base);
+      const table: Array<[string, Record<string, unknown>, SignedUp, number, string, string | null]> = [
+        ['amount as a JSON number', { recipient_email: bob.email, amount: 5, currency: 'USD' }, alice, 400, 'invalid_request', 'amount'],
+        ['too many decimals', { recipient_email: bob.email, amount: '5.001', currency: 'USD' }, alice, 400, 'invalid_request', 'amount'],
+        ['zero', { recipient_email: bob.email, amount: '0.00', currency: 'USD' }, alice, 400, 'invalid_request', 'amount'],
+        ['negative', { recipient_email: bob.email, amount: '-5.00', currency: 'USD' }, alice, 400, 'invalid_request', 'amount'],
+        ['unknown currency', { recipient_email: bob.email, amount: '5.00', currency: 'XYZ' }, alice, 400, 'invalid_currency', 'currency'],
+        ['neither recipient form', { amount: '5.00', currency: 'USD' }, alice, 400, 'invalid_request', 'recipient_email'],
+        ['unknown recipient', { recipient_email: 'nobody-' + randomUUID() + '@example.com', amount: '5.00', currency: 'USD' }, alice, 422, 'recipient_not_found', 'recipient_email'],
+        ['recipient without rails', { recipient_email: phantom.email, amount: '5.00', currency: 'USD' }, alice, 422, 'phantom_recipient', 'recipient_email'],
+        ['stablecoin without a chain wallet', { recipient_email: bob.email, amount: '5.00', currency: 'USDC' }, noWallet, 422, 'sender_no_chain_wallet', 'currency'],
+        ['more than the balance', { recipient_email: bob.email, amount: '100000.00', currency: 'USD' }, alice, 422, 'insufficient_funds', 'amount'],
+        ['bank details of nobody', { recipient: { email: 'x@example.com', name: 'X', bank: { country: 'DE', bank_name: 'Nobank', account_number: 'DE00123412341234123412', currency: 'USD' } }, amount: '5.00', currency: 'USD' }, alice, 400, 'external_send_blocked', 'recipient.bank.account_number'],
+      ];
+      const before = await balances(base, alice.token);
+      for (const [name, body, sender, status, code, details] of table) {
+        const response = await transfer(base, sender.key, body);
+        assert.equal(response.status, status, `${name}: ${JSON.stringify(response.body)}`);
+        assert.equal(response.body.success, false, name);
+        assert.equal(response.body.error, code, name);
+        assert.equal(response.body.details, details, name);
+      }
+      assert.deepEqual(await balances(base, alice.token), before);
+    });
+
+    it('refuses money movement from an account whose KYB is not active', async () => {
+      const pending = await signUp(base, { kyb_status: 'pending' });
+      const response = await transfer(base, pending.key, { recipient_email: bob.email, amount: '1.00', currency: 'USD' });
+      assert.equal(response.status, 403);
+      assert.equal(response.body.error, 'account_not_active');
+    });
+  });
+
+  describe('reading transfers', () => {
+    it('lists the caller\'s transfers newest first with the list envelope', async () => {
+      const carol = await signUp(base);
+      await fund(base, carol.key, 'EUR', '10.00');
+      const ids: string[] = [];
+      for (const amount of ['1.00', '2.00', '3.00']) ids.push((await transfer(base, carol.key, { recipient_email: bob.email, amount, currency: 'EUR' })).body.transfer_id);
+      const page = await call(base, 'GET', '/v1/transfers?limit=2', undefined, { token: carol.key });
+      assert.equal(page.status, 200);
+      assert.deepEqual(page.body.data.map((t: any) => t.transfer_id), [ids[2], ids[1]]);
+      assert.equal(page.body.has_more, true);
+      const rest = await call(base, 'GET', `/v1/transfers?limit=2&before=${page.body.next_cursor}`, undefined, { token: carol.key });
+      assert.deepEqual(rest.body.data.map((t: any) => t.transfer_id), [ids[0]]);
+      assert.equal(rest.body.has_more, false);
+      assert.equal(rest.body.next_cursor, null);
+    });
+
+    it('answers 404 transfer_not_found and 403 cross_account_access_denied', async () => {
+      const missing = await call(base, 'GET', `/v1/transfers/${randomUUID()}`, undefined, { token: alice.key });
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.error, 'transfer_not_found');
+      const mine = await transfer(base, alice.key, { recipient_email: bob.email, amount: '1.00', currency: 'USD' });
+      const theirs = await call(base, 'GET', `/v1/transfers/${mine.body.transfer_id}`, undefined, { token: bob.key });
+      assert.equal(theirs.status, 403);
+      assert.equal(theirs.body.error, 'cross_account_access_denied');
+    });
+  });
+
+  describe('external (recipient.bank) through the fiat rail', () => {
+    const bankOf = (who: SignedUp, currency = 'USD') => {
+      const viban = who.vibans.find((v) => v.currency === currency)!;
+      return { email: who.email, name: 'Bob', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, routing_number: viban.routing_number, currency } };
+    };
+
+    it('holds the amount while executing, then settles to the matching sandbox account', async () => {
+      const dave = await signUp(base);
+      await fund(base, dave.key, 'USD', '100.00');
+      const response = await transfer(base, dave.key, { recipient: bankOf(bob), amount: '40.00', currency: 'USD' });
+      assert.equal(response.status, 201, JSON.stringify(response.body));
+      assert.equal(response.body.status, 'executing');
+      const done = await transferReaches(base, dave.key, response.body.transfer_id, 'completed');
+      assert.match(done.partner_payment_id, /^fiat_/);
+      const after = await balances(base, dave.token);
+      assert.deepEqual(after.USD, { currency: 'USD', amount: '60.00', available: '60.00', pending: '0.00' });
+    });
+
+    const magic: Array<[string, string, string, string]> = [
+      ['a rail outage that is retried, then succeeds', '10.13', 'completed', '89.87'],
+      ['a hard decline: failed, hold released', '10.66', 'failed', '100.00'],
+      ['a reversal after execution: rolled_back, hold released', '10.99', 'rolled_back', '100.00'],
+    ];
+    for (const [name, amount, status, available] of magic) {
+      it(`sandbox magic amount ${amount}: ${name}`, async () => {
+        const erin = await signUp(base);
+        await fund(base, erin.key, 'USD', '100.00');
+        const response = await transfer(base, erin.key, { recipient: bankOf(bob), amount, currency: 'USD' });
+        assert.equal(response.status, 201, JSON.stringify(response.body));
+        const final = await transferReaches(base, erin.key, response.body.transfer_id, status);
+        const after = await balances(base, erin.token);
+        assert.equal(after.USD.available, available);
+        assert.equal(after.USD.pending, '0.00');
+        if (status !== 'completed') assert.ok(final.failure?.code, 'a failed or rolled back transfer says why');
+      });
+    }
+  });
+
+  describe('stablecoins on the chain rail', () => {
+    it('moves USDC between two chain wallets and rolls it into the USD total', async () => {
+      const [frank, grace] = await Promise.all([signUp(base, { chain_wallet: true }), signUp(base, { chain_wallet: true })]);
+      await fund(base, frank.key, 'USDC', '5.000000');
+      const response = await transfer(base, frank.key, { recipient_email: grace.email, amount: '1.250000', currency: 'USDC' });
+      assert.equal(response.status, 201, JSON.stringify(response.body));
+      assert.equal(response.body.amount, '1.250000');
+      await transferReaches(base, frank.key, response.body.transfer_id, 'completed');
+      const totals = await balances(base, grace.token);
+      assert.equal(totals.USD.available, '1.25');
+    });
+  });
+});

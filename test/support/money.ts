@@ -1,0 +1,27 @@
+// Funding and transfer helpers for tests that move money through the real ledger.
+import { randomUUID } from 'node:crypto';
+import { call, eventually, type JsonResponse } from './http';
+
+export async function fund(baseUrl: string, key: string, currency: string, amount: string): Promise<void> {
+  const response = await call(baseUrl, 'POST', '/v1/sandbox/faucet', { currency, amount }, { token: key, idempotencyKey: randomUUID() });
+  if (response.status !== 201) throw new Error(`faucet failed: ${response.status} ${JSON.stringify(response.body)}`);
+}
+
+export function transfer(baseUrl: string, key: string, body: Record<string, unknown>, idempotencyKey = randomUUID()): Promise<JsonResponse> {
+  return call(baseUrl, 'POST', '/v1/transfers', body, { token: key, idempotencyKey });
+}
+
+/** Balance totals of an account by settlement currency, read through its session. */
+export async function balances(baseUrl: string, token: string): Promise<Record<string, { amount: string; available: string; pending: string }>> {
+  const response = await call(baseUrl, 'GET', '/v1/accounts/me/balance', undefined, { token });
+  if (response.status !== 200) throw new Error(`balance failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return Object.fromEntries(response.body.totals.map((t: any) => [t.currency, t]));
+}
+
+/** Waits until the transfer reaches `status`, and returns it. */
+export function transferReaches(baseUrl: string, key: string, transferId: string, status: string, timeoutMs = 15_000): Promise<any> {
+  return eventually(async () => {
+    const response = await call(baseUrl, 'GET', `/v1/transfers/${transferId}`, undefined, { token: key });
+    return response.body?.status === status ? response.body : undefined;
+  }, timeoutMs, `transfer ${transferId} to reach ${status}`);
+}
