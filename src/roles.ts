@@ -94,6 +94,7 @@ async function startApi(runtime: Runtime, hub: NotificationHub): Promise<Running
     role: 'api',
     url,
     stop: async () => {
+      hub.closeAll(); // open event streams end now, so their clients reconnect elsewhere
       await closeServer(server, 10_000);
       await ledger.stop();
       await recorder.flush();

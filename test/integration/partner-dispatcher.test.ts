@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
+import { createPartnerClients, handlePartnerBatch } from '../../consumers/partners/dispatcher';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
 import { ATTEMPTS_MAX } from '../../consumers/partners/outcome';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
@@ -250,5 +251,20 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     const dead = await eventually(async () => deadLetters.find((d) => d.key === broken.resource_id), WAIT_MS_MAX, 'the dead letter');
     assert.match(dead.reason, /payload is not JSON/);
     assert.equal(resultsFor(broken.resource_id).length, 0);
+  });
+  it('a batch past its time budget re-queues what it has not started, attempt unchanged', async () => {
+    // Called directly with a spent budget (batchMsMax 0); the running dispatcher then takes the
+    // re-queued instruction like any other.
+    const { config } = runtime;
+    const deps = {
+      producer: runtime.producer, codec: runtime.codec, names: runtime.names,
+      clients: createPartnerClients({ railsUrl: rails.url, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret }),
+      pollMsMax: POLL_MS_MAX, concurrencyMax: 64, batchMsMax: 0,
+    };
+    const envelope = partnerCommand('fiat', '12.00', 'USD');
+    await handlePartnerBatch(deps, [{ key: envelope.resource_id, value: envelope, partition: 0, offset: '0', timestamp: String(Date.now()) }]);
+    const deferred = await eventually(async () => partnerCommands.find((e) => e.resource_id === envelope.resource_id), WAIT_MS_MAX, 'the deferred instruction');
+    assert.deepEqual({ ...deferred }, envelope, 'the same instruction, attempt 0');
+    assert.equal((await resultOf(envelope.resource_id)).outcome, 'completed');
   });
 });
