@@ -50,8 +50,17 @@ export async function up(knex: Knex): Promise<void> {
   // written in one statement must balance, and no later statement can unbalance an old one.
   await knex.raw(`
     CREATE FUNCTION postings_must_balance() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE unbalanced record;
+    DECLARE unbalanced record; mismatched record;
     BEGIN
+      -- A posting carries the currency and owner of the ledger account it posts to, so the
+      -- per-currency sum below cannot be fooled by a mislabelled posting.
+      SELECT i.id, i.currency, i.account_id, la.code INTO mismatched
+        FROM inserted i JOIN ledger_accounts la ON la.id = i.ledger_account_id
+        WHERE i.currency <> la.currency OR i.account_id IS DISTINCT FROM la.account_id LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'posting % does not match ledger account % (posting currency %, owner %)',
+          mismatched.id, mismatched.code, mismatched.currency, mismatched.account_id USING ERRCODE = 'check_violation';
+      END IF;
       SELECT p.entry_id, p.currency, sum(p.amount) AS total INTO unbalanced
         FROM postings p WHERE p.entry_id IN (SELECT DISTINCT entry_id FROM inserted)
         GROUP BY p.entry_id, p.currency HAVING sum(p.amount) <> 0 LIMIT 1;

@@ -7,7 +7,7 @@ bash scripts/ensure-deps.sh
 bash scripts/stack.sh up
 set -a; source scripts/stack.env; set +a
 run_id="$(date +%s)"
-export DATABASE_URL="postgres://${PG_USER}:${PG_PASSWORD}@${PG_HOST}:${PG_PORT}/payments_test"
+export DATABASE_URL="postgres://${PG_USER}:${PG_PASSWORD}@${PG_HOST}:${PG_PORT}/payments_test_${run_id}"
 export REDIS_URL="redis://127.0.0.1:${REDIS_PORT}"
 export REDIS_KEY_PREFIX="test:${run_id}:"
 export KAFKA_BROKERS="127.0.0.1:${KAFKA_PORT}"

@@ -40,6 +40,8 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
   };
   const consumer = await startConsumer<PartnerCommandEnvelope>(runtime, {
     groupId: `${runtime.names.prefix}partners`,
+    // A batch may spend BATCH_MS_MAX_DEFAULT on partner calls between heartbeats.
+    sessionTimeoutMs: 30_000,
     topic: TOPICS.partnerCommands,
     partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? PARTITIONS_CONSUMED_CONCURRENTLY_DEFAULT,
     handleBatch: (messages) => handlePartnerBatch(deps, messages),

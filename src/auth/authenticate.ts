@@ -22,10 +22,6 @@ export interface AuthenticatedPrincipal extends Principal {
 }
 
 const INVALID_KEY_MESSAGE = 'the API key is not valid';
-// Runs on every request with a key: plain SQL, so no query is built per request.
-const KEY_LOOKUP_SQL = `SELECT api_keys.id, api_keys.account_id, api_keys.type, api_keys.scopes, accounts.kyb_status
-  FROM api_keys JOIN accounts ON accounts.id = api_keys.account_id
-  WHERE api_keys.key_hash = ? AND api_keys.revoked_at IS NULL LIMIT 1`;
 
 function bearerToken(ctx: Koa.Context): string | null {
   const header = ctx.get('authorization');
@@ -53,8 +49,11 @@ export class Authenticator {
       throw new DomainError('environment_mismatch', `this is a ${parsed.environment} key; this server is the ${this.config.environment} environment`);
     }
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
-    const { rows } = await this.db.raw<{ rows: KeyRow[] }>(KEY_LOOKUP_SQL, [hashApiKey(token)]);
-    const row: KeyRow | undefined = rows[0];
+    const row: KeyRow | undefined = await this.db('api_keys')
+      .join('accounts', 'accounts.id', 'api_keys.account_id')
+      .where('api_keys.key_hash', hashApiKey(token))
+      .whereNull('api_keys.revoked_at')
+      .first('api_keys.id', 'api_keys.account_id', 'api_keys.type', 'api_keys.scopes', 'accounts.kyb_status');
     if (!row || !parsed) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
     return { kind: row.type, accountId: row.account_id, credentialId: row.id, scopes: row.scopes, isAdmin: false, kybStatus: row.kyb_status };
   }

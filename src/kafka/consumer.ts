@@ -27,6 +27,8 @@ export interface ConsumerSpec<T> {
   partitionsConsumedConcurrently?: number;
   fromBeginning?: boolean;
   maxBytesPerPartition?: number;
+  /** How long the group waits for a silent member before moving its partitions (default 10 s). */
+  sessionTimeoutMs?: number;
   /** Called each time this member has joined its group and holds its partitions. */
   onGroupJoin?: () => void;
 }
@@ -110,6 +112,10 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
     maxWaitTimeInMs: 50,
     maxBytesPerPartition: spec.maxBytesPerPartition ?? 1024 * 1024,
     allowAutoTopicCreation: false,
+    // A member that died (SIGKILL) holds its partitions until the session times out: keep that
+    // short so the group moves its work to the survivors within seconds.
+    sessionTimeout: spec.sessionTimeoutMs ?? 10_000,
+    heartbeatInterval: 1_000,
   });
   if (spec.onGroupJoin) consumer.on(consumer.events.GROUP_JOIN, spec.onGroupJoin);
   await consumer.connect();

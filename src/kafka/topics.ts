@@ -25,6 +25,12 @@ export class TopicNames {
   }
 }
 
+const LEADERS_WAIT_MS_MAX = 30_000;
+
+/**
+ * Creates the missing topics and waits until every partition of every topic has a leader: just
+ * after creation the broker can still call a topic unknown, which kafkajs does not retry.
+ */
 export async function ensureTopics(admin: Admin, topics: string[], partitions: number): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const missing = topics.filter((t) => !existing.has(t));
@@ -34,5 +40,15 @@ export async function ensureTopics(admin: Admin, topics: string[], partitions: n
       topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
     });
   }
-  return missing;
+  const deadline = Date.now() + LEADERS_WAIT_MS_MAX;
+  for (;;) {
+    try {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
+      if (metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return missing;
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+    }
+    if (Date.now() >= deadline) throw new Error(`topics have no leader after ${LEADERS_WAIT_MS_MAX} ms: ${topics.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

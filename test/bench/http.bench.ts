@@ -6,7 +6,7 @@
 //
 // Settings (environment): BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS
 // ("32,128"), BENCH_SCENARIOS ("get-account,create-customer"; also "healthz", a calibration of
-// the bare HTTP stack), BENCH_PORT (3100),
+// the bare HTTP stack), BENCH_PORT (3100; the mock rails take the next port),
 // BENCH_DATABASE_URL (postgres://payments:payments@127.0.0.1:5432/payments_bench),
 // BENCH_CPU_PROF_DIR (when set, the service writes a V8 CPU profile there on exit), BENCH_ROLES
 // (all; "api" leaves the request-log writer out, to measure its share), and the
@@ -28,11 +28,12 @@ const WARMUP_S = Number(env.BENCH_WARMUP_S ?? 2);
 const CONNECTIONS = (env.BENCH_CONNECTIONS ?? '32,128').split(',').map(Number);
 const SCENARIO_NAMES = (env.BENCH_SCENARIOS ?? 'get-account,create-customer').split(',');
 const PORT = Number(env.BENCH_PORT ?? 3100);
+const MOCK_RAILS_PORT = PORT + 1; // the mock partner rails (a role of ROLES=all) must not collide with a development server
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://payments:payments@127.0.0.1:5432/payments_bench';
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const KAFKA_BROKERS = env.KAFKA_BROKERS ?? '127.0.0.1:9092';
 const SCHEMA_REGISTRY_URL = env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081/apis/ccompat/v7';
-const RUN_ID = Date.now();
+const RUN_ID = Math.floor(Date.now() / 1000); // seconds, as test runs name theirs (test/hooks.ts cleans up stale ones)
 const REDIS_KEY_PREFIX = `bench:${RUN_ID}:`;
 const KAFKA_TOPIC_PREFIX = `bench.${RUN_ID}.`;
 const READY_TIMEOUT_MS = 90_000;
@@ -50,6 +51,7 @@ interface Result {
 }
 type CpuGroup = 'service' | 'loadGenerator' | 'postgres' | 'redis' | 'jvm' | 'host';
 type CpuShares = Record<CpuGroup, number>;
+interface CpuSnapshot { processes: Map<string, { group: CpuGroup; ms: number }>; hostMs: number }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -82,7 +84,7 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   let errors = 0;
   const measureFrom = performance.now() + WARMUP_S * 1000;
   const stopAt = measureFrom + DURATION_S * 1000;
-  let cpuAtStart: CpuShares | null = null;
+  let cpuAtStart: CpuSnapshot | null = null;
   const cpuMark = setTimeout(() => { cpuAtStart = cpuSnapshot(child.pid!); }, WARMUP_S * 1000);
 
   const worker = async () => {
@@ -103,8 +105,7 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   };
   await Promise.all(Array.from({ length: connections }, worker));
   clearTimeout(cpuMark);
-  const cpuAtEnd = cpuSnapshot(child.pid!);
-  const cpu = Object.fromEntries((Object.keys(cpuAtEnd) as CpuGroup[]).map((g) => [g, ((cpuAtEnd[g] - (cpuAtStart?.[g] ?? 0)) / (DURATION_S * 1000)) * 100])) as CpuShares;
+  const cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(child.pid!), cpuSnapshot(child.pid!), DURATION_S * 1000);
   agent.destroy();
 
   latenciesMs.sort((a, b) => a - b);
@@ -139,17 +140,26 @@ function processCpuMs(pid: number | string): number {
  * the JVMs of Kafka and the registry) and the whole host (busy time of all cores, from
  * /proc/stat): the host minus the rest is what other work on the machine took.
  */
-function cpuSnapshot(servicePid: number): CpuShares {
-  const shares: CpuShares = { service: processCpuMs(servicePid), loadGenerator: processCpuMs(process.pid), postgres: 0, redis: 0, jvm: 0, host: 0 };
+function cpuSnapshot(servicePid: number): CpuSnapshot {
+  const processes = new Map<string, { group: CpuGroup; ms: number }>();
+  processes.set(String(servicePid), { group: 'service', ms: processCpuMs(servicePid) });
+  processes.set(String(process.pid), { group: 'loadGenerator', ms: processCpuMs(process.pid) });
   for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     let comm = '';
     try { comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { continue; }
-    if (comm === 'postgres') shares.postgres += processCpuMs(pid);
-    else if (comm === 'redis-server') shares.redis += processCpuMs(pid);
-    else if (comm === 'java') shares.jvm += processCpuMs(pid);
+    const group: CpuGroup | null = comm === 'postgres' ? 'postgres' : comm === 'redis-server' ? 'redis' : comm === 'java' ? 'jvm' : null;
+    if (group) processes.set(pid, { group, ms: processCpuMs(pid) });
   }
   const [user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  shares.host = ((user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND) * 1000;
+  return { processes, hostMs: ((user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND) * 1000 };
+}
+
+/** CPU per group between two snapshots; a process that started in between counts from zero. */
+function cpuBetween(start: CpuSnapshot, end: CpuSnapshot, windowMs: number): CpuShares {
+  const shares: CpuShares = { service: 0, loadGenerator: 0, postgres: 0, redis: 0, jvm: 0, host: 0 };
+  for (const [pid, { group, ms }] of end.processes) shares[group] += ms - (start.processes.get(pid)?.ms ?? 0);
+  shares.host = end.hostMs - start.hostMs;
+  for (const group of Object.keys(shares) as CpuGroup[]) shares[group] = (shares[group] / windowMs) * 100;
   return shares;
 }
 
@@ -175,6 +185,7 @@ function startService(): { child: ChildProcess; output: string[] } {
     env: {
       ...env,
       PORT: String(PORT), ROLES: env.BENCH_ROLES ?? 'all', DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, KAFKA_BROKERS, KAFKA_TOPIC_PREFIX, SCHEMA_REGISTRY_URL,
+      MOCK_RAILS_PORT: String(MOCK_RAILS_PORT), MOCK_RAILS_URL: `http://127.0.0.1:${MOCK_RAILS_PORT}`,
       RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', // on, so its Redis call is measured, but never reached
       LOG_LEVEL: 'warn', KAFKAJS_NO_PARTITIONER_WARNING: '1',
     },

@@ -178,6 +178,25 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
     expectError(patch, 403, 'cross_account_access_denied');
   });
 
+  it('refuses money movement until the account is KYB-active, and allows reads meanwhile', async () => {
+    const pending = await signUp(base(), { kyb_status: 'pending' });
+    assert.equal(pending.account.kyb_status, 'pending');
+    const masterKey = testService().runtime.config.masterKey;
+    const faucet = (token: string) => call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '10.00' }, { token, idempotencyKey: randomUUID() });
+    const transfer = { recipient_email: uniqueEmail('recipient'), amount: '1.00', currency: 'USD', note: 'kyb' };
+
+    expectError(await faucet(pending.key), 403, 'account_not_active', undefined, 'faucet with the secret key');
+    expectError(await faucet(pending.token), 403, 'account_not_active', undefined, 'faucet with the session');
+    expectError(await call(base(), 'POST', '/v1/transfers', transfer, { token: pending.key, idempotencyKey: randomUUID() }), 403, 'account_not_active', undefined, 'transfer');
+    assert.equal((await call(base(), 'GET', '/v1/customers', undefined, { token: pending.key })).status, 200, 'reads are allowed');
+    assert.equal((await createCustomer(base(), pending.key)).status, 201, 'writes that move no money are allowed');
+
+    const activated = await call(base(), 'PATCH', `/v1/sandbox/accounts/${pending.account.id}`, { kyb_status: 'active' }, { token: masterKey, idempotencyKey: randomUUID() });
+    assert.equal(activated.status, 200);
+    const funded = await faucet(pending.key);
+    assert.ok(funded.status === 201 || funded.status === 202, `the faucet answers ${funded.status} ${JSON.stringify(funded.body)} once the account is active`);
+  });
+
   it('lets only the master key act for a named account_id', async () => {
     const alice = await signUp(base());
     const bob = await signUp(base());

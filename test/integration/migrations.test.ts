@@ -6,7 +6,7 @@ describe('migrations', () => {
   let db: Db;
   before(async () => {
     const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = '/payments_test_migrations';
+    url.pathname = `${url.pathname}_migrations`; // a database of its own, beside the run's
     await ensureDatabase(url.toString());
     db = createDb(url.toString(), 2);
     await db.migrate.rollback(migrationConfig(), true);

@@ -1,0 +1,328 @@
+// The ledger store (ledger/store.ts) and the handler's outbox rows (consumers/ledger/outbox.ts)
+// against the real Postgres: ledger accounts are created idempotently, locked with their
+// balances, a decided batch is written whole, a redelivered command cannot be recorded twice, and
+// batches that lock the same ledger accounts in opposite orders never deadlock.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { entryRow, eventRow } from '../../consumers/ledger/outbox';
+import { BalanceBook } from '../../ledger/balances';
+import { available, faucetEquity, pending, type LedgerAccountRef } from '../../ledger/chart';
+import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
+import type { TransferCreate } from '../../ledger/messages';
+import { Money, type Currency } from '../../ledger/money';
+import { ensureLedgerAccounts, lockLedgerAccounts, markPublished, writeBatch, type BatchWrite, type EntryWrite } from '../../ledger/store';
+import { testService } from '../hooks';
+
+const db = () => testService().runtime.db;
+const CONCURRENT_PAIRS = 50;
+
+/** Accounts inserted directly, each with a unique email; KYB active, vIBANs and a chain wallet as facts. */
+async function newAccounts(count: number): Promise<AccountFacts[]> {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  await db()('accounts').insert(ids.map((id) => ({
+    id, email: `ledger-store-${id}@example.com`, password_hash: 'not-a-real-hash', business_name: 'Ledger Store Ltd',
+    country_code: 'GB', kyb_status: 'active', environment: 'sandbox',
+  })));
+  return ids.map((id) => ({ id, kybStatus: 'active', hasVibans: true, hasChainWallet: true }));
+}
+
+const emailOf = (accountId: string) => `ledger-store-${accountId}@example.com`;
+
+function internal(amount: string, currency: Currency, recipientId: string): TransferCreate {
+  return { transfer_id: randomUUID(), type: 'internal', amount, currency, recipient_email: emailOf(recipientId), note: null };
+}
+
+interface Decided { commandId: string; type: string; decision: Decision }
+
+/** A decided batch as the ledger handler writes it (consumers/ledger/handler.ts applyBatch). */
+function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: boolean): BatchWrite {
+  const write: BatchWrite = { entries: [], balances: book.changedAccounts(), newTransfers: [], changedTransfers: [], transitions: [], processed: [], outbox: [], now };
+  for (const { commandId, type, decision } of decided) {
+    for (const { entry, postings } of decision.entries) {
+      const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId, transferId: entry.transferId, postings };
+      write.entries.push(applied);
+      if (withOutbox) write.outbox.push(entryRow(applied, now));
+    }
+    if (decision.transfer) (decision.transferIsNew ? write.newTransfers : write.changedTransfers).push(decision.transfer);
+    write.transitions.push(...decision.transitions);
+    if (withOutbox) write.outbox.push(...decision.events.map((e) => eventRow(e, 'sandbox', now)));
+    write.processed.push({ commandId, type, status: decision.reply.status, body: decision.reply.body });
+  }
+  return write;
+}
+
+async function balanceOf(ref: LedgerAccountRef, trx: Knex | Knex.Transaction = db()): Promise<string> {
+  const row = await trx('ledger_accounts').where('code', ref.code).first('balance');
+  return new Money(row.balance).toFixed();
+}
+
+/** Sum of an account's postings, which must equal its stored balance. */
+async function postedTo(ref: LedgerAccountRef): Promise<string> {
+  const { rows } = await db().raw('SELECT coalesce(sum(p.amount), 0) AS total FROM postings p JOIN ledger_accounts la ON la.id = p.ledger_account_id WHERE la.code = ?', [ref.code]);
+  return new Money(rows[0].total).toFixed();
+}
+
+/** Credits test funds through the faucet rule, committed, as the ledger handler would. */
+async function fund(accountId: string, currency: Currency, amount: string): Promise<void> {
+  const refs = [faucetEquity(currency), available(accountId, currency)];
+  await ensureLedgerAccounts(db(), refs);
+  await db().transaction(async (trx) => {
+    const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+    const decision = decideFaucetCredit(accountId, { entry_id: randomUUID(), currency, amount }, book);
+    await writeBatch(trx, batchOf([{ commandId: randomUUID(), type: 'faucet.credit', decision }], book, new Date(), false));
+  });
+}
+
+describe('ledger store: ensureLedgerAccounts', () => {
+  it('creates each missing ledger account once, however often and however concurrently it is called', async () => {
+    const [account] = await newAccounts(1);
+    const refs = [available(account.id, 'USD'), pending(account.id, 'USD'), available(account.id, 'USD'), available(account.id, 'USDC'), faucetEquity('USD')];
+    const codes = [...new Set(refs.map((r) => r.code))];
+
+    await ensureLedgerAccounts(db(), refs);
+    const first = await db()('ledger_accounts').whereIn('code', codes).orderBy('code').select('id', 'code', 'account_id', 'kind', 'currency');
+    assert.equal(first.length, 4);
+
+    await ensureLedgerAccounts(db(), refs);
+    await Promise.all(Array.from({ length: 5 }, () => ensureLedgerAccounts(db(), [...refs].reverse())));
+    const again = await db()('ledger_accounts').whereIn('code', codes).orderBy('code').select('id', 'code', 'account_id', 'kind', 'currency');
+    assert.deepEqual(again, first, 'the same rows, with the same ids');
+
+    const mine = again.filter((r) => r.account_id === account.id);
+    assert.deepEqual(mine.map((r) => [r.kind, r.currency]).sort(), [['available', 'USD'], ['available', 'USDC'], ['pending', 'USD']]);
+    for (const ref of refs.filter((r) => r.accountId)) assert.equal(await balanceOf(ref), '0');
+    assert.equal(again.find((r) => r.code === 'sys:faucet:USD').account_id, null);
+  });
+
+  it('an empty list is a no-op', async () => {
+    await ensureLedgerAccounts(db(), []);
+  });
+});
+
+describe('ledger store: lockLedgerAccounts', () => {
+  it('returns each ledger account with its balance and ref, in code order, whatever order they were asked in', async () => {
+    const [a, b] = await newAccounts(2);
+    await fund(a.id, 'USD', '12.34');
+    await fund(b.id, 'USDC', '0.000001');
+    const refs = [available(b.id, 'USDC'), pending(a.id, 'USD'), available(a.id, 'USD')];
+    await ensureLedgerAccounts(db(), refs);
+
+    const states = await db().transaction((trx) => lockLedgerAccounts(trx, refs));
+
+    const byCode = new Map(states.map((s) => [s.ref.code, s]));
+    assert.equal(states.length, 3);
+    const { rows: sorted } = await db().raw('SELECT code FROM ledger_accounts WHERE code = ANY(?::text[]) ORDER BY code', [refs.map((r) => r.code)]);
+    assert.deepEqual(states.map((s) => s.ref.code), sorted.map((r: { code: string }) => r.code), 'in the one global lock order');
+    assert.equal(byCode.get(available(a.id, 'USD').code)!.balance.toFixed(), '12.34');
+    assert.equal(byCode.get(pending(a.id, 'USD').code)!.balance.toFixed(), '0');
+    assert.equal(byCode.get(available(b.id, 'USDC').code)!.balance.toFixed(), '0.000001');
+    assert.ok(states.every((s) => s.balance instanceof Money), 'balances are exact decimals, not numbers');
+    assert.deepEqual(byCode.get(available(b.id, 'USDC').code)!.ref, available(b.id, 'USDC'));
+    const rows = await db()('ledger_accounts').whereIn('code', refs.map((r) => r.code)).select('id', 'code');
+    for (const row of rows) assert.equal(byCode.get(row.code)!.id, row.id);
+  });
+
+  it('holds the rows: a second locker waits until the first commits', async () => {
+    const [a] = await newAccounts(1);
+    const refs = [available(a.id, 'EUR')];
+    await ensureLedgerAccounts(db(), refs);
+    const order: string[] = [];
+    let releaseFirst!: () => void;
+    const firstMayCommit = new Promise<void>((resolve) => { releaseFirst = resolve; });
+    let firstLocked!: () => void;
+    const firstHasLock = new Promise<void>((resolve) => { firstLocked = resolve; });
+    let secondPid = 0;
+
+    const first = db().transaction(async (trx) => {
+      await lockLedgerAccounts(trx, refs);
+      firstLocked();
+      await firstMayCommit;
+      order.push('first commits');
+    });
+    await firstHasLock;
+    const second = db().transaction(async (trx) => {
+      await trx.raw("SET LOCAL lock_timeout = '10s'");
+      secondPid = (await trx.raw('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      await lockLedgerAccounts(trx, refs);
+      order.push('second locked');
+    });
+    // Wait, with a deadline, until Postgres shows the second transaction waiting for a row lock.
+    try {
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const waiting = secondPid !== 0 && (await db().raw('SELECT 1 FROM pg_stat_activity WHERE pid = ? AND wait_event_type = ?', [secondPid, 'Lock'])).rows.length === 1;
+        if (waiting) break;
+        assert.ok(Date.now() < deadline, 'the second transaction never waited for the lock');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.deepEqual(order, []);
+    } finally {
+      releaseFirst();
+    }
+    await Promise.all([first, second]);
+    assert.deepEqual(order, ['first commits', 'second locked']);
+  });
+});
+
+describe('ledger store: writeBatch', () => {
+  it('writes entries, postings, balances, transfers, transitions, processed commands and outbox rows together', async () => {
+    const [a, b] = await newAccounts(2);
+    const refs = [faucetEquity('USD'), available(a.id, 'USD'), pending(a.id, 'USD'), available(b.id, 'USD')];
+    await ensureLedgerAccounts(db(), refs);
+    const faucetCommand = randomUUID();
+    const transferCommand = randomUUID();
+    const now = new Date();
+
+    let faucetBefore = '';
+    let write!: BatchWrite;
+    const seqs = await db().transaction(async (trx) => {
+      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+      faucetBefore = book.balance(faucetEquity('USD')).toFixed();
+      const credit = decideFaucetCredit(a.id, { entry_id: randomUUID(), currency: 'USD', amount: '100' }, book);
+      const transfer = decideTransferCreate(transferCommand, internal('40.5', 'USD', b.id), { sender: a, recipient: b }, book, now);
+      assert.equal(transfer.reply.status, 201);
+      write = batchOf([
+        { commandId: faucetCommand, type: 'faucet.credit', decision: credit },
+        { commandId: transferCommand, type: 'transfer.create', decision: transfer },
+      ], book, now, true);
+      return writeBatch(trx, write);
+    });
+    try {
+      // Outbox: one sequence number per row, increasing, in the order written.
+      assert.equal(seqs.length, write.outbox.length);
+      assert.equal(write.outbox.length, 2 + 1 + 5); // two entries, a faucet balance event, three transfer and two balance events
+      assert.ok(seqs.every((s) => /^\d+$/.test(s)));
+      assert.deepEqual([...seqs].sort((x, y) => (BigInt(x) < BigInt(y) ? -1 : 1)), seqs);
+      const outbox = await db()('outbox').whereIn('seq', seqs).orderBy('seq').select('seq', 'id', 'topic', 'published_at');
+      assert.deepEqual(outbox.map((r) => r.id), write.outbox.map((o) => o.id));
+      assert.ok(outbox.every((r) => r.published_at === null));
+
+      // Entries and postings: each entry balances, and postings carry the balance they left.
+      const entries = await db()('journal_entries').whereIn('id', write.entries.map((e) => e.id)).select('id', 'kind', 'command_id', 'transfer_id');
+      assert.deepEqual(entries.map((e) => [e.kind, e.command_id]).sort(), [['faucet_credit', faucetCommand], ['internal_transfer', transferCommand]]);
+      const { rows: sums } = await db().raw('SELECT entry_id, currency, sum(amount) AS total, count(*) AS n FROM postings WHERE entry_id = ANY(?::uuid[]) GROUP BY 1, 2', [write.entries.map((e) => e.id)]);
+      assert.equal(sums.length, 2);
+      for (const sum of sums) assert.deepEqual([new Money(sum.total).toFixed(), sum.n], ['0', '2']);
+      const faucetPosting = await db()('postings').where({ entry_id: write.entries[0].id }).whereNull('account_id').first();
+      assert.equal(new Money(faucetPosting.amount).toFixed(), '-100');
+      assert.equal(new Money(faucetPosting.balance_after).toFixed(), new Money(faucetBefore).minus(100).toFixed());
+
+      // Final balances, and each equals the sum of its postings.
+      assert.equal(await balanceOf(available(a.id, 'USD')), '59.5');
+      assert.equal(await balanceOf(pending(a.id, 'USD')), '0');
+      assert.equal(await balanceOf(available(b.id, 'USD')), '40.5');
+      for (const ref of [available(a.id, 'USD'), pending(a.id, 'USD'), available(b.id, 'USD')]) {
+        assert.equal(await postedTo(ref), await balanceOf(ref), ref.code);
+      }
+
+      // The transfer and its history.
+      const transferId = write.newTransfers[0].id;
+      const transfer = await db()('transfers').where('id', transferId).first();
+      assert.equal(transfer.status, 'completed');
+      assert.equal(transfer.command_id, transferCommand);
+      assert.equal(new Money(transfer.amount).toFixed(), '40.5');
+      assert.deepEqual(transfer.recipient, { email: emailOf(b.id) });
+      assert.match(transfer.partner_payment_id, /^book_[0-9a-f]{32}$/);
+      const history = await db()('transfer_transitions').where('transfer_id', transferId).orderBy('seq').select('from_status', 'to_status');
+      assert.deepEqual(history.map((h) => [h.from_status, h.to_status]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
+
+      // Processed commands hold the replies a redelivery re-sends.
+      const processed = await db()('processed_commands').whereIn('command_id', [faucetCommand, transferCommand]).orderBy('type').select('command_id', 'type', 'reply_status', 'reply_body');
+      assert.deepEqual(processed.map((p) => [p.command_id, p.type, p.reply_status]), [[faucetCommand, 'faucet.credit', 201], [transferCommand, 'transfer.create', 201]]);
+      assert.equal(processed[1].reply_body.transfer_id, transferId);
+      assert.equal(processed[1].reply_body.amount, '40.50');
+    } finally {
+      await markPublished(db(), seqs);
+    }
+    const published = await db()('outbox').whereIn('seq', seqs).whereNull('published_at').count<{ count: string }[]>('* as count');
+    assert.equal(published[0].count, '0');
+  });
+
+  it('a second batch with an already processed command id fails on the primary key, and writes nothing', async () => {
+    const [a] = await newAccounts(1);
+    const refs = [faucetEquity('GBP'), available(a.id, 'GBP')];
+    await ensureLedgerAccounts(db(), refs);
+    const commandId = randomUUID();
+    const credit = async (entryId: string) => db().transaction(async (trx) => {
+      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+      const decision = decideFaucetCredit(a.id, { entry_id: entryId, currency: 'GBP', amount: '25' }, book);
+      await writeBatch(trx, batchOf([{ commandId, type: 'faucet.credit', decision }], book, new Date(), false));
+    });
+
+    await credit(randomUUID());
+    assert.equal(await balanceOf(available(a.id, 'GBP')), '25');
+
+    const redelivered = randomUUID();
+    await assert.rejects(credit(redelivered), { message: /duplicate key value violates unique constraint "processed_commands_pkey"/, code: '23505' });
+
+    assert.equal(await balanceOf(available(a.id, 'GBP')), '25');
+    assert.equal(await postedTo(available(a.id, 'GBP')), '25');
+    assert.equal(await db()('journal_entries').where('id', redelivered).first(), undefined);
+    assert.equal(await db()('postings').where('entry_id', redelivered).first(), undefined);
+    const { rows } = await db().raw('SELECT count(*) AS n FROM processed_commands WHERE command_id = ?', [commandId]);
+    assert.equal(rows[0].n, '1');
+  });
+});
+
+describe('ledger store: lock order', () => {
+  it(`${CONCURRENT_PAIRS} pairs of transfers locking the same two ledger accounts in opposite orders all commit, without a deadlock`, async () => {
+    const [a, b] = await newAccounts(2);
+    await fund(a.id, 'USD', '60.00');
+    await fund(b.id, 'USD', '40.00');
+    const aToB = [available(a.id, 'USD'), pending(a.id, 'USD'), available(b.id, 'USD')];
+    const bToA = [available(b.id, 'USD'), pending(b.id, 'USD'), available(a.id, 'USD')];
+    await ensureLedgerAccounts(db(), [...aToB, ...bToA]);
+
+    /** One transfer of 0.01, locking `refs` in the order given (lockLedgerAccounts sorts them). */
+    const send = (sender: AccountFacts, recipient: AccountFacts, refs: LedgerAccountRef[]) => db().transaction(async (trx) => {
+      await trx.raw("SET LOCAL lock_timeout = '20s'");
+      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+      // Hold the locks a moment, so the two halves of a pair overlap.
+      await trx.raw('SELECT pg_sleep(0.005)');
+      const commandId = randomUUID();
+      const decision = decideTransferCreate(commandId, internal('0.01', 'USD', recipient.id), { sender, recipient }, book, new Date());
+      assert.equal(decision.reply.status, 201, JSON.stringify(decision.reply.body));
+      await writeBatch(trx, batchOf([{ commandId, type: 'transfer.create', decision }], book, new Date(), false));
+      return decision.transfer!.id;
+    });
+
+    const outcomes = await Promise.allSettled(Array.from({ length: CONCURRENT_PAIRS }, () => [send(a, b, aToB), send(b, a, bToA)]).flat());
+
+    const failures = outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason?.message ?? o.reason)] : []));
+    assert.deepEqual(failures, [], 'no transaction failed (a deadlock would show here as "deadlock detected")');
+    const transferIds = outcomes.map((o) => (o as PromiseFulfilledResult<string>).value);
+    const { rows } = await db().raw('SELECT status, count(*) AS n FROM transfers WHERE id = ANY(?::uuid[]) GROUP BY status', [transferIds]);
+    assert.deepEqual(rows, [{ status: 'completed', n: String(2 * CONCURRENT_PAIRS) }]);
+
+    // Final balances: every 0.01 one way came back the other way.
+    assert.equal(await balanceOf(available(a.id, 'USD')), '60');
+    assert.equal(await balanceOf(available(b.id, 'USD')), '40');
+    for (const ref of [available(a.id, 'USD'), available(b.id, 'USD')]) assert.equal(await postedTo(ref), await balanceOf(ref), ref.code);
+  });
+
+  it('control: locking the same two rows one at a time in opposite orders does deadlock', async () => {
+    const [a, b] = await newAccounts(2);
+    const [first, second] = [available(a.id, 'EUR'), available(b.id, 'EUR')];
+    await ensureLedgerAccounts(db(), [first, second]);
+    const lockOne = (trx: Knex.Transaction, ref: LedgerAccountRef) => trx.raw('SELECT id FROM ledger_accounts WHERE code = ? FOR UPDATE', [ref.code]);
+
+    let bothHoldOne!: () => void;
+    let holders = 0;
+    const barrier = new Promise<void>((resolve) => { bothHoldOne = resolve; });
+    const naive = (one: LedgerAccountRef, other: LedgerAccountRef) => db().transaction(async (trx) => {
+      await trx.raw("SET LOCAL lock_timeout = '20s'");
+      await lockOne(trx, one);
+      holders += 1;
+      if (holders === 2) bothHoldOne();
+      await barrier;
+      await lockOne(trx, other);
+    });
+
+    const outcomes = await Promise.allSettled([naive(first, second), naive(second, first)]);
+    const reasons = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+    assert.equal(reasons.length, 1, 'Postgres aborts exactly one of the two');
+    assert.match(reasons[0].message, /deadlock detected/);
+    assert.equal(reasons[0].code, '40P01');
+  });
+});

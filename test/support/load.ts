@@ -1,0 +1,143 @@
+// A randomized transfer load among a group of sandbox accounts, the ledger invariants it must
+// leave intact, and a collector of each account's event stream.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../src/db';
+import { signUp, type SignedUp } from './accounts';
+import { call, eventually } from './http';
+import { fund, transfer } from './money';
+import { parseSseBlocks } from './sse';
+
+/** A small seeded PRNG (mulberry32), so a failing run can be repeated. */
+export function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const centsText = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+
+export async function signUpGroup(baseUrl: string, size: number): Promise<SignedUp[]> {
+  const group: SignedUp[] = [];
+  for (let i = 0; i < size; i += 10) {
+    group.push(...await Promise.all(Array.from({ length: Math.min(10, size - i) }, () => signUp(baseUrl))));
+  }
+  return group;
+}
+
+export async function fundGroup(baseUrl: string, group: SignedUp[], amountUsd: string): Promise<void> {
+  await Promise.all(group.map((member) => fund(baseUrl, member.key, 'USD', amountUsd)));
+}
+
+export interface LoadResult {
+  acknowledged: string[];
+  refused: Map<string, number>;
+}
+
+/**
+ * Sends `count` transfers, `concurrency` at a time: mostly internal, some to a member's bank
+ * details (the fiat rail), with the sandbox's magic failure amounts mixed in. A 202 (decision
+ * late) is retried with the same Idempotency-Key until the answer is final, as a client would.
+ */
+export async function transferLoad(baseUrl: string, group: SignedUp[], count: number, concurrency: number, seed: number): Promise<LoadResult> {
+  const random = prng(seed);
+  const acknowledged: string[] = [];
+  const refused = new Map<string, number>();
+  let next = 0;
+  const one = async () => {
+    const sender = group[Math.floor(random() * group.length)];
+    let recipient = group[Math.floor(random() * group.length)];
+    if (recipient === sender) recipient = group[(group.indexOf(sender) + 1) % group.length];
+    const external = random() < 0.25;
+    const magic = [13, 66, 99][Math.floor(random() * 3)];
+    const cents = external && random() < 0.5 ? Math.floor(random() * 40) * 100 + magic : 1 + Math.floor(random() * 4000);
+    const body: Record<string, unknown> = { amount: centsText(cents), currency: 'USD' };
+    if (external) {
+      const viban = recipient.vibans.find((v) => v.currency === 'USD')! as any;
+      body.recipient = { email: recipient.email, name: 'Member', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, currency: 'USD' } };
+    } else {
+      body.recipient_email = recipient.email;
+    }
+    const key = randomUUID();
+    for (let attempt = 0; attempt < 60; attempt++) {
+      const response = await transfer(baseUrl, sender.key, body, key);
+      if (response.status === 202 || response.status >= 500) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        continue;
+      }
+      if (response.status === 201 || response.status === 200) acknowledged.push(response.body.transfer_id);
+      else refused.set(response.body.error, (refused.get(response.body.error) ?? 0) + 1);
+      return;
+    }
+    throw new Error('a transfer got no final answer after 60 attempts');
+  };
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next++ < count) await one();
+  }));
+  return { acknowledged, refused };
+}
+
+export async function waitAllTerminal(db: Db, transferIds: string[], timeoutMs = 60_000): Promise<void> {
+  await eventually(async () => {
+    const { rows } = await db.raw(`SELECT count(*)::int AS open FROM transfers WHERE id = ANY(?::uuid[]) AND status NOT IN ('completed', 'failed', 'rolled_back')`, [transferIds]);
+    return rows[0].open === 0 ? true : undefined;
+  }, timeoutMs, 'every transfer to reach a terminal state');
+}
+
+/** The invariants of the ledger, each as a query that must return no rows. */
+export const LEDGER_INVARIANTS: Record<string, string> = {
+  'every journal entry balances per currency':
+    'SELECT entry_id, currency FROM postings GROUP BY entry_id, currency HAVING sum(amount) <> 0',
+  'every balance equals the sum of its postings':
+    `SELECT la.code FROM ledger_accounts la LEFT JOIN (SELECT ledger_account_id, sum(amount) AS total FROM postings GROUP BY 1) p
+     ON p.ledger_account_id = la.id WHERE la.balance <> coalesce(p.total, 0)`,
+  'no customer balance is negative': `SELECT code FROM ledger_accounts WHERE kind <> 'system' AND balance < 0`,
+  'all customer money came from the faucet': `SELECT currency FROM ledger_accounts GROUP BY currency HAVING sum(balance) <> 0`,
+  'a transfer is held or moved once, and settled or released at most once':
+    `SELECT transfer_id FROM journal_entries WHERE transfer_id IS NOT NULL GROUP BY transfer_id
+     HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold')) <> 1
+         OR count(*) FILTER (WHERE kind IN ('transfer_settle', 'transfer_release')) > 1`,
+  'a terminal transfer has its final entry':
+    `SELECT t.id FROM transfers t WHERE t.partner <> 'book' AND t.status IN ('completed', 'failed', 'rolled_back')
+     AND NOT EXISTS (SELECT 1 FROM journal_entries je WHERE je.transfer_id = t.id AND je.kind IN ('transfer_settle', 'transfer_release'))`,
+};
+
+export async function violations(db: Db): Promise<Record<string, unknown[]>> {
+  const found: Record<string, unknown[]> = {};
+  for (const [name, sql] of Object.entries(LEDGER_INVARIANTS)) {
+    const { rows } = await db.raw(`${sql} LIMIT 5`);
+    if (rows.length > 0) found[name] = rows;
+  }
+  return found;
+}
+
+/** Reads an account's event stream in the background and keeps the ids it delivered. */
+export async function collectEvents(baseUrl: string, token: string): Promise<{ ids: Set<string>; close(): void }> {
+  const aborter = new AbortController();
+  const response = await fetch(`${baseUrl}/v1/notifications`, { headers: { authorization: `Bearer ${token}` }, signal: aborter.signal });
+  if (response.status !== 200 || !response.body) throw new Error(`event stream refused: ${response.status}`);
+  const ids = new Set<string>();
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        const parsed = parseSseBlocks(buffer + decoder.decode(chunk, { stream: true }));
+        buffer = parsed.rest;
+        for (const frame of parsed.frames) if (frame.id) ids.add(frame.id);
+      }
+    } catch { /* closed */ }
+  })();
+  return { ids, close: () => aborter.abort() };
+}
+
+export async function accountEventIds(db: Db, accountId: string): Promise<string[]> {
+  const rows: Array<{ id: string }> = await db('outbox').where({ topic: 'domain.events', account_id: accountId }).select('id');
+  return rows.map((r) => r.id);
+}
+
+export { call };
