@@ -66,6 +66,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (environment !== 'sandbox' && environment !== 'live') {
     throw new Error(`setting ENVIRONMENT must be "sandbox" or "live", got "${environment}"`);
   }
+  if (environment === 'live' && (!env.MASTER_KEY || !env.JWT_SECRET)) {
+    throw new Error('a live server needs its own MASTER_KEY and JWT_SECRET settings; the defaults are for local sandboxes only');
+  }
   const mockRailsPort = integer(env, 'MOCK_RAILS_PORT', 4000);
   return {
     port: integer(env, 'PORT', 3000),

@@ -119,7 +119,9 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
     // Every route declared as a dashboard route, so routes added later (balance, notifications)
     // are covered as they appear.
     const dashboardRoutes = apiRoutes(testService().runtime).filter((r) => r.auth.kind === 'dashboard');
-    assert.ok(dashboardRoutes.some((r) => r.method === 'GET' && r.path === '/v1/accounts/me/vibans'));
+    for (const path of ['/v1/accounts/me/vibans', '/v1/accounts/me/balance', '/v1/notifications']) {
+      assert.ok(dashboardRoutes.some((r) => r.method === 'GET' && r.path === path), `GET ${path} is declared a dashboard route`);
+    }
     for (const route of dashboardRoutes) {
       const path = route.path.replace(/\{\w+\}/g, randomUUID());
       const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
