@@ -61,8 +61,7 @@ export function contactRoutes(db: Db): RouteDef[] {
       response: { status: 200, description: 'a page of contacts', schema: listResponseSchema(contactSchema) },
       handler: async (request) => {
         const query = db('contacts').where('account_id', actingAccountId(request)).select('*');
-        const page = await keysetPage<ContactRow>(query, 'contacts', request.query.limit, request.query.before);
-        return { status: 200, body: { data: page.rows.map(view), has_more: page.has_more, next_cursor: page.next_cursor } };
+        return { status: 200, body: await keysetPage(query, 'contacts', request.query, view) };
       },
     },
     {

@@ -64,8 +64,7 @@ export function customerRoutes(db: Db): RouteDef[] {
       response: { status: 200, description: 'a page of customers', schema: listResponseSchema(customerSchema) },
       handler: async (request) => {
         const query = db('customers').where('account_id', actingAccountId(request)).select('*');
-        const page = await keysetPage<CustomerRow>(query, 'customers', request.query.limit, request.query.before);
-        return { status: 200, body: { data: page.rows.map(view), has_more: page.has_more, next_cursor: page.next_cursor } };
+        return { status: 200, body: await keysetPage(query, 'customers', request.query, view) };
       },
     },
   ];

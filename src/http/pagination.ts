@@ -29,17 +29,17 @@ export interface Page<T> {
 
 /**
  * Newest-first keyset page over `table` (which must have `id` and `created_at`): rows strictly
- * older than the `before` row. Fetches one row more than asked to learn whether more exist.
+ * older than the `before` row, as the list envelope. Fetches one row more than asked to learn
+ * whether more exist.
  */
-export async function keysetPage<Row extends { id: string }>(
-  query: Knex.QueryBuilder, table: string, limit: number | undefined, before: string | undefined,
-): Promise<{ rows: Row[]; has_more: boolean; next_cursor: string | null }> {
-  const size = limit ?? LIMIT_DEFAULT; // never unbounded: knex ignores a NaN limit
-  if (before) {
-    query.whereRaw(`(${table}.created_at, ${table}.id) < (SELECT created_at, id FROM ${table} WHERE id = ?)`, [before]);
+export async function keysetPage<Row extends { id: string }, Item>(
+  query: Knex.QueryBuilder, table: string, page: { limit: number; before?: string }, view: (row: Row) => Item,
+): Promise<Page<Item>> {
+  if (page.before) {
+    query.whereRaw(`(${table}.created_at, ${table}.id) < (SELECT created_at, id FROM ${table} WHERE id = ?)`, [page.before]);
   }
-  const rows: Row[] = await query.orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(size + 1);
-  const has_more = rows.length > size;
-  const page = has_more ? rows.slice(0, size) : rows;
-  return { rows: page, has_more, next_cursor: has_more ? page[page.length - 1].id : null };
+  const rows: Row[] = await query.orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(page.limit + 1);
+  const has_more = rows.length > page.limit;
+  const kept = has_more ? rows.slice(0, page.limit) : rows;
+  return { data: kept.map(view), has_more, next_cursor: has_more ? kept[kept.length - 1].id : null };
 }

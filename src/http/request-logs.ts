@@ -53,8 +53,7 @@ export function requestLogRoutes(db: Db): RouteDef[] {
         const principal = request.principal!;
         const query = db('request_logs').select('*');
         if (!principal.isAdmin) query.where('account_id', principal.accountId);
-        const page = await keysetPage<LogRow>(query, 'request_logs', request.query.limit, request.query.before);
-        return { status: 200, body: { data: page.rows.map(view), has_more: page.has_more, next_cursor: page.next_cursor } };
+        return { status: 200, body: await keysetPage(query, 'request_logs', request.query, view) };
       },
     },
   ];

@@ -116,8 +116,7 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       handler: async (request) => {
         const query = db('transfers').where('account_id', actingAccountId(request)).select('*');
         if (request.query.status) query.where('status', request.query.status);
-        const page = await keysetPage<TransferRecord>(query, 'transfers', request.query.limit, request.query.before);
-        return { status: 200, body: { data: page.rows.map(transferView), has_more: page.has_more, next_cursor: page.next_cursor } };
+        return { status: 200, body: await keysetPage(query, 'transfers', request.query, transferView) };
       },
     },
     {

@@ -40,6 +40,7 @@ const READY_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 const LOG_LINES_MAX = 200;
+const IDLE_SAMPLE_MS = 3_000;
 
 interface Request { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
 interface Scenario { name: string; next(): Request }
@@ -294,6 +295,11 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     await waitReady(child);
+    // What the service burns with no requests at all (consumer polls, timers of every role).
+    const idleStart = cpuSnapshot(child.pid!);
+    await sleep(IDLE_SAMPLE_MS);
+    const idle = cpuBetween(idleStart, cpuSnapshot(child.pid!), IDLE_SAMPLE_MS);
+    console.log(`service idle: ${idle.service.toFixed(0)} % of a core; stack idle: postgres ${idle.postgres.toFixed(0)} %, redis ${idle.redis.toFixed(0)} %, JVMs ${idle.jvm.toFixed(0)} %; other work on the host ${Math.max(0, idle.host - idle.service - idle.loadGenerator - idle.postgres - idle.redis - idle.jvm).toFixed(0)} %`);
     const signUp = await json('POST', '/v1/sandbox/accounts', { email: `bench-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' });
     if (signUp.status !== 201) throw new Error(`sign-up failed: ${signUp.status} ${JSON.stringify(signUp.body)}`);
     for (const scenario of scenarios(signUp.body.api_key.key)) {

@@ -5,19 +5,8 @@ import type { Db } from '../../src/db';
 import { signUp, type SignedUp } from './accounts';
 import { call, eventually } from './http';
 import { fund, transfer } from './money';
+import { prng } from './prng';
 import { parseSseBlocks } from './sse';
-
-/** A small seeded PRNG (mulberry32), so a failing run can be repeated. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const centsText = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 

@@ -12,6 +12,7 @@ import {
 import type { BankRecipient, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../../ledger/transfers';
+import { prng } from '../support/prng';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const LATER = new Date('2026-11-22T12:00:05.000Z');
@@ -416,18 +417,6 @@ describe('ledger decide: partner results on an executing transfer', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-
-/** mulberry32: a tiny seeded PRNG, so a failing walk can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('ledger decide: a seeded random walk keeps the invariants', () => {
   const SEED = 20261122;
