@@ -107,22 +107,34 @@ export interface BatchWrite {
   transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
   processed: Array<{ commandId: string; type: string; status: number; body: unknown }>;
   outbox: OutboxWrite[];
+  /** The round (transaction) the outbox rows belong to, for tracking their publication. */
+  roundId: string;
   now: Date;
 }
 
 const amountText = (amount: InstanceType<typeof Money>) => amount.toFixed();
 
-/** Writes a decided batch; returns the outbox sequence numbers, for marking them published. */
-export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Promise<string[]> {
-  if (batch.entries.length > 0) {
-    await trx('journal_entries').insert(batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, created_at: batch.now })));
-    // All postings of the batch in one statement: the balance trigger checks every entry in it.
-    await trx('postings').insert(batch.entries.flatMap((e) => e.postings.map((p) => ({
+/**
+ * Inserts rows given as one JSON array parameter: any number of rows in one statement, with no
+ * limit on bind parameters and no per-row SQL text.
+ */
+async function insertJson(trx: Knex.Transaction, table: string, columns: string, rows: unknown[]): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.raw(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::${table}, ?::jsonb)`, [JSON.stringify(rows)]);
+}
+
+/** Writes a decided batch, its outbox rows listed as an unpublished round. */
+export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Promise<void> {
+  const at = batch.now.toISOString();
+  await insertJson(trx, 'journal_entries', 'id, kind, command_id, transfer_id, created_at',
+    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, created_at: at })));
+  // All postings of the batch in one statement: the balance trigger checks every entry in it.
+  await insertJson(trx, 'postings', 'id, entry_id, ledger_account_id, account_id, currency, amount, balance_after, transfer_id, created_at',
+    batch.entries.flatMap((e) => e.postings.map((p) => ({
       id: randomUUID(), entry_id: e.id, ledger_account_id: p.ledgerAccountId, account_id: p.ref.accountId,
       currency: p.ref.currency, amount: amountText(p.amount), balance_after: amountText(p.balanceAfter),
-      transfer_id: e.transferId, created_at: batch.now,
+      transfer_id: e.transferId, created_at: at,
     }))));
-  }
   if (batch.balances.length > 0) {
     await trx.raw(
       `UPDATE ledger_accounts AS la SET balance = v.balance::numeric
@@ -130,46 +142,46 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
       [batch.balances.map((b) => b.id), batch.balances.map((b) => amountText(b.balance))],
     );
   }
-  if (batch.newTransfers.length > 0) {
-    await trx('transfers').insert(batch.newTransfers.map((t) => ({ ...t, recipient: JSON.stringify(t.recipient) })));
-  }
+  await insertJson(trx, 'transfers', TRANSFER_COLUMNS, batch.newTransfers);
   for (const t of batch.changedTransfers) {
     await trx('transfers').where('id', t.id).update({
       status: t.status, partner_payment_id: t.partner_payment_id, failure_code: t.failure_code,
       failure_message: t.failure_message, updated_at: t.updated_at, completed_at: t.completed_at,
     });
   }
-  if (batch.transitions.length > 0) {
-    await trx('transfer_transitions').insert(batch.transitions.map((t) => ({ transfer_id: t.transferId, from_status: t.from, to_status: t.to, at: t.at })));
-  }
-  if (batch.processed.length > 0) {
-    await trx('processed_commands').insert(batch.processed.map((p) => ({
-      command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: JSON.stringify(p.body), processed_at: batch.now,
-    })));
-  }
-  if (batch.outbox.length === 0) return [];
-  const inserted: Array<{ seq: string }> = await trx('outbox').insert(batch.outbox.map((o) => ({
-    id: o.id, topic: o.topic, message_key: o.key, account_id: o.accountId, payload: JSON.stringify(o.payload), created_at: batch.now,
-  }))).returning('seq');
-  return inserted.map((r) => r.seq);
+  await insertJson(trx, 'transfer_transitions', 'transfer_id, from_status, to_status, at',
+    batch.transitions.map((t) => ({ transfer_id: t.transferId, from_status: t.from, to_status: t.to, at: t.at })));
+  await insertJson(trx, 'processed_commands', 'command_id, type, reply_status, reply_body, processed_at',
+    batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: p.body, processed_at: at })));
+  if (batch.outbox.length === 0) return;
+  await insertJson(trx, 'outbox', 'id, round_id, topic, message_key, account_id, payload, created_at',
+    batch.outbox.map((o) => ({ id: o.id, round_id: batch.roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, payload: o.payload, created_at: at })));
+  await trx('outbox_unpublished_rounds').insert({ round_id: batch.roundId, created_at: at });
 }
 
-export async function markPublished(db: Db, seqs: string[]): Promise<void> {
-  if (seqs.length === 0) return;
-  await db.raw('UPDATE outbox SET published_at = now() WHERE seq = ANY(?::bigint[])', [seqs]);
+const TRANSFER_COLUMNS = 'id, account_id, command_id, type, status, amount, currency, recipient_account_id, recipient, note, partner, partner_payment_id, failure_code, failure_message, estimated_arrival, created_at, updated_at, completed_at';
+
+/** The round's messages reached Kafka. */
+export async function markRoundPublished(db: Db, roundId: string): Promise<void> {
+  await db('outbox_unpublished_rounds').where('round_id', roundId).delete();
 }
 
-export interface UnpublishedRow { seq: string; topic: string; message_key: string; payload: unknown }
+export interface OutboxRow { topic: string; message_key: string; payload: unknown }
 
-/** Outbox rows a crashed process left unpublished (older than `ageMs`), oldest first. */
-export async function claimUnpublished(trx: Knex.Transaction, ageMs: number, limit: number): Promise<UnpublishedRow[]> {
-  const { rows } = await trx.raw(
-    `SELECT seq, topic, message_key, payload FROM outbox
-     WHERE published_at IS NULL AND created_at < now() - make_interval(secs => ?)
-     ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED`,
-    [ageMs / 1000, limit],
+/**
+ * Claims the oldest round a crashed (or slow) process left unpublished for longer than `ageMs`,
+ * with its messages in order; null when there is none. The claim holds until `trx` ends.
+ */
+export async function claimUnpublishedRound(trx: Knex.Transaction, ageMs: number): Promise<{ roundId: string; rows: OutboxRow[] } | null> {
+  const { rows: rounds } = await trx.raw(
+    `SELECT round_id FROM outbox_unpublished_rounds WHERE created_at < now() - make_interval(secs => ?)
+     ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    [ageMs / 1000],
   );
-  return rows as UnpublishedRow[];
+  if (rounds.length === 0) return null;
+  const roundId: string = rounds[0].round_id;
+  const rows: OutboxRow[] = await trx('outbox').where('round_id', roundId).orderBy('seq').select('topic', 'message_key', 'payload');
+  return { roundId, rows };
 }
 
 export type { Currency };

@@ -46,8 +46,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('CREATE INDEX postings_account_available ON postings (account_id, seq DESC) WHERE account_id IS NOT NULL');
 
   // Every entry balances: the postings of each entry sum to zero per currency. Checked by
-  // Postgres for each INSERT statement over the whole of every entry it touches, so an entry
-  // written in one statement must balance, and no later statement can unbalance an old one.
+  // Postgres for each INSERT statement: an entry is written whole in one statement and must
+  // balance, and no later statement can add to (and so unbalance) an entry already written.
   await knex.raw(`
     CREATE FUNCTION postings_must_balance() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE unbalanced record; mismatched record;
@@ -61,11 +61,19 @@ export async function up(knex: Knex): Promise<void> {
         RAISE EXCEPTION 'posting % does not match ledger account % (posting currency %, owner %)',
           mismatched.id, mismatched.code, mismatched.currency, mismatched.account_id USING ERRCODE = 'check_violation';
       END IF;
-      SELECT p.entry_id, p.currency, sum(p.amount) AS total INTO unbalanced
-        FROM postings p WHERE p.entry_id IN (SELECT DISTINCT entry_id FROM inserted)
-        GROUP BY p.entry_id, p.currency HAVING sum(p.amount) <> 0 LIMIT 1;
+      SELECT i.entry_id, i.currency, sum(i.amount) AS total INTO unbalanced
+        FROM inserted i GROUP BY i.entry_id, i.currency HAVING sum(i.amount) <> 0 LIMIT 1;
       IF FOUND THEN
         RAISE EXCEPTION 'journal entry % does not balance in %: postings sum to %', unbalanced.entry_id, unbalanced.currency, unbalanced.total
+          USING ERRCODE = 'check_violation';
+      END IF;
+      -- An entry's postings arrive in one statement: none may join an entry written before.
+      SELECT i.entry_id INTO unbalanced
+        FROM (SELECT entry_id, count(*) AS n FROM inserted GROUP BY entry_id) i
+        CROSS JOIN LATERAL (SELECT count(*) AS total FROM postings p WHERE p.entry_id = i.entry_id) t
+        WHERE t.total <> i.n LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'journal entry % already has postings: an entry is written whole, in one statement', unbalanced.entry_id
           USING ERRCODE = 'check_violation';
       END IF;
       RETURN NULL;
@@ -138,21 +146,27 @@ export async function up(knex: Knex): Promise<void> {
 
   // Messages written in the same transaction as the state they announce, published after
   // commit. Domain events stay here after publication: the SSE stream replays from them.
+  // Publication is tracked per round (one ledger transaction), not per row: a round is listed
+  // in outbox_unpublished_rounds until all its messages are acknowledged by Kafka.
   await knex.schema.createTable('outbox', (t) => {
     t.bigIncrements('seq').primary();
     t.uuid('id').notNullable().unique();
+    t.uuid('round_id').notNullable().index();
     t.text('topic').notNullable();
     t.text('message_key').notNullable();
     t.uuid('account_id');
     t.jsonb('payload').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-    t.timestamp('published_at', { useTz: true });
   });
-  await knex.raw('CREATE INDEX outbox_unpublished ON outbox (seq) WHERE published_at IS NULL');
+  await knex.schema.createTable('outbox_unpublished_rounds', (t) => {
+    t.uuid('round_id').primary();
+    t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+  });
   await knex.raw(`CREATE INDEX outbox_account_events ON outbox (account_id, seq) WHERE topic = 'domain.events'`);
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTableIfExists('outbox_unpublished_rounds');
   await knex.schema.dropTableIfExists('outbox');
   await knex.schema.dropTableIfExists('processed_commands');
   await knex.schema.dropTableIfExists('transfer_transitions');

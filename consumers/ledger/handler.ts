@@ -3,18 +3,20 @@
 // command ids, outbox); offsets are committed by the runner only after this resolves. After
 // commit the outbox rows and the replies are published; a redelivered command changes nothing
 // and re-sends its stored reply.
+import { randomUUID } from 'node:crypto';
 import { BalanceBook } from '../../ledger/balances';
 import { decideFaucetCredit, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
 import type { LedgerCommandEnvelope, LedgerReplyEnvelope } from '../../ledger/messages';
 import {
   accountFactsByBank, accountFactsByEmail, accountFactsById, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
-  markPublished, processedReplies, readTransfers, writeBatch, type BatchWrite, type EntryWrite, type StoredReply,
+  processedReplies, readTransfers, writeBatch, type BatchWrite, type EntryWrite, type StoredReply,
 } from '../../ledger/store';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import type { Runtime } from '../../src/runtime';
-import { entryRow, eventRow, partnerCommandRow, toTopicMessages } from './outbox';
+import { entryRow, eventRow, partnerCommandRow } from './outbox';
+import type { RoundPublisher } from './publisher';
 import { ledgerAccountsOf, parseCommand, recipientOf, type BatchFacts, type ParsedCommand } from './plan';
 
 function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCommand[] {
@@ -59,7 +61,7 @@ function decide(command: ParsedCommand, facts: BatchFacts, transfers: Map<string
 
 interface BatchOutcome {
   replies: Array<{ command: ParsedCommand; reply: StoredReply }>;
-  outboxSeqs: string[];
+  roundId: string;
   outbox: BatchWrite['outbox'];
 }
 
@@ -72,7 +74,8 @@ async function applyBatch(runtime: Runtime, commands: ParsedCommand[], facts: Ba
     const transfers = await readTransfers(trx, [...facts.transfers.keys()], true);
     const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
     const now = new Date();
-    const write: BatchWrite = { entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], processed: [], outbox: [], now };
+    const roundId = randomUUID();
+    const write: BatchWrite = { entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], processed: [], outbox: [], roundId, now };
     const replies: BatchOutcome['replies'] = [];
     const changed = new Map<string, TransferRecord>();
     for (const command of commands) {
@@ -98,8 +101,8 @@ async function applyBatch(runtime: Runtime, commands: ParsedCommand[], facts: Ba
     }
     write.changedTransfers = [...changed.values()];
     write.balances = book.changedAccounts();
-    const outboxSeqs = await writeBatch(trx, write);
-    return { replies, outboxSeqs, outbox: write.outbox };
+    await writeBatch(trx, write);
+    return { replies, roundId, outbox: write.outbox };
   });
 }
 
@@ -110,21 +113,16 @@ function replyRow(command: ParsedCommand, reply: StoredReply) {
   return { topic: TOPICS.ledgerReplies, key: command.envelope.id, payload: envelope };
 }
 
-export async function handleLedgerBatch(runtime: Runtime, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
+export async function handleLedgerBatch(runtime: Runtime, publisher: RoundPublisher, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
   const all = uniqueCommands(messages);
   const done = await processedReplies(runtime.db, all.map((c) => c.envelope.id));
   const fresh = all.filter((c) => !done.has(c.envelope.id));
-  const outcome = fresh.length > 0
-    ? await applyBatch(runtime, fresh, await gatherFacts(runtime, fresh))
-    : { replies: [], outboxSeqs: [], outbox: [] };
-
-  // After commit: replies (stored ones again for redelivered commands) and the outbox. A crash
-  // here leaves the outbox rows unpublished; the sweeper publishes them.
-  const replies = [
-    ...all.filter((c) => done.has(c.envelope.id) && c.envelope.reply_to).map((c) => replyRow(c, done.get(c.envelope.id)!)),
-    ...outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.reply)),
-  ];
-  const topicMessages = await toTopicMessages(runtime, [...outcome.outbox, ...replies]);
-  if (topicMessages.length > 0) await runtime.producer.sendBatch({ topicMessages, acks: -1 });
-  await markPublished(runtime.db, outcome.outboxSeqs);
+  const redelivered = all.filter((c) => done.has(c.envelope.id) && c.envelope.reply_to).map((c) => replyRow(c, done.get(c.envelope.id)!));
+  if (redelivered.length > 0) await publisher.publish({ roundId: null, messages: redelivered });
+  if (fresh.length === 0) return;
+  const outcome = await applyBatch(runtime, fresh, await gatherFacts(runtime, fresh));
+  // Committed: the offsets may be committed now. The outbox and the replies go to Kafka in the
+  // background, in order; a crash before that leaves the round to the sweeper.
+  const replies = outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.reply));
+  await publisher.publish({ roundId: outcome.roundId, messages: [...outcome.outbox, ...replies] });
 }

@@ -1,18 +1,22 @@
 // Runs the ledger consumer as a member of the ledger consumer group, with the outbox sweeper.
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
-import { startConsumer } from '../../src/kafka/consumer';
+import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import type { RunningRole, Runtime } from '../../src/runtime';
+import { GroupCommit } from './group-commit';
 import { handleLedgerBatch } from './handler';
+import { RoundPublisher } from './publisher';
 import { startOutboxSweeper } from './sweeper';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
+  const publisher = new RoundPublisher(runtime);
+  const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, publisher, messages));
   const consumer = await startConsumer<LedgerCommandEnvelope>(runtime, {
     groupId: `${runtime.names.prefix}ledger`,
     topic: TOPICS.ledgerCommands,
-    // Partitions are applied concurrently; batches that share accounts serialise on row locks.
-    partitionsConsumedConcurrently: 3,
-    handleBatch: (messages) => handleLedgerBatch(runtime, messages),
+    // Every partition's batch is handed over at once and committed in one round (group-commit.ts).
+    partitionsConsumedConcurrently: runtime.config.kafkaPartitions,
+    handleBatch: (messages) => rounds.submit(messages),
   });
   const sweeper = startOutboxSweeper(runtime);
   return {
@@ -20,6 +24,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     stop: async () => {
       await sweeper.stop();
       await consumer.disconnect();
+      await publisher.flush();
     },
   };
 }

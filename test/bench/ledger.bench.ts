@@ -1,0 +1,203 @@
+// Ledger benchmarks on the real stack (issue: the ledger engine):
+//   1. end to end: internal transfers for BENCH_E2E_S seconds through HTTP → Kafka → ledger →
+//      Postgres → Kafka → SSE; POST latency, and POST → transfer.completed seen on the stream;
+//   2. hot account: every transfer credits one account; how far throughput drops;
+//   3. backlog: BENCH_BACKLOG commands queued in Kafka, drained by a ledger process alone.
+//
+//   npm run bench:ledger
+//
+// Settings (environment): BENCH_E2E_S (60), BENCH_HOT_S (20), BENCH_CONNECTIONS (64),
+// BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the mock rails take the next).
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { Partitioners } from 'kafkajs';
+import pg from 'pg';
+import { createKafka } from '../../src/kafka/client';
+import { AvroCodec, createRegistry } from '../../src/kafka/registry';
+import { TOPICS, TopicNames } from '../../src/kafka/topics';
+import { derivedUuid } from '../../src/ledger-client';
+import type { LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
+import { parseSseBlocks } from '../support/sse';
+import {
+  benchNames, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
+  startService, stopService, waitReady, type BenchService,
+} from './harness';
+
+const E2E_S = Number(env.BENCH_E2E_S ?? 60);
+const HOT_S = Number(env.BENCH_HOT_S ?? 20);
+const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 64);
+const ACCOUNTS = Number(env.BENCH_ACCOUNTS ?? 100);
+const BACKLOG = Number(env.BENCH_BACKLOG ?? 100_000);
+const PORT = Number(env.BENCH_PORT ?? 3200);
+const names = benchNames('ledger');
+
+interface Member { id: string; email: string; key: string; token: string }
+
+async function signUpMembers(agent: http.Agent): Promise<Member[]> {
+  const members: Member[] = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const email = `bench-${randomUUID()}@example.com`;
+    const answer = await request(agent, PORT, 'POST', '/v1/sandbox/accounts', { email, password: 'bench password 1', business_name: 'Bench', country_code: 'GB' });
+    if (answer.status !== 201) throw new Error(`sign-up failed: ${answer.status} ${JSON.stringify(answer.body)}`);
+    members.push({ id: answer.body.account.id, email, key: answer.body.api_key.key, token: answer.body.session.token });
+    const funded = await request(agent, PORT, 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1000000.00' }, { authorization: `Bearer ${answer.body.api_key.key}`, 'idempotency-key': randomUUID() });
+    if (funded.status !== 201) throw new Error(`faucet failed: ${funded.status} ${JSON.stringify(funded.body)}`);
+  }
+  return members;
+}
+
+/** Watches every member's event stream and notes when each transfer's completion arrives. */
+function watchCompletions(members: Member[], completedAt: Map<string, number>): () => void {
+  const aborter = new AbortController();
+  for (const member of members) {
+    void (async () => {
+      const response = await fetch(`http://127.0.0.1:${PORT}/v1/notifications`, { headers: { authorization: `Bearer ${member.token}` }, signal: aborter.signal });
+      const decoder = new TextDecoder();
+      let buffer = '';
+      try {
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+          const parsed = parseSseBlocks(buffer + decoder.decode(chunk, { stream: true }));
+          buffer = parsed.rest;
+          for (const frame of parsed.frames) {
+            if (frame.event === 'transfer.completed' && frame.data) completedAt.set(JSON.parse(frame.data).data.id, performance.now());
+          }
+        }
+      } catch { /* closed */ }
+    })();
+  }
+  return () => aborter.abort();
+}
+
+interface LoadFigures { transfers: number; perSecond: number; postP50: number; postP99: number; postMax: number; sseP50: number; sseP99: number; unseen: number; non2xx: number; rss: number }
+
+async function transferLoad(service: BenchService, members: Member[], seconds: number, hotRecipient: Member | null): Promise<LoadFigures> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const completedAt = new Map<string, number>();
+  const stopWatching = watchCompletions(members, completedAt);
+  await sleep(1_000); // let the streams open
+  const sentAt = new Map<string, number>();
+  const postLatencies: number[] = [];
+  let non2xx = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    while (performance.now() < end) {
+      const sender = members[Math.floor(Math.random() * members.length)];
+      let recipient = hotRecipient ?? members[Math.floor(Math.random() * members.length)];
+      if (recipient === sender) recipient = members[(members.indexOf(sender) + 1) % members.length];
+      const key = randomUUID();
+      const transferId = derivedUuid('transfer', derivedUuid('transfer.create', sender.id, key));
+      const started = performance.now();
+      sentAt.set(transferId, started);
+      const answer = await request(agent, PORT, 'POST', '/v1/transfers', { recipient_email: recipient.email, amount: '0.01', currency: 'USD' }, { authorization: `Bearer ${sender.key}`, 'idempotency-key': key });
+      postLatencies.push(performance.now() - started);
+      if (answer.status !== 201) { non2xx++; sentAt.delete(transferId); }
+    }
+  }));
+  const elapsedS = seconds;
+  await sleep(2_000); // the last completions travel to the streams
+  stopWatching();
+  agent.destroy();
+  const sseLatencies: number[] = [];
+  let unseen = 0;
+  for (const [id, started] of sentAt) {
+    const seen = completedAt.get(id);
+    if (seen === undefined) unseen++;
+    else sseLatencies.push(seen - started);
+  }
+  postLatencies.sort((a, b) => a - b);
+  sseLatencies.sort((a, b) => a - b);
+  return {
+    transfers: postLatencies.length - non2xx, perSecond: (postLatencies.length - non2xx) / elapsedS,
+    postP50: percentile(postLatencies, 0.5), postP99: percentile(postLatencies, 0.99), postMax: postLatencies[postLatencies.length - 1] ?? 0,
+    sseP50: percentile(sseLatencies, 0.5), sseP99: percentile(sseLatencies, 0.99), unseen, non2xx, rss: rssMiB(service.child.pid!),
+  };
+}
+
+/** Queues `count` internal transfer commands straight onto ledger.commands, with no ledger running. */
+async function queueBacklog(members: Member[], count: number): Promise<void> {
+  const topicNames = new TopicNames(names.kafkaTopicPrefix);
+  const codec = new AvroCodec(createRegistry(SCHEMA_REGISTRY_URL), topicNames);
+  await codec.registerAll();
+  const kafka = createKafka(KAFKA_BROKERS.split(','), 'bench-backlog');
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  try {
+    for (let sent = 0; sent < count; sent += 1000) {
+      const messages = await Promise.all(Array.from({ length: Math.min(1000, count - sent) }, async () => {
+        const sender = members[Math.floor(Math.random() * members.length)];
+        let recipient = members[Math.floor(Math.random() * members.length)];
+        if (recipient === sender) recipient = members[(members.indexOf(sender) + 1) % members.length];
+        const payload: TransferCreate = { transfer_id: randomUUID(), type: 'internal', amount: '0.01', currency: 'USD', recipient_email: recipient.email, note: null };
+        const envelope: LedgerCommandEnvelope = { id: randomUUID(), type: 'transfer.create', account_id: sender.id, reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(payload) };
+        return { key: sender.id, value: await codec.encode(TOPICS.ledgerCommands, envelope) };
+      }));
+      await producer.send({ topic: topicNames.full(TOPICS.ledgerCommands), acks: -1, messages });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+async function count(db: pg.Client, table: string): Promise<number> {
+  const { rows } = await db.query(`SELECT count(*)::int AS n FROM ${table}`);
+  return rows[0].n;
+}
+
+async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ seconds: number; commands: number; postings: number; rss: number }> {
+  await queueBacklog(members, BACKLOG);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const commandsBefore = await count(db, 'processed_commands');
+    const postingsBefore = await count(db, 'postings');
+    const ledger = startService({ port: PORT + 10, roles: 'ledger', databaseUrl, extraEnv: { LOG_LEVEL: 'info' } }, 'ledger');
+    await waitReady(ledger, false);
+    const started = performance.now();
+    let rss = 0;
+    for (;;) {
+      const done = (await count(db, 'processed_commands')) - commandsBefore;
+      rss = Math.max(rss, rssMiB(ledger.child.pid!));
+      if (done >= BACKLOG) break;
+      if (performance.now() - started > 600_000) throw new Error(`backlog not drained after 600 s: ${done} of ${BACKLOG}`);
+      await sleep(100);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const postings = (await count(db, 'postings')) - postingsBefore;
+    await stopService(ledger);
+    return { seconds, commands: BACKLOG, postings, rss };
+  } finally {
+    await db.end();
+  }
+}
+
+const ms = (value: number) => value.toFixed(1);
+
+async function main(): Promise<void> {
+  await recreateDatabase(names.databaseUrl);
+  const service = startService({ port: PORT, roles: 'all', databaseUrl: names.databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' } }, 'ledger');
+  try {
+    await waitReady(service);
+    const members = await signUpMembers(new http.Agent({ keepAlive: true, maxSockets: 8 }));
+    console.log(`${ACCOUNTS} accounts funded; ${CONNECTIONS} connections`);
+
+    const uniform = await transferLoad(service, members, E2E_S, null);
+    const hot = await transferLoad(service, members, HOT_S, members[0]);
+    await stopService(service);
+    const drain = await drainBacklog(names.databaseUrl, members);
+
+    console.log('\nscenario                 | transfers | per s  | POST p50 | POST p99 | POST max | →SSE p50 | →SSE p99 | unseen | non-2xx | RSS MiB');
+    for (const [name, f] of [[`end to end, ${E2E_S} s`, uniform], [`hot account, ${HOT_S} s`, hot]] as const) {
+      console.log(`${name.padEnd(24)} | ${String(f.transfers).padStart(9)} | ${f.perSecond.toFixed(0).padStart(6)} | ${ms(f.postP50).padStart(8)} | ${ms(f.postP99).padStart(8)} | ${ms(f.postMax).padStart(8)} | ${ms(f.sseP50).padStart(8)} | ${ms(f.sseP99).padStart(8)} | ${String(f.unseen).padStart(6)} | ${String(f.non2xx).padStart(7)} | ${String(f.rss).padStart(7)}`);
+    }
+    console.log(`hot account throughput drop: ${(uniform.perSecond / hot.perSecond).toFixed(2)}x (goal: under 2x)`);
+    console.log(`\nbacklog: ${drain.commands} commands drained by one ledger process in ${drain.seconds.toFixed(1)} s: ${(drain.commands / drain.seconds).toFixed(0)} commands/s, ${(drain.postings / drain.seconds).toFixed(0)} postings/s (${drain.postings} postings), peak RSS ${drain.rss} MiB`);
+  } finally {
+    await stopService(service);
+    await cleanUpTopics(names.kafkaTopicPrefix);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
