@@ -49,8 +49,8 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
       data: { id: resourceId, status, amount: '25.00', currency: 'EUR', attributes: JSON.stringify({ note: 'invoice 42' }) },
     };
     await runtime.db('outbox').insert({
-      id: envelope.id, topic: TOPICS.domainEvents, message_key: resourceId, account_id: accountId,
-      payload: envelope, published_at: new Date(),
+      id: envelope.id, round_id: randomUUID(), topic: TOPICS.domainEvents, message_key: resourceId, account_id: accountId,
+      payload: envelope,
     });
     if (options.kafka !== false) {
       const value = await runtime.codec.encode(TOPICS.domainEvents, envelope);
