@@ -13,6 +13,8 @@ export function createRedis(redisUrl: string, keyPrefix: string): RedisClient {
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     lazyConnect: false,
+    // Commands issued in the same tick go out as one pipeline: fewer writes under load.
+    enableAutoPipelining: true,
   });
 }
 

@@ -8,6 +8,7 @@ import { startRequestLogWriter } from '../consumers/request-logs/runner';
 import { AccountService } from './accounts/service';
 import { Authenticator } from './auth/authenticate';
 import { SessionTokens } from './auth/credentials';
+import { KeyCache } from './auth/key-cache';
 import type { Role } from './config';
 import { accountRoutes } from './http/accounts';
 import { apiKeyRoutes } from './http/api-keys';
@@ -48,7 +49,7 @@ export interface ApiDeps {
 /** The routes of the API; without deps (tests listing routes) the clients are created idle. */
 export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new LedgerClient(runtime), hub: new NotificationHub() }): RouteDef[] {
   const { config, db } = runtime;
-  const accounts = new AccountService(db, config, sessionTokens(runtime));
+  const accounts = new AccountService(db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
   const routes: RouteDef[] = [];
   routes.push(
     ...metaRoutes(runtime, () => routes),
@@ -78,7 +79,7 @@ async function startApi(runtime: Runtime, hub: NotificationHub): Promise<Running
   const ledger = new LedgerClient(runtime);
   await ledger.start();
   const guards: Guards = {
-    authenticate: new Authenticator(runtime.db, config, sessionTokens(runtime)).authenticate,
+    authenticate: new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis)).authenticate,
     rateLimit: new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst).limit,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     recordRequest: recorder.record,

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
+import type { KeyCache } from '../auth/key-cache';
 import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from '../auth/credentials';
 import { newChainWalletAddress, newVibans } from './vibans';
 
@@ -70,7 +71,7 @@ export interface SandboxAccountInput {
 }
 
 export class AccountService {
-  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens) {}
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache) {}
 
   /** @throws DomainError resource_already_exists when the email is taken */
   async createSandboxAccount(input: SandboxAccountInput) {
@@ -128,6 +129,9 @@ export class AccountService {
   async setKybStatus(accountId: string, status: KybStatus) {
     const updated = await this.db('accounts').where('id', accountId).update({ kyb_status: status, updated_at: this.db.fn.now() });
     if (updated === 0) throw new DomainError('resource_not_found', 'no such account', accountId);
+    // Cached keys carry the KYB status: the next request must see the new one.
+    const hashes: Array<{ key_hash: string }> = await this.db('api_keys').where('account_id', accountId).select('key_hash');
+    await this.keys.forget(hashes.map((h) => h.key_hash));
     return this.getAccount(accountId);
   }
 
@@ -158,6 +162,7 @@ export class AccountService {
       throw new DomainError('cross_account_access_denied', 'this API key belongs to another account', keyId);
     }
     const [revoked] = await this.db('api_keys').where('id', keyId).update({ revoked_at: this.db.raw('coalesce(revoked_at, now())') }).returning('*');
+    await this.keys.forget([revoked.key_hash]); // before answering: the next request must fail
     return apiKeyView(revoked as ApiKeyRow);
   }
 }

@@ -8,14 +8,7 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { Principal, RouteDef } from '../http/route';
 import { constantTimeEquals, hashApiKey, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  type: 'secret' | 'publishable' | 'restricted';
-  scopes: string[];
-  kyb_status: string;
-}
+import type { CachedKey, KeyCache } from './key-cache';
 
 export interface AuthenticatedPrincipal extends Principal {
   kybStatus: string | null;
@@ -32,7 +25,7 @@ function bearerToken(ctx: Koa.Context): string | null {
 }
 
 export class Authenticator {
-  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens) {}
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache) {}
 
   async identify(token: string): Promise<AuthenticatedPrincipal> {
     if (constantTimeEquals(token, this.config.masterKey)) {
@@ -49,11 +42,16 @@ export class Authenticator {
       throw new DomainError('environment_mismatch', `this is a ${parsed.environment} key; this server is the ${this.config.environment} environment`);
     }
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
-    const row: KeyRow | undefined = await this.db('api_keys')
-      .join('accounts', 'accounts.id', 'api_keys.account_id')
-      .where('api_keys.key_hash', hashApiKey(token))
-      .whereNull('api_keys.revoked_at')
-      .first('api_keys.id', 'api_keys.account_id', 'api_keys.type', 'api_keys.scopes', 'accounts.kyb_status');
+    const hash = hashApiKey(token);
+    let row: CachedKey | null | undefined = await this.keys.get(hash);
+    if (!row) {
+      row = await this.db('api_keys')
+        .join('accounts', 'accounts.id', 'api_keys.account_id')
+        .where('api_keys.key_hash', hash)
+        .whereNull('api_keys.revoked_at')
+        .first('api_keys.id', 'api_keys.account_id', 'api_keys.type', 'api_keys.scopes', 'accounts.kyb_status');
+      if (row && parsed) this.keys.remember(hash, row);
+    }
     if (!row || !parsed) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
     return { kind: row.type, accountId: row.account_id, credentialId: row.id, scopes: row.scopes, isAdmin: false, kybStatus: row.kyb_status };
   }

@@ -92,6 +92,19 @@ describe('transfers', () => {
     });
   });
 
+  it('a KYB change takes effect on the next request, for a key that was just used', async () => {
+    const [henry, ivy] = await Promise.all([signUp(base), signUp(base)]);
+    await fund(base, henry.key, 'USD', '5.00');
+    const master = testService().config.masterKey;
+    const suspend = await call(base, 'PATCH', `/v1/sandbox/accounts/${henry.account.id}`, { kyb_status: 'suspended' }, { token: master, idempotencyKey: randomUUID() });
+    assert.equal(suspend.status, 200);
+    const refused = await transfer(base, henry.key, { recipient_email: ivy.email, amount: '1.00', currency: 'USD' });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error, 'account_not_active');
+    await call(base, 'PATCH', `/v1/sandbox/accounts/${henry.account.id}`, { kyb_status: 'active' }, { token: master, idempotencyKey: randomUUID() });
+    assert.equal((await transfer(base, henry.key, { recipient_email: ivy.email, amount: '1.00', currency: 'USD' })).status, 201);
+  });
+
   describe('reading transfers', () => {
     it('lists the caller\'s transfers newest first with the list envelope', async () => {
       const carol = await signUp(base);
