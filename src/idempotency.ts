@@ -104,7 +104,9 @@ export class IdempotencyGuard {
 
   run = async (request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
     const principal = request.principal;
-    const scope = principal?.accountId ?? principal?.credentialId ?? 'anonymous';
+    // Keys belong to the account acted for; the master key acts for the account it names.
+    const named = (request.query?.account_id ?? request.body?.account_id) as string | undefined;
+    const scope = principal?.accountId ?? named ?? principal?.credentialId ?? 'anonymous';
     const key = request.idempotencyKey!;
     const print = fingerprint(route.method, request.koa.path, request.body);
     const deadline = Date.now() + this.waitMsMax;

@@ -7,7 +7,7 @@ import type { Runtime } from '../../src/runtime';
 import { toTopicMessages } from './outbox';
 
 const SWEEP_EVERY_MS = 1_000;
-const UNPUBLISHED_AGE_MS = 5_000; // younger rounds are still being published by their writer
+const UNPUBLISHED_AGE_MS = 15_000; // younger rounds may still be on their way through the writer's publisher
 const ROUNDS_PER_SWEEP_MAX = 20;
 
 /** Publishes up to ROUNDS_PER_SWEEP_MAX forgotten rounds; returns how many. */

@@ -5,7 +5,7 @@ import { amountSchema, CURRENCIES, CURRENCY_SCALE, currencySchema, formatAmount,
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import { accountIdQuerySchema, actingAccountId, assertOwnResource } from './acting';
+import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { beforeSchema, limitSchema, listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
@@ -101,7 +101,7 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
       response: { status: 201, description: 'the credit and the new balance', schema: { type: 'object' } },
       handler: async (request) => {
         if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'the faucet exists only in the sandbox');
-        const accountId = actingAccountId(request);
+        const accountId = await actingAccountIdForWrite(request, db);
         const currency = requireCurrency(request.body.currency);
         const amount = parseAmount(request.body.amount, currency);
         const commandId = derivedUuid('faucet.credit', accountId, request.idempotencyKey!);

@@ -7,7 +7,7 @@ import { transferView, type TransferRecord } from '../../ledger/transfers';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import { actingAccountId, assertOwnResource } from './acting';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { bodyValidator } from './validation';
@@ -101,7 +101,7 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       response: { status: 201, description: 'the transfer (200 on replay; 202 while the ledger has not decided yet)', schema: transferSchema },
       errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency'],
       handler: async (request) => {
-        const accountId = actingAccountId(request);
+        const accountId = await actingAccountIdForWrite(request, db);
         const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
         const command = transferCommand(request.body, derivedUuid('transfer', commandId));
         const reply = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);
