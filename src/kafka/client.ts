@@ -8,7 +8,7 @@ const LEVEL_NAMES: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 
 // kafkajs reports these at ERROR or WARN and then retries by itself (a new topic's leader not
 // elected yet, a group coordinator still loading): they are not failures of this service.
-const RETRIED_BY_KAFKAJS = /not the leader|no leader|coordinator is (loading|not available)|Limiting retries for the idempotent producer/i;
+const RETRIED_BY_KAFKAJS = /not the leader|no leader|coordinator is (loading|not available)|group is rebalancing|Limiting retries for the idempotent producer/i;
 
 export function createKafka(brokers: string[], clientId: string): Kafka {
   return new Kafka({
