@@ -109,7 +109,8 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
 
   const consumer = deps.kafka.consumer({
     groupId: spec.groupId,
-    maxWaitTimeInMs: 50,
+    // A fetch returns as soon as any data arrives; the wait bounds only idle polling.
+    maxWaitTimeInMs: 500,
     maxBytesPerPartition: spec.maxBytesPerPartition ?? 1024 * 1024,
     allowAutoTopicCreation: false,
     // A member that died (SIGKILL) holds its partitions until the session times out: keep that
