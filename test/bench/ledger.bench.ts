@@ -6,6 +6,10 @@
 //
 //   npm run bench:ledger
 //
+// The service runs as one process per group of roles, as deployed (docker-compose.yml):
+// api+notifier, ledger, and partners+mock-rails+request-logs; BENCH_ONE_PROCESS=1 runs all roles
+// in one process instead.
+//
 // Settings (environment): BENCH_E2E_S (60), BENCH_HOT_S (20), BENCH_CONNECTIONS (64),
 // BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the mock rails take the next).
 import { randomUUID } from 'node:crypto';
@@ -70,7 +74,7 @@ function watchCompletions(members: Member[], completedAt: Map<string, number>): 
 
 interface LoadFigures { transfers: number; perSecond: number; postP50: number; postP99: number; postMax: number; sseP50: number; sseP99: number; unseen: number; non2xx: number; rss: number }
 
-async function transferLoad(service: BenchService, members: Member[], seconds: number, hotRecipient: Member | null): Promise<LoadFigures> {
+async function transferLoad(services: BenchService[], members: Member[], seconds: number, hotRecipient: Member | null): Promise<LoadFigures> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const completedAt = new Map<string, number>();
   const stopWatching = watchCompletions(members, completedAt);
@@ -109,7 +113,7 @@ async function transferLoad(service: BenchService, members: Member[], seconds: n
   return {
     transfers: postLatencies.length - non2xx, perSecond: (postLatencies.length - non2xx) / elapsedS,
     postP50: percentile(postLatencies, 0.5), postP99: percentile(postLatencies, 0.99), postMax: postLatencies[postLatencies.length - 1] ?? 0,
-    sseP50: percentile(sseLatencies, 0.5), sseP99: percentile(sseLatencies, 0.99), unseen, non2xx, rss: rssMiB(service.child.pid!),
+    sseP50: percentile(sseLatencies, 0.5), sseP99: percentile(sseLatencies, 0.99), unseen, non2xx, rss: services.reduce((sum, s) => sum + rssMiB(s.child.pid!), 0),
   };
 }
 
@@ -174,25 +178,33 @@ const ms = (value: number) => value.toFixed(1);
 
 async function main(): Promise<void> {
   await recreateDatabase(names.databaseUrl);
-  const service = startService({ port: PORT, roles: 'all', databaseUrl: names.databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' } }, 'ledger');
+  const settings = { port: PORT, databaseUrl: names.databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' } };
+  const groups = env.BENCH_ONE_PROCESS ? ['all'] : ['mock-rails,partners,request-logs', 'ledger', 'api,notifier'];
+  const services: BenchService[] = [];
   try {
-    await waitReady(service);
+    for (const roles of groups) {
+      const http = roles.includes('api') || roles === 'all';
+      // Processes without HTTP are ready when they log their start (at info level).
+      const service = startService({ ...settings, roles, extraEnv: { ...settings.extraEnv, LOG_LEVEL: http ? 'warn' : 'info' } }, 'ledger');
+      services.push(service);
+      await waitReady(service, http);
+    }
     const members = await signUpMembers(new http.Agent({ keepAlive: true, maxSockets: 8 }));
-    console.log(`${ACCOUNTS} accounts funded; ${CONNECTIONS} connections`);
+    console.log(`${ACCOUNTS} accounts funded; ${CONNECTIONS} connections; processes: ${groups.join(' | ')}`);
 
-    const uniform = await transferLoad(service, members, E2E_S, null);
-    const hot = await transferLoad(service, members, HOT_S, members[0]);
-    await stopService(service);
+    const uniform = await transferLoad(services, members, E2E_S, null);
+    const hot = await transferLoad(services, members, HOT_S, members[0]);
+    for (const service of [...services].reverse()) await stopService(service);
     const drain = await drainBacklog(names.databaseUrl, members);
 
-    console.log('\nscenario                 | transfers | per s  | POST p50 | POST p99 | POST max | →SSE p50 | →SSE p99 | unseen | non-2xx | RSS MiB');
+    console.log('\nscenario                 | transfers | per s  | POST p50 | POST p99 | POST max | →SSE p50 | →SSE p99 | unseen | non-2xx | RSS MiB (all service processes)');
     for (const [name, f] of [[`end to end, ${E2E_S} s`, uniform], [`hot account, ${HOT_S} s`, hot]] as const) {
       console.log(`${name.padEnd(24)} | ${String(f.transfers).padStart(9)} | ${f.perSecond.toFixed(0).padStart(6)} | ${ms(f.postP50).padStart(8)} | ${ms(f.postP99).padStart(8)} | ${ms(f.postMax).padStart(8)} | ${ms(f.sseP50).padStart(8)} | ${ms(f.sseP99).padStart(8)} | ${String(f.unseen).padStart(6)} | ${String(f.non2xx).padStart(7)} | ${String(f.rss).padStart(7)}`);
     }
     console.log(`hot account throughput drop: ${(uniform.perSecond / hot.perSecond).toFixed(2)}x (goal: under 2x)`);
     console.log(`\nbacklog: ${drain.commands} commands drained by one ledger process in ${drain.seconds.toFixed(1)} s: ${(drain.commands / drain.seconds).toFixed(0)} commands/s, ${(drain.postings / drain.seconds).toFixed(0)} postings/s (${drain.postings} postings), peak RSS ${drain.rss} MiB`);
   } finally {
-    await stopService(service);
+    for (const service of [...services].reverse()) await stopService(service);
     await cleanUpTopics(names.kafkaTopicPrefix);
   }
 }
