@@ -6,9 +6,9 @@
 //
 //   npm run bench:ledger
 //
-// The service runs as one process per group of roles, as deployed (docker-compose.yml):
-// api+notifier, ledger, and partners+mock-rails+request-logs; BENCH_ONE_PROCESS=1 runs all roles
-// in one process instead.
+// The service runs all roles in one process (the embedded default); BENCH_SPLIT=1 runs one
+// process per group of roles instead, as deployed (docker-compose.yml): api+notifier, ledger,
+// and partners+mock-rails+request-logs.
 //
 // Settings (environment): BENCH_E2E_S (60), BENCH_HOT_S (20), BENCH_CONNECTIONS (64),
 // BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the mock rails take the next).
@@ -179,7 +179,7 @@ const ms = (value: number) => value.toFixed(1);
 async function main(): Promise<void> {
   await recreateDatabase(names.databaseUrl);
   const settings = { port: PORT, databaseUrl: names.databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' } };
-  const groups = env.BENCH_ONE_PROCESS ? ['all'] : ['mock-rails,partners,request-logs', 'ledger', 'api,notifier'];
+  const groups = env.BENCH_SPLIT ? ['mock-rails,partners,request-logs', 'ledger', 'api,notifier'] : ['all'];
   const services: BenchService[] = [];
   try {
     for (const roles of groups) {
