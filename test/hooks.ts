@@ -2,6 +2,7 @@
 // namespace (scripts/test.sh), and a clean test database each run.
 import pg from 'pg';
 import { createKafka } from '../src/kafka/client';
+import { recreateDatabase } from './support/database';
 import { startService, type TestService } from './support/service';
 
 let service: TestService | null = null;
@@ -9,20 +10,6 @@ let service: TestService | null = null;
 export function testService(): TestService {
   if (!service) throw new Error('the test service is not running (run the tests through npm test)');
   return service;
-}
-
-async function recreateDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
 }
 
 // Runs are named test.<unix seconds>. (topics) and payments_test_<unix seconds> (databases);

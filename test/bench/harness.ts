@@ -4,8 +4,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import pg from 'pg';
+import Redis from 'ioredis';
 import { createKafka } from '../../src/kafka/client';
+
+export { recreateDatabase } from '../support/database';
 
 export const env = process.env;
 export const RUN_ID = Math.floor(Date.now() / 1000); // seconds, as test runs name theirs (test/hooks.ts cleans up stale ones)
@@ -36,21 +38,6 @@ export const benchNames = (label: string) => ({
   redisKeyPrefix: `bench:${RUN_ID}:${label}:`,
   kafkaTopicPrefix: `bench.${RUN_ID}.`,
 });
-
-export async function recreateDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  if (!/^payments_(bench|test)_\d+$/.test(name)) throw new Error(`refusing to recreate "${name}": not a bench or test database`);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-}
 
 export function startService(settings: ServiceSettings, label: string): BenchService {
   const names = benchNames(label);
@@ -144,6 +131,20 @@ export function request(agent: http.Agent, port: number, method: string, urlPath
     if (payload) req.write(payload);
     req.end();
   });
+}
+
+export async function cleanUpRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** Removes what a run left in Kafka and the registry (the bench database stays for inspection). */

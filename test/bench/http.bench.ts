@@ -2,25 +2,24 @@
 // the real stack, in a database, topic prefix and Redis prefix of its own; this process drives
 // closed-loop load over keep-alive connections and prints one row per scenario.
 //
-//   npm run build && node dist/test/bench/http.bench.js
+//   npm run bench:http
 //
 // Settings (environment): BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS
 // ("32,128"), BENCH_SCENARIOS ("get-account,create-customer"; also "healthz", a calibration of
 // the bare HTTP stack), BENCH_PORT (3100; the mock rails take the next port),
-// BENCH_DATABASE_URL (postgres://payments:payments@127.0.0.1:5432/payments_bench),
 // BENCH_CPU_PROF_DIR (when set, the service writes a V8 CPU profile there on exit), BENCH_ROLES
 // (all; "api" leaves the request-log writer out, to measure its share), and the
-// stack addresses REDIS_URL, KAFKA_BROKERS, SCHEMA_REGISTRY_URL.
+// stack addresses DATABASE_URL (its database is replaced by payments_bench_<run>), REDIS_URL,
+// KAFKA_BROKERS, SCHEMA_REGISTRY_URL.
 // Target (issue): ≥ 3,000 authenticated GETs/s with p99 ≤ 20 ms at 32 connections.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
-import Redis from 'ioredis';
-import pg from 'pg';
-import { createKafka } from '../../src/kafka/client';
+import {
+  benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase, rssMiB, RUN_ID, sleep, startService, stopService, waitReady,
+} from './harness';
 
 const env = process.env;
 const DURATION_S = Number(env.BENCH_DURATION_S ?? 10);
@@ -28,18 +27,8 @@ const WARMUP_S = Number(env.BENCH_WARMUP_S ?? 2);
 const CONNECTIONS = (env.BENCH_CONNECTIONS ?? '32,128').split(',').map(Number);
 const SCENARIO_NAMES = (env.BENCH_SCENARIOS ?? 'get-account,create-customer').split(',');
 const PORT = Number(env.BENCH_PORT ?? 3100);
-const MOCK_RAILS_PORT = PORT + 1; // the mock partner rails (a role of ROLES=all) must not collide with a development server
-const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://payments:payments@127.0.0.1:5432/payments_bench';
-const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const KAFKA_BROKERS = env.KAFKA_BROKERS ?? '127.0.0.1:9092';
-const SCHEMA_REGISTRY_URL = env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081/apis/ccompat/v7';
-const RUN_ID = Math.floor(Date.now() / 1000); // seconds, as test runs name theirs (test/hooks.ts cleans up stale ones)
-const REDIS_KEY_PREFIX = `bench:${RUN_ID}:`;
-const KAFKA_TOPIC_PREFIX = `bench.${RUN_ID}.`;
-const READY_TIMEOUT_MS = 90_000;
-const STOP_TIMEOUT_MS = 30_000;
+const names = benchNames('http');
 const REQUEST_TIMEOUT_MS = 10_000;
-const LOG_LINES_MAX = 200;
 const IDLE_SAMPLE_MS = 3_000;
 
 interface Request { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
@@ -54,7 +43,6 @@ type CpuGroup = 'service' | 'loadGenerator' | 'postgres' | 'redis' | 'jvm' | 'ho
 type CpuShares = Record<CpuGroup, number>;
 interface CpuSnapshot { processes: Map<string, { group: CpuGroup; ms: number }>; hostMs: number }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function send(agent: http.Agent, request: Request): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -118,11 +106,6 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   };
 }
 
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** User plus system CPU time of a process so far, in ms (from /proc/<pid>/stat); 0 if it is gone. */
@@ -162,91 +145,6 @@ function cpuBetween(start: CpuSnapshot, end: CpuSnapshot, windowMs: number): Cpu
   shares.host = end.hostMs - start.hostMs;
   for (const group of Object.keys(shares) as CpuGroup[]) shares[group] = (shares[group] / windowMs) * 100;
   return shares;
-}
-
-async function recreateDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  if (!/^[a-z_][a-z0-9_]*bench[a-z0-9_]*$/.test(name)) throw new Error(`refusing to recreate "${name}": the bench database name must contain "bench"`);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-}
-
-function startService(): { child: ChildProcess; output: string[] } {
-  const main = path.join(__dirname, '..', '..', 'src', 'main.js');
-  const nodeArgs = env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF_DIR}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, main], {
-    env: {
-      ...env,
-      PORT: String(PORT), ROLES: env.BENCH_ROLES ?? 'all', DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, KAFKA_BROKERS, KAFKA_TOPIC_PREFIX, SCHEMA_REGISTRY_URL,
-      MOCK_RAILS_PORT: String(MOCK_RAILS_PORT), MOCK_RAILS_URL: `http://127.0.0.1:${MOCK_RAILS_PORT}`,
-      RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', // on, so its Redis call is measured, but never reached
-      LOG_LEVEL: 'warn', KAFKAJS_NO_PARTITIONER_WARNING: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    if (output.length > LOG_LINES_MAX) output.splice(0, output.length - LOG_LINES_MAX);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return { child, output };
-}
-
-async function waitReady(child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
-    try {
-      if ((await json('GET', '/readyz')).status === 200) return;
-    } catch { /* not listening yet */ }
-    await sleep(200);
-  }
-  throw new Error(`the service was not ready after ${READY_TIMEOUT_MS} ms`);
-}
-
-async function stopService(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** Removes what this run left in Kafka, the registry and Redis (the bench database stays for inspection). */
-async function cleanUp(): Promise<void> {
-  const admin = createKafka(KAFKA_BROKERS.split(','), 'bench-cleanup').admin();
-  await admin.connect();
-  try {
-    const topics = (await admin.listTopics()).filter((t) => t.startsWith(KAFKA_TOPIC_PREFIX));
-    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
-    for (const topic of topics) {
-      await fetch(`${SCHEMA_REGISTRY_URL}/subjects/${encodeURIComponent(`${topic}-value`)}`, { method: 'DELETE' }).catch(() => undefined);
-    }
-  } finally {
-    await admin.disconnect();
-  }
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_KEY_PREFIX}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 function scenarios(secretKey: string): Scenario[] {
@@ -290,11 +188,15 @@ function printTable(results: Result[]): void {
 
 async function main(): Promise<void> {
   console.log(`HTTP benchmark: ${DURATION_S} s per scenario after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
-  await recreateDatabase(DATABASE_URL);
-  const { child, output } = startService();
+  await recreateDatabase(names.databaseUrl);
+  const service = startService({
+    port: PORT, roles: env.BENCH_ROLES ?? 'all', databaseUrl: names.databaseUrl,
+    extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' }, // on, so its Redis call is measured, but never reached
+  }, 'http');
+  const { child, output } = service;
   const results: Result[] = [];
   try {
-    await waitReady(child);
+    await waitReady(service);
     // What the service burns with no requests at all (consumer polls, timers of every role).
     const idleStart = cpuSnapshot(child.pid!);
     await sleep(IDLE_SAMPLE_MS);
@@ -320,8 +222,9 @@ async function main(): Promise<void> {
     console.error(output.slice(-40).join('\n'));
     throw error;
   } finally {
-    await stopService(child);
-    await cleanUp().catch((error) => console.error(`clean-up failed: ${(error as Error).message}`));
+    await stopService(service);
+    await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)])
+      .catch((error) => console.error(`clean-up failed: ${(error as Error).message}`));
   }
 }
 

@@ -23,7 +23,7 @@ import { derivedUuid } from '../../src/ledger-client';
 import type { LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
 import { parseSseBlocks } from '../support/sse';
 import {
-  benchNames, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
+  benchNames, cleanUpRedisKeys, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
   startService, stopService, waitReady, type BenchService,
 } from './harness';
 
@@ -205,7 +205,7 @@ async function main(): Promise<void> {
     console.log(`\nbacklog: ${drain.commands} commands drained by one ledger process in ${drain.seconds.toFixed(1)} s: ${(drain.commands / drain.seconds).toFixed(0)} commands/s, ${(drain.postings / drain.seconds).toFixed(0)} postings/s (${drain.postings} postings), peak RSS ${drain.rss} MiB`);
   } finally {
     for (const service of [...services].reverse()) await stopService(service);
-    await cleanUpTopics(names.kafkaTopicPrefix);
+    await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)]);
   }
 }
 
