@@ -142,15 +142,18 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
       [batch.balances.map((b) => b.id), batch.balances.map((b) => amountText(b.balance))],
     );
   }
-  await insertJson(trx, 'transfers', TRANSFER_COLUMNS, batch.newTransfers);
+  const history = new Map<string, Array<{ from: TransferStatus | null; to: TransferStatus; at: Date }>>();
+  for (const { transferId, from, to, at: when } of batch.transitions) {
+    history.set(transferId, [...(history.get(transferId) ?? []), { from, to, at: when }]);
+  }
+  await insertJson(trx, 'transfers', `${TRANSFER_COLUMNS}, status_history`, batch.newTransfers.map((t) => ({ ...t, status_history: history.get(t.id) ?? [] })));
   for (const t of batch.changedTransfers) {
     await trx('transfers').where('id', t.id).update({
       status: t.status, partner_payment_id: t.partner_payment_id, failure_code: t.failure_code,
       failure_message: t.failure_message, updated_at: t.updated_at, completed_at: t.completed_at,
+      status_history: trx.raw('status_history || ?::jsonb', [JSON.stringify(history.get(t.id) ?? [])]),
     });
   }
-  await insertJson(trx, 'transfer_transitions', 'transfer_id, from_status, to_status, at',
-    batch.transitions.map((t) => ({ transfer_id: t.transferId, from_status: t.from, to_status: t.to, at: t.at })));
   await insertJson(trx, 'processed_commands', 'command_id, type, reply_status, reply_body, processed_at',
     batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: p.body, processed_at: at })));
   if (batch.outbox.length === 0) return;

@@ -119,6 +119,8 @@ export async function up(knex: Knex): Promise<void> {
     t.text('failure_code');
     t.text('failure_message');
     t.text('estimated_arrival').notNullable();
+    // Every transition with its time, [{ from, to, at }, ...], appended in the transaction that makes it.
+    t.jsonb('status_history').notNullable().defaultTo('[]');
     t.timestamp('created_at', { useTz: true }).notNullable();
     t.timestamp('updated_at', { useTz: true }).notNullable();
     t.timestamp('completed_at', { useTz: true });
@@ -126,15 +128,6 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`ALTER TABLE transfers ADD CONSTRAINT transfers_status_known
     CHECK (status IN ('pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'))`);
   await knex.raw('CREATE INDEX transfers_account_created ON transfers (account_id, created_at DESC, id DESC)');
-
-  await knex.schema.createTable('transfer_transitions', (t) => {
-    t.bigIncrements('seq').primary();
-    t.uuid('transfer_id').notNullable().references('transfers.id');
-    t.text('from_status');
-    t.text('to_status').notNullable();
-    t.timestamp('at', { useTz: true }).notNullable();
-    t.index(['transfer_id', 'seq']);
-  });
 
   await knex.schema.createTable('processed_commands', (t) => {
     t.text('command_id').primary();
@@ -169,7 +162,6 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTableIfExists('outbox_unpublished_rounds');
   await knex.schema.dropTableIfExists('outbox');
   await knex.schema.dropTableIfExists('processed_commands');
-  await knex.schema.dropTableIfExists('transfer_transitions');
   await knex.schema.dropTableIfExists('transfers');
   await knex.raw('DROP TABLE IF EXISTS postings CASCADE');
   await knex.raw('DROP TABLE IF EXISTS journal_entries CASCADE');

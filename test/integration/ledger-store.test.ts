@@ -221,8 +221,7 @@ describe('ledger store: writeBatch', () => {
       assert.equal(new Money(transfer.amount).toFixed(), '40.5');
       assert.deepEqual(transfer.recipient, { email: emailOf(b.id) });
       assert.match(transfer.partner_payment_id, /^book_[0-9a-f]{32}$/);
-      const history = await db()('transfer_transitions').where('transfer_id', transferId).orderBy('seq').select('from_status', 'to_status');
-      assert.deepEqual(history.map((h) => [h.from_status, h.to_status]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
+      assert.deepEqual(transfer.status_history.map((h: { from: string | null; to: string }) => [h.from, h.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
 
       // Processed commands hold the replies a redelivery re-sends.
       const processed = await db()('processed_commands').whereIn('command_id', [faucetCommand, transferCommand]).orderBy('type').select('command_id', 'type', 'reply_status', 'reply_body');

@@ -146,6 +146,7 @@ describe('transfers', () => {
       assert.equal(response.body.status, 'executing');
       const done = await transferReaches(base, dave.key, response.body.transfer_id, 'completed');
       assert.match(done.partner_payment_id, /^fiat_/);
+      assert.deepEqual(done.status_history.map((h: any) => [h.from, h.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
       const after = await balances(base, dave.token);
       assert.deepEqual(after.USD, { currency: 'USD', amount: '60.00', available: '60.00', pending: '0.00' });
     });
