@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { AccountFacts } from './decide';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
-import { Money, type Currency } from './money';
+import { Money } from './money';
 import type { TransferRecord, TransferStatus } from './transfers';
 import { normaliseAccountNumber } from '../src/accounts/vibans';
 
@@ -187,4 +187,3 @@ export async function claimUnpublishedRound(trx: Knex.Transaction, ageMs: number
   return { roundId, rows };
 }
 
-export type { Currency };

@@ -63,4 +63,3 @@ export function transferView(record: TransferRecord) {
   };
 }
 
-export type TransferView = ReturnType<typeof transferView>;

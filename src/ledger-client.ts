@@ -26,7 +26,8 @@ const PENDING_REPLIES_MAX = 50_000;
 
 export class LedgerClient {
   readonly instanceId = randomUUID();
-  private readonly waiting = new Map<string, (reply: LedgerReply) => void>();
+  /** Requests waiting for their decision, by command id. */
+  private readonly waiting = new Map<string, { resolve: (reply: LedgerReply | null) => void; timer: NodeJS.Timeout }>();
   private readonly batcher: ProducerBatcher;
   private consumer: Consumer | null = null;
 
@@ -35,7 +36,8 @@ export class LedgerClient {
   }
 
   async start(): Promise<void> {
-    const joined = new Promise<void>((resolve) => { this.joinedResolve = resolve; });
+    let markJoined: () => void = () => undefined;
+    const joined = new Promise<void>((resolve) => { markJoined = resolve; });
     this.consumer = await startConsumer<LedgerReplyEnvelope>(this.runtime, {
       groupId: `${this.runtime.names.prefix}api-replies.${this.instanceId}`,
       topic: TOPICS.ledgerReplies,
@@ -44,16 +46,23 @@ export class LedgerClient {
       handleBatch: async (messages) => {
         for (const { value } of messages) {
           if (value.reply_to !== this.instanceId) continue;
-          this.waiting.get(value.command_id)?.({ status: value.status, body: JSON.parse(value.body) });
+          this.settle(value.command_id, { status: value.status, body: JSON.parse(value.body) });
         }
       },
-      onGroupJoin: () => this.joinedResolve?.(),
+      onGroupJoin: () => markJoined(),
     });
     // Replies sent before this process joined its group would be missed: wait for the join.
     await joined;
   }
 
-  private joinedResolve: (() => void) | null = null;
+  /** Hands `reply` (null: no decision in time) to the request waiting for `commandId`, if any. */
+  private settle(commandId: string, reply: LedgerReply | null): void {
+    const waiter = this.waiting.get(commandId);
+    if (!waiter) return;
+    clearTimeout(waiter.timer);
+    this.waiting.delete(commandId);
+    waiter.resolve(reply);
+  }
 
   /**
    * Sends a command and waits up to `timeoutMs` for the decision; null when it is late (the
@@ -65,14 +74,13 @@ export class LedgerClient {
       id: commandId, type, account_id: accountId, reply_to: this.instanceId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
     };
     const reply = new Promise<LedgerReply | null>((resolve) => {
-      const timer = setTimeout(() => { this.waiting.delete(commandId); resolve(null); }, timeoutMs);
-      this.waiting.set(commandId, (value) => { clearTimeout(timer); this.waiting.delete(commandId); resolve(value); });
+      this.waiting.set(commandId, { resolve, timer: setTimeout(() => this.settle(commandId, null), timeoutMs) });
     });
     try {
       const value = await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope);
       await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value });
     } catch (error) {
-      this.waiting.get(commandId)?.({ status: 0, body: null });
+      this.settle(commandId, null); // nobody waits on a command that never left
       throw error;
     }
     return reply;

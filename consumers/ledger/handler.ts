@@ -11,6 +11,7 @@ import {
   accountFactsByBank, accountFactsByEmail, accountFactsById, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
   processedReplies, readTransfers, writeBatch, type BatchWrite, type EntryWrite, type StoredReply,
 } from '../../ledger/store';
+import type { LedgerAccountRef } from '../../ledger/chart';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
@@ -65,9 +66,27 @@ interface BatchOutcome {
   outbox: BatchWrite['outbox'];
 }
 
-async function applyBatch(runtime: Runtime, commands: ParsedCommand[], facts: BatchFacts): Promise<BatchOutcome> {
+/** What the ledger keeps between rounds. */
+export interface LedgerState {
+  publisher: RoundPublisher;
+  /** Codes of ledger accounts known to exist (they are never deleted): no insert is tried for them. */
+  knownLedgerAccounts: Set<string>;
+}
+
+const KNOWN_LEDGER_ACCOUNTS_MAX = 200_000;
+
+/** Creates the ledger accounts this round needs that were not seen before. */
+async function ensureAccounts(runtime: Runtime, state: LedgerState, refs: LedgerAccountRef[]): Promise<void> {
+  const unseen = refs.filter((r) => !state.knownLedgerAccounts.has(r.code));
+  if (unseen.length === 0) return;
+  await ensureLedgerAccounts(runtime.db, unseen);
+  if (state.knownLedgerAccounts.size > KNOWN_LEDGER_ACCOUNTS_MAX) state.knownLedgerAccounts.clear();
+  for (const ref of unseen) state.knownLedgerAccounts.add(ref.code);
+}
+
+async function applyBatch(runtime: Runtime, state: LedgerState, commands: ParsedCommand[], facts: BatchFacts): Promise<BatchOutcome> {
   const refs = commands.flatMap((c) => ledgerAccountsOf(c, facts, bankKey));
-  await ensureLedgerAccounts(runtime.db, refs);
+  await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
   return runtime.db.transaction(async (trx) => {
     // Lock order, the same in every batch: transfers by id, then ledger accounts by code.
@@ -113,14 +132,15 @@ function replyRow(command: ParsedCommand, reply: StoredReply) {
   return { topic: TOPICS.ledgerReplies, key: command.envelope.id, payload: envelope };
 }
 
-export async function handleLedgerBatch(runtime: Runtime, publisher: RoundPublisher, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
+export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
+  const { publisher } = state;
   const all = uniqueCommands(messages);
   const done = await processedReplies(runtime.db, all.map((c) => c.envelope.id));
   const fresh = all.filter((c) => !done.has(c.envelope.id));
   const redelivered = all.filter((c) => done.has(c.envelope.id) && c.envelope.reply_to).map((c) => replyRow(c, done.get(c.envelope.id)!));
   if (redelivered.length > 0) await publisher.publish({ roundId: null, messages: redelivered });
   if (fresh.length === 0) return;
-  const outcome = await applyBatch(runtime, fresh, await gatherFacts(runtime, fresh));
+  const outcome = await applyBatch(runtime, state, fresh, await gatherFacts(runtime, fresh));
   // Committed: the offsets may be committed now. The outbox and the replies go to Kafka in the
   // background, in order; a crash before that leaves the round to the sweeper.
   const replies = outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.reply));

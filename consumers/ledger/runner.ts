@@ -10,7 +10,8 @@ import { startOutboxSweeper } from './sweeper';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = new RoundPublisher(runtime);
-  const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, publisher, messages));
+  const state = { publisher, knownLedgerAccounts: new Set<string>() };
+  const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
   const consumer = await startConsumer<LedgerCommandEnvelope>(runtime, {
     groupId: `${runtime.names.prefix}ledger`,
     topic: TOPICS.ledgerCommands,

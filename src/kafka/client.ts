@@ -1,5 +1,5 @@
 // The Kafka client and producer of a process.
-import { Kafka, logLevel, Partitioners, type Producer, type Message } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { log } from '../log';
 
 const LEVEL_NAMES: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -35,4 +35,3 @@ export async function createProducer(kafka: Kafka): Promise<Producer> {
   return producer;
 }
 
-export type KafkaMessage = Message;

@@ -21,7 +21,7 @@ import { AvroCodec, createRegistry } from '../../src/kafka/registry';
 import { TOPICS, TopicNames } from '../../src/kafka/topics';
 import { derivedUuid } from '../../src/ledger-client';
 import type { LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
-import { parseSseBlocks } from '../support/sse';
+import { followEventStream } from '../support/sse';
 import {
   benchNames, cleanUpRedisKeys, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
   startService, stopService, waitReady, type BenchService,
@@ -54,20 +54,9 @@ async function signUpMembers(agent: http.Agent): Promise<Member[]> {
 function watchCompletions(members: Member[], completedAt: Map<string, number>): () => void {
   const aborter = new AbortController();
   for (const member of members) {
-    void (async () => {
-      const response = await fetch(`http://127.0.0.1:${PORT}/v1/notifications`, { headers: { authorization: `Bearer ${member.token}` }, signal: aborter.signal });
-      const decoder = new TextDecoder();
-      let buffer = '';
-      try {
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-          const parsed = parseSseBlocks(buffer + decoder.decode(chunk, { stream: true }));
-          buffer = parsed.rest;
-          for (const frame of parsed.frames) {
-            if (frame.event === 'transfer.completed' && frame.data) completedAt.set(JSON.parse(frame.data).data.id, performance.now());
-          }
-        }
-      } catch { /* closed */ }
-    })();
+    void followEventStream(`http://127.0.0.1:${PORT}`, member.token, (frame) => {
+      if (frame.event === 'transfer.completed' && frame.data) completedAt.set(JSON.parse(frame.data).data.id, performance.now());
+    }, aborter.signal).catch(() => undefined);
   }
   return () => aborter.abort();
 }

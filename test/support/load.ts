@@ -6,7 +6,7 @@ import { signUp, type SignedUp } from './accounts';
 import { call, eventually } from './http';
 import { fund, transfer } from './money';
 import { prng } from './prng';
-import { parseSseBlocks } from './sse';
+import { followEventStream } from './sse';
 
 const centsText = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
@@ -107,20 +107,8 @@ export async function violations(db: Db): Promise<Record<string, unknown[]>> {
 /** Reads an account's event stream in the background and keeps the ids it delivered. */
 export async function collectEvents(baseUrl: string, token: string): Promise<{ ids: Set<string>; close(): void }> {
   const aborter = new AbortController();
-  const response = await fetch(`${baseUrl}/v1/notifications`, { headers: { authorization: `Bearer ${token}` }, signal: aborter.signal });
-  if (response.status !== 200 || !response.body) throw new Error(`event stream refused: ${response.status}`);
   const ids = new Set<string>();
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        const parsed = parseSseBlocks(buffer + decoder.decode(chunk, { stream: true }));
-        buffer = parsed.rest;
-        for (const frame of parsed.frames) if (frame.id) ids.add(frame.id);
-      }
-    } catch { /* closed */ }
-  })();
+  await followEventStream(baseUrl, token, (frame) => { if (frame.id) ids.add(frame.id); }, aborter.signal);
   return { ids, close: () => aborter.abort() };
 }
 

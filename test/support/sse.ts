@@ -144,3 +144,23 @@ export async function openEventStream(baseUrl: string, token: string, options: E
     close: () => aborter.abort(),
   };
 }
+
+/**
+ * Opens `baseUrl`'s event stream with `token` and hands every frame to `onFrame` in the
+ * background until `signal` aborts; resolves once the stream is open.
+ */
+export async function followEventStream(baseUrl: string, token: string, onFrame: (frame: SseFrame) => void, signal: AbortSignal): Promise<void> {
+  const response = await fetch(`${baseUrl}/v1/notifications`, { headers: { authorization: `Bearer ${token}` }, signal });
+  if (response.status !== 200 || !response.body) throw new Error(`event stream refused: ${response.status}`);
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        const parsed = parseSseBlocks(buffer + decoder.decode(chunk, { stream: true }));
+        buffer = parsed.rest;
+        parsed.frames.forEach(onFrame);
+      }
+    } catch { /* closed */ }
+  })();
+}
