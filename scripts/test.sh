@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
-while IFS= read -r line; do [ -n "$line" ] && export "${line?}"; done <<< "$(bash scripts/stack.sh up)"
+stack_env="$(bash scripts/stack.sh up)" # fails here, with stack.sh's message, if the stack cannot start
+while IFS= read -r line; do [ -n "$line" ] && export "${line?}"; done <<< "$stack_env"
 run_id="$(date +%s)"
 export DATABASE_URL="${DATABASE_URL%/*}/payments_test_${run_id}"
 export REDIS_KEY_PREFIX="test:${run_id}:"
