@@ -78,8 +78,10 @@ async function startApi(runtime: Runtime, hub: NotificationHub): Promise<Running
   const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names);
   const ledger = new LedgerClient(runtime);
   await ledger.start();
+  const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
   const guards: Guards = {
-    authenticate: new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis)).authenticate,
+    prefetch: authenticator.prefetch,
+    authenticate: authenticator.authenticate,
     rateLimit: new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst).limit,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     recordRequest: recorder.record,

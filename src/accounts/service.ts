@@ -47,6 +47,16 @@ export function accountView(account: AccountRow, wallet: { network: string; addr
   };
 }
 
+export type AccountView = ReturnType<typeof accountView>;
+
+/** An account row joined with its chain wallet, if any: the columns ACCOUNT_WITH_WALLET selects. */
+export type AccountWithWallet = AccountRow & { wallet_network: string | null; wallet_address: string | null };
+export const ACCOUNT_WITH_WALLET = ACCOUNT_COLUMNS.map((c) => `accounts.${c}`).concat('chain_wallets.network as wallet_network', 'chain_wallets.address as wallet_address');
+
+export function accountWithWalletView(row: AccountWithWallet): AccountView {
+  return accountView(row, row.wallet_address !== null ? { network: row.wallet_network!, address: row.wallet_address } : null);
+}
+
 export function apiKeyView(row: ApiKeyRow) {
   return {
     id: row.id,
@@ -116,14 +126,12 @@ export class AccountService {
 
   /** @throws DomainError resource_not_found */
   async getAccount(accountId: string) {
-    // One round trip: GET /v1/accounts/me is the hottest authenticated read (the HTTP benchmark).
-    const row: (AccountRow & { wallet_network: string | null; wallet_address: string | null }) | undefined = await this.db('accounts')
+    const row: AccountWithWallet | undefined = await this.db('accounts')
       .leftJoin('chain_wallets', 'chain_wallets.account_id', 'accounts.id')
       .where('accounts.id', accountId)
-      .first(ACCOUNT_COLUMNS.map((c) => `accounts.${c}`).concat('chain_wallets.network as wallet_network', 'chain_wallets.address as wallet_address'));
+      .first(ACCOUNT_WITH_WALLET);
     if (!row) throw new DomainError('resource_not_found', 'no such account', accountId);
-    const wallet = row.wallet_address !== null ? { network: row.wallet_network!, address: row.wallet_address } : null;
-    return accountView(row, wallet);
+    return accountWithWalletView(row);
   }
 
   async setKybStatus(accountId: string, status: KybStatus) {

@@ -1,8 +1,9 @@
-// API-key principals cached in Redis by key hash, so an authenticated request needs no
-// Postgres lookup. Revoking a key or changing an account's KYB status deletes the entries
+// API-key principals, with their account's view, cached in Redis by key hash, so an
+// authenticated request (and GET /v1/accounts/me) needs no Postgres lookup. Revoking a key or changing an account's KYB status deletes the entries
 // before it answers, so the next request, in any process, reads Postgres again. Only valid keys
 // are cached: unknown and revoked keys always take the same Postgres path (same answer, same
 // time). If Redis is unavailable, lookups fall back to Postgres.
+import type { AccountView } from '../accounts/service';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 
@@ -11,11 +12,12 @@ export interface CachedKey {
   account_id: string;
   type: 'secret' | 'publishable' | 'restricted';
   scopes: string[];
-  kyb_status: string;
+  /** The account as GET /v1/accounts/me shows it; only KYB changes alter it after creation. */
+  account: AccountView;
 }
 
 const TTL_SECONDS = 300;
-const cacheKey = (keyHash: string) => `auth:key:${keyHash}`;
+const cacheKey = (keyHash: string) => `auth:key:v2:${keyHash}`;
 
 export class KeyCache {
   constructor(private readonly redis: RedisClient) {}

@@ -79,7 +79,12 @@ export function accountRoutes(accounts: AccountService, environment: Environment
       summary: "The caller's account", auth: { kind: 'key', scope: null },
       query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
       response: { status: 200, description: 'the account', schema: accountSchema },
-      handler: async (request) => ({ status: 200, body: await accounts.getAccount(actingAccountId(request)) }),
+      handler: async (request) => {
+        const accountId = actingAccountId(request);
+        // A credential's own account was read (or taken from the key cache) when it authenticated.
+        const own = request.principal!.account;
+        return { status: 200, body: own && own.id === accountId ? own : await accounts.getAccount(accountId) };
+      },
     },
     {
       method: 'GET', path: '/v1/accounts/me/vibans', operationId: 'listMyVibans', tag: 'accounts',

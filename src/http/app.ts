@@ -12,6 +12,8 @@ import { koaPath, type Principal, type RouteDef, type RouteRequest, type RouteRe
 
 /** The cross-cutting services a route runs through; each later concern plugs in here. */
 export interface Guards {
+  /** Starts, without waiting, the reads authentication will need (they share the rate limiter's round trip). */
+  prefetch?(ctx: Koa.Context, route: RouteDef): void;
   authenticate(ctx: Koa.Context, route: RouteDef): Promise<Principal | null>;
   rateLimit(ctx: Koa.Context): Promise<void>;
   /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
@@ -52,6 +54,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
   const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
 
   return async (ctx) => {
+    guards.prefetch?.(ctx, route);
     await guards.rateLimit(ctx);
     const principal = await guards.authenticate(ctx, route);
     ctx.state.principal = principal;

@@ -1,6 +1,7 @@
 // A route is declared once, with its schemas and its credential rule; the router, the
 // validator and GET /v1/openapi.json are all built from these declarations.
 import type Koa from 'koa';
+import type { AccountView } from '../accounts/service';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -44,6 +45,8 @@ export interface Principal {
   credentialId: string;
   scopes: readonly string[];
   isAdmin: boolean;
+  /** The caller's account as read at authentication; absent for the master key. */
+  account?: AccountView;
 }
 
 export interface RouteRequest<B = any, Q = any, P = any> {

@@ -29,14 +29,15 @@ const LEADERS_WAIT_MS_MAX = 30_000;
 
 /**
  * Creates the missing topics and waits until every partition of every topic has a leader: just
- * after creation the broker can still call a topic unknown, which kafkajs does not retry.
+ * after creation the broker can still call a topic unknown, which kafkajs's own wait for
+ * leaders (createTopics' waitForLeaders) does not retry, so the loop below does the waiting.
  */
 export async function ensureTopics(admin: Admin, topics: string[], partitions: number): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const missing = topics.filter((t) => !existing.has(t));
   if (missing.length > 0) {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
     });
   }

@@ -27,16 +27,12 @@ export interface RequestLogRecord {
 const SECRET_FIELDS = /^(password|key|token|secret|client_secret|access_token|refresh_token|authorization)$/i;
 const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']); // probes, not client requests
 
-/** Replaces the values of secret-bearing fields at any depth. */
-export function redact(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redact);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, SECRET_FIELDS.test(k) ? '[redacted]' : redact(v)]));
-  }
-  return value;
+/** JSON with the values of secret-bearing fields replaced, at any depth. */
+export function redactedJson(value: unknown): string | null {
+  if (value === undefined) return null;
+  // A replacer rather than a redacted copy: this runs for every request and response body.
+  return JSON.stringify(value, (key, inner) => (key !== '' && SECRET_FIELDS.test(key) ? '[redacted]' : inner));
 }
-
-const asJson = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(redact(value)));
 
 /** A streamed response (the event stream of GET /v1/notifications) has no body to log. */
 const isStream = (value: unknown): boolean => typeof (value as { pipe?: unknown } | null | undefined)?.pipe === 'function';
@@ -76,8 +72,8 @@ export class RequestLogRecorder {
       status: ctx.status,
       duration_us: Number((process.hrtime.bigint() - startedAt) / 1000n),
       idempotency_key: ctx.state.idempotencyKey ?? null,
-      request_body: asJson(ctx.state.requestBody),
-      response_body: isStream(body) ? null : asJson(body),
+      request_body: redactedJson(ctx.state.requestBody),
+      response_body: isStream(body) ? null : redactedJson(body),
       error_code: body && body.success === false && typeof body.error === 'string' ? body.error : null,
       created_at: new Date().toISOString(),
     });

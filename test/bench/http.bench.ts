@@ -15,11 +15,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import {
   benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase, rssMiB, RUN_ID, sleep, startService, stopService, waitReady,
 } from './harness';
+import { encodeRequest, RawHttpConnection } from './raw-http';
 
 const env = process.env;
 const DURATION_S = Number(env.BENCH_DURATION_S ?? 10);
@@ -31,8 +31,7 @@ const names = benchNames('http');
 const REQUEST_TIMEOUT_MS = 10_000;
 const IDLE_SAMPLE_MS = 3_000;
 
-interface Request { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
-interface Scenario { name: string; next(): Request }
+interface Scenario { name: string; /** The bytes of the next request (encodeRequest). */ next(): Buffer }
 interface Result {
   scenario: string; connections: number; requests: number; perSecond: number;
   p50Ms: number; p99Ms: number; maxMs: number; non2xx: number; errors: number; rssMiB: number;
@@ -44,19 +43,6 @@ type CpuShares = Record<CpuGroup, number>;
 interface CpuSnapshot { processes: Map<string, { group: CpuGroup; ms: number }>; hostMs: number }
 
 
-function send(agent: http.Agent, request: Request): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: PORT, method: request.method, path: request.path, headers: request.headers, agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
-      res.on('error', reject);
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.resume();
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-    req.end(request.body);
-  });
-}
-
 async function json(method: 'GET' | 'POST', urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const response = await fetch(`http://127.0.0.1:${PORT}${urlPath}`, {
     method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
@@ -67,7 +53,6 @@ async function json(method: 'GET' | 'POST', urlPath: string, body?: unknown, hea
 
 /** Closed loop: `connections` workers, each sending its next request when the last one answered. */
 async function drive(scenario: Scenario, connections: number, child: ChildProcess): Promise<Result> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
   const latenciesMs: number[] = [];
   let non2xx = 0;
   let errors = 0;
@@ -77,12 +62,13 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   const cpuMark = setTimeout(() => { cpuAtStart = cpuSnapshot(child.pid!); }, WARMUP_S * 1000);
 
   const worker = async () => {
+    const connection = new RawHttpConnection(PORT, REQUEST_TIMEOUT_MS);
     while (performance.now() < stopAt) {
       const request = scenario.next();
       const started = performance.now();
       let status = 0;
       try {
-        status = await send(agent, request);
+        status = (await connection.send(request)).status;
       } catch {
         status = -1;
       }
@@ -91,11 +77,11 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
       if (status === -1) errors++;
       else if (status < 200 || status > 299) non2xx++;
     }
+    connection.close();
   };
   await Promise.all(Array.from({ length: connections }, worker));
   clearTimeout(cpuMark);
   const cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(child.pid!), cpuSnapshot(child.pid!), DURATION_S * 1000);
-  agent.destroy();
 
   latenciesMs.sort((a, b) => a - b);
   const at = (q: number) => latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(q * latenciesMs.length))] ?? NaN;
@@ -132,7 +118,7 @@ function cpuSnapshot(servicePid: number): CpuSnapshot {
     let comm = '';
     try { comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { continue; }
     const group: CpuGroup | null = comm === 'postgres' ? 'postgres' : comm === 'redis-server' ? 'redis' : comm === 'java' ? 'jvm' : null;
-    if (group) processes.set(pid, { group, ms: processCpuMs(pid) });
+    if (group && !processes.has(pid)) processes.set(pid, { group, ms: processCpuMs(pid) });
   }
   const [user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   return { processes, hostMs: ((user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND) * 1000 };
@@ -150,18 +136,17 @@ function cpuBetween(start: CpuSnapshot, end: CpuSnapshot, windowMs: number): Cpu
 function scenarios(secretKey: string): Scenario[] {
   const auth = { authorization: `Bearer ${secretKey}` };
   let sequence = 0;
+  const healthz = encodeRequest('GET', '/healthz', {});
+  const getAccount = encodeRequest('GET', '/v1/accounts/me', auth);
   const all: Scenario[] = [
     // Calibration: the HTTP stack and the rate limiter's Redis call only (no credential, no log).
-    { name: 'healthz', next: () => ({ method: 'GET', path: '/healthz', headers: {} }) },
-    { name: 'get-account', next: () => ({ method: 'GET', path: '/v1/accounts/me', headers: auth }) },
+    { name: 'healthz', next: () => healthz },
+    { name: 'get-account', next: () => getAccount },
     {
       name: 'create-customer',
       next: () => {
         const body = JSON.stringify({ email: `bench-${RUN_ID}-${sequence++}@example.com`, business_name: 'Bench Ltd', country_code: 'GB' });
-        return {
-          method: 'POST', path: '/v1/customers', body,
-          headers: { ...auth, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'idempotency-key': randomUUID() },
-        };
+        return encodeRequest('POST', '/v1/customers', { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body);
       },
     },
   ];
