@@ -8,8 +8,9 @@ import { DomainError } from './errors';
 import { log } from './log';
 import type { RedisClient } from './redis';
 
-// KEYS[1] bucket; ARGV rate per second, burst. Time comes from the Redis server, so every API
-// process sees one clock. Returns {allowed, tokens left, ms until one token}.
+// KEYS[1] bucket, KEYS[2] (optional) a key to read in the same call; ARGV rate per second,
+// burst. Time comes from the Redis server, so every API process sees one clock. Returns
+// {allowed, tokens left, ms until one token, value of KEYS[2] or false}.
 const TOKEN_BUCKET = `
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
@@ -29,12 +30,21 @@ else
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-return {allowed, math.floor(tokens), wait}
+local along = false
+if KEYS[2] then along = redis.call('GET', KEYS[2]) end
+return {allowed, math.floor(tokens), wait, along}
 `;
+
+/** A Redis key read in the rate limiter's call; `value` is set by the call. */
+export interface ReadAlong {
+  key: string;
+  value?: string | null;
+}
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    takeToken(key: string, rate: number, burst: number): Result<[number, number, number], Context>;
+    takeToken(key: string, rate: number, burst: number): Result<[number, number, number, null], Context>;
+    takeTokenAndRead(key: string, readKey: string, rate: number, burst: number): Result<[number, number, number, string | null], Context>;
   }
 }
 
@@ -43,19 +53,24 @@ export class RateLimiter {
 
   constructor(private readonly redis: RedisClient, private readonly ratePerSecond: number, private readonly burst: number) {
     redis.defineCommand('takeToken', { numberOfKeys: 1, lua: TOKEN_BUCKET });
+    redis.defineCommand('takeTokenAndRead', { numberOfKeys: 2, lua: TOKEN_BUCKET });
   }
 
   /**
    * Runs before authentication, keyed by a hash of the presented credential: a caller is
-   * limited per credential, and guessing keys is limited too.
+   * limited per credential, and guessing keys is limited too. `readAlong` names a key that
+   * authentication will need (a cached API key): it is read in the same call and its value
+   * (null when absent) stored in it; left undefined when Redis could not be asked.
    */
-  limit = async (ctx: Koa.Context): Promise<void> => {
+  limit = async (ctx: Koa.Context, readAlong?: ReadAlong): Promise<void> => {
     if (this.ratePerSecond === 0) return; // 0 turns the limiter off
     const credential = ctx.get('authorization');
     const subject = credential ? `cred:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}` : `ip:${ctx.ip}`;
-    let allowed: number, remaining: number, waitMs: number;
+    let allowed: number, remaining: number, waitMs: number, along: string | null;
     try {
-      [allowed, remaining, waitMs] = await this.redis.takeToken(`rl:${subject}`, this.ratePerSecond, this.burst);
+      [allowed, remaining, waitMs, along] = readAlong
+        ? await this.redis.takeTokenAndRead(`rl:${subject}`, readAlong.key, this.ratePerSecond, this.burst)
+        : await this.redis.takeToken(`rl:${subject}`, this.ratePerSecond, this.burst);
     } catch (error) {
       if (Date.now() - this.lastFailOpenLogMs > 10_000) {
         this.lastFailOpenLogMs = Date.now();
@@ -63,6 +78,7 @@ export class RateLimiter {
       }
       return;
     }
+    if (readAlong) readAlong.value = along ?? null;
     const resetSeconds = Math.ceil(waitMs / 1000);
     ctx.set('RateLimit-Limit', String(this.burst));
     ctx.set('RateLimit-Remaining', String(remaining));

@@ -28,6 +28,7 @@ import { IdempotencyGuard } from './idempotency';
 import { log } from './log';
 import { RateLimiter } from './rate-limit';
 import { RequestLogRecorder } from './request-logs/recorder';
+import { TOPICS } from './kafka/topics';
 import type { RunningRole, Runtime } from './runtime';
 
 export type { RunningRole };
@@ -75,12 +76,14 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 
 async function startApi(runtime: Runtime, hub: NotificationHub): Promise<RunningRole> {
   const { config } = runtime;
-  const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names);
+  const requestLogTopic = runtime.names.full(TOPICS.requestLogs);
+  const { topics: [requestLogMetadata] } = await runtime.admin.fetchTopicMetadata({ topics: [requestLogTopic] });
+  const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names, requestLogMetadata.partitions.length);
   const ledger = new LedgerClient(runtime);
   await ledger.start();
   const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
   const guards: Guards = {
-    prefetch: authenticator.prefetch,
+    authenticationReads: authenticator.reads,
     authenticate: authenticator.authenticate,
     rateLimit: new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst).limit,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,

@@ -9,14 +9,15 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { Principal, RouteDef } from '../http/route';
 import { constantTimeEquals, hashApiKey, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
+import type { ReadAlong } from '../rate-limit';
 import type { CachedKey, KeyCache } from './key-cache';
 
 export interface AuthenticatedPrincipal extends Principal {
   kybStatus: string | null;
 }
 
-/** A cached-key read started before the rate limiter's call, so both travel in one Redis round trip. */
-interface KeyLookup { token: string; hash: string; cached: Promise<CachedKey | null> }
+/** An API key's cache entry, read by the rate limiter's Redis call (ReadAlong) for authentication. */
+interface KeyLookup extends ReadAlong { token: string; hash: string }
 
 const INVALID_KEY_MESSAGE = 'the API key is not valid';
 
@@ -47,17 +48,18 @@ export class Authenticator {
   }
 
   /**
-   * Starts reading the cached principal of an API key in the same tick as the rate limiter's
-   * call, so both go to Redis in one pipelined write. Whether the key is used is still decided
-   * after the rate limit: a limited caller gets its 429 and nothing else.
+   * For an API key, the cache entry authentication needs: the rate limiter's call reads it, so
+   * a request needs one Redis round trip. Whether the key is used is still decided after the
+   * rate limit: a limited caller gets its 429 and nothing else.
    */
-  prefetch = (ctx: Koa.Context, route: RouteDef): void => {
-    if (route.auth.kind === 'public') return;
+  reads = (ctx: Koa.Context, route: RouteDef): ReadAlong | null => {
+    if (route.auth.kind === 'public') return null;
     const token = bearerTokenOrNull(ctx);
-    if (token === null || !looksLikeApiKey(token)) return;
+    if (token === null || !looksLikeApiKey(token)) return null;
     const hash = hashApiKey(token);
-    const lookup: KeyLookup = { token, hash, cached: this.keys.get(hash) };
+    const lookup: KeyLookup = { token, hash, key: this.keys.redisKey(hash) };
     ctx.state.keyLookup = lookup;
+    return lookup;
   };
 
   private async identifyKey(token: string, lookup: KeyLookup | undefined): Promise<AuthenticatedPrincipal> {
@@ -67,7 +69,8 @@ export class Authenticator {
     }
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
     const hash = lookup?.hash ?? hashApiKey(token);
-    let cached: CachedKey | null = await (lookup?.cached ?? this.keys.get(hash));
+    // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
+    let cached: CachedKey | null = lookup?.value !== undefined ? this.keys.parse(lookup.value) : await this.keys.get(hash);
     if (!cached) {
       const row: (AccountWithWallet & { key_id: string; type: CachedKey['type']; scopes: string[] }) | undefined = await this.db('api_keys')
         .join('accounts', 'accounts.id', 'api_keys.account_id')

@@ -22,13 +22,22 @@ const cacheKey = (keyHash: string) => `auth:key:v2:${keyHash}`;
 export class KeyCache {
   constructor(private readonly redis: RedisClient) {}
 
-  async get(keyHash: string): Promise<CachedKey | null> {
+  /** The Redis key (without the connection's prefix) of a key hash's entry. */
+  redisKey(keyHash: string): string {
+    return cacheKey(keyHash);
+  }
+
+  /** An entry as read from Redis; null when absent or unreadable (Postgres is asked instead). */
+  parse(raw: string | null): CachedKey | null {
     try {
-      const raw = await this.redis.get(cacheKey(keyHash));
       return raw ? (JSON.parse(raw) as CachedKey) : null;
     } catch {
       return null;
     }
+  }
+
+  async get(keyHash: string): Promise<CachedKey | null> {
+    return this.parse(await this.redis.get(cacheKey(keyHash)).catch(() => null));
   }
 
   remember(keyHash: string, value: CachedKey): void {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { DomainError } from '../errors';
+import type { ReadAlong } from '../rate-limit';
 import { readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
@@ -12,10 +13,10 @@ import { koaPath, type Principal, type RouteDef, type RouteRequest, type RouteRe
 
 /** The cross-cutting services a route runs through; each later concern plugs in here. */
 export interface Guards {
-  /** Starts, without waiting, the reads authentication will need (they share the rate limiter's round trip). */
-  prefetch?(ctx: Koa.Context, route: RouteDef): void;
+  /** The Redis key authentication will read (a cached API key), so the rate limiter's call reads it. */
+  authenticationReads?(ctx: Koa.Context, route: RouteDef): ReadAlong | null;
   authenticate(ctx: Koa.Context, route: RouteDef): Promise<Principal | null>;
-  rateLimit(ctx: Koa.Context): Promise<void>;
+  rateLimit(ctx: Koa.Context, readAlong?: ReadAlong): Promise<void>;
   /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
   idempotent(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult>;
   /** Called once per request after the response is known (request logs). */
@@ -54,8 +55,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
   const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
 
   return async (ctx) => {
-    guards.prefetch?.(ctx, route);
-    await guards.rateLimit(ctx);
+    await guards.rateLimit(ctx, guards.authenticationReads?.(ctx, route) ?? undefined);
     const principal = await guards.authenticate(ctx, route);
     ctx.state.principal = principal;
     const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;

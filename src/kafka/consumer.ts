@@ -27,6 +27,10 @@ export interface ConsumerSpec<T> {
   partitionsConsumedConcurrently?: number;
   fromBeginning?: boolean;
   maxBytesPerPartition?: number;
+  /** A fetch waits for this much data or `fetchMaxWaitMs`; default 1 byte: it returns with any data. */
+  fetchMinBytes?: number;
+  /** How long a fetch waits for `fetchMinBytes` (default 500 ms, which bounds only idle polling). */
+  fetchMaxWaitMs?: number;
   /** How long the group waits for a silent member before moving its partitions (default 10 s). */
   sessionTimeoutMs?: number;
   /** Called each time this member has joined its group and holds its partitions. */
@@ -109,8 +113,8 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
 
   const consumer = deps.kafka.consumer({
     groupId: spec.groupId,
-    // A fetch returns as soon as any data arrives; the wait bounds only idle polling.
-    maxWaitTimeInMs: 500,
+    maxWaitTimeInMs: spec.fetchMaxWaitMs ?? 500,
+    minBytes: spec.fetchMinBytes ?? 1,
     maxBytesPerPartition: spec.maxBytesPerPartition ?? 1024 * 1024,
     allowAutoTopicCreation: false,
     // A member that died (SIGKILL) holds its partitions until the session times out: keep that

@@ -41,12 +41,15 @@ export class RequestLogRecorder {
   private queue: RequestLogRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> = Promise.resolve();
+  private batches = 0;
   dropped = 0;
 
+  /** `partitions`: of the request.logs topic; each batch goes whole to the next one in turn. */
   constructor(
     private readonly producer: Producer,
     private readonly codec: AvroCodec,
     private readonly names: TopicNames,
+    private readonly partitions: number,
     private readonly flushMs = 20,
     private readonly batchSizeMax = 500,
     private readonly queueLengthMax = 20_000,
@@ -93,7 +96,10 @@ export class RequestLogRecorder {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.batchSizeMax);
         try {
-          const messages = await Promise.all(batch.map(async (r) => ({ key: r.id, value: await this.codec.encode(TOPICS.requestLogs, r) })));
+          // One partition per batch: the order of logs means nothing, and a keyed message per
+          // log would cost a hash each and split every batch twelve ways.
+          const partition = this.batches++ % this.partitions;
+          const messages = await Promise.all(batch.map(async (r) => ({ partition, value: await this.codec.encode(TOPICS.requestLogs, r) })));
           await this.producer.send({ topic: this.names.full(TOPICS.requestLogs), acks: -1, messages });
         } catch (error) {
           this.dropped += batch.length;

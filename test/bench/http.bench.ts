@@ -1,23 +1,24 @@
-// HTTP benchmark of the request contract: the service runs as a child process (all roles) on
-// the real stack, in a database, topic prefix and Redis prefix of its own; this process drives
-// closed-loop load over keep-alive connections and prints one row per scenario.
+// HTTP benchmark of the request contract: the service runs as child processes on the real
+// stack, by default as deployed (docker-compose.yml): one process for api+notifier and one for
+// the consumers (ledger, partners, request-logs) and the mock rails, in a database, topic prefix
+// and Redis prefix of their own. This process drives closed-loop load over keep-alive
+// connections and prints one row per scenario.
 //
 //   npm run bench:http
 //
 // Settings (environment): BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS
 // ("32,128"), BENCH_SCENARIOS ("get-account,create-customer"; also "healthz", a calibration of
 // the bare HTTP stack), BENCH_PORT (3100; the mock rails take the next port),
-// BENCH_CPU_PROF_DIR (when set, the service writes a V8 CPU profile there on exit), BENCH_ROLES
-// (all; "api" leaves the request-log writer out, to measure its share), and the
+// BENCH_CPU_PROF_DIR (when set, each service process writes a V8 CPU profile there on exit),
+// BENCH_SPLIT (1; 0 runs all roles in one process), and the
 // stack addresses DATABASE_URL (its database is replaced by payments_bench_<run>), REDIS_URL,
 // KAFKA_BROKERS, SCHEMA_REGISTRY_URL.
 // Target (issue): ≥ 3,000 authenticated GETs/s with p99 ≤ 20 ms at 32 connections.
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import {
-  benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase, rssMiB, RUN_ID, sleep, startService, stopService, waitReady,
+  benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase, rssMiB, RUN_ID, sleep, startService, stopService, waitReady, type BenchService,
 } from './harness';
 import { encodeRequest, RawHttpConnection } from './raw-http';
 
@@ -52,14 +53,14 @@ async function json(method: 'GET' | 'POST', urlPath: string, body?: unknown, hea
 }
 
 /** Closed loop: `connections` workers, each sending its next request when the last one answered. */
-async function drive(scenario: Scenario, connections: number, child: ChildProcess): Promise<Result> {
+async function drive(scenario: Scenario, connections: number, servicePids: number[]): Promise<Result> {
   const latenciesMs: number[] = [];
   let non2xx = 0;
   let errors = 0;
   const measureFrom = performance.now() + WARMUP_S * 1000;
   const stopAt = measureFrom + DURATION_S * 1000;
   let cpuAtStart: CpuSnapshot | null = null;
-  const cpuMark = setTimeout(() => { cpuAtStart = cpuSnapshot(child.pid!); }, WARMUP_S * 1000);
+  const cpuMark = setTimeout(() => { cpuAtStart = cpuSnapshot(servicePids); }, WARMUP_S * 1000);
 
   const worker = async () => {
     const connection = new RawHttpConnection(PORT, REQUEST_TIMEOUT_MS);
@@ -81,14 +82,14 @@ async function drive(scenario: Scenario, connections: number, child: ChildProces
   };
   await Promise.all(Array.from({ length: connections }, worker));
   clearTimeout(cpuMark);
-  const cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(child.pid!), cpuSnapshot(child.pid!), DURATION_S * 1000);
+  const cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(servicePids), cpuSnapshot(servicePids), DURATION_S * 1000);
 
   latenciesMs.sort((a, b) => a - b);
   const at = (q: number) => latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(q * latenciesMs.length))] ?? NaN;
   return {
     scenario: scenario.name, connections, requests: latenciesMs.length, perSecond: latenciesMs.length / DURATION_S,
     p50Ms: at(0.5), p99Ms: at(0.99), maxMs: latenciesMs[latenciesMs.length - 1] ?? NaN, non2xx, errors,
-    rssMiB: rssMiB(child.pid!), cpu,
+    rssMiB: servicePids.reduce((sum, pid) => sum + rssMiB(pid), 0), cpu,
   };
 }
 
@@ -110,9 +111,9 @@ function processCpuMs(pid: number | string): number {
  * the JVMs of Kafka and the registry) and the whole host (busy time of all cores, from
  * /proc/stat): the host minus the rest is what other work on the machine took.
  */
-function cpuSnapshot(servicePid: number): CpuSnapshot {
+function cpuSnapshot(servicePids: number[]): CpuSnapshot {
   const processes = new Map<string, { group: CpuGroup; ms: number }>();
-  processes.set(String(servicePid), { group: 'service', ms: processCpuMs(servicePid) });
+  for (const pid of servicePids) processes.set(String(pid), { group: 'service', ms: processCpuMs(pid) });
   processes.set(String(process.pid), { group: 'loadGenerator', ms: processCpuMs(process.pid) });
   for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     let comm = '';
@@ -174,24 +175,34 @@ function printTable(results: Result[]): void {
 async function main(): Promise<void> {
   console.log(`HTTP benchmark: ${DURATION_S} s per scenario after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
   await recreateDatabase(names.databaseUrl);
-  const service = startService({
-    port: PORT, roles: env.BENCH_ROLES ?? 'all', databaseUrl: names.databaseUrl,
-    extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' }, // on, so its Redis call is measured, but never reached
-  }, 'http');
-  const { child, output } = service;
+  const groups = env.BENCH_SPLIT === '0' ? ['all'] : ['mock-rails,ledger,partners,request-logs', 'api,notifier'];
+  const services: BenchService[] = [];
   const results: Result[] = [];
   try {
-    await waitReady(service);
+    for (const roles of groups) {
+      const http = roles.includes('api') || roles === 'all';
+      const service = startService({
+        port: PORT, roles, databaseUrl: names.databaseUrl,
+        extraEnv: {
+          RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', // on, so its Redis call is measured, but never reached
+          LOG_LEVEL: http ? 'warn' : 'info', // a process without HTTP is ready when it logs its start
+        },
+      }, 'http');
+      services.push(service);
+      await waitReady(service, http);
+    }
+    const servicePids = services.map((s) => s.child.pid!);
+    console.log(`service processes: ${groups.join(' | ')}`);
     // What the service burns with no requests at all (consumer polls, timers of every role).
-    const idleStart = cpuSnapshot(child.pid!);
+    const idleStart = cpuSnapshot(servicePids);
     await sleep(IDLE_SAMPLE_MS);
-    const idle = cpuBetween(idleStart, cpuSnapshot(child.pid!), IDLE_SAMPLE_MS);
+    const idle = cpuBetween(idleStart, cpuSnapshot(servicePids), IDLE_SAMPLE_MS);
     console.log(`service idle: ${idle.service.toFixed(0)} % of a core; stack idle: postgres ${idle.postgres.toFixed(0)} %, redis ${idle.redis.toFixed(0)} %, JVMs ${idle.jvm.toFixed(0)} %; other work on the host ${Math.max(0, idle.host - idle.service - idle.loadGenerator - idle.postgres - idle.redis - idle.jvm).toFixed(0)} %`);
     const signUp = await json('POST', '/v1/sandbox/accounts', { email: `bench-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' });
     if (signUp.status !== 201) throw new Error(`sign-up failed: ${signUp.status} ${JSON.stringify(signUp.body)}`);
     for (const scenario of scenarios(signUp.body.api_key.key)) {
       for (const connections of CONNECTIONS) {
-        const result = await drive(scenario, connections, child);
+        const result = await drive(scenario, connections, servicePids);
         results.push(result);
         console.log(`  ${result.scenario} × ${connections}: ${result.perSecond.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms`);
       }
@@ -204,10 +215,10 @@ async function main(): Promise<void> {
       console.log(`\ntarget (GET /v1/accounts/me, 32 connections: ≥ 3000 req/s, p99 ≤ 20 ms): ${met ? 'met' : 'MISSED'}`);
     }
   } catch (error) {
-    console.error(output.slice(-40).join('\n'));
+    for (const service of services) console.error(service.output.slice(-40).join('\n'));
     throw error;
   } finally {
-    await stopService(service);
+    for (const service of [...services].reverse()) await stopService(service);
     await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)])
       .catch((error) => console.error(`clean-up failed: ${(error as Error).message}`));
   }
