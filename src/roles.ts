@@ -28,7 +28,6 @@ import { IdempotencyGuard } from './idempotency';
 import { log } from './log';
 import { RateLimiter } from './rate-limit';
 import { RequestLogRecorder } from './request-logs/recorder';
-import { TOPICS } from './kafka/topics';
 import type { RunningRole, Runtime } from './runtime';
 
 export type { RunningRole };
@@ -76,9 +75,7 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 
 async function startApi(runtime: Runtime, hub: NotificationHub): Promise<RunningRole> {
   const { config } = runtime;
-  const requestLogTopic = runtime.names.full(TOPICS.requestLogs);
-  const { topics: [requestLogMetadata] } = await runtime.admin.fetchTopicMetadata({ topics: [requestLogTopic] });
-  const recorder = new RequestLogRecorder(runtime.producer, runtime.codec, runtime.names, requestLogMetadata.partitions.length);
+  const recorder = await RequestLogRecorder.start({ brokers: config.kafkaBrokers, registryUrl: config.schemaRegistryUrl, topicPrefix: config.kafkaTopicPrefix });
   const ledger = new LedgerClient(runtime);
   await ledger.start();
   const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
@@ -103,7 +100,7 @@ async function startApi(runtime: Runtime, hub: NotificationHub): Promise<Running
       hub.closeAll(); // open event streams end now, so their clients reconnect elsewhere
       await closeServer(server, 10_000);
       await ledger.stop();
-      await recorder.flush();
+      await recorder.stop();
     },
   };
 }

@@ -1,12 +1,13 @@
 // Every request becomes a Kafka message on request.logs (secrets redacted); a consumer writes
-// them to Postgres. The request path only appends to an in-memory batch: logging never waits
-// on Kafka, and a bounded queue drops (and counts) logs rather than grow without limit.
+// them to Postgres. The request path only appends to an in-memory batch, which goes every
+// 20 ms to the shipper thread (shipper.ts) that encodes and produces it: logging never waits on
+// Kafka, and a bounded backlog drops (and counts) logs rather than grow without limit.
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type Koa from 'koa';
-import type { Producer } from 'kafkajs';
-import type { AvroCodec } from '../kafka/registry';
-import { TOPICS, type TopicNames } from '../kafka/topics';
 import { log } from '../log';
 import type { Principal } from '../http/route';
+import type { FromShipper, ShipperSettings, ToShipper } from './shipper';
 
 export interface RequestLogRecord {
   id: string;
@@ -40,29 +41,57 @@ const isStream = (value: unknown): boolean => typeof (value as { pipe?: unknown 
 export class RequestLogRecorder {
   private queue: RequestLogRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
-  private inFlight: Promise<void> = Promise.resolve();
-  private batches = 0;
+  /** Logs handed to the shipper and not yet sent or lost. */
+  private shipping = 0;
+  private flushes = 0;
+  private readonly flushWaiters = new Map<number, () => void>();
   dropped = 0;
 
-  /** `partitions`: of the request.logs topic; each batch goes whole to the next one in turn. */
-  constructor(
-    private readonly producer: Producer,
-    private readonly codec: AvroCodec,
-    private readonly names: TopicNames,
-    private readonly partitions: number,
-    private readonly flushMs = 20,
-    private readonly batchSizeMax = 500,
-    private readonly queueLengthMax = 20_000,
-  ) {}
+  private constructor(
+    private readonly shipper: Worker,
+    private readonly flushMs: number,
+    private readonly batchSizeMax: number,
+    private readonly backlogMax: number,
+  ) {
+    shipper.on('message', (message: FromShipper) => {
+      if (message.kind === 'sent') this.shipping -= message.count;
+      else if (message.kind === 'lost') {
+        this.shipping -= message.count;
+        this.dropped += message.count;
+        log.warn({ lost: message.count, reason: message.reason }, 'request logs could not be sent to Kafka');
+      } else if (message.kind === 'flushed') {
+        this.flushWaiters.get(message.id)?.();
+        this.flushWaiters.delete(message.id);
+      }
+    });
+  }
+
+  /** Starts the shipper thread; resolves once it can send. */
+  static async start(settings: ShipperSettings, flushMs = 20, batchSizeMax = 500, backlogMax = 20_000): Promise<RequestLogRecorder> {
+    const shipper = new Worker(path.join(__dirname, 'shipper.js'), { workerData: { requestLogShipper: settings } });
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (message: FromShipper) => {
+        if (message.kind === 'ready') resolve();
+        else if (message.kind === 'failed') reject(new Error(`the request-log shipper could not start: ${message.reason}`));
+        else return;
+        shipper.off('message', onMessage);
+      };
+      shipper.on('message', onMessage);
+      shipper.once('error', reject);
+    });
+    shipper.on('error', (error) => log.error({ err: error }, 'the request-log shipper failed: request logs are dropped from now on'));
+    shipper.unref(); // the process ends when its roles have stopped, not when the shipper does
+    return new RequestLogRecorder(shipper, flushMs, batchSizeMax, backlogMax);
+  }
 
   record = (ctx: Koa.Context): void => {
     if (UNLOGGED_PATHS.has(ctx.path)) return;
     const principal = ctx.state.principal as Principal | null | undefined;
     const body = ctx.body as { success?: boolean; error?: string } | undefined;
     const startedAt = ctx.state.startedAt as bigint;
-    if (this.queue.length >= this.queueLengthMax) {
+    if (this.queue.length + this.shipping >= this.backlogMax) {
       this.dropped++;
-      if (this.dropped % 1000 === 1) log.warn({ dropped: this.dropped }, 'request log queue full: dropping logs');
+      if (this.dropped % 1000 === 1) log.warn({ dropped: this.dropped }, 'request log backlog full: dropping logs');
       return;
     }
     this.queue.push({
@@ -80,33 +109,39 @@ export class RequestLogRecorder {
       error_code: body && body.success === false && typeof body.error === 'string' ? body.error : null,
       created_at: new Date().toISOString(),
     });
-    if (this.queue.length >= this.batchSizeMax) this.flushSoon(0);
-    else this.flushSoon(this.flushMs);
+    if (this.queue.length >= this.batchSizeMax) this.handOver();
+    else this.timer ??= setTimeout(() => this.handOver(), this.flushMs);
   };
 
-  private flushSoon(delayMs: number): void {
-    if (this.timer && delayMs > 0) return;
+  private handOver(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => { this.timer = null; void this.flush(); }, delayMs);
+    this.timer = null;
+    while (this.queue.length > 0) {
+      const records = this.queue.splice(0, this.batchSizeMax);
+      this.shipping += records.length;
+      this.post({ kind: 'batch', records });
+    }
   }
 
-  /** Sends what is queued; batches go out one after another, in order. */
+  private post(message: ToShipper): void {
+    this.shipper.postMessage(message);
+  }
+
+  /** Resolves once every log recorded so far has been sent to Kafka (or counted as lost). */
   flush(): Promise<void> {
-    this.inFlight = this.inFlight.then(async () => {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.batchSizeMax);
-        try {
-          // One partition per batch: the order of logs means nothing, and a keyed message per
-          // log would cost a hash each and split every batch twelve ways.
-          const partition = this.batches++ % this.partitions;
-          const messages = await Promise.all(batch.map(async (r) => ({ partition, value: await this.codec.encode(TOPICS.requestLogs, r) })));
-          await this.producer.send({ topic: this.names.full(TOPICS.requestLogs), acks: -1, messages });
-        } catch (error) {
-          this.dropped += batch.length;
-          log.warn({ err: error, lost: batch.length }, 'request logs could not be sent to Kafka');
-        }
-      }
+    this.handOver();
+    const id = ++this.flushes;
+    return new Promise((resolve) => {
+      this.flushWaiters.set(id, resolve);
+      this.post({ kind: 'flush', id });
     });
-    return this.inFlight;
+  }
+
+  /** Sends what is left, then stops the shipper and its producer. */
+  async stop(): Promise<void> {
+    await this.flush();
+    const exited = new Promise<void>((resolve) => this.shipper.once('exit', () => resolve()));
+    this.post({ kind: 'close' });
+    await exited;
   }
 }
