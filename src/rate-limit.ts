@@ -38,6 +38,8 @@ return {allowed, math.floor(tokens), wait, along}
 /** A Redis key read in the rate limiter's call; `value` is set by the call. */
 export interface ReadAlong {
   key: string;
+  /** The credential's bucket name, from a digest the caller computed anyway (saves a hash). */
+  subject: string;
   value?: string | null;
 }
 
@@ -65,7 +67,8 @@ export class RateLimiter {
   limit = async (ctx: Koa.Context, readAlong?: ReadAlong): Promise<void> => {
     if (this.ratePerSecond === 0) return; // 0 turns the limiter off
     const credential = ctx.get('authorization');
-    const subject = credential ? `cred:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}` : `ip:${ctx.ip}`;
+    const subject = readAlong ? `key:${readAlong.subject}`
+      : credential ? `cred:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}` : `ip:${ctx.ip}`;
     let allowed: number, remaining: number, waitMs: number, along: string | null;
     try {
       [allowed, remaining, waitMs, along] = readAlong

@@ -8,7 +8,7 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { Principal, RouteDef } from '../http/route';
-import { constantTimeEquals, hashApiKey, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
+import { credentialDigest, digestsEqual, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
 import type { ReadAlong } from '../rate-limit';
 import type { CachedKey, KeyCache } from './key-cache';
 
@@ -17,7 +17,7 @@ export interface AuthenticatedPrincipal extends Principal {
 }
 
 /** An API key's cache entry, read by the rate limiter's Redis call (ReadAlong) for authentication. */
-interface KeyLookup extends ReadAlong { token: string; hash: string }
+interface KeyLookup extends ReadAlong { token: string; digest: Buffer; hash: string }
 
 const INVALID_KEY_MESSAGE = 'the API key is not valid';
 
@@ -36,10 +36,16 @@ function bearerToken(ctx: Koa.Context): string | null {
 }
 
 export class Authenticator {
-  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache) {}
+  private readonly masterKeyDigest: Buffer;
+
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache) {
+    this.masterKeyDigest = credentialDigest(config.masterKey);
+  }
 
   async identify(token: string, lookup?: KeyLookup): Promise<AuthenticatedPrincipal> {
-    if (constantTimeEquals(token, this.config.masterKey)) {
+    // One digest of the credential serves the master-key comparison, the key lookup and the rate limiter.
+    const digest = lookup?.token === token ? lookup.digest : credentialDigest(token);
+    if (digestsEqual(digest, this.masterKeyDigest)) {
       return { kind: 'master', accountId: null, credentialId: 'master', scopes: [], isAdmin: true, kybStatus: null };
     }
     if (looksLikeApiKey(token)) return this.identifyKey(token, lookup?.token === token ? lookup : undefined);
@@ -56,8 +62,9 @@ export class Authenticator {
     if (route.auth.kind === 'public') return null;
     const token = bearerTokenOrNull(ctx);
     if (token === null || !looksLikeApiKey(token)) return null;
-    const hash = hashApiKey(token);
-    const lookup: KeyLookup = { token, hash, key: this.keys.redisKey(hash) };
+    const digest = credentialDigest(token);
+    const hash = digest.toString('hex');
+    const lookup: KeyLookup = { token, digest, hash, key: this.keys.redisKey(hash), subject: hash.slice(0, 32) };
     ctx.state.keyLookup = lookup;
     return lookup;
   };
@@ -68,7 +75,7 @@ export class Authenticator {
       throw new DomainError('environment_mismatch', `this is a ${parsed.environment} key; this server is the ${this.config.environment} environment`);
     }
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
-    const hash = lookup?.hash ?? hashApiKey(token);
+    const hash = lookup?.hash ?? credentialDigest(token).toString('hex');
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
     let cached: CachedKey | null = lookup?.value !== undefined ? this.keys.parse(lookup.value) : await this.keys.get(hash);
     if (!cached) {

@@ -29,8 +29,13 @@ export function generateApiKey(type: KeyType, environment: Environment): NewKey 
   return { key, hash: hashApiKey(key), hint: `${key.slice(0, KEY_PREFIX[type].length + environment.length + 2)}…${body.slice(-4)}` };
 }
 
+/** The SHA-256 digest of a credential: API keys are stored and looked up by it (hex). */
+export function credentialDigest(credential: string): Buffer {
+  return createHash('sha256').update(credential).digest();
+}
+
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return credentialDigest(key).toString('hex');
 }
 
 export interface ParsedKey {
@@ -68,9 +73,8 @@ export async function verifyPassword(password: string, stored: string | null): P
   return stored !== null && timingSafeEqual(derived, expected);
 }
 
-export function constantTimeEquals(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest();
-  const right = createHash('sha256').update(b).digest();
+/** Compares two credential digests in constant time (digests have one length whatever the input). */
+export function digestsEqual(left: Buffer, right: Buffer): boolean {
   return timingSafeEqual(left, right);
 }
 
