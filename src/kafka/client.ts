@@ -1,9 +1,7 @@
 // The Kafka client and producer of a process.
+import './kafkajs-fixes'; // first: it replaces a kafkajs module before kafkajs loads it
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { log } from '../log';
-import { fixIdleRequestQueueTimer } from './request-queue-fix';
-
-fixIdleRequestQueueTimer();
 
 const LEVEL_NAMES: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error', [logLevel.WARN]: 'warn', [logLevel.INFO]: 'info', [logLevel.DEBUG]: 'debug',

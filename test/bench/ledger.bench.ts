@@ -14,9 +14,9 @@
 // BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the mock rails take the next).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { createKafka } from '../../src/kafka/client'; // before kafkajs: it installs the kafkajs fixes
 import { Partitioners } from 'kafkajs';
 import pg from 'pg';
-import { createKafka } from '../../src/kafka/client';
 import { AvroCodec, createRegistry } from '../../src/kafka/registry';
 import { TOPICS, TopicNames } from '../../src/kafka/topics';
 import { derivedUuid } from '../../src/ledger-client';
@@ -26,6 +26,7 @@ import {
   benchNames, cleanUpRedisKeys, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
   startService, stopService, waitReady, type BenchService,
 } from './harness';
+import { encodeRequest, RawHttpConnection } from './raw-http';
 
 const E2E_S = Number(env.BENCH_E2E_S ?? 60);
 const HOT_S = Number(env.BENCH_HOT_S ?? 20);
@@ -64,7 +65,6 @@ function watchCompletions(members: Member[], completedAt: Map<string, number>): 
 interface LoadFigures { transfers: number; perSecond: number; postP50: number; postP99: number; postMax: number; sseP50: number; sseP99: number; unseen: number; non2xx: number; rss: number }
 
 async function transferLoad(services: BenchService[], members: Member[], seconds: number, hotRecipient: Member | null): Promise<LoadFigures> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const completedAt = new Map<string, number>();
   const stopWatching = watchCompletions(members, completedAt);
   await sleep(1_000); // let the streams open
@@ -73,6 +73,7 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
   let non2xx = 0;
   const end = performance.now() + seconds * 1000;
   await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    const connection = new RawHttpConnection(PORT);
     while (performance.now() < end) {
       const sender = members[Math.floor(Math.random() * members.length)];
       let recipient = hotRecipient ?? members[Math.floor(Math.random() * members.length)];
@@ -81,15 +82,17 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
       const transferId = derivedUuid('transfer', derivedUuid('transfer.create', sender.id, key));
       const started = performance.now();
       sentAt.set(transferId, started);
-      const answer = await request(agent, PORT, 'POST', '/v1/transfers', { recipient_email: recipient.email, amount: '0.01', currency: 'USD' }, { authorization: `Bearer ${sender.key}`, 'idempotency-key': key });
+      const body = JSON.stringify({ recipient_email: recipient.email, amount: '0.01', currency: 'USD' });
+      const headers = { authorization: `Bearer ${sender.key}`, 'idempotency-key': key, 'content-type': 'application/json' };
+      const status = await connection.send(encodeRequest('POST', '/v1/transfers', headers, body)).then((answer) => answer.status, () => -1);
       postLatencies.push(performance.now() - started);
-      if (answer.status !== 201) { non2xx++; sentAt.delete(transferId); }
+      if (status !== 201) { non2xx++; sentAt.delete(transferId); }
     }
+    connection.close();
   }));
   const elapsedS = seconds;
   await sleep(2_000); // the last completions travel to the streams
   stopWatching();
-  agent.destroy();
   const sseLatencies: number[] = [];
   let unseen = 0;
   for (const [id, started] of sentAt) {

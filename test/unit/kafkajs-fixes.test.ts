@@ -1,9 +1,10 @@
-// The kafkajs request queue must not spin a timer while nothing waits (src/kafka/request-queue-fix.ts),
-// and must still check its queue when a request waits or a throttle runs.
+// The kafkajs fixes (src/kafka/kafkajs-fixes.ts): the request queue arms no timer while nothing
+// waits and still checks its queue when a request waits or a throttle runs; the producer groups
+// messages by partition with the linear grouping.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import '../../src/kafka/client';
-import { RequestQueue } from '../../src/kafka/request-queue-fix';
+import { groupingFixed, groupMessagesPerPartition, RequestQueue } from '../../src/kafka/kafkajs-fixes';
 
 const silentLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -44,5 +45,24 @@ describe('kafkajs request queue timer', () => {
     queue.scheduleCheckPendingRequests();
     assert.notEqual(queue.throttleCheckTimeoutId, null);
     clearTimeout(queue.throttleCheckTimeoutId);
+  });
+});
+
+describe('kafkajs producer grouping', () => {
+  it('is the linear grouping, installed before kafkajs loaded its producer', () => {
+    // kafkajs's own module path: what its producer requires.
+    const installed = require('kafkajs/src/producer/groupMessagesPerPartition');
+    assert.equal(installed, groupMessagesPerPartition);
+    assert.equal(groupingFixed, true);
+  });
+
+  it('groups messages by the partitioner, in order, and nothing without partitions', () => {
+    const messages = Array.from({ length: 10 }, (_, i) => ({ key: String(i) }));
+    const partitioner = ({ message }: { message: unknown }) => Number((message as { key: string }).key) % 3;
+    const groups = groupMessagesPerPartition({ topic: 't', partitionMetadata: [{}, {}, {}], messages, partitioner });
+    assert.deepEqual(Object.keys(groups).sort(), ['0', '1', '2']);
+    assert.deepEqual(groups[0].map((m: any) => m.key), ['0', '3', '6', '9']);
+    assert.deepEqual(groups[1].map((m: any) => m.key), ['1', '4', '7']);
+    assert.deepEqual(groupMessagesPerPartition({ topic: 't', partitionMetadata: [], messages, partitioner }), {});
   });
 });
