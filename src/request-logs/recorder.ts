@@ -1,7 +1,8 @@
 // Every request becomes a Kafka message on request.logs (secrets redacted); a consumer writes
 // them to Postgres. The request path only appends to an in-memory batch, which goes every
-// 20 ms to the shipper thread (shipper.ts) that encodes and produces it: logging never waits on
-// Kafka, and a bounded backlog drops (and counts) logs rather than grow without limit.
+// 100 ms to the shipper thread (shipper.ts) that encodes and produces it: logging never waits
+// on Kafka, and a bounded backlog drops (and counts) logs rather than grow without limit.
+// (Every 20 ms, the broker spent about half as much CPU again on the extra requests.)
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type Koa from 'koa';
@@ -67,7 +68,7 @@ export class RequestLogRecorder {
   }
 
   /** Starts the shipper thread; resolves once it can send. */
-  static async start(settings: ShipperSettings, flushMs = 20, batchSizeMax = 500, backlogMax = 20_000): Promise<RequestLogRecorder> {
+  static async start(settings: ShipperSettings, flushMs = 100, batchSizeMax = 1000, backlogMax = 20_000): Promise<RequestLogRecorder> {
     const shipper = new Worker(path.join(__dirname, 'shipper.js'), { workerData: { requestLogShipper: settings } });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (message: FromShipper) => {
