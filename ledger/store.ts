@@ -144,7 +144,9 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
   }
   const history = new Map<string, Array<{ from: TransferStatus | null; to: TransferStatus; at: Date }>>();
   for (const { transferId, from, to, at: when } of batch.transitions) {
-    history.set(transferId, [...(history.get(transferId) ?? []), { from, to, at: when }]);
+    const transitions = history.get(transferId) ?? [];
+    transitions.push({ from, to, at: when });
+    history.set(transferId, transitions);
   }
   await insertJson(trx, 'transfers', `${TRANSFER_COLUMNS}, status_history`, batch.newTransfers.map((t) => ({ ...t, status_history: history.get(t.id) ?? [] })));
   for (const t of batch.changedTransfers) {

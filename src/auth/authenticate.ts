@@ -28,11 +28,10 @@ function bearerTokenOrNull(ctx: Koa.Context): string | null {
 }
 
 function bearerToken(ctx: Koa.Context): string | null {
-  const header = ctx.get('authorization');
-  if (header === '') return null;
-  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
-  if (!match) throw new DomainError('authentication_required', 'the Authorization header must be "Bearer <credential>"', 'Authorization');
-  return match[1];
+  if (ctx.get('authorization') === '') return null;
+  const token = bearerTokenOrNull(ctx);
+  if (token === null) throw new DomainError('authentication_required', 'the Authorization header must be "Bearer <credential>"', 'Authorization');
+  return token;
 }
 
 export class Authenticator {
@@ -44,11 +43,12 @@ export class Authenticator {
 
   async identify(token: string, lookup?: KeyLookup): Promise<AuthenticatedPrincipal> {
     // One digest of the credential serves the master-key comparison, the key lookup and the rate limiter.
-    const digest = lookup?.token === token ? lookup.digest : credentialDigest(token);
+    const own = lookup?.token === token ? lookup : undefined;
+    const digest = own?.digest ?? credentialDigest(token);
     if (digestsEqual(digest, this.masterKeyDigest)) {
       return { kind: 'master', accountId: null, credentialId: 'master', scopes: [], isAdmin: true, kybStatus: null };
     }
-    if (looksLikeApiKey(token)) return this.identifyKey(token, lookup?.token === token ? lookup : undefined);
+    if (looksLikeApiKey(token)) return this.identifyKey(token, own?.hash ?? digest.toString('hex'), own);
     if (token.split('.').length === 3) return this.identifySession(token);
     throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
   }
@@ -69,13 +69,12 @@ export class Authenticator {
     return lookup;
   };
 
-  private async identifyKey(token: string, lookup: KeyLookup | undefined): Promise<AuthenticatedPrincipal> {
+  private async identifyKey(token: string, hash: string, lookup: KeyLookup | undefined): Promise<AuthenticatedPrincipal> {
     const parsed = parseApiKey(token);
     if (parsed && parsed.environment !== this.config.environment) {
       throw new DomainError('environment_mismatch', `this is a ${parsed.environment} key; this server is the ${this.config.environment} environment`);
     }
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
-    const hash = lookup?.hash ?? credentialDigest(token).toString('hex');
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
     let cached: CachedKey | null = lookup?.value !== undefined ? this.keys.parse(lookup.value) : await this.keys.get(hash);
     if (!cached) {

@@ -3,12 +3,12 @@
 //
 // 1. The idle timer. kafkajs re-arms a timer every millisecond on every broker connection,
 // whether or not a request waits: RequestQueue.scheduleCheckPendingRequests computes a negative
-// delay when nothing is throttled and schedules it anyway. Each consumer
-// and producer connection then wakes the event loop about a thousand times a second, which
-// here cost an idle service 8-14 % of a core and every busy one the same. The check has
-// nothing to do when no request is pending and no throttle is running, so it is skipped
-// then; a request that is queued later schedules its own check, and a fulfilled request
-// checks the queue again (kafkajs's own paths, unchanged).
+// delay when nothing is throttled and schedules it anyway. Each consumer and producer
+// connection then wakes the event loop about a thousand times a second, which here cost an
+// idle service 8-14 % of a core and every busy one the same. The check has nothing to do when
+// no request is pending and no throttle is running, so it is skipped then; a request that is
+// queued later schedules its own check, and a fulfilled request checks the queue again
+// (kafkajs's own paths, unchanged).
 //
 // 2. Quadratic batching. The producer groups a send's messages by partition by copying each
 // partition's array once per message (`[...current, message]`): a ledger round of 10,000
@@ -44,32 +44,26 @@ const SEND_MESSAGES_MODULE = 'kafkajs/src/producer/sendMessages';
  * Puts the linear grouping in place of kafkajs's module; false when kafkajs's producer was
  * loaded already (it then keeps the quadratic one) or the version differs.
  */
-export function fixQuadraticGrouping(): boolean {
+function fixQuadraticGrouping(): boolean {
   if (kafkajsVersion !== '2.2.4') return false;
+  if (requireFromHere.cache[requireFromHere.resolve(SEND_MESSAGES_MODULE)]) return false;
   const groupingPath = requireFromHere.resolve(GROUPING_MODULE);
-  if (requireFromHere.cache[requireFromHere.resolve(SEND_MESSAGES_MODULE)] && requireFromHere.cache[groupingPath]?.exports !== groupMessagesPerPartition) return false;
   requireFromHere(groupingPath);
   requireFromHere.cache[groupingPath]!.exports = groupMessagesPerPartition;
   return true;
 }
 
-/** Installs the fix once; a kafkajs other than the version it was written against is left alone. */
-export function fixIdleRequestQueueTimer(): boolean {
-  if (kafkajsVersion !== '2.2.4') return false;
-  const proto = RequestQueue.prototype as RequestQueueInternals & { idleTimerFixed?: boolean };
-  if (proto.idleTimerFixed) return true;
-  const schedule = proto.scheduleCheckPendingRequests;
-  proto.scheduleCheckPendingRequests = function scheduleWhenSomethingWaits(this: RequestQueueInternals) {
+/** A kafkajs other than the version the fix was written against is left alone. */
+function fixIdleRequestQueueTimer(queue: { prototype: RequestQueueInternals }): void {
+  if (kafkajsVersion !== '2.2.4') return;
+  const schedule = queue.prototype.scheduleCheckPendingRequests;
+  queue.prototype.scheduleCheckPendingRequests = function scheduleWhenSomethingWaits(this: RequestQueueInternals) {
     if (this.pending.length === 0 && this.throttledUntil <= Date.now()) return;
     schedule.call(this);
   };
-  proto.idleTimerFixed = true;
-  return true;
 }
 
-// Loaded after the grouping fix above is defined, and before anything loads kafkajs's index.
+// Runs once per process (the module cache), before anything loads kafkajs's index.
 export const groupingFixed = fixQuadraticGrouping();
-const RequestQueue: { prototype: RequestQueueInternals } = requireFromHere('kafkajs/src/network/requestQueue');
-export const idleTimerFixed = fixIdleRequestQueueTimer();
-
-export { RequestQueue };
+export const RequestQueue: { prototype: RequestQueueInternals } = requireFromHere('kafkajs/src/network/requestQueue');
+fixIdleRequestQueueTimer(RequestQueue);
