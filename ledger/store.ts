@@ -9,6 +9,7 @@ import type { LedgerAccountRef } from './chart';
 import { Money } from './money';
 import type { TransferRecord, TransferStatus } from './transfers';
 import { normaliseAccountNumber } from '../src/accounts/vibans';
+import { copyInto } from '../src/pg-copy';
 
 type Db = Knex | Knex.Transaction;
 
@@ -78,9 +79,8 @@ export interface StoredReply { status: number; body: unknown }
 
 export async function processedReplies(db: Db, commandIds: string[]): Promise<Map<string, StoredReply>> {
   if (commandIds.length === 0) return new Map();
-  const rows: Array<{ command_id: string; reply_status: number; reply_body: unknown }> = await db('processed_commands')
-    .whereIn('command_id', commandIds).select('command_id', 'reply_status', 'reply_body');
-  return new Map(rows.map((r) => [r.command_id, { status: r.reply_status, body: r.reply_body }]));
+  const { rows } = await db.raw('SELECT command_id, reply_status, reply_body FROM processed_commands WHERE command_id = ANY(?::text[])', [commandIds]);
+  return new Map((rows as Array<{ command_id: string; reply_status: number; reply_body: unknown }>).map((r) => [r.command_id, { status: r.reply_status, body: r.reply_body }]));
 }
 
 export interface EntryWrite {
@@ -114,22 +114,18 @@ export interface BatchWrite {
 
 const amountText = (amount: InstanceType<typeof Money>) => amount.toFixed();
 
-/**
- * Inserts rows given as one JSON array parameter: any number of rows in one statement, with no
- * limit on bind parameters and no per-row SQL text.
- */
-async function insertJson(trx: Knex.Transaction, table: string, columns: string, rows: unknown[]): Promise<void> {
-  if (rows.length === 0) return;
-  await trx.raw(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::${table}, ?::jsonb)`, [JSON.stringify(rows)]);
-}
+const TRANSFER_COLUMNS = [
+  'id', 'account_id', 'command_id', 'type', 'status', 'amount', 'currency', 'recipient_account_id', 'recipient', 'note', 'partner',
+  'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at',
+] as const;
 
-/** Writes a decided batch, its outbox rows listed as an unpublished round. */
+/** Writes a decided batch, its outbox rows listed as an unpublished round. Each table is one COPY. */
 export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Promise<void> {
   const at = batch.now.toISOString();
-  await insertJson(trx, 'journal_entries', 'id, kind, command_id, transfer_id, created_at',
+  await copyInto(trx, 'journal_entries', ['id', 'kind', 'command_id', 'transfer_id', 'created_at'],
     batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, created_at: at })));
   // All postings of the batch in one statement: the balance trigger checks every entry in it.
-  await insertJson(trx, 'postings', 'id, entry_id, ledger_account_id, account_id, currency, amount, balance_after, transfer_id, created_at',
+  await copyInto(trx, 'postings', ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'],
     batch.entries.flatMap((e) => e.postings.map((p) => ({
       id: randomUUID(), entry_id: e.id, ledger_account_id: p.ledgerAccountId, account_id: p.ref.accountId,
       currency: p.ref.currency, amount: amountText(p.amount), balance_after: amountText(p.balanceAfter),
@@ -148,7 +144,8 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
     transitions.push({ from, to, at: when });
     history.set(transferId, transitions);
   }
-  await insertJson(trx, 'transfers', `${TRANSFER_COLUMNS}, status_history`, batch.newTransfers.map((t) => ({ ...t, status_history: history.get(t.id) ?? [] })));
+  await copyInto(trx, 'transfers', [...TRANSFER_COLUMNS, 'status_history'],
+    batch.newTransfers.map((t) => ({ ...t, status_history: history.get(t.id) ?? [] })));
   for (const t of batch.changedTransfers) {
     await trx('transfers').where('id', t.id).update({
       status: t.status, partner_payment_id: t.partner_payment_id, failure_code: t.failure_code,
@@ -156,15 +153,15 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
       status_history: trx.raw('status_history || ?::jsonb', [JSON.stringify(history.get(t.id) ?? [])]),
     });
   }
-  await insertJson(trx, 'processed_commands', 'command_id, type, reply_status, reply_body, processed_at',
-    batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: p.body, processed_at: at })));
+  // Reply bodies are stored as JSON text, whatever their JSON type.
+  await copyInto(trx, 'processed_commands', ['command_id', 'type', 'reply_status', 'reply_body', 'processed_at'],
+    batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: JSON.stringify(p.body), processed_at: at })));
   if (batch.outbox.length === 0) return;
-  await insertJson(trx, 'outbox', 'id, round_id, topic, message_key, account_id, payload, created_at',
+  await copyInto(trx, 'outbox', ['id', 'round_id', 'topic', 'message_key', 'account_id', 'payload', 'created_at'],
     batch.outbox.map((o) => ({ id: o.id, round_id: batch.roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, payload: o.payload, created_at: at })));
   await trx('outbox_unpublished_rounds').insert({ round_id: batch.roundId, created_at: at });
 }
 
-const TRANSFER_COLUMNS = 'id, account_id, command_id, type, status, amount, currency, recipient_account_id, recipient, note, partner, partner_payment_id, failure_code, failure_message, estimated_arrival, created_at, updated_at, completed_at';
 
 /** The round's messages reached Kafka. */
 export async function markRoundPublished(db: Db, roundId: string): Promise<void> {

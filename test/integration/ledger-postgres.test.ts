@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { available, pending, type LedgerAccountRef } from '../../ledger/chart';
+import { copyInto } from '../../src/pg-copy';
 import { testService } from '../hooks';
 
 const db = () => testService().runtime.db;
@@ -119,6 +120,19 @@ describe('ledger in Postgres: refuses an entry that does not balance', () => {
       });
     });
   }
+
+  it('rows written with COPY, as the ledger writes them, are checked the same way', async () => {
+    await rolledBack(async (trx) => {
+      const s = await seed(trx);
+      const entryId = await insertEntry(trx);
+      const columns = ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after'];
+      const copied = (rows: object[]) => trx.transaction((savepoint) => copyInto(savepoint, 'postings', columns, rows as Array<Record<string, unknown>>));
+      await assert.rejects(copied([posting(entryId, s.aUsd, s.a, 'USD', '-5.00'), posting(entryId, s.bUsd, s.b, 'USD', '4.99')]),
+        { message: /does not balance in USD: postings sum to -0\.01/, code: CHECK_VIOLATION });
+      assert.equal(await copied([posting(entryId, s.aUsd, s.a, 'USD', '-5.00'), posting(entryId, s.bUsd, s.b, 'USD', '5.00')]), 2);
+      await trx.raw('SET CONSTRAINTS ALL IMMEDIATE');
+    });
+  });
 
   it('a later statement cannot unbalance an entry that balanced', async () => {
     await rolledBack(async (trx) => {
