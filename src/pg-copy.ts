@@ -9,13 +9,18 @@ import type pg from 'pg';
 /** A value as COPY's text format writes it; objects (jsonb columns) as JSON. */
 function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
-  const text = value instanceof Date ? value.toISOString()
-    : typeof value === 'object' ? JSON.stringify(value)
-      : String(value);
-  // Backslash starts an escape; tab and newline separate columns and rows.
-  return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, escapeChar) : text;
+  if (typeof value === 'string') return CONTROL.test(value) ? value.replace(CONTROLS, escapeChar) : value;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value !== 'object') return String(value);
+  // JSON text has no raw tab, newline or carriage return (JSON escapes them): only its
+  // backslashes need doubling. Outbox payloads are most of a round's bytes.
+  const json = JSON.stringify(value);
+  return json.includes('\\') ? json.replaceAll('\\', '\\\\') : json;
 }
 
+// Backslash starts an escape; tab and newline separate columns and rows.
+const CONTROL = /[\\\t\n\r]/;
+const CONTROLS = /[\\\t\n\r]/g;
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 const escapeChar = (char: string) => ESCAPES[char];
 
