@@ -15,11 +15,11 @@
 // KAFKA_BROKERS, SCHEMA_REGISTRY_URL.
 // Target (issue): ≥ 3,000 authenticated GETs/s with p99 ≤ 20 ms at 32 connections.
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import {
   benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase, rssMiB, RUN_ID, sleep, startService, stopService, waitReady, type BenchService,
 } from './harness';
+import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares, type CpuSnapshot } from './cpu';
 import { encodeRequest, RawHttpConnection } from './raw-http';
 
 const env = process.env;
@@ -39,9 +39,6 @@ interface Result {
   /** CPU used in the measured window, in % of one core, by group (see cpuSnapshot). */
   cpu: CpuShares;
 }
-type CpuGroup = 'service' | 'loadGenerator' | 'postgres' | 'redis' | 'jvm' | 'host';
-type CpuShares = Record<CpuGroup, number>;
-interface CpuSnapshot { processes: Map<string, { group: CpuGroup; ms: number }>; hostMs: number }
 
 
 async function json(method: 'GET' | 'POST', urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
@@ -93,47 +90,6 @@ async function drive(scenario: Scenario, connections: number, servicePids: numbe
   };
 }
 
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
-/** User plus system CPU time of a process so far, in ms (from /proc/<pid>/stat); 0 if it is gone. */
-function processCpuMs(pid: number | string): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND) * 1000;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * CPU time so far (ms) of the service, this load generator, the stack (Postgres backends, Redis,
- * the JVMs of Kafka and the registry) and the whole host (busy time of all cores, from
- * /proc/stat): the host minus the rest is what other work on the machine took.
- */
-function cpuSnapshot(servicePids: number[]): CpuSnapshot {
-  const processes = new Map<string, { group: CpuGroup; ms: number }>();
-  for (const pid of servicePids) processes.set(String(pid), { group: 'service', ms: processCpuMs(pid) });
-  processes.set(String(process.pid), { group: 'loadGenerator', ms: processCpuMs(process.pid) });
-  for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    let comm = '';
-    try { comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { continue; }
-    const group: CpuGroup | null = comm === 'postgres' ? 'postgres' : comm === 'redis-server' ? 'redis' : comm === 'java' ? 'jvm' : null;
-    if (group && !processes.has(pid)) processes.set(pid, { group, ms: processCpuMs(pid) });
-  }
-  const [user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  return { processes, hostMs: ((user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND) * 1000 };
-}
-
-/** CPU per group between two snapshots; a process that started in between counts from zero. */
-function cpuBetween(start: CpuSnapshot, end: CpuSnapshot, windowMs: number): CpuShares {
-  const shares: CpuShares = { service: 0, loadGenerator: 0, postgres: 0, redis: 0, jvm: 0, host: 0 };
-  for (const [pid, { group, ms }] of end.processes) shares[group] += ms - (start.processes.get(pid)?.ms ?? 0);
-  shares.host = end.hostMs - start.hostMs;
-  for (const group of Object.keys(shares) as CpuGroup[]) shares[group] = (shares[group] / windowMs) * 100;
-  return shares;
-}
-
 function scenarios(secretKey: string): Scenario[] {
   const auth = { authorization: `Bearer ${secretKey}` };
   let sequence = 0;
@@ -161,7 +117,7 @@ function printTable(results: Result[]): void {
     r.scenario, String(r.connections), String(r.requests), r.perSecond.toFixed(0), r.p50Ms.toFixed(2), r.p99Ms.toFixed(2), r.maxMs.toFixed(1),
     String(r.non2xx), String(r.errors), r.rssMiB.toFixed(0),
     r.cpu.service.toFixed(0), r.cpu.loadGenerator.toFixed(0), r.cpu.postgres.toFixed(0), r.cpu.redis.toFixed(0), r.cpu.jvm.toFixed(0),
-    Math.max(0, r.cpu.host - r.cpu.service - r.cpu.loadGenerator - r.cpu.postgres - r.cpu.redis - r.cpu.jvm).toFixed(0),
+    otherCpu(r.cpu).toFixed(0),
     ((r.cpu.service * 10 * DURATION_S) / Math.max(1, r.requests)).toFixed(3),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
@@ -197,7 +153,7 @@ async function main(): Promise<void> {
     const idleStart = cpuSnapshot(servicePids);
     await sleep(IDLE_SAMPLE_MS);
     const idle = cpuBetween(idleStart, cpuSnapshot(servicePids), IDLE_SAMPLE_MS);
-    console.log(`service idle: ${idle.service.toFixed(0)} % of a core; stack idle: postgres ${idle.postgres.toFixed(0)} %, redis ${idle.redis.toFixed(0)} %, JVMs ${idle.jvm.toFixed(0)} %; other work on the host ${Math.max(0, idle.host - idle.service - idle.loadGenerator - idle.postgres - idle.redis - idle.jvm).toFixed(0)} %`);
+    console.log(`service idle: ${idle.service.toFixed(0)} % of a core; stack idle: postgres ${idle.postgres.toFixed(0)} %, redis ${idle.redis.toFixed(0)} %, JVMs ${idle.jvm.toFixed(0)} %; other work on the host ${otherCpu(idle).toFixed(0)} %`);
     const signUp = await json('POST', '/v1/sandbox/accounts', { email: `bench-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' });
     if (signUp.status !== 201) throw new Error(`sign-up failed: ${signUp.status} ${JSON.stringify(signUp.body)}`);
     for (const scenario of scenarios(signUp.body.api_key.key)) {

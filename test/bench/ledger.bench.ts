@@ -26,6 +26,7 @@ import {
   benchNames, cleanUpRedisKeys, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
   startService, stopService, waitReady, type BenchService,
 } from './harness';
+import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares } from './cpu';
 import { encodeRequest, RawHttpConnection } from './raw-http';
 
 const E2E_S = Number(env.BENCH_E2E_S ?? 60);
@@ -62,7 +63,11 @@ function watchCompletions(members: Member[], completedAt: Map<string, number>): 
   return () => aborter.abort();
 }
 
-interface LoadFigures { transfers: number; perSecond: number; postP50: number; postP99: number; postMax: number; sseP50: number; sseP99: number; unseen: number; non2xx: number; rss: number }
+interface LoadFigures {
+  transfers: number; perSecond: number; postP50: number; postP99: number; postMax: number; sseP50: number; sseP99: number; unseen: number; non2xx: number; rss: number;
+  /** CPU while the load ran, in % of one core, by group. */
+  cpu: CpuShares;
+}
 
 async function transferLoad(services: BenchService[], members: Member[], seconds: number, hotRecipient: Member | null): Promise<LoadFigures> {
   const completedAt = new Map<string, number>();
@@ -71,6 +76,8 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
   const sentAt = new Map<string, number>();
   const postLatencies: number[] = [];
   let non2xx = 0;
+  const servicePids = services.map((s) => s.child.pid!);
+  const cpuAtStart = cpuSnapshot(servicePids);
   const end = performance.now() + seconds * 1000;
   await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
     const connection = new RawHttpConnection(PORT);
@@ -90,6 +97,7 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
     }
     connection.close();
   }));
+  const cpu = cpuBetween(cpuAtStart, cpuSnapshot(servicePids), seconds * 1000);
   const elapsedS = seconds;
   await sleep(2_000); // the last completions travel to the streams
   stopWatching();
@@ -105,7 +113,7 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
   return {
     transfers: postLatencies.length - non2xx, perSecond: (postLatencies.length - non2xx) / elapsedS,
     postP50: percentile(postLatencies, 0.5), postP99: percentile(postLatencies, 0.99), postMax: postLatencies[postLatencies.length - 1] ?? 0,
-    sseP50: percentile(sseLatencies, 0.5), sseP99: percentile(sseLatencies, 0.99), unseen, non2xx, rss: services.reduce((sum, s) => sum + rssMiB(s.child.pid!), 0),
+    sseP50: percentile(sseLatencies, 0.5), sseP99: percentile(sseLatencies, 0.99), unseen, non2xx, rss: services.reduce((sum, s) => sum + rssMiB(s.child.pid!), 0), cpu,
   };
 }
 
@@ -139,7 +147,7 @@ async function count(db: pg.Client, table: string): Promise<number> {
   return rows[0].n;
 }
 
-async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ seconds: number; commands: number; postings: number; rss: number }> {
+async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ seconds: number; commands: number; postings: number; rss: number; cpu: CpuShares }> {
   await queueBacklog(members, BACKLOG);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
@@ -149,6 +157,7 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
     const ledger = startService({ port: PORT + 10, roles: 'ledger', databaseUrl, extraEnv: { LOG_LEVEL: 'info' } }, 'ledger');
     await waitReady(ledger, false);
     const started = performance.now();
+    const cpuAtStart = cpuSnapshot([ledger.child.pid!]);
     let rss = 0;
     for (;;) {
       const done = (await count(db, 'processed_commands')) - commandsBefore;
@@ -158,9 +167,10 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
       await sleep(100);
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuBetween(cpuAtStart, cpuSnapshot([ledger.child.pid!]), seconds * 1000);
     const postings = (await count(db, 'postings')) - postingsBefore;
     await stopService(ledger);
-    return { seconds, commands: BACKLOG, postings, rss };
+    return { seconds, commands: BACKLOG, postings, rss, cpu };
   } finally {
     await db.end();
   }
@@ -193,8 +203,14 @@ async function main(): Promise<void> {
     for (const [name, f] of [[`end to end, ${E2E_S} s`, uniform], [`hot account, ${HOT_S} s`, hot]] as const) {
       console.log(`${name.padEnd(24)} | ${String(f.transfers).padStart(9)} | ${f.perSecond.toFixed(0).padStart(6)} | ${ms(f.postP50).padStart(8)} | ${ms(f.postP99).padStart(8)} | ${ms(f.postMax).padStart(8)} | ${ms(f.sseP50).padStart(8)} | ${ms(f.sseP99).padStart(8)} | ${String(f.unseen).padStart(6)} | ${String(f.non2xx).padStart(7)} | ${String(f.rss).padStart(7)}`);
     }
+    console.log('\nCPU while the load ran, in % of one core (this host has 2 cores), and host CPU per transfer:');
+    for (const [name, f] of [['end to end', uniform], ['hot account', hot]] as const) {
+      const { cpu } = f;
+      console.log(`${name.padEnd(12)} service ${cpu.service.toFixed(0)} %, load generator ${cpu.loadGenerator.toFixed(0)} %, postgres ${cpu.postgres.toFixed(0)} %, redis ${cpu.redis.toFixed(0)} %, JVMs ${cpu.jvm.toFixed(0)} %, other ${otherCpu(cpu).toFixed(0)} %; host busy ${cpu.host.toFixed(0)} %; ${((cpu.host - cpu.loadGenerator) * 10 / f.perSecond).toFixed(2)} ms of CPU per transfer outside the load generator`);
+    }
     console.log(`hot account throughput drop: ${(uniform.perSecond / hot.perSecond).toFixed(2)}x (goal: under 2x)`);
     console.log(`\nbacklog: ${drain.commands} commands drained by one ledger process in ${drain.seconds.toFixed(1)} s: ${(drain.commands / drain.seconds).toFixed(0)} commands/s, ${(drain.postings / drain.seconds).toFixed(0)} postings/s (${drain.postings} postings), peak RSS ${drain.rss} MiB`);
+    console.log(`backlog CPU, in % of one core: ledger ${drain.cpu.service.toFixed(0)} %, postgres ${drain.cpu.postgres.toFixed(0)} %, JVMs ${drain.cpu.jvm.toFixed(0)} %, other ${otherCpu(drain.cpu).toFixed(0)} %; host busy ${drain.cpu.host.toFixed(0)} %`);
   } finally {
     for (const service of [...services].reverse()) await stopService(service);
     await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)]);
