@@ -6,7 +6,7 @@ import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { beforeSchema, limitSchema, listResponseSchema } from './pagination';
+import { assertOneStart, listResponseSchema, pageQueryProperties, unknownCursor } from './pagination';
 import type { RouteDef } from './route';
 
 interface TransactionRow {
@@ -49,19 +49,22 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
     {
       method: 'GET', path: '/v1/transactions', operationId: 'listTransactions', tag: 'transactions',
       summary: 'Ledger records of the account, newest first', auth: { kind: 'key', scope: 'transactions:read' },
-      query: { type: 'object', additionalProperties: false, properties: { limit: limitSchema, before: beforeSchema, account_id: accountIdQuerySchema } },
+      query: { type: 'object', additionalProperties: false, properties: { ...pageQueryProperties, account_id: accountIdQuerySchema } },
       response: { status: 200, description: 'a page of transactions', schema: listResponseSchema(transactionSchema) },
       handler: async (request) => {
         const accountId = actingAccountId(request);
-        const limit: number = request.query.limit;
+        const { limit, before, offset } = request.query as { limit: number; before?: string; offset?: number };
+        assertOneStart({ limit, before, offset });
         const bindings: Array<string | number> = [accountId];
         let cursor = '';
-        if (request.query.before) {
-          cursor = 'AND p.seq < (SELECT seq FROM postings WHERE id = ? AND account_id = ?)';
-          bindings.push(request.query.before, accountId);
+        if (before) {
+          const { rows: anchor } = await db.raw('SELECT seq FROM postings WHERE id = ? AND account_id = ?', [before, accountId]);
+          if (anchor.length === 0) throw unknownCursor();
+          cursor = 'AND p.seq < ?';
+          bindings.push(anchor[0].seq);
         }
-        bindings.push(limit + 1);
-        const { rows } = await db.raw(`${TRANSACTIONS_SQL} WHERE p.account_id = ? ${cursor} ORDER BY p.seq DESC LIMIT ?`, bindings);
+        bindings.push(limit + 1, offset ?? 0);
+        const { rows } = await db.raw(`${TRANSACTIONS_SQL} WHERE p.account_id = ? ${cursor} ORDER BY p.seq DESC LIMIT ? OFFSET ?`, bindings);
         const has_more = rows.length > limit;
         const page = (rows as TransactionRow[]).slice(0, limit);
         return { status: 200, body: { data: page.map(transactionView), has_more, next_cursor: has_more ? page[page.length - 1].id : null } };

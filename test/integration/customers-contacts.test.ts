@@ -3,7 +3,7 @@
 // pagination of DESIGN.md section 5.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { LIMIT_DEFAULT } from '../../src/http/pagination';
+import { LIMIT_DEFAULT, OFFSET_MAX } from '../../src/http/pagination';
 import { testService } from '../hooks';
 import { createContact, createCustomer, signUp, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';
@@ -89,6 +89,32 @@ describe('customers', () => {
 
     expectError(await call(base(), 'GET', '/v1/customers?limit=0', undefined, { token: owner.key }), 400, 'invalid_request', 'limit');
     expectError(await call(base(), 'GET', '/v1/customers?limit=201', undefined, { token: owner.key }), 400, 'invalid_request', 'limit');
+  });
+
+  it('pages by offset as well; refuses a cursor that is not in the list, both starts at once, and offsets out of bounds', async () => {
+    const [owner, other] = await Promise.all([signUp(base()), signUp(base())]);
+    const created: string[] = [];
+    for (let i = 0; i < 4; i++) created.push((await createCustomer(base(), owner.key)).body.id);
+    const othersCustomer = (await createCustomer(base(), other.key)).body.id;
+    const newestFirst = [...created].reverse();
+    const list = (query: string) => call(base(), 'GET', `/v1/customers?${query}`, undefined, { token: owner.key });
+
+    const middle = await list('limit=2&offset=1');
+    assert.equal(middle.status, 200);
+    assert.deepEqual(ids(middle.body), newestFirst.slice(1, 3));
+    assert.equal(middle.body.has_more, true);
+    assert.equal(middle.body.next_cursor, newestFirst[2], 'the cursor continues where the offset page ended');
+    const last = await list('limit=2&offset=3');
+    assert.deepEqual(ids(last.body), newestFirst.slice(3));
+    assert.equal(last.body.has_more, false);
+    assert.deepEqual(ids((await list(`offset=${OFFSET_MAX}`)).body), [], 'past the end: an empty page');
+
+    expectError(await list(`before=${newestFirst[0]}&offset=1`), 400, 'invalid_request', 'offset', 'before and offset together');
+    expectError(await list(`before=${randomUUID()}`), 400, 'invalid_request', 'before', 'a cursor that names nothing');
+    expectError(await list(`before=${othersCustomer}`), 400, 'invalid_request', 'before', "another account's customer as the cursor");
+    expectError(await list('offset=-1'), 400, 'invalid_request', 'offset', 'a negative offset');
+    expectError(await list(`offset=${OFFSET_MAX + 1}`), 400, 'invalid_request', 'offset', 'an offset past the bound');
+    expectError(await list('offset=two'), 400, 'invalid_request', 'offset', 'an offset that is no integer');
   });
 
   it(`pages ${LIMIT_DEFAULT} customers at a time when no limit is given`, async function () {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
+import { expectError } from '../support/expect';
 import { call } from '../support/http';
 import { balances, fund, transfer, transferReaches } from '../support/money';
 
@@ -16,6 +17,29 @@ describe('transfers', () => {
     base = testService().baseUrl;
     [alice, bob] = await Promise.all([signUp(base), signUp(base)]);
     await fund(base, alice.key, 'USD', '1000.00');
+  });
+
+  it('lists transactions newest first, by cursor or offset, and refuses a cursor from another account', async () => {
+    const carol = await signUp(base);
+    for (const amount of ['1.00', '2.00', '3.00']) await fund(base, carol.key, 'USD', amount);
+    const list = (query: string, key = carol.key) => call(base, 'GET', `/v1/transactions?${query}`, undefined, { token: key });
+    const amounts = (page: { data: Array<{ amount: string }> }) => page.data.map((t) => t.amount);
+
+    const first = await list('limit=2');
+    assert.equal(first.status, 200);
+    assert.deepEqual(amounts(first.body), ['3.00', '2.00']);
+    assert.equal(first.body.has_more, true);
+    assert.equal(first.body.next_cursor, first.body.data[1].id);
+    const rest = await list(`limit=2&before=${first.body.next_cursor}`);
+    assert.deepEqual(amounts(rest.body), ['1.00']);
+    assert.equal(rest.body.has_more, false);
+    assert.equal(rest.body.next_cursor, null);
+    assert.deepEqual(amounts((await list('limit=1&offset=1')).body), ['2.00']);
+
+    const alices = await list('limit=1', alice.key);
+    expectError(await list(`before=${alices.body.data[0].id}`), 400, 'invalid_request', 'before', "another account's transaction as the cursor");
+    expectError(await list(`before=${randomUUID()}`), 400, 'invalid_request', 'before', 'a cursor that names nothing');
+    expectError(await list(`before=${first.body.next_cursor}&offset=1`), 400, 'invalid_request', 'offset', 'before and offset together');
   });
 
   describe('internal (recipient_email)', () => {
