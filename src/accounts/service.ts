@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
+import { keysetPage, type PageRequest } from '../pagination';
 import type { KeyCache } from '../auth/key-cache';
 import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from '../auth/credentials';
 import { newChainWalletAddress, newVibans } from './vibans';
@@ -157,9 +158,9 @@ export class AccountService {
     return { ...apiKeyView(row as ApiKeyRow), key: key.key };
   }
 
-  async listApiKeys(accountId: string) {
-    const rows: ApiKeyRow[] = await this.db('api_keys').where('account_id', accountId).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
-    return rows.map(apiKeyView);
+  /** @throws DomainError invalid_request (a cursor not among the account's keys, or both starts) */
+  listApiKeys(accountId: string, page: PageRequest) {
+    return keysetPage(this.db('api_keys').where('account_id', accountId).select('*'), 'api_keys', page, apiKeyView);
   }
 
   /** @throws DomainError resource_not_found | cross_account_access_denied */

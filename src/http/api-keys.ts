@@ -4,6 +4,7 @@ import type { AccountService } from '../accounts/service';
 import { KEY_TYPES } from '../auth/credentials';
 import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId } from './acting';
+import { listQuerySchema, listResponseSchema } from './pagination';
 import { SCOPES, type RouteDef } from './route';
 
 const keySchema = {
@@ -43,9 +44,9 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
     {
       method: 'GET', path: '/v1/api-keys', operationId: 'listApiKeys', tag: 'api-keys',
       summary: 'List the API keys of the account (never the secret)', auth: { kind: 'dashboard' },
-      query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
-      response: { status: 200, description: 'the keys', schema: { type: 'object', properties: { data: { type: 'array', items: keySchema } } } },
-      handler: async (request) => ({ status: 200, body: { data: await accounts.listApiKeys(actingAccountId(request)), has_more: false, next_cursor: null } }),
+      query: listQuerySchema({ account_id: accountIdQuerySchema }),
+      response: { status: 200, description: 'a page of keys', schema: listResponseSchema(keySchema) },
+      handler: async (request) => ({ status: 200, body: await accounts.listApiKeys(actingAccountId(request), request.query) }),
     },
     {
       method: 'DELETE', path: '/v1/api-keys/{id}', operationId: 'revokeApiKey', tag: 'api-keys',

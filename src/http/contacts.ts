@@ -4,7 +4,8 @@ import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
+import { keysetPage } from '../pagination';
+import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef, RouteRequest } from './route';
 
 interface ContactRow { id: string; account_id: string; name: string; email: string; bank: unknown; note: string | null; created_at: Date; updated_at: Date }

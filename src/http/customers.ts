@@ -4,7 +4,8 @@ import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
+import { keysetPage } from '../pagination';
+import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
 interface CustomerRow { id: string; account_id: string; email: string; business_name: string; country_code: string; created_at: Date }

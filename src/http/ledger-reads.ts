@@ -6,7 +6,8 @@ import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { assertOneStart, listResponseSchema, pageQueryProperties, unknownCursor } from './pagination';
+import { assertOneStart, unknownCursor } from '../pagination';
+import { listResponseSchema, pageQueryProperties } from './pagination';
 import type { RouteDef } from './route';
 
 interface TransactionRow {

@@ -3,7 +3,8 @@
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { assertOwnResource } from './acting';
-import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
+import { keysetPage } from '../pagination';
+import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
 interface LogRow {

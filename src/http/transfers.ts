@@ -8,7 +8,8 @@ import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { keysetPage, listQuerySchema, listResponseSchema } from './pagination';
+import { keysetPage } from '../pagination';
+import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { bodyValidator } from './validation';
 

@@ -334,6 +334,17 @@ describe('API keys (DESIGN.md section 5)', () => {
     for (const { key } of created) assert.equal(text.includes(key), false);
     assert.deepEqual(new Set(listed.body.data.map((k: { id: string }) => k.id)), new Set([owner.keyId, ...created.map((k) => k.id)]));
 
+    // Newest first, in pages like every list.
+    const newestFirst = [...created.map((k) => k.id)].reverse().concat(owner.keyId);
+    assert.deepEqual(listed.body.data.map((k: { id: string }) => k.id), newestFirst);
+    const first = await call(base(), 'GET', '/v1/api-keys?limit=3', undefined, { token: owner.token });
+    assert.equal(first.body.has_more, true);
+    const rest = await call(base(), 'GET', `/v1/api-keys?before=${first.body.next_cursor}`, undefined, { token: owner.token });
+    assert.deepEqual(rest.body.data.map((k: { id: string }) => k.id), [owner.keyId]);
+    assert.equal(rest.body.has_more, false);
+    const second = await call(base(), 'GET', '/v1/api-keys?limit=1&offset=1', undefined, { token: owner.token });
+    assert.deepEqual(second.body.data.map((k: { id: string }) => k.id), [newestFirst[1]]);
+
     for (const { key } of created.slice(0, 2)) {
       assert.equal((await call(base(), 'GET', '/v1/customers', undefined, { token: key })).status, 200);
     }
