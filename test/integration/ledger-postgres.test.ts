@@ -8,18 +8,11 @@ import type { Knex } from 'knex';
 import { available, pending, type LedgerAccountRef } from '../../ledger/chart';
 import { copyInto } from '../../src/pg-copy';
 import { testService } from '../hooks';
+import { rolledBack as rolledBackIn } from '../support/database';
 
 const db = () => testService().runtime.db;
 
-/** Runs `work` in a transaction that is always rolled back. */
-async function rolledBack<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  const trx = await db().transaction();
-  try {
-    return await work(trx);
-  } finally {
-    await trx.rollback();
-  }
-}
+const rolledBack = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => rolledBackIn(db(), work);
 
 async function insertAccount(trx: Knex.Transaction): Promise<string> {
   const id = randomUUID();

@@ -4,17 +4,11 @@ import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { copyInto, copyText } from '../../src/pg-copy';
 import { testService } from '../hooks';
+import { rolledBack as rolledBackIn } from '../support/database';
 
 const db = () => testService().runtime.db;
 
-async function rolledBack<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  const trx = await db().transaction();
-  try {
-    return await work(trx);
-  } finally {
-    await trx.rollback();
-  }
-}
+const rolledBack = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => rolledBackIn(db(), work);
 
 const COLUMNS = ['name', 'note', 'amount', 'doc', 'at'] as const;
 const CREATE = 'CREATE TEMP TABLE copy_probe (name text NOT NULL, note text, amount numeric(38, 6), doc jsonb, at timestamptz) ON COMMIT DROP';

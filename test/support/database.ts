@@ -1,4 +1,6 @@
-// A fresh, empty database for a test or benchmark run. Only run databases may be dropped.
+// A fresh, empty database for a test or benchmark run (only run databases may be dropped), and
+// transactions that leave nothing behind.
+import type { Knex } from 'knex';
 import pg from 'pg';
 
 export async function recreateDatabase(databaseUrl: string): Promise<void> {
@@ -13,5 +15,15 @@ export async function recreateDatabase(databaseUrl: string): Promise<void> {
     await client.query(`CREATE DATABASE ${name}`);
   } finally {
     await client.end();
+  }
+}
+
+/** Runs `work` in a transaction of `db` that is always rolled back. */
+export async function rolledBack<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  const trx = await db.transaction();
+  try {
+    return await work(trx);
+  } finally {
+    await trx.rollback();
   }
 }
