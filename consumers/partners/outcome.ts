@@ -9,7 +9,11 @@
 // | payment pending or authorized                     | poll the payment                           |
 // | PartnerError declined                             | result failed, partner_declined            |
 // | PartnerError rejected                             | result failed, partner_rejected            |
-// | PartnerError unexpected                           | result failed, partner_error               |
+// | PartnerError unexpected, payment not known yet,   | requeue (attempt + 1): the resubmission    |
+// |   attempt < UNEXPECTED_CHECKS_MAX - 1             |   finds the payment if it was created      |
+// | PartnerError unexpected, payment not known yet,   | result failed, partner_error               |
+// |   attempt >= UNEXPECTED_CHECKS_MAX - 1            |                                            |
+// | PartnerError unexpected while polling             | as unavailable, failing as partner_error   |
 // | PartnerError unavailable, attempt < ATTEMPTS_MAX  | requeue (attempt + 1)                      |
 // | PartnerError unavailable, attempt >= ATTEMPTS_MAX | result failed, partner_unavailable         |
 // | poll ran out of time, attempt < ATTEMPTS_MAX      | requeue (attempt + 1)                      |
@@ -29,6 +33,14 @@ import { isPartnerError, type PartnerErrorKind } from '../../src/partners/errors
  * transfer fails.
  */
 export const ATTEMPTS_MAX = 20;
+
+/**
+ * An unexpected answer (a 5xx other than 503, a body we cannot read) leaves open whether the
+ * partner created the payment. Failing at once would release the hold while the money may be on
+ * its way, so the instruction is submitted again under the same reference, which returns the
+ * payment if it exists. The transfer fails only when this many submissions found no payment.
+ */
+export const UNEXPECTED_CHECKS_MAX = 3;
 
 export type PartnerDecision =
   | { kind: 'result'; result: TransferPartnerResult }
@@ -96,6 +108,13 @@ function decideOnError(command: TransferExecute, error: unknown, paymentId: stri
   if (!isPartnerError(error)) throw error;
   if (error.kind === 'unavailable') {
     return requeueOrFail(command, paymentId, { code: 'partner_unavailable', message: 'the partner stayed unavailable' });
+  }
+  if (error.kind === 'unexpected') {
+    // A known payment exists: keep looking at it as long as an unavailable partner would be.
+    if (paymentId !== null) return requeueOrFail(command, paymentId, FAILURE_BY_ERROR_KIND.unexpected);
+    if (command.attempt < UNEXPECTED_CHECKS_MAX - 1) return { kind: 'requeue' };
+    const { code, message } = FAILURE_BY_ERROR_KIND.unexpected;
+    return result(command, 'failed', null, { code, message: `${message}; ${command.attempt + 1} submissions under the same reference found no payment` });
   }
   return result(command, 'failed', paymentId, FAILURE_BY_ERROR_KIND[error.kind]);
 }

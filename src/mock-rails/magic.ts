@@ -10,16 +10,19 @@
 // |-------|-----------|------------------------------------------------------------------------|
 // | 13    | outage    | first 2 submits of a reference: 503 temporarily_unavailable,           |
 // |       |           | Retry-After: 0; the 3rd submit succeeds normally                       |
+// | 55    | lost      | the first submit of a reference creates the payment but answers 500   |
+// |       | answer    | internal; a resubmission of the reference returns the payment (200)   |
 // | 66    | decline   | 422 declined on every submit; no payment is created                    |
 // | 77    | error     | 500 internal on every submit; no payment is created                    |
 // | 99    | reverse   | accepted as `pending` (even on fiat), then `reversed` after            |
 // |       |           | chainConfirmMs; never `completed`                                      |
 // | other | normal    | the partner's usual flow (see partners.ts)                             |
 
-export type MagicBehaviour = 'normal' | 'outage' | 'decline' | 'reverse' | 'error';
+export type MagicBehaviour = 'normal' | 'outage' | 'lost_answer' | 'decline' | 'reverse' | 'error';
 
 const BEHAVIOUR_BY_CENTS: Readonly<Record<string, MagicBehaviour>> = {
   '13': 'outage',
+  '55': 'lost_answer',
   '66': 'decline',
   '77': 'error',
   '99': 'reverse',

@@ -88,7 +88,7 @@ export class PaymentBook {
    * POST /v1/payments. The checks run in this order: request shape (400 invalid_request),
    * currency (400 unsupported_currency), scale (400 invalid_request), an earlier payment with the
    * same reference (200, or 409 reference_conflict when amount or currency differ), then the
-   * magic amounts (503, 422, 500), then a new payment (201).
+   * magic amounts (503, 422, 500), then a new payment (201; for cents 55 created, but answered 500).
    */
   submit(body: Record<string, unknown>): { created: boolean; payment: PaymentView } {
     const request = parseSubmit(body);
@@ -103,7 +103,11 @@ export class PaymentBook {
     const existingId = this.paymentIdByReference.get(request.reference);
     if (existingId !== undefined) return { created: false, payment: this.replay(existingId, request, amount) };
     this.applyMagic(request);
-    return { created: true, payment: this.create(request, amount.toFixed(scale)) };
+    const payment = this.create(request, amount.toFixed(scale));
+    if (magicBehaviour(request.amount) === 'lost_answer') {
+      throw new RailError(500, 'internal', 'the payment was created but the answer was lost (sandbox amount, cents 55)');
+    }
+    return { created: true, payment };
   }
 
   /** GET /v1/payments/{id}: 404 not_found for an id this partner never issued. */
@@ -157,6 +161,7 @@ export class PaymentBook {
         }
         return;
       }
+      case 'lost_answer': // decided after the payment exists (submit)
       case 'reverse':
       case 'normal':
         return;

@@ -347,6 +347,18 @@ describe('mock rails: payments', () => {
       assert.equal((await submit('fiat', body)).status, 200, 'later submits find the payment');
     });
 
+    it('cents 55: the first submit creates the payment but answers 500; the next submit of the reference returns it', async () => {
+      const body = { reference: reference(), amount: '10.55', currency: 'USD' };
+      const lost = await submit('fiat', body);
+      assert.equal(lost.status, 500);
+      assert.equal(lost.body.error, 'internal');
+      const found = await submit('fiat', body);
+      assert.equal(found.status, 200, 'the payment exists: a replay, not a new payment');
+      assert.equal(found.body.reference, body.reference);
+      assert.equal(found.body.amount, '10.55');
+      assert.equal((await submit('fiat', body)).body.id, found.body.id, 'one payment for the reference');
+    });
+
     it('cents 66: 422 declined on every submit, and no payment', async () => {
       const body = { reference: reference(), amount: '250.66', currency: 'GBP' };
       for (let attempt = 1; attempt <= 2; attempt += 1) {

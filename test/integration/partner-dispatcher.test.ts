@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import { createPartnerClients, handlePartnerBatch } from '../../consumers/partners/dispatcher';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
-import { ATTEMPTS_MAX } from '../../consumers/partners/outcome';
+import { ATTEMPTS_MAX, UNEXPECTED_CHECKS_MAX } from '../../consumers/partners/outcome';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
 import type { Currency } from '../../ledger/money';
 import { loadConfig, type Config } from '../../src/config';
@@ -194,15 +194,28 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.match(result.failure_message ?? '', /declined/);
   });
 
+  it('lost-answer amount (cents 55): the rail created the payment but answered 500; the resubmission finds it: completed', async () => {
+    const before = await railStats('fiat');
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.55', 'USD')));
+    assert.deepEqual([result.outcome, result.failure_code], ['completed', null]);
+    assert.match(result.partner_payment_id ?? '', /^fiat_/);
+    const after = await railStats('fiat');
+    assert.equal(after.submit_attempts - before.submit_attempts, 2, 'the submit whose answer was lost, and the one that found the payment');
+  });
+
   it('reversal amount (cents 99): rolled_back partner_reversed, with the partner payment id', async () => {
     const result = await resultOf(await produce(partnerCommand('fiat', '10.99', 'USD')));
     assert.deepEqual([result.outcome, result.failure_code], ['rolled_back', 'partner_reversed']);
     assert.match(result.partner_payment_id ?? '', /^fiat_/);
   });
 
-  it('error amount (cents 77): failed partner_error', async () => {
+  it(`error amount (cents 77): failed partner_error only after ${UNEXPECTED_CHECKS_MAX} submissions under the same reference found no payment`, async () => {
+    const before = await railStats('fiat');
     const result = await resultOf(await produce(partnerCommand('fiat', '10.77', 'USD')));
     assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'partner_error', null]);
+    assert.match(result.failure_message ?? '', new RegExp(`${UNEXPECTED_CHECKS_MAX} submissions under the same reference found no payment`));
+    const after = await railStats('fiat');
+    assert.equal(after.submit_attempts - before.submit_attempts, UNEXPECTED_CHECKS_MAX, 'one submission per check, each answered 500');
   });
 
   it('unknown partner slug: failed invalid_partner, not a crash', async () => {

@@ -177,19 +177,24 @@ describe('transfers', () => {
 
     const magic: Array<[string, string, string, string]> = [
       ['a rail outage that is retried, then succeeds', '10.13', 'completed', '89.87'],
+      ['the rail paid but its answer was lost: found by reference, completed, paid once', '10.55', 'completed', '89.45'],
       ['a hard decline: failed, hold released', '10.66', 'failed', '100.00'],
+      ['a rail error with no payment behind it: failed after the checks, hold released', '10.77', 'failed', '100.00'],
       ['a reversal after execution: rolled_back, hold released', '10.99', 'rolled_back', '100.00'],
     ];
     for (const [name, amount, status, available] of magic) {
       it(`sandbox magic amount ${amount}: ${name}`, async () => {
         const erin = await signUp(base);
         await fund(base, erin.key, 'USD', '100.00');
+        const recipientBefore = (await balances(base, bob.token)).USD.available;
         const response = await transfer(base, erin.key, { recipient: bankOf(bob), amount, currency: 'USD' });
         assert.equal(response.status, 201, JSON.stringify(response.body));
         const final = await transferReaches(base, erin.key, response.body.transfer_id, status);
         const after = await balances(base, erin.token);
         assert.equal(after.USD.available, available);
         assert.equal(after.USD.pending, '0.00');
+        const received = new Money((await balances(base, bob.token)).USD.available).minus(recipientBefore).toFixed(2);
+        assert.equal(received, status === 'completed' ? amount : '0.00', 'the recipient is credited once, and only for a completed transfer');
         if (status !== 'completed') assert.ok(final.failure?.code, 'a failed or rolled back transfer says why');
       });
     }

@@ -10,6 +10,7 @@ describe('mock rails magic amounts', () => {
     ['0.13', 'outage', 'cents 13, no whole units'],
     ['10.130', 'outage', 'trailing zeros do not count'],
     ['0.130000', 'outage', 'a 6-decimal stablecoin amount with cents 13'],
+    ['10.55', 'lost_answer', 'cents 55'],
     ['10.66', 'decline', 'cents 66'],
     ['1000000.66', 'decline', 'cents 66, large amount'],
     ['10.77', 'error', 'cents 77'],

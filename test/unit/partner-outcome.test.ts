@@ -1,7 +1,7 @@
 // The partner dispatcher's decision table (consumers/partners/outcome.ts): a partner answer in,
 // the next step out, in the order of the table there. Pure: no partner, no broker.
 import assert from 'node:assert/strict';
-import { ATTEMPTS_MAX, decidePartnerOutcome, type PartnerAnswer, type PartnerDecision } from '../../consumers/partners/outcome';
+import { ATTEMPTS_MAX, decidePartnerOutcome, UNEXPECTED_CHECKS_MAX, type PartnerAnswer, type PartnerDecision } from '../../consumers/partners/outcome';
 import type { TransferExecute } from '../../ledger/messages';
 import type { PartnerPayment, PartnerPaymentStatus } from '../../src/partners/client';
 import { PartnerError, type PartnerErrorKind } from '../../src/partners/errors';
@@ -44,7 +44,11 @@ describe('partner outcome: what the dispatcher does after a partner answer', () 
     ['declined → failed partner_declined, no payment id', 0, partnerError('declined'), failed('partner_declined')],
     ['rejected → failed partner_rejected', 0, partnerError('rejected'), failed('partner_rejected')],
     ['rejected while polling → failed partner_rejected, with the known payment id', 0, partnerError('rejected', PAYMENT_ID), failed('partner_rejected', PAYMENT_ID)],
-    ['unexpected → failed partner_error', 0, partnerError('unexpected'), failed('partner_error')],
+    ['unexpected, no payment known → requeue: the resubmission finds the payment if it exists', 0, partnerError('unexpected'), { kind: 'requeue' }],
+    ['unexpected on the last check that may requeue → requeue', UNEXPECTED_CHECKS_MAX - 2, partnerError('unexpected'), { kind: 'requeue' }],
+    ['unexpected after UNEXPECTED_CHECKS_MAX submissions → failed partner_error, no payment id', UNEXPECTED_CHECKS_MAX - 1, partnerError('unexpected'), failed('partner_error')],
+    ['unexpected while polling a known payment → requeue, never failed at once', UNEXPECTED_CHECKS_MAX - 1, partnerError('unexpected', PAYMENT_ID), { kind: 'requeue' }],
+    ['unexpected while polling at ATTEMPTS_MAX → failed partner_error, with the payment id', last, partnerError('unexpected', PAYMENT_ID), failed('partner_error', PAYMENT_ID)],
     ['unavailable on the first attempt → requeue', 0, partnerError('unavailable'), { kind: 'requeue' }],
     ['unavailable on the last attempt that may requeue → requeue', last - 1, partnerError('unavailable'), { kind: 'requeue' }],
     ['unavailable at ATTEMPTS_MAX → failed partner_unavailable', last, partnerError('unavailable'), failed('partner_unavailable')],
