@@ -111,6 +111,13 @@ export class Subscription {
     }
   }
 
+  /** What is queued now and was not delivered before, in arrival order, without waiting. */
+  takeQueued(): DomainEventEnvelope[] {
+    const taken = this.queue.filter((event) => this.recent.add(event.id));
+    this.queue = [];
+    return taken;
+  }
+
   /** Idempotent. Drops what is queued: a client that reconnects replays it from Postgres. */
   close(reason: CloseReason): void {
     if (this.reason !== null) return;

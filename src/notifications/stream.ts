@@ -62,7 +62,8 @@ export function eventStreamBody(options: EventStreamOptions): PassThrough {
     for (;;) {
       const event = await subscription.next();
       if (!event) return `stream closed: ${subscription.closeReason}`;
-      await write(toSseFrame(event));
+      // The events queued with it (a transfer's come in one batch) go in the same socket write.
+      await write(subscription.takeQueued().reduce((frames, queued) => frames + toSseFrame(queued), toSseFrame(event)));
     }
   };
 

@@ -119,6 +119,18 @@ describe('NotificationHub', () => {
     assert.equal(hub.subscriberCount(alice), 1);
   });
 
+  it('hands over everything queued at once, in order, without events delivered before', async () => {
+    const hub = new NotificationHub();
+    const subscription = hub.subscribe(alice);
+    const [first, second, third] = [event(alice), event(alice), event(alice)];
+    assert.equal(subscription.remember(second.id), true, 'second was delivered by the replay');
+    for (const e of [first, second, third, first]) hub.publish(e);
+    assert.equal((await subscription.next())?.id, first.id);
+    assert.deepEqual(subscription.takeQueued().map((e) => e.id), [third.id], 'the replayed one and the repeat are dropped');
+    assert.deepEqual(subscription.takeQueued(), [], 'nothing left');
+    assert.equal(subscription.queueLength, 0);
+  });
+
   it('with the default limits, closes at 1,000 queued events', () => {
     const hub = new NotificationHub();
     const slow = hub.subscribe(alice);
