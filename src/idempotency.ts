@@ -8,6 +8,7 @@ import { DomainError } from './errors';
 import type { RouteDef, RouteRequest, RouteResult } from './http/route';
 import { log } from './log';
 import type { RedisClient } from './redis';
+import { TickBatch } from './tick-batch';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const LEASE_SECONDS = 30; // an in-progress record older than this belongs to a crashed process
@@ -42,8 +43,24 @@ export function fingerprint(method: string, path: string, body: unknown): string
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface Completion { scope: string; key: string; status: number; bodyJson: string }
+
 export class IdempotencyGuard {
-  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly waitMsMax: number) {}
+  /** Completions of one event-loop turn are recorded with one UPDATE (tick-batch.ts). */
+  private readonly completions: TickBatch<Completion>;
+
+  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly waitMsMax: number) {
+    this.completions = new TickBatch((batch) => this.recordCompletions(batch));
+  }
+
+  private async recordCompletions(batch: Completion[]): Promise<void> {
+    await this.db.raw(
+      `UPDATE idempotency_records AS r SET state = 'completed', response_status = c.status, response_body = c.body::jsonb, locked_until = NULL
+       FROM unnest(?::text[], ?::text[], ?::int[], ?::text[]) AS c(scope, key, status, body)
+       WHERE r.scope = c.scope AND r.idempotency_key = c.key`,
+      [batch.map((c) => c.scope), batch.map((c) => c.key), batch.map((c) => c.status), batch.map((c) => c.bodyJson)],
+    );
+  }
 
   private redisKey(scope: string, key: string): string {
     return `idem:${scope}:${key}`;
@@ -139,8 +156,7 @@ export class IdempotencyGuard {
       await this.release(scope, key);
       return result;
     }
-    await this.db('idempotency_records').where({ scope, idempotency_key: key })
-      .update({ state: 'completed', response_status: result.status, response_body: JSON.stringify(result.body ?? null), locked_until: null });
+    await this.completions.submit({ scope, key, status: result.status, bodyJson: JSON.stringify(result.body ?? null) });
     await this.cache(scope, key, { fingerprint: print, status: result.status, body: result.body });
     return result;
   };

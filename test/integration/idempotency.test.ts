@@ -137,6 +137,20 @@ describe('idempotency of write routes', () => {
     assert.equal(listed.body.data.length, 1, 'no second contact');
   });
 
+  it('records each of many concurrent completions in Postgres: all replay after Redis lost the keys', async () => {
+    const owner = await signUp(base());
+    const requests = Array.from({ length: 20 }, () => ({ key: randomUUID(), body: contactBody() }));
+    const first = await Promise.all(requests.map(({ key, body }) => call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key })));
+    assert.deepEqual(first.map((r) => r.status), requests.map(() => 201));
+
+    await forgetIdempotencyKeysInRedis();
+    const replays = await Promise.all(requests.map(({ key, body }) => call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key })));
+    assert.deepEqual(replays.map((r) => r.status), requests.map(() => 200));
+    assert.deepEqual(replays.map((r) => r.body), first.map((r) => r.body), 'each key replays its own response');
+    const listed = await call(base(), 'GET', '/v1/contacts', undefined, { token: owner.key });
+    assert.equal(listed.body.data.length, requests.length, 'no second contact for any key');
+  });
+
   it('does not store a validation failure: the corrected request with the same key executes', async () => {
     const owner = await signUp(base());
     const key = randomUUID();
