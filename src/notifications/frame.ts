@@ -17,15 +17,7 @@ export const SSE_HEARTBEAT = ': heartbeat\n\n';
 export const sseComment = (text: string): string => `: ${singleLine(text)}\n\n`;
 
 /** The envelope of SPEC.md section 6 as clients see it (no account_id: the stream is the account's). */
-export interface PublicEvent {
-  id: string;
-  type: string;
-  created_at: string;
-  environment: string;
-  resource_type: string;
-  resource_id: string;
-  data: Record<string, unknown>;
-}
+export type PublicEvent = Omit<DomainEventEnvelope, 'account_id' | 'data'> & { data: Record<string, unknown> };
 
 const singleLine = (text: string): string => text.replace(/[\r\n]/g, '');
 
