@@ -1,12 +1,12 @@
-// Turns a decision's events, entries and partner instructions into outbox rows, and publishes
-// outbox rows to Kafka after the transaction that wrote them has committed.
+// Turns a decision's events, entries and partner instructions into outbox rows, and encodes
+// them for Kafka (publisher-thread.ts sends them once the transaction that wrote them committed).
 import { randomUUID } from 'node:crypto';
 import type { Message, TopicMessages } from 'kafkajs';
 import type { EventDraft } from '../../ledger/decide';
 import type { DomainEventEnvelope, PartnerCommandEnvelope, TransferExecute } from '../../ledger/messages';
 import type { EntryWrite, OutboxWrite } from '../../ledger/store';
-import { TOPICS } from '../../src/kafka/topics';
-import type { Runtime } from '../../src/runtime';
+import type { AvroCodec } from '../../src/kafka/registry';
+import { TOPICS, type TopicNames } from '../../src/kafka/topics';
 
 export function eventRow(event: EventDraft, environment: string, now: Date): OutboxWrite {
   const envelope: DomainEventEnvelope = {
@@ -41,13 +41,16 @@ export function partnerCommandRow(partner: string, accountId: string, payload: T
   return { id: randomUUID(), topic: TOPICS.partnerCommands, key: payload.transfer_id, accountId: null, payload: envelope };
 }
 
-/** Encodes rows for Kafka, grouped by topic, for one sendBatch. */
-export async function toTopicMessages(runtime: Runtime, rows: Array<{ topic: string; key: string; payload: unknown }>): Promise<TopicMessages[]> {
+/** A message the ledger sends: a topic's base name, the message key, and the payload to encode. */
+export interface OutboxMessage { topic: string; key: string; payload: unknown }
+
+/** Encodes messages for Kafka, grouped by topic, for one sendBatch. */
+export async function toTopicMessages(kafka: { names: TopicNames; codec: AvroCodec }, rows: OutboxMessage[]): Promise<TopicMessages[]> {
   const byTopic = new Map<string, Message[]>();
   for (const row of rows) {
-    const topic = runtime.names.full(row.topic);
+    const topic = kafka.names.full(row.topic);
     const list = byTopic.get(topic) ?? [];
-    list.push({ key: row.key, value: await runtime.codec.encode(row.topic, row.payload) });
+    list.push({ key: row.key, value: await kafka.codec.encode(row.topic, row.payload) });
     byTopic.set(topic, list);
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));

@@ -9,7 +9,7 @@ import { RoundPublisher } from './publisher';
 import { startOutboxSweeper } from './sweeper';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
-  const publisher = new RoundPublisher(runtime);
+  const publisher = await RoundPublisher.start(runtime);
   const state = { publisher, knownLedgerAccounts: new Set<string>() };
   const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
   const consumer = await startConsumer<LedgerCommandEnvelope>(runtime, {
@@ -25,7 +25,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     stop: async () => {
       await sweeper.stop();
       await consumer.disconnect();
-      await publisher.flush();
+      await publisher.stop();
     },
   };
 }

@@ -4,9 +4,10 @@
 // on Kafka, and a bounded backlog drops (and counts) logs rather than grow without limit.
 // (Every 20 ms, the broker spent about half as much CPU again on the extra requests.)
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type Koa from 'koa';
 import { log } from '../log';
+import { startWorker } from '../threads';
 import type { Principal } from '../http/route';
 import type { FromShipper, ShipperSettings, ToShipper } from './shipper';
 
@@ -69,17 +70,7 @@ export class RequestLogRecorder {
 
   /** Starts the shipper thread; resolves once it can send. */
   static async start(settings: ShipperSettings, flushMs = 100, batchSizeMax = 1000, backlogMax = 20_000): Promise<RequestLogRecorder> {
-    const shipper = new Worker(path.join(__dirname, 'shipper.js'), { workerData: { requestLogShipper: settings } });
-    await new Promise<void>((resolve, reject) => {
-      const onMessage = (message: FromShipper) => {
-        if (message.kind === 'ready') resolve();
-        else if (message.kind === 'failed') reject(new Error(`the request-log shipper could not start: ${message.reason}`));
-        else return;
-        shipper.off('message', onMessage);
-      };
-      shipper.on('message', onMessage);
-      shipper.once('error', reject);
-    });
+    const shipper = await startWorker(path.join(__dirname, 'shipper.js'), { requestLogShipper: settings });
     shipper.on('error', (error) => log.error({ err: error }, 'the request-log shipper failed: request logs are dropped from now on'));
     shipper.unref(); // the process ends when its roles have stopped, not when the shipper does
     return new RequestLogRecorder(shipper, flushMs, batchSizeMax, backlogMax);
