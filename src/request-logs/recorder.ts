@@ -27,13 +27,20 @@ export interface RequestLogRecord {
   created_at: string;
 }
 
-const SECRET_FIELDS = /^(password|key|token|secret|client_secret|access_token|refresh_token|authorization)$/i;
+const SECRET_FIELD_NAMES = 'password|key|token|secret|client_secret|access_token|refresh_token|authorization';
+const SECRET_FIELDS = new RegExp(`^(${SECRET_FIELD_NAMES})$`, 'i');
+const SECRET_FIELD_IN_JSON = new RegExp(`"(${SECRET_FIELD_NAMES})":`, 'i');
 const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']); // probes, not client requests
 
 /** JSON with the values of secret-bearing fields replaced, at any depth. */
 export function redactedJson(value: unknown): string | null {
   if (value === undefined) return null;
-  // A replacer rather than a redacted copy: this runs for every request and response body.
+  // This runs for every request and response body, and most name no secret field: the native
+  // stringify (no replacer call per value) is several times faster. A field name always appears
+  // as "name": in JSON text, so a body without that text has nothing to redact. Otherwise a
+  // replacer redacts at any depth without copying the body.
+  const plain = JSON.stringify(value);
+  if (!SECRET_FIELD_IN_JSON.test(plain)) return plain;
   return JSON.stringify(value, (key, inner) => (key !== '' && SECRET_FIELDS.test(key) ? '[redacted]' : inner));
 }
 
