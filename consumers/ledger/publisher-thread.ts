@@ -1,7 +1,7 @@
 // The ledger's outbox publisher thread: encodes committed rounds (Avro) and sends them to Kafka,
 // one after another in the order they were committed, while the main thread decides and writes
 // the next round. Encoding and producing a round of 2,000 transfers (some 14,000 messages) took
-// about a third of the ledger thread's CPU. The main thread marks a round published when this
+// about 40 % of the ledger thread's busy time. The main thread marks a round published when this
 // thread reports it sent (publisher.ts); a round it could not send is left to the sweeper.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Producer } from 'kafkajs';
