@@ -65,6 +65,7 @@ class CopyFromStdin {
 /**
  * Inserts `rows` into `table` with COPY on the transaction's own connection, so the rows are
  * part of the transaction. Statement triggers fire as for INSERT. Returns the rows copied.
+ * `table` and `columns` go into the SQL text as they are: callers pass their own constants.
  */
 export async function copyInto(trx: Knex.Transaction, table: string, columns: readonly string[], rows: ReadonlyArray<Record<string, unknown>>): Promise<number> {
   if (rows.length === 0) return 0;
