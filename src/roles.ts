@@ -27,6 +27,7 @@ import type { RouteDef } from './http/route';
 import { IdempotencyGuard } from './idempotency';
 import { log } from './log';
 import { RateLimiter } from './rate-limit';
+import { kafkaThreadSettings } from './kafka/thread';
 import { RequestLogRecorder } from './request-logs/recorder';
 import type { RunningRole, Runtime } from './runtime';
 
@@ -75,7 +76,7 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 
 async function startApi(runtime: Runtime, hub: NotificationHub): Promise<RunningRole> {
   const { config } = runtime;
-  const recorder = await RequestLogRecorder.start({ brokers: config.kafkaBrokers, registryUrl: config.schemaRegistryUrl, topicPrefix: config.kafkaTopicPrefix });
+  const recorder = await RequestLogRecorder.start(kafkaThreadSettings(config));
   const ledger = new LedgerClient(runtime);
   await ledger.start();
   const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));

@@ -7,9 +7,9 @@ import type { Worker } from 'node:worker_threads';
 import { markRoundPublished } from '../../ledger/store';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
-import { startWorker } from '../../src/threads';
+import { kafkaThreadSettings, startKafkaThread } from '../../src/kafka/thread';
 import type { OutboxMessage } from './outbox';
-import type { FromPublisher, PublisherThreadSettings, ToPublisher } from './publisher-thread';
+import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-thread';
 
 export interface Publication {
   /** Null for messages that belong to no new round (replies re-sent for redelivered commands). */
@@ -36,10 +36,7 @@ export class RoundPublisher {
 
   /** At most `queuedMax` rounds wait for Kafka before the ledger waits for them. */
   static async start(runtime: Runtime, queuedMax = 2): Promise<RoundPublisher> {
-    const settings: PublisherThreadSettings = {
-      brokers: runtime.config.kafkaBrokers, registryUrl: runtime.config.schemaRegistryUrl, topicPrefix: runtime.config.kafkaTopicPrefix,
-    };
-    const thread = await startWorker(path.join(__dirname, 'publisher-thread.js'), { outboxPublisher: settings });
+    const thread = await startKafkaThread(path.join(__dirname, 'publisher-thread.js'), PUBLISHER_ROLE, kafkaThreadSettings(runtime.config));
     thread.unref(); // the process ends when its roles have stopped
     return new RoundPublisher(runtime, thread, queuedMax);
   }
@@ -53,7 +50,6 @@ export class RoundPublisher {
   }
 
   private async onReport(message: FromPublisher): Promise<void> {
-    if (message.kind !== 'sent' && message.kind !== 'lost') return;
     const entry = this.inFlight.get(message.id);
     if (!entry) return;
     try {

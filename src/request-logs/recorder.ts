@@ -7,9 +7,9 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type Koa from 'koa';
 import { log } from '../log';
-import { startWorker } from '../threads';
+import { startKafkaThread, type KafkaThreadSettings } from '../kafka/thread';
 import type { Principal } from '../http/route';
-import type { FromShipper, ShipperSettings, ToShipper } from './shipper';
+import { SHIPPER_ROLE, type FromShipper, type ToShipper } from './shipper';
 
 export interface RequestLogRecord {
   id: string;
@@ -76,8 +76,8 @@ export class RequestLogRecorder {
   }
 
   /** Starts the shipper thread; resolves once it can send. */
-  static async start(settings: ShipperSettings, flushMs = 100, batchSizeMax = 1000, backlogMax = 20_000): Promise<RequestLogRecorder> {
-    const shipper = await startWorker(path.join(__dirname, 'shipper.js'), { requestLogShipper: settings });
+  static async start(settings: KafkaThreadSettings, flushMs = 100, batchSizeMax = 1000, backlogMax = 20_000): Promise<RequestLogRecorder> {
+    const shipper = await startKafkaThread(path.join(__dirname, 'shipper.js'), SHIPPER_ROLE, settings);
     shipper.on('error', (error) => log.error({ err: error }, 'the request-log shipper failed: request logs are dropped from now on'));
     shipper.unref(); // the process ends when its roles have stopped, not when the shipper does
     return new RequestLogRecorder(shipper, flushMs, batchSizeMax, backlogMax);
