@@ -24,20 +24,20 @@ export interface Page<T> {
 
 /**
  * Newest-first page over `query` on `table` (which must have `id` and `created_at`): rows strictly
- * older than the `before` row, or after the first `offset` rows, as the list envelope. `query`
- * holds the caller's scope, so a cursor from another account's list is unknown here. Fetches one
- * row more than asked to learn whether more exist.
+ * older than the `before` row, or after the first `offset` rows, as the list envelope. The cursor
+ * row is looked up within `query`, which holds the caller's scope, so a cursor from another
+ * account's list finds nothing; only an empty page costs a second query, to tell that apart from
+ * the end of the list. Fetches one row more than asked to learn whether more exist.
  */
 export async function keysetPage<Row extends { id: string }, Item>(
   query: Knex.QueryBuilder, table: string, page: PageRequest, view: (row: Row) => Item,
 ): Promise<Page<Item>> {
   assertOneStart(page);
+  const cursorRow = page.before ? query.clone().where(`${table}.id`, page.before) : null;
+  if (cursorRow) query.whereRaw(`(${table}.created_at, ${table}.id) < ?`, [cursorRow.clone().clearSelect().select(`${table}.created_at`, `${table}.id`)]);
   if (page.offset) query.offset(page.offset);
-  if (page.before) {
-    if (!(await query.clone().where(`${table}.id`, page.before).first(`${table}.id`))) throw unknownCursor();
-    query.whereRaw(`(${table}.created_at, ${table}.id) < (SELECT created_at, id FROM ${table} WHERE id = ?)`, [page.before]);
-  }
   const rows: Row[] = await query.orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(page.limit + 1);
+  if (cursorRow && rows.length === 0 && !(await cursorRow.clearSelect().first(`${table}.id`))) throw unknownCursor();
   const has_more = rows.length > page.limit;
   const kept = has_more ? rows.slice(0, page.limit) : rows;
   return { data: kept.map(view), has_more, next_cursor: has_more ? kept[kept.length - 1].id : null };

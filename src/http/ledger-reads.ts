@@ -57,15 +57,17 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
         const { limit, before, offset } = request.query as { limit: number; before?: string; offset?: number };
         assertOneStart({ limit, before, offset });
         const bindings: Array<string | number> = [accountId];
+        // The cursor row is looked up within the account's postings; only an empty page costs a
+        // second query, to tell an unknown cursor from the end of the list.
+        const cursorRow = 'SELECT seq FROM postings WHERE id = ? AND account_id = ?';
         let cursor = '';
         if (before) {
-          const { rows: anchor } = await db.raw('SELECT seq FROM postings WHERE id = ? AND account_id = ?', [before, accountId]);
-          if (anchor.length === 0) throw unknownCursor();
-          cursor = 'AND p.seq < ?';
-          bindings.push(anchor[0].seq);
+          cursor = `AND p.seq < (${cursorRow})`;
+          bindings.push(before, accountId);
         }
         bindings.push(limit + 1, offset ?? 0);
         const { rows } = await db.raw(`${TRANSACTIONS_SQL} WHERE p.account_id = ? ${cursor} ORDER BY p.seq DESC LIMIT ? OFFSET ?`, bindings);
+        if (before && rows.length === 0 && (await db.raw(cursorRow, [before, accountId])).rows.length === 0) throw unknownCursor();
         const has_more = rows.length > limit;
         const page = (rows as TransactionRow[]).slice(0, limit);
         return { status: 200, body: { data: page.map(transactionView), has_more, next_cursor: has_more ? page[page.length - 1].id : null } };
