@@ -25,7 +25,7 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n'
 const escapeChar = (char: string) => ESCAPES[char];
 
 /** The rows in COPY text format: fields in the order of `columns`. */
-export function copyText(columns: readonly string[], rows: ReadonlyArray<Record<string, unknown>>): string {
+export function copyText<Row extends object>(columns: ReadonlyArray<keyof Row & string>, rows: readonly Row[]): string {
   let text = '';
   for (const row of rows) {
     for (let i = 0; i < columns.length; i++) text += (i === 0 ? '' : '\t') + copyField(row[columns[i]]);
@@ -67,7 +67,7 @@ class CopyFromStdin {
  * part of the transaction. Statement triggers fire as for INSERT. Returns the rows copied.
  * `table` and `columns` go into the SQL text as they are: callers pass their own constants.
  */
-export async function copyInto(trx: Knex.Transaction, table: string, columns: readonly string[], rows: ReadonlyArray<Record<string, unknown>>): Promise<number> {
+export async function copyInto<Row extends object>(trx: Knex.Transaction, table: string, columns: ReadonlyArray<keyof Row & string>, rows: readonly Row[]): Promise<number> {
   if (rows.length === 0) return 0;
   // Inside a transaction knex hands out the connection the transaction runs on.
   const client = (await trx.client.acquireConnection()) as pg.Client;

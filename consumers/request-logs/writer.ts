@@ -1,21 +1,39 @@
-// The request-log writer: request.logs → Postgres, a batch per insert. Redelivered logs are
+// The request-log writer: request.logs → Postgres, a batch per statement. Redelivered logs are
 // dropped by their id, so the writer is idempotent.
 import type { Db } from '../../src/db';
 import type { Delivered } from '../../src/kafka/consumer';
+import { copyInto } from '../../src/pg-copy';
 import type { RequestLogRecord } from '../../src/request-logs/recorder';
 
-const COLUMNS = 'id, account_id, credential_id, method, path, query, status, duration_us, idempotency_key, request_body, response_body, error_code, created_at';
+const COLUMNS = ['id', 'account_id', 'credential_id', 'method', 'path', 'query', 'status', 'duration_us', 'idempotency_key',
+  'request_body', 'response_body', 'error_code', 'created_at'] as const;
+const COLUMN_LIST = COLUMNS.join(', ');
+const UNIQUE_VIOLATION = '23505';
 
 /** One row as JSON; the bodies are JSON text already and go in as they are, not as strings. */
 function rowJson({ request_body: requestBody, response_body: responseBody, ...plain }: RequestLogRecord): string {
   return `${JSON.stringify(plain).slice(0, -1)},"request_body":${requestBody ?? 'null'},"response_body":${responseBody ?? 'null'}}`;
 }
 
+/** Inserts the logs not stored yet: the path for a batch that was delivered before. */
+async function insertMissing(db: Db, logs: RequestLogRecord[]): Promise<void> {
+  await db.raw(
+    `INSERT INTO request_logs (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM jsonb_populate_recordset(NULL::request_logs, ?::jsonb) ON CONFLICT (id) DO NOTHING`,
+    [`[${logs.map(rowJson).join(',')}]`],
+  );
+}
+
 export async function writeRequestLogs(db: Db, messages: Delivered<RequestLogRecord>[]): Promise<void> {
   if (messages.length === 0) return;
-  // The whole batch is one JSON parameter: cheaper to send than 13 parameters a row.
-  await db.raw(
-    `INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FROM jsonb_populate_recordset(NULL::request_logs, ?::jsonb) ON CONFLICT (id) DO NOTHING`,
-    [`[${messages.map(({ value }) => rowJson(value)).join(',')}]`],
-  );
+  const logs = messages.map(({ value }) => value);
+  // Every request is logged, so this is the busiest insert of a read-heavy load. COPY costs
+  // Postgres about a third of the CPU of the JSON insert (13 against 36 µs a row here), but it
+  // has no ON CONFLICT: a batch that was delivered before (after a crash or a rebalance) fails
+  // on its ids as a whole and is inserted again by the slower statement, which skips them.
+  try {
+    await db.transaction((trx) => copyInto(trx, 'request_logs', COLUMNS, logs));
+  } catch (error) {
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    await insertMissing(db, logs);
+  }
 }

@@ -35,7 +35,7 @@ describe('COPY into a table (src/pg-copy.ts)', () => {
     await rolledBack(async (trx) => {
       await trx.raw(CREATE);
       await assert.rejects(
-        trx.transaction((savepoint) => copyInto(savepoint, 'copy_probe', COLUMNS, [{ name: 'fine', amount: '1' }, { name: 'bad', amount: 'not a number' }])),
+        trx.transaction((savepoint) => copyInto(savepoint, 'copy_probe', ['name', 'amount'], [{ name: 'fine', amount: '1' }, { name: 'bad', amount: 'not a number' }])),
         { code: '22P02', message: /invalid input syntax for type numeric/ },
       );
       const { rows } = await trx.raw('SELECT count(*)::int AS n FROM copy_probe');

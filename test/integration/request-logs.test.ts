@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
+import { writeRequestLogs } from '../../consumers/request-logs/writer';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import type { RequestLogRecord } from '../../src/request-logs/recorder';
@@ -154,6 +155,29 @@ describe('request logs', () => {
     await loggedRequest(later.headers.get('request-id')!);
     const response = await call(base(), 'GET', `/v1/request-logs/${probe.headers.get('request-id')}`, undefined, { token: testService().runtime.config.masterKey });
     expectError(response, 404, 'resource_not_found');
+  });
+
+  it('the writer stores a redelivered batch once, and the new logs that came with it', async () => {
+    const { runtime } = testService();
+    const log = (path: string): RequestLogRecord => ({
+      id: randomUUID(), account_id: null, credential_id: null, method: 'GET', path, query: 'a=1\tb', status: 200, duration_us: 12,
+      idempotency_key: null, request_body: null, response_body: '{"note":"tab\\there, \\"quoted\\""}', error_code: null,
+      created_at: new Date().toISOString(),
+    });
+    const delivered = (logs: RequestLogRecord[]) => logs.map((value, offset) => ({ key: null, value, partition: 0, offset: String(offset), timestamp: '0' }));
+    const first = [log('/first'), log('/second')];
+    await writeRequestLogs(runtime.db, delivered(first));
+    const third = log('/third');
+    await writeRequestLogs(runtime.db, delivered(first)); // as after a crash before the offsets were committed
+    await writeRequestLogs(runtime.db, delivered([first[1], third]));
+
+    const ids = [...first, third].map((l) => l.id);
+    const rows = await runtime.db('request_logs').whereIn('id', ids).select('id', 'path', 'query', 'response_body');
+    assert.deepEqual(rows.map((r) => r.path).sort(), ['/first', '/second', '/third']);
+    for (const row of rows) {
+      assert.equal(row.query, 'a=1\tb');
+      assert.deepEqual(row.response_body, { note: 'tab\there, "quoted"' });
+    }
   });
 
   describe('on Kafka', () => {
