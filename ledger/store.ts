@@ -162,7 +162,6 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
   await trx('outbox_unpublished_rounds').insert({ round_id: batch.roundId, created_at: at });
 }
 
-
 /** The round's messages reached Kafka. */
 export async function markRoundPublished(db: Db, roundId: string): Promise<void> {
   await db('outbox_unpublished_rounds').where('round_id', roundId).delete();

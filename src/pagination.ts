@@ -7,12 +7,12 @@ import { DomainError } from './errors';
 export interface PageRequest { limit: number; before?: string; offset?: number }
 
 /** A page starts after a cursor or after a number of items, not both. */
-export function assertOneStart(page: PageRequest): void {
+function assertOneStart(page: PageRequest): void {
   if (page.before !== undefined && page.offset !== undefined) throw new DomainError('invalid_request', 'give before or offset, not both', 'offset');
 }
 
 /** A cursor that names nothing in the list is a client error, not an empty page. */
-export function unknownCursor(): DomainError {
+function unknownCursor(): DomainError {
   return new DomainError('invalid_request', 'before names no item of this list', 'before');
 }
 
@@ -23,20 +23,23 @@ export interface Page<T> {
 }
 
 /**
- * Newest-first page over `query` on `table` (which must have `id` and `created_at`): rows strictly
- * older than the `before` row, or after the first `offset` rows, as the list envelope. The cursor
- * row is looked up within `query`, which holds the caller's scope, so a cursor from another
- * account's list finds nothing; only an empty page costs a second query, to tell that apart from
- * the end of the list. Fetches one row more than asked to learn whether more exist.
+ * Newest-first page over `query` on `table` (a table name or alias with an `id`): rows strictly
+ * before the `before` row in the order of `orderColumns` (descending; they must identify a row),
+ * or after the first `offset` rows, as the list envelope. The cursor row is looked up within
+ * `query`, which holds the caller's scope, so a cursor from another account's list finds nothing;
+ * only an empty page costs a second query, to tell that apart from the end of the list. Fetches
+ * one row more than asked to learn whether more exist.
  */
 export async function keysetPage<Row extends { id: string }, Item>(
   query: Knex.QueryBuilder, table: string, page: PageRequest, view: (row: Row) => Item,
+  orderColumns: readonly string[] = ['created_at', 'id'],
 ): Promise<Page<Item>> {
   assertOneStart(page);
+  const keys = orderColumns.map((column) => `${table}.${column}`);
   const cursorRow = page.before ? query.clone().where(`${table}.id`, page.before) : null;
-  if (cursorRow) query.whereRaw(`(${table}.created_at, ${table}.id) < ?`, [cursorRow.clone().clearSelect().select(`${table}.created_at`, `${table}.id`)]);
+  if (cursorRow) query.whereRaw(`(${keys.join(', ')}) < ?`, [cursorRow.clone().clearSelect().select(keys)]);
   if (page.offset) query.offset(page.offset);
-  const rows: Row[] = await query.orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(page.limit + 1);
+  const rows: Row[] = await query.orderBy(keys.map((column) => ({ column, order: 'desc' }))).limit(page.limit + 1);
   if (cursorRow && rows.length === 0 && !(await cursorRow.clearSelect().first(`${table}.id`))) throw unknownCursor();
   const has_more = rows.length > page.limit;
   const kept = has_more ? rows.slice(0, page.limit) : rows;

@@ -6,8 +6,8 @@ import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { assertOneStart, unknownCursor } from '../pagination';
-import { listResponseSchema, pageQueryProperties } from './pagination';
+import { keysetPage } from '../pagination';
+import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
 interface TransactionRow {
@@ -36,41 +36,24 @@ const transactionView = (row: TransactionRow) => {
   };
 };
 
-// Transactions are the postings on the account's `available` ledger accounts.
-const TRANSACTIONS_SQL = `
-  SELECT p.id, p.seq, p.entry_id, je.kind, p.transfer_id, p.account_id, p.currency, p.amount, p.balance_after, p.created_at,
-         t.status AS transfer_status
-  FROM postings p
-  JOIN ledger_accounts la ON la.id = p.ledger_account_id AND la.kind = 'available'
-  JOIN journal_entries je ON je.id = p.entry_id
-  LEFT JOIN transfers t ON t.id = p.transfer_id`;
+/** Transactions are the postings on the account's `available` ledger accounts. */
+const transactions = (db: Db) => db('postings as p')
+  .join('ledger_accounts as la', (on) => on.on('la.id', 'p.ledger_account_id').andOnVal('la.kind', 'available'))
+  .join('journal_entries as je', 'je.id', 'p.entry_id')
+  .leftJoin('transfers as t', 't.id', 'p.transfer_id')
+  .select('p.id', 'p.seq', 'p.entry_id', 'je.kind', 'p.transfer_id', 'p.account_id', 'p.currency', 'p.amount', 'p.balance_after', 'p.created_at',
+    't.status as transfer_status');
 
 export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
   return [
     {
       method: 'GET', path: '/v1/transactions', operationId: 'listTransactions', tag: 'transactions',
       summary: 'Ledger records of the account, newest first', auth: { kind: 'key', scope: 'transactions:read' },
-      query: { type: 'object', additionalProperties: false, properties: { ...pageQueryProperties, account_id: accountIdQuerySchema } },
+      query: listQuerySchema({ account_id: accountIdQuerySchema }),
       response: { status: 200, description: 'a page of transactions', schema: listResponseSchema(transactionSchema) },
       handler: async (request) => {
-        const accountId = actingAccountId(request);
-        const { limit, before, offset } = request.query as { limit: number; before?: string; offset?: number };
-        assertOneStart({ limit, before, offset });
-        const bindings: Array<string | number> = [accountId];
-        // The cursor row is looked up within the account's postings; only an empty page costs a
-        // second query, to tell an unknown cursor from the end of the list.
-        const cursorRow = 'SELECT seq FROM postings WHERE id = ? AND account_id = ?';
-        let cursor = '';
-        if (before) {
-          cursor = `AND p.seq < (${cursorRow})`;
-          bindings.push(before, accountId);
-        }
-        bindings.push(limit + 1, offset ?? 0);
-        const { rows } = await db.raw(`${TRANSACTIONS_SQL} WHERE p.account_id = ? ${cursor} ORDER BY p.seq DESC LIMIT ? OFFSET ?`, bindings);
-        if (before && rows.length === 0 && (await db.raw(cursorRow, [before, accountId])).rows.length === 0) throw unknownCursor();
-        const has_more = rows.length > limit;
-        const page = (rows as TransactionRow[]).slice(0, limit);
-        return { status: 200, body: { data: page.map(transactionView), has_more, next_cursor: has_more ? page[page.length - 1].id : null } };
+        const page = await keysetPage(transactions(db).where('p.account_id', actingAccountId(request)), 'p', request.query, transactionView, ['seq']);
+        return { status: 200, body: page };
       },
     },
     {
@@ -79,8 +62,7 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
       response: { status: 200, description: 'the transaction', schema: transactionSchema },
       handler: async (request) => {
-        const { rows } = await db.raw(`${TRANSACTIONS_SQL} WHERE p.id = ?`, [request.params.id]);
-        const row = rows[0] as TransactionRow | undefined;
+        const row: TransactionRow | undefined = await transactions(db).where('p.id', request.params.id).first();
         if (!row) throw new DomainError('resource_not_found', 'no such transaction', request.params.id);
         assertOwnResource(request, row.account_id, row.id);
         return { status: 200, body: transactionView(row) };

@@ -12,11 +12,9 @@ const limitSchema: JsonSchema = { type: 'integer', minimum: 1, maximum: LIMIT_MA
 const beforeSchema: JsonSchema = { type: 'string', format: 'uuid', description: 'cursor: the id of the last item of the previous page' };
 const offsetSchema: JsonSchema = { type: 'integer', minimum: 0, maximum: OFFSET_MAX, description: `items to skip, 0..${OFFSET_MAX}; instead of before` };
 
-/** The query parameters every list takes. */
-export const pageQueryProperties = { limit: limitSchema, before: beforeSchema, offset: offsetSchema };
-
+/** The query parameters every list takes, and the route's own `extra`. */
 export function listQuerySchema(extra: Record<string, JsonSchema> = {}): JsonSchema {
-  return { type: 'object', additionalProperties: false, properties: { ...pageQueryProperties, ...extra } };
+  return { type: 'object', additionalProperties: false, properties: { limit: limitSchema, before: beforeSchema, offset: offsetSchema, ...extra } };
 }
 
 export function listResponseSchema(item: JsonSchema): JsonSchema {

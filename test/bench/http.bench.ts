@@ -40,7 +40,6 @@ interface Result {
   cpu: CpuShares;
 }
 
-
 async function json(method: 'GET' | 'POST', urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const response = await fetch(`http://127.0.0.1:${PORT}${urlPath}`, {
     method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
