@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 stack_env="$(bash scripts/stack.sh up)" # fails here, with stack.sh's message, if the stack cannot start
 while IFS= read -r line; do [ -n "$line" ] && export "${line?}"; done <<< "$stack_env"
+# Runs are named by their start second; two runs started in the same second (worktrees sharing
+# one stack) would share a namespace, so the second waits for the next free second.
 run_id="$(date +%s)"
+while ! mkdir "/tmp/payments-test-run.$run_id" 2>/dev/null; do sleep 1; run_id="$(date +%s)"; done
 export DATABASE_URL="${DATABASE_URL%/*}/payments_test_${run_id}"
 export REDIS_KEY_PREFIX="test:${run_id}:"
 export KAFKA_TOPIC_PREFIX="test.${run_id}."
