@@ -15,4 +15,7 @@ export REDIS_KEY_PREFIX="test:${run_id}:"
 export KAFKA_TOPIC_PREFIX="test.${run_id}."
 export KAFKAJS_NO_PARTITIONER_WARNING=1
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
-exec node_modules/.bin/mocha "$@"
+# `npm test -- dist/test/integration/x.test.js` runs the files named; without any, the whole suite.
+specs=("dist/test/**/*.test.js")
+for arg in "$@"; do case $arg in *.test.js) specs=() ;; esac; done
+exec node_modules/.bin/mocha "${specs[@]}" "$@"
