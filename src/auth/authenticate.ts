@@ -8,7 +8,7 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { Principal, RouteDef } from '../http/route';
-import { credentialDigest, digestsEqual, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
+import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
 import type { ReadAlong } from '../rate-limit';
 import type { CachedKey, KeyCache } from './key-cache';
 
@@ -70,10 +70,11 @@ export class Authenticator {
   };
 
   private async identifyKey(token: string, hash: string, lookup: KeyLookup | undefined): Promise<AuthenticatedPrincipal> {
-    const parsed = parseApiKey(token);
-    if (parsed && parsed.environment !== this.config.environment) {
-      throw new DomainError('environment_mismatch', `this is a ${parsed.environment} key; this server is the ${this.config.environment} environment`);
+    const environment = keyEnvironment(token);
+    if (environment !== null && environment !== this.config.environment) {
+      throw new DomainError('environment_mismatch', `this is a ${environment} key; this server is the ${this.config.environment} environment`);
     }
+    const parsed = parseApiKey(token);
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
     let cached: CachedKey | null = lookup?.value !== undefined ? this.keys.parse(lookup.value) : await this.keys.get(hash);

@@ -50,6 +50,15 @@ export function parseApiKey(token: string): ParsedKey | null {
   return { type: KEY_TYPE_BY_PREFIX[match[1]], environment: match[2] as Environment };
 }
 
+/**
+ * The environment a key's prefix names (`sk_live_...` → live), whatever follows it: SPEC.md
+ * section 5 makes the prefix alone decide environment_mismatch. Null when no environment is named.
+ */
+export function keyEnvironment(token: string): Environment | null {
+  const match = /^(?:sk|pk|rk)_(sandbox|live)_/.exec(token);
+  return match ? (match[1] as Environment) : null;
+}
+
 export function looksLikeApiKey(token: string): boolean {
   return /^(sk|pk|rk)_/.test(token);
 }

@@ -6,7 +6,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { DomainError } from '../errors';
 import type { ReadAlong } from '../rate-limit';
-import { readJsonBody } from './body';
+import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
 import { koaPath, type Principal, type RouteDef, type RouteRequest, type RouteResult } from './route';
@@ -63,12 +63,15 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
 
     const params = { ...ctx.params };
     const query = { ...ctx.query };
+    assertStorableText(params, 'path');
+    assertStorableText(query, 'query');
     validateParams?.(params);
     validateQuery?.(query);
     let body: unknown = undefined;
     if (validateBody) {
       body = await readJsonBody(ctx, bodyLimitBytes);
       ctx.state.requestBody = body;
+      assertStorableText(body, 'body');
       validateBody(body === undefined ? {} : body);
       if (body === undefined) body = {};
     }

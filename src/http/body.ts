@@ -39,3 +39,36 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
     throw new DomainError('invalid_request', 'request body is not valid JSON', 'body');
   }
 }
+
+/**
+ * Why a text cannot be stored, or null: Postgres refuses the NUL character in text and JSON, and
+ * an unpaired UTF-16 surrogate in JSON (`"\ud800"`), so such input would fail deep in a handler.
+ */
+function unstorable(text: string): string | null {
+  if (text.includes('\u0000')) return 'contains a NUL character (\\u0000)';
+  if (!text.isWellFormed()) return 'contains an unpaired UTF-16 surrogate';
+  return null;
+}
+
+/**
+ * Refuses a request value holding text Postgres cannot store, naming the field in dotted form
+ * (`recipient.bank.bank_name`, `items.3`; `location` for the root). Object keys count too.
+ * Iterative, so a deeply nested body cannot exhaust the stack.
+ */
+export function assertStorableText(value: unknown, location: string): void {
+  const pending: Array<[unknown, string]> = [[value, '']];
+  while (pending.length > 0) {
+    const [item, path] = pending.pop()!;
+    if (typeof item === 'string') {
+      const reason = unstorable(item);
+      if (reason) throw new DomainError('invalid_request', `${path || location} ${reason}`, path || location);
+    } else if (item !== null && typeof item === 'object') {
+      for (const [key, inner] of Object.entries(item)) {
+        const innerPath = path ? `${path}.${key}` : key;
+        const keyReason = unstorable(key);
+        if (keyReason) throw new DomainError('invalid_request', `a field name in ${path || location} ${keyReason}`, path || location);
+        pending.push([inner, innerPath]);
+      }
+    }
+  }
+}

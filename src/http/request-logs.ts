@@ -10,16 +10,17 @@ import type { RouteDef } from './route';
 interface LogRow {
   id: string; account_id: string | null; credential_id: string | null; method: string; path: string; query: string;
   status: number; duration_us: number; idempotency_key: string | null; request_body: unknown; response_body: unknown;
-  error_code: string | null; created_at: Date;
+  error_code: string | null; created_at: Date; truncated: boolean;
 }
 
 const logSchema = {
   type: 'object',
   properties: {
-    id: { type: 'string', format: 'uuid' }, method: { type: 'string' }, path: { type: 'string' }, query: { type: 'string' },
+    id: { type: 'string', format: 'uuid' }, account_id: { type: ['string', 'null'], format: 'uuid' }, method: { type: 'string' }, path: { type: 'string' }, query: { type: 'string' },
     status: { type: 'integer' }, duration_ms: { type: 'string' }, credential_id: { type: ['string', 'null'] },
     idempotency_key: { type: ['string', 'null'] }, request_body: {}, response_body: {}, error_code: { type: ['string', 'null'] },
     created_at: { type: 'string', format: 'date-time' },
+    truncated: { type: 'boolean', description: 'a body was cut to 100,000 characters (kept as a JSON string of its start) or had characters Postgres cannot store replaced by U+FFFD' },
   },
 };
 
@@ -27,6 +28,7 @@ const view = (row: LogRow) => ({
   id: row.id, account_id: row.account_id, credential_id: row.credential_id, method: row.method, path: row.path,
   query: row.query, status: row.status, duration_ms: (row.duration_us / 1000).toFixed(3), idempotency_key: row.idempotency_key,
   request_body: row.request_body, response_body: row.response_body, error_code: row.error_code, created_at: row.created_at.toISOString(),
+  truncated: row.truncated,
 });
 
 export function requestLogRoutes(db: Db): RouteDef[] {

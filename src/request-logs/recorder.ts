@@ -9,6 +9,7 @@ import type Koa from 'koa';
 import { log } from '../log';
 import { startKafkaThread, type KafkaThreadSettings } from '../kafka/thread';
 import type { Principal } from '../http/route';
+import { loggedBody } from './body-text';
 import { SHIPPER_ROLE, type FromShipper, type ToShipper } from './shipper';
 
 export interface RequestLogRecord {
@@ -25,24 +26,11 @@ export interface RequestLogRecord {
   response_body: string | null;
   error_code: string | null;
   created_at: string;
+  /** A body was cut or had characters Postgres cannot store replaced (body-text.ts). */
+  truncated: boolean;
 }
 
-const SECRET_FIELD_NAMES = 'password|key|token|secret|client_secret|access_token|refresh_token|authorization';
-const SECRET_FIELDS = new RegExp(`^(${SECRET_FIELD_NAMES})$`, 'i');
-const SECRET_FIELD_IN_JSON = new RegExp(`"(${SECRET_FIELD_NAMES})":`, 'i');
 const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']); // probes, not client requests
-
-/** JSON with the values of secret-bearing fields replaced, at any depth. */
-export function redactedJson(value: unknown): string | null {
-  if (value === undefined) return null;
-  // This runs for every request and response body, and most name no secret field: the native
-  // stringify (no replacer call per value) is several times faster. A field name always appears
-  // as "name": in JSON text, so a body without that text has nothing to redact. Otherwise a
-  // replacer redacts at any depth without copying the body.
-  const plain = JSON.stringify(value);
-  if (!SECRET_FIELD_IN_JSON.test(plain)) return plain;
-  return JSON.stringify(value, (key, inner) => (key !== '' && SECRET_FIELDS.test(key) ? '[redacted]' : inner));
-}
 
 /** A streamed response (the event stream of GET /v1/notifications) has no body to log. */
 const isStream = (value: unknown): boolean => typeof (value as { pipe?: unknown } | null | undefined)?.pipe === 'function';
@@ -93,6 +81,8 @@ export class RequestLogRecorder {
       if (this.dropped % 1000 === 1) log.warn({ dropped: this.dropped }, 'request log backlog full: dropping logs');
       return;
     }
+    const requestBody = loggedBody(ctx.state.requestBody);
+    const responseBody = isStream(body) ? { json: null, truncated: false } : loggedBody(body);
     this.queue.push({
       id: ctx.state.requestId,
       account_id: principal?.accountId ?? null,
@@ -103,10 +93,11 @@ export class RequestLogRecorder {
       status: ctx.status,
       duration_us: Number((process.hrtime.bigint() - startedAt) / 1000n),
       idempotency_key: ctx.state.idempotencyKey ?? null,
-      request_body: redactedJson(ctx.state.requestBody),
-      response_body: isStream(body) ? null : redactedJson(body),
+      request_body: requestBody.json,
+      response_body: responseBody.json,
       error_code: body && body.success === false && typeof body.error === 'string' ? body.error : null,
       created_at: new Date().toISOString(),
+      truncated: requestBody.truncated || responseBody.truncated,
     });
     if (this.queue.length >= this.batchSizeMax) this.handOver();
     else this.timer ??= setTimeout(() => this.handOver(), this.flushMs);

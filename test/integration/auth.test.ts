@@ -54,6 +54,10 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
       ['no Authorization header', () => post(), 401, 'authentication_required'],
       ['a Basic Authorization header', () => call(base(), 'GET', '/v1/customers', undefined, { headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 401, 'authentication_required'],
       ['a live key on the sandbox server', () => post(`sk_live_${randomKeyBody()}`), 403, 'environment_mismatch'],
+      // The prefix alone decides (SPEC.md section 5): a live key of any length or shape.
+      ['a short live key on the sandbox server', () => post('sk_live_abc'), 403, 'environment_mismatch'],
+      ['a live publishable key with odd characters', () => post('pk_live_not-base62!'), 403, 'environment_mismatch'],
+      ['a live restricted key with nothing after the prefix', () => post('rk_live_'), 403, 'environment_mismatch'],
       ['a live session on the sandbox server', async () => vibans(await sessionJwt(owner.account.id, { env: 'live' })), 403, 'environment_mismatch'],
       ['an unknown secret key', () => post(`sk_sandbox_${randomKeyBody()}`), 401, 'invalid_api_key'],
       ['a token that is neither a key nor a JWT', () => post('not-a-credential'), 401, 'invalid_api_key'],

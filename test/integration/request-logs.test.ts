@@ -162,7 +162,7 @@ describe('request logs', () => {
     const log = (path: string): RequestLogRecord => ({
       id: randomUUID(), account_id: null, credential_id: null, method: 'GET', path, query: 'a=1\tb', status: 200, duration_us: 12,
       idempotency_key: null, request_body: null, response_body: '{"note":"tab\\there, \\"quoted\\""}', error_code: null,
-      created_at: new Date().toISOString(),
+      created_at: new Date().toISOString(), truncated: false,
     });
     const delivered = (logs: RequestLogRecord[]) => logs.map((value, offset) => ({ key: null, value, partition: 0, offset: String(offset), timestamp: '0' }));
     const first = [log('/first'), log('/second')];

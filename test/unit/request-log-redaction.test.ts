@@ -1,7 +1,7 @@
 // Request-log redaction (src/request-logs/recorder.ts): secret-bearing fields are replaced at
 // any depth, whatever their case; everything else is logged exactly as sent.
 import assert from 'node:assert/strict';
-import { redactedJson } from '../../src/request-logs/recorder';
+import { redactedJson } from '../../src/request-logs/body-text';
 
 describe('request-log redaction', () => {
   const table: Array<[why: string, body: unknown, logged: string | null]> = [
