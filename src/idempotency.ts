@@ -11,8 +11,13 @@ import type { RedisClient } from './redis';
 import { TickBatch } from './tick-batch';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
-const LEASE_SECONDS = 30; // an in-progress record older than this belongs to a crashed process
+// An in-progress claim is leased, and its holder renews the lease while it runs: a claim whose
+// lease lapsed belongs to a process that died, and a retry may take it over within seconds.
+const LEASE_SECONDS = 5;
+const LEASE_RENEW_MS = 2_000;
 const POLL_MS = 20;
+/** What a duplicate past its wait is told to wait before it repeats the request. */
+export const RETRY_AFTER_SECONDS = '1';
 
 interface StoredOutcome {
   fingerprint: string;
@@ -115,6 +120,21 @@ export class IdempotencyGuard {
     return { status, body: outcome.body, headers: { 'Idempotent-Replayed': 'true' } };
   }
 
+  /** The answer to a duplicate whose first request is still running: provisional, retriable. */
+  private async stillRunning(request: RouteRequest, route: RouteDef): Promise<RouteResult> {
+    if (route.provisional) return route.provisional(request);
+    throw new DomainError('service_unavailable', 'a request with this Idempotency-Key is still running; repeat it to learn its outcome', 'Idempotency-Key', { 'Retry-After': RETRY_AFTER_SECONDS });
+  }
+
+  private async renewLease(scope: string, key: string): Promise<void> {
+    try {
+      await this.db('idempotency_records').where({ scope, idempotency_key: key, state: 'in_progress' })
+        .update({ locked_until: this.db.raw('now() + make_interval(secs => ?)', [LEASE_SECONDS]) });
+    } catch (error) {
+      log.warn({ err: error }, 'idempotency lease not renewed; a duplicate may run after the lease lapses');
+    }
+  }
+
   private async release(scope: string, key: string): Promise<void> {
     await this.db('idempotency_records').where({ scope, idempotency_key: key, state: 'in_progress' }).delete();
   }
@@ -139,18 +159,21 @@ export class IdempotencyGuard {
         await this.cache(scope, key, outcome);
         return this.replay(outcome, print);
       }
-      if (Date.now() >= deadline) {
-        throw new DomainError('idempotency_conflict', 'a request with this Idempotency-Key is still in progress; retry later', 'Idempotency-Key');
-      }
+      // Never 409 for "still running": SPEC.md section 7 tells clients not to retry a 409, so
+      // they would never learn the outcome (DESIGN.md section 5). Answer as a late decision.
+      if (Date.now() >= deadline) return this.stillRunning(request, route);
       await sleep(POLL_MS);
     }
 
     let result: RouteResult;
+    const renewal = setInterval(() => void this.renewLease(scope, key), LEASE_RENEW_MS);
     try {
       result = await execute();
     } catch (error) {
       await this.release(scope, key);
       throw error;
+    } finally {
+      clearInterval(renewal);
     }
     if (result.final === false) {
       await this.release(scope, key);

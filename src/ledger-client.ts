@@ -5,6 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { CommandType, LedgerCommandEnvelope, LedgerReplyEnvelope } from '../ledger/messages';
+import { DomainError } from './errors';
 import { ProducerBatcher } from './kafka/batcher';
 import { startConsumer } from './kafka/consumer';
 import { TOPICS } from './kafka/topics';
@@ -22,16 +23,19 @@ export function derivedUuid(...parts: string[]): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-const PENDING_REPLIES_MAX = 50_000;
+export const PENDING_REPLIES_MAX = 50_000;
+
+interface Waiter { resolve: (reply: LedgerReply | null) => void; timer: NodeJS.Timeout }
 
 export class LedgerClient {
   readonly instanceId = randomUUID();
-  /** Requests waiting for their decision, by command id. */
-  private readonly waiting = new Map<string, { resolve: (reply: LedgerReply | null) => void; timer: NodeJS.Timeout }>();
+  /** Requests waiting for their decision, by command id (two requests may name one command). */
+  private readonly waiting = new Map<string, Waiter[]>();
+  private waitersCount = 0;
   private readonly batcher: ProducerBatcher;
   private consumer: Consumer | null = null;
 
-  constructor(private readonly runtime: Runtime) {
+  constructor(private readonly runtime: Runtime, private readonly waitersMax = PENDING_REPLIES_MAX) {
     this.batcher = new ProducerBatcher(runtime.producer);
   }
 
@@ -55,13 +59,28 @@ export class LedgerClient {
     await joined;
   }
 
-  /** Hands `reply` (null: no decision in time) to the request waiting for `commandId`, if any. */
-  private settle(commandId: string, reply: LedgerReply | null): void {
-    const waiter = this.waiting.get(commandId);
-    if (!waiter) return;
-    clearTimeout(waiter.timer);
+  /** Hands the decision to every request waiting for `commandId`. */
+  private settle(commandId: string, reply: LedgerReply): void {
+    const waiters = this.waiting.get(commandId);
+    if (!waiters) return;
     this.waiting.delete(commandId);
-    waiter.resolve(reply);
+    this.waitersCount -= waiters.length;
+    for (const waiter of waiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(reply);
+    }
+  }
+
+  /** Ends one request's wait: null, the decision is late (or the command never left). */
+  private giveUp(commandId: string, waiter: Waiter): void {
+    const waiters = this.waiting.get(commandId);
+    const index = waiters?.indexOf(waiter) ?? -1;
+    if (index < 0) return;
+    waiters!.splice(index, 1);
+    if (waiters!.length === 0) this.waiting.delete(commandId);
+    this.waitersCount--;
+    clearTimeout(waiter.timer);
+    waiter.resolve(null);
   }
 
   /**
@@ -69,18 +88,27 @@ export class LedgerClient {
    * command stays queued and will be decided).
    */
   async execute(type: CommandType, commandId: string, accountId: string, payload: unknown, timeoutMs: number): Promise<LedgerReply | null> {
-    if (this.waiting.size >= PENDING_REPLIES_MAX) return null;
+    // A full waiting list refuses the command before it is sent: a 202 here would promise a
+    // decision for a command that never left.
+    if (this.waitersCount >= this.waitersMax) {
+      throw new DomainError('service_unavailable', 'the service is overloaded; repeat the request with the same Idempotency-Key', null, { 'Retry-After': '1' });
+    }
     const envelope: LedgerCommandEnvelope = {
       id: commandId, type, account_id: accountId, reply_to: this.instanceId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
     };
+    let waiter!: Waiter;
     const reply = new Promise<LedgerReply | null>((resolve) => {
-      this.waiting.set(commandId, { resolve, timer: setTimeout(() => this.settle(commandId, null), timeoutMs) });
+      waiter = { resolve, timer: setTimeout(() => this.giveUp(commandId, waiter), timeoutMs) };
     });
+    const waiters = this.waiting.get(commandId) ?? [];
+    waiters.push(waiter);
+    this.waiting.set(commandId, waiters);
+    this.waitersCount++;
     try {
       const value = await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope);
       await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value });
     } catch (error) {
-      this.settle(commandId, null); // nobody waits on a command that never left
+      this.giveUp(commandId, waiter); // nobody waits on a command that never left
       throw error;
     }
     return reply;

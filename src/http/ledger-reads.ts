@@ -8,7 +8,8 @@ import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { keysetPage } from '../pagination';
 import { listQuerySchema, listResponseSchema } from './pagination';
-import type { RouteDef } from './route';
+import type { RouteDef, RouteResult } from './route';
+import { RETRY_AFTER_SECONDS } from '../idempotency';
 
 interface TransactionRow {
   id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
@@ -87,6 +88,10 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
         properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
       },
       response: { status: 201, description: 'the credit and the new balance', schema: { type: 'object' } },
+      provisional: async (request) => {
+        const currency = requireCurrency(request.body.currency);
+        return faucetPending(currency, parseAmount(request.body.amount, currency));
+      },
       handler: async (request) => {
         if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'the faucet exists only in the sandbox');
         const accountId = await actingAccountIdForWrite(request, db);
@@ -94,11 +99,16 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
         const amount = parseAmount(request.body.amount, currency);
         const commandId = derivedUuid('faucet.credit', accountId, request.idempotencyKey!);
         const reply = await ledger.execute('faucet.credit', commandId, accountId, { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() }, replyTimeoutMs);
-        if (!reply) return { status: 202, final: false, body: { status: 'pending', currency, amount: formatAmount(amount, currency) } };
+        if (!reply) return faucetPending(currency, amount);
         return { status: reply.status, body: reply.body };
       },
     },
   ];
+}
+
+/** The answer while the ledger has not decided a faucet credit: not stored; repeat to learn more. */
+function faucetPending(currency: Currency, amount: Amount): RouteResult {
+  return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { status: 'pending', currency, amount: formatAmount(amount, currency) } };
 }
 
 /**

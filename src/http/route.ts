@@ -84,6 +84,12 @@ export interface RouteDef {
   query?: JsonSchema;
   body?: JsonSchema;
   response: { status: number; description: string; schema?: JsonSchema; contentType?: string };
+  /**
+   * For idempotent routes whose effect the ledger decides: the provisional answer (202, not
+   * stored) a duplicate gets while the first request with its key is still running. Without it
+   * such a duplicate gets a retriable 503.
+   */
+  provisional?: (request: RouteRequest) => Promise<RouteResult>;
   /** Extra error codes this route can answer with, for the OpenAPI document. */
   errors?: string[];
   handler: (request: RouteRequest) => Promise<RouteResult>;

@@ -12,6 +12,7 @@ import { keysetPage } from '../pagination';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { bodyValidator } from './validation';
+import { RETRY_AFTER_SECONDS } from '../idempotency';
 
 const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
 const bankSchema = {
@@ -79,6 +80,7 @@ function lateDecision(command: TransferCreate): RouteResult {
   return {
     status: 202,
     final: false,
+    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
     body: {
       transfer_id: command.transfer_id, type: command.type, status: 'pending', amount: formatAmount(command.amount, command.currency),
       currency: command.currency, estimated_arrival: 'pending the ledger decision', partner_payment_id: null,
@@ -87,6 +89,12 @@ function lateDecision(command: TransferCreate): RouteResult {
 }
 
 export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: number): RouteDef[] {
+  // Ids derive from the account and the Idempotency-Key: a retry names the same command and transfer.
+  const commandOf = async (request: RouteRequest) => {
+    const accountId = await actingAccountIdForWrite(request, db);
+    const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
+    return { accountId, commandId, command: transferCommand(request.body, derivedUuid('transfer', commandId)) };
+  };
   const getOwn = async (request: RouteRequest): Promise<TransferRecord> => {
     const row: TransferRecord | undefined = await db('transfers').where('id', request.params.id).first();
     if (!row) throw new DomainError('transfer_not_found', 'no such transfer', request.params.id);
@@ -101,10 +109,9 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       body: createBodySchema,
       response: { status: 201, description: 'the transfer (200 on replay; 202 while the ledger has not decided yet)', schema: transferSchema },
       errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency'],
+      provisional: async (request) => lateDecision((await commandOf(request)).command),
       handler: async (request) => {
-        const accountId = await actingAccountIdForWrite(request, db);
-        const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
-        const command = transferCommand(request.body, derivedUuid('transfer', commandId));
+        const { accountId, commandId, command } = await commandOf(request);
         const reply = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);
         return reply ? { status: reply.status, body: reply.body } : lateDecision(command);
       },
