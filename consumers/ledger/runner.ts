@@ -17,7 +17,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     topic: TOPICS.ledgerCommands,
     // Every partition's batch is handed over at once and committed in one round (group-commit.ts).
     partitionsConsumedConcurrently: runtime.config.kafkaPartitions,
-    handleBatch: (messages) => rounds.submit(messages),
+    handleBatch: (messages, { isolating }) => (isolating ? rounds.submitAlone(messages) : rounds.submit(messages)),
   });
   const sweeper = startOutboxSweeper(runtime);
   return {

@@ -1,7 +1,9 @@
 // The consumer runner every consumer uses: batches are decoded, handed to the handler, and their
-// offsets committed only after the handler succeeded. Transient failures are retried with a
-// bounded, jittered backoff; a message that fails for another reason (a poison message) is set
-// aside in the topic's dead-letter twin with the reason, and the consumer goes on.
+// offsets committed only after the handler succeeded. Transient failures (a dependency away,
+// the schema registry included) are retried with a bounded, jittered backoff and never
+// dead-lettered. A batch that fails for another reason is bisected, alone (never merged with
+// other partitions' work), until the poison message is found; only it goes to the topic's
+// dead-letter twin with the reason. A broken invariant is a bug, not bad input: it stops the process.
 import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { log } from '../log';
 import type { AvroCodec } from './registry';
@@ -19,8 +21,14 @@ export interface ConsumerSpec<T> {
   groupId: string;
   /** Topic base name (without the prefix). */
   topic: string;
-  /** Applies a whole batch; must be idempotent, since a batch can be delivered again. */
-  handleBatch(messages: Delivered<T>[]): Promise<void>;
+  /**
+   * Applies a whole batch; must be idempotent, since a batch can be delivered again. `isolating`
+   * is true while a failed batch is bisected: apply these messages on their own, not merged
+   * with other work, so another partition's poison message cannot fail them.
+   */
+  handleBatch(messages: Delivered<T>[], context: { isolating: boolean }): Promise<void>;
+  /** Called with a broken invariant (an assertion failed); the default ends the process. */
+  onBrokenInvariant?: (error: Error) => void;
   attemptsMax?: number;
   backoffMsInitial?: number;
   backoffMsMax?: number;
@@ -78,6 +86,42 @@ export async function withRetries<R>(work: () => Promise<R>, attemptsMax: number
   }
 }
 
+/** An assertion that can only fail through a bug (STYLE.md: a broken invariant is a crash). */
+export function isBrokenInvariant(error: unknown): error is Error {
+  return error instanceof Error && (error.name === 'AssertionError' || (error as { code?: unknown }).code === 'ERR_ASSERTION');
+}
+
+/**
+ * Bytes no registry can make sense of: a wrong magic byte, a schema id the registry does not
+ * know (404), Avro that does not decode. Anything else while decoding (the registry unreachable
+ * or failing) may pass: it is retried, never dead-lettered.
+ */
+export function isUndecodable(error: unknown): boolean {
+  if (error instanceof PoisonMessageError) return true;
+  const { name, status } = (error ?? {}) as { name?: string; status?: number };
+  if (name === 'ResponseError') return status === 404;
+  return typeof name === 'string' && name.startsWith('ConfluentSchemaRegistry');
+}
+
+/** Ends the process after a broken invariant: its supervisor restarts it on a clean state. */
+export function stopOnBrokenInvariant(error: Error): void {
+  log.fatal({ err: error }, 'a ledger invariant is broken: stopping the process without committing');
+  process.exit(70);
+}
+
+/** Decodes a message, retrying while the schema registry is unreachable or failing. */
+async function decodeRetrying<T>(codec: AvroCodec, value: Buffer, attemptsMax: number, backoffMsInitial: number, backoffMsMax: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await codec.decode<T>(value);
+    } catch (error) {
+      if (isUndecodable(error) || attempt >= attemptsMax) throw error;
+      const ceiling = Math.min(backoffMsMax, backoffMsInitial * 2 ** (attempt - 1));
+      await sleep(ceiling / 2 + Math.random() * (ceiling / 2));
+    }
+  }
+}
+
 export class PoisonMessageError extends Error {
   constructor(message: string) {
     super(message);
@@ -89,6 +133,10 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
   const attemptsMax = spec.attemptsMax ?? 5;
   const backoffMsInitial = spec.backoffMsInitial ?? 100;
   const backoffMsMax = spec.backoffMsMax ?? 5_000;
+  const onBrokenInvariant = (error: Error): void => {
+    (spec.onBrokenInvariant ?? stopOnBrokenInvariant)(error);
+    throw error; // when the process goes on (a test's handler), nothing is committed
+  };
   const topic = deps.names.full(spec.topic);
   const dlqTopic = deps.names.full(deadLetterTopic(spec.topic));
 
@@ -135,29 +183,42 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
       for (const raw of batch.messages) {
         try {
           if (!raw.value) throw new PoisonMessageError('message has no value');
-          const value = await deps.codec.decode<T>(raw.value);
+          const value = await decodeRetrying<T>(deps.codec, raw.value, attemptsMax, backoffMsInitial, backoffMsMax);
           decoded.push({ raw, delivered: { key: raw.key?.toString() ?? null, value, partition: batch.partition, offset: raw.offset, timestamp: raw.timestamp } });
         } catch (error) {
+          // A registry outage that outlived its retries: stop without committing, redelivered later.
+          if (!isUndecodable(error)) throw error;
           await deadLetter(raw, batch.partition, `undecodable: ${(error as Error).message}`);
         }
       }
-      const apply = (items: typeof decoded) => withRetries(() => spec.handleBatch(items.map((d) => d.delivered)), attemptsMax, backoffMsInitial, backoffMsMax);
+      const apply = (items: typeof decoded, isolating: boolean) =>
+        withRetries(() => spec.handleBatch(items.map((d) => d.delivered), { isolating }), attemptsMax, backoffMsInitial, backoffMsMax);
+      // Bisects a failed batch: each half alone, so one poison message among n costs about
+      // 2·log2(n) rounds and takes no good message along.
+      const isolate = async (items: typeof decoded): Promise<void> => {
+        try {
+          await apply(items, true);
+        } catch (error) {
+          if (isTransient(error)) throw error;
+          if (isBrokenInvariant(error)) return onBrokenInvariant(error);
+          if (items.length === 1) {
+            await deadLetter(items[0].raw, batch.partition, `handler failed: ${(error as Error).message}`);
+            return;
+          }
+          const half = Math.ceil(items.length / 2);
+          await isolate(items.slice(0, half));
+          await heartbeat();
+          await isolate(items.slice(half));
+        }
+      };
       try {
-        if (decoded.length > 0) await apply(decoded);
+        if (decoded.length > 0) await apply(decoded, false);
       } catch (error) {
         // A transient failure that outlived its retries stops here without committing: the
-        // batch is delivered again after the consumer restarts. Anything else: isolate the
-        // poison message(s) one by one so the good ones still apply.
+        // batch is delivered again after the consumer restarts.
         if (isTransient(error)) throw error;
-        for (const item of decoded) {
-          try {
-            await apply([item]);
-          } catch (single) {
-            if (isTransient(single)) throw single;
-            await deadLetter(item.raw, batch.partition, `handler failed: ${(single as Error).message}`);
-          }
-          await heartbeat();
-        }
+        if (isBrokenInvariant(error)) return onBrokenInvariant(error);
+        await isolate(decoded);
       }
       resolveOffset(batch.lastOffset());
       await commitOffsetsIfNecessary();
