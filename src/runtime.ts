@@ -7,6 +7,7 @@ import { createKafka, createProducer } from './kafka/client';
 import { AvroCodec, createRegistry } from './kafka/registry';
 import { ensureTopics, TopicNames } from './kafka/topics';
 import { log } from './log';
+import { supervisedThreads } from './kafka/supervised-thread';
 import { createRedis, redisReady, type RedisClient } from './redis';
 
 export interface Runtime {
@@ -86,6 +87,11 @@ export async function checkReadiness(runtime: Runtime): Promise<ReadinessReport>
       if (!response.ok) throw new Error(`registry answered ${response.status}`);
     }),
   ]);
-  const checks = { postgres, redis, kafka, schema_registry: registry };
+  const checks: ReadinessReport['checks'] = { postgres, redis, kafka, schema_registry: registry };
+  // The process's Kafka threads (request-log shipper, outbox publisher): down while restarting.
+  for (const thread of supervisedThreads()) {
+    const { ok, error } = thread.health();
+    checks[`thread:${thread.role}`] = { ok, latency_ms: 0, ...(error && !ok ? { error } : {}) };
+  }
   return { ready: Object.values(checks).every((c) => c.ok), checks };
 }

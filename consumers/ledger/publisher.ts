@@ -1,13 +1,14 @@
 // Publishes committed rounds to Kafka, in commit order, from a thread of its own
 // (publisher-thread.ts) while the ledger goes on deciding the next round: Postgres and Kafka work
 // overlap, on two cores. A round is marked published once Kafka has acknowledged all of it; if
-// that fails (or the thread is gone), the sweeper publishes it later (sweeper.ts).
+// that fails, the sweeper publishes it later (sweeper.ts). A thread that dies is restarted
+// (supervised-thread.ts) and gets again the rounds it had not reported on.
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { markRoundPublished } from '../../ledger/store';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
-import { kafkaThreadSettings, startKafkaThread } from '../../src/kafka/thread';
+import { kafkaThreadSettings } from '../../src/kafka/thread';
+import { SupervisedThread } from '../../src/kafka/supervised-thread';
 import type { OutboxMessage } from './outbox';
 import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-thread';
 
@@ -19,32 +20,27 @@ export interface Publication {
 
 export class RoundPublisher {
   private nextId = 0;
-  private readonly inFlight = new Map<number, { roundId: string | null; done: () => void }>();
+  /** Rounds posted and not yet reported on, by id: re-posted, in order, if the thread dies. */
+  private readonly inFlight = new Map<number, { roundId: string | null; messages: OutboxMessage[]; done: () => void }>();
   /** Settles once the latest publication is done; the thread works in order, so all before it are too. */
   private latest: Promise<void> = Promise.resolve();
-  private threadGone = false;
 
-  private constructor(private readonly runtime: Runtime, private readonly thread: Worker, private readonly queuedMax: number) {
-    thread.on('message', (message: FromPublisher) => { void this.onReport(message); });
-    thread.on('error', (error) => log.error({ err: error }, 'the outbox publisher thread failed: committed rounds wait for the sweeper'));
-    thread.on('exit', () => {
-      this.threadGone = true;
-      for (const { done } of this.inFlight.values()) done();
-      this.inFlight.clear();
+  private constructor(private readonly runtime: Runtime, readonly thread: SupervisedThread<ToPublisher>, private readonly queuedMax: number) {
+    thread.onMessage((message) => { void this.onReport(message as FromPublisher); });
+    thread.onRestarted(() => {
+      for (const [id, { messages }] of [...this.inFlight].sort(([a], [b]) => a - b)) this.post({ kind: 'round', id, messages });
     });
   }
 
   /** At most `queuedMax` rounds wait for Kafka before the ledger waits for them. */
   static async start(runtime: Runtime, queuedMax = 2): Promise<RoundPublisher> {
-    const thread = await startKafkaThread(path.join(__dirname, 'publisher-thread.js'), PUBLISHER_ROLE, kafkaThreadSettings(runtime.config));
-    thread.unref(); // the process ends when its roles have stopped
+    const thread = await SupervisedThread.start<ToPublisher>(path.join(__dirname, 'publisher-thread.js'), PUBLISHER_ROLE, kafkaThreadSettings(runtime.config));
     return new RoundPublisher(runtime, thread, queuedMax);
   }
 
   async publish({ roundId, messages }: Publication): Promise<void> {
-    if (this.threadGone) return; // the sweeper publishes the round from the outbox
     const id = ++this.nextId;
-    this.latest = new Promise<void>((done) => this.inFlight.set(id, { roundId, done }));
+    this.latest = new Promise<void>((done) => this.inFlight.set(id, { roundId, messages, done }));
     this.post({ kind: 'round', id, messages });
     if (this.inFlight.size > this.queuedMax) await this.latest;
   }
@@ -67,7 +63,7 @@ export class RoundPublisher {
   }
 
   private post(message: ToPublisher): void {
-    this.thread.postMessage(message);
+    this.thread.post(message);
   }
 
   /** Waits until every queued round has been sent (or given up). */
@@ -78,9 +74,6 @@ export class RoundPublisher {
   /** Sends what is queued, then stops the thread and its producer. */
   async stop(): Promise<void> {
     await this.flush();
-    if (this.threadGone) return;
-    const exited = new Promise<void>((resolve) => this.thread.once('exit', () => resolve()));
-    this.post({ kind: 'close' });
-    await exited;
+    await this.thread.close();
   }
 }

@@ -4,10 +4,10 @@
 // on Kafka, and a bounded backlog drops (and counts) logs rather than grow without limit.
 // (Every 20 ms, the broker spent about half as much CPU again on the extra requests.)
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import type Koa from 'koa';
 import { log } from '../log';
-import { startKafkaThread, type KafkaThreadSettings } from '../kafka/thread';
+import type { KafkaThreadSettings } from '../kafka/thread';
+import { SupervisedThread } from '../kafka/supervised-thread';
 import type { Principal } from '../http/route';
 import { loggedBody } from './body-text';
 import { SHIPPER_ROLE, type FromShipper, type ToShipper } from './shipper';
@@ -38,36 +38,47 @@ const isStream = (value: unknown): boolean => typeof (value as { pipe?: unknown 
 export class RequestLogRecorder {
   private queue: RequestLogRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
-  /** Logs handed to the shipper and not yet sent or lost. */
+  /** Batches handed to the shipper and not yet acknowledged, by id: re-posted if the thread dies. */
+  private readonly unacknowledged = new Map<number, RequestLogRecord[]>();
   private shipping = 0;
+  private batches = 0;
   private flushes = 0;
   private readonly flushWaiters = new Map<number, () => void>();
   dropped = 0;
 
   private constructor(
-    private readonly shipper: Worker,
+    readonly shipper: SupervisedThread<ToShipper>,
     private readonly flushMs: number,
     private readonly batchSizeMax: number,
     private readonly backlogMax: number,
   ) {
-    shipper.on('message', (message: FromShipper) => {
-      if (message.kind === 'sent') this.shipping -= message.count;
-      else if (message.kind === 'lost') {
-        this.shipping -= message.count;
-        this.dropped += message.count;
-        log.warn({ lost: message.count, reason: message.reason }, 'request logs could not be sent to Kafka');
-      } else if (message.kind === 'flushed') {
-        this.flushWaiters.get(message.id)?.();
-        this.flushWaiters.delete(message.id);
-      }
+    shipper.onMessage((message) => this.onReport(message as FromShipper));
+    // A restarted shipper gets again, in order, what the dead one had not acknowledged.
+    shipper.onRestarted(() => {
+      for (const [id, records] of [...this.unacknowledged].sort(([a], [b]) => a - b)) this.shipper.post({ kind: 'batch', id, records } satisfies ToShipper);
+      for (const id of this.flushWaiters.keys()) this.shipper.post({ kind: 'flush', id } satisfies ToShipper);
     });
+  }
+
+  private onReport(message: FromShipper): void {
+    if (message.kind === 'flushed') {
+      this.flushWaiters.get(message.id)?.();
+      this.flushWaiters.delete(message.id);
+      return;
+    }
+    const records = this.unacknowledged.get(message.id);
+    if (!records) return; // acknowledged already (a batch re-posted after a restart)
+    this.unacknowledged.delete(message.id);
+    this.shipping -= records.length;
+    if (message.kind === 'lost') {
+      this.dropped += records.length;
+      log.warn({ lost: records.length, reason: message.reason }, 'request logs could not be sent to Kafka');
+    }
   }
 
   /** Starts the shipper thread; resolves once it can send. */
   static async start(settings: KafkaThreadSettings, flushMs = 100, batchSizeMax = 1000, backlogMax = 20_000): Promise<RequestLogRecorder> {
-    const shipper = await startKafkaThread(path.join(__dirname, 'shipper.js'), SHIPPER_ROLE, settings);
-    shipper.on('error', (error) => log.error({ err: error }, 'the request-log shipper failed: request logs are dropped from now on'));
-    shipper.unref(); // the process ends when its roles have stopped, not when the shipper does
+    const shipper = await SupervisedThread.start<ToShipper>(path.join(__dirname, 'shipper.js'), SHIPPER_ROLE, settings);
     return new RequestLogRecorder(shipper, flushMs, batchSizeMax, backlogMax);
   }
 
@@ -108,13 +119,15 @@ export class RequestLogRecorder {
     this.timer = null;
     while (this.queue.length > 0) {
       const records = this.queue.splice(0, this.batchSizeMax);
+      const id = ++this.batches;
       this.shipping += records.length;
-      this.post({ kind: 'batch', records });
+      this.unacknowledged.set(id, records);
+      this.post({ kind: 'batch', id, records });
     }
   }
 
   private post(message: ToShipper): void {
-    this.shipper.postMessage(message);
+    this.shipper.post(message);
   }
 
   /** Resolves once every log recorded so far has been sent to Kafka (or counted as lost). */
@@ -130,8 +143,6 @@ export class RequestLogRecorder {
   /** Sends what is left, then stops the shipper and its producer. */
   async stop(): Promise<void> {
     await this.flush();
-    const exited = new Promise<void>((resolve) => this.shipper.once('exit', () => resolve()));
-    this.post({ kind: 'close' });
-    await exited;
+    await this.shipper.close();
   }
 }

@@ -13,14 +13,14 @@ import type { RequestLogRecord } from './recorder';
 export const SHIPPER_ROLE = 'request-logs';
 
 export type ToShipper =
-  | { kind: 'batch'; records: RequestLogRecord[] }
+  | { kind: 'batch'; id: number; records: RequestLogRecord[] }
   | { kind: 'flush'; id: number }
   | { kind: 'close' };
 
 export type FromShipper =
   | { kind: 'flushed'; id: number }
-  | { kind: 'sent'; count: number }
-  | { kind: 'lost'; count: number; reason: string };
+  | { kind: 'sent'; id: number }
+  | { kind: 'lost'; id: number; reason: string };
 
 runKafkaThread<ToShipper>(SHIPPER_ROLE, async ({ kafka, names, codec, producer, report }) => {
   const topic = names.full(TOPICS.requestLogs);
@@ -40,13 +40,13 @@ runKafkaThread<ToShipper>(SHIPPER_ROLE, async ({ kafka, names, codec, producer, 
       report({ kind: 'flushed', id: message.id } satisfies FromShipper);
       return;
     }
-    const { records } = message;
+    const { id, records } = message;
     try {
       const encoded = await Promise.all(records.map(async (record) => ({ value: await codec.encode(TOPICS.requestLogs, record) })));
       for (const chunk of chunksBySize(encoded, CHUNK_BYTES_MAX)) await sendSplitting(chunk, (part) => retrying(() => send(part)));
-      report({ kind: 'sent', count: records.length } satisfies FromShipper);
+      report({ kind: 'sent', id } satisfies FromShipper);
     } catch (error) {
-      report({ kind: 'lost', count: records.length, reason: (error as Error).message } satisfies FromShipper);
+      report({ kind: 'lost', id, reason: (error as Error).message } satisfies FromShipper);
     }
   };
 });

@@ -13,11 +13,11 @@ describe('service health and description', () => {
     assert.equal(response.body.status, 'ok');
   });
 
-  it('GET /readyz reports Postgres, Redis, Kafka and the schema registry reachable', async () => {
+  it("GET /readyz reports Postgres, Redis, Kafka, the schema registry and the process's Kafka threads", async () => {
     const response = await call(testService().baseUrl, 'GET', '/readyz');
     assert.equal(response.status, 200, JSON.stringify(response.body));
     assert.equal(response.body.ready, true);
-    assert.deepEqual(Object.keys(response.body.checks).sort(), ['kafka', 'postgres', 'redis', 'schema_registry']);
+    assert.deepEqual(Object.keys(response.body.checks).sort(), ['kafka', 'postgres', 'redis', 'schema_registry', 'thread:outbox', 'thread:request-logs']);
     for (const check of Object.values<any>(response.body.checks)) assert.equal(check.ok, true);
   });
 
