@@ -1,7 +1,9 @@
 // Graceful shutdown on SIGTERM: the process finishes the requests it has, then exits cleanly.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import path from 'node:path';
+import { TEST_PASSWORD, uniqueEmail } from '../support/accounts';
 import { eventually } from '../support/http';
 
 describe('graceful shutdown', function () {
@@ -19,12 +21,27 @@ describe('graceful shutdown', function () {
     const base = `http://127.0.0.1:${port}`;
     await eventually(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 60_000, 'the service to listen');
 
-    // /readyz checks all four dependencies, so it is still running when the signal arrives.
-    const inFlight = fetch(`${base}/readyz`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    child.kill('SIGTERM');
-    const response = await inFlight;
-    assert.equal(response.status, 200);
+    // A sign-up whose body is only half sent when the signal arrives: it is in flight for sure,
+    // since the server cannot answer before the body is whole.
+    const body = JSON.stringify({ email: uniqueEmail('shutdown'), password: TEST_PASSWORD, business_name: 'Draining Ltd', country_code: 'GB' });
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const request = http.request(`${base}/v1/sandbox/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      });
+      request.on('error', reject);
+      request.write(body.slice(0, 20));
+      request.once('socket', (socket) => socket.once('connect', () => {
+        child.kill('SIGTERM');
+        // The rest of the body after the process began to drain.
+        eventually(async () => (output.includes('shutting down') ? true : undefined), 10_000, 'the drain to begin')
+          .then(() => request.end(body.slice(20)), reject);
+      }));
+    });
+    const response = await answered;
+    assert.equal(response.status, 201, response.text);
+    assert.ok(JSON.parse(response.text).account.id, 'the request in flight was executed and answered');
     assert.equal(await exited, 0);
     assert.match(output, /"msg":"shutting down: draining in-flight work"/);
     assert.match(output, /"msg":"stopped"/);
