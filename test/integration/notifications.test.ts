@@ -220,13 +220,14 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
       const alice = await signUp(quick.baseUrl);
       const stream = await openEventStream(quick.baseUrl, alice.token);
       streams.push(stream);
-      const started = Date.now();
+      // Each wait has a deadline far below the default period, so only the setting can meet it;
+      // no assertion on elapsed time, which a loaded machine stretches.
       const heartbeats: SseFrame[] = [];
       while (heartbeats.length < 2) {
-        const frame = await stream.next(2_000);
+        const frame = await stream.next(5_000);
+        assert.equal(frame.event, null, 'an idle stream carries comments only');
         if (frame.comments.includes('heartbeat')) heartbeats.push(frame);
       }
-      assert.ok(Date.now() - started < 2_000, 'two heartbeats within ten periods');
       stream.close();
     } finally {
       await quick.stop();
