@@ -18,6 +18,7 @@ import { customerRoutes } from './http/customers';
 import { ledgerReadRoutes } from './http/ledger-reads';
 import { transferRoutes } from './http/transfers';
 import { notificationRoutes } from './http/notifications';
+import { plannedRoutes } from './http/planned';
 import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
 import { NotificationHub } from './notifications/hub';
@@ -62,6 +63,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new Ledger
     ...transferRoutes(db, deps.ledger, config.ledgerReplyTimeoutMs),
     ...ledgerReadRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
+    ...plannedRoutes(),
   );
   return routes;
 }
