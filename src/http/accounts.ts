@@ -6,6 +6,8 @@ import type { Environment } from '../config';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId } from './acting';
+import { apiKeyWithSecretSchema } from './api-keys';
+import { listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
 const accountSchema = {
@@ -13,8 +15,13 @@ const accountSchema = {
   properties: {
     id: { type: 'string', format: 'uuid' }, email: { type: 'string' }, business_name: { type: 'string' },
     country_code: { type: 'string' }, kyb_status: { type: 'string', enum: [...KYB_STATUSES] }, environment: { type: 'string' },
-    chain_wallet: { type: ['object', 'null'] }, created_at: { type: 'string', format: 'date-time' },
+    chain_wallet: { type: ['object', 'null'], properties: { network: { type: 'string' }, address: { type: 'string' } } },
+    created_at: { type: 'string', format: 'date-time' },
   },
+};
+const sessionSchema = {
+  type: 'object', required: ['token', 'expires_at'],
+  properties: { token: { type: 'string', description: 'a session JWT' }, expires_at: { type: 'string', format: 'date-time' } },
 };
 const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
 const vibanSchema = {
@@ -46,7 +53,13 @@ export function accountRoutes(accounts: AccountService, environment: Environment
           vibans: { type: 'boolean', default: true, description: 'provision USD, EUR and GBP virtual accounts' },
         },
       },
-      response: { status: 201, description: 'the account with its first secret key and a session', schema: { type: 'object', properties: { account: accountSchema } } },
+      response: {
+        status: 201, description: 'the account with its vIBANs, its first secret key (shown once) and a session',
+        schema: {
+          type: 'object', required: ['account', 'vibans', 'api_key', 'session'],
+          properties: { account: accountSchema, vibans: { type: 'array', items: vibanSchema }, api_key: apiKeyWithSecretSchema, session: sessionSchema },
+        },
+      },
       errors: ['resource_already_exists', 'invalid_country_code'],
       handler: async ({ body }) => {
         sandboxOnly();
@@ -70,7 +83,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
       summary: 'Sign in with email and password: returns a session JWT',
       auth: { kind: 'public' },
       body: { type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 200 } } },
-      response: { status: 201, description: 'the session', schema: { type: 'object', properties: { token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } } },
+      response: { status: 201, description: 'the session', schema: sessionSchema },
       errors: ['invalid_credentials'],
       handler: async ({ body }) => ({ status: 201, body: await accounts.signIn(body.email, body.password) }),
     },
@@ -90,7 +103,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
       method: 'GET', path: '/v1/accounts/me/vibans', operationId: 'listMyVibans', tag: 'accounts',
       summary: 'The virtual IBANs of the caller (dashboard)', auth: { kind: 'dashboard' },
       query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
-      response: { status: 200, description: 'the vIBANs', schema: { type: 'object', properties: { data: { type: 'array', items: vibanSchema } } } },
+      response: { status: 200, description: 'the vIBANs', schema: listResponseSchema(vibanSchema) },
       handler: async (request) => {
         const data = await accounts.listVibans(actingAccountId(request));
         return { status: 200, body: { data, has_more: false, next_cursor: null } };

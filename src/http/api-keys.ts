@@ -12,8 +12,14 @@ const keySchema = {
   properties: {
     id: { type: 'string', format: 'uuid' }, type: { type: 'string', enum: [...KEY_TYPES] }, name: { type: ['string', 'null'] },
     key_hint: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, environment: { type: 'string' },
-    created_at: { type: 'string' }, revoked_at: { type: ['string', 'null'] }, key: { type: 'string', description: 'only in the create response' },
+    created_at: { type: 'string' }, revoked_at: { type: ['string', 'null'] },
   },
+};
+
+/** A key as created: the full secret `key` appears here, once, and never again. */
+export const apiKeyWithSecretSchema = {
+  ...keySchema, required: ['id', 'type', 'key'],
+  properties: { ...keySchema.properties, key: { type: 'string', description: 'the full key; shown only in this response' } },
 };
 
 export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
@@ -30,7 +36,7 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
           account_id: { type: 'string', format: 'uuid', description: 'master key only' },
         },
       },
-      response: { status: 201, description: 'the key, with its secret', schema: keySchema },
+      response: { status: 201, description: 'the key, with its secret', schema: apiKeyWithSecretSchema },
       errors: ['invalid_key_type'],
       handler: async (request) => {
         const { type, scopes = [], name = null } = request.body;

@@ -32,7 +32,9 @@ export function customerRoutes(db: Db): RouteDef[] {
         type: 'object', additionalProperties: false, required: ['email', 'business_name', 'country_code'],
         properties: { email: { type: 'string', format: 'email', maxLength: 254 }, business_name: { type: 'string', minLength: 1, maxLength: 200 }, country_code: countryCodeSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
       },
-      response: { status: 201, description: 'the new customer (200 with the existing one for a known email)', schema: customerSchema },
+      response: { status: 201, description: 'the new customer', schema: customerSchema },
+      // SPEC.md section 2: creation is idempotent on email.
+      extraResponses: [{ status: 200, description: 'the existing customer with this email (creation is idempotent on email), or a replay of the same Idempotency-Key', schema: customerSchema }],
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
         const { email, business_name, country_code } = request.body;

@@ -25,6 +25,31 @@ const transactionSchema = {
   },
 };
 
+const decimal = { type: 'string', description: 'a decimal amount' };
+/** SPEC.md section 2 "Balance total", and each rail at its own scale. */
+const balanceSchema = {
+  type: 'object', required: ['totals', 'breakdown'],
+  properties: {
+    totals: {
+      type: 'array', description: 'per settlement currency: stablecoin rails roll into USD and EUR',
+      items: { type: 'object', required: ['currency', 'amount', 'available', 'pending'], properties: { currency: { type: 'string' }, amount: decimal, available: decimal, pending: decimal } },
+    },
+    breakdown: {
+      type: 'array', description: 'each currency the account holds, at its full scale',
+      items: { type: 'object', required: ['currency', 'settlement_currency', 'available', 'pending'], properties: { currency: { type: 'string' }, settlement_currency: { type: 'string' }, available: decimal, pending: decimal } },
+    },
+  },
+};
+
+const faucetCreditSchema = {
+  type: 'object', required: ['id', 'account_id', 'currency', 'amount', 'balance'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'the journal entry' }, account_id: { type: 'string', format: 'uuid' },
+    currency: { type: 'string' }, amount: { type: 'string' },
+    balance: { type: 'object', properties: { currency: { type: 'string' }, available: { type: 'string' }, pending: { type: 'string' } } },
+  },
+};
+
 const transactionView = (row: TransactionRow) => {
   const amount = new Money(row.amount);
   return {
@@ -73,7 +98,7 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
       method: 'GET', path: '/v1/accounts/me/balance', operationId: 'getMyBalance', tag: 'accounts',
       summary: 'Balance totals per settlement currency (dashboard)', auth: { kind: 'dashboard' },
       query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
-      response: { status: 200, description: 'the totals', schema: { type: 'object', properties: { totals: { type: 'array' }, breakdown: { type: 'array' } } } },
+      response: { status: 200, description: 'the totals', schema: balanceSchema },
       handler: async (request) => {
         const rows: Array<{ kind: 'available' | 'pending'; currency: Currency; balance: string }> = await db('ledger_accounts')
           .where('account_id', actingAccountId(request)).select('kind', 'currency', 'balance');
@@ -87,7 +112,8 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
         type: 'object', additionalProperties: false, required: ['currency', 'amount'],
         properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
       },
-      response: { status: 201, description: 'the credit and the new balance', schema: { type: 'object' } },
+      response: { status: 201, description: 'the credit and the new balance', schema: faucetCreditSchema },
+      provisionalSchema: { type: 'object', required: ['status', 'currency', 'amount'], properties: { status: { type: 'string', const: 'pending' }, currency: { type: 'string' }, amount: { type: 'string' } } },
       provisional: async (request) => {
         const currency = requireCurrency(request.body.currency);
         return faucetPending(currency, parseAmount(request.body.amount, currency));

@@ -4,19 +4,31 @@ import { checkReadiness } from '../runtime';
 import { openApiDocument } from './openapi';
 import type { RouteDef } from './route';
 
+const readinessSchema = {
+  type: 'object', required: ['ready', 'checks'],
+  properties: {
+    ready: { type: 'boolean' },
+    checks: {
+      type: 'object', description: 'by dependency (postgres, redis, kafka, schema_registry) and thread (thread:<role>)',
+      additionalProperties: { type: 'object', required: ['ok', 'latency_ms'], properties: { ok: { type: 'boolean' }, latency_ms: { type: 'integer' }, error: { type: 'string' } } },
+    },
+  },
+};
+
 export function metaRoutes(runtime: Runtime, allRoutes: () => RouteDef[]): RouteDef[] {
   let document: Record<string, unknown> | null = null;
   return [
     {
       method: 'GET', path: '/healthz', operationId: 'health', summary: 'The process is up', tag: 'meta',
       auth: { kind: 'public' },
-      response: { status: 200, description: 'up', schema: { type: 'object', properties: { status: { type: 'string' } } } },
+      response: { status: 200, description: 'up', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ok' } } } },
       handler: async () => ({ status: 200, body: { status: 'ok' } }),
     },
     {
       method: 'GET', path: '/readyz', operationId: 'readiness', summary: 'Postgres, Redis, Kafka and the schema registry answer', tag: 'meta',
       auth: { kind: 'public' },
-      response: { status: 200, description: 'ready (503 with the same body when not)', schema: { type: 'object' } },
+      response: { status: 200, description: 'every dependency and thread is ready', schema: readinessSchema },
+      extraResponses: [{ status: 503, description: 'not ready: the failing checks say what is missing', schema: readinessSchema }],
       handler: async () => {
         const report = await checkReadiness(runtime);
         return { status: report.ready ? 200 : 503, body: report };

@@ -1,10 +1,10 @@
 // GET /v1/openapi.json is generated from the same route declarations that drive routing and
 // validation, so the document cannot drift from what the server does (SPEC.md section 9).
-import { ERROR_STATUS } from '../errors';
+import { ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema, RouteDef } from './route';
 
-const ERROR_BODY_SCHEMA: JsonSchema = {
-  type: 'object',
+export const ERROR_BODY_SCHEMA: JsonSchema = {
+  type: 'object', additionalProperties: false,
   required: ['success', 'error', 'message', 'details'],
   properties: {
     success: { type: 'boolean', const: false },
@@ -43,15 +43,57 @@ function publicSchema(schema: unknown): unknown {
   return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== 'x-error').map(([k, v]) => [k, publicSchema(v)]));
 }
 
+/**
+ * The error codes a route can answer, from what it declares (auth rule, inputs, idempotency,
+ * its own `errors`) and what every route can meet (rate limit, a dependency away, a bug).
+ */
+export function routeErrorCodes(route: RouteDef): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['rate_limit_exceeded', 'internal_error', 'service_unavailable']);
+  const add = (...more: ErrorCode[]) => more.forEach((code) => codes.add(code));
+  if (route.params || route.query || route.body || route.idempotent) add('invalid_request');
+  if (route.idempotent) add('idempotency_key_missing', 'idempotency_conflict');
+  if (route.params) add('resource_not_found');
+  const { auth } = route;
+  if (auth.kind !== 'public') {
+    // resource_not_found: an account_id (master key) that names no account.
+    add('authentication_required', 'invalid_api_key', 'token_expired', 'invalid_token', 'environment_mismatch', 'cross_account_access_denied', 'resource_not_found');
+    if (auth.kind === 'admin') add('insufficient_scope');
+    if (auth.kind === 'dashboard') add('dashboard_access_denied');
+    if (auth.kind === 'key') {
+      if (auth.scope) add('insufficient_scope');
+      if (route.method !== 'GET') add('publishable_key_write_denied');
+    }
+    if (auth.moneyMoving) add('account_not_active');
+  }
+  add(...(route.errors ?? []));
+  return [...codes];
+}
+
+function errorResponses(route: RouteDef): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of routeErrorCodes(route)) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => [String(status), {
+    description: `Error: ${codes.join(', ')}`,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  }]));
+}
+
+/** Every success a route can answer: its response, the replay (200) of a creation, the provisional 202. */
+function successResponses(route: RouteDef): Record<string, unknown> {
+  const all = [route.response, ...(route.extraResponses ?? [])];
+  if (route.idempotent && route.response.status === 201) all.push({ ...route.response, status: 200, description: 'a replay of the same Idempotency-Key and body (header Idempotent-Replayed: true)' });
+  if (route.provisional && route.provisionalSchema) all.push({ status: 202, description: 'the ledger has not decided yet: provisional and not stored; repeat the request with the same Idempotency-Key after Retry-After seconds', schema: route.provisionalSchema });
+  return Object.fromEntries(all.map((response) => {
+    const success: Record<string, unknown> = { description: response.description };
+    if (response.schema) success.content = { [response.contentType ?? 'application/json']: { schema: publicSchema(response.schema) } };
+    return [String(response.status), success];
+  }));
+}
+
 function operation(route: RouteDef): Record<string, unknown> {
   const headerParams = route.idempotent
     ? [{ name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } }]
     : [];
-  const success: Record<string, unknown> = { description: route.response.description };
-  if (route.response.schema) {
-    success.content = { [route.response.contentType ?? 'application/json']: { schema: publicSchema(route.response.schema) } };
-  }
-  const errorResponse = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -59,7 +101,7 @@ function operation(route: RouteDef): Record<string, unknown> {
     security: security(route),
     parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...headerParams].map(publicSchema),
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: publicSchema(route.body) } } } } : {}),
-    responses: { [String(route.response.status)]: success, default: errorResponse },
+    responses: { ...errorResponses(route), ...successResponses(route) },
   };
 }
 

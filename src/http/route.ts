@@ -2,6 +2,7 @@
 // validator and GET /v1/openapi.json are all built from these declarations.
 import type Koa from 'koa';
 import type { AccountView } from '../accounts/service';
+import type { ErrorCode } from '../errors';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -70,6 +71,8 @@ export interface RouteResult {
   final?: boolean;
 }
 
+export interface RouteResponse { status: number; description: string; schema?: JsonSchema; contentType?: string }
+
 export interface RouteDef {
   method: HttpMethod;
   /** OpenAPI-style path: /v1/transfers/{id} */
@@ -83,15 +86,19 @@ export interface RouteDef {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
-  response: { status: number; description: string; schema?: JsonSchema; contentType?: string };
+  response: RouteResponse;
+  /** Other successes the route answers (the replay 200 of a 201 and the provisional 202 are added by themselves). */
+  extraResponses?: RouteResponse[];
   /**
    * For idempotent routes whose effect the ledger decides: the provisional answer (202, not
    * stored) a duplicate gets while the first request with its key is still running. Without it
    * such a duplicate gets a retriable 503.
    */
   provisional?: (request: RouteRequest) => Promise<RouteResult>;
+  /** The body of the provisional 202, for the OpenAPI document. */
+  provisionalSchema?: JsonSchema;
   /** Extra error codes this route can answer with, for the OpenAPI document. */
-  errors?: string[];
+  errors?: ErrorCode[];
   handler: (request: RouteRequest) => Promise<RouteResult>;
 }
 

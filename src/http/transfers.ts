@@ -44,15 +44,39 @@ const createBodySchema = {
 // Validated apart, after the shape is known, with paths named from the body's root.
 const validateRecipient = bodyValidator({ type: 'object', properties: { recipient: recipientSchema } });
 
+const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
+const nullableString = { type: ['string', 'null'] };
+
 export const transferSchema = {
   type: 'object',
+  required: ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'],
   properties: {
     transfer_id: { type: 'string', format: 'uuid' },
     type: { type: 'string', enum: ['internal', 'external'] },
-    status: { type: 'string', enum: ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'] },
-    amount: { type: 'string' }, currency: { type: 'string' }, recipient: { type: 'object' }, note: { type: ['string', 'null'] },
-    estimated_arrival: { type: 'string' }, partner_payment_id: { type: ['string', 'null'] }, failure: { type: ['object', 'null'] },
-    created_at: { type: 'string' }, updated_at: { type: 'string' }, completed_at: { type: ['string', 'null'] },
+    status: { type: 'string', enum: TRANSFER_STATUSES },
+    amount: { type: 'string' }, currency: { type: 'string' },
+    recipient: {
+      type: 'object', description: 'the recipient: email alone for an internal transfer; name and bank details for an external one',
+      properties: {
+        email: { type: 'string' }, name: { type: 'string' },
+        bank: { type: 'object', properties: { country: { type: 'string' }, bank_name: { type: 'string' }, account_number: { type: 'string' }, routing_number: { type: 'string' }, currency: { type: 'string' } } },
+      },
+    },
+    note: nullableString,
+    estimated_arrival: { type: 'string' }, partner_payment_id: nullableString,
+    failure: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: nullableString } },
+    created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+const transferWithHistorySchema = {
+  ...transferSchema,
+  properties: {
+    ...transferSchema.properties,
+    status_history: {
+      type: 'array', description: 'every status the transfer took, oldest first',
+      items: { type: 'object', required: ['from', 'to', 'at'], properties: { from: { type: ['string', 'null'], enum: [...TRANSFER_STATUSES, null] }, to: { type: 'string', enum: TRANSFER_STATUSES }, at: { type: 'string', format: 'date-time' } } },
+    },
   },
 };
 
@@ -107,9 +131,10 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank)',
       auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
       body: createBodySchema,
-      response: { status: 201, description: 'the transfer (200 on replay; 202 while the ledger has not decided yet)', schema: transferSchema },
+      response: { status: 201, description: 'the transfer', schema: transferSchema },
       errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency'],
       provisional: async (request) => lateDecision((await commandOf(request)).command),
+      provisionalSchema: transferSchema,
       handler: async (request) => {
         const { accountId, commandId, command } = await commandOf(request);
         const reply = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);
@@ -119,7 +144,7 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
     {
       method: 'GET', path: '/v1/transfers', operationId: 'listTransfers', tag: 'transfers',
       summary: "The caller's transfers, newest first", auth: { kind: 'key', scope: 'transfers:read' },
-      query: listQuerySchema({ status: { type: 'string', enum: ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'] }, account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
+      query: listQuerySchema({ status: { type: 'string', enum: TRANSFER_STATUSES }, account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
       response: { status: 200, description: 'a page of transfers', schema: listResponseSchema(transferSchema) },
       handler: async (request) => {
         const query = db('transfers').where('account_id', actingAccountId(request)).select('*');
@@ -131,7 +156,7 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       method: 'GET', path: '/v1/transfers/{id}', operationId: 'getTransfer', tag: 'transfers',
       summary: 'One transfer, with its status history', auth: { kind: 'key', scope: 'transfers:read' },
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
-      response: { status: 200, description: 'the transfer', schema: transferSchema },
+      response: { status: 200, description: 'the transfer', schema: transferWithHistorySchema },
       errors: ['transfer_not_found', 'cross_account_access_denied'],
       handler: async (request) => {
         const row = await getOwn(request) as TransferRecord & { status_history: unknown[] };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { apiRoutes } from '../../src/roles';
 import { testService } from '../hooks';
+import { checkResponse } from '../support/contract';
 import { call } from '../support/http';
 
 
@@ -40,5 +41,13 @@ describe('service health and description', () => {
       assert.ok(operation, `${route.method} ${route.path} is missing from the document`);
       assert.equal(operation.operationId, route.operationId);
     }
+  });
+
+  it('the contract check every test call goes through fails on an undeclared status or field', async () => {
+    const base = testService().baseUrl;
+    await checkResponse(base, 'GET', '/healthz', 200, 'application/json', { status: 'ok' });
+    await assert.rejects(checkResponse(base, 'GET', '/healthz', 200, 'application/json', { status: 'ok', extra: 1 }), /does not match the declared schema/);
+    await assert.rejects(checkResponse(base, 'GET', '/healthz', 418, 'application/json', {}), /declares no 418/);
+    await assert.rejects(checkResponse(base, 'GET', '/v1/accounts/me/balance', 200, 'application/json', { totals: [{ currency: 'USD' }], breakdown: [] }), /must have required property/);
   });
 });

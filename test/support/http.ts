@@ -1,4 +1,7 @@
-// A small JSON client for tests: every call returns status, headers and the parsed body.
+// A small JSON client for tests: every call returns status, headers and the parsed body, after
+// checking the response against the service's OpenAPI document (contract.ts).
+import { checkResponse } from './contract';
+
 export interface JsonResponse<T = any> {
   status: number;
   headers: Headers;
@@ -26,6 +29,7 @@ export async function call<T = any>(baseUrl: string, method: string, path: strin
   const text = await response.text();
   let parsed: any = text;
   try { parsed = text ? JSON.parse(text) : null; } catch { /* keep text */ }
+  await checkResponse(baseUrl, method, path, response.status, response.headers.get('content-type'), parsed);
   return { status: response.status, headers: response.headers, body: parsed };
 }
 
