@@ -63,8 +63,9 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
 
     const params = { ...ctx.params };
     const query = { ...ctx.query };
-    assertStorableText(params, 'path');
-    assertStorableText(query, 'query');
+    // Parameters a route does not declare are never read, so only declared ones are checked.
+    if (route.params) assertStorableText(params, 'path');
+    if (route.query) assertStorableText(query, 'query');
     validateParams?.(params);
     validateQuery?.(query);
     let body: unknown = undefined;

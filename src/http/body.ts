@@ -26,6 +26,30 @@ async function readText(ctx: Koa.Context, limitBytes: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * No request body of this API nests deeper than a few levels; a body of thousands of levels
+ * (which fits in the size limit) would exhaust the stack of every recursive step after parsing:
+ * validation, fingerprinting, logging.
+ */
+export const NESTING_DEPTH_MAX = 32;
+
+/** The deepest nesting of objects and arrays in JSON text, brackets inside strings excluded. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
 /** Parses the body of a write request that declares one; `undefined` when it is empty. */
 export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promise<unknown> {
   if (!isJsonContentType(ctx.get('content-type') || undefined)) {
@@ -33,6 +57,9 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
   }
   const text = await readText(ctx, limitBytes);
   if (text.trim() === '') return undefined;
+  if (nestingDepth(text) > NESTING_DEPTH_MAX) {
+    throw new DomainError('invalid_request', `request body is nested deeper than ${NESTING_DEPTH_MAX} levels`, 'body');
+  }
   try {
     return JSON.parse(text);
   } catch {

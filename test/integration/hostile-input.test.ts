@@ -46,6 +46,15 @@ describe('hostile input', () => {
     assert.equal((await runtime.db('transfers').where('account_id', owner.account.id)).length, 0, 'no transfer was created');
   });
 
+  it('answers a body nested 10,000 levels deep with 400, and logs the request', async () => {
+    const owner = await signUp(base());
+    const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    const response = await call(base(), 'POST', '/v1/contacts', undefined, { token: owner.key, idempotencyKey: randomUUID(), raw: deep, headers: { 'content-type': 'application/json' } });
+    expectError(response, 400, 'invalid_request', 'body');
+    assert.match(response.body.message, /nested deeper than 32 levels/);
+    await storedLog(response.headers.get('request-id')!);
+  });
+
   it('answers a NUL character in a query or path parameter with 400 naming the parameter', async () => {
     const owner = await signUp(base());
     expectError(await call(base(), 'GET', '/v1/transfers?status=%00', undefined, { token: owner.key }), 400, 'invalid_request', 'status');
