@@ -89,5 +89,7 @@ export interface DomainEventEnvelope {
   resource_type: string;
   resource_id: string;
   account_id: string;
+  /** The event's number in its account's sequence: 1, 2, 3, ... gapless, in commit order. */
+  account_seq: number;
   data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null };
 }

@@ -97,6 +97,8 @@ export interface OutboxWrite {
   key: string;
   accountId: string | null;
   payload: unknown;
+  /** For an account's domain event: its number in the account's sequence, set by writeBatch. */
+  accountSeq?: number;
 }
 
 export interface BatchWrite {
@@ -157,9 +159,38 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
   await copyInto(trx, 'processed_commands', ['command_id', 'type', 'reply_status', 'reply_body', 'processed_at'],
     batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: JSON.stringify(p.body), processed_at: at })));
   if (batch.outbox.length === 0) return;
-  await copyInto(trx, 'outbox', ['id', 'round_id', 'topic', 'message_key', 'account_id', 'payload', 'created_at'],
-    batch.outbox.map((o) => ({ id: o.id, round_id: batch.roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, payload: o.payload, created_at: at })));
+  await numberAccountEvents(trx, batch.outbox);
+  await copyInto(trx, 'outbox', ['id', 'round_id', 'topic', 'message_key', 'account_id', 'account_seq', 'payload', 'created_at'],
+    batch.outbox.map((o) => ({ id: o.id, round_id: batch.roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, account_seq: o.accountSeq ?? null, payload: o.payload, created_at: at })));
   await trx('outbox_unpublished_rounds').insert({ round_id: batch.roundId, created_at: at });
+}
+
+/**
+ * Numbers the batch's events of each account after the account's last one, in batch order, and
+ * writes the number into the event (`account_seq`). The counter rows are taken in account order,
+ * after every ledger-account lock of the transaction, and stay locked until commit: numbers are
+ * gapless and follow commit order, and no two transactions wait on each other in a circle.
+ */
+async function numberAccountEvents(trx: Knex.Transaction, outbox: OutboxWrite[]): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const row of outbox) if (row.accountId) counts.set(row.accountId, (counts.get(row.accountId) ?? 0) + 1);
+  if (counts.size === 0) return;
+  const accounts = [...counts.keys()].sort();
+  const { rows }: { rows: Array<{ account_id: string; last_seq: string }> } = await trx.raw(
+    `INSERT INTO account_event_sequences AS s (account_id, last_seq)
+     SELECT * FROM unnest(?::uuid[], ?::bigint[]) ORDER BY 1
+     ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + EXCLUDED.last_seq
+     RETURNING account_id, last_seq`,
+    [accounts, accounts.map((id) => counts.get(id)!)],
+  );
+  const next = new Map(rows.map((r) => [r.account_id, Number(r.last_seq) - counts.get(r.account_id)!]));
+  for (const row of outbox) {
+    if (!row.accountId) continue;
+    const seq = next.get(row.accountId)! + 1;
+    next.set(row.accountId, seq);
+    row.accountSeq = seq;
+    (row.payload as { account_seq?: number }).account_seq = seq;
+  }
 }
 
 /** The round's messages reached Kafka. */

@@ -12,6 +12,7 @@ export function eventRow(event: EventDraft, environment: string, now: Date): Out
   const envelope: DomainEventEnvelope = {
     id: randomUUID(), type: event.type, created_at: now.toISOString(), environment,
     resource_type: event.resourceType, resource_id: event.resourceId, account_id: event.accountId,
+    account_seq: 0, // numbered when the round is written (ledger/store.ts)
     data: {
       id: event.resourceId, status: event.status, amount: event.amount, currency: event.currency,
       attributes: event.attributes ? JSON.stringify(event.attributes) : null,

@@ -6,8 +6,8 @@
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { NotificationHub } from '../notifications/hub';
-import { eventsAfter, findEventSeq } from '../notifications/store';
-import { eventStreamBody, REPLAY_EVENTS_MAX, type Replay } from '../notifications/stream';
+import { eventsAfter, findEventSeq, lastEventSeq } from '../notifications/store';
+import { eventStreamBody, REPLAY_EVENTS_MAX, type History } from '../notifications/stream';
 import { accountIdQuerySchema, actingAccountId } from './acting';
 import type { RouteDef, RouteRequest } from './route';
 
@@ -41,15 +41,17 @@ function readCursor(request: RouteRequest): Cursor | null {
 }
 
 /**
- * Where the replay starts. An unknown cursor is an error rather than an empty replay: a payments
- * client must learn that its cursor is bad instead of silently missing events.
+ * Where the stream starts: after the client's cursor (replayed first), or after the account's
+ * latest event. An unknown cursor is an error rather than an empty replay: a payments client must
+ * learn that its cursor is bad instead of silently missing events.
  * @throws DomainError invalid_request (details: the cursor's field) when the account has no such event
  */
-async function replayFrom(db: Db, accountId: string, cursor: Cursor | null): Promise<Replay | null> {
-  if (cursor === null) return null;
+async function historyFrom(db: Db, accountId: string, cursor: Cursor | null): Promise<History> {
+  const page = (after: number, limit: number) => eventsAfter(db, accountId, after, limit);
+  if (cursor === null) return { afterSeq: await lastEventSeq(db, accountId), replay: false, page };
   const afterSeq = await findEventSeq(db, accountId, cursor.eventId);
   if (afterSeq === null) throw new DomainError('invalid_request', `${cursor.field} ${cursor.eventId} is not an event of this account`, cursor.field);
-  return { afterSeq, page: (after, limit) => eventsAfter(db, accountId, after, limit) };
+  return { afterSeq, replay: true, page };
 }
 
 export function notificationRoutes(db: Db, hub: NotificationHub, heartbeatMs: number): RouteDef[] {
@@ -67,17 +69,24 @@ export function notificationRoutes(db: Db, hub: NotificationHub, heartbeatMs: nu
       },
       response: {
         status: 200, contentType: 'text/event-stream',
-        description: `frames "id: <event id>\\nevent: <type>\\ndata: <event envelope JSON>"; ": heartbeat" comments while idle; a replay of at most ${REPLAY_EVENTS_MAX} events per connection`,
+        description: `frames "id: <event id>\\nevent: <type>\\ndata: <event envelope JSON>", in the account's sequence (the envelope's account_seq: 1, 2, 3, ... in commit order, each event once); ": heartbeat" comments while idle; after a reconnection with Last-Event-ID, every later event, a replay of at most ${REPLAY_EVENTS_MAX} per connection`,
         schema: { type: 'string' },
       },
       errors: ['invalid_request', 'rate_limit_exceeded', 'service_unavailable'],
       handler: async (request) => {
         const accountId = actingAccountId(request);
-        const replay = await replayFrom(db, accountId, readCursor(request));
-        // Subscribe before the replay is read: what commits meanwhile arrives live (SPEC.md section 6:
-        // duplicates are dropped by id), so no event falls between replay and live.
+        const cursor = readCursor(request);
+        // Subscribe before the history is read: what commits meanwhile arrives live and is put
+        // in sequence with the replay, so no event falls between replay and live.
         const subscription = hub.subscribe(accountId);
-        const body = eventStreamBody({ subscription, replay, heartbeatMs });
+        let history: History;
+        try {
+          history = await historyFrom(db, accountId, cursor);
+        } catch (error) {
+          subscription.close('unsubscribed');
+          throw error;
+        }
+        const body = eventStreamBody({ subscription, history, heartbeatMs });
         request.koa.req.socket.setTimeout(0); // the stream is long-lived by design
         request.koa.res.once('close', () => body.destroy()); // the client went away
         return { status: 200, body, headers: SSE_HEADERS };

@@ -51,6 +51,7 @@ export function toPublicEvent(envelope: DomainEventEnvelope): PublicEvent {
     environment: envelope.environment,
     resource_type: envelope.resource_type,
     resource_id: envelope.resource_id,
+    account_seq: envelope.account_seq,
     data,
   };
 }

@@ -99,6 +99,12 @@ export class Subscription {
 
   /** The next event not delivered before, in arrival order; null once the subscription is closed. */
   async next(): Promise<DomainEventEnvelope | null> {
+    return this.nextWithin(undefined) as Promise<DomainEventEnvelope | null>;
+  }
+
+  /** As next(), or 'timeout' when nothing arrived within `timeoutMs` (undefined: no bound). */
+  async nextWithin(timeoutMs: number | undefined): Promise<DomainEventEnvelope | null | 'timeout'> {
+    const deadline = timeoutMs === undefined ? null : Date.now() + timeoutMs;
     for (;;) {
       if (this.reason !== null) return null;
       const event = this.queue.shift();
@@ -106,7 +112,11 @@ export class Subscription {
         if (this.recent.add(event.id)) return event;
         continue;
       }
-      await new Promise<void>((resolve) => { this.wake = resolve; });
+      if (deadline !== null && Date.now() >= deadline) return 'timeout';
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        if (deadline !== null) setTimeout(resolve, deadline - Date.now());
+      });
       this.wake = null;
     }
   }

@@ -1,29 +1,37 @@
 // Reads an account's domain events back from the outbox, where they stay after publication
-// (migrations/20261122110000_ledger.ts), so a reconnecting stream replays what it missed.
+// (migrations/20261122110000_ledger.ts), by the account's event sequence number (account_seq:
+// gapless, in commit order), so a reconnecting stream replays exactly what it missed.
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import type { Db } from '../db';
 
 export interface StoredEvent {
-  /** Outbox sequence number (BIGINT as text): the replay cursor. */
-  seq: string;
+  /** The event's number in its account's sequence: the replay cursor. */
+  seq: number;
   event: DomainEventEnvelope;
 }
 
-/** The outbox position of the account's event `eventId`, or null when the account has no such event. */
-export async function findEventSeq(db: Db, accountId: string, eventId: string): Promise<string | null> {
-  const row: { seq: string } | undefined = await db('outbox')
+/** The sequence number of the account's event `eventId`, or null when the account has no such event. */
+export async function findEventSeq(db: Db, accountId: string, eventId: string): Promise<number | null> {
+  const row: { account_seq: string | null } | undefined = await db('outbox')
     .where({ id: eventId, topic: 'domain.events', account_id: accountId })
-    .first('seq');
-  return row?.seq ?? null;
+    .first('account_seq');
+  return row?.account_seq ? Number(row.account_seq) : null;
 }
 
-/** The account's events after position `afterSeq`, oldest first, at most `limit` (served by outbox_account_events). */
-export async function eventsAfter(db: Db, accountId: string, afterSeq: string, limit: number): Promise<StoredEvent[]> {
-  const rows: Array<{ seq: string; payload: DomainEventEnvelope }> = await db('outbox')
-    .where({ topic: 'domain.events', account_id: accountId })
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
+/** The number of the account's latest committed event (0 before its first). */
+export async function lastEventSeq(db: Db, accountId: string): Promise<number> {
+  const row: { last_seq: string } | undefined = await db('account_event_sequences').where('account_id', accountId).first('last_seq');
+  return row ? Number(row.last_seq) : 0;
+}
+
+/** The account's events numbered after `afterSeq`, in order, at most `limit` (served by outbox_account_seq). */
+export async function eventsAfter(db: Db, accountId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+  const rows: Array<{ account_seq: string; payload: DomainEventEnvelope }> = await db('outbox')
+    .where({ account_id: accountId })
+    .whereNotNull('account_seq')
+    .where('account_seq', '>', afterSeq)
+    .orderBy('account_seq')
     .limit(limit)
-    .select('seq', 'payload');
-  return rows.map((row) => ({ seq: row.seq, event: row.payload }));
+    .select('account_seq', 'payload');
+  return rows.map((row) => ({ seq: Number(row.account_seq), event: { ...row.payload, account_seq: Number(row.account_seq) } }));
 }

@@ -45,12 +45,18 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
     const status = options.status ?? 'pending';
     const envelope: DomainEventEnvelope = {
       id: randomUUID(), type: options.type ?? `transfer.${status}`, created_at: new Date().toISOString(), environment: 'sandbox',
-      resource_type: 'transfer', resource_id: resourceId, account_id: accountId,
+      resource_type: 'transfer', resource_id: resourceId, account_id: accountId, account_seq: 0,
       data: { id: resourceId, status, amount: '25.00', currency: 'EUR', attributes: JSON.stringify({ note: 'invoice 42' }) },
     };
-    await runtime.db('outbox').insert({
-      id: envelope.id, round_id: randomUUID(), topic: TOPICS.domainEvents, message_key: resourceId, account_id: accountId,
-      payload: envelope,
+    await runtime.db.transaction(async (trx) => {
+      const { rows } = await trx.raw(
+        `INSERT INTO account_event_sequences AS s (account_id, last_seq) VALUES (?, 1)
+         ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + 1 RETURNING last_seq`, [accountId]);
+      envelope.account_seq = Number(rows[0].last_seq);
+      await trx('outbox').insert({
+        id: envelope.id, round_id: randomUUID(), topic: TOPICS.domainEvents, message_key: resourceId, account_id: accountId,
+        account_seq: envelope.account_seq, payload: envelope,
+      });
     });
     if (options.kafka !== false) {
       const value = await runtime.codec.encode(TOPICS.domainEvents, envelope);
@@ -65,7 +71,7 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
     assert.equal(frame.event, envelope.type);
     assert.deepEqual(JSON.parse(frame.data!), {
       id: envelope.id, type: envelope.type, created_at: envelope.created_at, environment: 'sandbox',
-      resource_type: 'transfer', resource_id: envelope.resource_id,
+      resource_type: 'transfer', resource_id: envelope.resource_id, account_seq: envelope.account_seq,
       data: { id: envelope.resource_id, status: envelope.data.status, amount: '25.00', currency: 'EUR', note: 'invoice 42' },
     });
   }

@@ -86,6 +86,9 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
      ON p.ledger_account_id = la.id WHERE la.balance <> coalesce(p.total, 0)`,
   'no customer balance is negative': `SELECT code FROM ledger_accounts WHERE kind <> 'system' AND balance < 0`,
   'all customer money came from the faucet': `SELECT currency FROM ledger_accounts GROUP BY currency HAVING sum(balance) <> 0`,
+  "each account's events are numbered 1..n without a gap or a repeat":
+    `SELECT account_id FROM outbox WHERE topic = 'domain.events' GROUP BY account_id
+     HAVING count(account_seq) <> count(*) OR min(account_seq) <> 1 OR max(account_seq) <> count(*) OR count(DISTINCT account_seq) <> count(*)`,
   'a transfer is held or moved once, and settled or released at most once':
     `SELECT transfer_id FROM journal_entries WHERE transfer_id IS NOT NULL GROUP BY transfer_id
      HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold')) <> 1
@@ -104,12 +107,47 @@ export async function violations(db: Db): Promise<Record<string, unknown[]>> {
   return found;
 }
 
-/** Reads an account's event stream in the background and keeps the ids it delivered. */
-export async function collectEvents(baseUrl: string, token: string): Promise<{ ids: Set<string>; close(): void }> {
-  const aborter = new AbortController();
-  const ids = new Set<string>();
-  await followEventStream(baseUrl, token, (frame) => { if (frame.id) ids.add(frame.id); }, aborter.signal);
-  return { ids, close: () => aborter.abort() };
+export interface CollectedEvents {
+  ids: Set<string>;
+  /** account_seq of every event delivered, in delivery order, over every connection. */
+  seqs: number[];
+  /** Connections opened (1 + reconnections with Last-Event-ID). */
+  connections: number;
+  close(): void;
+}
+
+/**
+ * Reads an account's event stream in the background, as a client should: when the stream ends,
+ * or every `reconnectEveryMs` when given, it reconnects with Last-Event-ID (SPEC.md section 6).
+ */
+export async function collectEvents(baseUrl: string, token: string, reconnectEveryMs?: number): Promise<CollectedEvents> {
+  const collected: CollectedEvents = { ids: new Set(), seqs: [], connections: 0, close: () => { closed = true; current.abort(); } };
+  let closed = false;
+  let current = new AbortController();
+  let lastId: string | null = null;
+  const connect = async (): Promise<void> => {
+    current = new AbortController();
+    const connection = current;
+    collected.connections++;
+    const headers = lastId ? { 'last-event-id': lastId } : undefined;
+    await followEventStream(baseUrl, token, (frame) => {
+      if (!frame.id || !frame.data) return;
+      collected.ids.add(frame.id);
+      collected.seqs.push(JSON.parse(frame.data).account_seq);
+      lastId = frame.id;
+    }, connection.signal, headers, () => { if (!closed && connection === current) setTimeout(() => void connect().catch(() => undefined), 50); });
+    // Reconnect on a timer once the client holds a cursor (without one it would start from "now").
+    const arm = (): void => {
+      setTimeout(() => {
+        if (closed || connection !== current) return;
+        if (lastId === null) arm();
+        else connection.abort();
+      }, reconnectEveryMs);
+    };
+    if (reconnectEveryMs) arm();
+  };
+  await connect();
+  return collected;
 }
 
 export async function accountEventIds(db: Db, accountId: string): Promise<string[]> {

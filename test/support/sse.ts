@@ -149,8 +149,11 @@ export async function openEventStream(baseUrl: string, token: string, options: E
  * Opens `baseUrl`'s event stream with `token` and hands every frame to `onFrame` in the
  * background until `signal` aborts; resolves once the stream is open.
  */
-export async function followEventStream(baseUrl: string, token: string, onFrame: (frame: SseFrame) => void, signal: AbortSignal): Promise<void> {
-  const response = await fetch(`${baseUrl}/v1/notifications`, { headers: { authorization: `Bearer ${token}` }, signal });
+export async function followEventStream(
+  baseUrl: string, token: string, onFrame: (frame: SseFrame) => void, signal: AbortSignal,
+  headers: Record<string, string> = {}, onEnd: () => void = () => undefined,
+): Promise<void> {
+  const response = await fetch(`${baseUrl}/v1/notifications`, { headers: { authorization: `Bearer ${token}`, ...headers }, signal });
   if (response.status !== 200 || !response.body) throw new Error(`event stream refused: ${response.status}`);
   void (async () => {
     const decoder = new TextDecoder();
@@ -162,5 +165,6 @@ export async function followEventStream(baseUrl: string, token: string, onFrame:
         parsed.frames.forEach(onFrame);
       }
     } catch { /* closed */ }
+    onEnd();
   })();
 }

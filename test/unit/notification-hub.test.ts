@@ -11,7 +11,7 @@ function event(accountId: string, id: string = randomUUID()): DomainEventEnvelop
   const resourceId = randomUUID();
   return {
     id, type: 'transfer.pending', created_at: new Date().toISOString(), environment: 'sandbox',
-    resource_type: 'transfer', resource_id: resourceId, account_id: accountId,
+    resource_type: 'transfer', resource_id: resourceId, account_id: accountId, account_seq: 0,
     data: { id: resourceId, status: 'pending', amount: '1.00', currency: 'EUR', attributes: null },
   };
 }

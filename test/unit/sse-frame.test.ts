@@ -7,16 +7,18 @@ import type { DomainEventEnvelope } from '../../ledger/messages';
 import { SSE_HEARTBEAT, SSE_PREAMBLE, toPublicEvent, toSseFrame } from '../../src/notifications/frame';
 import { NotificationHub } from '../../src/notifications/hub';
 import type { StoredEvent } from '../../src/notifications/store';
-import { eventStreamBody, type Replay } from '../../src/notifications/stream';
+import { eventStreamBody, type History } from '../../src/notifications/stream';
 import { parseSseBlocks, type SseFrame } from '../support/sse';
 
 const ACCOUNT_ID = '9b2f6a9e-4c1d-4f7e-8a51-0d3c2b1a0f99';
 
+let lastSeq = 0;
+/** An event of the account, numbered after the previous one. */
 function envelope(overrides: Partial<DomainEventEnvelope['data']> = {}, type = 'transfer.completed'): DomainEventEnvelope {
   const resourceId = randomUUID();
   return {
     id: randomUUID(), type, created_at: '2026-11-22T10:00:00.000Z', environment: 'sandbox',
-    resource_type: 'transfer', resource_id: resourceId, account_id: ACCOUNT_ID,
+    resource_type: 'transfer', resource_id: resourceId, account_id: ACCOUNT_ID, account_seq: ++lastSeq,
     data: { id: resourceId, status: 'completed', amount: '10.00', currency: 'USD', attributes: null, ...overrides },
   };
 }
@@ -32,7 +34,7 @@ describe('toSseFrame: one event as a server-sent event (SPEC.md section 6)', () 
     assert.deepEqual(lines.slice(3), ['', ''], 'a frame ends with one blank line');
     assert.deepEqual(JSON.parse(lines[2].slice('data: '.length)), {
       id: event.id, type: 'transfer.completed', created_at: '2026-11-22T10:00:00.000Z', environment: 'sandbox',
-      resource_type: 'transfer', resource_id: event.resource_id,
+      resource_type: 'transfer', resource_id: event.resource_id, account_seq: event.account_seq,
       data: { id: event.resource_id, status: 'completed', amount: '10.00', currency: 'USD', note: 'rent', recipient_email: 'a@example.com' },
     });
   });
@@ -102,19 +104,26 @@ async function until(condition: () => boolean, what: string, timeoutMs = 2_000):
   }
 }
 
-/** A replay over an in-memory outbox of the account's events. */
-function memoryReplay(events: DomainEventEnvelope[], afterIndex: number): Replay & { pages: number } {
-  const stored: StoredEvent[] = events.map((event, i) => ({ seq: String(i + 1), event }));
-  const replay = {
-    afterSeq: String(afterIndex + 1),
+/**
+ * The account's history over an in-memory outbox: after `events[afterIndex]` and replayed, or
+ * (afterIndex null) from the latest event on, live only.
+ */
+function memoryHistory(events: DomainEventEnvelope[], afterIndex: number | null): History & { pages: number } {
+  const stored: StoredEvent[] = events.map((event) => ({ seq: event.account_seq, event }));
+  const history = {
+    afterSeq: afterIndex === null ? events.at(-1)?.account_seq ?? lastSeq : events[afterIndex].account_seq,
+    replay: afterIndex !== null,
     pages: 0,
-    page: async (afterSeq: string, limit: number) => {
-      replay.pages++;
-      return stored.filter((s) => Number(s.seq) > Number(afterSeq)).slice(0, limit);
+    page: async (afterSeq: number, limit: number) => {
+      history.pages++;
+      return stored.filter((s) => s.seq > afterSeq).slice(0, limit);
     },
   };
-  return replay;
+  return history;
 }
+
+/** Live only, from the next event on. */
+const liveOnly = (): History => ({ afterSeq: lastSeq, replay: false, page: async () => [] });
 
 const eventIds = (frames: SseFrame[]): string[] => frames.filter((f) => f.event !== null).map((f) => f.id!);
 
@@ -122,7 +131,7 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
   it('writes the preamble first, then live events in order', async () => {
     const hub = new NotificationHub();
     const subscription = hub.subscribe(ACCOUNT_ID);
-    const body = eventStreamBody({ subscription, replay: null, heartbeatMs: 60_000 });
+    const body = eventStreamBody({ subscription, history: liveOnly(), heartbeatMs: 60_000 });
     const { frames } = reader(body);
     const live = [envelope(), envelope(), envelope()];
     live.forEach((e) => hub.publish(e));
@@ -140,8 +149,8 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
     // Published while the stream is opening: buffered in the subscription, and also in the outbox.
     hub.publish(outbox[10]);
     hub.publish(outbox[11]);
-    const replay = memoryReplay(outbox, 2); // the client saw outbox[0..2]
-    const body = eventStreamBody({ subscription, replay, heartbeatMs: 60_000, replayPageSize: 4 });
+    const replay = memoryHistory(outbox, 2); // the client saw outbox[0..2]
+    const body = eventStreamBody({ subscription, history: replay, heartbeatMs: 60_000, replayPageSize: 4 });
     const { frames } = reader(body);
     await until(() => eventIds(frames).length === 9, 'the replay');
     const fresh = envelope();
@@ -157,7 +166,7 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
     const hub = new NotificationHub();
     const outbox = Array.from({ length: 8 }, () => envelope());
     const subscription = hub.subscribe(ACCOUNT_ID);
-    const body = eventStreamBody({ subscription, replay: memoryReplay(outbox, 0), heartbeatMs: 60_000, replayPageSize: 2, replayEventsMax: 5 });
+    const body = eventStreamBody({ subscription, history: memoryHistory(outbox, 0), heartbeatMs: 60_000, replayPageSize: 2, replayEventsMax: 5 });
     const { frames, ended } = reader(body);
     await ended;
     assert.deepEqual(eventIds(frames), outbox.slice(1, 6).map((e) => e.id));
@@ -169,7 +178,7 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
     const hub = new NotificationHub();
     const outbox = Array.from({ length: 6 }, () => envelope());
     const subscription = hub.subscribe(ACCOUNT_ID);
-    const body = eventStreamBody({ subscription, replay: memoryReplay(outbox, 0), heartbeatMs: 60_000, replayPageSize: 2, replayEventsMax: 5 });
+    const body = eventStreamBody({ subscription, history: memoryHistory(outbox, 0), heartbeatMs: 60_000, replayPageSize: 2, replayEventsMax: 5 });
     const { frames } = reader(body);
     await until(() => eventIds(frames).length === 5, 'the replay');
     const fresh = envelope();
@@ -181,7 +190,7 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
 
   it('writes heartbeat comments while idle', async () => {
     const hub = new NotificationHub();
-    const body = eventStreamBody({ subscription: hub.subscribe(ACCOUNT_ID), replay: null, heartbeatMs: 10 });
+    const body = eventStreamBody({ subscription: hub.subscribe(ACCOUNT_ID), history: liveOnly(), heartbeatMs: 10 });
     const { frames } = reader(body);
     await until(() => frames.filter((f) => f.comments[0] === 'heartbeat').length >= 2, 'two heartbeats');
     body.destroy();
@@ -190,7 +199,7 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
   it('ends the stream when its subscription falls behind, and unsubscribes when the client goes away', async () => {
     const hub = new NotificationHub({ queueLengthMax: 2, recentIdsMax: 10, subscribersPerAccountMax: 5, subscribersMax: 10 });
     const slow = hub.subscribe(ACCOUNT_ID);
-    const slowBody = eventStreamBody({ subscription: slow, replay: null, heartbeatMs: 60_000 });
+    const slowBody = eventStreamBody({ subscription: slow, history: liveOnly(), heartbeatMs: 60_000 });
     const { frames, ended } = reader(slowBody);
     slowBody.pause(); // nothing is read...
     for (let i = 0; i < 3; i++) hub.publish(envelope()); // ...while three events arrive at once
@@ -200,10 +209,41 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
     assert.match(frames.at(-1)!.comments[0], /queue_full/);
 
     const gone = hub.subscribe(ACCOUNT_ID);
-    const goneBody = eventStreamBody({ subscription: gone, replay: null, heartbeatMs: 60_000 });
+    const goneBody = eventStreamBody({ subscription: gone, history: liveOnly(), heartbeatMs: 60_000 });
     assert.equal(hub.subscriberCount(ACCOUNT_ID), 1);
     goneBody.destroy();
     await until(() => hub.subscriberCount(ACCOUNT_ID) === 0, 'the unsubscription');
     assert.equal(gone.closeReason, 'unsubscribed');
+  });
+
+  it('delivers live events in the account sequence whatever order they arrive in, each once', async () => {
+    const hub = new NotificationHub();
+    const subscription = hub.subscribe(ACCOUNT_ID);
+    const history = liveOnly();
+    const [first, second, third] = [envelope(), envelope(), envelope()];
+    const body = eventStreamBody({ subscription, history, heartbeatMs: 60_000, gapWaitMs: 5_000 });
+    const { frames } = reader(body);
+    // Three partitions: the third arrives first, the second twice (an outbox re-publication).
+    for (const event of [third, second, { ...second, id: second.id }, first]) hub.publish(event);
+    await until(() => eventIds(frames).length === 3, 'three events');
+    assert.deepEqual(eventIds(frames), [first.id, second.id, third.id]);
+    body.destroy();
+  });
+
+  it('reads from Postgres a gap that Kafka does not fill in time, and goes on in sequence', async () => {
+    const hub = new NotificationHub();
+    const subscription = hub.subscribe(ACCOUNT_ID);
+    const before = lastSeq;
+    const events = [envelope(), envelope(), envelope(), envelope()];
+    const history = memoryHistory(events, null);
+    history.afterSeq = before; // the client has seen everything before these four
+    const body = eventStreamBody({ subscription, history, heartbeatMs: 60_000, gapWaitMs: 20 });
+    const { frames } = reader(body);
+    hub.publish(events[0]);
+    hub.publish(events[3]); // events[1] and [2] never come live (their partition lags)
+    await until(() => eventIds(frames).length === 4, 'the gap filled from the store');
+    assert.deepEqual(eventIds(frames), events.map((e) => e.id));
+    assert.ok(history.pages >= 1);
+    body.destroy();
   });
 });
