@@ -2,6 +2,7 @@
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { log } from './log';
 
 // Postgres returns NUMERIC and BIGINT as text; keep them text so no amount ever passes through a
 // JS float. Money is parsed by the money module (ledger/money.ts).
@@ -13,9 +14,18 @@ export type Db = Knex;
 export function createDb(databaseUrl: string, poolMax = 10): Db {
   return knex({
     client: 'pg',
-    connection: databaseUrl,
+    // Bounded waits, so a request meets a Postgres that is away with a 503 within seconds
+    // (src/http/unavailable.ts) rather than hang: connecting, acquiring, and any one query.
+    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000, query_timeout: 30_000 },
     pool: { min: 0, max: poolMax },
-    acquireConnectionTimeout: 10_000,
+    acquireConnectionTimeout: 5_000,
+    // knex writes its own warnings to the console; they belong in the service's log.
+    log: {
+      warn: (message: unknown) => log.warn({ knex: String(message) }, 'knex warning'),
+      error: (message: unknown) => log.debug({ knex: String(message) }, 'knex error (the caller handles it)'),
+      deprecate: (message: unknown) => log.debug({ knex: String(message) }, 'knex deprecation'),
+      debug: (message: unknown) => log.debug({ knex: String(message) }, 'knex debug'),
+    },
   });
 }
 

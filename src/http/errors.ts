@@ -3,9 +3,15 @@
 import type Koa from 'koa';
 import { DomainError, errorBody, isDomainError } from '../errors';
 import { log } from '../log';
+import { dependencyUnavailable, unavailableDependency } from './unavailable';
 
 export function toDomainError(error: unknown, ctx: Koa.Context): DomainError {
   if (isDomainError(error)) return error;
+  const dependency = unavailableDependency(error);
+  if (dependency) {
+    log.warn({ err: error, requestId: ctx.state.requestId, dependency }, 'a dependency is unavailable');
+    return dependencyUnavailable(dependency);
+  }
   log.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
   return new DomainError('internal_error', 'an unexpected error occurred; the request id identifies it', ctx.state.requestId ?? null);
 }
