@@ -6,6 +6,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { DomainError } from '../errors';
 import type { ReadAlong } from '../rate-limit';
+import { log } from '../log';
 import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
@@ -101,7 +102,12 @@ export function createApp({ routes, guards, bodyLimitBytes }: AppOptions): Koa {
     try {
       await next();
     } finally {
-      guards.recordRequest(ctx);
+      // Logging must never turn an answered request into Koa's default 500 without a body.
+      try {
+        guards.recordRequest(ctx);
+      } catch (error) {
+        log.error({ err: error, requestId: ctx.state.requestId }, 'the request could not be logged');
+      }
     }
   });
   app.use(errorMiddleware);
