@@ -8,17 +8,8 @@ import type { RequestLogRecord } from '../../src/request-logs/recorder';
 import { testService } from '../hooks';
 import { createCustomer, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';
-import { call, eventually } from '../support/http';
-
-const LOG_WAIT_MS = 15_000;
-
-async function storedLog(requestId: string): Promise<any> {
-  const { baseUrl, runtime } = testService();
-  return eventually(async () => {
-    const response = await call(baseUrl, 'GET', `/v1/request-logs/${requestId}`, undefined, { token: runtime.config.masterKey });
-    return response.status === 200 ? response.body : undefined;
-  }, LOG_WAIT_MS, `the log of request ${requestId}`);
-}
+import { call } from '../support/http';
+import { loggedRequest } from '../support/request-logs';
 
 describe('hostile input', () => {
   const base = () => testService().baseUrl;
@@ -52,7 +43,7 @@ describe('hostile input', () => {
     const response = await call(base(), 'POST', '/v1/contacts', undefined, { token: owner.key, idempotencyKey: randomUUID(), raw: deep, headers: { 'content-type': 'application/json' } });
     expectError(response, 400, 'invalid_request', 'body');
     assert.match(response.body.message, /nested deeper than 32 levels/);
-    await storedLog(response.headers.get('request-id')!);
+    await loggedRequest(response.headers.get('request-id')!);
   });
 
   it('answers a NUL character in a query or path parameter with 400 naming the parameter', async () => {
@@ -64,7 +55,7 @@ describe('hostile input', () => {
   it('stores the log of a request whose body held a NUL character, marked as cleaned', async () => {
     const refused = await call(base(), 'POST', '/v1/auth/sessions', { email: `a${NUL}@example.com`, password: TEST_PASSWORD });
     assert.equal(refused.status, 400);
-    const log = await storedLog(refused.headers.get('request-id')!);
+    const log = await loggedRequest(refused.headers.get('request-id')!);
     assert.equal(log.request_body.email, 'a\uFFFD@example.com');
     assert.equal(log.request_body.password, '[redacted]');
     assert.equal(log.truncated, true);
@@ -77,17 +68,17 @@ describe('hostile input', () => {
     for (let i = 0; i < 3; i++) {
       const refused = await call(base(), 'POST', '/v1/customers', { email: uniqueEmail(), junk: 'x'.repeat(60_000) }, { token: owner.key, idempotencyKey: randomUUID() });
       assert.equal(refused.status, 400);
-      await storedLog(refused.headers.get('request-id')!);
+      await loggedRequest(refused.headers.get('request-id')!);
     }
     const page = await call(base(), 'GET', '/v1/request-logs?limit=3', undefined, { token: owner.key });
     assert.equal(page.status, 200);
     assert.ok(JSON.stringify(page.body).length > 150_000);
-    const log = await storedLog(page.headers.get('request-id')!);
+    const log = await loggedRequest(page.headers.get('request-id')!);
     assert.equal(log.truncated, true);
     assert.equal(typeof log.response_body, 'string', 'a cut body is kept as the start of its JSON text');
     assert.ok(JSON.stringify(page.body).startsWith(log.response_body));
     const untouched = await createCustomer(base(), owner.key);
-    assert.equal((await storedLog(untouched.headers.get('request-id')!)).truncated, false);
+    assert.equal((await loggedRequest(untouched.headers.get('request-id')!)).truncated, false);
   });
 
   it('the writer stores every log of a batch when Postgres refuses one of them, that one without its bodies', async () => {

@@ -11,17 +11,9 @@ import { testService } from '../hooks';
 import { createCustomer, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
+import { loggedRequest } from '../support/request-logs';
 
 const LOG_WAIT_MS = 15_000;
-
-/** Waits until the log of `requestId` is readable (by the master key, whose reads log no account). */
-async function loggedRequest(requestId: string): Promise<any> {
-  const { baseUrl, runtime } = testService();
-  return eventually(async () => {
-    const response = await call(baseUrl, 'GET', `/v1/request-logs/${requestId}`, undefined, { token: runtime.config.masterKey });
-    return response.status === 200 ? response.body : undefined;
-  }, LOG_WAIT_MS, `the log of request ${requestId}`);
-}
 
 describe('request logs', () => {
   const base = () => testService().baseUrl;

@@ -7,7 +7,7 @@ import { TEST_PASSWORD, uniqueEmail } from '../support/accounts';
 import { eventually } from '../support/http';
 
 describe('graceful shutdown', function () {
-  this.timeout(90_000);
+  this.timeout(180_000);
 
   it('answers the request in flight, refuses new connections and exits 0 on SIGTERM', async () => {
     const port = 39_000 + Math.floor(Math.random() * 1000);
@@ -19,7 +19,10 @@ describe('graceful shutdown', function () {
     child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const base = `http://127.0.0.1:${port}`;
-    await eventually(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 60_000, 'the service to listen');
+    // A loaded machine can take long to start a process (migrations, schemas, the reply group
+    // join); a start that fails says why.
+    await eventually(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 120_000, 'the service to listen')
+      .catch((error: Error) => { throw new Error(`${error.message}; its output: ${output.slice(-3000)}`); });
 
     // A sign-up whose body is only half sent when the signal arrives: it is in flight for sure,
     // since the server cannot answer before the body is whole.
