@@ -135,7 +135,7 @@ export async function collectEvents(baseUrl: string, token: string, reconnectEve
       collected.ids.add(frame.id);
       collected.seqs.push(JSON.parse(frame.data).account_seq);
       lastId = frame.id;
-    }, connection.signal, headers, () => { if (!closed && connection === current) setTimeout(() => void connect().catch(() => undefined), 50); });
+    }, connection.signal, headers, () => { if (!closed && connection === current) setTimeout(reconnect, 50); });
     // Reconnect on a timer once the client holds a cursor (without one it would start from "now").
     const arm = (): void => {
       setTimeout(() => {
@@ -146,6 +146,8 @@ export async function collectEvents(baseUrl: string, token: string, reconnectEve
     };
     if (reconnectEveryMs) arm();
   };
+  // A refused reconnection (the API restarting) is tried again until the collector is closed.
+  const reconnect = (): void => { if (!closed) connect().catch(() => setTimeout(reconnect, 500)); };
   await connect();
   return collected;
 }
