@@ -9,33 +9,52 @@ import { sleep, startService, stopService, waitReady, type BenchService } from '
 
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..', '..');
-const RUN_DIR = path.join(process.env.STACK_DIR ?? path.join(ROOT, '.stack'), 'run');
 
-/** The pid of a stack server: from the stack script's pid file, or Postgres's own. */
-function serverPid(server: 'kafka' | 'redis' | 'postgres'): number {
-  if (server === 'postgres') {
-    const dataDir = fs.readdirSync('/var/lib/postgresql').map((version) => `/var/lib/postgresql/${version}/main/postmaster.pid`).find((f) => fs.existsSync(f));
-    if (!dataDir) throw new Error('no running Postgres cluster found');
-    return Number.parseInt(fs.readFileSync(dataDir, 'utf8').split('\n')[0], 10);
-  }
-  return Number.parseInt(fs.readFileSync(path.join(RUN_DIR, `${server}.pid`), 'utf8').split(/\s/)[0], 10);
+type Server = 'kafka' | 'redis' | 'postgres';
+
+const PORTS: Record<Server, () => string> = {
+  kafka: () => (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',')[0].split(':')[1],
+  redis: () => new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || '6379',
+  postgres: () => new URL(process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/x').port || '5432',
+};
+
+/** The pid listening on the server's port: whichever checkout's stack script started it. */
+async function serverPid(server: Server): Promise<number> {
+  const { stdout } = await run('ss', ['-Hltnp', `sport = :${PORTS[server]()}`]);
+  const pid = /pid=(\d+)/.exec(stdout)?.[1];
+  if (!pid) throw new Error(`nothing listens on ${server}'s port ${PORTS[server]()}`);
+  return Number.parseInt(pid, 10);
+}
+
+/**
+ * The stack directory of the running broker (from its command line): the restart must use the
+ * same data, or the broker would come back without the topics.
+ */
+async function brokerStackDir(): Promise<string> {
+  const cmdline = fs.readFileSync(`/proc/${await serverPid('kafka')}/cmdline`, 'utf8').split('\0');
+  const properties = cmdline.find((arg) => arg.endsWith('/data/kafka/server.properties'));
+  return properties ? properties.slice(0, -'/data/kafka/server.properties'.length) : path.join(ROOT, '.stack');
 }
 
 const alive = (pid: number): boolean => {
   try { process.kill(pid, 0); return true; } catch { return false; }
 };
 
-export async function killServer(server: 'kafka' | 'redis' | 'postgres'): Promise<void> {
-  const pid = serverPid(server);
+let stackDir: string | null = null;
+
+export async function killServer(server: Server): Promise<void> {
+  stackDir ??= await brokerStackDir();
+  const pid = await serverPid(server);
   process.kill(pid, 'SIGKILL');
   for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
   if (server === 'postgres') await sleep(2_000); // its backends notice and leave the shared memory
 }
 
-/** The project's own command brings back whatever is down. */
+/** The project's own command brings back whatever is down, on the stack directory it ran from. */
 export async function restartStack(): Promise<void> {
   // A broker killed mid-write recovers every partition's log on start: give it time.
-  await run('bash', [path.join(ROOT, 'scripts', 'stack.sh'), 'up'], { timeout: 400_000, env: { ...process.env, STACK_READY_TIMEOUT: '300' } });
+  const env = { ...process.env, STACK_READY_TIMEOUT: '300', ...(stackDir ? { STACK_DIR: stackDir } : {}) };
+  await run('bash', [path.join(ROOT, 'scripts', 'stack.sh'), 'up'], { timeout: 400_000, env });
 }
 
 export interface RoleSpec { name: string; roles: string; port: number; http: boolean; extraEnv?: Record<string, string> }
