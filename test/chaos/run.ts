@@ -175,5 +175,6 @@ class BigNumberless {
 
 main().catch((error) => {
   console.error('chaos run failed:', error);
+  for (const role of Object.values(roles)) role.kill(); // leave no process of the run behind
   process.exit(1);
 });
