@@ -1,7 +1,8 @@
 // The request-log writer: request.logs → Postgres, a batch per statement. Redelivered logs are
 // dropped by their id, so the writer is idempotent.
 import type { Db } from '../../src/db';
-import { isTransient, type Delivered } from '../../src/kafka/consumer';
+import type { Delivered } from '../../src/kafka/consumer';
+import { isTransient } from '../../src/transient';
 import { log } from '../../src/log';
 import { copyInto } from '../../src/pg-copy';
 import { storableString } from '../../src/request-logs/body-text';

@@ -4,6 +4,7 @@
 // got a decision, every transfer reached a terminal state, every balance is its funding plus what
 // its completed transfers moved, the journal balances, and every event stream saw every event of
 // its account once, in order. It kills the local stack's servers: run it on a machine of your own.
+import { Money, type Amount } from '../../ledger/money';
 import { createDb } from '../../src/db';
 import { benchNames, recreateDatabase, sleep } from '../bench/harness';
 import { signUp, type SignedUp } from '../support/accounts';
@@ -134,15 +135,15 @@ async function check(group: SignedUp[], results: Sent[], streams: CollectedEvent
     if (open !== 0) failures.push(`${open} transfers never reached a terminal state`);
     const { rows: stored } = await db.raw(`SELECT id, account_id, recipient_account_id, amount::text, status FROM transfers WHERE account_id = ANY(?::uuid[])`, [group.map((m) => m.account.id)]);
     if (stored.length !== new Set(ids).size) failures.push(`${stored.length} transfers stored for ${new Set(ids).size} acknowledged`);
-    const expected = new Map(group.map((m) => [m.account.id, new BigNumberless(FUNDING)]));
+    const expected = new Map<string, Amount>(group.map((m) => [m.account.id, new Money(FUNDING)]));
     for (const t of stored) {
       if (t.status !== 'completed') continue;
-      expected.get(t.account_id)!.add(`-${t.amount}`);
-      expected.get(t.recipient_account_id)?.add(t.amount);
+      expected.set(t.account_id, expected.get(t.account_id)!.minus(t.amount));
+      if (expected.has(t.recipient_account_id)) expected.set(t.recipient_account_id, expected.get(t.recipient_account_id)!.plus(t.amount));
     }
     const { rows: balances } = await db.raw(`SELECT account_id, sum(balance)::text AS total FROM ledger_accounts WHERE account_id = ANY(?::uuid[]) AND currency = 'USD' GROUP BY 1`, [group.map((m) => m.account.id)]);
     for (const b of balances) {
-      if (!expected.get(b.account_id)!.equals(b.total)) failures.push(`account ${b.account_id}: balance ${b.total}, expected ${expected.get(b.account_id)!.text()}`);
+      if (!expected.get(b.account_id)!.isEqualTo(b.total)) failures.push(`account ${b.account_id}: balance ${b.total}, expected ${expected.get(b.account_id)!.toFixed()}`);
     }
     for (const [name, rows] of Object.entries(await violations(db))) failures.push(`ledger invariant broken: ${name} (${JSON.stringify(rows).slice(0, 200)})`);
     await sleep(5_000); // the last events reach the streams
@@ -156,21 +157,6 @@ async function check(group: SignedUp[], results: Sent[], streams: CollectedEvent
     await db.destroy();
   }
   return failures;
-}
-
-/** Exact sums of decimal strings in minor units of 10^-6 (no floating point). */
-class BigNumberless {
-  private units: bigint;
-  constructor(amount: string) { this.units = BigNumberless.parse(amount); }
-  static parse(amount: string): bigint {
-    const negative = amount.startsWith('-');
-    const [whole, fraction = ''] = amount.replace('-', '').split('.');
-    const units = BigInt(whole) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
-    return negative ? -units : units;
-  }
-  add(amount: string): void { this.units += BigNumberless.parse(amount); }
-  equals(amount: string): boolean { return this.units === BigNumberless.parse(amount); }
-  text(): string { return `${this.units / 1_000_000n}.${String(this.units % 1_000_000n).padStart(6, '0')}`; }
 }
 
 main().catch((error) => {

@@ -4,7 +4,9 @@
 import Ajv, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-interface Operation { pattern: RegExp; method: string; responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }
+type Responses = Record<string, { content?: Record<string, { schema?: unknown }> }>;
+interface Operation { pattern: RegExp; method: string; responses: Responses }
+interface Document { paths: Record<string, Record<string, { responses: Responses }>>; components: { schemas: { Error: unknown } } }
 
 const documents = new Map<string, ReturnType<typeof load>>();
 const validators = new Map<unknown, ValidateFunction>();
@@ -27,15 +29,16 @@ function strict(schema: unknown): unknown {
 async function load(baseUrl: string): Promise<{ operations: Operation[]; errorSchema: unknown } | null> {
   const response = await fetch(`${baseUrl}/v1/openapi.json`);
   if (!response.ok || !response.headers.get('content-type')?.includes('json')) return null;
-  const document = await response.json() as { paths: Record<string, Record<string, Operation['responses'] extends infer R ? { responses: R } : never>>; components: { schemas: Record<string, unknown> } };
+  const document = await response.json() as Document;
+  // The error body is registered once under a short id that the responses' $ref points to.
+  if (!ajv.getSchema('error')) ajv.addSchema(strict(document.components.schemas.Error) as object, 'error');
+  const resolve = (responses: Responses): Responses => JSON.parse(JSON.stringify(responses).replaceAll('"$ref":"#/components/schemas/Error"', '"$ref":"error"'));
   const operations: Operation[] = [];
   for (const [path, methods] of Object.entries(document.paths)) {
     const pattern = new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`);
-    for (const [method, operation] of Object.entries(methods)) operations.push({ pattern, method: method.toUpperCase(), responses: operation.responses });
+    for (const [method, operation] of Object.entries(methods)) operations.push({ pattern, method: method.toUpperCase(), responses: resolve(operation.responses) });
   }
-  const resolve = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema).replaceAll('"$ref":"#/components/schemas/Error"', `"$ref":"error"`));
-  if (!ajv.getSchema('error')) ajv.addSchema(strict(document.components.schemas.Error) as object, 'error');
-  return { operations: operations.map((o) => ({ ...o, responses: resolve(o.responses) as Operation['responses'] })), errorSchema: { $ref: 'error' } };
+  return { operations, errorSchema: { $ref: 'error' } };
 }
 
 function validator(schema: unknown): ValidateFunction {
