@@ -538,10 +538,10 @@ write_kafka_props() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,FAULT://127.0.0.1:$KAFKA_FAULT_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,FAULT://127.0.0.1:$KAFKA_FAULT_PROXY_PORT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,FAULT:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$KAFKA_LOG_DIRS
 num.partitions=$KAFKA_NUM_PARTITIONS
@@ -784,6 +784,8 @@ print_env() {
     echo "DATABASE_URL=$db_url"
     echo "REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
     echo "KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT"
+    echo "KAFKA_FAULT_LISTENER=127.0.0.1:$KAFKA_FAULT_PORT"
+    echo "KAFKA_FAULT_PROXY_PORT=$KAFKA_FAULT_PROXY_PORT"
     echo "SCHEMA_REGISTRY_URL=$REGISTRY_URL"
   } | tee "$STACK_DIR/env"
 }

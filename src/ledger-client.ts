@@ -6,6 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { CommandType, LedgerCommandEnvelope, LedgerReplyEnvelope } from '../ledger/messages';
 import { DomainError } from './errors';
+import { dependencyUnavailable } from './http/unavailable';
 import { ProducerBatcher } from './kafka/batcher';
 import { startConsumer } from './kafka/consumer';
 import { TOPICS } from './kafka/topics';
@@ -24,6 +25,13 @@ export function derivedUuid(...parts: string[]): string {
 }
 
 export const PENDING_REPLIES_MAX = 50_000;
+/**
+ * How long a request waits for Kafka to acknowledge its command. The producer itself retries for
+ * about 50 s, far past what a client waits for; past this the request answers 503 and the client
+ * repeats it with the same Idempotency-Key, which names the same command: if the first send still
+ * lands, the ledger decides it once and the repeat receives that decision.
+ */
+export const COMMAND_SEND_DEADLINE_MS = 5_000;
 
 interface Waiter { resolve: (reply: LedgerReply | null) => void; timer: NodeJS.Timeout }
 
@@ -106,7 +114,7 @@ export class LedgerClient {
     this.waitersCount++;
     try {
       const value = await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope);
-      await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value });
+      await withDeadline(this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value }), COMMAND_SEND_DEADLINE_MS);
     } catch (error) {
       this.giveUp(commandId, waiter); // nobody waits on a command that never left
       throw error;
@@ -117,5 +125,18 @@ export class LedgerClient {
   async stop(): Promise<void> {
     await this.batcher.flush();
     await this.consumer?.disconnect();
+  }
+}
+
+/** The send, or 503 naming Kafka once the deadline passes without its acknowledgement. */
+async function withDeadline(send: Promise<void>, deadlineMs: number): Promise<void> {
+  let timer!: NodeJS.Timeout;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(dependencyUnavailable('kafka')), deadlineMs);
+  });
+  try {
+    await Promise.race([send, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }

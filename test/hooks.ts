@@ -13,21 +13,23 @@ export function testService(): TestService {
 }
 
 // Runs are named test.<unix seconds>. (topics) and payments_test_<unix seconds> (databases);
-// what earlier runs left behind is removed once it is old enough not to belong to a run that
-// is still going on this machine.
+// a run deletes its own topics when it ends (each topic adds to the broker's restart time), and
+// what earlier runs left behind is removed once it is old enough not to belong to a run that is
+// still going on this machine. The database stays until then, for reading after a failure.
 const STALE_AFTER_SECONDS = 2 * 60 * 60;
 const isStale = (runSeconds: string | undefined) => runSeconds !== undefined && Date.now() / 1000 - Number.parseInt(runSeconds, 10) > STALE_AFTER_SECONDS;
 
-async function deleteOldTestTopics(brokers: string[]): Promise<void> {
+async function deleteTestTopics(brokers: string[], which: (topic: string) => boolean): Promise<void> {
   const admin = createKafka(brokers, 'test-cleanup').admin();
   await admin.connect();
   try {
-    const stale = (await admin.listTopics()).filter((t) => isStale(/^(?:test|bench)\.(\d+)\./.exec(t)?.[1]));
-    if (stale.length > 0) await admin.deleteTopics({ topics: stale, timeout: 30_000 });
+    const topics = (await admin.listTopics()).filter(which);
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
   } finally {
     await admin.disconnect();
   }
 }
+const brokers = () => (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 
 async function dropOldTestDatabases(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
@@ -51,11 +53,13 @@ export const mochaHooks = {
     if (!databaseUrl || !/\/payments_test(_\d+)?$/.test(databaseUrl)) throw new Error('DATABASE_URL must name a payments_test database (run the tests through npm test)');
     await recreateDatabase(databaseUrl);
     await dropOldTestDatabases(databaseUrl);
-    await deleteOldTestTopics((process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','));
+    await deleteTestTopics(brokers(), (topic) => isStale(/^(?:test|bench)\.(\d+)\./.exec(topic)?.[1]));
     service = await startService();
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
     await service?.stop();
+    const prefix = process.env.KAFKA_TOPIC_PREFIX;
+    if (prefix) await deleteTestTopics(brokers(), (topic) => topic.startsWith(prefix));
   },
 };

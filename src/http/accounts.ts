@@ -11,11 +11,11 @@ import { listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
 const accountSchema = {
-  type: 'object',
+  type: 'object', required: ['id', 'email', 'business_name', 'country_code', 'kyb_status', 'environment', 'chain_wallet', 'created_at'],
   properties: {
     id: { type: 'string', format: 'uuid' }, email: { type: 'string' }, business_name: { type: 'string' },
     country_code: { type: 'string' }, kyb_status: { type: 'string', enum: [...KYB_STATUSES] }, environment: { type: 'string' },
-    chain_wallet: { type: ['object', 'null'], properties: { network: { type: 'string' }, address: { type: 'string' } } },
+    chain_wallet: { type: ['object', 'null'], required: ['network', 'address'], properties: { network: { type: 'string' }, address: { type: 'string' } } },
     created_at: { type: 'string', format: 'date-time' },
   },
 };
@@ -25,7 +25,7 @@ const sessionSchema = {
 };
 const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
 const vibanSchema = {
-  type: 'object',
+  type: 'object', required: ['id', 'currency', 'bank_name', 'bank_country', 'account_number', 'routing_number'],
   properties: {
     id: { type: 'string' }, currency: { type: 'string' }, bank_name: { type: 'string' }, bank_country: { type: 'string' },
     account_number: { type: 'string' }, routing_number: { type: 'string' },

@@ -8,7 +8,7 @@ import { listQuerySchema, listResponseSchema } from './pagination';
 import { SCOPES, type RouteDef } from './route';
 
 const keySchema = {
-  type: 'object',
+  type: 'object', required: ['id', 'type', 'name', 'key_hint', 'scopes', 'environment', 'created_at', 'revoked_at'],
   properties: {
     id: { type: 'string', format: 'uuid' }, type: { type: 'string', enum: [...KEY_TYPES] }, name: { type: ['string', 'null'] },
     key_hint: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, environment: { type: 'string' },
@@ -18,7 +18,7 @@ const keySchema = {
 
 /** A key as created: the full secret `key` appears here, once, and never again. */
 export const apiKeyWithSecretSchema = {
-  ...keySchema, required: ['id', 'type', 'key'],
+  ...keySchema, required: [...keySchema.required, 'key'],
   properties: { ...keySchema.properties, key: { type: 'string', description: 'the full key; shown only in this response' } },
 };
 

@@ -25,7 +25,7 @@ const contactProperties = {
   note: { type: 'string', maxLength: 500 },
 };
 const contactSchema = {
-  type: 'object',
+  type: 'object', required: ['id', 'name', 'email', 'bank', 'note', 'created_at', 'updated_at'],
   properties: { id: { type: 'string', format: 'uuid' }, ...contactProperties, bank: { type: ['object', 'null'] }, note: { type: ['string', 'null'] }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
 };
 const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
@@ -87,7 +87,7 @@ export function contactRoutes(db: Db): RouteDef[] {
     {
       method: 'DELETE', path: '/v1/contacts/{id}', operationId: 'deleteContact', tag: 'contacts',
       summary: 'Delete a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true, params: idParams,
-      response: { status: 200, description: 'deleted', schema: { type: 'object', properties: { id: { type: 'string' }, deleted: { type: 'boolean' } } } },
+      response: { status: 200, description: 'deleted', schema: { type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string' }, deleted: { type: 'boolean' } } } },
       handler: async (request) => {
         await ownContact(request);
         await db('contacts').where('id', request.params.id).delete();

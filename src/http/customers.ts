@@ -11,7 +11,7 @@ import type { RouteDef } from './route';
 interface CustomerRow { id: string; account_id: string; email: string; business_name: string; country_code: string; created_at: Date }
 
 const customerSchema = {
-  type: 'object',
+  type: 'object', required: ['id', 'email', 'business_name', 'country_code', 'account_id', 'created_at'],
   properties: {
     id: { type: 'string', format: 'uuid' }, email: { type: 'string' }, business_name: { type: 'string' },
     country_code: { type: 'string' }, account_id: { type: 'string', format: 'uuid' }, created_at: { type: 'string', format: 'date-time' },

@@ -17,7 +17,7 @@ interface TransactionRow {
 }
 
 const transactionSchema = {
-  type: 'object',
+  type: 'object', required: ['id', 'entry_id', 'type', 'transfer_id', 'direction', 'amount', 'currency', 'status', 'balance_after', 'created_at'],
   properties: {
     id: { type: 'string', format: 'uuid' }, entry_id: { type: 'string' }, type: { type: 'string' }, transfer_id: { type: ['string', 'null'] },
     direction: { type: 'string', enum: ['credit', 'debit'] }, amount: { type: 'string' }, currency: { type: 'string' },
@@ -46,7 +46,7 @@ const faucetCreditSchema = {
   properties: {
     id: { type: 'string', format: 'uuid', description: 'the journal entry' }, account_id: { type: 'string', format: 'uuid' },
     currency: { type: 'string' }, amount: { type: 'string' },
-    balance: { type: 'object', properties: { currency: { type: 'string' }, available: { type: 'string' }, pending: { type: 'string' } } },
+    balance: { type: 'object', required: ['currency', 'available', 'pending'], properties: { currency: { type: 'string' }, available: { type: 'string' }, pending: { type: 'string' } } },
   },
 };
 

@@ -15,6 +15,7 @@ interface LogRow {
 
 const logSchema = {
   type: 'object',
+  required: ['id', 'account_id', 'method', 'path', 'query', 'status', 'duration_ms', 'credential_id', 'idempotency_key', 'request_body', 'response_body', 'error_code', 'created_at', 'truncated'],
   properties: {
     id: { type: 'string', format: 'uuid' }, account_id: { type: ['string', 'null'], format: 'uuid' }, method: { type: 'string' }, path: { type: 'string' }, query: { type: 'string' },
     status: { type: 'integer' }, duration_ms: { type: 'string' }, credential_id: { type: ['string', 'null'] },

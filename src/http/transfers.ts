@@ -47,9 +47,10 @@ const validateRecipient = bodyValidator({ type: 'object', properties: { recipien
 const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
 const nullableString = { type: ['string', 'null'] };
 
+const provisionalRequired = ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'];
 export const transferSchema = {
   type: 'object',
-  required: ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'],
+  required: [...provisionalRequired, 'recipient', 'note', 'failure', 'created_at', 'updated_at', 'completed_at'],
   properties: {
     transfer_id: { type: 'string', format: 'uuid' },
     type: { type: 'string', enum: ['internal', 'external'] },
@@ -57,20 +58,25 @@ export const transferSchema = {
     amount: { type: 'string' }, currency: { type: 'string' },
     recipient: {
       type: 'object', description: 'the recipient: email alone for an internal transfer; name and bank details for an external one',
+      required: ['email'],
       properties: {
         email: { type: 'string' }, name: { type: 'string' },
-        bank: { type: 'object', properties: { country: { type: 'string' }, bank_name: { type: 'string' }, account_number: { type: 'string' }, routing_number: { type: 'string' }, currency: { type: 'string' } } },
+        bank: { type: 'object', required: ['country', 'bank_name', 'account_number', 'currency'], properties: { country: { type: 'string' }, bank_name: { type: 'string' }, account_number: { type: 'string' }, routing_number: { type: 'string' }, currency: { type: 'string' } } },
       },
     },
     note: nullableString,
     estimated_arrival: { type: 'string' }, partner_payment_id: nullableString,
-    failure: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: nullableString } },
+    failure: { type: ['object', 'null'], required: ['code', 'message'], properties: { code: { type: 'string' }, message: nullableString } },
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };
 
+/** The 202 a late decision answers: what the request itself says, before the ledger has decided. */
+const provisionalTransferSchema = { ...transferSchema, required: provisionalRequired };
+
 const transferWithHistorySchema = {
   ...transferSchema,
+  required: [...transferSchema.required, 'status_history'],
   properties: {
     ...transferSchema.properties,
     status_history: {
@@ -134,7 +140,7 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       response: { status: 201, description: 'the transfer', schema: transferSchema },
       errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency'],
       provisional: async (request) => lateDecision((await commandOf(request)).command),
-      provisionalSchema: transferSchema,
+      provisionalSchema: provisionalTransferSchema,
       handler: async (request) => {
         const { accountId, commandId, command } = await commandOf(request);
         const reply = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);

@@ -1,12 +1,15 @@
-// Degraded dependencies (issue: reliability): with Redis or Postgres away, each route answers
+// Degraded dependencies (issue: reliability): with Redis, Postgres or Kafka away, each route answers
 // within a bounded time, with the error body where it needs the missing one (503
 // service_unavailable naming it, Retry-After); /readyz names what is missing; when it returns,
 // the service recovers without a restart. The dependency is taken away from one service by a
-// TCP proxy in front of the real server, so the rest of the suite keeps its stack.
+// TCP proxy in front of the real server, so the rest of the suite keeps its stack. For Kafka the
+// proxy sits on the port the broker's fault listener advertises (scripts/stack.env), so metadata
+// sends every connection of that service through it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startService, type TestService } from '../support/service';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
+import { balances, fund, transfer } from '../support/money';
 import { expectError } from '../support/expect';
 import { call, eventually, type JsonResponse } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
@@ -92,5 +95,67 @@ describe('degraded dependencies', function () {
     }, 20_000, 'Postgres reads again');
     assert.equal(back.status, 200);
     assert.equal((await readiness()).status, 200);
+  });
+});
+
+describe('degraded dependencies: Kafka', function () {
+  this.timeout(180_000);
+  let kafka: TcpProxy;
+  let service: TestService;
+  let sender: SignedUp;
+  let recipient: SignedUp;
+  const base = () => service.baseUrl;
+  const readiness = () => call(base(), 'GET', '/readyz');
+
+  before(async () => {
+    const listener = process.env.KAFKA_FAULT_LISTENER;
+    const proxyPort = Number(process.env.KAFKA_FAULT_PROXY_PORT);
+    assert.ok(listener && proxyPort, 'scripts/stack.sh exports KAFKA_FAULT_LISTENER and KAFKA_FAULT_PROXY_PORT');
+    const [host, port] = listener.split(':');
+    kafka = await TcpProxy.start(host, Number(port), proxyPort);
+    // The API alone, bootstrapped through the proxy; the suite's own service runs the ledger.
+    service = await startService({ KAFKA_BROKERS: `127.0.0.1:${proxyPort}`, ROLES: 'api', LOG_LEVEL: 'fatal' }).catch((error) => {
+      throw new Error(`the API did not start through Kafka's fault listener (${listener}); a broker started before the ` +
+        `listener existed lacks it: restart it with 'npm run stack:down && npm run stack:up'. ${error}`);
+    });
+    sender = await signUp(base());
+    recipient = await signUp(base());
+    await fund(base(), sender.key, 'USD', '50.00');
+  });
+  after(async () => {
+    await kafka?.restore();
+    await service?.stop();
+    await kafka?.stop();
+  });
+
+  it('answers a money-moving POST 503 naming Kafka, keeps reads working, says so on /readyz, and completes the repeat once Kafka returns', async () => {
+    await kafka.cut();
+    const idempotencyKey = randomUUID();
+    const body = { amount: '12.50', currency: 'USD', recipient_email: recipient.account.email };
+    const refused = await timed(transfer(base(), sender.key, body, idempotencyKey));
+    expectError(refused, 503, 'service_unavailable', 'kafka', 'POST /v1/transfers without Kafka');
+    assert.equal(refused.headers.get('retry-after'), '2');
+    const faucet = await timed(call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1.00' }, { token: sender.key, idempotencyKey: randomUUID() }));
+    expectError(faucet, 503, 'service_unavailable', 'kafka', 'POST /v1/sandbox/faucet without Kafka');
+
+    const listed = await timed(call(base(), 'GET', '/v1/transfers', undefined, { token: sender.key }));
+    assert.equal(listed.status, 200, 'reads come from Postgres');
+    assert.equal(listed.body.data.length, 0, 'the refused transfer was not created');
+    const ready = await timed(readiness());
+    assert.equal(ready.status, 503);
+    assert.equal(ready.body.checks.kafka.ok, false);
+    assert.equal(ready.body.checks.postgres.ok, true);
+
+    await kafka.restore();
+    // SPEC.md section 7: the client repeats the 503 with the same key, and the transfer happens once.
+    const completed = await eventually(async () => {
+      const response = await transfer(base(), sender.key, body, idempotencyKey);
+      return response.status === 201 || response.status === 200 ? response : undefined;
+    }, 60_000, 'the repeated transfer completes after Kafka returned');
+    assert.equal(completed.body.status, 'completed');
+    const again = await transfer(base(), sender.key, body, idempotencyKey);
+    assert.deepEqual([again.status, again.body.transfer_id], [200, completed.body.transfer_id]);
+    assert.equal((await balances(base(), sender.token)).USD.available, '37.50');
+    await eventually(async () => ((await readiness()).status === 200 ? true : undefined), 30_000, 'ready again after Kafka returned');
   });
 });

@@ -1,4 +1,4 @@
-// A TCP proxy in front of a real dependency (Postgres, Redis), so a test can take the dependency
+// A TCP proxy in front of a real dependency (Postgres, Redis, Kafka), so a test can take the dependency
 // away from one service (cut: every connection dropped, new ones refused) and give it back,
 // without stopping the server the rest of the suite uses.
 import net from 'node:net';
@@ -10,9 +10,10 @@ export class TcpProxy {
 
   private constructor(private readonly targetHost: string, private readonly targetPort: number) {}
 
-  static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  /** On a free port, or on `port` where the target advertises the proxy (Kafka's fault listener). */
+  static async start(targetHost: string, targetPort: number, port = 0): Promise<TcpProxy> {
     const proxy = new TcpProxy(targetHost, targetPort);
-    await proxy.listen(0);
+    await proxy.listen(port);
     return proxy;
   }
 

@@ -1,0 +1,108 @@
+"""A client's first hour, through a Python client generated from /v1/openapi.json.
+
+Run by test/integration/generated-client.test.ts with the generated package installed; argv[1] is
+the service's base URL. Every answer is read through the generated typed models: a response the
+document does not describe comes back as None or as the wrong model, and the script fails.
+"""
+import sys
+import uuid
+from decimal import Decimal
+
+from client import AuthenticatedClient, Client
+from client.api.accounts import get_my_account, get_my_balance
+from client.api.auth import create_session
+from client.api.customers import create_customer
+from client.api.contacts import create_contact
+from client.api.request_logs import list_request_logs
+from client.api.sandbox import create_sandbox_account, sandbox_faucet
+from client.api.transactions import get_transaction, list_transactions
+from client.api.transfers import create_transfer, get_transfer
+from client.models import (
+    CreateContactBody, CreateContactBodyBank, CreateContactBodyBankCountry, CreateContactBodyBankCurrency,
+    CreateCustomerBody, CreateCustomerBodyCountryCode, CreateCustomerResponse200, CreateCustomerResponse201,
+    CreateSandboxAccountBody, CreateSandboxAccountBodyCountryCode, CreateSandboxAccountResponse201,
+    CreateSessionBody, CreateSessionResponse201, CreateTransferBody, CreateTransferResponse201,
+    CreateTransferResponse202, Error, GetMyAccountResponse200, GetMyBalanceResponse200,
+    GetTransactionResponse200, GetTransferResponse200, ListRequestLogsResponse200,
+    ListTransactionsResponse200, SandboxFaucetBody, SandboxFaucetResponse201, SandboxFaucetResponse202,
+)
+
+base_url = sys.argv[1]
+PASSWORD = "correct horse battery staple"
+
+
+def expect(value, model, what):
+    if not isinstance(value, model):
+        raise SystemExit(f"{what}: expected {model.__name__}, got {type(value).__name__}: {value!r}")
+    return value
+
+
+def sign_up(label):
+    email = f"{label}-{uuid.uuid4()}@example.com"
+    body = CreateSandboxAccountBody(email=email, password=PASSWORD, business_name=f"{label} Ltd",
+                                    country_code=CreateSandboxAccountBodyCountryCode.GB)
+    created = expect(create_sandbox_account.sync(client=Client(base_url=base_url), body=body),
+                     CreateSandboxAccountResponse201, "POST /v1/sandbox/accounts")
+    assert created.api_key.key.startswith("sk_sandbox_"), created.api_key.key
+    assert created.session.token, "the sign-up returns a session token"
+    return email, created
+
+
+alice_email, alice = sign_up("alice")
+bob_email, bob = sign_up("bob")
+alice_client = AuthenticatedClient(base_url=base_url, token=alice.api_key.key)
+session = expect(create_session.sync(client=Client(base_url=base_url), body=CreateSessionBody(email=alice_email, password=PASSWORD)),
+                 CreateSessionResponse201, "POST /v1/auth/sessions")
+dashboard = AuthenticatedClient(base_url=base_url, token=session.token)
+me = expect(get_my_account.sync(client=dashboard),
+            GetMyAccountResponse200, "GET /v1/accounts/me")
+assert str(me.id) == str(alice.account.id), (me.id, alice.account.id)
+
+# Funding: 201 when the ledger decided in time, 202 (repeat with the same key) when it did not.
+faucet_key = str(uuid.uuid4())
+for _ in range(20):
+    funded = sandbox_faucet.sync(client=alice_client, body=SandboxFaucetBody(currency="USD", amount="100.00"), idempotency_key=faucet_key)
+    if not isinstance(funded, SandboxFaucetResponse202):
+        break
+expect(funded, SandboxFaucetResponse201, "POST /v1/sandbox/faucet")
+
+transfer_key = str(uuid.uuid4())
+for _ in range(20):
+    sent = create_transfer.sync(client=alice_client, idempotency_key=transfer_key,
+                                body=CreateTransferBody(amount="12.34", currency="USD", recipient_email=bob_email))
+    if not isinstance(sent, CreateTransferResponse202):
+        break
+sent = expect(sent, CreateTransferResponse201, "POST /v1/transfers")
+fetched = expect(get_transfer.sync(client=alice_client, id=sent.transfer_id), GetTransferResponse200, "GET /v1/transfers/{id}")
+assert fetched.status.value == "completed", fetched.status
+
+balance = expect(get_my_balance.sync(client=dashboard), GetMyBalanceResponse200, "GET /v1/accounts/me/balance")
+usd = [total for total in balance.totals if total.currency == "USD"]
+assert usd and Decimal(usd[0].available) == Decimal("87.66"), balance.to_dict()
+
+transactions = expect(list_transactions.sync(client=alice_client), ListTransactionsResponse200, "GET /v1/transactions")
+assert len(transactions.data) >= 2, transactions.to_dict()
+one = expect(get_transaction.sync(client=alice_client, id=transactions.data[0].id), GetTransactionResponse200, "GET /v1/transactions/{id}")
+assert one.id == transactions.data[0].id
+
+customer_body = CreateCustomerBody(email=f"c-{uuid.uuid4()}@example.com", business_name="Customer Co",
+                                   country_code=CreateCustomerBodyCountryCode.DE)
+expect(create_customer.sync(client=alice_client, body=customer_body, idempotency_key=str(uuid.uuid4())),
+       CreateCustomerResponse201, "POST /v1/customers (new)")
+expect(create_customer.sync(client=alice_client, body=customer_body, idempotency_key=str(uuid.uuid4())),
+       CreateCustomerResponse200, "POST /v1/customers (existing email)")
+
+contact = create_contact.sync(client=alice_client, idempotency_key=str(uuid.uuid4()), body=CreateContactBody(
+    name="Supplier", email=f"s-{uuid.uuid4()}@example.com",
+    bank=CreateContactBodyBank(country=CreateContactBodyBankCountry.DE, bank_name="Bank", account_number="DE89370400440532013000",
+                               currency=CreateContactBodyBankCurrency.EUR)))
+assert contact is not None and not isinstance(contact, Error), contact
+
+refused = expect(create_transfer.sync(client=alice_client, idempotency_key=str(uuid.uuid4()),
+                                      body=CreateTransferBody(amount="1000000.00", currency="USD", recipient_email=bob_email)),
+                 Error, "POST /v1/transfers beyond the balance")
+assert refused.error.value == "insufficient_funds", refused.to_dict()
+
+logs = expect(list_request_logs.sync(client=dashboard), ListRequestLogsResponse200, "GET /v1/request-logs")
+assert isinstance(logs.data, list)
+print("generated client: every call answered through its typed model")
