@@ -12,6 +12,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   log "installing dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
+bash scripts/patch-dependencies.sh # a no-op once applied; npm ci's postinstall runs it too
 log "compiling TypeScript"
 rm -rf dist
 node_modules/.bin/tsc -p tsconfig.json

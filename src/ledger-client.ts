@@ -6,7 +6,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { CommandType, LedgerCommandEnvelope, LedgerReplyEnvelope } from '../ledger/messages';
 import { DomainError } from './errors';
-import { dependencyUnavailable } from './http/unavailable';
 import { ProducerBatcher } from './kafka/batcher';
 import { startConsumer } from './kafka/consumer';
 import { TOPICS } from './kafka/topics';
@@ -27,9 +26,10 @@ export function derivedUuid(...parts: string[]): string {
 export const PENDING_REPLIES_MAX = 50_000;
 /**
  * How long a request waits for Kafka to acknowledge its command. The producer itself retries for
- * about 50 s, far past what a client waits for; past this the request answers 503 and the client
- * repeats it with the same Idempotency-Key, which names the same command: if the first send still
- * lands, the ledger decides it once and the repeat receives that decision.
+ * about 50 s, far past what a client waits for; past this the request answers 503. The command
+ * may still land once Kafka returns (a send cannot be called back), so the 503 says the outcome
+ * is unknown, as any 5xx is (SPEC.md section 7): the client repeats with the same
+ * Idempotency-Key, which names the same command, and learns the one decision the ledger made.
  */
 export const COMMAND_SEND_DEADLINE_MS = 5_000;
 
@@ -132,7 +132,9 @@ export class LedgerClient {
 async function withDeadline(send: Promise<void>, deadlineMs: number): Promise<void> {
   let timer!: NodeJS.Timeout;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(dependencyUnavailable('kafka')), deadlineMs);
+    timer = setTimeout(() => reject(new DomainError('service_unavailable',
+      'kafka did not acknowledge the command in time; its outcome is unknown until you repeat the request with the same Idempotency-Key',
+      'kafka', { 'Retry-After': '2' })), deadlineMs);
   });
   try {
     await Promise.race([send, deadline]);

@@ -1,5 +1,4 @@
 // The Kafka client and producer of a process.
-import './kafkajs-fixes'; // first: it replaces a kafkajs module before kafkajs loads it
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { log } from '../log';
 

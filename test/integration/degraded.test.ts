@@ -135,8 +135,10 @@ describe('degraded dependencies: Kafka', function () {
     const refused = await timed(transfer(base(), sender.key, body, idempotencyKey));
     expectError(refused, 503, 'service_unavailable', 'kafka', 'POST /v1/transfers without Kafka');
     assert.equal(refused.headers.get('retry-after'), '2');
-    const faucet = await timed(call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1.00' }, { token: sender.key, idempotencyKey: randomUUID() }));
+    const faucetKey = randomUUID();
+    const faucet = await timed(call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1.00' }, { token: sender.key, idempotencyKey: faucetKey }));
     expectError(faucet, 503, 'service_unavailable', 'kafka', 'POST /v1/sandbox/faucet without Kafka');
+    assert.match(faucet.body.message, /outcome is unknown until you repeat the request with the same Idempotency-Key/);
 
     const listed = await timed(call(base(), 'GET', '/v1/transfers', undefined, { token: sender.key }));
     assert.equal(listed.status, 200, 'reads come from Postgres');
@@ -155,7 +157,15 @@ describe('degraded dependencies: Kafka', function () {
     assert.equal(completed.body.status, 'completed');
     const again = await transfer(base(), sender.key, body, idempotencyKey);
     assert.deepEqual([again.status, again.body.transfer_id], [200, completed.body.transfer_id]);
-    assert.equal((await balances(base(), sender.token)).USD.available, '37.50');
+    // The faucet's command may have landed once Kafka returned (a 5xx is no refusal): its repeat
+    // learns the one decision, and the account holds the credit once.
+    const credited = await eventually(async () => {
+      const response = await call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1.00' }, { token: sender.key, idempotencyKey: faucetKey });
+      return response.status === 201 || response.status === 200 ? response : undefined;
+    }, 60_000, 'the repeated faucet request is decided');
+    const replayed = await call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1.00' }, { token: sender.key, idempotencyKey: faucetKey });
+    assert.deepEqual([replayed.status, replayed.body.id], [200, credited.body.id]);
+    assert.equal((await balances(base(), sender.token)).USD.available, '38.50', '50.00 funded + 1.00 credited once - 12.50 sent once');
     await eventually(async () => ((await readiness()).status === 200 ? true : undefined), 30_000, 'ready again after Kafka returned');
   });
 });

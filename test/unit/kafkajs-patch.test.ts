@@ -1,15 +1,19 @@
-// The kafkajs fixes (src/kafka/kafkajs-fixes.ts): the request queue arms no timer while nothing
-// waits and still checks its queue when a request waits or a throttle runs; the producer groups
-// messages by partition with the linear grouping.
+// The installed kafkajs carries patches/kafkajs+2.2.4.patch (scripts/patch-dependencies.sh): its
+// request queue arms no timer while nothing waits and still checks its queue when a request
+// waits or a throttle runs; its producer groups messages by partition in linear time.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import '../../src/kafka/client';
-import { groupingFixed, groupMessagesPerPartition, RequestQueue } from '../../src/kafka/kafkajs-fixes';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const RequestQueue = require('kafkajs/src/network/requestQueue');
+const groupMessagesPerPartition = require('kafkajs/src/producer/groupMessagesPerPartition');
 
 const silentLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function newQueue(): any {
-  const Queue = RequestQueue as unknown as new (options: Record<string, unknown>) => any;
+  const Queue = RequestQueue as new (options: Record<string, unknown>) => any;
   return new Queue({
     instrumentationEmitter: new EventEmitter(), maxInFlightRequests: 1, requestTimeout: 1000, enforceRequestTimeout: true,
     clientId: 'test', broker: '127.0.0.1:9092', logger: silentLogger, isConnected: () => true,
@@ -49,11 +53,16 @@ describe('kafkajs request queue timer', () => {
 });
 
 describe('kafkajs producer grouping', () => {
-  it('is the linear grouping, installed before kafkajs loaded its producer', () => {
-    // kafkajs's own module path: what its producer requires.
-    const installed = require('kafkajs/src/producer/groupMessagesPerPartition');
-    assert.equal(installed, groupMessagesPerPartition);
-    assert.equal(groupingFixed, true);
+  it('is the pinned version the patch was written for', () => {
+    assert.equal(require('kafkajs/package.json').version, '2.2.4');
+  });
+
+  it('has patches/kafkajs+2.2.4.patch applied in full', () => {
+    const root = path.resolve(__dirname, '../../..');
+    const reversible = spawnSync('patch', ['--dry-run', '--reverse', '--force', '-p1', '-d', path.join(root, 'node_modules/kafkajs')], {
+      input: readFileSync(path.join(root, 'patches/kafkajs+2.2.4.patch')),
+    });
+    assert.equal(reversible.status, 0, String(reversible.stdout));
   });
 
   it('groups messages by the partitioner, in order, and nothing without partitions', () => {
