@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 stack_env="$(bash scripts/stack.sh up)" # fails here, with stack.sh's message, if the stack cannot start
+bash scripts/stack.sh tools
 while IFS= read -r line; do [ -n "$line" ] && export "${line?}"; done <<< "$stack_env"
 # Runs are named by their start second; two runs started in the same second (worktrees sharing
 # one stack) would share a namespace, so the second waits for the next free second.
