@@ -2,7 +2,7 @@
 // as each command is decided, then written back in one statement.
 import assert from 'node:assert/strict';
 import type { LedgerAccountRef } from './chart';
-import type { EntryDraft } from './postings';
+import type { EntryDraft } from './entry';
 import { Money, type Amount } from './money';
 
 export interface LedgerAccountState {

@@ -8,7 +8,8 @@ import { available, pending } from './chart';
 import type { AppliedPosting, BalanceBook } from './balances';
 import type { FaucetCredit, TransferCreate, TransferExecute, TransferPartnerResult } from './messages';
 import { formatAmount, Money, STABLECOINS, type Currency } from './money';
-import { faucetCredit, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer, type EntryDraft } from './postings';
+import type { EntryDraft } from './entry';
+import { faucetCredit, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer } from './postings';
 import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, transferView, type TransferRecord, type TransferStatus } from './transfers';
 
 /** What the ledger knows about an account when it decides. */

@@ -1,7 +1,7 @@
 // Invariants that only a bug can break. They are asserted before a write (here) and enforced
 // again by Postgres (balance trigger, non-negative CHECK) when it is written.
 import assert from 'node:assert/strict';
-import type { EntryDraft } from './postings';
+import type { EntryDraft } from './entry';
 import { Money } from './money';
 
 export function assertEntryBalances(entry: EntryDraft): void {

@@ -1,23 +1,10 @@
 // Posting rules: pure functions from a business event to a balanced journal entry. Amounts are
 // signed: a positive amount raises the holder's balance, and every entry sums to zero per
 // currency (checked here and again by Postgres).
-import { available, faucetEquity, pending, type LedgerAccountRef } from './chart';
-import type { Amount, Currency } from './money';
+import { available, faucetEquity, pending } from './chart';
+import type { EntryDraft, EntryKind, PostingDraft } from './entry';
 import { assertEntryBalances } from './invariants';
-
-export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release';
-
-export interface PostingDraft {
-  account: LedgerAccountRef;
-  amount: Amount;
-}
-
-export interface EntryDraft {
-  id: string;
-  kind: EntryKind;
-  transferId: string | null;
-  postings: PostingDraft[];
-}
+import type { Amount, Currency } from './money';
 
 function entry(id: string, kind: EntryKind, transferId: string | null, postings: PostingDraft[]): EntryDraft {
   const draft = { id, kind, transferId, postings };

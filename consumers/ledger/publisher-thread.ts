@@ -4,17 +4,8 @@
 // about 40 % of the ledger thread's busy time. The main thread marks a round published when this
 // thread reports it sent (publisher.ts); a round it could not send is left to the sweeper.
 import { runKafkaThread } from '../../src/kafka/thread';
-import { toTopicMessages, type OutboxMessage } from './outbox';
-
-export const PUBLISHER_ROLE = 'outbox';
-
-export type ToPublisher =
-  | { kind: 'round'; id: number; messages: OutboxMessage[] }
-  | { kind: 'close' };
-
-export type FromPublisher =
-  | { kind: 'sent'; id: number }
-  | { kind: 'lost'; id: number; reason: string };
+import { toTopicMessages } from './outbox';
+import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-messages';
 
 runKafkaThread<ToPublisher>(PUBLISHER_ROLE, async ({ names, codec, producer, report }) => {
   await codec.registerAll();

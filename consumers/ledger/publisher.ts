@@ -10,7 +10,7 @@ import type { Runtime } from '../../src/runtime';
 import { kafkaThreadSettings } from '../../src/kafka/thread';
 import { SupervisedThread } from '../../src/kafka/supervised-thread';
 import type { OutboxMessage } from './outbox';
-import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-thread';
+import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-messages';
 
 export interface Publication {
   /** Null for messages that belong to no new round (replies re-sent for redelivered commands). */

@@ -14,7 +14,7 @@ import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, Tr
 import { PoisonMessageError, type Delivered } from '../../src/kafka/consumer';
 import type { AvroCodec } from '../../src/kafka/registry';
 import { TOPICS, type TopicNames } from '../../src/kafka/topics';
-import { PARTNER_SLUGS } from '../../src/mock-rails/partners';
+import { PARTNER_SLUGS } from '../../src/partners/registry';
 import { PartnerClient, type PartnerPayment } from '../../src/partners/client';
 import { decidePartnerOutcome, type PartnerDecision } from './outcome';
 

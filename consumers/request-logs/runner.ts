@@ -1,7 +1,7 @@
 // Runs the request-log writer as a consumer group member.
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
-import type { RequestLogRecord } from '../../src/request-logs/recorder';
+import type { RequestLogRecord } from '../../src/request-logs/messages';
 import type { RunningRole, Runtime } from '../../src/runtime';
 import { writeRequestLogs } from './writer';
 

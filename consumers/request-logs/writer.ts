@@ -6,7 +6,7 @@ import { isTransient } from '../../src/transient';
 import { log } from '../../src/log';
 import { copyInto } from '../../src/pg-copy';
 import { storableString } from '../../src/request-logs/body-text';
-import type { RequestLogRecord } from '../../src/request-logs/recorder';
+import type { RequestLogRecord } from '../../src/request-logs/messages';
 
 const COLUMNS = ['id', 'account_id', 'credential_id', 'method', 'path', 'query', 'status', 'duration_us', 'idempotency_key',
   'request_body', 'response_body', 'error_code', 'created_at', 'truncated'] as const;

@@ -3,7 +3,7 @@
 // invalid_token → dashboard_access_denied → publishable_key_write_denied → insufficient_scope →
 // account_not_active.
 import type Koa from 'koa';
-import { ACCOUNT_WITH_WALLET, accountWithWalletView, type AccountWithWallet } from '../accounts/service';
+import { ACCOUNT_WITH_WALLET, accountWithWalletView, type AccountWithWallet } from '../accounts/views';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';

@@ -3,7 +3,7 @@
 // before it answers, so the next request, in any process, reads Postgres again. Only valid keys
 // are cached: unknown and revoked keys always take the same Postgres path (same answer, same
 // time). If Redis is unavailable, lookups fall back to Postgres.
-import type { AccountView } from '../accounts/service';
+import type { AccountView } from '../accounts/views';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 

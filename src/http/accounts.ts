@@ -1,7 +1,7 @@
 // Sandbox bootstrap, sign-in, the caller's own account and its virtual IBANs
 // (SPEC.md section 4 "Account"; DESIGN.md section 5 "Sandbox bootstrap").
 import type { AccountService } from '../accounts/service';
-import { KYB_STATUSES } from '../accounts/service';
+import { KYB_STATUSES } from '../accounts/views';
 import type { Environment } from '../config';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';

@@ -1,7 +1,7 @@
 // A route is declared once, with its schemas and its credential rule; the router, the
 // validator and GET /v1/openapi.json are all built from these declarations.
 import type Koa from 'koa';
-import type { AccountView } from '../accounts/service';
+import type { AccountView } from '../accounts/views';
 import type { ErrorCode } from '../errors';
 
 export type JsonSchema = Record<string, unknown>;

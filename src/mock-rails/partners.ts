@@ -1,7 +1,6 @@
-// The four outside partners the mock rails stand for (DESIGN.md section 5, Partners; SPEC.md
-// section 1, sandbox routing). Each lives under its own path prefix with its own token space.
-
-export type PartnerSlug = 'fiat' | 'chain' | 'claimless' | 'openbank';
+// How the mock rails behave as each partner of the registry (src/partners/registry.ts). Each
+// lives under its own path prefix with its own token space.
+import type { PartnerSlug } from '../partners/registry';
 
 export type PaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
 
@@ -48,12 +47,6 @@ export const PARTNERS: Readonly<Record<PartnerSlug, PartnerProfile>> = {
     issuesTxHash: false, issuesClaimLink: false, clientAccountId: 1004,
   },
 };
-
-export const PARTNER_SLUGS = Object.keys(PARTNERS) as PartnerSlug[];
-
-export function isPartnerSlug(value: string): value is PartnerSlug {
-  return Object.prototype.hasOwnProperty.call(PARTNERS, value);
-}
 
 /** Decimal places an amount may carry in `currency`: stablecoins have 6, fiat has 2. */
 export function currencyScale(currency: string): number {

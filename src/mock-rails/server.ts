@@ -20,7 +20,8 @@ import type { AddressInfo } from 'node:net';
 import { log } from '../log';
 import { basicCredentials, bearerToken, RailError, readForm, readJsonObject, sendJson, sendRailError } from './http';
 import { TokenSpace } from './oauth';
-import { isPartnerSlug, PARTNER_SLUGS, PARTNERS, type PartnerProfile, type PartnerSlug } from './partners';
+import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
+import { PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
 
 export interface MockRailsOptions {

@@ -10,25 +10,8 @@ import type { KafkaThreadSettings } from '../kafka/thread';
 import { SupervisedThread } from '../kafka/supervised-thread';
 import type { Principal } from '../http/route';
 import { loggedBody } from './body-text';
-import { SHIPPER_ROLE, type FromShipper, type ToShipper } from './shipper';
+import { SHIPPER_ROLE, type FromShipper, type RequestLogRecord, type ToShipper } from './messages';
 
-export interface RequestLogRecord {
-  id: string;
-  account_id: string | null;
-  credential_id: string | null;
-  method: string;
-  path: string;
-  query: string;
-  status: number;
-  duration_us: number;
-  idempotency_key: string | null;
-  request_body: string | null;
-  response_body: string | null;
-  error_code: string | null;
-  created_at: string;
-  /** A body was cut or had characters Postgres cannot store replaced (body-text.ts). */
-  truncated: boolean;
-}
 
 const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']); // probes, not client requests
 

@@ -8,19 +8,7 @@
 import { readSchemaFiles } from '../kafka/registry';
 import { runKafkaThread } from '../kafka/thread';
 import { TOPICS } from '../kafka/topics';
-import type { RequestLogRecord } from './recorder';
-
-export const SHIPPER_ROLE = 'request-logs';
-
-export type ToShipper =
-  | { kind: 'batch'; id: number; records: RequestLogRecord[] }
-  | { kind: 'flush'; id: number }
-  | { kind: 'close' };
-
-export type FromShipper =
-  | { kind: 'flushed'; id: number }
-  | { kind: 'sent'; id: number }
-  | { kind: 'lost'; id: number; reason: string };
+import { SHIPPER_ROLE, type FromShipper, type ToShipper } from './messages';
 
 runKafkaThread<ToShipper>(SHIPPER_ROLE, async ({ kafka, names, codec, producer, report }) => {
   const topic = names.full(TOPICS.requestLogs);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { writeRequestLogs } from '../../consumers/request-logs/writer';
-import type { RequestLogRecord } from '../../src/request-logs/recorder';
+import type { RequestLogRecord } from '../../src/request-logs/messages';
 import { testService } from '../hooks';
 import { createCustomer, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';

@@ -6,7 +6,7 @@ import type { Consumer } from 'kafkajs';
 import { writeRequestLogs } from '../../consumers/request-logs/writer';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
-import type { RequestLogRecord } from '../../src/request-logs/recorder';
+import type { RequestLogRecord } from '../../src/request-logs/messages';
 import { testService } from '../hooks';
 import { createCustomer, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';

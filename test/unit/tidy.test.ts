@@ -1,5 +1,6 @@
 // House rules checked by a test rather than by memory (STYLE.md): money never passes through a
-// JS number, and the ledger domain stays free of HTTP and Kafka.
+// JS number, the ledger domain stays free of HTTP and Kafka, each folder imports only what the
+// README's map allows it, and no module imports itself through others.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +17,48 @@ function sources(folder: string): Array<{ file: string; text: string }> {
   return found;
 }
 
+/**
+ * What each folder may import besides itself (README, "Where things live"). A folder is
+ * `ledger`, `consumers/<name>` or `src/<name>` (a folder or a single file). Dependencies point
+ * from the edges (routes, consumers, process roles) towards the domain and the plumbing.
+ */
+const MAY_IMPORT: Record<string, string[]> = {
+  ledger: ['src/errors', 'src/accounts', 'src/pg-copy'],
+  'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
+  'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
+  'consumers/partners': ['ledger', 'src/kafka', 'src/partners', 'src/runtime'],
+  'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/pg-copy', 'src/request-logs', 'src/runtime', 'src/transient'],
+  'src/main': ['src/config', 'src/log', 'src/roles', 'src/runtime'],
+  'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'src/accounts', 'src/auth', 'src/config',
+    'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/rate-limit', 'src/request-logs', 'src/runtime'],
+  'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/idempotency', 'src/ledger-client',
+    'src/log', 'src/notifications', 'src/pagination', 'src/rate-limit', 'src/runtime', 'src/transient'],
+  'src/idempotency': ['src/db', 'src/errors', 'src/http', 'src/log', 'src/redis', 'src/tick-batch'],
+  'src/rate-limit': ['src/errors', 'src/log', 'src/redis'],
+  'src/auth': ['src/accounts', 'src/config', 'src/db', 'src/errors', 'src/http', 'src/log', 'src/rate-limit', 'src/redis'],
+  'src/accounts': ['src/auth', 'src/config', 'src/db', 'src/errors', 'src/pagination'],
+  'src/ledger-client': ['ledger', 'src/errors', 'src/kafka', 'src/runtime'],
+  'src/notifications': ['ledger', 'src/db', 'src/errors', 'src/log'],
+  'src/request-logs': ['src/http', 'src/kafka', 'src/log'],
+  'src/partners': ['src/log'],
+  'src/mock-rails': ['src/log', 'src/partners', 'src/runtime'],
+  'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis'],
+  'src/kafka': ['src/config', 'src/log', 'src/transient'],
+  'src/db': ['src/log'],
+  'src/pagination': ['src/errors'],
+  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/pg-copy': [], 'src/redis': [], 'src/tick-batch': [], 'src/transient': [],
+};
+
+/** The project modules a source file imports (relative imports, resolved to paths without .ts). */
+function importsOf(file: string, text: string): string[] {
+  return [...text.matchAll(/(?:from|import) '(\.[^']+)'/g)].map((m) => path.join(path.dirname(file), m[1]).replace(/\/index$/, ''));
+}
+
+function folderOf(module: string): string {
+  const parts = module.split(path.sep);
+  return parts[0] === 'ledger' ? 'ledger' : parts.slice(0, 2).join('/');
+}
+
 describe('house rules', () => {
   const code = ['src', 'ledger', 'consumers'].flatMap(sources);
 
@@ -28,6 +71,31 @@ describe('house rules', () => {
   it('keeps ledger/ free of HTTP and Kafka', () => {
     const offenders = code.filter(({ file, text }) => file.startsWith('ledger') && /from '(koa|@koa\/router|kafkajs|ioredis)'/.test(text)).map((s) => s.file);
     assert.deepEqual(offenders, []);
+  });
+
+  it('imports across folders only what the map allows', () => {
+    const offenders = code.flatMap(({ file, text }) => {
+      const from = folderOf(file.replace(/\.ts$/, ''));
+      const allowed = MAY_IMPORT[from];
+      if (!allowed) return [`${file}: its folder ${from} is not in the map`];
+      return importsOf(file, text).map(folderOf).filter((to) => to !== from && !allowed.includes(to)).map((to) => `${file} imports ${to}`);
+    });
+    assert.deepEqual(offenders, []);
+  });
+
+  it('has no import circles between modules', () => {
+    const graph = new Map(code.map(({ file, text }) => [file.replace(/\.ts$/, ''), importsOf(file, text)]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (module: string, trail: string[]) => {
+      if (state.get(module) === 'done') return;
+      if (state.get(module) === 'open') { circles.push([...trail.slice(trail.indexOf(module)), module].join(' -> ')); return; }
+      state.set(module, 'open');
+      for (const next of graph.get(module) ?? []) visit(next, [...trail, module]);
+      state.set(module, 'done');
+    };
+    for (const module of graph.keys()) visit(module, []);
+    assert.deepEqual(circles, []);
   });
 
   it('keeps source files to a reviewable size', () => {

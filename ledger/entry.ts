@@ -1,0 +1,18 @@
+// A journal entry before it is stored: what the posting rules (postings.ts) build and the
+// invariants (invariants.ts) and balances (balances.ts) read.
+import type { LedgerAccountRef } from './chart';
+import type { Amount } from './money';
+
+export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release';
+
+export interface PostingDraft {
+  account: LedgerAccountRef;
+  amount: Amount;
+}
+
+export interface EntryDraft {
+  id: string;
+  kind: EntryKind;
+  transferId: string | null;
+  postings: PostingDraft[];
+}
