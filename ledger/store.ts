@@ -9,7 +9,7 @@ import type { LedgerAccountRef } from './chart';
 import { Money } from './money';
 import type { TransferRecord, TransferStatus } from './transfers';
 import { normaliseAccountNumber } from '../src/accounts/vibans';
-import { copyInto } from '../src/pg-copy';
+import { copyInto } from '../src/db/pg-copy';
 
 type Db = Knex | Knex.Transaction;
 

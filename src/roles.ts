@@ -15,6 +15,7 @@ import { apiKeyRoutes } from './http/api-keys';
 import { createApp, type Guards } from './http/app';
 import { contactRoutes } from './http/contacts';
 import { customerRoutes } from './http/customers';
+import { faucetRoutes } from './http/faucet';
 import { ledgerReadRoutes } from './http/ledger-reads';
 import { transferRoutes } from './http/transfers';
 import { notificationRoutes } from './http/notifications';
@@ -24,10 +25,13 @@ import { startMockRailsRole } from './mock-rails/role';
 import { NotificationHub } from './notifications/hub';
 import { metaRoutes } from './http/meta';
 import { requestLogRoutes } from './http/request-logs';
+import { LedgerReads } from './read-models/ledger';
+import { RequestLogReads } from './read-models/request-logs';
+import { TransferReads } from './read-models/transfers';
 import type { RouteDef } from './http/route';
-import { IdempotencyGuard } from './idempotency';
+import { IdempotencyGuard } from './guards/idempotency';
 import { log } from './log';
-import { RateLimiter } from './rate-limit';
+import { RateLimiter } from './guards/rate-limit';
 import { kafkaThreadSettings } from './kafka/thread';
 import { RequestLogRecorder } from './request-logs/recorder';
 import type { RunningRole, Runtime } from './runtime';
@@ -59,9 +63,10 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new Ledger
     ...apiKeyRoutes(accounts),
     ...customerRoutes(runtime.db),
     ...contactRoutes(runtime.db),
-    ...requestLogRoutes(runtime.db),
-    ...transferRoutes(db, deps.ledger, config.ledgerReplyTimeoutMs),
-    ...ledgerReadRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
+    ...requestLogRoutes(new RequestLogReads(db)),
+    ...transferRoutes(db, new TransferReads(db), deps.ledger, config.ledgerReplyTimeoutMs),
+    ...ledgerReadRoutes(new LedgerReads(db)),
+    ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...plannedRoutes(),
   );

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import { keysetPage, type PageRequest } from '../pagination';
+import { keysetPage, type PageRequest } from '../db/pagination';
 import type { KeyCache } from '../auth/key-cache';
 import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from '../auth/credentials';
 import { newChainWalletAddress, newVibans } from './vibans';

@@ -9,7 +9,7 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { Principal, RouteDef } from '../http/route';
 import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
-import type { ReadAlong } from '../rate-limit';
+import type { ReadAlong } from '../guards/rate-limit';
 import type { CachedKey, KeyCache } from './key-cache';
 
 export interface AuthenticatedPrincipal extends Principal {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { DomainError } from '../errors';
-import type { ReadAlong } from '../rate-limit';
+import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
 import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';

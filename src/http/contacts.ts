@@ -4,7 +4,7 @@ import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { keysetPage } from '../pagination';
+import { keysetPage } from '../db/pagination';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef, RouteRequest } from './route';
 

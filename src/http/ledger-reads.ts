@@ -1,20 +1,11 @@
-// Reading the ledger back: transactions (the per-account view of the journal), balances, and the
-// sandbox faucet that credits test funds through the ledger.
-import { derivedUuid, type LedgerClient } from '../ledger-client';
-import { amountSchema, CURRENCIES, CURRENCY_SCALE, currencySchema, formatAmount, Money, parseAmount, requireCurrency, SETTLEMENT_CURRENCY, type Amount, type Currency } from '../../ledger/money';
-import type { Environment } from '../config';
-import type { Db } from '../db';
+// Reading the ledger back: transactions (the per-account view of the journal) and balances.
+import { CURRENCIES, CURRENCY_SCALE, formatAmount, Money, SETTLEMENT_CURRENCY, type Amount, type Currency } from '../../ledger/money';
 import { DomainError } from '../errors';
-import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { keysetPage } from '../pagination';
+import { accountIdQuerySchema, actingAccountId, assertOwnResource } from './acting';
+import type { BalanceRow, LedgerReads, TransactionRow } from '../read-models/ledger';
 import { listQuerySchema, listResponseSchema } from './pagination';
-import type { RouteDef, RouteResult } from './route';
-import { RETRY_AFTER_SECONDS } from '../idempotency';
+import type { RouteDef } from './route';
 
-interface TransactionRow {
-  id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
-  amount: string; balance_after: string; created_at: Date; transfer_status: string | null;
-}
 
 const transactionSchema = {
   type: 'object', required: ['id', 'entry_id', 'type', 'transfer_id', 'direction', 'amount', 'currency', 'status', 'balance_after', 'created_at'],
@@ -41,15 +32,6 @@ const balanceSchema = {
   },
 };
 
-const faucetCreditSchema = {
-  type: 'object', required: ['id', 'account_id', 'currency', 'amount', 'balance'],
-  properties: {
-    id: { type: 'string', format: 'uuid', description: 'the journal entry' }, account_id: { type: 'string', format: 'uuid' },
-    currency: { type: 'string' }, amount: { type: 'string' },
-    balance: { type: 'object', required: ['currency', 'available', 'pending'], properties: { currency: { type: 'string' }, available: { type: 'string' }, pending: { type: 'string' } } },
-  },
-};
-
 const transactionView = (row: TransactionRow) => {
   const amount = new Money(row.amount);
   return {
@@ -62,15 +44,7 @@ const transactionView = (row: TransactionRow) => {
   };
 };
 
-/** Transactions are the postings on the account's `available` ledger accounts. */
-const transactions = (db: Db) => db('postings as p')
-  .join('ledger_accounts as la', (on) => on.on('la.id', 'p.ledger_account_id').andOnVal('la.kind', 'available'))
-  .join('journal_entries as je', 'je.id', 'p.entry_id')
-  .leftJoin('transfers as t', 't.id', 'p.transfer_id')
-  .select('p.id', 'p.seq', 'p.entry_id', 'je.kind', 'p.transfer_id', 'p.account_id', 'p.currency', 'p.amount', 'p.balance_after', 'p.created_at',
-    't.status as transfer_status');
-
-export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
+export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
   return [
     {
       method: 'GET', path: '/v1/transactions', operationId: 'listTransactions', tag: 'transactions',
@@ -78,8 +52,7 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
       query: listQuerySchema({ account_id: accountIdQuerySchema }),
       response: { status: 200, description: 'a page of transactions', schema: listResponseSchema(transactionSchema) },
       handler: async (request) => {
-        const page = await keysetPage(transactions(db).where('p.account_id', actingAccountId(request)), 'p', request.query, transactionView, ['seq']);
-        return { status: 200, body: page };
+        return { status: 200, body: await reads.transactionPage(actingAccountId(request), request.query, transactionView) };
       },
     },
     {
@@ -88,7 +61,7 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
       response: { status: 200, description: 'the transaction', schema: transactionSchema },
       handler: async (request) => {
-        const row: TransactionRow | undefined = await transactions(db).where('p.id', request.params.id).first();
+        const row = await reads.transaction(request.params.id);
         if (!row) throw new DomainError('resource_not_found', 'no such transaction', request.params.id);
         assertOwnResource(request, row.account_id, row.id);
         return { status: 200, body: transactionView(row) };
@@ -100,41 +73,10 @@ export function ledgerReadRoutes(db: Db, ledger: LedgerClient, environment: Envi
       query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
       response: { status: 200, description: 'the totals', schema: balanceSchema },
       handler: async (request) => {
-        const rows: Array<{ kind: 'available' | 'pending'; currency: Currency; balance: string }> = await db('ledger_accounts')
-          .where('account_id', actingAccountId(request)).select('kind', 'currency', 'balance');
-        return { status: 200, body: balanceTotals(rows) };
-      },
-    },
-    {
-      method: 'POST', path: '/v1/sandbox/faucet', operationId: 'sandboxFaucet', tag: 'sandbox',
-      summary: "Credit test funds to the caller's account through the ledger", auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
-      body: {
-        type: 'object', additionalProperties: false, required: ['currency', 'amount'],
-        properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
-      },
-      response: { status: 201, description: 'the credit and the new balance', schema: faucetCreditSchema },
-      provisionalSchema: { type: 'object', required: ['status', 'currency', 'amount'], properties: { status: { type: 'string', const: 'pending' }, currency: { type: 'string' }, amount: { type: 'string' } } },
-      provisional: async (request) => {
-        const currency = requireCurrency(request.body.currency);
-        return faucetPending(currency, parseAmount(request.body.amount, currency));
-      },
-      handler: async (request) => {
-        if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'the faucet exists only in the sandbox');
-        const accountId = await actingAccountIdForWrite(request, db);
-        const currency = requireCurrency(request.body.currency);
-        const amount = parseAmount(request.body.amount, currency);
-        const commandId = derivedUuid('faucet.credit', accountId, request.idempotencyKey!);
-        const reply = await ledger.execute('faucet.credit', commandId, accountId, { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() }, replyTimeoutMs);
-        if (!reply) return faucetPending(currency, amount);
-        return { status: reply.status, body: reply.body };
+        return { status: 200, body: balanceTotals(await reads.balances(actingAccountId(request))) };
       },
     },
   ];
-}
-
-/** The answer while the ledger has not decided a faucet credit: not stored; repeat to learn more. */
-function faucetPending(currency: Currency, amount: Amount): RouteResult {
-  return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { status: 'pending', currency, amount: formatAmount(amount, currency) } };
 }
 
 /**
@@ -142,7 +84,7 @@ function faucetPending(currency: Currency, amount: Amount): RouteResult {
  * Totals print at the settlement currency's scale, rounded down so they never overstate funds;
  * `breakdown` gives each rail at its full scale.
  */
-export function balanceTotals(rows: Array<{ kind: 'available' | 'pending'; currency: Currency; balance: string }>) {
+export function balanceTotals(rows: BalanceRow[]) {
   const sum = (currency: Currency, kind: 'available' | 'pending') => rows
     .filter((r) => r.currency === currency && r.kind === kind)
     .reduce((total, r) => total.plus(r.balance), new Money(0));

@@ -1,17 +1,11 @@
 // Request logs (SPEC.md section 4 "Request logs"): the full request and response of a logged
 // request, by its Request-Id, scoped to the caller's account (the master key sees all).
-import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { assertOwnResource } from './acting';
-import { keysetPage } from '../pagination';
+import type { LogRow, RequestLogReads } from '../read-models/request-logs';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef } from './route';
 
-interface LogRow {
-  id: string; account_id: string | null; credential_id: string | null; method: string; path: string; query: string;
-  status: number; duration_us: number; idempotency_key: string | null; request_body: unknown; response_body: unknown;
-  error_code: string | null; created_at: Date; truncated: boolean;
-}
 
 const logSchema = {
   type: 'object',
@@ -32,7 +26,7 @@ const view = (row: LogRow) => ({
   truncated: row.truncated,
 });
 
-export function requestLogRoutes(db: Db): RouteDef[] {
+export function requestLogRoutes(reads: RequestLogReads): RouteDef[] {
   return [
     {
       method: 'GET', path: '/v1/request-logs/{id}', operationId: 'getRequestLog', tag: 'request-logs',
@@ -41,7 +35,7 @@ export function requestLogRoutes(db: Db): RouteDef[] {
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
       response: { status: 200, description: 'the log', schema: logSchema },
       handler: async (request) => {
-        const row: LogRow | undefined = await db('request_logs').where('id', request.params.id).first();
+        const row = await reads.byId(request.params.id);
         if (!row) throw new DomainError('resource_not_found', 'no such request log (logs appear within a second of the request)', request.params.id);
         if (row.account_id === null && !request.principal!.isAdmin) throw new DomainError('resource_not_found', 'no such request log', request.params.id);
         assertOwnResource(request, row.account_id ?? '', row.id);
@@ -55,9 +49,7 @@ export function requestLogRoutes(db: Db): RouteDef[] {
       response: { status: 200, description: 'a page of logs', schema: listResponseSchema(logSchema) },
       handler: async (request) => {
         const principal = request.principal!;
-        const query = db('request_logs').select('*');
-        if (!principal.isAdmin) query.where('account_id', principal.accountId);
-        return { status: 200, body: await keysetPage(query, 'request_logs', request.query, view) };
+        return { status: 200, body: await reads.page(principal.isAdmin ? null : principal.accountId, request.query, view) };
       },
     },
   ];

@@ -3,16 +3,16 @@
 import { derivedUuid, type LedgerClient } from '../ledger-client';
 import type { TransferCreate } from '../../ledger/messages';
 import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
-import { transferView, type TransferRecord } from '../../ledger/transfers';
+import { transferView } from '../../ledger/transfers';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
-import { keysetPage } from '../pagination';
+import type { StoredTransfer, TransferReads } from '../read-models/transfers';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { bodyValidator } from './validation';
-import { RETRY_AFTER_SECONDS } from '../idempotency';
+import { RETRY_AFTER_SECONDS } from '../guards/idempotency';
 
 const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
 const bankSchema = {
@@ -118,15 +118,15 @@ function lateDecision(command: TransferCreate): RouteResult {
   };
 }
 
-export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: number): RouteDef[] {
+export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClient, replyTimeoutMs: number): RouteDef[] {
   // Ids derive from the account and the Idempotency-Key: a retry names the same command and transfer.
   const commandOf = async (request: RouteRequest) => {
     const accountId = await actingAccountIdForWrite(request, db);
     const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
     return { accountId, commandId, command: transferCommand(request.body, derivedUuid('transfer', commandId)) };
   };
-  const getOwn = async (request: RouteRequest): Promise<TransferRecord> => {
-    const row: TransferRecord | undefined = await db('transfers').where('id', request.params.id).first();
+  const getOwn = async (request: RouteRequest): Promise<StoredTransfer> => {
+    const row = await reads.byId(request.params.id);
     if (!row) throw new DomainError('transfer_not_found', 'no such transfer', request.params.id);
     assertOwnResource(request, row.account_id, row.id);
     return row;
@@ -153,9 +153,7 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       query: listQuerySchema({ status: { type: 'string', enum: TRANSFER_STATUSES }, account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
       response: { status: 200, description: 'a page of transfers', schema: listResponseSchema(transferSchema) },
       handler: async (request) => {
-        const query = db('transfers').where('account_id', actingAccountId(request)).select('*');
-        if (request.query.status) query.where('status', request.query.status);
-        return { status: 200, body: await keysetPage(query, 'transfers', request.query, transferView) };
+        return { status: 200, body: await reads.page(actingAccountId(request), request.query.status, request.query, transferView) };
       },
     },
     {
@@ -165,7 +163,7 @@ export function transferRoutes(db: Db, ledger: LedgerClient, replyTimeoutMs: num
       response: { status: 200, description: 'the transfer', schema: transferWithHistorySchema },
       errors: ['transfer_not_found', 'cross_account_access_denied'],
       handler: async (request) => {
-        const row = await getOwn(request) as TransferRecord & { status_history: unknown[] };
+        const row = await getOwn(request);
         return { status: 200, body: { ...transferView(row), status_history: row.status_history } };
       },
     },

@@ -1,8 +1,8 @@
-// The rate limiter fails open (src/rate-limit.ts): with Redis unreachable a request is let
+// The rate limiter fails open (src/guards/rate-limit.ts): with Redis unreachable a request is let
 // through rather than refused, since nothing else depends on the limiter.
 import assert from 'node:assert/strict';
 import type Koa from 'koa';
-import { RateLimiter } from '../../src/rate-limit';
+import { RateLimiter } from '../../src/guards/rate-limit';
 import { createRedis, type RedisClient } from '../../src/redis';
 
 function fakeContext(authorization: string): { ctx: Koa.Context; headers: Map<string, string> } {

@@ -23,20 +23,20 @@ function sources(folder: string): Array<{ file: string; text: string }> {
  * from the edges (routes, consumers, process roles) towards the domain and the plumbing.
  */
 const MAY_IMPORT: Record<string, string[]> = {
-  ledger: ['src/errors', 'src/accounts', 'src/pg-copy'],
+  ledger: ['src/errors', 'src/accounts', 'src/db'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/kafka', 'src/partners', 'src/runtime'],
-  'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/pg-copy', 'src/request-logs', 'src/runtime', 'src/transient'],
+  'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
   'src/main': ['src/config', 'src/log', 'src/roles', 'src/runtime'],
   'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'src/accounts', 'src/auth', 'src/config',
-    'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/rate-limit', 'src/request-logs', 'src/runtime'],
-  'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/idempotency', 'src/ledger-client',
-    'src/log', 'src/notifications', 'src/pagination', 'src/rate-limit', 'src/runtime', 'src/transient'],
-  'src/idempotency': ['src/db', 'src/errors', 'src/http', 'src/log', 'src/redis', 'src/tick-batch'],
-  'src/rate-limit': ['src/errors', 'src/log', 'src/redis'],
-  'src/auth': ['src/accounts', 'src/config', 'src/db', 'src/errors', 'src/http', 'src/log', 'src/rate-limit', 'src/redis'],
-  'src/accounts': ['src/auth', 'src/config', 'src/db', 'src/errors', 'src/pagination'],
+    'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/read-models', 'src/request-logs', 'src/runtime'],
+  'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/guards', 'src/ledger-client',
+    'src/log', 'src/notifications', 'src/read-models', 'src/runtime', 'src/transient'],
+  'src/read-models': ['ledger', 'src/db'],
+  'src/guards': ['src/db', 'src/errors', 'src/http', 'src/log', 'src/redis'],
+  'src/auth': ['src/accounts', 'src/config', 'src/db', 'src/errors', 'src/guards', 'src/http', 'src/log', 'src/redis'],
+  'src/accounts': ['src/auth', 'src/config', 'src/db', 'src/errors'],
   'src/ledger-client': ['ledger', 'src/errors', 'src/kafka', 'src/runtime'],
   'src/notifications': ['ledger', 'src/db', 'src/errors', 'src/log'],
   'src/request-logs': ['src/http', 'src/kafka', 'src/log'],
@@ -44,9 +44,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/mock-rails': ['src/log', 'src/partners', 'src/runtime'],
   'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis'],
   'src/kafka': ['src/config', 'src/log', 'src/transient'],
-  'src/db': ['src/log'],
-  'src/pagination': ['src/errors'],
-  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/pg-copy': [], 'src/redis': [], 'src/tick-batch': [], 'src/transient': [],
+  'src/db': ['src/errors', 'src/log'],
+  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/transient': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */

@@ -3,11 +3,11 @@
 // without touching Postgres. A handler's returned result is an executed outcome and is stored;
 // a thrown error (validation, 5xx) is not, so the client's retry runs again.
 import { createHash } from 'node:crypto';
-import type { Db } from './db';
-import { DomainError } from './errors';
-import type { RouteDef, RouteRequest, RouteResult } from './http/route';
-import { log } from './log';
-import type { RedisClient } from './redis';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import type { RouteDef, RouteRequest, RouteResult } from '../http/route';
+import { log } from '../log';
+import type { RedisClient } from '../redis';
 import { TickBatch } from './tick-batch';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import { log } from './log';
+import { log } from '../log';
 
 // Postgres returns NUMERIC and BIGINT as text; keep them text so no amount ever passes through a
 // JS float. Money is parsed by the money module (ledger/money.ts).
@@ -29,7 +29,7 @@ export function createDb(databaseUrl: string, poolMax = 10): Db {
   });
 }
 
-export const MIGRATIONS_DIRECTORY = path.join(__dirname, '..', 'migrations');
+export const MIGRATIONS_DIRECTORY = path.join(__dirname, '..', '..', 'migrations');
 
 export function migrationConfig(): Knex.MigratorConfig {
   return { directory: MIGRATIONS_DIRECTORY, loadExtensions: ['.js'], tableName: 'knex_migrations' };

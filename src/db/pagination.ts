@@ -2,7 +2,7 @@
 // id of the last row of the previous page) or after `offset` rows, in the list envelope
 // { data, has_more, next_cursor }. The bounds and the query schema are in http/pagination.ts.
 import type { Knex } from 'knex';
-import { DomainError } from './errors';
+import { DomainError } from '../errors';
 
 export interface PageRequest { limit: number; before?: string; offset?: number }
 

@@ -4,9 +4,9 @@
 import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import type { Result } from 'ioredis';
-import { DomainError } from './errors';
-import { log } from './log';
-import type { RedisClient } from './redis';
+import { DomainError } from '../errors';
+import { log } from '../log';
+import type { RedisClient } from '../redis';
 
 // KEYS[1] bucket, KEYS[2] (optional) a key to read in the same call; ARGV rate per second,
 // burst. Time comes from the Redis server, so every API process sees one clock. Returns

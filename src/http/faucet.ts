@@ -1,0 +1,53 @@
+// The sandbox faucet: credits test funds to an account through the ledger, as a command like any
+// other money movement (the ledger is the only writer of money).
+import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
+import type { Environment } from '../config';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { RETRY_AFTER_SECONDS } from '../guards/idempotency';
+import { derivedUuid, type LedgerClient } from '../ledger-client';
+import { actingAccountIdForWrite } from './acting';
+import type { RouteDef, RouteResult } from './route';
+
+const faucetCreditSchema = {
+  type: 'object', required: ['id', 'account_id', 'currency', 'amount', 'balance'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'the journal entry' }, account_id: { type: 'string', format: 'uuid' },
+    currency: { type: 'string' }, amount: { type: 'string' },
+    balance: { type: 'object', required: ['currency', 'available', 'pending'], properties: { currency: { type: 'string' }, available: { type: 'string' }, pending: { type: 'string' } } },
+  },
+};
+
+export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
+  return [
+    {
+      method: 'POST', path: '/v1/sandbox/faucet', operationId: 'sandboxFaucet', tag: 'sandbox',
+      summary: "Credit test funds to the caller's account through the ledger", auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
+      body: {
+        type: 'object', additionalProperties: false, required: ['currency', 'amount'],
+        properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
+      },
+      response: { status: 201, description: 'the credit and the new balance', schema: faucetCreditSchema },
+      provisionalSchema: { type: 'object', required: ['status', 'currency', 'amount'], properties: { status: { type: 'string', const: 'pending' }, currency: { type: 'string' }, amount: { type: 'string' } } },
+      provisional: async (request) => {
+        const currency = requireCurrency(request.body.currency);
+        return faucetPending(currency, parseAmount(request.body.amount, currency));
+      },
+      handler: async (request) => {
+        if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'the faucet exists only in the sandbox');
+        const accountId = await actingAccountIdForWrite(request, db);
+        const currency = requireCurrency(request.body.currency);
+        const amount = parseAmount(request.body.amount, currency);
+        const commandId = derivedUuid('faucet.credit', accountId, request.idempotencyKey!);
+        const reply = await ledger.execute('faucet.credit', commandId, accountId, { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() }, replyTimeoutMs);
+        if (!reply) return faucetPending(currency, amount);
+        return { status: reply.status, body: reply.body };
+      },
+    },
+  ];
+}
+
+/** The answer while the ledger has not decided a faucet credit: not stored; repeat to learn more. */
+function faucetPending(currency: Currency, amount: Amount): RouteResult {
+  return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { status: 'pending', currency, amount: formatAmount(amount, currency) } };
+}

@@ -1,0 +1,38 @@
+// The ledger read back for its account holders: transactions (the postings on an account's
+// `available` ledger accounts, with the state of their transfer) and balances.
+import type { Currency } from '../../ledger/money';
+import type { Db } from '../db';
+import { keysetPage, type Page, type PageRequest } from '../db/pagination';
+
+export interface TransactionRow {
+  id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
+  amount: string; balance_after: string; created_at: Date; transfer_status: string | null;
+}
+
+export interface BalanceRow { kind: 'available' | 'pending'; currency: Currency; balance: string }
+
+export class LedgerReads {
+  constructor(private readonly db: Db) {}
+
+  private transactions() {
+    return this.db('postings as p')
+      .join('ledger_accounts as la', (on) => on.on('la.id', 'p.ledger_account_id').andOnVal('la.kind', 'available'))
+      .join('journal_entries as je', 'je.id', 'p.entry_id')
+      .leftJoin('transfers as t', 't.id', 'p.transfer_id')
+      .select('p.id', 'p.seq', 'p.entry_id', 'je.kind', 'p.transfer_id', 'p.account_id', 'p.currency', 'p.amount', 'p.balance_after', 'p.created_at',
+        't.status as transfer_status');
+  }
+
+  async transaction(id: string): Promise<TransactionRow | undefined> {
+    return this.transactions().where('p.id', id).first();
+  }
+
+  /** Newest first, in posting order. */
+  transactionPage<Item>(accountId: string, page: PageRequest, view: (row: TransactionRow) => Item): Promise<Page<Item>> {
+    return keysetPage(this.transactions().where('p.account_id', accountId), 'p', page, view, ['seq']);
+  }
+
+  async balances(accountId: string): Promise<BalanceRow[]> {
+    return this.db('ledger_accounts').where('account_id', accountId).select('kind', 'currency', 'balance');
+  }
+}
