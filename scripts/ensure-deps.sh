@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs node_modules when missing or older than the lockfile, then compiles TypeScript.
+# Installs node_modules when missing or older than the lockfile or a patch, then compiles TypeScript.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { echo "[setup] $*"; }
@@ -8,7 +8,9 @@ if ! command -v node >/dev/null 2>&1; then
   echo "[setup] node is not installed: install Node.js 20 (e.g. apt-get install nodejs npm) and retry" >&2
   exit 1
 fi
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A changed patch (patches/) needs the pristine package it was written against: install again.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
+  [ -n "$(find patches -newer node_modules/.package-lock.json 2>/dev/null)" ]; then
   log "installing dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
 fi

@@ -7,6 +7,8 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
   private server: net.Server | null = null;
   port = 0;
+  /** While set, what the target answers is thrown away: the request arrives, its reply never does. */
+  dropReplies = false;
 
   private constructor(private readonly targetHost: string, private readonly targetPort: number) {}
 
@@ -25,7 +27,8 @@ export class TcpProxy {
         socket.on('close', () => this.sockets.delete(socket));
         socket.on('error', () => undefined);
       }
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => { if (!this.dropReplies) client.write(chunk); });
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
