@@ -1,16 +1,15 @@
 // The ledger's decisions, one command at a time, against the balances of the batch. Expected
-// refusals (insufficient funds, unknown recipient...) are return values with the error body
-// of SPEC.md section 2; a broken invariant is an assertion failure.
+// refusals (insufficient funds, unknown recipient...) are outcomes (outcome.ts); a broken
+// invariant is an assertion failure.
 import { randomUUID } from 'node:crypto';
-import type { ErrorCode } from '../src/errors';
-import { ERROR_STATUS } from '../src/errors';
 import { available, pending } from './chart';
 import type { AppliedPosting, BalanceBook } from './balances';
 import type { FaucetCredit, TransferCreate, TransferExecute, TransferPartnerResult } from './messages';
 import { formatAmount, Money, STABLECOINS, type Currency } from './money';
 import type { EntryDraft } from './entry';
 import { faucetCredit, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer } from './postings';
-import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, transferView, type TransferRecord, type TransferStatus } from './transfers';
+import { refused, type Outcome, type RefusalCode } from './outcome';
+import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from './transfers';
 
 /** What the ledger knows about an account when it decides. */
 export interface AccountFacts {
@@ -37,7 +36,7 @@ export interface PostedEntry {
 }
 
 export interface Decision {
-  reply: { status: number; body: unknown };
+  outcome: Outcome;
   entries: PostedEntry[];
   /** A transfer created by this command, or the new state of an existing one. */
   transfer: TransferRecord | null;
@@ -47,12 +46,12 @@ export interface Decision {
   partnerCommand: { partner: string; accountId: string; payload: TransferExecute } | null;
 }
 
-const emptyDecision = (status: number, body: unknown): Decision => ({
-  reply: { status, body }, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null,
+const emptyDecision = (outcome: Outcome): Decision => ({
+  outcome, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null,
 });
 
-function refusal(code: ErrorCode, message: string, details: string | null = null): Decision {
-  return emptyDecision(ERROR_STATUS[code], { success: false, error: code, message, details });
+function refusal(code: RefusalCode, message: string, field: string | null = null): Decision {
+  return emptyDecision(refused(code, message, field));
 }
 
 /** Applies an entry to the batch's balances and records it in the decision. */
@@ -93,13 +92,14 @@ function walk(record: TransferRecord, path: TransferStatus[], at: Date, decision
 
 export function decideFaucetCredit(accountId: string, command: FaucetCredit, book: BalanceBook): Decision {
   const amount = new Money(command.amount);
-  const decision = emptyDecision(201, null);
-  post(decision, book, faucetCredit(command.entry_id, accountId, command.currency, amount));
+  const entry = faucetCredit(command.entry_id, accountId, command.currency, amount);
+  const postings = book.apply(entry);
   const event = balanceEvent(book, accountId, command.currency);
-  decision.reply.body = {
-    id: command.entry_id, account_id: accountId, currency: command.currency, amount: formatAmount(amount, command.currency),
-    balance: { currency: command.currency, available: event.attributes!.available, pending: event.attributes!.pending },
-  };
+  const decision = emptyDecision({
+    kind: 'faucet_credit', entry_id: command.entry_id, account_id: accountId, currency: command.currency,
+    amount: formatAmount(amount, command.currency), available: event.attributes!.available as string, pending: event.attributes!.pending as string,
+  });
+  decision.entries.push({ entry, postings });
   decision.events.push(event);
   return decision;
 }
@@ -154,7 +154,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
     note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
     estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
   };
-  const decision = emptyDecision(201, null);
+  const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });
   decision.transfer = record;
   decision.transferIsNew = true;
   const entryId = randomUUID();
@@ -176,16 +176,15 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
       },
     };
   }
-  decision.reply = { status: 201, body: transferView(record) };
   return decision;
 }
 
 /** A partner's final answer on an executing transfer; answers for finished transfers change nothing. */
 export function decidePartnerResult(result: TransferPartnerResult, current: TransferRecord | null, book: BalanceBook, now: Date): Decision {
   if (!current) return refusal('transfer_not_found', 'no such transfer', result.transfer_id);
-  if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision(200, transferView(current));
+  if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision({ kind: 'transfer', created: false, transfer: current });
   const record: TransferRecord = { ...current, updated_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id };
-  const decision = emptyDecision(200, null);
+  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
   decision.transfer = record;
   const amount = new Money(record.amount);
   const entryId = randomUUID();
@@ -201,6 +200,5 @@ export function decidePartnerResult(result: TransferPartnerResult, current: Tran
     walk(record, [result.outcome], now, decision);
     decision.events.push(balanceEvent(book, record.account_id, record.currency));
   }
-  decision.reply = { status: 200, body: transferView(record) };
   return decision;
 }

@@ -51,12 +51,12 @@ export interface TransferPartnerResult {
   failure_message: string | null;
 }
 
-/** Envelope on ledger.replies (schemas/ledger.replies.v1.avsc). */
+/** Envelope on ledger.replies (schemas/ledger.replies.v2.avsc). */
 export interface LedgerReplyEnvelope {
   command_id: string;
   reply_to: string | null;
-  status: number;
-  body: string;
+  /** The outcome's JSON text (outcome.ts). */
+  outcome: string;
 }
 
 /** Envelope on partner.commands (schemas/partner.commands.v1.avsc). */

@@ -1,7 +1,6 @@
 // The one money module: parsing, scale and formatting of amounts. Amounts are decimal strings
 // on the wire and BigNumber in code; a JS number never holds money.
 import BigNumber from 'bignumber.js';
-import { DomainError } from '../src/errors';
 
 // Independent configuration, so no other BigNumber user can change how money rounds.
 export const Money = BigNumber.clone({ DECIMAL_PLACES: 18, ROUNDING_MODE: BigNumber.ROUND_HALF_EVEN, EXPONENTIAL_AT: 1e9 });
@@ -17,14 +16,22 @@ export const SETTLEMENT_CURRENCY: Record<Currency, Currency> = { USD: 'USD', EUR
 export const FIAT_CURRENCIES: readonly Currency[] = ['USD', 'EUR', 'GBP'];
 export const STABLECOINS: readonly Currency[] = ['USDC', 'EURC'];
 
+/** A currency or amount the ledger does not accept, naming the field it came from. */
+export class InvalidMoney extends Error {
+  constructor(readonly code: 'invalid_currency' | 'invalid_request', message: string, readonly field: string) {
+    super(message);
+    this.name = 'InvalidMoney';
+  }
+}
+
 export function isCurrency(code: string): code is Currency {
   return Object.prototype.hasOwnProperty.call(CURRENCY_SCALE, code);
 }
 
-/** @throws DomainError invalid_currency */
+/** @throws InvalidMoney invalid_currency */
 export function requireCurrency(code: string, field = 'currency'): Currency {
   if (!isCurrency(code)) {
-    throw new DomainError('invalid_currency', `${field} must be one of ${CURRENCIES.join(', ')}`, field);
+    throw new InvalidMoney('invalid_currency', `${field} must be one of ${CURRENCIES.join(', ')}`, field);
   }
   return code;
 }
@@ -33,16 +40,16 @@ const DECIMAL_PATTERN = /^(0|[1-9]\d{0,17})(\.\d+)?$/;
 
 /**
  * Parses a positive decimal string at most at the currency's scale.
- * @throws DomainError invalid_request naming `field`
+ * @throws InvalidMoney invalid_request naming `field`
  */
 export function parseAmount(text: unknown, currency: Currency, field = 'amount'): Amount {
-  if (typeof text !== 'string') throw new DomainError('invalid_request', `${field} must be a decimal string such as "10.00"`, field);
-  if (!DECIMAL_PATTERN.test(text)) throw new DomainError('invalid_request', `${field} must be a plain positive decimal string such as "10.00"`, field);
+  if (typeof text !== 'string') throw new InvalidMoney('invalid_request', `${field} must be a decimal string such as "10.00"`, field);
+  if (!DECIMAL_PATTERN.test(text)) throw new InvalidMoney('invalid_request', `${field} must be a plain positive decimal string such as "10.00"`, field);
   const scale = CURRENCY_SCALE[currency];
   const decimals = text.includes('.') ? text.split('.')[1].length : 0;
-  if (decimals > scale) throw new DomainError('invalid_request', `${field} has more than ${scale} decimal places for ${currency}`, field);
+  if (decimals > scale) throw new InvalidMoney('invalid_request', `${field} has more than ${scale} decimal places for ${currency}`, field);
   const amount = new Money(text);
-  if (!amount.isGreaterThan(0)) throw new DomainError('invalid_request', `${field} must be greater than zero`, field);
+  if (!amount.isGreaterThan(0)) throw new InvalidMoney('invalid_request', `${field} must be greater than zero`, field);
   return amount;
 }
 

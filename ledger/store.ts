@@ -8,7 +8,6 @@ import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
 import { Money } from './money';
 import type { TransferRecord, TransferStatus } from './transfers';
-import { normaliseAccountNumber } from '../src/accounts/vibans';
 import { copyInto } from '../src/db/pg-copy';
 
 type Db = Knex | Knex.Transaction;
@@ -31,6 +30,11 @@ export async function accountFactsByEmail(db: Db, emails: string[]): Promise<Map
   if (emails.length === 0) return new Map();
   const { rows } = await db.raw(`SELECT lower(a.email) AS email_key, ${FACTS_COLUMNS} FROM accounts a WHERE lower(a.email) = ANY(?::text[])`, [emails.map((e) => e.toLowerCase())]);
   return new Map((rows as Array<FactsRow & { email_key: string }>).map((r) => [r.email_key, toFacts(r)]));
+}
+
+/** Account numbers compare without spaces and case, as banks print them in groups. */
+function normaliseAccountNumber(text: string): string {
+  return text.replace(/[\s-]+/g, '').toUpperCase();
 }
 
 export const bankKey = (accountNumber: string, currency: string): string => `${normaliseAccountNumber(accountNumber)}|${currency}`;
@@ -75,12 +79,11 @@ export async function readTransfers(db: Db, ids: string[], lock: boolean): Promi
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-export interface StoredReply { status: number; body: unknown }
-
-export async function processedReplies(db: Db, commandIds: string[]): Promise<Map<string, StoredReply>> {
+/** The outcomes (their JSON text, outcome.ts) of the commands already decided, by command id. */
+export async function processedOutcomes(db: Db, commandIds: string[]): Promise<Map<string, string>> {
   if (commandIds.length === 0) return new Map();
-  const { rows } = await db.raw('SELECT command_id, reply_status, reply_body FROM processed_commands WHERE command_id = ANY(?::text[])', [commandIds]);
-  return new Map((rows as Array<{ command_id: string; reply_status: number; reply_body: unknown }>).map((r) => [r.command_id, { status: r.reply_status, body: r.reply_body }]));
+  const { rows } = await db.raw('SELECT command_id, outcome::text AS outcome FROM processed_commands WHERE command_id = ANY(?::text[])', [commandIds]);
+  return new Map((rows as Array<{ command_id: string; outcome: string }>).map((r) => [r.command_id, r.outcome]));
 }
 
 export interface EntryWrite {
@@ -107,7 +110,8 @@ export interface BatchWrite {
   newTransfers: TransferRecord[];
   changedTransfers: TransferRecord[];
   transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
-  processed: Array<{ commandId: string; type: string; status: number; body: unknown }>;
+  /** Each decided command with its outcome's JSON text. */
+  processed: Array<{ commandId: string; type: string; outcome: string }>;
   outbox: OutboxWrite[];
   /** The round (transaction) the outbox rows belong to, for tracking their publication. */
   roundId: string;
@@ -156,8 +160,8 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
     });
   }
   // Reply bodies are stored as JSON text, whatever their JSON type.
-  await copyInto(trx, 'processed_commands', ['command_id', 'type', 'reply_status', 'reply_body', 'processed_at'],
-    batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, reply_status: p.status, reply_body: JSON.stringify(p.body), processed_at: at })));
+  await copyInto(trx, 'processed_commands', ['command_id', 'type', 'outcome', 'processed_at'],
+    batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at })));
   if (batch.outbox.length === 0) return;
   await numberAccountEvents(trx, batch.outbox);
   await copyInto(trx, 'outbox', ['id', 'round_id', 'topic', 'message_key', 'account_id', 'account_seq', 'payload', 'created_at'],

@@ -1,5 +1,5 @@
 // Transfers as the ledger records them (SPEC.md sections 2 and 3).
-import { formatAmount, STABLECOINS, type Currency } from './money';
+import { STABLECOINS, type Currency } from './money';
 
 export const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
@@ -43,23 +43,4 @@ export const ESTIMATED_ARRIVAL: Record<Rail, string> = {
   fiat: 'within a minute',
   chain: 'a few seconds, after one block confirmation',
 };
-
-/** The API representation of a transfer (create response, GET, list, ledger replies). */
-export function transferView(record: TransferRecord) {
-  return {
-    transfer_id: record.id,
-    type: record.type,
-    status: record.status,
-    amount: formatAmount(record.amount, record.currency),
-    currency: record.currency,
-    recipient: record.recipient,
-    note: record.note,
-    estimated_arrival: record.estimated_arrival,
-    partner_payment_id: record.partner_payment_id,
-    failure: record.failure_code ? { code: record.failure_code, message: record.failure_message } : null,
-    created_at: record.created_at.toISOString(),
-    updated_at: record.updated_at.toISOString(),
-    completed_at: record.completed_at ? record.completed_at.toISOString() : null,
-  };
-}
 

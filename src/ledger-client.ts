@@ -5,16 +5,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { CommandType, LedgerCommandEnvelope, LedgerReplyEnvelope } from '../ledger/messages';
+import { parseOutcome, type Outcome } from '../ledger/outcome';
 import { DomainError } from './errors';
-import { ProducerBatcher } from './kafka/batcher';
+import { ProducerBatcher, SendDeadlineExceeded } from './kafka/batcher';
 import { startConsumer } from './kafka/consumer';
 import { TOPICS } from './kafka/topics';
 import type { Runtime } from './runtime';
 
-export interface LedgerReply {
-  status: number;
-  body: unknown;
-}
 
 /** A UUID derived from stable input, so a retried request names the same command and resource. */
 export function derivedUuid(...parts: string[]): string {
@@ -26,14 +23,15 @@ export function derivedUuid(...parts: string[]): string {
 export const PENDING_REPLIES_MAX = 50_000;
 /**
  * How long a request waits for Kafka to acknowledge its command. The producer itself retries for
- * about 50 s, far past what a client waits for; past this the request answers 503. The command
- * may still land once Kafka returns (a send cannot be called back), so the 503 says the outcome
- * is unknown, as any 5xx is (SPEC.md section 7): the client repeats with the same
- * Idempotency-Key, which names the same command, and learns the one decision the ledger made.
+ * about 50 s, far past what a client waits for; past this the request answers 503. A command
+ * still queued behind the batch in flight is then never sent; one in that batch may still land
+ * once Kafka returns (a send cannot be called back), so that 503 says the outcome is unknown, as
+ * any 5xx is (SPEC.md section 7): the client repeats with the same Idempotency-Key, which names
+ * the same command, and learns the one decision the ledger made.
  */
 export const COMMAND_SEND_DEADLINE_MS = 5_000;
 
-interface Waiter { resolve: (reply: LedgerReply | null) => void; timer: NodeJS.Timeout }
+interface Waiter { resolve: (reply: Outcome | null) => void; timer: NodeJS.Timeout }
 
 export class LedgerClient {
   readonly instanceId = randomUUID();
@@ -57,8 +55,9 @@ export class LedgerClient {
       partitionsConsumedConcurrently: this.runtime.config.kafkaPartitions,
       handleBatch: async (messages) => {
         for (const { value } of messages) {
-          if (value.reply_to !== this.instanceId) continue;
-          this.settle(value.command_id, { status: value.status, body: JSON.parse(value.body) });
+          // A reply written before outcomes existed carries none: its request is answered as late.
+          if (value.reply_to !== this.instanceId || value.outcome === '') continue;
+          this.settle(value.command_id, parseOutcome(value.outcome));
         }
       },
       onGroupJoin: () => markJoined(),
@@ -68,14 +67,14 @@ export class LedgerClient {
   }
 
   /** Hands the decision to every request waiting for `commandId`. */
-  private settle(commandId: string, reply: LedgerReply): void {
+  private settle(commandId: string, outcome: Outcome): void {
     const waiters = this.waiting.get(commandId);
     if (!waiters) return;
     this.waiting.delete(commandId);
     this.waitersCount -= waiters.length;
     for (const waiter of waiters) {
       clearTimeout(waiter.timer);
-      waiter.resolve(reply);
+      waiter.resolve(outcome);
     }
   }
 
@@ -95,7 +94,7 @@ export class LedgerClient {
    * Sends a command and waits up to `timeoutMs` for the decision; null when it is late (the
    * command stays queued and will be decided).
    */
-  async execute(type: CommandType, commandId: string, accountId: string, payload: unknown, timeoutMs: number): Promise<LedgerReply | null> {
+  async execute(type: CommandType, commandId: string, accountId: string, payload: unknown, timeoutMs: number): Promise<Outcome | null> {
     // A full waiting list refuses the command before it is sent: a 202 here would promise a
     // decision for a command that never left.
     if (this.waitersCount >= this.waitersMax) {
@@ -105,7 +104,7 @@ export class LedgerClient {
       id: commandId, type, account_id: accountId, reply_to: this.instanceId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
     };
     let waiter!: Waiter;
-    const reply = new Promise<LedgerReply | null>((resolve) => {
+    const reply = new Promise<Outcome | null>((resolve) => {
       waiter = { resolve, timer: setTimeout(() => this.giveUp(commandId, waiter), timeoutMs) };
     });
     const waiters = this.waiting.get(commandId) ?? [];
@@ -114,9 +113,10 @@ export class LedgerClient {
     this.waitersCount++;
     try {
       const value = await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope);
-      await withDeadline(this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value }), COMMAND_SEND_DEADLINE_MS);
+      await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value }, COMMAND_SEND_DEADLINE_MS);
     } catch (error) {
-      this.giveUp(commandId, waiter); // nobody waits on a command that never left
+      this.giveUp(commandId, waiter); // nobody waits for this decision now
+      if (error instanceof SendDeadlineExceeded) throw kafkaTooSlow(error.sent);
       throw error;
     }
     return reply;
@@ -128,17 +128,10 @@ export class LedgerClient {
   }
 }
 
-/** The send, or 503 naming Kafka once the deadline passes without its acknowledgement. */
-async function withDeadline(send: Promise<void>, deadlineMs: number): Promise<void> {
-  let timer!: NodeJS.Timeout;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DomainError('service_unavailable',
-      'kafka did not acknowledge the command in time; its outcome is unknown until you repeat the request with the same Idempotency-Key',
-      'kafka', { 'Retry-After': '2' })), deadlineMs);
-  });
-  try {
-    await Promise.race([send, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** 503 naming Kafka: the command was not sent, or it was and its fate is unknown. */
+function kafkaTooSlow(sent: boolean): DomainError {
+  const message = sent
+    ? 'kafka did not acknowledge the command in time; its outcome is unknown until you repeat the request with the same Idempotency-Key'
+    : 'kafka is unavailable; the command was not sent: repeat the request with the same Idempotency-Key';
+  return new DomainError('service_unavailable', message, 'kafka', { 'Retry-After': '2' });
 }

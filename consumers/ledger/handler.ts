@@ -9,7 +9,7 @@ import { decideFaucetCredit, decidePartnerResult, decideTransferCreate, type Dec
 import type { LedgerCommandEnvelope, LedgerReplyEnvelope } from '../../ledger/messages';
 import {
   accountFactsByBank, accountFactsByEmail, accountFactsById, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
-  processedReplies, readTransfers, writeBatch, type BatchWrite, type EntryWrite, type StoredReply,
+  processedOutcomes, readTransfers, writeBatch, type BatchWrite, type EntryWrite,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
 import type { TransferRecord } from '../../ledger/transfers';
@@ -61,7 +61,8 @@ function decide(command: ParsedCommand, facts: BatchFacts, transfers: Map<string
 }
 
 interface BatchOutcome {
-  replies: Array<{ command: ParsedCommand; reply: StoredReply }>;
+  /** Each decided command with its outcome's JSON text. */
+  replies: Array<{ command: ParsedCommand; outcome: string }>;
   roundId: string;
   outbox: BatchWrite['outbox'];
 }
@@ -115,8 +116,9 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         const { partner, accountId, payload } = decision.partnerCommand;
         write.outbox.push(partnerCommandRow(partner, accountId, payload, now));
       }
-      write.processed.push({ commandId: command.envelope.id, type: command.type, status: decision.reply.status, body: decision.reply.body });
-      replies.push({ command, reply: decision.reply });
+      const outcome = JSON.stringify(decision.outcome);
+      write.processed.push({ commandId: command.envelope.id, type: command.type, outcome });
+      replies.push({ command, outcome });
     }
     write.changedTransfers = [...changed.values()];
     write.balances = book.changedAccounts();
@@ -125,17 +127,15 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
   });
 }
 
-function replyRow(command: ParsedCommand, reply: StoredReply) {
-  const envelope: LedgerReplyEnvelope = {
-    command_id: command.envelope.id, reply_to: command.envelope.reply_to, status: reply.status, body: JSON.stringify(reply.body),
-  };
+function replyRow(command: ParsedCommand, outcome: string) {
+  const envelope: LedgerReplyEnvelope = { command_id: command.envelope.id, reply_to: command.envelope.reply_to, outcome };
   return { topic: TOPICS.ledgerReplies, key: command.envelope.id, payload: envelope };
 }
 
 export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
   const { publisher } = state;
   const all = uniqueCommands(messages);
-  const done = await processedReplies(runtime.db, all.map((c) => c.envelope.id));
+  const done = await processedOutcomes(runtime.db, all.map((c) => c.envelope.id));
   const fresh = all.filter((c) => !done.has(c.envelope.id));
   const redelivered = all.filter((c) => done.has(c.envelope.id) && c.envelope.reply_to).map((c) => replyRow(c, done.get(c.envelope.id)!));
   if (redelivered.length > 0) await publisher.publish({ roundId: null, messages: redelivered });
@@ -143,6 +143,6 @@ export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, me
   const outcome = await applyBatch(runtime, state, fresh, await gatherFacts(runtime, fresh));
   // Committed: the offsets may be committed now. The outbox and the replies go to Kafka in the
   // background, in order; a crash before that leaves the round to the sweeper.
-  const replies = outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.reply));
+  const replies = outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.outcome));
   await publisher.publish({ roundId: outcome.roundId, messages: [...outcome.outbox, ...replies] });
 }

@@ -47,8 +47,3 @@ export function newVibans(): VibanDetails[] {
 export function newChainWalletAddress(): string {
   return `0x${randomBytes(20).toString('hex')}`;
 }
-
-/** Account numbers compare without spaces and case, as banks print them in groups. */
-export function normaliseAccountNumber(text: string): string {
-  return text.replace(/[\s-]+/g, '').toUpperCase();
-}

@@ -1,12 +1,14 @@
 // The one place where failures become HTTP responses (SPEC.md section 2, error body).
 // Domain errors are exposed as they are; anything else is a bug and becomes an opaque 500.
 import type Koa from 'koa';
+import { InvalidMoney } from '../../ledger/money';
 import { DomainError, errorBody, isDomainError } from '../errors';
 import { log } from '../log';
 import { dependencyUnavailable, unavailableDependency } from './unavailable';
 
 export function toDomainError(error: unknown, ctx: Koa.Context): DomainError {
   if (isDomainError(error)) return error;
+  if (error instanceof InvalidMoney) return new DomainError(error.code, error.message, error.field);
   const dependency = unavailableDependency(error);
   if (dependency) {
     log.warn({ err: error, requestId: ctx.state.requestId, dependency }, 'a dependency is unavailable');

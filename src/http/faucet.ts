@@ -7,6 +7,7 @@ import { DomainError } from '../errors';
 import { RETRY_AFTER_SECONDS } from '../guards/idempotency';
 import { derivedUuid, type LedgerClient } from '../ledger-client';
 import { actingAccountIdForWrite } from './acting';
+import { faucetAnswer, refusalAnswer, unexpectedOutcome } from './outcomes';
 import type { RouteDef, RouteResult } from './route';
 
 const faucetCreditSchema = {
@@ -39,9 +40,10 @@ export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environm
         const currency = requireCurrency(request.body.currency);
         const amount = parseAmount(request.body.amount, currency);
         const commandId = derivedUuid('faucet.credit', accountId, request.idempotencyKey!);
-        const reply = await ledger.execute('faucet.credit', commandId, accountId, { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() }, replyTimeoutMs);
-        if (!reply) return faucetPending(currency, amount);
-        return { status: reply.status, body: reply.body };
+        const outcome = await ledger.execute('faucet.credit', commandId, accountId, { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() }, replyTimeoutMs);
+        if (!outcome) return faucetPending(currency, amount);
+        if (outcome.kind === 'refused') return refusalAnswer(outcome);
+        return outcome.kind === 'faucet_credit' ? faucetAnswer(outcome) : unexpectedOutcome(outcome);
       },
     },
   ];

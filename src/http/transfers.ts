@@ -3,7 +3,7 @@
 import { derivedUuid, type LedgerClient } from '../ledger-client';
 import type { TransferCreate } from '../../ledger/messages';
 import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
-import { transferView } from '../../ledger/transfers';
+import { refusalAnswer, transferAnswer, transferView, unexpectedOutcome } from './outcomes';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
@@ -143,8 +143,10 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
       provisionalSchema: provisionalTransferSchema,
       handler: async (request) => {
         const { accountId, commandId, command } = await commandOf(request);
-        const reply = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);
-        return reply ? { status: reply.status, body: reply.body } : lateDecision(command);
+        const outcome = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);
+        if (!outcome) return lateDecision(command);
+        if (outcome.kind === 'refused') return refusalAnswer(outcome);
+        return outcome.kind === 'transfer' ? transferAnswer(outcome) : unexpectedOutcome(outcome);
       },
     },
     {

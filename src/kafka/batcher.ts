@@ -1,11 +1,25 @@
 // kafkajs has no linger: every send is its own request, and an idempotent producer sends one
 // at a time. Request paths that send one message per HTTP request gather them here for up to
 // `lingerMs` and send them as one batch (STACK.md, "Request/reply latency through Kafka").
+//
+// Batches go out one after another. While Kafka is away the one in flight waits on the
+// producer's retries and the rest queue behind it; a message whose deadline passes while it
+// still queues is dropped, never sent, so a backlog of requests that were already answered does
+// not build up and pour into Kafka when it returns.
 import type { Message, Producer, TopicMessages } from 'kafkajs';
+
+/** The deadline passed; `sent` says whether the message had been handed to Kafka by then. */
+export class SendDeadlineExceeded extends Error {
+  constructor(readonly sent: boolean) {
+    super(sent ? 'Kafka did not acknowledge the message in time' : 'the message waited too long to be sent, and was not');
+    this.name = 'SendDeadlineExceeded';
+  }
+}
 
 interface Pending {
   topic: string;
   message: Message;
+  state: 'queued' | 'sending' | 'abandoned';
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -17,10 +31,22 @@ export class ProducerBatcher {
 
   constructor(private readonly producer: Producer, private readonly lingerMs = 1, private readonly batchSizeMax = 1000) {}
 
-  /** Resolves once the message is acknowledged by all in-sync replicas. */
-  send(topic: string, message: Message): Promise<void> {
+  /**
+   * Resolves once the message is acknowledged by all in-sync replicas. With `deadlineMs`, rejects
+   * with SendDeadlineExceeded once it passes: a message not yet handed to Kafka then never is.
+   */
+  send(topic: string, message: Message, deadlineMs?: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ topic, message, resolve, reject });
+      const item: Pending = { topic, message, state: 'queued', resolve, reject };
+      if (deadlineMs !== undefined) {
+        const timer = setTimeout(() => {
+          if (item.state === 'queued') item.state = 'abandoned';
+          reject(new SendDeadlineExceeded(item.state === 'sending'));
+        }, deadlineMs);
+        item.resolve = () => { clearTimeout(timer); resolve(); };
+        item.reject = (error) => { clearTimeout(timer); reject(error); };
+      }
+      this.queue.push(item);
       if (this.queue.length >= this.batchSizeMax) this.flushNow();
       else this.timer ??= setTimeout(() => this.flushNow(), this.lingerMs);
     });
@@ -34,9 +60,12 @@ export class ProducerBatcher {
     this.sending = this.sending.then(() => this.sendBatch(batch));
   }
 
-  private async sendBatch(batch: Pending[]): Promise<void> {
+  private async sendBatch(queued: Pending[]): Promise<void> {
+    const batch = queued.filter((item) => item.state === 'queued');
+    if (batch.length === 0) return;
     const byTopic = new Map<string, Message[]>();
     for (const item of batch) {
+      item.state = 'sending';
       const list = byTopic.get(item.topic) ?? [];
       list.push(item.message);
       byTopic.set(item.topic, list);

@@ -135,10 +135,11 @@ describe('degraded dependencies: Kafka', function () {
     const refused = await timed(transfer(base(), sender.key, body, idempotencyKey));
     expectError(refused, 503, 'service_unavailable', 'kafka', 'POST /v1/transfers without Kafka');
     assert.equal(refused.headers.get('retry-after'), '2');
+    assert.match(refused.body.message, /outcome is unknown until you repeat the request with the same Idempotency-Key/, 'its command is in the batch Kafka has not acknowledged');
     const faucetKey = randomUUID();
     const faucet = await timed(call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1.00' }, { token: sender.key, idempotencyKey: faucetKey }));
     expectError(faucet, 503, 'service_unavailable', 'kafka', 'POST /v1/sandbox/faucet without Kafka');
-    assert.match(faucet.body.message, /outcome is unknown until you repeat the request with the same Idempotency-Key/);
+    assert.match(faucet.body.message, /the command was not sent/, 'its command queued behind that batch, and was dropped');
 
     const listed = await timed(call(base(), 'GET', '/v1/transfers', undefined, { token: sender.key }));
     assert.equal(listed.status, 200, 'reads come from Postgres');
@@ -157,8 +158,7 @@ describe('degraded dependencies: Kafka', function () {
     assert.equal(completed.body.status, 'completed');
     const again = await transfer(base(), sender.key, body, idempotencyKey);
     assert.deepEqual([again.status, again.body.transfer_id], [200, completed.body.transfer_id]);
-    // The faucet's command may have landed once Kafka returned (a 5xx is no refusal): its repeat
-    // learns the one decision, and the account holds the credit once.
+    // The faucet's repeat sends its command now, and the account holds the credit once.
     const credited = await eventually(async () => {
       const response = await call(base(), 'POST', '/v1/sandbox/faucet', { currency: 'USD', amount: '1.00' }, { token: sender.key, idempotencyKey: faucetKey });
       return response.status === 201 || response.status === 200 ? response : undefined;

@@ -47,7 +47,7 @@ function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: b
     if (decision.transfer) (decision.transferIsNew ? write.newTransfers : write.changedTransfers).push(decision.transfer);
     write.transitions.push(...decision.transitions);
     if (withOutbox) write.outbox.push(...decision.events.map((e) => eventRow(e, 'sandbox', now)));
-    write.processed.push({ commandId, type, status: decision.reply.status, body: decision.reply.body });
+    write.processed.push({ commandId, type, outcome: JSON.stringify(decision.outcome) });
   }
   return write;
 }
@@ -181,7 +181,7 @@ describe('ledger store: writeBatch', () => {
       faucetBefore = book.balance(faucetEquity('USD')).toFixed();
       const credit = decideFaucetCredit(a.id, { entry_id: randomUUID(), currency: 'USD', amount: '100' }, book);
       const transfer = decideTransferCreate(transferCommand, internal('40.5', 'USD', b.id), { sender: a, recipient: b }, book, now);
-      assert.equal(transfer.reply.status, 201);
+      assert.deepEqual([transfer.outcome.kind, transfer.outcome.kind === 'transfer' && transfer.outcome.created], ['transfer', true]);
       write = batchOf([
         { commandId: faucetCommand, type: 'faucet.credit', decision: credit },
         { commandId: transferCommand, type: 'transfer.create', decision: transfer },
@@ -224,10 +224,12 @@ describe('ledger store: writeBatch', () => {
       assert.deepEqual(transfer.status_history.map((h: { from: string | null; to: string }) => [h.from, h.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
 
       // Processed commands hold the replies a redelivery re-sends.
-      const processed = await db()('processed_commands').whereIn('command_id', [faucetCommand, transferCommand]).orderBy('type').select('command_id', 'type', 'reply_status', 'reply_body');
-      assert.deepEqual(processed.map((p) => [p.command_id, p.type, p.reply_status]), [[faucetCommand, 'faucet.credit', 201], [transferCommand, 'transfer.create', 201]]);
-      assert.equal(processed[1].reply_body.transfer_id, transferId);
-      assert.equal(processed[1].reply_body.amount, '40.50');
+      const processed = await db()('processed_commands').whereIn('command_id', [faucetCommand, transferCommand]).orderBy('type').select('command_id', 'type', 'outcome');
+      assert.deepEqual(processed.map((p) => [p.command_id, p.type, p.outcome.kind]), [[faucetCommand, 'faucet.credit', 'faucet_credit'], [transferCommand, 'transfer.create', 'transfer']]);
+      assert.equal(processed[0].outcome.amount, '100.00');
+      assert.equal(processed[1].outcome.created, true);
+      assert.equal(processed[1].outcome.transfer.id, transferId);
+      assert.equal(processed[1].outcome.transfer.amount, '40.5');
     } finally {
       await markRoundPublished(db(), write.roundId);
     }
@@ -278,7 +280,7 @@ describe('ledger store: lock order', () => {
       await trx.raw('SELECT pg_sleep(0.005)');
       const commandId = randomUUID();
       const decision = decideTransferCreate(commandId, internal('0.01', 'USD', recipient.id), { sender, recipient }, book, new Date());
-      assert.equal(decision.reply.status, 201, JSON.stringify(decision.reply.body));
+      assert.equal(decision.outcome.kind, 'transfer', JSON.stringify(decision.outcome));
       await writeBatch(trx, batchOf([{ commandId, type: 'transfer.create', decision }], book, new Date(), false));
       return decision.transfer!.id;
     });

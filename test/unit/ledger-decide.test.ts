@@ -12,7 +12,15 @@ import {
 import type { BankRecipient, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../../ledger/transfers';
+import { faucetAnswer, refusalAnswer, transferAnswer } from '../../src/http/outcomes';
 import { prng } from '../support/prng';
+
+/** The answer the API gives for a decision's outcome (src/http/outcomes.ts). */
+function answer(decision: Decision): { status: number; body: unknown } {
+  const { outcome } = decision;
+  if (outcome.kind === 'refused') return refusalAnswer(outcome);
+  return outcome.kind === 'transfer' ? transferAnswer(outcome) : faucetAnswer(outcome);
+}
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const LATER = new Date('2026-11-22T12:00:05.000Z');
@@ -179,8 +187,8 @@ describe('ledger decide: transfer.create refusals, in order of precedence', () =
 
       const decision = decideTransferCreate(randomUUID(), command, given, ledger.book, NOW);
 
-      assert.equal(decision.reply.status, status);
-      const body = decision.reply.body as { success: boolean; error: string; message: string; details: string | null };
+      assert.equal(answer(decision).status, status);
+      const body = answer(decision).body as { success: boolean; error: string; message: string; details: string | null };
       assert.equal(body.success, false);
       assert.equal(body.error, code);
       assert.equal(body.details, details);
@@ -209,7 +217,7 @@ describe('ledger decide: transfer.create accepted', () => {
     const commandId = randomUUID();
     const decision = decideTransferCreate(commandId, command, { sender, recipient }, ledger.book, NOW);
 
-    assert.equal(decision.reply.status, 201);
+    assert.equal(answer(decision).status, 201);
     const transfer = decision.transfer!;
     assert.equal(decision.transferIsNew, true);
     assert.equal(transfer.id, command.transfer_id);
@@ -221,7 +229,7 @@ describe('ledger decide: transfer.create accepted', () => {
     assert.deepEqual(transfer.completed_at, NOW);
     assert.equal(transfer.recipient_account_id, RECIPIENT);
     assert.deepEqual(transfer.recipient, { email: 'recipient@example.com' });
-    const body = decision.reply.body as Record<string, unknown>;
+    const body = answer(decision).body as Record<string, unknown>;
     assert.equal(body.status, 'completed');
     assert.equal(body.amount, '40.50');
     assert.equal(body.estimated_arrival, 'instant');
@@ -255,7 +263,7 @@ describe('ledger decide: transfer.create accepted', () => {
 
   it('internal fiat of the whole available balance leaves exactly zero', () => {
     const decision = decideTransferCreate(randomUUID(), internal('100', 'USD'), { sender, recipient }, ledger.book, NOW);
-    assert.equal(decision.reply.status, 201);
+    assert.equal(answer(decision).status, 201);
     assert.equal(ledger.balance(available(SENDER, 'USD')), '0');
     assert.equal(ledger.balance(available(RECIPIENT, 'USD')), '100');
     ledger.assertInvariants();
@@ -265,7 +273,7 @@ describe('ledger decide: transfer.create accepted', () => {
     const command = external('40', 'USD');
     const decision = decideTransferCreate(randomUUID(), command, { sender, recipient }, ledger.book, NOW);
 
-    assert.equal(decision.reply.status, 201);
+    assert.equal(answer(decision).status, 201);
     const transfer = decision.transfer!;
     assert.equal(transfer.status, 'executing');
     assert.equal(transfer.type, 'external');
@@ -294,10 +302,10 @@ describe('ledger decide: transfer.create accepted', () => {
   it('internal USDC holds the amount and instructs the chain rail', () => {
     const decision = decideTransferCreate(randomUUID(), internal('12.5', 'USDC'), { sender, recipient }, ledger.book, NOW);
 
-    assert.equal(decision.reply.status, 201);
+    assert.equal(answer(decision).status, 201);
     assert.equal(decision.transfer!.status, 'executing');
     assert.equal(decision.transfer!.partner, 'chain');
-    assert.equal((decision.reply.body as Record<string, unknown>).amount, '12.500000');
+    assert.equal((answer(decision).body as Record<string, unknown>).amount, '12.500000');
     assert.equal(decision.partnerCommand!.partner, 'chain');
     assert.equal(decision.partnerCommand!.payload.amount, '12.500000');
     assert.equal(decision.partnerCommand!.payload.currency, 'USDC');
@@ -312,8 +320,8 @@ describe('ledger decide: transfer.create accepted', () => {
 
   it('faucet credit: faucet equity → available, with a balance.updated event', () => {
     const decision = ledger.fund(RECIPIENT, 'USD', '0.01');
-    assert.equal(decision.reply.status, 201);
-    assert.deepEqual((decision.reply.body as { balance: unknown }).balance, { currency: 'USD', available: '0.01', pending: '0.00' });
+    assert.equal(answer(decision).status, 201);
+    assert.deepEqual((answer(decision).body as { balance: unknown }).balance, { currency: 'USD', available: '0.01', pending: '0.00' });
     assert.equal(decision.entries[0].entry.kind, 'faucet_credit');
     assert.deepEqual(decision.events.map((e) => [e.type, e.accountId]), [['balance.updated', RECIPIENT]]);
     assertEntriesBalance(decision, ledger.book);
@@ -340,7 +348,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
     const frozen = structuredClone(executing);
     const decision = decidePartnerResult(result(executing, 'completed'), executing, ledger.book, LATER);
 
-    assert.equal(decision.reply.status, 200);
+    assert.equal(answer(decision).status, 200);
     const transfer = decision.transfer!;
     assert.equal(decision.transferIsNew, false);
     assert.equal(transfer.status, 'completed');
@@ -372,12 +380,12 @@ describe('ledger decide: partner results on an executing transfer', () => {
     it(`${outcome} (${failureCode ?? 'no code given'}): the hold goes back to available, failure_code ${expectedCode}`, () => {
       const decision = decidePartnerResult(result(executing, outcome, failureCode), executing, ledger.book, LATER);
 
-      assert.equal(decision.reply.status, 200);
+      assert.equal(answer(decision).status, 200);
       const transfer = decision.transfer!;
       assert.equal(transfer.status, outcome);
       assert.equal(transfer.failure_code, expectedCode);
       assert.equal(transfer.completed_at, null);
-      assert.deepEqual((decision.reply.body as { failure: unknown }).failure, { code: expectedCode, message: failureCode ? `partner said ${failureCode}` : null });
+      assert.deepEqual((answer(decision).body as { failure: unknown }).failure, { code: expectedCode, message: failureCode ? `partner said ${failureCode}` : null });
       assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [['executing', outcome]]);
       assert.deepEqual(decision.events.map((e) => e.type), [`transfer.${outcome}`, 'balance.updated']);
       assert.deepEqual(decision.events[1].attributes, { available: '100.00', pending: '0.00' });
@@ -397,8 +405,8 @@ describe('ledger decide: partner results on an executing transfer', () => {
         const finished: TransferRecord = { ...executing, status: terminal };
         const before = ledger.snapshot();
         const decision = decidePartnerResult(result(finished, outcome), finished, ledger.book, LATER);
-        assert.equal(decision.reply.status, 200);
-        assert.equal((decision.reply.body as { status: TransferStatus }).status, terminal);
+        assert.equal(answer(decision).status, 200);
+        assert.equal((answer(decision).body as { status: TransferStatus }).status, terminal);
         assertNothingHappened(decision);
         assert.deepEqual(ledger.snapshot(), before);
         ledger.assertInvariants();
@@ -409,8 +417,8 @@ describe('ledger decide: partner results on an executing transfer', () => {
   it('a result for an unknown transfer → 404 transfer_not_found, nothing else', () => {
     const before = ledger.snapshot();
     const decision = decidePartnerResult(result(executing, 'completed'), null, ledger.book, LATER);
-    assert.equal(decision.reply.status, 404);
-    assert.equal((decision.reply.body as { error: string }).error, 'transfer_not_found');
+    assert.equal(answer(decision).status, 404);
+    assert.equal((answer(decision).body as { error: string }).error, 'transfer_not_found');
     assertNothingHappened(decision);
     assert.deepEqual(ledger.snapshot(), before);
   });
@@ -449,11 +457,11 @@ describe('ledger decide: a seeded random walk keeps the invariants', () => {
       } else if (roll < 0.5) {
         const command = internal(amountOf(currency, 30_000 * 10 ** (SCALE[currency] - 2)), currency);
         decision = decideTransferCreate(randomUUID(), command, { sender: accountFacts.get(pick(ids))!, recipient: accountFacts.get(pick(ids))! }, ledger.book, NOW);
-        count(`internal ${currency} ${decision.reply.status}`);
+        count(`internal ${currency} ${answer(decision).status}`);
       } else if (roll < 0.75) {
         const command = external(amountOf('USD', 30_000), 'USD');
         decision = decideTransferCreate(randomUUID(), command, { sender: accountFacts.get(pick(ids))!, recipient: accountFacts.get(pick(ids))! }, ledger.book, NOW);
-        count(`external USD ${decision.reply.status}`);
+        count(`external USD ${answer(decision).status}`);
       } else if (roll < 0.95 && executing.length > 0) {
         const index = Math.floor(random() * executing.length);
         const [current] = executing.splice(index, 1);
@@ -469,9 +477,9 @@ describe('ledger decide: a seeded random walk keeps the invariants', () => {
       }
 
       // Refusals change nothing; the only refusals here are rules, never a crash.
-      if (decision.reply.status >= 400) {
+      if (answer(decision).status >= 400) {
         assertNothingHappened(decision);
-        assert.ok(['insufficient_funds', 'invalid_request'].includes((decision.reply.body as { error: string }).error));
+        assert.ok(['insufficient_funds', 'invalid_request'].includes((answer(decision).body as { error: string }).error));
       }
       assertEntriesBalance(decision, ledger.book);
       if (decision.transfer) {

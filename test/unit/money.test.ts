@@ -1,16 +1,14 @@
 // The money module (ledger/money.ts; DESIGN.md section 4): what parseAmount accepts and refuses,
 // full-scale formatting, currency codes, and exact decimal arithmetic. Pure: no service needed.
 import assert from 'node:assert/strict';
-import { DomainError } from '../../src/errors';
-import { CURRENCY_SCALE, formatAmount, Money, parseAmount, requireCurrency, type Currency } from '../../ledger/money';
+import { CURRENCY_SCALE, formatAmount, InvalidMoney, Money, parseAmount, requireCurrency, type Currency } from '../../ledger/money';
 
-/** The refusal every bad amount gets: 400 invalid_request naming the field. */
+/** The refusal every bad amount gets: invalid_request naming the field (the API answers it 400). */
 function isInvalidAmount(field: string) {
   return (error: unknown): boolean => {
-    assert.ok(error instanceof DomainError, `expected a DomainError, got ${String(error)}`);
+    assert.ok(error instanceof InvalidMoney, `expected InvalidMoney, got ${String(error)}`);
     assert.equal(error.code, 'invalid_request');
-    assert.equal(error.status, 400);
-    assert.equal(error.details, field);
+    assert.equal(error.field, field);
     assert.ok(error.message.length > 0);
     return true;
   };
@@ -66,7 +64,7 @@ describe('money: parseAmount', () => {
     ['an object', { value: '10.00' }, 'USD'],
   ];
   for (const [why, input, currency] of refused) {
-    it(`refuses ${why}: ${JSON.stringify(input) ?? 'undefined'} for ${currency} → 400 invalid_request`, () => {
+    it(`refuses ${why}: ${JSON.stringify(input) ?? 'undefined'} for ${currency} → invalid_request`, () => {
       assert.throws(() => parseAmount(input, currency), isInvalidAmount('amount'));
     });
   }
@@ -116,12 +114,11 @@ describe('money: requireCurrency', () => {
     ['toString', 'an Object.prototype member'],
   ];
   for (const [code, why] of refused) {
-    it(`refuses ${JSON.stringify(code)} (${why}) → 400 invalid_currency`, () => {
+    it(`refuses ${JSON.stringify(code)} (${why}) → invalid_currency`, () => {
       assert.throws(() => requireCurrency(code), (error: unknown) => {
-        assert.ok(error instanceof DomainError);
+        assert.ok(error instanceof InvalidMoney);
         assert.equal(error.code, 'invalid_currency');
-        assert.equal(error.status, 400);
-        assert.equal(error.details, 'currency');
+        assert.equal(error.field, 'currency');
         return true;
       });
     });

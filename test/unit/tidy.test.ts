@@ -23,7 +23,7 @@ function sources(folder: string): Array<{ file: string; text: string }> {
  * from the edges (routes, consumers, process roles) towards the domain and the plumbing.
  */
 const MAY_IMPORT: Record<string, string[]> = {
-  ledger: ['src/errors', 'src/accounts', 'src/db'],
+  ledger: ['src/db'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/kafka', 'src/partners', 'src/runtime'],

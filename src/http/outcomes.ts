@@ -1,0 +1,51 @@
+// The ledger's outcomes (ledger/outcome.ts) as HTTP answers: a refusal is the error body of
+// SPEC.md section 2 with its code's status; an accepted transfer is its API view, 201 when the
+// command created it. Returned, not thrown, so the idempotency guard keeps them as final answers.
+import { formatAmount } from '../../ledger/money';
+import type { FaucetCredited, Outcome, Refused, TransferOutcome } from '../../ledger/outcome';
+import type { TransferRecord } from '../../ledger/transfers';
+import { DomainError, errorBody } from '../errors';
+import type { RouteResult } from './route';
+
+/** The API representation of a transfer (create response, GET, list). */
+export function transferView(record: TransferRecord) {
+  return {
+    transfer_id: record.id,
+    type: record.type,
+    status: record.status,
+    amount: formatAmount(record.amount, record.currency),
+    currency: record.currency,
+    recipient: record.recipient,
+    note: record.note,
+    estimated_arrival: record.estimated_arrival,
+    partner_payment_id: record.partner_payment_id,
+    failure: record.failure_code ? { code: record.failure_code, message: record.failure_message } : null,
+    created_at: record.created_at.toISOString(),
+    updated_at: record.updated_at.toISOString(),
+    completed_at: record.completed_at ? record.completed_at.toISOString() : null,
+  };
+}
+
+export function refusalAnswer(outcome: Refused): RouteResult {
+  const error = new DomainError(outcome.code, outcome.message, outcome.field);
+  return { status: error.status, body: errorBody(error) };
+}
+
+export function transferAnswer(outcome: TransferOutcome): RouteResult {
+  return { status: outcome.created ? 201 : 200, body: transferView(outcome.transfer) };
+}
+
+export function faucetAnswer(outcome: FaucetCredited): RouteResult {
+  return {
+    status: 201,
+    body: {
+      id: outcome.entry_id, account_id: outcome.account_id, currency: outcome.currency, amount: outcome.amount,
+      balance: { currency: outcome.currency, available: outcome.available, pending: outcome.pending },
+    },
+  };
+}
+
+/** An outcome of a kind the route did not expect is a bug, not a client error. */
+export function unexpectedOutcome(outcome: Outcome): never {
+  throw new Error(`the ledger answered a ${outcome.kind} outcome where the route expects another`);
+}
