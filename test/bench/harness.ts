@@ -24,6 +24,8 @@ export interface BenchService {
   port: number;
   child: ChildProcess;
   output: string[];
+  /** Set when the process logged that it started (the line may have left `output` since). */
+  started: boolean;
 }
 
 export interface ServiceSettings {
@@ -57,14 +59,17 @@ export function startService(settings: ServiceSettings, label: string): BenchSer
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
+  const service: BenchService = { port: settings.port, child, output, started: false };
   const keep = (chunk: Buffer) => {
-    output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    const lines = chunk.toString('utf8').split('\n').filter(Boolean);
+    if (lines.some((line) => line.includes('"msg":"service started"'))) service.started = true;
+    output.push(...lines);
     if (output.length > LOG_LINES_MAX) output.splice(0, output.length - LOG_LINES_MAX);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   if (env.BENCH_SERVICE_STDERR) child.stderr!.pipe(process.stderr); // to watch a run's diagnostics
-  return { port: settings.port, child, output };
+  return service;
 }
 
 /** Waits for /readyz, or (for a process without the api role) for its start log line. */
@@ -72,7 +77,7 @@ export async function waitReady(service: BenchService, http = true): Promise<voi
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (service.child.exitCode !== null) throw new Error(`the service exited with code ${service.child.exitCode}: ${service.output.slice(-20).join('\n')}`);
-    if (!http && service.output.some((line) => line.includes('"msg":"service started"'))) return;
+    if (!http && service.started) return;
     if (http) {
       try {
         if ((await fetch(`http://127.0.0.1:${service.port}/readyz`)).status === 200) return;
