@@ -63,6 +63,6 @@ export const amountSchema = {
   pattern: '^(0|[1-9][0-9]{0,17})(\\.[0-9]+)?$',
   description: 'positive decimal string, at most the currency scale (2 for fiat, 6 for stablecoins)',
   examples: ['10.00'],
-};
+} as const;
 
-export const currencySchema = { type: 'string', description: `one of ${CURRENCIES.join(', ')}` , examples: ['USD'] };
+export const currencySchema = { type: 'string', description: `one of ${CURRENCIES.join(', ')}`, examples: ['USD'] } as const;

@@ -10,4 +10,4 @@ UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW`;
 export const COUNTRY_CODES: readonly string[] = CODES.split(/\s+/);
 
 /** JSON Schema for a country code; a failure maps to 400 invalid_country_code. */
-export const countryCodeSchema = { type: 'string', enum: COUNTRY_CODES, 'x-error': 'invalid_country_code', description: 'ISO 3166-1 alpha-2' };
+export const countryCodeSchema = { type: 'string', enum: COUNTRY_CODES, 'x-error': 'invalid_country_code', description: 'ISO 3166-1 alpha-2' } as const;

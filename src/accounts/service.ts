@@ -4,8 +4,7 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { keysetPage, type PageRequest } from '../db/pagination';
-import type { KeyCache } from '../auth/key-cache';
-import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from '../auth/credentials';
+import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from './credentials';
 import { newChainWalletAddress, newVibans } from './vibans';
 import { ACCOUNT_WITH_WALLET, accountView, accountWithWalletView, apiKeyView, vibanView, type AccountRow, type AccountWithWallet, type ApiKeyRow, type KybStatus } from './views';
 
@@ -19,8 +18,11 @@ export interface SandboxAccountInput {
   vibans?: boolean;
 }
 
+/** Where a revoked key's cached identity is dropped, so the very next request with it fails (auth/key-cache.ts). */
+export interface RevokedKeys { forget(keyHashes: string[]): Promise<void> }
+
 export class AccountService {
-  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache) {}
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: RevokedKeys) {}
 
   /** @throws DomainError resource_already_exists when the email is taken */
   async createSandboxAccount(input: SandboxAccountInput) {

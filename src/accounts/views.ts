@@ -1,6 +1,6 @@
 // Accounts, keys and virtual IBANs as stored (rows) and as the API shows them (views). Apart
 // from the service, so authentication and its key cache read them without importing the service.
-import type { KeyType } from '../auth/credentials';
+import type { KeyType } from './credentials';
 
 export const KYB_STATUSES = ['pending', 'in_review', 'active', 'rejected', 'suspended'] as const;
 export type KybStatus = (typeof KYB_STATUSES)[number];

@@ -7,8 +7,8 @@ import { ACCOUNT_WITH_WALLET, accountWithWalletView, type AccountWithWallet } fr
 import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import type { Principal, RouteDef } from '../http/route';
-import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
+import type { Guarded, Principal } from './rules';
+import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from '../accounts/credentials';
 import type { ReadAlong } from '../guards/rate-limit';
 import type { CachedKey, KeyCache } from './key-cache';
 
@@ -58,7 +58,7 @@ export class Authenticator {
    * a request needs one Redis round trip. Whether the key is used is still decided after the
    * rate limit: a limited caller gets its 429 and nothing else.
    */
-  reads = (ctx: Koa.Context, route: RouteDef): ReadAlong | null => {
+  reads = (ctx: Koa.Context, route: Guarded): ReadAlong | null => {
     if (route.auth.kind === 'public') return null;
     const token = bearerTokenOrNull(ctx);
     if (token === null || !looksLikeApiKey(token)) return null;
@@ -108,7 +108,7 @@ export class Authenticator {
     };
   }
 
-  authenticate = async (ctx: Koa.Context, route: RouteDef): Promise<Principal | null> => {
+  authenticate = async (ctx: Koa.Context, route: Guarded): Promise<Principal | null> => {
     const rule = route.auth;
     if (rule.kind === 'public') return null;
     const token = bearerToken(ctx);
@@ -121,7 +121,7 @@ export class Authenticator {
 }
 
 /** The permission rules of SPEC.md section 5 for an identified caller. */
-export function authorize(principal: AuthenticatedPrincipal, route: RouteDef): void {
+export function authorize(principal: AuthenticatedPrincipal, route: Guarded): void {
   const rule = route.auth;
   const regularKey = principal.kind === 'secret' || principal.kind === 'publishable' || principal.kind === 'restricted';
   if (rule.kind === 'admin') {

@@ -8,7 +8,7 @@ import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId } from './acting';
 import { apiKeyWithSecretSchema } from './api-keys';
 import { listResponseSchema } from './pagination';
-import type { RouteDef } from './route';
+import { withBody, type RouteDef } from './route';
 
 const accountSchema = {
   type: 'object', required: ['id', 'email', 'business_name', 'country_code', 'kyb_status', 'environment', 'chain_wallet', 'created_at'],
@@ -23,7 +23,7 @@ const sessionSchema = {
   type: 'object', required: ['token', 'expires_at'],
   properties: { token: { type: 'string', description: 'a session JWT' }, expires_at: { type: 'string', format: 'date-time' } },
 };
-const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
+const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
 const vibanSchema = {
   type: 'object', required: ['id', 'currency', 'bank_name', 'bank_country', 'account_number', 'routing_number'],
   properties: {
@@ -37,22 +37,21 @@ export function accountRoutes(accounts: AccountService, environment: Environment
     if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
   };
   return [
-    {
+    withBody({
+      type: 'object', additionalProperties: false, required: ['email', 'password', 'business_name', 'country_code'],
+      properties: {
+        email: emailSchema,
+        password: { type: 'string', minLength: 10, maxLength: 200 },
+        business_name: { type: 'string', minLength: 1, maxLength: 200 },
+        country_code: countryCodeSchema,
+        kyb_status: { type: 'string', enum: [...KYB_STATUSES] },
+        chain_wallet: { type: 'boolean', default: false, description: 'provision a stablecoin wallet' },
+        vibans: { type: 'boolean', default: true, description: 'provision USD, EUR and GBP virtual accounts' },
+      },
+    }, {
       method: 'POST', path: '/v1/sandbox/accounts', operationId: 'createSandboxAccount', tag: 'sandbox',
       summary: 'Create a sandbox account: returns the account, a secret key (shown once) and a session token',
       auth: { kind: 'public' },
-      body: {
-        type: 'object', additionalProperties: false, required: ['email', 'password', 'business_name', 'country_code'],
-        properties: {
-          email: emailSchema,
-          password: { type: 'string', minLength: 10, maxLength: 200 },
-          business_name: { type: 'string', minLength: 1, maxLength: 200 },
-          country_code: countryCodeSchema,
-          kyb_status: { type: 'string', enum: [...KYB_STATUSES] },
-          chain_wallet: { type: 'boolean', default: false, description: 'provision a stablecoin wallet' },
-          vibans: { type: 'boolean', default: true, description: 'provision USD, EUR and GBP virtual accounts' },
-        },
-      },
       response: {
         status: 201, description: 'the account with its vIBANs, its first secret key (shown once) and a session',
         schema: {
@@ -65,28 +64,26 @@ export function accountRoutes(accounts: AccountService, environment: Environment
         sandboxOnly();
         return { status: 201, body: await accounts.createSandboxAccount(body) };
       },
-    },
-    {
+    }),
+    withBody({ type: 'object', additionalProperties: false, required: ['kyb_status'], properties: { kyb_status: { type: 'string', enum: [...KYB_STATUSES] } } }, {
       method: 'PATCH', path: '/v1/sandbox/accounts/{id}', operationId: 'updateSandboxAccount', tag: 'sandbox',
       summary: "Set an account's KYB status (master key)",
       auth: { kind: 'admin' }, idempotent: true,
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
-      body: { type: 'object', additionalProperties: false, required: ['kyb_status'], properties: { kyb_status: { type: 'string', enum: [...KYB_STATUSES] } } },
       response: { status: 200, description: 'the account', schema: accountSchema },
       handler: async ({ params, body }) => {
         sandboxOnly();
         return { status: 200, body: await accounts.setKybStatus(params.id, body.kyb_status) };
       },
-    },
-    {
+    }),
+    withBody({ type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 200 } } }, {
       method: 'POST', path: '/v1/auth/sessions', operationId: 'createSession', tag: 'auth',
       summary: 'Sign in with email and password: returns a session JWT',
       auth: { kind: 'public' },
-      body: { type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 200 } } },
       response: { status: 201, description: 'the session', schema: sessionSchema },
       errors: ['invalid_credentials'],
       handler: async ({ body }) => ({ status: 201, body: await accounts.signIn(body.email, body.password) }),
-    },
+    }),
     {
       method: 'GET', path: '/v1/accounts/me', operationId: 'getMyAccount', tag: 'accounts',
       summary: "The caller's account", auth: { kind: 'key', scope: null },

@@ -10,9 +10,16 @@ export const accountIdQuerySchema = { type: 'string', format: 'uuid', descriptio
  * naming another account is refused rather than silently acting for its own (SPEC.md section 5).
  * @throws DomainError invalid_request | cross_account_access_denied
  */
+/** The account a request names (`account_id` in its query or body), if any. */
+export function namedAccountId(request: RouteRequest): string | undefined {
+  const fromBody = (request.body as { account_id?: unknown } | undefined)?.account_id;
+  const named = request.query?.account_id ?? fromBody;
+  return typeof named === 'string' ? named : undefined;
+}
+
 export function actingAccountId(request: RouteRequest): string {
   const principal = request.principal!;
-  const named = (request.query?.account_id ?? request.body?.account_id) as string | undefined;
+  const named = namedAccountId(request);
   if (principal.accountId) {
     if (named !== undefined && named !== principal.accountId) {
       throw new DomainError('cross_account_access_denied', 'account_id names another account; only the master key acts for other accounts', 'account_id');

@@ -1,11 +1,12 @@
 // API-key management (DESIGN.md section 5): session or master credential; the full key is
 // returned once, at creation.
 import type { AccountService } from '../accounts/service';
-import { KEY_TYPES } from '../auth/credentials';
+import { KEY_TYPES } from '../accounts/credentials';
 import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId } from './acting';
 import { listQuerySchema, listResponseSchema } from './pagination';
-import { SCOPES, type RouteDef } from './route';
+import { SCOPES } from '../auth/rules';
+import { withBody, type RouteDef } from './route';
 
 const keySchema = {
   type: 'object', required: ['id', 'type', 'name', 'key_hint', 'scopes', 'environment', 'created_at', 'revoked_at'],
@@ -24,18 +25,17 @@ export const apiKeyWithSecretSchema = {
 
 export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
   return [
-    {
+    withBody({
+      type: 'object', additionalProperties: false, required: ['type'],
+      properties: {
+        type: { type: 'string', enum: [...KEY_TYPES], 'x-error': 'invalid_key_type' },
+        scopes: { type: 'array', uniqueItems: true, items: { type: 'string', enum: [...SCOPES] }, description: 'restricted keys only' },
+        name: { type: 'string', maxLength: 100 },
+        account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+      },
+    }, {
       method: 'POST', path: '/v1/api-keys', operationId: 'createApiKey', tag: 'api-keys',
       summary: 'Create an API key (the key is shown once)', auth: { kind: 'dashboard' }, idempotent: true,
-      body: {
-        type: 'object', additionalProperties: false, required: ['type'],
-        properties: {
-          type: { type: 'string', enum: [...KEY_TYPES], 'x-error': 'invalid_key_type' },
-          scopes: { type: 'array', uniqueItems: true, items: { type: 'string', enum: [...SCOPES] }, description: 'restricted keys only' },
-          name: { type: 'string', maxLength: 100 },
-          account_id: { type: 'string', format: 'uuid', description: 'master key only' },
-        },
-      },
       response: { status: 201, description: 'the key, with its secret', schema: apiKeyWithSecretSchema },
       errors: ['invalid_key_type'],
       handler: async (request) => {
@@ -46,7 +46,7 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
         if (request.principal!.isAdmin) await accounts.getAccount(accountId); // 404 for an account that does not exist
         return { status: 201, body: await accounts.createApiKey(accountId, type, scopes, name) };
       },
-    },
+    }),
     {
       method: 'GET', path: '/v1/api-keys', operationId: 'listApiKeys', tag: 'api-keys',
       summary: 'List the API keys of the account (never the secret)', auth: { kind: 'dashboard' },

@@ -10,7 +10,8 @@ import { log } from '../log';
 import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
-import { koaPath, type Principal, type RouteDef, type RouteRequest, type RouteResult } from './route';
+import type { Principal } from '../auth/rules';
+import { koaPath, type RouteDef, type RouteRequest, type RouteResult } from './route';
 
 /** The cross-cutting services a route runs through; each later concern plugs in here. */
 export interface Guards {

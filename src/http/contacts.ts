@@ -6,7 +6,7 @@ import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { keysetPage } from '../db/pagination';
 import { listQuerySchema, listResponseSchema } from './pagination';
-import type { RouteDef, RouteRequest } from './route';
+import { withBody, type RouteDef, type RouteRequest } from './route';
 
 interface ContactRow { id: string; account_id: string; name: string; email: string; bank: unknown; note: string | null; created_at: Date; updated_at: Date }
 
@@ -17,13 +17,13 @@ const bankSchema = {
     account_number: { type: 'string', minLength: 4, maxLength: 64 }, routing_number: { type: 'string', maxLength: 64 },
     currency: { type: 'string', enum: ['USD', 'EUR', 'GBP'], 'x-error': 'invalid_currency' },
   },
-};
+} as const;
 const contactProperties = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
   email: { type: 'string', format: 'email', maxLength: 254 },
   bank: bankSchema,
   note: { type: 'string', maxLength: 500 },
-};
+} as const;
 const contactSchema = {
   type: 'object', required: ['id', 'name', 'email', 'bank', 'note', 'created_at', 'updated_at'],
   properties: { id: { type: 'string', format: 'uuid' }, ...contactProperties, bank: { type: ['object', 'null'] }, note: { type: ['string', 'null'] }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
@@ -43,10 +43,9 @@ export function contactRoutes(db: Db): RouteDef[] {
     return row;
   };
   return [
-    {
+    withBody({ type: 'object', additionalProperties: false, required: ['name', 'email'], properties: { ...contactProperties, account_id: { type: 'string', format: 'uuid', description: 'master key only' } } }, {
       method: 'POST', path: '/v1/contacts', operationId: 'createContact', tag: 'contacts',
       summary: 'Save a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true,
-      body: { type: 'object', additionalProperties: false, required: ['name', 'email'], properties: { ...contactProperties, account_id: { type: 'string', format: 'uuid', description: 'master key only' } } },
       response: { status: 201, description: 'the contact', schema: contactSchema },
       handler: async (request) => {
         const { name, email, bank = null, note = null } = request.body;
@@ -54,7 +53,7 @@ export function contactRoutes(db: Db): RouteDef[] {
         const [row] = await db('contacts').insert({ id: randomUUID(), account_id: accountId, name, email, bank: bank ? JSON.stringify(bank) : null, note }).returning('*');
         return { status: 201, body: view(row) };
       },
-    },
+    }),
     {
       method: 'GET', path: '/v1/contacts', operationId: 'listContacts', tag: 'contacts',
       summary: 'List beneficiaries, newest first', auth: { kind: 'key', scope: 'contacts:read' },
@@ -71,10 +70,9 @@ export function contactRoutes(db: Db): RouteDef[] {
       response: { status: 200, description: 'the contact', schema: contactSchema },
       handler: async (request) => ({ status: 200, body: view(await ownContact(request)) }),
     },
-    {
+    withBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: contactProperties }, {
       method: 'PATCH', path: '/v1/contacts/{id}', operationId: 'updateContact', tag: 'contacts',
       summary: 'Change fields of a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true, params: idParams,
-      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: contactProperties },
       response: { status: 200, description: 'the contact', schema: contactSchema },
       handler: async (request) => {
         await ownContact(request);
@@ -83,7 +81,7 @@ export function contactRoutes(db: Db): RouteDef[] {
         const [row] = await db('contacts').where('id', request.params.id).update(changes).returning('*');
         return { status: 200, body: view(row) };
       },
-    },
+    }),
     {
       method: 'DELETE', path: '/v1/contacts/{id}', operationId: 'deleteContact', tag: 'contacts',
       summary: 'Delete a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true, params: idParams,

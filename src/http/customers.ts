@@ -6,7 +6,7 @@ import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { keysetPage } from '../db/pagination';
 import { listQuerySchema, listResponseSchema } from './pagination';
-import type { RouteDef } from './route';
+import { withBody, type RouteDef } from './route';
 
 interface CustomerRow { id: string; account_id: string; email: string; business_name: string; country_code: string; created_at: Date }
 
@@ -25,13 +25,12 @@ const view = (row: CustomerRow) => ({
 
 export function customerRoutes(db: Db): RouteDef[] {
   return [
-    {
+    withBody({
+      type: 'object', additionalProperties: false, required: ['email', 'business_name', 'country_code'],
+      properties: { email: { type: 'string', format: 'email', maxLength: 254 }, business_name: { type: 'string', minLength: 1, maxLength: 200 }, country_code: countryCodeSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
+    }, {
       method: 'POST', path: '/v1/customers', operationId: 'createCustomer', tag: 'customers',
       summary: 'Create a customer; the same email returns the existing customer', auth: { kind: 'key', scope: 'customers:write' }, idempotent: true,
-      body: {
-        type: 'object', additionalProperties: false, required: ['email', 'business_name', 'country_code'],
-        properties: { email: { type: 'string', format: 'email', maxLength: 254 }, business_name: { type: 'string', minLength: 1, maxLength: 200 }, country_code: countryCodeSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
-      },
       response: { status: 201, description: 'the new customer', schema: customerSchema },
       // SPEC.md section 2: creation is idempotent on email.
       extraResponses: [{ status: 200, description: 'the existing customer with this email (creation is idempotent on email), or a replay of the same Idempotency-Key', schema: customerSchema }],
@@ -47,7 +46,7 @@ export function customerRoutes(db: Db): RouteDef[] {
         const existing: CustomerRow = await db('customers').where('account_id', accountId).whereRaw('lower(email) = lower(?)', [email]).first();
         return { status: 200, body: view(existing) };
       },
-    },
+    }),
     {
       method: 'GET', path: '/v1/customers/{id}', operationId: 'getCustomer', tag: 'customers',
       summary: 'Retrieve a customer', auth: { kind: 'key', scope: 'customers:read' },

@@ -4,11 +4,11 @@ import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrenc
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import { RETRY_AFTER_SECONDS } from '../guards/idempotency';
+import { RETRY_AFTER_SECONDS } from './idempotency';
 import { derivedUuid, type LedgerClient } from '../ledger-client';
 import { actingAccountIdForWrite } from './acting';
 import { faucetAnswer, refusalAnswer, unexpectedOutcome } from './outcomes';
-import type { RouteDef, RouteResult } from './route';
+import { withBody, type RouteDef, type RouteResult } from './route';
 
 const faucetCreditSchema = {
   type: 'object', required: ['id', 'account_id', 'currency', 'amount', 'balance'],
@@ -21,13 +21,12 @@ const faucetCreditSchema = {
 
 export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
   return [
-    {
+    withBody({
+      type: 'object', additionalProperties: false, required: ['currency', 'amount'],
+      properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
+    }, {
       method: 'POST', path: '/v1/sandbox/faucet', operationId: 'sandboxFaucet', tag: 'sandbox',
       summary: "Credit test funds to the caller's account through the ledger", auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
-      body: {
-        type: 'object', additionalProperties: false, required: ['currency', 'amount'],
-        properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
-      },
       response: { status: 201, description: 'the credit and the new balance', schema: faucetCreditSchema },
       provisionalSchema: { type: 'object', required: ['status', 'currency', 'amount'], properties: { status: { type: 'string', const: 'pending' }, currency: { type: 'string' }, amount: { type: 'string' } } },
       provisional: async (request) => {
@@ -45,7 +44,7 @@ export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environm
         if (outcome.kind === 'refused') return refusalAnswer(outcome);
         return outcome.kind === 'faucet_credit' ? faucetAnswer(outcome) : unexpectedOutcome(outcome);
       },
-    },
+    }),
   ];
 }
 

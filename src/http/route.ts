@@ -1,56 +1,18 @@
 // A route is declared once, with its schemas and its credential rule; the router, the
 // validator and GET /v1/openapi.json are all built from these declarations.
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type Koa from 'koa';
-import type { AccountView } from '../accounts/views';
+import type { AuthRule, Principal } from '../auth/rules';
 import type { ErrorCode } from '../errors';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** Scopes a restricted (rk_) key can hold (SPEC.md section 5, plus the ones later routes need). */
-export const SCOPES = [
-  'transfers:write',
-  'transfers:read',
-  'transactions:read',
-  'payments:write',
-  'payments:read',
-  'customers:write',
-  'customers:read',
-  'contacts:write',
-  'contacts:read',
-  'fx:write',
-  'request_logs:read',
-] as const;
-export type Scope = (typeof SCOPES)[number];
-
 /**
- * Who may call a route:
- * - `public`: no credential at all (POST /v1/fx/quotes, sandbox bootstrap, health);
- * - `dashboard`: session JWT or master key only (SPEC.md section 5);
- * - `key`: any valid credential; rk_ keys need `scope`;
- * - `admin`: the master key only.
- * `moneyMoving` routes also require the account's KYB status to be active.
+ * What a handler receives, validated. `B` is the body's type, derived from the route's body
+ * schema by withBody(); a route without a body schema has an `unknown` body.
  */
-export type AuthRule =
-  | { kind: 'public' }
-  | { kind: 'dashboard'; moneyMoving?: boolean }
-  | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean }
-  | { kind: 'admin'; moneyMoving?: undefined };
-
-export interface Principal {
-  /** `secret` | `publishable` | `restricted` API key, `session` JWT, or the `master` key. */
-  kind: 'secret' | 'publishable' | 'restricted' | 'session' | 'master';
-  /** The caller's account; null only for the master key. */
-  accountId: string | null;
-  /** Id of the credential (API key id, or the session's account id); never the secret. */
-  credentialId: string;
-  scopes: readonly string[];
-  isAdmin: boolean;
-  /** The caller's account as read at authentication; absent for the master key. */
-  account?: AccountView;
-}
-
-export interface RouteRequest<B = any, Q = any, P = any> {
+export interface RouteRequest<B = unknown, Q = any, P = any> {
   requestId: string;
   params: P;
   query: Q;
@@ -73,7 +35,7 @@ export interface RouteResult {
 
 export interface RouteResponse { status: number; description: string; schema?: JsonSchema; contentType?: string }
 
-export interface RouteDef {
+export interface RouteDef<B = unknown> {
   method: HttpMethod;
   /** OpenAPI-style path: /v1/transfers/{id} */
   path: string;
@@ -94,12 +56,23 @@ export interface RouteDef {
    * stored) a duplicate gets while the first request with its key is still running. Without it
    * such a duplicate gets a retriable 503.
    */
-  provisional?: (request: RouteRequest) => Promise<RouteResult>;
+  provisional?: (request: RouteRequest<B>) => Promise<RouteResult>;
   /** The body of the provisional 202, for the OpenAPI document. */
   provisionalSchema?: JsonSchema;
   /** Extra error codes this route can answer with, for the OpenAPI document. */
   errors?: ErrorCode[];
-  handler: (request: RouteRequest) => Promise<RouteResult>;
+  handler: (request: RouteRequest<B>) => Promise<RouteResult>;
+}
+
+/** The TypeScript type of what a JSON Schema validates (json-schema-to-ts). */
+export type BodyOf<S extends JSONSchema> = FromSchema<S>;
+
+/**
+ * A route with a request body: `body` validates and documents it, and its handlers read it as
+ * the type that same schema describes, so a field renamed in the schema breaks the build.
+ */
+export function withBody<const S extends JSONSchema, B = FromSchema<S>>(body: S, route: Omit<RouteDef<B>, 'body'>): RouteDef {
+  return { ...route, body: body as JsonSchema } as unknown as RouteDef;
 }
 
 export function koaPath(openApiPath: string): string {

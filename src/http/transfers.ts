@@ -10,11 +10,11 @@ import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import type { StoredTransfer, TransferReads } from '../read-models/transfers';
 import { listQuerySchema, listResponseSchema } from './pagination';
-import type { RouteDef, RouteRequest, RouteResult } from './route';
+import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from './route';
 import { bodyValidator } from './validation';
-import { RETRY_AFTER_SECONDS } from '../guards/idempotency';
+import { RETRY_AFTER_SECONDS } from './idempotency';
 
-const emailSchema = { type: 'string', format: 'email', maxLength: 254 };
+const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
 const bankSchema = {
   type: 'object', additionalProperties: false, required: ['country', 'bank_name', 'account_number', 'currency'],
   properties: {
@@ -24,11 +24,11 @@ const bankSchema = {
     routing_number: { type: 'string', maxLength: 64 },
     currency: currencySchema,
   },
-};
+} as const;
 const recipientSchema = {
   type: 'object', additionalProperties: false, required: ['email', 'name', 'bank'],
   properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
-};
+} as const;
 const createBodySchema = {
   type: 'object', additionalProperties: false, required: ['amount', 'currency'],
   description: 'internal when recipient_email is given; external when recipient.bank is given',
@@ -40,7 +40,7 @@ const createBodySchema = {
     note: { type: 'string', maxLength: 500 },
     account_id: { type: 'string', format: 'uuid', description: 'master key only' },
   },
-};
+} as const;
 // Validated apart, after the shape is known, with paths named from the body's root.
 const validateRecipient = bodyValidator({ type: 'object', properties: { recipient: recipientSchema } });
 
@@ -86,8 +86,10 @@ const transferWithHistorySchema = {
   },
 };
 
+type CreateTransferBody = BodyOf<typeof createBodySchema>;
+
 /** Detects the transfer type from the body shape (SPEC.md section 1) and validates that shape. */
-export function transferCommand(body: any, transferId: string): TransferCreate {
+export function transferCommand(body: CreateTransferBody, transferId: string): TransferCreate {
   const currency = requireCurrency(body.currency);
   const amount = parseAmount(body.amount, currency);
   const hasEmail = body.recipient_email !== undefined;
@@ -98,11 +100,12 @@ export function transferCommand(body: any, transferId: string): TransferCreate {
   const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null };
   if (hasEmail) return { ...base, type: 'internal', recipient_email: body.recipient_email };
   validateRecipient({ recipient: body.recipient });
-  const bankCurrency = requireCurrency(body.recipient.bank.currency, 'recipient.bank.currency');
+  const recipient = body.recipient as BodyOf<typeof recipientSchema>; // its shape was validated just above
+  const bankCurrency = requireCurrency(recipient.bank.currency, 'recipient.bank.currency');
   if (bankCurrency !== currency) {
     throw new DomainError('invalid_currency', 'currency must match recipient.bank.currency: cross-currency transfers are not available yet', 'currency');
   }
-  return { ...base, type: 'external', recipient: body.recipient };
+  return { ...base, type: 'external', recipient };
 }
 
 /** The answer while the ledger has not decided yet: accepted, not created; retry to learn more. */
@@ -120,7 +123,7 @@ function lateDecision(command: TransferCreate): RouteResult {
 
 export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClient, replyTimeoutMs: number): RouteDef[] {
   // Ids derive from the account and the Idempotency-Key: a retry names the same command and transfer.
-  const commandOf = async (request: RouteRequest) => {
+  const commandOf = async (request: RouteRequest<CreateTransferBody>) => {
     const accountId = await actingAccountIdForWrite(request, db);
     const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
     return { accountId, commandId, command: transferCommand(request.body, derivedUuid('transfer', commandId)) };
@@ -132,11 +135,10 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
     return row;
   };
   return [
-    {
+    withBody(createBodySchema, {
       method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
       summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank)',
       auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
-      body: createBodySchema,
       response: { status: 201, description: 'the transfer', schema: transferSchema },
       errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency'],
       provisional: async (request) => lateDecision((await commandOf(request)).command),
@@ -148,7 +150,7 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
         if (outcome.kind === 'refused') return refusalAnswer(outcome);
         return outcome.kind === 'transfer' ? transferAnswer(outcome) : unexpectedOutcome(outcome);
       },
-    },
+    }),
     {
       method: 'GET', path: '/v1/transfers', operationId: 'listTransfers', tag: 'transfers',
       summary: "The caller's transfers, newest first", auth: { kind: 'key', scope: 'transfers:read' },

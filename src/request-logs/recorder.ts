@@ -8,7 +8,7 @@ import type Koa from 'koa';
 import { log } from '../log';
 import type { KafkaThreadSettings } from '../kafka/thread';
 import { SupervisedThread } from '../kafka/supervised-thread';
-import type { Principal } from '../http/route';
+import type { Principal } from '../auth/rules';
 import { loggedBody } from './body-text';
 import { SHIPPER_ROLE, type FromShipper, type RequestLogRecord, type ToShipper } from './messages';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { derivedUuid, LedgerClient } from '../../src/ledger-client';
-import { fingerprint, IdempotencyGuard } from '../../src/guards/idempotency';
+import { fingerprint, IdempotencyGuard } from '../../src/http/idempotency';
 import type { RouteDef, RouteRequest } from '../../src/http/route';
 import { isDomainError } from '../../src/errors';
 import { testService } from '../hooks';

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { authorize, type AuthenticatedPrincipal } from '../../src/auth/authenticate';
 import { DomainError } from '../../src/errors';
-import type { AuthRule, HttpMethod, RouteDef } from '../../src/http/route';
+import type { AuthRule } from '../../src/auth/rules';
+import type { HttpMethod, RouteDef } from '../../src/http/route';
 
 function route(method: HttpMethod, auth: AuthRule): RouteDef {
   return {

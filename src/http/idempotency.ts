@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import type { RouteDef, RouteRequest, RouteResult } from '../http/route';
+import { namedAccountId } from './acting';
+import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 import { TickBatch } from './tick-batch';
@@ -142,7 +143,7 @@ export class IdempotencyGuard {
   run = async (request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
     const principal = request.principal;
     // Keys belong to the account acted for; the master key acts for the account it names.
-    const named = (request.query?.account_id ?? request.body?.account_id) as string | undefined;
+    const named = namedAccountId(request);
     const scope = principal?.accountId ?? named ?? principal?.credentialId ?? 'anonymous';
     const key = request.idempotencyKey!;
     const print = fingerprint(route.method, request.koa.path, request.body);

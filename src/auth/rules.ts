@@ -1,0 +1,50 @@
+// Who may call what: the scopes of restricted keys, the credential rule each route declares, and
+// the principal a credential authenticates as. The routes (src/http) declare rules; this folder
+// checks them.
+import type { AccountView } from '../accounts/views';
+
+/** Scopes a restricted (rk_) key can hold (SPEC.md section 5, plus the ones later routes need). */
+export const SCOPES = [
+  'transfers:write',
+  'transfers:read',
+  'transactions:read',
+  'payments:write',
+  'payments:read',
+  'customers:write',
+  'customers:read',
+  'contacts:write',
+  'contacts:read',
+  'fx:write',
+  'request_logs:read',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Who may call a route:
+ * - `public`: no credential at all (POST /v1/fx/quotes, sandbox bootstrap, health);
+ * - `dashboard`: session JWT or master key only (SPEC.md section 5);
+ * - `key`: any valid credential; rk_ keys need `scope`;
+ * - `admin`: the master key only.
+ * `moneyMoving` routes also require the account's KYB status to be active.
+ */
+export type AuthRule =
+  | { kind: 'public' }
+  | { kind: 'dashboard'; moneyMoving?: boolean }
+  | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean }
+  | { kind: 'admin'; moneyMoving?: undefined };
+
+export interface Principal {
+  /** `secret` | `publishable` | `restricted` API key, `session` JWT, or the `master` key. */
+  kind: 'secret' | 'publishable' | 'restricted' | 'session' | 'master';
+  /** The caller's account; null only for the master key. */
+  accountId: string | null;
+  /** Id of the credential (API key id, or the session's account id); never the secret. */
+  credentialId: string;
+  scopes: readonly string[];
+  isAdmin: boolean;
+  /** The caller's account as read at authentication; absent for the master key. */
+  account?: AccountView;
+}
+
+/** What authentication needs of a route: its credential rule and its method. */
+export interface Guarded { auth: AuthRule; method: string }
