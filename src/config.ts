@@ -35,6 +35,8 @@ export interface Config {
   sseHeartbeatMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
+  /** How long an FX quote holds its rate (SPEC.md section 8: 30 s); tests shorten it. */
+  fxQuoteLifetimeMs: number;
   logLevel: string;
 }
 
@@ -96,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
+    fxQuoteLifetimeMs: integer(env, 'FX_QUOTE_LIFETIME_MS', 30_000),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
   };
 }
