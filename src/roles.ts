@@ -16,6 +16,7 @@ import { createApp, type Guards } from './http/app';
 import { contactRoutes } from './http/contacts';
 import { customerRoutes } from './http/customers';
 import { faucetRoutes } from './http/faucet';
+import { FxQuotes } from './fx/quotes';
 import { fxRoutes } from './http/fx';
 import { ledgerReadRoutes } from './http/ledger-reads';
 import { transferRoutes } from './http/transfers';
@@ -68,7 +69,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new Ledger
     ...transferRoutes(db, new TransferReads(db), deps.ledger, config.ledgerReplyTimeoutMs),
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
-    ...fxRoutes(config.fxQuoteLifetimeMs),
+    ...fxRoutes(config.fxQuoteLifetimeMs, db, new FxQuotes(db, runtime.redis, config.fxQuoteLifetimeMs), config.environment),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...plannedRoutes(),
   );

@@ -15,6 +15,7 @@ export const SCOPES = [
   'contacts:write',
   'contacts:read',
   'fx:write',
+  'fx:read',
   'request_logs:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];

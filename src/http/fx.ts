@@ -1,11 +1,16 @@
 // FX quotes (SPEC.md section 4, FX; DESIGN.md section 5b). The public quote needs no credential
 // and stores nothing: it prices an amount at the live rate, shows the mid-rate and the spread
 // beside the rate, and says until when that price would hold. Callers without a credential are
-// rate-limited by their address (src/guards/rate-limit.ts).
-import { amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
+// rate-limited by their address (src/guards/rate-limit.ts). A persisted quote locks that price
+// for the caller's account (src/fx/quotes.ts); sandbox time can expire it at once.
+import { amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
 import { DomainError } from '../errors';
+import type { Environment } from '../config';
+import { quoteStatus, type FxQuotes, type QuoteRow } from '../fx/quotes';
 import { isSupportedPair, price, RATE_DECIMALS } from '../fx/rates';
-import { withBody, type RouteDef } from './route';
+import { actingAccountIdForWrite } from './acting';
+import type { Db } from '../db';
+import { withBody, type RouteDef, type RouteRequest } from './route';
 
 const decimal = (description: string) => ({ type: 'string', description } as const);
 const quoteSchema = {
@@ -22,28 +27,72 @@ const quoteSchema = {
   },
 };
 
-export function fxRoutes(quoteLifetimeMs: number): RouteDef[] {
+const quoteBodySchema = {
+  type: 'object', additionalProperties: false, required: ['from_currency', 'to_currency', 'from_amount'],
+  properties: { from_currency: currencySchema, to_currency: currencySchema, from_amount: amountSchema },
+} as const;
+
+const persistedQuoteSchema = {
+  type: 'object',
+  required: ['id', 'status', ...quoteSchema.required, 'created_at', 'consumed_at'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: ['created', 'expired', 'consumed'], description: 'created until expires_at; expired after it; consumed once executed' },
+    ...quoteSchema.properties,
+    expires_at: { type: 'string', format: 'date-time', description: 'until when the rate is locked' },
+    created_at: { type: 'string', format: 'date-time' },
+    consumed_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+/** The pair and amount of a quote request, checked: @throws DomainError */
+function quoteInput(body: { from_currency: string; to_currency: string; from_amount: string }): { from: Currency; to: Currency; fromAmount: Amount } {
+  const from = requireCurrency(body.from_currency, 'from_currency');
+  const to = requireCurrency(body.to_currency, 'to_currency');
+  if (!isSupportedPair(from, to)) {
+    throw new DomainError('unsupported_pair', `${from} to ${to} is not a supported pair; USD, EUR and GBP convert among themselves`, 'to_currency');
+  }
+  const fromAmount = parseAmount(body.from_amount, from, 'from_amount');
+  if (new Money(price(from, to, fromAmount, new Date()).toAmount).isZero()) {
+    throw new DomainError('invalid_request', `from_amount is too small to buy any ${to}`, 'from_amount');
+  }
+  return { from, to, fromAmount };
+}
+
+/** A persisted quote as the API shows it. */
+function quoteView(row: QuoteRow) {
+  return {
+    id: row.id, status: quoteStatus(row),
+    from_currency: row.from_currency, to_currency: row.to_currency,
+    from_amount: formatAmount(row.from_amount, row.from_currency), to_amount: formatAmount(row.to_amount, row.to_currency),
+    rate: new Money(row.rate).toFixed(RATE_DECIMALS), mid_rate: new Money(row.mid_rate).toFixed(RATE_DECIMALS), spread: new Money(row.spread).toFixed(),
+    created_at: row.created_at.toISOString(), expires_at: row.expires_at.toISOString(),
+    consumed_at: row.consumed_at ? row.consumed_at.toISOString() : null,
+  };
+}
+
+const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
+
+export function fxRoutes(quoteLifetimeMs: number, db: Db, quotes: FxQuotes, environment: Environment): RouteDef[] {
+  /** The caller's quote (any, for the master key); another account's is as unknown as a missing one (DESIGN.md section 5b). */
+  const ownQuote = async (request: RouteRequest): Promise<QuoteRow> => {
+    const row = await quotes.byId(request.params.id);
+    if (!row) throw new DomainError('quote_not_found', 'no such FX quote', request.params.id);
+    if (request.principal!.accountId !== null && row.account_id !== request.principal!.accountId) {
+      throw new DomainError('quote_not_found', 'no such FX quote', request.params.id);
+    }
+    return row;
+  };
   return [
-    withBody({
-      type: 'object', additionalProperties: false, required: ['from_currency', 'to_currency', 'from_amount'],
-      properties: { from_currency: currencySchema, to_currency: currencySchema, from_amount: amountSchema },
-    }, {
+    withBody(quoteBodySchema, {
       method: 'POST', path: '/v1/fx/quotes', operationId: 'createPublicFxQuote', tag: 'fx',
       summary: 'Price a conversion at the live rate (no credential; stores nothing)', auth: { kind: 'public' },
       response: { status: 200, description: 'the price', schema: quoteSchema },
       errors: ['invalid_currency', 'unsupported_pair'],
       handler: async ({ body }) => {
-        const from = requireCurrency(body.from_currency, 'from_currency');
-        const to = requireCurrency(body.to_currency, 'to_currency');
-        if (!isSupportedPair(from, to)) {
-          throw new DomainError('unsupported_pair', `${from} to ${to} is not a supported pair; USD, EUR and GBP convert among themselves`, 'to_currency');
-        }
-        const fromAmount = parseAmount(body.from_amount, from, 'from_amount');
+        const { from, to, fromAmount } = quoteInput(body);
         const now = new Date();
         const quote = price(from, to, fromAmount, now);
-        if (new Money(quote.toAmount).isZero()) {
-          throw new DomainError('invalid_request', `from_amount is too small to buy any ${to}`, 'from_amount');
-        }
         return {
           status: 200,
           body: {
@@ -53,5 +102,38 @@ export function fxRoutes(quoteLifetimeMs: number): RouteDef[] {
         };
       },
     }),
+    withBody(quoteBodySchema, {
+      method: 'POST', path: '/v1/fx/quote', operationId: 'createFxQuote', tag: 'fx',
+      summary: 'Lock a rate for the caller\'s account for 30 seconds, to execute with POST /v1/fx/execute',
+      auth: { kind: 'key', scope: 'fx:write' }, idempotent: true,
+      response: { status: 201, description: 'the quote', schema: persistedQuoteSchema },
+      errors: ['invalid_currency', 'unsupported_pair'],
+      handler: async (request) => {
+        const { from, to, fromAmount } = quoteInput(request.body);
+        const accountId = await actingAccountIdForWrite(request, db);
+        return { status: 201, body: quoteView(await quotes.create(accountId, from, to, fromAmount)) };
+      },
+    }),
+    {
+      method: 'GET', path: '/v1/fx/quotes/{id}', operationId: 'getFxQuote', tag: 'fx',
+      summary: 'A persisted quote: created, expired or consumed', auth: { kind: 'key', scope: 'fx:read' },
+      params: idParams,
+      response: { status: 200, description: 'the quote', schema: persistedQuoteSchema },
+      errors: ['quote_not_found'],
+      handler: async (request) => ({ status: 200, body: quoteView(await ownQuote(request)) }),
+    },
+    {
+      method: 'POST', path: '/v1/sandbox/fx/quotes/{id}/expire', operationId: 'expireFxQuote', tag: 'sandbox',
+      summary: 'Sandbox time: the quote expires now, so quote_expired can be tried without waiting',
+      auth: { kind: 'key', scope: 'fx:write' }, idempotent: true,
+      params: idParams,
+      response: { status: 200, description: 'the quote, expired unless consumed', schema: persistedQuoteSchema },
+      errors: ['quote_not_found'],
+      handler: async (request) => {
+        if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
+        const row = await ownQuote(request);
+        return { status: 200, body: quoteView((await quotes.expireNow(row.id))!) };
+      },
+    },
   ];
 }

@@ -32,8 +32,9 @@ describe('migrations', () => {
   });
 
   it('turns stored ledger replies into outcomes, and back', async () => {
+    const outcomesMigration = { ...migrationConfig(), name: '20261123100000_processed_command_outcomes.js' };
     await db.migrate.latest(migrationConfig());
-    await db.migrate.down(migrationConfig()); // before processed_commands kept outcomes
+    await db.migrate.down(outcomesMigration); // before processed_commands kept outcomes
     const account = randomUUID();
     const transfer = randomUUID();
     const at = '2026-11-20T10:00:00.000Z';
@@ -49,7 +50,7 @@ describe('migrations', () => {
         reply_body: { id: 'e1', account_id: account, currency: 'USD', amount: '5.00', balance: { currency: 'USD', available: '5.00', pending: '0.00' } } },
     ]);
 
-    await db.migrate.up(migrationConfig());
+    await db.migrate.up(outcomesMigration);
     const rows = await db.raw(`SELECT command_id, outcome::text AS outcome FROM processed_commands ORDER BY command_id`);
     const outcomes = Object.fromEntries(rows.rows.map((r: { command_id: string; outcome: string }) => [r.command_id, parseOutcome(r.outcome)]));
     assert.deepEqual(outcomes['c-refused'], { kind: 'refused', code: 'insufficient_funds', message: 'too little', field: 'amount' });
@@ -61,7 +62,7 @@ describe('migrations', () => {
     const view = transferView(accepted.transfer);
     assert.deepEqual([view.transfer_id, view.status, view.amount, view.created_at, view.completed_at], [transfer, 'executing', '12.50', at, null]);
 
-    await db.migrate.down(migrationConfig());
+    await db.migrate.down(outcomesMigration);
     const back = await db('processed_commands').where('command_id', 'c-refused').first();
     assert.deepEqual([back.reply_status, back.reply_body.error, back.reply_body.details], [422, 'insufficient_funds', 'amount']);
     const faucet = await db('processed_commands').where('command_id', 'c-faucet').first();

@@ -1,0 +1,55 @@
+// Persisted FX quotes: a Postgres record and a Redis key that lives as long as the quote holds.
+// The record decides (its expires_at and consumed_at); the key lets a reader see a live lock
+// without Postgres, and vanishes by itself. Redis being away does not stop a quote: the record
+// is written first, and the key is best effort.
+import { randomUUID } from 'node:crypto';
+import type { Amount, Currency } from '../../ledger/money';
+import type { Db } from '../db';
+import { log } from '../log';
+import type { RedisClient } from '../redis';
+import { price } from './rates';
+
+export type QuoteStatus = 'created' | 'expired' | 'consumed';
+
+export interface QuoteRow {
+  id: string; account_id: string; from_currency: Currency; to_currency: Currency; from_amount: string; rate: string;
+  mid_rate: string; spread: string; to_amount: string; created_at: Date; expires_at: Date; consumed_at: Date | null;
+}
+
+export const lockKey = (quoteId: string): string => `fxq:${quoteId}`;
+
+export function quoteStatus(row: QuoteRow, now = new Date()): QuoteStatus {
+  if (row.consumed_at) return 'consumed';
+  return now.getTime() >= row.expires_at.getTime() ? 'expired' : 'created';
+}
+
+export class FxQuotes {
+  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly lifetimeMs: number) {}
+
+  /** Locks today's price of `fromAmount` for the quote's lifetime. */
+  async create(accountId: string, from: Currency, to: Currency, fromAmount: Amount): Promise<QuoteRow> {
+    const now = new Date();
+    const quoted = price(from, to, fromAmount, now);
+    const [row] = await this.db('fx_quotes').insert({
+      id: randomUUID(), account_id: accountId, from_currency: from, to_currency: to, from_amount: fromAmount.toFixed(),
+      rate: quoted.rate, mid_rate: quoted.midRate, spread: quoted.spread, to_amount: quoted.toAmount,
+      created_at: now, expires_at: new Date(now.getTime() + this.lifetimeMs),
+    }).returning('*');
+    await this.redis.set(lockKey(row.id), accountId, 'PX', this.lifetimeMs).catch((error) => {
+      log.warn({ err: error, quoteId: row.id }, 'the quote lock could not be set in Redis; the record holds the quote');
+    });
+    return row;
+  }
+
+  async byId(id: string): Promise<QuoteRow | undefined> {
+    return this.db('fx_quotes').where('id', id).first();
+  }
+
+  /** Sandbox time: the quote expires now, unless consumed. */
+  async expireNow(id: string): Promise<QuoteRow | undefined> {
+    const [row] = await this.db('fx_quotes').where('id', id).whereNull('consumed_at')
+      .update({ expires_at: this.db.raw('least(expires_at, now())') }).returning('*');
+    await this.redis.del(lockKey(id)).catch(() => undefined);
+    return row ?? this.byId(id);
+  }
+}
