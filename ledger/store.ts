@@ -159,7 +159,7 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
       status_history: trx.raw('status_history || ?::jsonb', [JSON.stringify(history.get(t.id) ?? [])]),
     });
   }
-  // Reply bodies are stored as JSON text, whatever their JSON type.
+  // Outcomes arrive as their JSON text (outcome.ts) and are stored as such.
   await copyInto(trx, 'processed_commands', ['command_id', 'type', 'outcome', 'processed_at'],
     batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at })));
   if (batch.outbox.length === 0) return;

@@ -2,11 +2,8 @@
 # `npm start`: brings up the local stack, then runs every role of the service in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/ensure-deps.sh
-# stack.sh prints the addresses it ensured as NAME=value lines (its progress goes to stderr).
-stack_env="$(bash scripts/stack.sh up)" # fails here, with stack.sh's message, if the stack cannot start
-while IFS= read -r line; do [ -n "$line" ] && export "${line?}"; done <<< "$stack_env"
-export KAFKAJS_NO_PARTITIONER_WARNING=1
+# shellcheck source=scripts/stack-env.sh
+source scripts/stack-env.sh
 PORT="${PORT:-3000}"
 export PORT
 cat <<MSG

@@ -3,10 +3,9 @@
 # its own for this run (never the development ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/ensure-deps.sh
-stack_env="$(bash scripts/stack.sh up)" # fails here, with stack.sh's message, if the stack cannot start
+# shellcheck source=scripts/stack-env.sh
+source scripts/stack-env.sh
 bash scripts/stack.sh tools
-while IFS= read -r line; do [ -n "$line" ] && export "${line?}"; done <<< "$stack_env"
 # Runs are named by their start second; two runs started in the same second (worktrees sharing
 # one stack) would share a namespace, so the second waits for the next free second.
 run_id="$(date +%s)"
@@ -14,7 +13,6 @@ while ! mkdir "/tmp/payments-test-run.$run_id" 2>/dev/null; do sleep 1; run_id="
 export DATABASE_URL="${DATABASE_URL%/*}/payments_test_${run_id}"
 export REDIS_KEY_PREFIX="test:${run_id}:"
 export KAFKA_TOPIC_PREFIX="test.${run_id}."
-export KAFKAJS_NO_PARTITIONER_WARNING=1
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
 # `npm test -- dist/test/integration/x.test.js` runs the files named; without any, the whole suite.
 specs=("dist/test/**/*.test.js")

@@ -12,7 +12,6 @@ import { startConsumer } from './kafka/consumer';
 import { TOPICS } from './kafka/topics';
 import type { Runtime } from './runtime';
 
-
 /** A UUID derived from stable input, so a retried request names the same command and resource. */
 export function derivedUuid(...parts: string[]): string {
   const hex = createHash('sha256').update(parts.join('\u0000')).digest('hex');

@@ -20,12 +20,6 @@ export function ibanCheckDigits(country: string, bban: string): string {
   return String(98 - remainder).padStart(2, '0');
 }
 
-export function isValidIban(iban: string): boolean {
-  const compact = iban.replace(/\s+/g, '').toUpperCase();
-  if (!/^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/.test(compact)) return false;
-  return ibanCheckDigits(compact.slice(0, 2), compact.slice(4)) === compact.slice(2, 4);
-}
-
 /** ABA routing number checksum: 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 (mod 10). */
 function abaRoutingNumber(): string {
   const first8 = `0${digits(7)}`;

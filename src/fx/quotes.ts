@@ -3,11 +3,11 @@
 // without Postgres, and vanishes by itself. Redis being away does not stop a quote: the record
 // is written first, and the key is best effort.
 import { randomUUID } from 'node:crypto';
-import type { Amount, Currency } from '../../ledger/money';
+import type { Currency } from '../../ledger/money';
 import type { Db } from '../db';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
-import { price } from './rates';
+import type { PricedConversion } from './rates';
 
 export type QuoteStatus = 'created' | 'expired' | 'consumed';
 
@@ -26,14 +26,12 @@ export function quoteStatus(row: QuoteRow, now = new Date()): QuoteStatus {
 export class FxQuotes {
   constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly lifetimeMs: number) {}
 
-  /** Locks today's price of `fromAmount` for the quote's lifetime. */
-  async create(accountId: string, from: Currency, to: Currency, fromAmount: Amount): Promise<QuoteRow> {
-    const now = new Date();
-    const quoted = price(from, to, fromAmount, now);
+  /** Locks a price for the quote's lifetime, from the moment it was priced. */
+  async create(accountId: string, { from, to, fromAmount, price, at }: PricedConversion): Promise<QuoteRow> {
     const [row] = await this.db('fx_quotes').insert({
       id: randomUUID(), account_id: accountId, from_currency: from, to_currency: to, from_amount: fromAmount.toFixed(),
-      rate: quoted.rate, mid_rate: quoted.midRate, spread: quoted.spread, to_amount: quoted.toAmount,
-      created_at: now, expires_at: new Date(now.getTime() + this.lifetimeMs),
+      rate: price.rate, mid_rate: price.midRate, spread: price.spread, to_amount: price.toAmount,
+      created_at: at, expires_at: new Date(at.getTime() + this.lifetimeMs),
     }).returning('*');
     await this.redis.set(lockKey(row.id), accountId, 'PX', this.lifetimeMs).catch((error) => {
       log.warn({ err: error, quoteId: row.id }, 'the quote lock could not be set in Redis; the record holds the quote');
@@ -45,10 +43,10 @@ export class FxQuotes {
     return this.db('fx_quotes').where('id', id).first();
   }
 
-  /** Sandbox time: the quote expires now, unless consumed. */
+  /** Sandbox time: the quote expires now, unless consumed (by this service's clock, as it was created). */
   async expireNow(id: string): Promise<QuoteRow | undefined> {
     const [row] = await this.db('fx_quotes').where('id', id).whereNull('consumed_at')
-      .update({ expires_at: this.db.raw('least(expires_at, now())') }).returning('*');
+      .update({ expires_at: this.db.raw('least(expires_at, ?::timestamptz)', [new Date()]) }).returning('*');
     await this.redis.del(lockKey(id)).catch(() => undefined);
     return row ?? this.byId(id);
   }

@@ -51,6 +51,9 @@ export interface Price {
   toAmount: string;
 }
 
+/** A conversion priced at one moment: what a public quote shows and a persisted one locks. */
+export interface PricedConversion { from: Currency; to: Currency; fromAmount: Amount; price: Price; at: Date }
+
 /** What `fromAmount` of `from` buys in `to` at `at`, the spread taken. */
 export function price(from: Currency, to: Currency, fromAmount: Amount, at: Date): Price {
   const mid = midRate(from, to, at);

@@ -3,13 +3,13 @@
 // beside the rate, and says until when that price would hold. Callers without a credential are
 // rate-limited by their address (src/guards/rate-limit.ts). A persisted quote locks that price
 // for the caller's account (src/fx/quotes.ts); sandbox time can expire it at once.
-import { amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
-import { DomainError } from '../errors';
+import { amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
 import type { Environment } from '../config';
-import { quoteStatus, type FxQuotes, type QuoteRow } from '../fx/quotes';
-import { isSupportedPair, price, RATE_DECIMALS } from '../fx/rates';
-import { actingAccountIdForWrite } from './acting';
 import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { quoteStatus, type FxQuotes, type QuoteRow } from '../fx/quotes';
+import { isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../fx/rates';
+import { actingAccountIdForWrite } from './acting';
 import { withBody, type RouteDef, type RouteRequest } from './route';
 
 const decimal = (description: string) => ({ type: 'string', description } as const);
@@ -45,18 +45,20 @@ const persistedQuoteSchema = {
   },
 };
 
-/** The pair and amount of a quote request, checked: @throws DomainError */
-function quoteInput(body: { from_currency: string; to_currency: string; from_amount: string }): { from: Currency; to: Currency; fromAmount: Amount } {
+/** A quote request checked and priced now: @throws DomainError */
+function priceRequest(body: { from_currency: string; to_currency: string; from_amount: string }): PricedConversion {
   const from = requireCurrency(body.from_currency, 'from_currency');
   const to = requireCurrency(body.to_currency, 'to_currency');
   if (!isSupportedPair(from, to)) {
     throw new DomainError('unsupported_pair', `${from} to ${to} is not a supported pair; USD, EUR and GBP convert among themselves`, 'to_currency');
   }
   const fromAmount = parseAmount(body.from_amount, from, 'from_amount');
-  if (new Money(price(from, to, fromAmount, new Date()).toAmount).isZero()) {
+  const at = new Date();
+  const priced = price(from, to, fromAmount, at);
+  if (new Money(priced.toAmount).isZero()) {
     throw new DomainError('invalid_request', `from_amount is too small to buy any ${to}`, 'from_amount');
   }
-  return { from, to, fromAmount };
+  return { from, to, fromAmount, price: priced, at };
 }
 
 /** A persisted quote as the API shows it. */
@@ -90,14 +92,12 @@ export function fxRoutes(quoteLifetimeMs: number, db: Db, quotes: FxQuotes, envi
       response: { status: 200, description: 'the price', schema: quoteSchema },
       errors: ['invalid_currency', 'unsupported_pair'],
       handler: async ({ body }) => {
-        const { from, to, fromAmount } = quoteInput(body);
-        const now = new Date();
-        const quote = price(from, to, fromAmount, now);
+        const { from, to, fromAmount, price: quote, at } = priceRequest(body);
         return {
           status: 200,
           body: {
             from_currency: from, to_currency: to, from_amount: formatAmount(fromAmount, from), rate: quote.rate, mid_rate: quote.midRate,
-            spread: quote.spread, to_amount: quote.toAmount, expires_at: new Date(now.getTime() + quoteLifetimeMs).toISOString(),
+            spread: quote.spread, to_amount: quote.toAmount, expires_at: new Date(at.getTime() + quoteLifetimeMs).toISOString(),
           },
         };
       },
@@ -109,9 +109,9 @@ export function fxRoutes(quoteLifetimeMs: number, db: Db, quotes: FxQuotes, envi
       response: { status: 201, description: 'the quote', schema: persistedQuoteSchema },
       errors: ['invalid_currency', 'unsupported_pair'],
       handler: async (request) => {
-        const { from, to, fromAmount } = quoteInput(request.body);
+        const priced = priceRequest(request.body);
         const accountId = await actingAccountIdForWrite(request, db);
-        return { status: 201, body: quoteView(await quotes.create(accountId, from, to, fromAmount)) };
+        return { status: 201, body: quoteView(await quotes.create(accountId, priced)) };
       },
     }),
     {

@@ -79,4 +79,3 @@ export function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{(\w+)\}/g, ':$1');
 }
 
-export const isWrite = (method: HttpMethod): boolean => method !== 'GET';

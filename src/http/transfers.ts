@@ -48,7 +48,7 @@ const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'fail
 const nullableString = { type: ['string', 'null'] };
 
 const provisionalRequired = ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'];
-export const transferSchema = {
+const transferSchema = {
   type: 'object',
   required: [...provisionalRequired, 'recipient', 'note', 'failure', 'created_at', 'updated_at', 'completed_at'],
   properties: {
