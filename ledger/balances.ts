@@ -1,6 +1,7 @@
 // The balances a ledger batch works on: loaded (and locked) once per batch, updated in memory
 // as each command is decided, then written back in one statement.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import type { LedgerAccountRef } from './chart';
 import type { EntryDraft } from './entry';
 import { Money, type Amount } from './money';
@@ -12,6 +13,8 @@ export interface LedgerAccountState {
 }
 
 export interface AppliedPosting {
+  /** The posting's id, fixed when it is decided: on an available account it is a transaction's id. */
+  id: string;
   ledgerAccountId: string;
   ref: LedgerAccountRef;
   amount: Amount;
@@ -40,7 +43,7 @@ export class BalanceBook {
         assert.ok(!state.balance.isNegative(), `ledger account ${state.ref.code} would go below zero`);
       }
       this.changed.add(state.ref.code);
-      return { ledgerAccountId: state.id, ref: state.ref, amount: posting.amount, balanceAfter: state.balance };
+      return { id: randomUUID(), ledgerAccountId: state.id, ref: state.ref, amount: posting.amount, balanceAfter: state.balance };
     });
   }
 

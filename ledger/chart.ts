@@ -1,6 +1,7 @@
 // The chart of accounts. Each customer account holds, per currency, an `available` and a
 // `pending` ledger account (pending = held for executing outbound transfers); the system side
-// holds the faucet equity that sandbox test funds come from.
+// holds the faucet equity that sandbox test funds come from, and the FX desk that conversions
+// pass through.
 import type { Currency } from './money';
 
 export type LedgerAccountKind = 'available' | 'pending' | 'system';
@@ -23,4 +24,18 @@ export function pending(accountId: string, currency: Currency): LedgerAccountRef
 /** Equity that funds sandbox faucet credits: its balance is minus everything ever credited. */
 export function faucetEquity(currency: Currency): LedgerAccountRef {
   return { code: `sys:faucet:${currency}`, accountId: null, kind: 'system', currency };
+}
+
+/**
+ * The FX desk's position in one currency: it takes in what customers convert from and pays out
+ * what they convert to, both at the mid-rate. Valued at the mid-rate, the positions of one
+ * conversion net to zero but for the rounding of the paid-out side to its currency's scale.
+ */
+export function fxPosition(currency: Currency): LedgerAccountRef {
+  return { code: `sys:fx:position:${currency}`, accountId: null, kind: 'system', currency };
+}
+
+/** What conversions earned: the spread, kept in the currency the customer received. */
+export function fxSpread(currency: Currency): LedgerAccountRef {
+  return { code: `sys:fx:spread:${currency}`, accountId: null, kind: 'system', currency };
 }

@@ -4,10 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { available, pending } from './chart';
 import type { AppliedPosting, BalanceBook } from './balances';
-import type { FaucetCredit, TransferCreate, TransferExecute, TransferPartnerResult } from './messages';
+import type { FaucetCredit, FxExecute, TransferCreate, TransferExecute, TransferPartnerResult } from './messages';
+import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
+import { isSupportedPair, price } from './fx-rates';
 import { formatAmount, Money, STABLECOINS, type Currency } from './money';
 import type { EntryDraft } from './entry';
-import { faucetCredit, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer } from './postings';
+import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
 import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from './transfers';
 
@@ -44,10 +46,12 @@ export interface Decision {
   transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
   events: EventDraft[];
   partnerCommand: { partner: string; accountId: string; payload: TransferExecute } | null;
+  /** A quote this command executed, with its consumed_at set. */
+  consumedQuote: FxQuoteRecord | null;
 }
 
 const emptyDecision = (outcome: Outcome): Decision => ({
-  outcome, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null,
+  outcome, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null, consumedQuote: null,
 });
 
 function refusal(code: RefusalCode, message: string, field: string | null = null): Decision {
@@ -140,16 +144,48 @@ function refuseTransfer(command: TransferCreate, facts: TransferFacts, book: Bal
   return null;
 }
 
+/** The currency the recipient is paid in: the bank account's, for an external transfer. */
+export function payoutCurrencyOf(command: TransferCreate): Currency {
+  return command.type === 'external' ? command.recipient!.bank.currency as Currency : command.currency;
+}
+
+type Payout = Pick<TransferRecord, 'payout_amount' | 'payout_currency' | 'fx_rate' | 'fx_mid_rate' | 'fx_spread'>;
+
+/** What the recipient is paid; across currencies, at the live price fixed now (the transfer's `quoting` step). */
+function quotePayout(command: TransferCreate, now: Date): Payout | Decision {
+  const payoutCurrency = payoutCurrencyOf(command);
+  if (payoutCurrency === command.currency) {
+    return { payout_amount: command.amount, payout_currency: payoutCurrency, fx_rate: null, fx_mid_rate: null, fx_spread: null };
+  }
+  if (!isSupportedPair(command.currency, payoutCurrency)) {
+    return refusal('unsupported_pair', `${command.currency} to ${payoutCurrency} is not a supported pair`, 'recipient.bank.currency');
+  }
+  const quoted = price(command.currency, payoutCurrency, new Money(command.amount), now);
+  if (new Money(quoted.toAmount).isZero()) return refusal('invalid_request', `amount is too small to buy any ${payoutCurrency}`, 'amount');
+  return { payout_amount: quoted.toAmount, payout_currency: payoutCurrency, fx_rate: quoted.rate, fx_mid_rate: quoted.midRate, fx_spread: quoted.spread };
+}
+
+/** The conversion a cross-currency transfer settles through, at the price it was quoted. */
+function conversionOf(record: TransferRecord): Conversion | null {
+  if (record.payout_currency === record.currency) return null;
+  return {
+    from: record.currency, to: record.payout_currency, fromAmount: new Money(record.amount),
+    toAmount: new Money(record.payout_amount), midRate: new Money(record.fx_mid_rate!),
+  };
+}
+
 export function decideTransferCreate(commandId: string, command: TransferCreate, facts: TransferFacts, book: BalanceBook, now: Date): Decision {
   const refused = refuseTransfer(command, facts, book);
   if (refused) return refused;
+  const payout = quotePayout(command, now);
+  if ('outcome' in payout) return payout;
   const sender = facts.sender!;
   const recipient = facts.recipient!;
   const rail = railFor(command.type, command.currency);
   const amount = new Money(command.amount);
   const record: TransferRecord = {
     id: command.transfer_id, account_id: sender.id, command_id: commandId, type: command.type, status: 'pending',
-    amount: command.amount, currency: command.currency, recipient_account_id: recipient.id,
+    amount: command.amount, currency: command.currency, ...payout, recipient_account_id: recipient.id,
     recipient: command.type === 'internal' ? { email: command.recipient_email } : (command.recipient as unknown as Record<string, unknown>),
     note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
     estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
@@ -171,7 +207,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
     decision.partnerCommand = {
       partner: rail, accountId: sender.id,
       payload: {
-        transfer_id: record.id, amount: formatAmount(amount, command.currency), currency: command.currency, attempt: 0,
+        transfer_id: record.id, amount: formatAmount(record.payout_amount, record.payout_currency), currency: record.payout_currency, attempt: 0,
         beneficiary: { ...record.recipient, account_id: recipient.id },
       },
     };
@@ -189,10 +225,10 @@ export function decidePartnerResult(result: TransferPartnerResult, current: Tran
   const amount = new Money(record.amount);
   const entryId = randomUUID();
   if (result.outcome === 'completed') {
-    post(decision, book, settleTransfer(entryId, record.id, record.account_id, record.recipient_account_id!, record.currency, amount));
+    post(decision, book, settleTransfer(entryId, record.id, record.account_id, record.recipient_account_id!, record.currency, amount, conversionOf(record)));
     record.completed_at = now;
     walk(record, ['completed'], now, decision);
-    decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.currency));
+    decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
   } else {
     post(decision, book, releaseTransfer(entryId, record.id, record.account_id, record.currency, amount));
     record.failure_code = result.failure_code ?? (result.outcome === 'rolled_back' ? 'partner_reversed' : 'partner_error');
@@ -200,5 +236,46 @@ export function decidePartnerResult(result: TransferPartnerResult, current: Tran
     walk(record, [result.outcome], now, decision);
     decision.events.push(balanceEvent(book, record.account_id, record.currency));
   }
+  return decision;
+}
+
+export interface FxExecuteFacts {
+  account: AccountFacts | null;
+  /** The quote as the ledger holds it now (locked for the batch); null when unknown. */
+  quote: FxQuoteRecord | null;
+}
+
+/** Checks in order of precedence; another account's quote is as unknown as a missing one. */
+function refuseFxExecute(accountId: string, command: FxExecute, { account, quote }: FxExecuteFacts, book: BalanceBook, now: Date): Decision | null {
+  if (!account) return refusal('resource_not_found', 'the account does not exist');
+  if (!quote || quote.account_id !== accountId) return refusal('quote_not_found', 'no such FX quote', command.quote_id);
+  const status = quoteStatus(quote, now);
+  if (status === 'consumed') return refusal('quote_already_consumed', 'the quote was executed already', command.quote_id);
+  if (status === 'expired') return refusal('quote_expired', `the quote expired at ${quote.expires_at.toISOString()}`, command.quote_id);
+  if (account.kybStatus !== 'active') return refusal('account_not_active', `the account's KYB status is ${account.kybStatus}; it must be active to move money`);
+  if (book.balance(available(accountId, quote.from_currency)).isLessThan(quote.from_amount)) {
+    return refusal('insufficient_funds', `the available ${quote.from_currency} balance is below the quote's from_amount`, 'quote_id');
+  }
+  return null;
+}
+
+/** Executes a persisted quote: one conversion entry inside the account, the quote consumed with it. */
+export function decideFxExecute(accountId: string, command: FxExecute, facts: FxExecuteFacts, book: BalanceBook, now: Date): Decision {
+  const refused = refuseFxExecute(accountId, command, facts, book, now);
+  if (refused) return refused;
+  const quote: FxQuoteRecord = { ...facts.quote!, consumed_at: now };
+  const entry = fxConversion(command.entry_id, quote.id, accountId, {
+    from: quote.from_currency, to: quote.to_currency, fromAmount: new Money(quote.from_amount),
+    toAmount: new Money(quote.to_amount), midRate: new Money(quote.mid_rate),
+  });
+  const postings = book.apply(entry);
+  const onAvailable = (currency: Currency) => postings.find((p) => p.ref.kind === 'available' && p.ref.currency === currency)!.id;
+  const decision = emptyDecision({
+    kind: 'fx_execution', quote, entry_id: entry.id,
+    debit_transaction_id: onAvailable(quote.from_currency), credit_transaction_id: onAvailable(quote.to_currency),
+  });
+  decision.entries.push({ entry, postings });
+  decision.consumedQuote = quote;
+  decision.events.push(balanceEvent(book, accountId, quote.from_currency), balanceEvent(book, accountId, quote.to_currency));
   return decision;
 }

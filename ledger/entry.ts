@@ -3,7 +3,7 @@
 import type { LedgerAccountRef } from './chart';
 import type { Amount } from './money';
 
-export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release';
+export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release' | 'fx_conversion';
 
 export interface PostingDraft {
   account: LedgerAccountRef;
@@ -14,5 +14,7 @@ export interface EntryDraft {
   id: string;
   kind: EntryKind;
   transferId: string | null;
+  /** The persisted FX quote a conversion executed. */
+  quoteId: string | null;
   postings: PostingDraft[];
 }

@@ -3,7 +3,7 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v1.avsc). */
@@ -40,6 +40,12 @@ export interface TransferCreate {
   recipient_email?: string;
   recipient?: BankRecipient;
   note: string | null;
+}
+
+/** Executes a persisted FX quote of the commanding account (DESIGN.md section 5b). */
+export interface FxExecute {
+  quote_id: string;
+  entry_id: string;
 }
 
 /** A partner's final word on a transfer, fed back to the ledger by a partner dispatcher. */

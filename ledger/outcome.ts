@@ -2,13 +2,15 @@
 // or refused, with a code, a message and the field at fault. The outcome travels on
 // ledger.replies and is kept in processed_commands, so a redelivered command gets the same one;
 // the HTTP layer alone turns it into a status and a body.
+import type { FxQuoteRecord } from './fx-quotes';
 import type { Currency } from './money';
 import type { TransferRecord } from './transfers';
 
 /** Why the ledger refuses a command; the names are the API's error codes (SPEC.md section 7). */
 export type RefusalCode =
   | 'resource_not_found' | 'account_not_active' | 'sender_no_chain_wallet' | 'recipient_not_found' | 'invalid_request'
-  | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found';
+  | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found' | 'unsupported_pair'
+  | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed';
 
 export interface Refused { kind: 'refused'; code: RefusalCode; message: string; field: string | null }
 
@@ -22,18 +24,43 @@ export interface FaucetCredited {
   available: string; pending: string;
 }
 
-export type Outcome = Refused | TransferOutcome | FaucetCredited;
+/** A persisted quote executed: the quote, consumed, and the entry with the account's two transactions. */
+export interface FxExecuted {
+  kind: 'fx_execution';
+  quote: FxQuoteRecord;
+  entry_id: string;
+  /** The postings on the account's available balances (the transactions of GET /v1/transactions). */
+  debit_transaction_id: string;
+  credit_transaction_id: string;
+}
+
+export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted;
 
 export const refused = (code: RefusalCode, message: string, field: string | null = null): Refused => ({ kind: 'refused', code, message, field });
 
-/** An outcome from its JSON text, with the transfer record's timestamps as dates again. */
+const dateOrNull = (text: unknown): Date | null => (text ? new Date(text as string) : null);
+
+/**
+ * An outcome from its JSON text, with the records' timestamps as dates again. A transfer decided
+ * before transfers had payouts paid out its own amount in its own currency.
+ */
 export function parseOutcome(text: string): Outcome {
   const outcome = JSON.parse(text) as Outcome;
   if (outcome.kind === 'transfer') {
-    const transfer = outcome.transfer as unknown as Record<string, string | null>;
-    outcome.transfer.created_at = new Date(transfer.created_at!);
-    outcome.transfer.updated_at = new Date(transfer.updated_at!);
-    outcome.transfer.completed_at = transfer.completed_at ? new Date(transfer.completed_at) : null;
+    const transfer = outcome.transfer as unknown as Record<string, unknown>;
+    outcome.transfer = {
+      ...outcome.transfer,
+      payout_amount: String(transfer.payout_amount ?? transfer.amount), payout_currency: (transfer.payout_currency ?? transfer.currency) as Currency,
+      fx_rate: (transfer.fx_rate ?? null) as string | null, fx_mid_rate: (transfer.fx_mid_rate ?? null) as string | null, fx_spread: (transfer.fx_spread ?? null) as string | null,
+      created_at: new Date(transfer.created_at as string), updated_at: new Date(transfer.updated_at as string), completed_at: dateOrNull(transfer.completed_at),
+    };
+  }
+  if (outcome.kind === 'fx_execution') {
+    const quote = outcome.quote as unknown as Record<string, unknown>;
+    outcome.quote = {
+      ...outcome.quote,
+      created_at: new Date(quote.created_at as string), expires_at: new Date(quote.expires_at as string), consumed_at: dateOrNull(quote.consumed_at),
+    };
   }
   return outcome;
 }

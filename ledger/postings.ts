@@ -1,13 +1,36 @@
 // Posting rules: pure functions from a business event to a balanced journal entry. Amounts are
 // signed: a positive amount raises the holder's balance, and every entry sums to zero per
 // currency (checked here and again by Postgres).
-import { available, faucetEquity, pending } from './chart';
+import assert from 'node:assert/strict';
+import { available, faucetEquity, fxPosition, fxSpread, pending } from './chart';
 import type { EntryDraft, EntryKind, PostingDraft } from './entry';
 import { assertEntryBalances } from './invariants';
-import type { Amount, Currency } from './money';
+import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
 
-function entry(id: string, kind: EntryKind, transferId: string | null, postings: PostingDraft[]): EntryDraft {
-  const draft = { id, kind, transferId, postings };
+/** A conversion at a fixed price: `fromAmount` of `from` buys `toAmount` of `to`; `midRate` is the market rate it was priced from. */
+export interface Conversion {
+  from: Currency;
+  to: Currency;
+  fromAmount: Amount;
+  toAmount: Amount;
+  midRate: Amount;
+}
+
+/**
+ * The FX desk's side of a conversion, between the customer's debit in `from` and credit in
+ * `to`: its position takes `fromAmount`, pays out what that is worth at the mid-rate (at the
+ * `to` scale), and the difference from what the customer receives is the spread it earned.
+ */
+function conversionLegs({ from, to, fromAmount, toAmount, midRate }: Conversion): PostingDraft[] {
+  const atMid = fromAmount.times(midRate).decimalPlaces(CURRENCY_SCALE[to], Money.ROUND_HALF_EVEN);
+  const spread = atMid.minus(toAmount);
+  assert.ok(!spread.isNegative(), `a conversion pays out ${toAmount.toFixed()} ${to}, more than ${atMid.toFixed()} at the mid-rate`);
+  const legs = [{ account: fxPosition(from), amount: fromAmount }, { account: fxPosition(to), amount: atMid.negated() }];
+  return spread.isZero() ? legs : [...legs, { account: fxSpread(to), amount: spread }];
+}
+
+function entry(id: string, kind: EntryKind, transferId: string | null, postings: PostingDraft[], quoteId: string | null = null): EntryDraft {
+  const draft = { id, kind, transferId, quoteId, postings };
   assertEntryBalances(draft);
   return draft;
 }
@@ -36,12 +59,31 @@ export function holdForTransfer(id: string, transferId: string, senderId: string
   ]);
 }
 
-/** The rail settled: the held amount reaches the recipient's account. */
-export function settleTransfer(id: string, transferId: string, senderId: string, recipientId: string, currency: Currency, amount: Amount): EntryDraft {
+/**
+ * The rail settled: the held amount reaches the recipient's account; across currencies, through
+ * the FX desk at the price fixed when the transfer was quoted.
+ */
+export function settleTransfer(id: string, transferId: string, senderId: string, recipientId: string, currency: Currency, amount: Amount, conversion: Conversion | null): EntryDraft {
+  if (!conversion) {
+    return entry(id, 'transfer_settle', transferId, [
+      { account: pending(senderId, currency), amount: amount.negated() },
+      { account: available(recipientId, currency), amount },
+    ]);
+  }
   return entry(id, 'transfer_settle', transferId, [
     { account: pending(senderId, currency), amount: amount.negated() },
-    { account: available(recipientId, currency), amount },
+    ...conversionLegs(conversion),
+    { account: available(recipientId, conversion.to), amount: conversion.toAmount },
   ]);
+}
+
+/** A conversion inside one account (POST /v1/fx/execute): one entry, each currency balancing on its own. */
+export function fxConversion(id: string, quoteId: string, accountId: string, conversion: Conversion): EntryDraft {
+  return entry(id, 'fx_conversion', null, [
+    { account: available(accountId, conversion.from), amount: conversion.fromAmount.negated() },
+    ...conversionLegs(conversion),
+    { account: available(accountId, conversion.to), amount: conversion.toAmount },
+  ], quoteId);
 }
 
 /** The rail failed or reversed the payment: the hold goes back to the sender. */

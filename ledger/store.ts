@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { AccountFacts } from './decide';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
+import type { FxQuoteRecord } from './fx-quotes';
 import { Money } from './money';
 import type { TransferRecord, TransferStatus } from './transfers';
 import { copyInto } from '../src/db/pg-copy';
@@ -79,6 +80,15 @@ export async function readTransfers(db: Db, ids: string[], lock: boolean): Promi
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** Persisted FX quotes by id; locked (in id order) when the batch decides on them. */
+export async function readQuotes(db: Db, ids: string[], lock: boolean): Promise<Map<string, FxQuoteRecord>> {
+  if (ids.length === 0) return new Map();
+  const query = db('fx_quotes').whereIn('id', [...new Set(ids)]).orderBy('id');
+  if (lock) query.forUpdate();
+  const rows: FxQuoteRecord[] = await query;
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
 /** The outcomes (their JSON text, outcome.ts) of the commands already decided, by command id. */
 export async function processedOutcomes(db: Db, commandIds: string[]): Promise<Map<string, string>> {
   if (commandIds.length === 0) return new Map();
@@ -91,6 +101,7 @@ export interface EntryWrite {
   kind: string;
   commandId: string;
   transferId: string | null;
+  quoteId: string | null;
   postings: AppliedPosting[];
 }
 
@@ -110,6 +121,8 @@ export interface BatchWrite {
   newTransfers: TransferRecord[];
   changedTransfers: TransferRecord[];
   transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
+  /** Quotes executed in this batch, with their consumed_at. */
+  consumedQuotes: FxQuoteRecord[];
   /** Each decided command with its outcome's JSON text. */
   processed: Array<{ commandId: string; type: string; outcome: string }>;
   outbox: OutboxWrite[];
@@ -121,19 +134,19 @@ export interface BatchWrite {
 const amountText = (amount: InstanceType<typeof Money>) => amount.toFixed();
 
 const TRANSFER_COLUMNS = [
-  'id', 'account_id', 'command_id', 'type', 'status', 'amount', 'currency', 'recipient_account_id', 'recipient', 'note', 'partner',
+  'id', 'account_id', 'command_id', 'type', 'status', 'amount', 'currency', 'payout_amount', 'payout_currency', 'fx_rate', 'fx_mid_rate', 'fx_spread', 'recipient_account_id', 'recipient', 'note', 'partner',
   'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at',
 ] as const;
 
 /** Writes a decided batch, its outbox rows listed as an unpublished round. Each table is one COPY. */
 export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Promise<void> {
   const at = batch.now.toISOString();
-  await copyInto(trx, 'journal_entries', ['id', 'kind', 'command_id', 'transfer_id', 'created_at'],
-    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, created_at: at })));
+  await copyInto(trx, 'journal_entries', ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'created_at'],
+    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, fx_quote_id: e.quoteId, created_at: at })));
   // All postings of the batch in one statement: the balance trigger checks every entry in it.
   await copyInto(trx, 'postings', ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'],
     batch.entries.flatMap((e) => e.postings.map((p) => ({
-      id: randomUUID(), entry_id: e.id, ledger_account_id: p.ledgerAccountId, account_id: p.ref.accountId,
+      id: p.id, entry_id: e.id, ledger_account_id: p.ledgerAccountId, account_id: p.ref.accountId,
       currency: p.ref.currency, amount: amountText(p.amount), balance_after: amountText(p.balanceAfter),
       transfer_id: e.transferId, created_at: at,
     }))));
@@ -158,6 +171,14 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
       failure_message: t.failure_message, updated_at: t.updated_at, completed_at: t.completed_at,
       status_history: trx.raw('status_history || ?::jsonb', [JSON.stringify(history.get(t.id) ?? [])]),
     });
+  }
+  if (batch.consumedQuotes.length > 0) {
+    const { rowCount } = await trx.raw(
+      `UPDATE fx_quotes AS q SET consumed_at = v.at FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, at) WHERE q.id = v.id AND q.consumed_at IS NULL`,
+      [batch.consumedQuotes.map((q) => q.id), batch.consumedQuotes.map((q) => q.consumed_at!.toISOString())],
+    );
+    // The quotes were locked and found unconsumed: anything else is a bug, and the batch must not commit.
+    if (rowCount !== batch.consumedQuotes.length) throw new Error(`${batch.consumedQuotes.length} quotes executed but ${rowCount} consumed`);
   }
   // Outcomes arrive as their JSON text (outcome.ts) and are stored as such.
   await copyInto(trx, 'processed_commands', ['command_id', 'type', 'outcome', 'processed_at'],

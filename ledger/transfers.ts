@@ -16,6 +16,13 @@ export interface TransferRecord {
   status: TransferStatus;
   amount: string;
   currency: Currency;
+  /** What the recipient receives: the amount itself, or across currencies its conversion at `fx_rate`. */
+  payout_amount: string;
+  payout_currency: Currency;
+  /** The price fixed while the transfer was `quoting`; null when no conversion is needed. */
+  fx_rate: string | null;
+  fx_mid_rate: string | null;
+  fx_spread: string | null;
   recipient_account_id: string | null;
   recipient: Record<string, unknown>;
   note: string | null;

@@ -69,7 +69,10 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new Ledger
     ...transferRoutes(db, new TransferReads(db), deps.ledger, config.ledgerReplyTimeoutMs),
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
-    ...fxRoutes(config.fxQuoteLifetimeMs, db, new FxQuotes(db, runtime.redis, config.fxQuoteLifetimeMs), config.environment),
+    ...fxRoutes({
+      db, redis: runtime.redis, quotes: new FxQuotes(db, runtime.redis, config.fxQuoteLifetimeMs), ledger: deps.ledger,
+      environment: config.environment, quoteLifetimeMs: config.fxQuoteLifetimeMs, replyTimeoutMs: config.ledgerReplyTimeoutMs,
+    }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...plannedRoutes(),
   );

@@ -5,11 +5,12 @@
 // and re-sends its stored reply.
 import { randomUUID } from 'node:crypto';
 import { BalanceBook } from '../../ledger/balances';
-import { decideFaucetCredit, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
+import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
+import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope, LedgerReplyEnvelope } from '../../ledger/messages';
 import {
   accountFactsByBank, accountFactsByEmail, accountFactsById, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
-  processedOutcomes, readTransfers, writeBatch, type BatchWrite, type EntryWrite,
+  processedOutcomes, readQuotes, readTransfers, writeBatch, type BatchWrite, type EntryWrite,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
 import type { TransferRecord } from '../../ledger/transfers';
@@ -34,19 +35,24 @@ function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCom
 async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise<BatchFacts> {
   const creates = commands.flatMap((c) => (c.type === 'transfer.create' ? [c.payload] : []));
   const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
-  const senderIds = commands.filter((c) => c.type === 'transfer.create').map((c) => c.envelope.account_id);
+  const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
+  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute').map((c) => c.envelope.account_id);
   const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
   const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
-  const [accountsById, accountsByEmail, accountsByBank, transfers] = await Promise.all([
+  const [accountsById, accountsByEmail, accountsByBank, transfers, quotes] = await Promise.all([
     accountFactsById(runtime.db, [...new Set(senderIds)]),
     accountFactsByEmail(runtime.db, [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
     readTransfers(runtime.db, results, false),
+    readQuotes(runtime.db, quoteIds, false),
   ]);
-  return { accountsById, accountsByEmail, accountsByBank, transfers };
+  return { accountsById, accountsByEmail, accountsByBank, transfers, quotes };
 }
 
-function decide(command: ParsedCommand, facts: BatchFacts, transfers: Map<string, TransferRecord>, book: BalanceBook, now: Date): Decision {
+/** The records a batch decides on, as locked in its transaction and changed by its earlier commands. */
+interface Locked { transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord> }
+
+function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes }: Locked, book: BalanceBook, now: Date): Decision {
   switch (command.type) {
     case 'faucet.credit':
       return decideFaucetCredit(command.envelope.account_id, command.payload, book);
@@ -57,6 +63,11 @@ function decide(command: ParsedCommand, facts: BatchFacts, transfers: Map<string
       }, book, now);
     case 'transfer.partner_result':
       return decidePartnerResult(command.payload, transfers.get(command.payload.transfer_id) ?? null, book, now);
+    case 'fx.execute':
+      return decideFxExecute(command.envelope.account_id, command.payload, {
+        account: facts.accountsById.get(command.envelope.account_id) ?? null,
+        quote: quotes.get(command.payload.quote_id) ?? null,
+      }, book, now);
   }
 }
 
@@ -90,18 +101,21 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
   return runtime.db.transaction(async (trx) => {
-    // Lock order, the same in every batch: transfers by id, then ledger accounts by code.
+    // Lock order, the same in every batch: transfers by id, quotes by id, then ledger accounts by code.
     const transfers = await readTransfers(trx, [...facts.transfers.keys()], true);
+    const quotes = await readQuotes(trx, [...facts.quotes.keys()], true);
     const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
     const now = new Date();
     const roundId = randomUUID();
-    const write: BatchWrite = { entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], processed: [], outbox: [], roundId, now };
+    const write: BatchWrite = {
+      entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], processed: [], outbox: [], roundId, now,
+    };
     const replies: BatchOutcome['replies'] = [];
     const changed = new Map<string, TransferRecord>();
     for (const command of commands) {
-      const decision = decide(command, facts, transfers, book, now);
+      const decision = decide(command, facts, { transfers, quotes }, book, now);
       for (const { entry, postings } of decision.entries) {
-        const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, postings };
+        const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, postings };
         write.entries.push(applied);
         write.outbox.push(entryRow(applied, now));
       }
@@ -109,6 +123,10 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         if (decision.transferIsNew) write.newTransfers.push(decision.transfer);
         else changed.set(decision.transfer.id, decision.transfer);
         transfers.set(decision.transfer.id, decision.transfer);
+      }
+      if (decision.consumedQuote) {
+        write.consumedQuotes.push(decision.consumedQuote);
+        quotes.set(decision.consumedQuote.id, decision.consumedQuote);
       }
       write.transitions.push(...decision.transitions);
       write.outbox.push(...decision.events.map((e) => eventRow(e, environment, now)));

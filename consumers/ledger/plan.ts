@@ -1,15 +1,18 @@
 // Reads the commands of a batch and works out what the ledger needs to know before it locks
 // anything: account facts, transfers, and the ledger accounts each command will touch.
-import { available, faucetEquity, pending, type LedgerAccountRef } from '../../ledger/chart';
-import type { AccountFacts } from '../../ledger/decide';
-import type { FaucetCredit, LedgerCommandEnvelope, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import { available, faucetEquity, fxPosition, fxSpread, pending, type LedgerAccountRef } from '../../ledger/chart';
+import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
+import type { FxQuoteRecord } from '../../ledger/fx-quotes';
+import type { FaucetCredit, FxExecute, LedgerCommandEnvelope, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 
 export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'faucet.credit'; payload: FaucetCredit }
   | { envelope: LedgerCommandEnvelope; type: 'transfer.create'; payload: TransferCreate }
-  | { envelope: LedgerCommandEnvelope; type: 'transfer.partner_result'; payload: TransferPartnerResult };
+  | { envelope: LedgerCommandEnvelope; type: 'transfer.partner_result'; payload: TransferPartnerResult }
+  | { envelope: LedgerCommandEnvelope; type: 'fx.execute'; payload: FxExecute };
 
 export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
   let payload: unknown;
@@ -22,6 +25,7 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'faucet.credit': return { envelope, type: envelope.type, payload: payload as FaucetCredit };
     case 'transfer.create': return { envelope, type: envelope.type, payload: payload as TransferCreate };
     case 'transfer.partner_result': return { envelope, type: envelope.type, payload: payload as TransferPartnerResult };
+    case 'fx.execute': return { envelope, type: envelope.type, payload: payload as FxExecute };
     default: throw new PoisonMessageError(`unknown command type "${String(envelope.type)}"`);
   }
 }
@@ -31,7 +35,12 @@ export interface BatchFacts {
   accountsByEmail: Map<string, AccountFacts>;
   accountsByBank: Map<string, AccountFacts>;
   transfers: Map<string, TransferRecord>;
+  /** The persisted quotes that fx.execute commands name, as read before the batch locks them. */
+  quotes: Map<string, FxQuoteRecord>;
 }
+
+/** The FX desk's accounts a conversion from `from` to `to` posts to. */
+const fxDesk = (from: Currency, to: Currency): LedgerAccountRef[] => [fxPosition(from), fxPosition(to), fxSpread(to)];
 
 /** The recipient a transfer command names, if the ledger knows the account. */
 export function recipientOf(command: TransferCreate, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
@@ -51,15 +60,21 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       const { currency } = command.payload;
       const refs = [available(accountId, currency), pending(accountId, currency)];
       const recipient = recipientOf(command.payload, facts, bankKey);
-      if (recipient) refs.push(available(recipient.id, currency));
+      if (recipient) refs.push(available(recipient.id, payoutCurrencyOf(command.payload)));
       return refs;
     }
     case 'transfer.partner_result': {
       const transfer = facts.transfers.get(command.payload.transfer_id);
       if (!transfer) return [];
       const refs = [available(transfer.account_id, transfer.currency), pending(transfer.account_id, transfer.currency)];
-      if (transfer.recipient_account_id) refs.push(available(transfer.recipient_account_id, transfer.currency));
+      if (transfer.recipient_account_id) refs.push(available(transfer.recipient_account_id, transfer.payout_currency));
+      if (transfer.payout_currency !== transfer.currency) refs.push(...fxDesk(transfer.currency, transfer.payout_currency));
       return refs;
+    }
+    case 'fx.execute': {
+      const quote = facts.quotes.get(command.payload.quote_id);
+      if (!quote || quote.account_id !== accountId) return []; // refused: not the account's quote
+      return [available(accountId, quote.from_currency), available(accountId, quote.to_currency), ...fxDesk(quote.from_currency, quote.to_currency)];
     }
   }
 }

@@ -3,31 +3,19 @@
 // without Postgres, and vanishes by itself. Redis being away does not stop a quote: the record
 // is written first, and the key is best effort.
 import { randomUUID } from 'node:crypto';
-import type { Currency } from '../../ledger/money';
+import type { FxQuoteRecord } from '../../ledger/fx-quotes';
+import type { PricedConversion } from '../../ledger/fx-rates';
 import type { Db } from '../db';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
-import type { PricedConversion } from './rates';
-
-export type QuoteStatus = 'created' | 'expired' | 'consumed';
-
-export interface QuoteRow {
-  id: string; account_id: string; from_currency: Currency; to_currency: Currency; from_amount: string; rate: string;
-  mid_rate: string; spread: string; to_amount: string; created_at: Date; expires_at: Date; consumed_at: Date | null;
-}
 
 export const lockKey = (quoteId: string): string => `fxq:${quoteId}`;
-
-export function quoteStatus(row: QuoteRow, now = new Date()): QuoteStatus {
-  if (row.consumed_at) return 'consumed';
-  return now.getTime() >= row.expires_at.getTime() ? 'expired' : 'created';
-}
 
 export class FxQuotes {
   constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly lifetimeMs: number) {}
 
   /** Locks a price for the quote's lifetime, from the moment it was priced. */
-  async create(accountId: string, { from, to, fromAmount, price, at }: PricedConversion): Promise<QuoteRow> {
+  async create(accountId: string, { from, to, fromAmount, price, at }: PricedConversion): Promise<FxQuoteRecord> {
     const [row] = await this.db('fx_quotes').insert({
       id: randomUUID(), account_id: accountId, from_currency: from, to_currency: to, from_amount: fromAmount.toFixed(),
       rate: price.rate, mid_rate: price.midRate, spread: price.spread, to_amount: price.toAmount,
@@ -39,12 +27,12 @@ export class FxQuotes {
     return row;
   }
 
-  async byId(id: string): Promise<QuoteRow | undefined> {
+  async byId(id: string): Promise<FxQuoteRecord | undefined> {
     return this.db('fx_quotes').where('id', id).first();
   }
 
   /** Sandbox time: the quote expires now, unless consumed (by this service's clock, as it was created). */
-  async expireNow(id: string): Promise<QuoteRow | undefined> {
+  async expireNow(id: string): Promise<FxQuoteRecord | undefined> {
     const [row] = await this.db('fx_quotes').where('id', id).whereNull('consumed_at')
       .update({ expires_at: this.db.raw('least(expires_at, ?::timestamptz)', [new Date()]) }).returning('*');
     await this.redis.del(lockKey(id)).catch(() => undefined);

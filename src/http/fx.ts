@@ -7,10 +7,16 @@ import { amountSchema, currencySchema, formatAmount, Money, parseAmount, require
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
-import { quoteStatus, type FxQuotes, type QuoteRow } from '../fx/quotes';
-import { isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../fx/rates';
+import type { FxQuoteRecord } from '../../ledger/fx-quotes';
+import type { FxExecute } from '../../ledger/messages';
+import { lockKey, type FxQuotes } from '../fx/quotes';
+import { derivedUuid, type LedgerClient } from '../ledger-client';
+import type { RedisClient } from '../redis';
+import { RETRY_AFTER_SECONDS } from './idempotency';
+import { fxExecutionAnswer, quoteView, refusalAnswer, unexpectedOutcome } from './outcomes';
+import { isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
 import { actingAccountIdForWrite } from './acting';
-import { withBody, type RouteDef, type RouteRequest } from './route';
+import { withBody, type RouteDef, type RouteRequest, type RouteResult } from './route';
 
 const decimal = (description: string) => ({ type: 'string', description } as const);
 const quoteSchema = {
@@ -61,23 +67,41 @@ function priceRequest(body: { from_currency: string; to_currency: string; from_a
   return { from, to, fromAmount, price: priced, at };
 }
 
-/** A persisted quote as the API shows it. */
-function quoteView(row: QuoteRow) {
-  return {
-    id: row.id, status: quoteStatus(row),
-    from_currency: row.from_currency, to_currency: row.to_currency,
-    from_amount: formatAmount(row.from_amount, row.from_currency), to_amount: formatAmount(row.to_amount, row.to_currency),
-    rate: new Money(row.rate).toFixed(RATE_DECIMALS), mid_rate: new Money(row.mid_rate).toFixed(RATE_DECIMALS), spread: new Money(row.spread).toFixed(),
-    created_at: row.created_at.toISOString(), expires_at: row.expires_at.toISOString(),
-    consumed_at: row.consumed_at ? row.consumed_at.toISOString() : null,
-  };
+const executionSchema = {
+  type: 'object', required: ['quote', 'entry_id', 'debit_transaction_id', 'credit_transaction_id'],
+  properties: {
+    quote: { ...persistedQuoteSchema, description: 'the quote, consumed' },
+    entry_id: { type: 'string', format: 'uuid', description: 'the journal entry of the conversion' },
+    debit_transaction_id: { type: 'string', format: 'uuid', description: 'the transaction that took from_amount (GET /v1/transactions/{id})' },
+    credit_transaction_id: { type: 'string', format: 'uuid', description: 'the transaction that paid to_amount' },
+  },
+};
+
+const pendingExecutionSchema = {
+  type: 'object', required: ['status', 'quote_id'],
+  properties: { status: { type: 'string', const: 'pending' }, quote_id: { type: 'string', format: 'uuid' } },
+};
+
+/** The answer while the ledger has not decided an execution: not stored; repeat to learn more. */
+function pendingExecution(quoteId: string): RouteResult {
+  return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { status: 'pending', quote_id: quoteId } };
 }
 
 const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
-export function fxRoutes(quoteLifetimeMs: number, db: Db, quotes: FxQuotes, environment: Environment): RouteDef[] {
+export interface FxRouteDeps {
+  db: Db;
+  redis: RedisClient;
+  quotes: FxQuotes;
+  ledger: LedgerClient;
+  environment: Environment;
+  quoteLifetimeMs: number;
+  replyTimeoutMs: number;
+}
+
+export function fxRoutes({ db, redis, quotes, ledger, environment, quoteLifetimeMs, replyTimeoutMs }: FxRouteDeps): RouteDef[] {
   /** The caller's quote (any, for the master key); another account's is as unknown as a missing one (DESIGN.md section 5b). */
-  const ownQuote = async (request: RouteRequest): Promise<QuoteRow> => {
+  const ownQuote = async (request: RouteRequest): Promise<FxQuoteRecord> => {
     const row = await quotes.byId(request.params.id);
     if (!row) throw new DomainError('quote_not_found', 'no such FX quote', request.params.id);
     if (request.principal!.accountId !== null && row.account_id !== request.principal!.accountId) {
@@ -112,6 +136,30 @@ export function fxRoutes(quoteLifetimeMs: number, db: Db, quotes: FxQuotes, envi
         const priced = priceRequest(request.body);
         const accountId = await actingAccountIdForWrite(request, db);
         return { status: 201, body: quoteView(await quotes.create(accountId, priced)) };
+      },
+    }),
+    withBody({
+      type: 'object', additionalProperties: false, required: ['quote_id'],
+      properties: { quote_id: { type: 'string', format: 'uuid', description: 'a persisted quote of the caller (POST /v1/fx/quote)' } },
+    } as const, {
+      method: 'POST', path: '/v1/fx/execute', operationId: 'executeFxQuote', tag: 'fx',
+      summary: 'Convert inside the caller\'s account at a persisted quote\'s locked rate, once',
+      auth: { kind: 'key', scope: 'fx:write', moneyMoving: true }, idempotent: true,
+      response: { status: 201, description: 'the quote, consumed, and the conversion\'s transactions', schema: executionSchema },
+      errors: ['quote_not_found', 'quote_expired', 'quote_already_consumed', 'insufficient_funds'],
+      provisional: async (request) => pendingExecution(request.body.quote_id),
+      provisionalSchema: pendingExecutionSchema,
+      handler: async (request) => {
+        // The ledger decides (the quote's record, under a row lock): Redis never decides money.
+        const accountId = await actingAccountIdForWrite(request, db);
+        const commandId = derivedUuid('fx.execute', accountId, request.idempotencyKey!);
+        const command: FxExecute = { quote_id: request.body.quote_id, entry_id: derivedUuid('entry', commandId) };
+        const outcome = await ledger.execute('fx.execute', commandId, accountId, command, replyTimeoutMs);
+        if (!outcome) return pendingExecution(command.quote_id);
+        if (outcome.kind === 'refused') return refusalAnswer(outcome);
+        if (outcome.kind !== 'fx_execution') return unexpectedOutcome(outcome);
+        await redis.del(lockKey(command.quote_id)).catch(() => undefined); // the lock has no more to say
+        return fxExecutionAnswer(outcome);
       },
     }),
     {

@@ -1,8 +1,10 @@
 // The ledger's outcomes (ledger/outcome.ts) as HTTP answers: a refusal is the error body of
 // SPEC.md section 2 with its code's status; an accepted transfer is its API view, 201 when the
 // command created it. Returned, not thrown, so the idempotency guard keeps them as final answers.
-import { formatAmount } from '../../ledger/money';
-import type { FaucetCredited, Outcome, Refused, TransferOutcome } from '../../ledger/outcome';
+import { quoteStatus, type FxQuoteRecord } from '../../ledger/fx-quotes';
+import { RATE_DECIMALS } from '../../ledger/fx-rates';
+import { formatAmount, Money } from '../../ledger/money';
+import type { FaucetCredited, FxExecuted, Outcome, Refused, TransferOutcome } from '../../ledger/outcome';
 import type { TransferRecord } from '../../ledger/transfers';
 import { DomainError, errorBody } from '../errors';
 import type { RouteResult } from './route';
@@ -15,6 +17,10 @@ export function transferView(record: TransferRecord) {
     status: record.status,
     amount: formatAmount(record.amount, record.currency),
     currency: record.currency,
+    payout: { amount: formatAmount(record.payout_amount, record.payout_currency), currency: record.payout_currency },
+    fx: record.fx_rate === null ? null : {
+      rate: new Money(record.fx_rate).toFixed(RATE_DECIMALS), mid_rate: new Money(record.fx_mid_rate!).toFixed(RATE_DECIMALS), spread: new Money(record.fx_spread!).toFixed(),
+    },
     recipient: record.recipient,
     note: record.note,
     estimated_arrival: record.estimated_arrival,
@@ -23,6 +29,28 @@ export function transferView(record: TransferRecord) {
     created_at: record.created_at.toISOString(),
     updated_at: record.updated_at.toISOString(),
     completed_at: record.completed_at ? record.completed_at.toISOString() : null,
+  };
+}
+
+/** A persisted FX quote as the API shows it. */
+export function quoteView(quote: FxQuoteRecord) {
+  return {
+    id: quote.id, status: quoteStatus(quote),
+    from_currency: quote.from_currency, to_currency: quote.to_currency,
+    from_amount: formatAmount(quote.from_amount, quote.from_currency), to_amount: formatAmount(quote.to_amount, quote.to_currency),
+    rate: new Money(quote.rate).toFixed(RATE_DECIMALS), mid_rate: new Money(quote.mid_rate).toFixed(RATE_DECIMALS), spread: new Money(quote.spread).toFixed(),
+    created_at: quote.created_at.toISOString(), expires_at: quote.expires_at.toISOString(),
+    consumed_at: quote.consumed_at ? quote.consumed_at.toISOString() : null,
+  };
+}
+
+export function fxExecutionAnswer(outcome: FxExecuted): RouteResult {
+  return {
+    status: 201,
+    body: {
+      quote: quoteView(outcome.quote), entry_id: outcome.entry_id,
+      debit_transaction_id: outcome.debit_transaction_id, credit_transaction_id: outcome.credit_transaction_id,
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 // Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
 // returns its decision. It never reads a balance to decide.
 import { derivedUuid, type LedgerClient } from '../ledger-client';
+import { isSupportedPair } from '../../ledger/fx-rates';
 import type { TransferCreate } from '../../ledger/messages';
 import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
 import { refusalAnswer, transferAnswer, transferView, unexpectedOutcome } from './outcomes';
@@ -50,12 +51,24 @@ const nullableString = { type: ['string', 'null'] };
 const provisionalRequired = ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'];
 const transferSchema = {
   type: 'object',
-  required: [...provisionalRequired, 'recipient', 'note', 'failure', 'created_at', 'updated_at', 'completed_at'],
+  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'failure', 'created_at', 'updated_at', 'completed_at'],
   properties: {
     transfer_id: { type: 'string', format: 'uuid' },
     type: { type: 'string', enum: ['internal', 'external'] },
     status: { type: 'string', enum: TRANSFER_STATUSES },
-    amount: { type: 'string' }, currency: { type: 'string' },
+    amount: { type: 'string', description: 'what the sender pays, in currency' }, currency: { type: 'string' },
+    payout: {
+      type: 'object', required: ['amount', 'currency'], description: 'what the recipient receives: the amount itself, or its conversion at fx.rate',
+      properties: { amount: { type: 'string' }, currency: { type: 'string' } },
+    },
+    fx: {
+      type: ['object', 'null'], required: ['rate', 'mid_rate', 'spread'],
+      description: 'the price fixed while the transfer was quoting, when the recipient\'s bank currency differs from currency; null otherwise',
+      properties: {
+        rate: { type: 'string', description: 'payout currency units per unit of currency, after the spread' },
+        mid_rate: { type: 'string' }, spread: { type: 'string' },
+      },
+    },
     recipient: {
       type: 'object', description: 'the recipient: email alone for an internal transfer; name and bank details for an external one',
       required: ['email'],
@@ -102,8 +115,8 @@ export function transferCommand(body: CreateTransferBody, transferId: string): T
   validateRecipient({ recipient: body.recipient });
   const recipient = body.recipient as BodyOf<typeof recipientSchema>; // its shape was validated just above
   const bankCurrency = requireCurrency(recipient.bank.currency, 'recipient.bank.currency');
-  if (bankCurrency !== currency) {
-    throw new DomainError('invalid_currency', 'currency must match recipient.bank.currency: cross-currency transfers are not available yet', 'currency');
+  if (bankCurrency !== currency && !isSupportedPair(currency, bankCurrency)) {
+    throw new DomainError('unsupported_pair', `${currency} cannot be paid out in ${bankCurrency}; USD, EUR and GBP convert among themselves`, 'recipient.bank.currency');
   }
   return { ...base, type: 'external', recipient };
 }
@@ -137,10 +150,10 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
   return [
     withBody(createBodySchema, {
       method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
-      summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank)',
+      summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank), converted when the bank account is in another currency',
       auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
       response: { status: 201, description: 'the transfer', schema: transferSchema },
-      errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency'],
+      errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency', 'unsupported_pair'],
       provisional: async (request) => lateDecision((await commandOf(request)).command),
       provisionalSchema: provisionalTransferSchema,
       handler: async (request) => {

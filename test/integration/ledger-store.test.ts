@@ -37,10 +37,10 @@ interface Decided { commandId: string; type: string; decision: Decision }
 
 /** A decided batch as the ledger handler writes it (consumers/ledger/handler.ts applyBatch). */
 function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: boolean): BatchWrite {
-  const write: BatchWrite = { entries: [], balances: book.changedAccounts(), newTransfers: [], changedTransfers: [], transitions: [], processed: [], outbox: [], roundId: randomUUID(), now };
+  const write: BatchWrite = { entries: [], balances: book.changedAccounts(), newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], processed: [], outbox: [], roundId: randomUUID(), now };
   for (const { commandId, type, decision } of decided) {
     for (const { entry, postings } of decision.entries) {
-      const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId, transferId: entry.transferId, postings };
+      const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId, transferId: entry.transferId, quoteId: entry.quoteId, postings };
       write.entries.push(applied);
       if (withOutbox) write.outbox.push(entryRow(applied, now));
     }

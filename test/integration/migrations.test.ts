@@ -40,7 +40,7 @@ describe('migrations', () => {
     const at = '2026-11-20T10:00:00.000Z';
     await db('accounts').insert({ id: account, email: `${account}@example.com`, password_hash: 'x', business_name: 'Old Replies Ltd', country_code: 'GB', environment: 'sandbox' });
     await db('transfers').insert({
-      id: transfer, account_id: account, command_id: 'c-transfer', type: 'external', status: 'executing', amount: '12.5', currency: 'USD',
+      id: transfer, account_id: account, command_id: 'c-transfer', type: 'external', status: 'executing', amount: '12.5', currency: 'USD', payout_amount: '12.5', payout_currency: 'USD',
       recipient: { email: 'r@example.com' }, partner: 'fiat', estimated_arrival: 'within a minute', created_at: at, updated_at: at,
     });
     await db('processed_commands').insert([

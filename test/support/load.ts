@@ -93,6 +93,30 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
     `SELECT transfer_id FROM journal_entries WHERE transfer_id IS NOT NULL GROUP BY transfer_id
      HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold')) <> 1
          OR count(*) FILTER (WHERE kind IN ('transfer_settle', 'transfer_release')) > 1`,
+  'a quote is executed by one conversion, and a consumed quote has it':
+    `SELECT q.id FROM fx_quotes q LEFT JOIN journal_entries je ON je.fx_quote_id = q.id AND je.kind = 'fx_conversion'
+     GROUP BY q.id, q.consumed_at HAVING count(je.id) <> CASE WHEN q.consumed_at IS NULL THEN 0 ELSE 1 END`,
+  "a conversion moves the quote's amounts, no more and no less":
+    `SELECT je.id FROM journal_entries je JOIN fx_quotes q ON q.id = je.fx_quote_id
+     JOIN postings p ON p.entry_id = je.id JOIN ledger_accounts la ON la.id = p.ledger_account_id AND la.kind = 'available'
+     GROUP BY je.id, q.from_amount, q.to_amount, q.from_currency, q.to_currency
+     HAVING sum(p.amount) FILTER (WHERE p.currency = q.from_currency) IS DISTINCT FROM -q.from_amount
+         OR sum(p.amount) FILTER (WHERE p.currency = q.to_currency) IS DISTINCT FROM q.to_amount`,
+  'the FX desk pays out at the mid-rate (within half a cent) and keeps the rest as spread':
+    `WITH conversions AS (
+       SELECT je.id, coalesce(q.from_amount, t.amount) AS x, coalesce(q.mid_rate, t.fx_mid_rate) AS mid, coalesce(q.to_amount, t.payout_amount) AS y,
+              coalesce(q.from_currency, t.currency) AS from_currency, coalesce(q.to_currency, t.payout_currency) AS to_currency
+       FROM journal_entries je LEFT JOIN fx_quotes q ON q.id = je.fx_quote_id
+       LEFT JOIN transfers t ON t.id = je.transfer_id AND je.kind = 'transfer_settle' AND t.fx_rate IS NOT NULL
+       WHERE q.id IS NOT NULL OR t.id IS NOT NULL),
+     legs AS (
+       SELECT c.id, c.x, c.mid, c.y,
+              coalesce(sum(p.amount) FILTER (WHERE la.code = 'sys:fx:position:' || c.from_currency), 0) AS took,
+              coalesce(sum(p.amount) FILTER (WHERE la.code = 'sys:fx:position:' || c.to_currency), 0) AS paid,
+              coalesce(sum(p.amount) FILTER (WHERE la.code = 'sys:fx:spread:' || c.to_currency), 0) AS spread
+       FROM conversions c JOIN postings p ON p.entry_id = c.id JOIN ledger_accounts la ON la.id = p.ledger_account_id
+       GROUP BY c.id, c.x, c.mid, c.y)
+     SELECT id FROM legs WHERE took <> x OR abs(x * mid + paid) > 0.005 OR spread <> -paid - y OR spread < 0`,
   'a terminal transfer has its final entry':
     `SELECT t.id FROM transfers t WHERE t.partner <> 'book' AND t.status IN ('completed', 'failed', 'rolled_back')
      AND NOT EXISTS (SELECT 1 FROM journal_entries je WHERE je.transfer_id = t.id AND je.kind IN ('transfer_settle', 'transfer_release'))`,

@@ -3,7 +3,7 @@
 // ever gives back more than it took.
 import assert from 'node:assert/strict';
 import { Money, type Currency } from '../../ledger/money';
-import { isSupportedPair, midRate, price, SPREAD } from '../../src/fx/rates';
+import { isSupportedPair, midRate, price, SPREAD } from '../../ledger/fx-rates';
 import { prng } from '../support/prng';
 
 const PAIRS: Array<[Currency, Currency]> = [['USD', 'EUR'], ['EUR', 'USD'], ['USD', 'GBP'], ['GBP', 'USD'], ['EUR', 'GBP'], ['GBP', 'EUR']];

@@ -12,14 +12,18 @@ import {
 import type { BankRecipient, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../../ledger/transfers';
-import { faucetAnswer, refusalAnswer, transferAnswer } from '../../src/http/outcomes';
+import { faucetAnswer, fxExecutionAnswer, refusalAnswer, transferAnswer } from '../../src/http/outcomes';
 import { prng } from '../support/prng';
 
 /** The answer the API gives for a decision's outcome (src/http/outcomes.ts). */
 function answer(decision: Decision): { status: number; body: unknown } {
   const { outcome } = decision;
   if (outcome.kind === 'refused') return refusalAnswer(outcome);
-  return outcome.kind === 'transfer' ? transferAnswer(outcome) : faucetAnswer(outcome);
+  switch (outcome.kind) {
+    case 'transfer': return transferAnswer(outcome);
+    case 'faucet_credit': return faucetAnswer(outcome);
+    case 'fx_execution': return fxExecutionAnswer(outcome);
+  }
 }
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');

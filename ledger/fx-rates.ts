@@ -5,7 +5,7 @@
 // SPREAD, rounded down to 6 decimals, and to_amount = from_amount × rate rounded down to the
 // target currency's scale: every step rounds against the client, so no round trip makes money.
 // All of it is decimal arithmetic on integers and bignumber.js, never a JS float.
-import { CURRENCY_SCALE, Money, type Amount, type Currency } from '../../ledger/money';
+import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
 
 /** What the client pays over the mid-rate, as a fraction of the amount: 0.25 %. */
 export const SPREAD = new Money('0.0025');
