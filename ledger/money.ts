@@ -65,4 +65,4 @@ export const amountSchema = {
   examples: ['10.00'],
 } as const;
 
-export const currencySchema = { type: 'string', description: `one of ${CURRENCIES.join(', ')}`, examples: ['USD'] } as const;
+export const currencySchema = { type: 'string', description: `one of ${CURRENCIES.join(', ')}`, examples: ['USD', 'EUR', 'GBP'] } as const;

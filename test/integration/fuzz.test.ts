@@ -2,14 +2,18 @@
 // operation, valid and bent (missing fields, wrong types, hostile strings and numbers, huge and
 // deeply nested bodies, malformed JSON, wrong content types, bad ids and parameters), with every
 // kind of credential. It fails on any 5xx, any response the document does not declare, and any
-// request whose log is missing afterwards. FUZZ_REQUESTS and FUZZ_SEED set the run; a failure
+// request whose log is missing afterwards, and on a ledger invariant broken by what it sent: its
+// account holds funds and persisted FX quotes, so valid quote executions and transfers really
+// move money (`known` quote ids stand in for the random ones). FUZZ_REQUESTS and FUZZ_SEED set the run; a failure
 // prints its seed, so `FUZZ_SEED=<seed> npm test -- dist/test/integration/fuzz.test.js` replays it.
 import assert from 'node:assert/strict';
 import { testService } from '../hooks';
 import { createKey, signUp } from '../support/accounts';
 import { checkResponse } from '../support/contract';
-import { fuzzRequest, operationsOf, type Credentials, type Operation } from '../support/fuzz/requests';
-import { eventually } from '../support/http';
+import { fuzzRequest, operationsOf, type Credentials, type KnownValues, type Operation } from '../support/fuzz/requests';
+import { call, eventually } from '../support/http';
+import { violations } from '../support/load';
+import { fund } from '../support/money';
 import { prng } from '../support/prng';
 
 const REQUESTS = Number.parseInt(process.env.FUZZ_REQUESTS ?? '1500', 10);
@@ -39,9 +43,17 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
     const credentials: Credentials = {
       none: null, garbage: 'not-a-credential', secret: owner.key, live, session: owner.token, master: runtime.config.masterKey,
       publishable: (await createKey(baseUrl, owner.token, 'publishable')).key,
-      restrictedAll: (await createKey(baseUrl, owner.token, 'restricted', ['transfers:write', 'transfers:read', 'transactions:read', 'customers:write', 'customers:read', 'contacts:write', 'contacts:read', 'request_logs:read'])).key,
+      restrictedAll: (await createKey(baseUrl, owner.token, 'restricted', ['transfers:write', 'transfers:read', 'transactions:read', 'customers:write', 'customers:read', 'contacts:write', 'contacts:read', 'request_logs:read', 'fx:write', 'fx:read'])).key,
       restrictedNone: (await createKey(baseUrl, owner.token, 'restricted', ['payments:read'])).key,
     };
+    for (const currency of ['USD', 'EUR', 'GBP']) await fund(baseUrl, owner.key, currency, '100000.00');
+    const quoteIds: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const [from, to] = [['USD', 'EUR'], ['EUR', 'GBP'], ['GBP', 'USD']][i % 3];
+      const quote = await call(baseUrl, 'POST', '/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: `${i + 1}.00` }, { token: owner.key, idempotencyKey: `fuzz-quote-${SEED}-${i}` });
+      quoteIds.push(quote.body.id);
+    }
+    const known: KnownValues = { quote_id: quoteIds, '/v1/fx/quotes/{id}#id': quoteIds, '/v1/sandbox/fx/quotes/{id}/expire#id': quoteIds };
 
     const random = prng(SEED);
     const tally = new Map<string, Map<number, number>>();
@@ -52,7 +64,7 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
       while (next < REQUESTS && failures.length < 20) {
         next++;
         const operation = operations[Math.floor(random() * operations.length)];
-        const request = fuzzRequest(operation, random, { ...credentials, right: rightCredential(operation, credentials) });
+        const request = fuzzRequest(operation, random, { ...credentials, right: rightCredential(operation, credentials) }, known);
         let response: Response;
         let text: string;
         try {
@@ -94,6 +106,7 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
     }
     assert.deepEqual(failures, [], `seed ${SEED}`);
     assert.equal(tally.size, operations.length, 'every operation was fuzzed');
+    assert.deepEqual(await violations(runtime.db), {}, 'the ledger invariants hold after the fuzz');
 
     // Every request is logged (SPEC.md section 4), however hostile it was.
     const missing = await eventually(async () => {

@@ -24,6 +24,14 @@ export interface FuzzRequest {
 /** The credential kinds the fuzzer holds; `right` is filled per operation. */
 export interface Credentials { [kind: string]: string | null }
 
+/**
+ * Values that name real resources, so valid requests reach past "not found": keyed by a body
+ * field's name (`quote_id`) or by a path parameter as `<path template>#<name>`.
+ */
+export type KnownValues = Record<string, string[]>;
+
+const KNOWN_SHARE = 0.7;
+
 export function operationsOf(document: any): Operation[] {
   const operations: Operation[] = [];
   for (const [path, methods] of Object.entries<any>(document.paths)) {
@@ -41,10 +49,12 @@ export function operationsOf(document: any): Operation[] {
 const VARIANTS = ['valid', 'valid', 'valid', 'missing-field', 'wrong-type', 'hostile-string', 'hostile-number', 'unknown-field', 'huge-body',
   'deep-body', 'malformed-json', 'wrong-content-type', 'bad-path', 'bad-query', 'no-idempotency-key', 'bad-idempotency-key'] as const;
 
-function fillPath(operation: Operation, random: Random, bend: boolean): string {
+function fillPath(operation: Operation, random: Random, bend: boolean, known: KnownValues): string {
   return operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const parameter = operation.parameters.find((p) => p.in === 'path' && p.name === name);
-    const value = bend ? pick(random, ['not-a-uuid', '%00', '..%2F..', '0', 'x'.repeat(300), '%F0%9F%92%B8']) : String(validValue(parameter?.schema ?? { type: 'string' }, random));
+    const real = known[`${operation.path}#${name}`];
+    const value = bend ? pick(random, ['not-a-uuid', '%00', '..%2F..', '0', 'x'.repeat(300), '%F0%9F%92%B8'])
+      : real && random() < KNOWN_SHARE ? pick(random, real) : String(validValue(parameter?.schema ?? { type: 'string' }, random));
     return bend ? value : encodeURIComponent(value);
   });
 }
@@ -76,10 +86,11 @@ function setAt(target: Record<string, any>, path: string[], value: unknown): voi
   if (path.length > 0) node[path[path.length - 1]] = value;
 }
 
-function bodyFor(operation: Operation, variant: string, random: Random): string | undefined {
+function bodyFor(operation: Operation, variant: string, random: Random, known: KnownValues): string | undefined {
   if (operation.method === 'GET') return undefined;
   if (!operation.body) return variant === 'huge-body' ? JSON.stringify({ junk: 'x'.repeat(70_000) }) : undefined;
   const body = validValue(operation.body, random) as Record<string, any>;
+  for (const field of Object.keys(body)) if (known[field] && random() < KNOWN_SHARE) body[field] = pick(random, known[field]);
   const path = somePath(operation.body, random);
   switch (variant) {
     case 'missing-field': {
@@ -99,14 +110,14 @@ function bodyFor(operation: Operation, variant: string, random: Random): string 
   return JSON.stringify(body);
 }
 
-export function fuzzRequest(operation: Operation, random: Random, credentials: Credentials): FuzzRequest {
+export function fuzzRequest(operation: Operation, random: Random, credentials: Credentials, known: KnownValues = {}): FuzzRequest {
   const variant = pick(random, VARIANTS);
   const write = operation.method !== 'GET';
   const headers: Record<string, string> = {};
   const credential = random() < 0.6 ? credentials.right : credentials[pick(random, Object.keys(credentials))];
   if (credential) headers.authorization = `Bearer ${credential}`;
-  const body = bodyFor(operation, variant, random);
+  const body = bodyFor(operation, variant, random, known);
   if (body !== undefined) headers['content-type'] = variant === 'wrong-content-type' ? pick(random, ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) : 'application/json';
   if (write && variant !== 'no-idempotency-key') headers['idempotency-key'] = variant === 'bad-idempotency-key' ? pick(random, ['has space', 'x'.repeat(300), 'é']) : randomUUID();
-  return { method: operation.method, path: fillPath(operation, random, variant === 'bad-path') + query(operation, random, variant === 'bad-query'), headers, body, variant };
+  return { method: operation.method, path: fillPath(operation, random, variant === 'bad-path', known) + query(operation, random, variant === 'bad-query'), headers, body, variant };
 }

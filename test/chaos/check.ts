@@ -1,0 +1,101 @@
+// What the chaos suite checks once the load has stopped: every request got a decision, every
+// transfer reached a terminal state, every quote the client saw executed was consumed once (and
+// no other), every balance is the funding its client saw acknowledged plus what its completed
+// transfers and its conversions moved, the ledger's invariants hold, and every event stream saw
+// every event of its account once, in order.
+import { Money, type Amount } from '../../ledger/money';
+import { createDb, type Db } from '../../src/db';
+import { sleep } from '../bench/harness';
+import type { SignedUp } from '../support/accounts';
+import { violations, type CollectedEvents } from '../support/load';
+import type { Decision } from './client';
+
+export type Sent =
+  | { kind: 'transfer'; decision: Decision | null }
+  | { kind: 'conversion'; quoteId: string | null; decision: Decision | null };
+
+/** What each account's client saw acknowledged as funding, per currency. */
+export type Funding = Map<string, Map<string, Amount>>;
+
+const accepted = (decision: Decision | null) => decision !== null && decision.status < 300;
+
+/** Balances by account and currency as the client's own records predict them. */
+async function expectedBalances(db: Db, group: SignedUp[], funding: Funding, transferIds: string[]): Promise<Map<string, Amount>> {
+  const expected = new Map<string, Amount>();
+  const add = (accountId: string | null, currency: string, amount: Amount) => {
+    if (!accountId || !funding.has(accountId)) return;
+    const key = `${accountId}|${currency}`;
+    expected.set(key, (expected.get(key) ?? new Money(0)).plus(amount));
+  };
+  for (const [accountId, currencies] of funding) for (const [currency, amount] of currencies) add(accountId, currency, amount);
+  const { rows: transfers } = await db.raw(
+    `SELECT account_id, recipient_account_id, amount::text, currency, payout_amount::text, payout_currency FROM transfers WHERE id = ANY(?::uuid[]) AND status = 'completed'`,
+    [transferIds],
+  );
+  for (const t of transfers) {
+    add(t.account_id, t.currency, new Money(t.amount).negated());
+    add(t.recipient_account_id, t.payout_currency, new Money(t.payout_amount));
+  }
+  const { rows: quotes } = await db.raw(
+    `SELECT account_id, from_currency, from_amount::text, to_currency, to_amount::text FROM fx_quotes WHERE account_id = ANY(?::uuid[]) AND consumed_at IS NOT NULL`,
+    [group.map((m) => m.account.id)],
+  );
+  for (const q of quotes) {
+    add(q.account_id, q.from_currency, new Money(q.from_amount).negated());
+    add(q.account_id, q.to_currency, new Money(q.to_amount));
+  }
+  return expected;
+}
+
+export async function check(databaseUrl: string, group: SignedUp[], funding: Funding, results: Sent[], streams: CollectedEvents[]): Promise<string[]> {
+  const failures: string[] = [];
+  const db = createDb(databaseUrl, 2);
+  try {
+    const undecided = results.filter((r) => r.decision === null).length;
+    if (undecided > 0) failures.push(`${undecided} requests got no decision`);
+    const conflicts = results.filter((r) => r.decision?.status === 409).length;
+    if (conflicts > 0) failures.push(`${conflicts} requests were answered 409 (a client would never learn their outcome)`);
+
+    const ids = results.flatMap((r) => (r.kind === 'transfer' && accepted(r.decision) ? [r.decision!.body.transfer_id as string] : []));
+    const deadline = Date.now() + 120_000;
+    let open = -1;
+    while (Date.now() < deadline) {
+      const { rows } = await db.raw(`SELECT count(*)::int AS open FROM transfers WHERE id = ANY(?::uuid[]) AND status NOT IN ('completed', 'failed', 'rolled_back')`, [ids]);
+      open = rows[0].open;
+      if (open === 0) break;
+      await sleep(500);
+    }
+    if (open !== 0) failures.push(`${open} transfers never reached a terminal state`);
+    const { rows: stored } = await db.raw(`SELECT count(*)::int AS n FROM transfers WHERE account_id = ANY(?::uuid[])`, [group.map((m) => m.account.id)]);
+    if (stored[0].n !== new Set(ids).size) failures.push(`${stored[0].n} transfers stored for ${new Set(ids).size} acknowledged`);
+
+    const executed = new Set(results.flatMap((r) => (r.kind === 'conversion' && accepted(r.decision) ? [r.quoteId!] : [])));
+    const { rows: consumed } = await db.raw(`SELECT id FROM fx_quotes WHERE account_id = ANY(?::uuid[]) AND consumed_at IS NOT NULL`, [group.map((m) => m.account.id)]);
+    const consumedIds = new Set<string>(consumed.map((q: { id: string }) => q.id));
+    const unacknowledged = [...consumedIds].filter((id) => !executed.has(id)).length;
+    const lost = [...executed].filter((id) => !consumedIds.has(id)).length;
+    if (unacknowledged + lost > 0) failures.push(`quotes: ${lost} executions acknowledged but not consumed, ${unacknowledged} consumed but refused to the client`);
+
+    const expected = await expectedBalances(db, group, funding, ids);
+    const { rows: balances } = await db.raw(
+      `SELECT account_id, currency, sum(balance)::text AS total FROM ledger_accounts WHERE account_id = ANY(?::uuid[]) GROUP BY 1, 2`,
+      [group.map((m) => m.account.id)],
+    );
+    for (const b of balances) {
+      const want = expected.get(`${b.account_id}|${b.currency}`) ?? new Money(0);
+      if (!want.isEqualTo(b.total)) failures.push(`account ${b.account_id}: ${b.currency} balance ${b.total}, expected ${want.toFixed()}`);
+    }
+    for (const [name, rows] of Object.entries(await violations(db))) failures.push(`ledger invariant broken: ${name} (${JSON.stringify(rows).slice(0, 200)})`);
+
+    await sleep(5_000); // the last events reach the streams
+    for (let i = 0; i < group.length; i++) {
+      const { rows } = await db.raw(`SELECT count(*)::int AS n FROM outbox WHERE topic = 'domain.events' AND account_id = ?`, [group[i].account.id]);
+      const seqs = streams[i].seqs;
+      const inOrder = seqs.every((seq, k) => seq === k + 1);
+      if (seqs.length !== rows[0].n || !inOrder) failures.push(`account ${i}: its stream saw ${seqs.length} of ${rows[0].n} events${inOrder ? '' : ', not once each in order'}`);
+    }
+  } finally {
+    await db.destroy();
+  }
+  return failures;
+}
