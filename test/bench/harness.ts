@@ -167,3 +167,10 @@ export async function cleanUpTopics(prefix: string): Promise<void> {
     await admin.disconnect();
   }
 }
+
+/** Stops the run's services (the last started first) and removes its topics and Redis keys. */
+export async function tearDown(services: BenchService[], names: ReturnType<typeof benchNames>): Promise<void> {
+  for (const service of [...services].reverse()) await stopService(service);
+  await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)])
+    .catch((error) => console.error(`clean-up failed: ${(error as Error).message}`));
+}

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import {
-  benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase, rssMiB, RUN_ID, sleep, startService, stopService, waitReady, type BenchService,
+  benchNames, recreateDatabase, rssMiB, RUN_ID, sleep, startService, tearDown, waitReady, type BenchService,
 } from './harness';
 import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares, type CpuSnapshot } from './cpu';
 import { encodeRequest, RawHttpConnection } from './raw-http';
@@ -173,9 +173,7 @@ async function main(): Promise<void> {
     for (const service of services) console.error(service.output.slice(-40).join('\n'));
     throw error;
   } finally {
-    for (const service of [...services].reverse()) await stopService(service);
-    await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)])
-      .catch((error) => console.error(`clean-up failed: ${(error as Error).message}`));
+    await tearDown(services, names);
   }
 }
 

@@ -134,7 +134,10 @@ async function main(): Promise<void> {
   console.log(`\nchaos ${SHORT ? 'short' : 'long'} run: ${results.length} requests sent at ${RATE_PER_S}/s over ${ACCOUNTS} accounts (${results.length - conversions.length} transfers, ${conversions.length} conversions)`);
   for (const [kind, list] of [['transfers', results.filter((r) => r.kind === 'transfer')], ['conversions', conversions]] as const) {
     const byStatus = new Map<string, number>();
-    for (const r of list) byStatus.set(String(r.decision?.status ?? 'undecided'), (byStatus.get(String(r.decision?.status ?? 'undecided')) ?? 0) + 1);
+    for (const r of list) {
+      const outcome = r.decision ? `${r.decision.status}${r.decision.body?.error ? ` ${r.decision.body.error}` : ''}` : 'undecided';
+      byStatus.set(outcome, (byStatus.get(outcome) ?? 0) + 1);
+    }
     console.log(`  ${kind}: ${[...byStatus].map(([s, n]) => `${s}×${n}`).join(' ')}; retries: ${list.reduce((t, r) => t + (r.decision?.attempts ?? 0) - 1, 0)}`);
   }
   for (const [what, ms] of recovery) console.log(`  ${what.padEnd(20)} recovered in ${(ms / 1000).toFixed(1)} s (kill to first decision, ${DOWN_S} s down)`);

@@ -12,6 +12,7 @@ from client import AuthenticatedClient, Client
 from client.api.accounts import get_my_account, get_my_balance
 from client.api.auth import create_session
 from client.api.customers import create_customer
+from client.api.fx import create_fx_quote, create_public_fx_quote, execute_fx_quote, get_fx_quote
 from client.api.contacts import create_contact
 from client.api.request_logs import list_request_logs
 from client.api.sandbox import create_sandbox_account, sandbox_faucet
@@ -22,7 +23,9 @@ from client.models import (
     CreateCustomerBody, CreateCustomerBodyCountryCode, CreateCustomerResponse200, CreateCustomerResponse201,
     CreateSandboxAccountBody, CreateSandboxAccountBodyCountryCode, CreateSandboxAccountResponse201,
     CreateSessionBody, CreateSessionResponse201, CreateTransferBody, CreateTransferResponse201,
-    CreateTransferResponse202, Error, GetMyAccountResponse200, GetMyBalanceResponse200,
+    CreateTransferResponse202, Error, GetMyAccountResponse200,
+    CreateFxQuoteBody, CreateFxQuoteResponse201, CreatePublicFxQuoteBody, CreatePublicFxQuoteResponse200,
+    ExecuteFxQuoteBody, ExecuteFxQuoteResponse201, ExecuteFxQuoteResponse202, GetFxQuoteResponse200, GetMyBalanceResponse200,
     GetTransactionResponse200, GetTransferResponse200, ListRequestLogsResponse200,
     ListTransactionsResponse200, SandboxFaucetBody, SandboxFaucetResponse201, SandboxFaucetResponse202,
 )
@@ -79,6 +82,26 @@ assert fetched.status.value == "completed", fetched.status
 balance = expect(get_my_balance.sync(client=dashboard), GetMyBalanceResponse200, "GET /v1/accounts/me/balance")
 usd = [total for total in balance.totals if total.currency == "USD"]
 assert usd and Decimal(usd[0].available) == Decimal("87.66"), balance.to_dict()
+
+# FX: a public price, a locked quote, its execution once, and the refusal of a second.
+price = expect(create_public_fx_quote.sync(client=Client(base_url=base_url), body=CreatePublicFxQuoteBody(
+    from_currency="USD", to_currency="EUR", from_amount="10.00")), CreatePublicFxQuoteResponse200, "POST /v1/fx/quotes")
+assert Decimal(price.rate) < Decimal(price.mid_rate), price.to_dict()
+quote = expect(create_fx_quote.sync(client=alice_client, idempotency_key=str(uuid.uuid4()), body=CreateFxQuoteBody(
+    from_currency="USD", to_currency="EUR", from_amount="10.00")), CreateFxQuoteResponse201, "POST /v1/fx/quote")
+execute_key = str(uuid.uuid4())
+for _ in range(20):
+    executed = execute_fx_quote.sync(client=alice_client, idempotency_key=execute_key, body=ExecuteFxQuoteBody(quote_id=quote.id))
+    if not isinstance(executed, ExecuteFxQuoteResponse202):
+        break
+executed = expect(executed, ExecuteFxQuoteResponse201, "POST /v1/fx/execute")
+assert executed.quote.status.value == "consumed" and executed.quote.to_amount == quote.to_amount, executed.to_dict()
+assert expect(get_fx_quote.sync(client=alice_client, id=quote.id), GetFxQuoteResponse200, "GET /v1/fx/quotes/{id}").status.value == "consumed"
+again = expect(execute_fx_quote.sync(client=alice_client, idempotency_key=str(uuid.uuid4()), body=ExecuteFxQuoteBody(quote_id=quote.id)),
+               Error, "POST /v1/fx/execute of a consumed quote")
+assert again.error.value == "quote_already_consumed", again.to_dict()
+credit = expect(get_transaction.sync(client=alice_client, id=executed.credit_transaction_id), GetTransactionResponse200, "GET /v1/transactions/{id}")
+assert credit.currency == "EUR" and credit.amount == quote.to_amount, credit.to_dict()
 
 transactions = expect(list_transactions.sync(client=alice_client), ListTransactionsResponse200, "GET /v1/transactions")
 assert len(transactions.data) >= 2, transactions.to_dict()

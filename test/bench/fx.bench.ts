@@ -1,0 +1,134 @@
+// FX execution benchmark: POST /v1/fx/execute at a steady rate (open loop: each request leaves at
+// its scheduled time, whatever the earlier ones are doing, and its latency counts from that time,
+// so a stall shows in the tail instead of slowing the load). The service runs as deployed
+// (docker-compose.yml): one process for api+notifier, one for the consumers and the mock rails,
+// on the real stack, in a database, topic prefix and Redis prefix of its own. Every execution
+// needs a quote of its own: a background loop keeps a pool of fresh persisted quotes ahead of the
+// schedule; their creation is timed apart.
+//
+//   npm run bench:fx
+//
+// Settings (environment): BENCH_RATE (50 requests/s), BENCH_DURATION_S (30), BENCH_WARMUP_S (5),
+// BENCH_PORT (3200; the mock rails take the next port), and the stack addresses as in
+// http.bench.ts.
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { cpuBetween, cpuSnapshot, otherCpu, type CpuSnapshot } from './cpu';
+import {
+  benchNames, percentile, recreateDatabase, rssMiB, RUN_ID, sleep, startService, tearDown, waitReady, type BenchService,
+} from './harness';
+
+const env = process.env;
+const RATE = Number(env.BENCH_RATE ?? 50);
+const DURATION_S = Number(env.BENCH_DURATION_S ?? 30);
+const WARMUP_S = Number(env.BENCH_WARMUP_S ?? 5);
+const PORT = Number(env.BENCH_PORT ?? 3200);
+const POOL_TARGET = RATE * 2; // two seconds of quotes ahead
+const QUOTE_MAX_AGE_MS = 15_000; // well inside the 30-second lifetime
+const names = benchNames('fx');
+
+async function post(path: string, body: unknown, key: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(`http://127.0.0.1:${PORT}${path}`, {
+    method: 'POST', body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** Keeps `pool` filled with fresh quotes until `stop.now`; records how long each took to create. */
+async function fillQuotes(key: string, pool: Array<{ id: string; at: number }>, quoteMs: number[], stop: { now: boolean }): Promise<void> {
+  const pairs = [['USD', 'EUR'], ['EUR', 'USD'], ['USD', 'GBP'], ['GBP', 'EUR']];
+  let i = 0;
+  const worker = async () => {
+    while (!stop.now) {
+      while (pool.length > 0 && Date.now() - pool[0].at > QUOTE_MAX_AGE_MS) pool.shift();
+      if (pool.length >= POOL_TARGET) { await sleep(20); continue; }
+      const [from, to] = pairs[i++ % pairs.length];
+      const started = performance.now();
+      const quote = await post('/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: '10.00' }, key);
+      quoteMs.push(performance.now() - started);
+      if (quote.status !== 201) throw new Error(`quote failed: ${quote.status} ${JSON.stringify(quote.body)}`);
+      pool.push({ id: quote.body.id, at: Date.now() });
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+}
+
+async function main(): Promise<void> {
+  console.log(`FX execute benchmark: ${RATE} req/s for ${DURATION_S} s after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
+  await recreateDatabase(names.databaseUrl);
+  const services: BenchService[] = [];
+  try {
+    for (const roles of ['mock-rails,ledger,partners,request-logs', 'api,notifier']) {
+      const http = roles.includes('api');
+      const service = startService({
+        port: PORT, roles, databaseUrl: names.databaseUrl,
+        extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: http ? 'warn' : 'info' }, // the limiter is called, never reached
+      }, 'fx');
+      services.push(service);
+      await waitReady(service, http);
+    }
+    const servicePids = services.map((s) => s.child.pid!);
+    const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `bench-fx-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench FX Ltd', country_code: 'GB' }),
+    }).then((r) => r.json() as Promise<{ api_key: { key: string } }>);
+    const key: string = signUp.api_key.key;
+    for (const currency of ['USD', 'EUR', 'GBP']) {
+      const funded = await post('/v1/sandbox/faucet', { currency, amount: '1000000.00' }, key);
+      if (funded.status !== 201) throw new Error(`funding failed: ${funded.status} ${JSON.stringify(funded.body)}`);
+    }
+
+    const pool: Array<{ id: string; at: number }> = [];
+    const quoteMs: number[] = [];
+    const stop = { now: false };
+    const filling = fillQuotes(key, pool, quoteMs, stop);
+    while (pool.length < POOL_TARGET) await sleep(50);
+
+    const latencies: number[] = [];
+    const statuses = new Map<number, number>();
+    const inFlight: Promise<void>[] = [];
+    const total = (WARMUP_S + DURATION_S) * RATE;
+    const start = performance.now();
+    let cpuAtStart: CpuSnapshot | null = null;
+    let starved = 0;
+    for (let i = 0; i < total; i++) {
+      const due = start + (i * 1000) / RATE;
+      if (due > performance.now()) await sleep(due - performance.now());
+      if (i === WARMUP_S * RATE) cpuAtStart = cpuSnapshot(servicePids);
+      const quote = pool.shift();
+      if (!quote) { starved++; continue; }
+      const measured = i >= WARMUP_S * RATE;
+      inFlight.push(post('/v1/fx/execute', { quote_id: quote.id }, key).then((response) => {
+        if (!measured) return;
+        latencies.push(performance.now() - due);
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      }));
+    }
+    await Promise.all(inFlight);
+    const cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(servicePids), cpuSnapshot(servicePids), DURATION_S * 1000);
+    stop.now = true;
+    await filling;
+
+    latencies.sort((a, b) => a - b);
+    quoteMs.sort((a, b) => a - b);
+    const ms = (v: number) => v.toFixed(2);
+    console.log(`\nPOST /v1/fx/execute at ${RATE}/s for ${DURATION_S} s: ${latencies.length} measured`);
+    console.log(`  latency from scheduled send: p50 ${ms(percentile(latencies, 0.5))} ms, p99 ${ms(percentile(latencies, 0.99))} ms, max ${ms(latencies.at(-1) ?? NaN)} ms`);
+    console.log(`  statuses: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}${starved > 0 ? `; ${starved} slots without a fresh quote` : ''}`);
+    console.log(`  POST /v1/fx/quote (background, ${quoteMs.length}): p50 ${ms(percentile(quoteMs, 0.5))} ms, p99 ${ms(percentile(quoteMs, 0.99))} ms`);
+    console.log(`  service RSS ${servicePids.reduce((sum, pid) => sum + rssMiB(pid), 0).toFixed(0)} MiB; CPU % of one core: service ${cpu.service.toFixed(0)}, postgres ${cpu.postgres.toFixed(0)}, redis ${cpu.redis.toFixed(0)}, JVMs ${cpu.jvm.toFixed(0)}, load generator ${cpu.loadGenerator.toFixed(0)}, other ${otherCpu(cpu).toFixed(0)} (host has ${os.cpus().length} cores)`);
+    if (statuses.size !== 1 || !statuses.has(201)) process.exitCode = 1;
+  } catch (error) {
+    for (const service of services) console.error(service.output.slice(-40).join('\n'));
+    throw error;
+  } finally {
+    await tearDown(services, names);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
