@@ -208,7 +208,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
       partner: rail, accountId: sender.id,
       payload: {
         transfer_id: record.id, amount: formatAmount(record.payout_amount, record.payout_currency), currency: record.payout_currency, attempt: 0,
-        beneficiary: { ...record.recipient, account_id: recipient.id },
+        beneficiary: { ...record.recipient, account_id: recipient.id }, scenario: command.scenario ?? null,
       },
     };
   }

@@ -40,6 +40,8 @@ export interface TransferCreate {
   recipient_email?: string;
   recipient?: BankRecipient;
   note: string | null;
+  /** A sandbox failure the client asked the rail to act out (Sandbox-Scenario header); absent: none. */
+  scenario?: string | null;
 }
 
 /** Executes a persisted FX quote of the commanding account (DESIGN.md section 5b). */
@@ -84,6 +86,8 @@ export interface TransferExecute {
   beneficiary: Record<string, unknown>;
   /** How many times this instruction was re-queued because the partner had no final answer yet. */
   attempt: number;
+  /** The sandbox scenario of the transfer, passed on to the rail; absent: none. */
+  scenario?: string | null;
 }
 
 /** The event envelope of SPEC.md section 6 (schemas/domain.events.v1.avsc). */

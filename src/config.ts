@@ -32,6 +32,8 @@ export interface Config {
   partnerTokenTtlSeconds: number;
   /** Simulated confirmation time of the chain and pull rails. */
   chainConfirmMs: number;
+  /** Of every 1000 API calls, how many the mock rails refuse with a spurious "Invalid token". */
+  mockRailsInvalidTokenPerMille: number;
   sseHeartbeatMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
@@ -95,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     partnerClientSecret: text(env, 'PARTNER_CLIENT_SECRET', 'sandbox-orchestrator-secret'),
     partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
     chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),
+    mockRailsInvalidTokenPerMille: integer(env, 'MOCK_RAILS_INVALID_TOKEN_PER_MILLE', 10),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),

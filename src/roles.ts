@@ -66,7 +66,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new Ledger
     ...customerRoutes(runtime.db),
     ...contactRoutes(runtime.db),
     ...requestLogRoutes(new RequestLogReads(db)),
-    ...transferRoutes(db, new TransferReads(db), deps.ledger, config.ledgerReplyTimeoutMs),
+    ...transferRoutes(db, new TransferReads(db), deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...fxRoutes({

@@ -16,6 +16,7 @@ import type { AvroCodec } from '../../src/kafka/registry';
 import { TOPICS, type TopicNames } from '../../src/kafka/topics';
 import { PARTNER_SLUGS } from '../../src/partners/registry';
 import { PartnerClient, type PartnerPayment } from '../../src/partners/client';
+import { isSandboxScenario } from '../../src/partners/scenarios';
 import { decidePartnerOutcome, type PartnerDecision } from './outcome';
 
 /** Longest one poll of a pending payment runs before the instruction is re-queued. */
@@ -33,7 +34,7 @@ export const CONCURRENCY_MAX_DEFAULT = 64;
 export const BATCH_MS_MAX_DEFAULT = 10_000;
 /**
  * Bounds of one partner call. With 4 attempts of at most 2 s each plus backoff, one call ends
- * within about 10 s; 4 attempts ride out the sandbox outage (2 failed submits, magic.ts).
+ * within about 10 s; 4 attempts ride out the sandbox outage (2 failed submits, scenario outage).
  */
 export const PARTNER_CALL_TIMEOUT_MS = 2_000;
 export const PARTNER_CALL_ATTEMPTS_MAX = 4;
@@ -139,6 +140,7 @@ async function execute(deps: PartnerDispatcherDeps, { envelope, command }: Instr
       currency: command.currency,
       beneficiary: command.beneficiary,
       metadata: { transfer_id: command.transfer_id },
+      ...(isSandboxScenario(command.scenario) ? { scenario: command.scenario } : {}),
     }));
   if (decision.kind === 'poll' && client !== undefined) decision = await poll(client, command, decision.paymentId, deps.pollMsMax);
   switch (decision.kind) {

@@ -7,6 +7,7 @@ import Router from '@koa/router';
 import { DomainError } from '../errors';
 import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
+import { isSandboxScenario, SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
 import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
@@ -51,6 +52,15 @@ function readIdempotencyKey(ctx: Koa.Context): string {
   return key;
 }
 
+function readSandboxScenario(ctx: Koa.Context): SandboxScenario | null {
+  const value = ctx.get(SANDBOX_SCENARIO_HEADER);
+  if (value === '') return null;
+  if (!isSandboxScenario(value)) {
+    throw new DomainError('invalid_request', `${SANDBOX_SCENARIO_HEADER} must be one of ${SANDBOX_SCENARIOS.join(', ')}`, SANDBOX_SCENARIO_HEADER);
+  }
+  return value;
+}
+
 function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number): Koa.Middleware {
   const validateParams: Validator | null = route.params ? textValidator(route.params, 'path') : null;
   const validateQuery: Validator | null = route.query ? textValidator(route.query, 'query') : null;
@@ -62,6 +72,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     ctx.state.principal = principal;
     const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;
     ctx.state.idempotencyKey = idempotencyKey;
+    const sandboxScenario = route.sandboxScenario ? readSandboxScenario(ctx) : null;
 
     const params = { ...ctx.params };
     const query = { ...ctx.query };
@@ -79,7 +90,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
       if (body === undefined) body = {};
     }
 
-    const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, koa: ctx };
+    const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, sandboxScenario, koa: ctx };
     const execute = () => route.handler(request);
     const result = route.idempotent ? await guards.idempotent(request, route, execute) : await execute();
     ctx.status = result.status;

@@ -146,7 +146,8 @@ export class IdempotencyGuard {
     const named = namedAccountId(request);
     const scope = principal?.accountId ?? named ?? principal?.credentialId ?? 'anonymous';
     const key = request.idempotencyKey!;
-    const print = fingerprint(route.method, request.koa.path, request.body);
+    // A scenario is part of what was asked: the same key with another scenario is another request.
+    const print = fingerprint(route.method, request.sandboxScenario ? `${request.koa.path}#${request.sandboxScenario}` : request.koa.path, request.body);
     const deadline = Date.now() + this.waitMsMax;
 
     for (;;) {

@@ -2,6 +2,7 @@
 // validation, so the document cannot drift from what the server does (SPEC.md section 9).
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema, RouteDef } from './route';
+import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
 
 export const ERROR_BODY_SCHEMA: JsonSchema = {
   type: 'object', additionalProperties: false,
@@ -91,9 +92,13 @@ function successResponses(route: RouteDef): Record<string, unknown> {
 }
 
 function operation(route: RouteDef): Record<string, unknown> {
-  const headerParams = route.idempotent
-    ? [{ name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } }]
-    : [];
+  const headerParams = [
+    ...(route.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } }] : []),
+    ...(route.sandboxScenario ? [{
+      name: SANDBOX_SCENARIO_HEADER, in: 'header', required: false, schema: { type: 'string', enum: [...SANDBOX_SCENARIOS] },
+      description: `sandbox only: a failure for the partner to act out; without it the payment succeeds. ${SANDBOX_SCENARIOS.map((s) => `${s}: ${SCENARIO_EFFECTS[s]}`).join('; ')}`,
+    }] : []),
+  ];
   return {
     operationId: route.operationId,
     summary: route.summary,

@@ -4,6 +4,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type Koa from 'koa';
 import type { AuthRule, Principal } from '../auth/rules';
 import type { ErrorCode } from '../errors';
+import type { SandboxScenario } from '../partners/scenarios';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -19,6 +20,8 @@ export interface RouteRequest<B = unknown, Q = any, P = any> {
   body: B;
   principal: Principal | null;
   idempotencyKey: string | null;
+  /** The sandbox failure asked for with the Sandbox-Scenario header, on routes that take one. */
+  sandboxScenario: SandboxScenario | null;
   koa: Koa.Context;
 }
 
@@ -45,6 +48,8 @@ export interface RouteDef<B = unknown> {
   auth: AuthRule;
   /** Write routes whose effect is executed at most once per Idempotency-Key (DESIGN.md section 5). */
   idempotent?: boolean;
+  /** Routes that move money through a partner take the Sandbox-Scenario header (src/partners/scenarios.ts). */
+  sandboxScenario?: boolean;
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;

@@ -6,6 +6,7 @@ import type { TransferCreate } from '../../ledger/messages';
 import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
 import { refusalAnswer, transferAnswer, transferView, unexpectedOutcome } from './outcomes';
 import { countryCodeSchema } from '../countries';
+import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
@@ -134,12 +135,16 @@ function lateDecision(command: TransferCreate): RouteResult {
   };
 }
 
-export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClient, replyTimeoutMs: number): RouteDef[] {
+export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
   // Ids derive from the account and the Idempotency-Key: a retry names the same command and transfer.
   const commandOf = async (request: RouteRequest<CreateTransferBody>) => {
     const accountId = await actingAccountIdForWrite(request, db);
     const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
-    return { accountId, commandId, command: transferCommand(request.body, derivedUuid('transfer', commandId)) };
+    if (request.sandboxScenario && environment !== 'sandbox') {
+      throw new DomainError('invalid_request', 'sandbox scenarios exist only in the sandbox', 'Sandbox-Scenario');
+    }
+    const command = transferCommand(request.body, derivedUuid('transfer', commandId));
+    return { accountId, commandId, command: request.sandboxScenario ? { ...command, scenario: request.sandboxScenario } : command };
   };
   const getOwn = async (request: RouteRequest): Promise<StoredTransfer> => {
     const row = await reads.byId(request.params.id);
@@ -151,7 +156,7 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
     withBody(createBodySchema, {
       method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
       summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank), converted when the bank account is in another currency',
-      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
+      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true, sandboxScenario: true,
       response: { status: 201, description: 'the transfer', schema: transferSchema },
       errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency', 'unsupported_pair'],
       provisional: async (request) => lateDecision((await commandOf(request)).command),

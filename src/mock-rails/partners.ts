@@ -7,7 +7,7 @@ export type PaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
 export interface PartnerProfile {
   slug: PartnerSlug;
   currencies: readonly string[];
-  /** Status in the submit response of a normal (non-magic) payment. */
+  /** Status in the submit response of a payment without a sandbox scenario. */
   submitStatus: PaymentStatus;
   /**
    * Status a normal payment reaches chainConfirmMs after submission, or null when it does not

@@ -1,17 +1,18 @@
 // One partner's payment book: validation, idempotency by the caller's reference, the sandbox
-// magic amounts (magic.ts) and the status a payment reaches over time.
+// failure scenarios a caller asks for by name (src/partners/scenarios.ts) and the status a
+// payment reaches over time.
 import { randomBytes } from 'node:crypto';
 import BigNumber from 'bignumber.js';
 import { setBounded } from './bounded';
 import { RailError } from './http';
-import { magicBehaviour } from './magic';
+import { isSandboxScenario, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
 import { currencyScale, type PartnerProfile, type PaymentStatus } from './partners';
 
 /** Bound of the payment table; past it new payments are refused with 507. */
 export const PAYMENTS_MAX = 100_000;
 /** Bound of the per-reference outage attempt counters; the oldest counter is forgotten first. */
 export const OUTAGE_REFERENCES_MAX = 10_000;
-/** Submits of an outage-amount reference that fail before one succeeds (magic.ts). */
+/** Submits of a reference in the outage scenario that fail before one succeeds. */
 export const OUTAGE_FAILURES = 2;
 export const REFERENCE_LENGTH_MAX = 128;
 
@@ -40,6 +41,7 @@ interface SubmitRequest {
   reference: string;
   amount: string;
   currency: string;
+  scenario: SandboxScenario | null;
 }
 
 export interface PaymentBookOptions {
@@ -58,7 +60,7 @@ function invalid(message: string): RailError {
 }
 
 function parseSubmit(body: Record<string, unknown>): SubmitRequest {
-  const { reference, amount, currency, beneficiary, metadata } = body;
+  const { reference, amount, currency, beneficiary, metadata, scenario } = body;
   if (typeof reference !== 'string' || reference.length === 0 || reference.length > REFERENCE_LENGTH_MAX) {
     throw invalid(`reference must be a string of 1 to ${REFERENCE_LENGTH_MAX} characters`);
   }
@@ -71,7 +73,8 @@ function parseSubmit(body: Record<string, unknown>): SubmitRequest {
   }
   if (beneficiary !== undefined && !isPlainObject(beneficiary)) throw invalid('beneficiary must be an object');
   if (metadata !== undefined && !isPlainObject(metadata)) throw invalid('metadata must be an object');
-  return { reference, amount, currency };
+  if (scenario !== undefined && !isSandboxScenario(scenario)) throw invalid(`scenario must be one of ${SANDBOX_SCENARIOS.join(', ')}`);
+  return { reference, amount, currency, scenario: scenario ?? null };
 }
 
 export class PaymentBook {
@@ -88,7 +91,8 @@ export class PaymentBook {
    * POST /v1/payments. The checks run in this order: request shape (400 invalid_request),
    * currency (400 unsupported_currency), scale (400 invalid_request), an earlier payment with the
    * same reference (200, or 409 reference_conflict when amount or currency differ), then the
-   * magic amounts (503, 422, 500), then a new payment (201; for cents 55 created, but answered 500).
+   * scenario asked for (503, 422, 500), then a new payment (201; in lost_answer created, but
+   * answered 500).
    */
   submit(body: Record<string, unknown>): { created: boolean; payment: PaymentView } {
     const request = parseSubmit(body);
@@ -102,10 +106,10 @@ export class PaymentBook {
     }
     const existingId = this.paymentIdByReference.get(request.reference);
     if (existingId !== undefined) return { created: false, payment: this.replay(existingId, request, amount) };
-    this.applyMagic(request);
+    this.actOut(request);
     const payment = this.create(request, amount.toFixed(scale));
-    if (magicBehaviour(request.amount) === 'lost_answer') {
-      throw new RailError(500, 'internal', 'the payment was created but the answer was lost (sandbox amount, cents 55)');
+    if (request.scenario === 'lost_answer') {
+      throw new RailError(500, 'internal', 'the payment was created but the answer was lost (sandbox scenario lost_answer)');
     }
     return { created: true, payment };
   }
@@ -147,12 +151,13 @@ export class PaymentBook {
     return view;
   }
 
-  private applyMagic(request: SubmitRequest): void {
-    switch (magicBehaviour(request.amount)) {
+  /** The failures of the scenario asked for that come before a payment exists. */
+  private actOut(request: SubmitRequest): void {
+    switch (request.scenario) {
       case 'decline':
-        throw new RailError(422, 'declined', 'the beneficiary bank declined the payment (sandbox amount, cents 66)');
+        throw new RailError(422, 'declined', 'the beneficiary bank declined the payment (sandbox scenario decline)');
       case 'error':
-        throw new RailError(500, 'internal', 'unexpected partner error (sandbox amount, cents 77)');
+        throw new RailError(500, 'internal', 'unexpected partner error (sandbox scenario error)');
       case 'outage': {
         const attempts = (this.outageAttemptsByReference.get(request.reference) ?? 0) + 1;
         setBounded(this.outageAttemptsByReference, request.reference, attempts, OUTAGE_REFERENCES_MAX);
@@ -163,7 +168,7 @@ export class PaymentBook {
       }
       case 'lost_answer': // decided after the payment exists (submit)
       case 'reverse':
-      case 'normal':
+      case null:
         return;
     }
   }
@@ -173,7 +178,7 @@ export class PaymentBook {
       throw new RailError(507, 'insufficient_storage', `the sandbox holds at most ${PAYMENTS_MAX} payments per partner`);
     }
     const id = `${this.profile.slug}_${randomBytes(12).toString('hex')}`;
-    const reversed = magicBehaviour(request.amount) === 'reverse';
+    const reversed = request.scenario === 'reverse';
     const view: PaymentView = {
       id,
       reference: request.reference,

@@ -14,6 +14,7 @@ export async function startMockRailsRole(runtime: Runtime): Promise<RunningRole>
     // The authorization-code redirect lands on our API's callback (SPEC.md section 5).
     redirectUris: [`http://${config.host}:${config.port}/v1/partners/oauth/callback`],
     chainConfirmMs: config.chainConfirmMs,
+    spuriousInvalidTokenRate: config.mockRailsInvalidTokenPerMille / 1000,
   });
   log.info({ url: rails.url }, 'mock rails listening');
   return { role: 'mock-rails', url: rails.url, stop: () => rails.stop() };

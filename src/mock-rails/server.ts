@@ -7,10 +7,12 @@
 //   GET  /<slug>/healthz
 //   POST /<slug>/oauth/token                   Basic client auth, form body (oauth.ts)
 //   GET  /<slug>/oauth/authorize               302 to redirect_uri?code=... (sandbox auto-confirms)
-//   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts, magic.ts)
+//   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
 //   GET  /claimless/claim/<id>                 the payee opens a claim link (no token: it is a link)
 //   POST /<slug>/_control/expire-tokens        SANDBOX ONLY: expires every access token now
+//   POST /<slug>/_control/invalid-token?count=N SANDBOX ONLY: the next N API calls answer 401
+//                                              invalid_token "Invalid token" to a valid token
 //   GET  /<slug>/_control/stats                SANDBOX ONLY: { token_requests, submit_attempts,
 //                                              rejected_tokens }
 // The _control routes exist so tests can force token renewal and count round trips; a real
@@ -32,6 +34,11 @@ export interface MockRailsOptions {
   clientSecret: string;
   redirectUris: string[];
   chainConfirmMs: number;
+  /**
+   * The share of API calls refused with 401 "Invalid token" although their token is valid, as
+   * real partners sometimes do (SPEC.md section 5); 0 for none.
+   */
+  spuriousInvalidTokenRate?: number;
 }
 
 export interface MockRails {
@@ -45,6 +52,8 @@ interface PartnerRail {
   tokens: TokenSpace;
   payments: PaymentBook;
   stats: { tokenRequests: number; submitAttempts: number; rejectedTokens: number };
+  /** API calls still to refuse with a spurious "Invalid token" (the control route), and the share refused at random. */
+  spurious: { pending: number; rate: number };
 }
 
 interface Exchange {
@@ -71,6 +80,7 @@ const ROUTES: Route[] = [
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
   { method: 'GET', segments: ['claim', ':id'], handle: claimPayment },
   { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
+  { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
   { method: 'GET', segments: ['_control', 'stats'], handle: readStats },
 ];
 
@@ -96,6 +106,11 @@ function authorize({ rail, res, query }: Exchange): void {
 function authenticate(rail: PartnerRail, req: IncomingMessage): void {
   try {
     rail.tokens.verify(bearerToken(req));
+    const spurious = rail.spurious.pending > 0 || (rail.spurious.rate > 0 && Math.random() < rail.spurious.rate);
+    if (spurious) {
+      rail.spurious.pending = Math.max(0, rail.spurious.pending - 1);
+      throw new RailError(401, 'invalid_token', 'Invalid token');
+    }
   } catch (error) {
     rail.stats.rejectedTokens += 1;
     throw error;
@@ -122,6 +137,13 @@ function claimPayment({ rail, res, id }: Exchange): void {
 
 function expireTokens({ rail, res }: Exchange): void {
   sendJson(res, 200, { expired: rail.tokens.expireAccessTokens() });
+}
+
+function refuseNextTokens({ rail, res, query }: Exchange): void {
+  const count = Number.parseInt(query.get('count') ?? '1', 10);
+  if (!Number.isSafeInteger(count) || count < 0 || count > 1000) throw new RailError(400, 'invalid_request', 'count must be an integer from 0 to 1000');
+  rail.spurious.pending = count;
+  sendJson(res, 200, { pending: count });
 }
 
 function readStats({ rail, res }: Exchange): void {
@@ -186,6 +208,7 @@ function createRails(options: MockRailsOptions, publicUrl: () => string): Map<Pa
       tokens: new TokenSpace(client, options.tokenTtlSeconds, profile.clientAccountId),
       payments: new PaymentBook(profile, { chainConfirmMs: options.chainConfirmMs, publicUrl }),
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
+      spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
     }];
   }));
 }

@@ -1,10 +1,11 @@
 // A client of one partner's payments API behind OAuth 2.0 (SPEC.md section 5, Partner-side
 // OAuth 2.0). It holds one access token per instance, renews it before it expires and once on a
-// 401, and retries only what may succeed later (503, network failure, timeout) a bounded number
+// 401 (after one plain retry when the 401 says "Invalid token"), and retries only what may succeed later (503, network failure, timeout) a bounded number
 // of times. Resubmitting a payment is safe because the partner deduplicates by `reference`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../log';
 import { isPartnerError, kindOfStatus, PartnerError } from './errors';
+import type { SandboxScenario } from './scenarios';
 
 export type PartnerPaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
 
@@ -27,6 +28,8 @@ export interface PartnerPaymentRequest {
   currency: string;
   beneficiary?: object;
   metadata?: object;
+  /** A sandbox failure the partner should act out (scenarios.ts); none: the payment runs normally. */
+  scenario?: SandboxScenario;
 }
 
 export interface PartnerClientOptions {
@@ -147,9 +150,20 @@ export class PartnerClient {
       return await this.withRetries(what, attempt);
     } catch (error) {
       if (!state.tokenRefused || state.tokenUsed === null) throw error;
-      // SPEC.md section 5: an expired or revoked token gets 401, and the client renews it.
+      // SPEC.md section 5: "Invalid token" is resolved by retrying the authenticated call first
+      // (partners refuse good tokens now and then), then by renewing the token. The call is safe
+      // to repeat: a payment is deduplicated by its reference, and a read changes nothing.
+      if (isPartnerError(error) && error.partnerCode === 'invalid_token') {
+        log.debug({ partner: this.baseUrl, what }, 'partner answered "Invalid token"; retrying the call before renewing');
+        try {
+          return await this.withRetries(what, attempt);
+        } catch (again) {
+          if (!state.tokenRefused) throw again;
+        }
+      }
+      // An expired token, or one refused again: renew once.
       log.debug({ partner: this.baseUrl, what }, 'partner refused the access token; renewing once');
-      this.markStale(state.tokenUsed);
+      this.markStale(state.tokenUsed!);
       return await this.withRetries(what, attempt);
     }
   }

@@ -8,14 +8,14 @@ export interface Decision { status: number; body: any; attempts: number }
 
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
-export async function decide(baseUrl: string, token: string, path: string, body: unknown, deadlineMs: number, idempotencyKey = randomUUID()): Promise<Decision | null> {
+export async function decide(baseUrl: string, token: string, path: string, body: unknown, deadlineMs: number, headers: Record<string, string> = {}, idempotencyKey = randomUUID()): Promise<Decision | null> {
   const deadline = Date.now() + deadlineMs;
   for (let attempts = 1; Date.now() < deadline; attempts++) {
     let wait = 500;
     try {
       const response = await fetch(`${baseUrl}${path}`, {
         method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-        headers: { authorization: `Bearer ${token}`, 'idempotency-key': idempotencyKey, 'content-type': 'application/json' },
+        headers: { ...headers, authorization: `Bearer ${token}`, 'idempotency-key': idempotencyKey, 'content-type': 'application/json' },
       });
       const text = await response.text();
       if (response.status !== 202 && response.status < 500) return { status: response.status, body: text ? JSON.parse(text) : null, attempts };

@@ -18,6 +18,7 @@ const STEADY_S = SHORT ? 6 : 60; // load between two kills
 const DOWN_S = 3; // how long a killed component stays down
 const FUNDING = '1000.00';
 const DECISION_DEADLINE_MS = 180_000;
+const SCENARIOS = ['outage', 'lost_answer', 'decline', 'error', 'reverse'];
 
 const names = benchNames('chaos');
 const roles = {
@@ -40,7 +41,8 @@ async function convert(member: SignedUp, fromCurrency: string, toCurrency: strin
 
 /**
  * Requests at RATE_PER_S until `stop` is set, each retried to a decision: of every 8, one is a
- * conversion, two are external transfers (one paid out in euros) and the rest internal transfers.
+ * conversion, two are external transfers (one paid out in euros) and the rest internal transfers;
+ * some external transfers ask the rail for a failure (Sandbox-Scenario).
  */
 function steadyLoad(group: SignedUp[], sent: Promise<Sent>[], stop: { now: boolean }): Promise<void> {
   let i = 0;
@@ -58,7 +60,10 @@ function steadyLoad(group: SignedUp[], sent: Promise<Sent>[], stop: { now: boole
         const body = i % 8 === 3 || i % 8 === 7
           ? { amount, currency: 'USD', recipient: { email: to.account.email, name: 'Member', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, currency: payoutCurrency } } }
           : { amount, currency: 'USD', recipient_email: to.account.email };
-        sent.push(decide(baseUrl, from.key, '/v1/transfers', body, DECISION_DEADLINE_MS).then((decision) => ({ kind: 'transfer', decision })));
+        // Of the external transfers in dollars, every other one asks the rail for a failure.
+        const scenario = i % 16 === 3 ? SCENARIOS[Math.floor(i / 16) % SCENARIOS.length] : null;
+        const headers: Record<string, string> = scenario ? { 'Sandbox-Scenario': scenario } : {};
+        sent.push(decide(baseUrl, from.key, '/v1/transfers', body, DECISION_DEADLINE_MS, headers).then((decision) => ({ kind: 'transfer', decision })));
       }
       i++;
       const due = started + (i * 1000) / RATE_PER_S;

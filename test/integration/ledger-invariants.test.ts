@@ -1,5 +1,5 @@
 // The ledger under real load (DESIGN.md sections 3 and 4): randomized concurrent transfers among
-// 50 accounts with magic failures mixed in, then the invariants. Run with one ledger process,
+// 50 accounts with failures asked of the rail mixed in, then the invariants. Run with one ledger process,
 // with two, and with the ledger process killed (SIGKILL) mid-run and restarted.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,5 +1,5 @@
 // The mock rails as the outside partners they stand for: the OAuth 2.0 of SPEC.md section 5
-// (Partner-side OAuth 2.0) and the payment API with its sandbox magic amounts. Each describe
+// (Partner-side OAuth 2.0) and the payment API with the sandbox scenarios a caller asks for. Each describe
 // block runs its own server on a free port.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -332,9 +332,9 @@ describe('mock rails: payments', () => {
     assert.equal(response.body.error, 'not_found');
   });
 
-  describe('sandbox magic amounts', () => {
-    it('cents 13: two 503s with Retry-After 0, then the payment', async () => {
-      const body = { reference: reference(), amount: '10.13', currency: 'USD' };
+  describe('sandbox scenarios, asked for by name', () => {
+    it('outage: two 503s with Retry-After 0, then the payment', async () => {
+      const body = { reference: reference(), amount: '10.13', currency: 'USD', scenario: 'outage' };
       for (let attempt = 1; attempt <= 2; attempt += 1) {
         const response = await submit('fiat', body);
         assert.equal(response.status, 503, `attempt ${attempt}`);
@@ -347,8 +347,8 @@ describe('mock rails: payments', () => {
       assert.equal((await submit('fiat', body)).status, 200, 'later submits find the payment');
     });
 
-    it('cents 55: the first submit creates the payment but answers 500; the next submit of the reference returns it', async () => {
-      const body = { reference: reference(), amount: '10.55', currency: 'USD' };
+    it('lost_answer: the first submit creates the payment but answers 500; the next submit of the reference returns it', async () => {
+      const body = { reference: reference(), amount: '10.55', currency: 'USD', scenario: 'lost_answer' };
       const lost = await submit('fiat', body);
       assert.equal(lost.status, 500);
       assert.equal(lost.body.error, 'internal');
@@ -359,8 +359,8 @@ describe('mock rails: payments', () => {
       assert.equal((await submit('fiat', body)).body.id, found.body.id, 'one payment for the reference');
     });
 
-    it('cents 66: 422 declined on every submit, and no payment', async () => {
-      const body = { reference: reference(), amount: '250.66', currency: 'GBP' };
+    it('decline: 422 declined on every submit, and no payment', async () => {
+      const body = { reference: reference(), amount: '250.66', currency: 'GBP', scenario: 'decline' };
       for (let attempt = 1; attempt <= 2; attempt += 1) {
         const response = await submit('fiat', body);
         assert.equal(response.status, 422, `attempt ${attempt}`);
@@ -369,8 +369,8 @@ describe('mock rails: payments', () => {
       }
     });
 
-    it('cents 77: 500 internal on every submit', async () => {
-      const body = { reference: reference(), amount: '0.770000', currency: 'EURC' };
+    it('error: 500 internal on every submit', async () => {
+      const body = { reference: reference(), amount: '0.770000', currency: 'EURC', scenario: 'error' };
       for (let attempt = 1; attempt <= 2; attempt += 1) {
         const response = await submit('chain', body);
         assert.equal(response.status, 500, `attempt ${attempt}`);
@@ -378,11 +378,25 @@ describe('mock rails: payments', () => {
       }
     });
 
-    it('cents 99: accepted as pending even on fiat, then reversed, never completed', async () => {
-      const response = await submit('fiat', { reference: reference(), amount: '5.99', currency: 'USD' });
+    it('reverse: accepted as pending even on fiat, then reversed, never completed', async () => {
+      const response = await submit('fiat', { reference: reference(), amount: '5.99', currency: 'USD', scenario: 'reverse' });
       assert.equal(response.status, 201);
       assert.equal(response.body.status, 'pending');
       await statusBecomes('fiat', response.body.id, 'reversed');
+    });
+
+    it('without a scenario, amounts whose cents once meant a failure succeed', async () => {
+      for (const amount of ['10.13', '10.55', '10.66', '10.77', '10.99']) {
+        const response = await submit('fiat', { reference: reference(), amount, currency: 'USD' });
+        assert.deepEqual([response.status, response.body.status], [201, 'completed'], amount);
+      }
+    });
+
+    it('refuses an unknown scenario with 400 invalid_request, and creates nothing', async () => {
+      const body = { reference: reference(), amount: '1.00', currency: 'USD', scenario: 'explode' };
+      const response = await submit('fiat', body);
+      assert.deepEqual([response.status, response.body.error], [400, 'invalid_request']);
+      assert.equal((await submit('fiat', { ...body, scenario: undefined })).status, 201, 'the reference was not taken');
     });
   });
 });

@@ -106,6 +106,28 @@ describe('PartnerClient against the mock rails', () => {
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 1, rejected_tokens: 1 });
     });
 
+    it('answers a spurious "Invalid token" by retrying the call with the same token, without renewing', async () => {
+      const fiat = client('fiat');
+      await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
+      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=1')).status, 200);
+      const counted = await countDuring('fiat', async () => {
+        const payment = await fiat.submitPayment({ reference: reference(), amount: '12.00', currency: 'USD' });
+        assert.equal(payment.status, 'completed');
+      });
+      assert.deepEqual(counted, { token_requests: 0, submit_attempts: 1, rejected_tokens: 1 });
+    });
+
+    it('renews when "Invalid token" comes back on the retried call too', async () => {
+      const fiat = client('fiat');
+      await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
+      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=2')).status, 200);
+      const counted = await countDuring('fiat', async () => {
+        const payment = await fiat.submitPayment({ reference: reference(), amount: '13.00', currency: 'USD' });
+        assert.equal(payment.status, 'completed');
+      });
+      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 1, rejected_tokens: 2 });
+    });
+
     it('shares one token request among 20 concurrent calls on an empty cache', async () => {
       const chain = client('chain');
       const counted = await countDuring('chain', async () => {
@@ -164,11 +186,11 @@ describe('PartnerClient against the mock rails', () => {
     });
   });
 
-  describe('sandbox magic amounts', () => {
-    it('rides out an outage (cents 13): the rail sees 3 submit attempts, the caller a payment', async () => {
+  describe('sandbox scenarios, asked for by name', () => {
+    it('rides out an outage: the rail sees 3 submit attempts, the caller a payment', async () => {
       const openbank = client('openbank');
       const counted = await countDuring('openbank', async () => {
-        const payment = await openbank.submitPayment({ reference: reference(), amount: '10.13', currency: 'USD' });
+        const payment = await openbank.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD', scenario: 'outage' });
         assert.equal(payment.status, 'authorized');
       });
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 3, rejected_tokens: 0 });
@@ -177,33 +199,33 @@ describe('PartnerClient against the mock rails', () => {
     it('gives up on an outage after attemptsMax attempts: unavailable, retriable', async () => {
       const fiat = client('fiat', { attemptsMax: 2 });
       const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '20.13', currency: 'USD' }),
+        fiat.submitPayment({ reference: reference(), amount: '20.00', currency: 'USD', scenario: 'outage' }),
         partnerError({ kind: 'unavailable', httpStatus: 503, partnerCode: 'temporarily_unavailable', retriable: true }),
       ));
       assert.equal(counted.submit_attempts, 2);
     });
 
-    it('raises declined for a hard decline (cents 66), after one attempt', async () => {
+    it('raises declined for a hard decline, after one attempt', async () => {
       const fiat = client('fiat');
       const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '10.66', currency: 'EUR' }),
+        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'EUR', scenario: 'decline' }),
         partnerError({ kind: 'declined', httpStatus: 422, partnerCode: 'declined', retriable: false }),
       ));
       assert.equal(counted.submit_attempts, 1);
     });
 
-    it('raises unexpected for a partner error (cents 77), after one attempt', async () => {
+    it('raises unexpected for a partner error, after one attempt', async () => {
       const fiat = client('fiat');
       const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '10.77', currency: 'USD' }),
+        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD', scenario: 'error' }),
         partnerError({ kind: 'unexpected', httpStatus: 500, partnerCode: 'internal', retriable: false }),
       ));
       assert.equal(counted.submit_attempts, 1);
     });
 
-    it('reports a reversal (cents 99) through getPayment', async () => {
+    it('reports a reversal through getPayment', async () => {
       const fiat = client('fiat');
-      const submitted = await fiat.submitPayment({ reference: reference(), amount: '10.99', currency: 'USD' });
+      const submitted = await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD', scenario: 'reverse' });
       assert.equal(submitted.status, 'pending');
       await eventually(async () => ((await fiat.getPayment(submitted.id)).status === 'reversed' ? true : undefined), 5_000, 'the reversal');
     });

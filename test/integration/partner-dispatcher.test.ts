@@ -108,10 +108,10 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     await runtime?.close();
   });
 
-  function partnerCommand(partner: string, amount: string, currency: Currency, attempt = 0): PartnerCommandEnvelope {
+  function partnerCommand(partner: string, amount: string, currency: Currency, attempt = 0, scenario: string | null = null): PartnerCommandEnvelope {
     const transferId = randomUUID();
     const payload: TransferExecute = {
-      transfer_id: transferId, amount, currency, attempt,
+      transfer_id: transferId, amount, currency, attempt, scenario,
       beneficiary: { name: 'Ada Lovelace', email: 'ada@example.com' },
     };
     return {
@@ -178,9 +178,9 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.equal(payment.reference, transferId);
   });
 
-  it('outage amount (cents 13): completed after the client\'s retries, 3 submits on the rail', async () => {
+  it('scenario outage: completed after the client\'s retries, 3 submits on the rail', async () => {
     const before = await railStats('fiat');
-    const transferId = await produce(partnerCommand('fiat', '10.13', 'USD'));
+    const transferId = await produce(partnerCommand('fiat', '10.00', 'USD', 0, 'outage'));
     const result = await resultOf(transferId);
     assert.equal(result.outcome, 'completed');
     assert.match(result.partner_payment_id ?? '', /^fiat_/);
@@ -188,30 +188,30 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.equal(after.submit_attempts - before.submit_attempts, 3, '2 answered 503, the 3rd succeeded');
   });
 
-  it('decline amount (cents 66): failed partner_declined, no partner payment', async () => {
-    const result = await resultOf(await produce(partnerCommand('fiat', '10.66', 'USD')));
+  it('scenario decline: failed partner_declined, no partner payment', async () => {
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.00', 'USD', 0, 'decline')));
     assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'partner_declined', null]);
     assert.match(result.failure_message ?? '', /declined/);
   });
 
-  it('lost-answer amount (cents 55): the rail created the payment but answered 500; the resubmission finds it: completed', async () => {
+  it('scenario lost_answer: the rail created the payment but answered 500; the resubmission finds it: completed', async () => {
     const before = await railStats('fiat');
-    const result = await resultOf(await produce(partnerCommand('fiat', '10.55', 'USD')));
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.00', 'USD', 0, 'lost_answer')));
     assert.deepEqual([result.outcome, result.failure_code], ['completed', null]);
     assert.match(result.partner_payment_id ?? '', /^fiat_/);
     const after = await railStats('fiat');
     assert.equal(after.submit_attempts - before.submit_attempts, 2, 'the submit whose answer was lost, and the one that found the payment');
   });
 
-  it('reversal amount (cents 99): rolled_back partner_reversed, with the partner payment id', async () => {
-    const result = await resultOf(await produce(partnerCommand('fiat', '10.99', 'USD')));
+  it('scenario reverse: rolled_back partner_reversed, with the partner payment id', async () => {
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.00', 'USD', 0, 'reverse')));
     assert.deepEqual([result.outcome, result.failure_code], ['rolled_back', 'partner_reversed']);
     assert.match(result.partner_payment_id ?? '', /^fiat_/);
   });
 
-  it(`error amount (cents 77): failed partner_error only after ${UNEXPECTED_CHECKS_MAX} submissions under the same reference found no payment`, async () => {
+  it(`scenario error: failed partner_error only after ${UNEXPECTED_CHECKS_MAX} submissions under the same reference found no payment`, async () => {
     const before = await railStats('fiat');
-    const result = await resultOf(await produce(partnerCommand('fiat', '10.77', 'USD')));
+    const result = await resultOf(await produce(partnerCommand('fiat', '10.00', 'USD', 0, 'error')));
     assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'partner_error', null]);
     assert.match(result.failure_message ?? '', new RegExp(`${UNEXPECTED_CHECKS_MAX} submissions under the same reference found no payment`));
     const after = await railStats('fiat');

@@ -1,5 +1,6 @@
 // Transfers end to end (SPEC.md sections 3, 4 and 7): HTTP → Kafka → ledger → Postgres, and
-// back; external transfers through the partner rail with its magic amounts.
+// back; external transfers through the partner rail, with the failures a client asks for by
+// the Sandbox-Scenario header.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
@@ -175,29 +176,48 @@ describe('transfers', () => {
       assert.deepEqual(after.USD, { currency: 'USD', amount: '60.00', available: '60.00', pending: '0.00' });
     });
 
-    const magic: Array<[string, string, string, string]> = [
-      ['a rail outage that is retried, then succeeds', '10.13', 'completed', '89.87'],
-      ['the rail paid but its answer was lost: found by reference, completed, paid once', '10.55', 'completed', '89.45'],
-      ['a hard decline: failed, hold released', '10.66', 'failed', '100.00'],
-      ['a rail error with no payment behind it: failed after the checks, hold released', '10.77', 'failed', '100.00'],
-      ['a reversal after execution: rolled_back, hold released', '10.99', 'rolled_back', '100.00'],
+    const scenarios: Array<[string, string, string, string]> = [
+      ['outage', 'a rail outage that is retried, then succeeds', 'completed', '89.87'],
+      ['lost_answer', 'the rail paid but its answer was lost: found by reference, completed, paid once', 'completed', '89.87'],
+      ['decline', 'a hard decline: failed, hold released', 'failed', '100.00'],
+      ['error', 'a rail error with no payment behind it: failed after the checks, hold released', 'failed', '100.00'],
+      ['reverse', 'a reversal after execution: rolled_back, hold released', 'rolled_back', '100.00'],
     ];
-    for (const [name, amount, status, available] of magic) {
-      it(`sandbox magic amount ${amount}: ${name}`, async () => {
+    for (const [scenario, name, status, available] of scenarios) {
+      it(`Sandbox-Scenario ${scenario}: ${name}`, async () => {
         const erin = await signUp(base);
         await fund(base, erin.key, 'USD', '100.00');
         const recipientBefore = (await balances(base, bob.token)).USD.available;
-        const response = await transfer(base, erin.key, { recipient: bankOf(bob), amount, currency: 'USD' });
+        const response = await call(base, 'POST', '/v1/transfers', { recipient: bankOf(bob), amount: '10.13', currency: 'USD' },
+          { token: erin.key, idempotencyKey: randomUUID(), headers: { 'Sandbox-Scenario': scenario } });
         assert.equal(response.status, 201, JSON.stringify(response.body));
         const final = await transferReaches(base, erin.key, response.body.transfer_id, status);
         const after = await balances(base, erin.token);
         assert.equal(after.USD.available, available);
         assert.equal(after.USD.pending, '0.00');
         const received = new Money((await balances(base, bob.token)).USD.available).minus(recipientBefore).toFixed(2);
-        assert.equal(received, status === 'completed' ? amount : '0.00', 'the recipient is credited once, and only for a completed transfer');
+        assert.equal(received, status === 'completed' ? '10.13' : '0.00', 'the recipient is credited once, and only for a completed transfer');
         if (status !== 'completed') assert.ok(final.failure?.code, 'a failed or rolled back transfer says why');
       });
     }
+
+    it('fails only on request: amounts whose cents once meant a failure complete', async () => {
+      const frank = await signUp(base);
+      await fund(base, frank.key, 'USD', '100.00');
+      const sent = await Promise.all(['10.13', '10.55', '10.66', '10.77', '10.99'].map((amount) => transfer(base, frank.key, { recipient: bankOf(bob), amount, currency: 'USD' })));
+      for (const response of sent) await transferReaches(base, frank.key, response.body.transfer_id, 'completed');
+      assert.equal((await balances(base, frank.token)).USD.available, '46.90');
+    });
+
+    it('refuses an unknown scenario, naming the header; the same key with another scenario is another request', async () => {
+      const body = { recipient: bankOf(bob), amount: '1.00', currency: 'USD' };
+      const send = (key: string, scenario?: string) => call(base, 'POST', '/v1/transfers', body, { token: alice.key, idempotencyKey: key, headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
+      expectError(await send(randomUUID(), 'explode'), 400, 'invalid_request', 'Sandbox-Scenario');
+      const key = randomUUID();
+      assert.equal((await send(key, 'decline')).status, 201);
+      expectError(await send(key), 409, 'idempotency_conflict');
+      expectError(await send(key, 'reverse'), 409, 'idempotency_conflict');
+    });
   });
 
   describe('stablecoins on the chain rail', () => {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db';
 import { signUp, type SignedUp } from './accounts';
 import { call, eventually } from './http';
-import { fund, transfer } from './money';
+import { fund } from './money';
 import { prng } from './prng';
 import { followEventStream } from './sse';
 
@@ -29,8 +29,9 @@ export interface LoadResult {
 
 /**
  * Sends `count` transfers, `concurrency` at a time: mostly internal, some to a member's bank
- * details (the fiat rail), with the sandbox's magic failure amounts mixed in. A 202 (decision
- * late) is retried with the same Idempotency-Key until the answer is final, as a client would.
+ * details (the fiat rail), half of those asking the rail for a failure (Sandbox-Scenario). A 202
+ * (decision late) is retried with the same Idempotency-Key until the answer is final, as a
+ * client would.
  */
 export async function transferLoad(baseUrl: string, group: SignedUp[], count: number, concurrency: number, seed: number): Promise<LoadResult> {
   const random = prng(seed);
@@ -42,9 +43,8 @@ export async function transferLoad(baseUrl: string, group: SignedUp[], count: nu
     let recipient = group[Math.floor(random() * group.length)];
     if (recipient === sender) recipient = group[(group.indexOf(sender) + 1) % group.length];
     const external = random() < 0.25;
-    const magic = [13, 66, 99][Math.floor(random() * 3)];
-    const cents = external && random() < 0.5 ? Math.floor(random() * 40) * 100 + magic : 1 + Math.floor(random() * 4000);
-    const body: Record<string, unknown> = { amount: centsText(cents), currency: 'USD' };
+    const scenario = external && random() < 0.5 ? ['outage', 'decline', 'reverse'][Math.floor(random() * 3)] : null;
+    const body: Record<string, unknown> = { amount: centsText(1 + Math.floor(random() * 4000)), currency: 'USD' };
     if (external) {
       const viban = recipient.vibans.find((v) => v.currency === 'USD')! as any;
       body.recipient = { email: recipient.email, name: 'Member', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, currency: 'USD' } };
@@ -53,7 +53,7 @@ export async function transferLoad(baseUrl: string, group: SignedUp[], count: nu
     }
     const key = randomUUID();
     for (let attempt = 0; attempt < 60; attempt++) {
-      const response = await transfer(baseUrl, sender.key, body, key);
+      const response = await call(baseUrl, 'POST', '/v1/transfers', body, { token: sender.key, idempotencyKey: key, headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
       if (response.status === 202 || response.status >= 500) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         continue;

@@ -292,7 +292,7 @@ describe('ledger decide: transfer.create accepted', () => {
     assert.equal(decision.events[2].amount, '100.00');
     assert.deepEqual(decision.partnerCommand, {
       partner: 'fiat', accountId: SENDER,
-      payload: { transfer_id: transfer.id, amount: '40.00', currency: 'USD', attempt: 0, beneficiary: { ...command.recipient, account_id: RECIPIENT } },
+      payload: { transfer_id: transfer.id, amount: '40.00', currency: 'USD', attempt: 0, beneficiary: { ...command.recipient, account_id: RECIPIENT }, scenario: null },
     });
     assert.equal(decision.entries[0].entry.kind, 'transfer_hold');
     assertEntriesBalance(decision, ledger.book);

@@ -28,7 +28,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'src/accounts', 'src/auth', 'src/config',
     'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/read-models', 'src/request-logs', 'src/runtime'],
   'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/guards', 'src/ledger-client',
-    'src/fx', 'src/log', 'src/notifications', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient'],
+    'src/fx', 'src/log', 'src/notifications', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/kafka', 'src/partners', 'src/runtime'],
