@@ -7,14 +7,16 @@ import { RailError } from './http';
 
 /** Authorization codes expire this long after they were issued (single use besides). */
 export const CODE_TTL_MS = 60_000;
+/** A consent page's form must be submitted within this long (single use besides). */
+export const CONSENT_TTL_MS = 10 * 60_000;
 /** Bound of each token table; past it the oldest entry is forgotten. */
 export const TOKENS_MAX = 10_000;
 
 const SCOPE = 'all';
 /** The client's own user on the partner (two-legged tokens act on the client's behalf). */
 const CLIENT_USER_ID = 1;
-/** The sandbox end user who "confirms" every three-legged authorization. */
-const SANDBOX_END_USER_ID = 2;
+/** End users who approve three-legged authorizations are numbered from here, one per approval. */
+const FIRST_END_USER_ID = 100;
 
 export interface OAuthClient {
   clientId: string;
@@ -43,7 +45,22 @@ interface AccessToken extends Principal {
 
 interface AuthorizationCode {
   redirectUri: string;
+  userId: number;
   expiresAtMs: number;
+}
+
+/** A consent page shown for one authorization request: its form is good once, for that request. */
+interface ConsentForm {
+  request: string;
+  expiresAtMs: number;
+}
+
+/** A checked authorization request (step 1 of the three-legged flow). */
+export interface AuthorizationRequest {
+  redirectUri: string;
+  state: string | null;
+  /** The request's query as received, which the consent form is bound to. */
+  query: string;
 }
 
 function remember<V>(table: Map<string, V>, key: string, value: V): void {
@@ -63,6 +80,8 @@ export class TokenSpace {
   private readonly accessTokens = new Map<string, AccessToken>();
   private readonly refreshTokens = new Map<string, Principal>();
   private readonly codes = new Map<string, AuthorizationCode>();
+  private readonly consentForms = new Map<string, ConsentForm>();
+  private nextEndUserId = FIRST_END_USER_ID;
 
   constructor(
     private readonly client: OAuthClient,
@@ -80,10 +99,11 @@ export class TokenSpace {
   }
 
   /**
-   * Step 1 of the three-legged flow. The sandbox confirms for the user at once, so this returns
-   * the code the user would be redirected with.
+   * Step 1 of the three-legged flow: a request the partner will show its consent page for.
+   * Checked before anything is shown, and never redirected when the redirect_uri is not the
+   * client's (RFC 6749 section 4.1.2.1).
    */
-  authorize(query: URLSearchParams): { code: string; redirectUri: string } {
+  checkAuthorization(query: URLSearchParams): AuthorizationRequest {
     if (query.get('client_id') !== this.client.clientId) {
       throw new RailError(400, 'invalid_client', 'unknown client_id');
     }
@@ -94,9 +114,31 @@ export class TokenSpace {
     if (query.get('response_type') !== 'code') {
       throw new RailError(400, 'unsupported_response_type', 'response_type must be "code"');
     }
+    return { redirectUri, state: query.get('state'), query: query.toString() };
+  }
+
+  /** The one-time token of a consent form shown for `request`. */
+  consentFormToken(request: AuthorizationRequest): string {
+    const token = opaque('consent');
+    remember(this.consentForms, token, { request: request.query, expiresAtMs: this.nowMs() + CONSENT_TTL_MS });
+    return token;
+  }
+
+  /**
+   * The person's answer on the consent page: a code for a new end user when approved, null when
+   * denied. The form's token must be one this page issued for this very request, unused.
+   */
+  decide(request: AuthorizationRequest, consentToken: string | null, decision: string | null): string | null {
+    const form = consentToken === null ? undefined : this.consentForms.get(consentToken);
+    if (consentToken !== null) this.consentForms.delete(consentToken);
+    if (!form || form.request !== request.query || this.nowMs() >= form.expiresAtMs) {
+      throw new RailError(400, 'invalid_request', 'the consent form is unknown, used or expired: open the authorization page again');
+    }
+    if (decision === 'deny') return null;
+    if (decision !== 'approve') throw new RailError(400, 'invalid_request', 'decision must be approve or deny');
     const code = opaque('code');
-    remember(this.codes, code, { redirectUri, expiresAtMs: this.nowMs() + CODE_TTL_MS });
-    return { code, redirectUri };
+    remember(this.codes, code, { redirectUri: request.redirectUri, userId: this.nextEndUserId++, expiresAtMs: this.nowMs() + CODE_TTL_MS });
+    return code;
   }
 
   /** POST /oauth/token after client authentication: one grant per call. */
@@ -147,7 +189,7 @@ export class TokenSpace {
     if (redirectUri !== found.redirectUri) {
       throw new RailError(400, 'invalid_grant', 'redirect_uri differs from the one the code was issued for');
     }
-    return { accountId: this.clientAccountId + 1000, userId: SANDBOX_END_USER_ID };
+    return { accountId: this.clientAccountId + 1000, userId: found.userId };
   }
 
   private redeemRefreshToken(refreshToken: string | null): Principal {

@@ -6,6 +6,8 @@ export type PaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
 
 export interface PartnerProfile {
   slug: PartnerSlug;
+  /** How the partner names itself to people (its consent page). */
+  displayName: string;
   currencies: readonly string[];
   /** Status in the submit response of a payment without a sandbox scenario. */
   submitStatus: PaymentStatus;
@@ -28,22 +30,22 @@ const STABLECOIN_CURRENCIES = ['USDC', 'EURC'] as const;
 export const PARTNERS: Readonly<Record<PartnerSlug, PartnerProfile>> = {
   // Fiat payouts: instant, final in the submit response.
   fiat: {
-    slug: 'fiat', currencies: FIAT_CURRENCIES, submitStatus: 'completed', settledStatus: null,
+    slug: 'fiat', displayName: 'Fiat Rail Bank', currencies: FIAT_CURRENCIES, submitStatus: 'completed', settledStatus: null,
     issuesTxHash: false, issuesClaimLink: false, clientAccountId: 1001,
   },
   // Stablecoins on a simulated chain: pending until the transaction confirms.
   chain: {
-    slug: 'chain', currencies: STABLECOIN_CURRENCIES, submitStatus: 'pending', settledStatus: 'completed',
+    slug: 'chain', displayName: 'Chain Rail', currencies: STABLECOIN_CURRENCIES, submitStatus: 'pending', settledStatus: 'completed',
     issuesTxHash: true, issuesClaimLink: false, clientAccountId: 1002,
   },
   // Claimless payouts: pending until the payee opens the claim link.
   claimless: {
-    slug: 'claimless', currencies: FIAT_CURRENCIES, submitStatus: 'pending', settledStatus: null,
+    slug: 'claimless', displayName: 'Claimless Pay', currencies: FIAT_CURRENCIES, submitStatus: 'pending', settledStatus: null,
     issuesTxHash: false, issuesClaimLink: true, clientAccountId: 1003,
   },
   // Open-banking pay-ins (add funds): authorized by the customer's bank, settled later.
   openbank: {
-    slug: 'openbank', currencies: FIAT_CURRENCIES, submitStatus: 'authorized', settledStatus: 'completed',
+    slug: 'openbank', displayName: 'OpenBank Pay-ins', currencies: FIAT_CURRENCIES, submitStatus: 'authorized', settledStatus: 'completed',
     issuesTxHash: false, issuesClaimLink: false, clientAccountId: 1004,
   },
 };

@@ -6,7 +6,9 @@
 // Routes, per partner slug (fiat, chain, claimless, openbank):
 //   GET  /<slug>/healthz
 //   POST /<slug>/oauth/token                   Basic client auth, form body (oauth.ts)
-//   GET  /<slug>/oauth/authorize               302 to redirect_uri?code=... (sandbox auto-confirms)
+//   GET  /<slug>/oauth/authorize               the consent page: an HTML form a person submits
+//   POST /<slug>/oauth/authorize               its answer: 302 to redirect_uri?code=...&state=...
+//                                              (approve) or ?error=access_denied&state=... (deny)
 //   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
 //   GET  /claimless/claim/<id>                 the payee opens a claim link (no token: it is a link)
@@ -76,6 +78,7 @@ const ROUTES: Route[] = [
   { method: 'GET', segments: ['healthz'], handle: ({ res }) => sendJson(res, 200, { status: 'ok' }) },
   { method: 'POST', segments: ['oauth', 'token'], handle: issueToken },
   { method: 'GET', segments: ['oauth', 'authorize'], handle: authorize },
+  { method: 'POST', segments: ['oauth', 'authorize'], handle: answerConsent },
   { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
   { method: 'GET', segments: ['claim', ':id'], handle: claimPayment },
@@ -92,12 +95,40 @@ async function issueToken({ rail, req, res, query }: Exchange): Promise<void> {
   sendJson(res, 200, rail.tokens.grant(form, query));
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The consent page: who asks for what, and a form to approve or deny, posted to this same address. */
 function authorize({ rail, res, query }: Exchange): void {
-  const { code, redirectUri } = rail.tokens.authorize(query);
-  const location = new URL(redirectUri);
-  location.searchParams.set('code', code);
-  const state = query.get('state');
-  if (state !== null) location.searchParams.set('state', state);
+  const request = rail.tokens.checkAuthorization(query);
+  const token = rail.tokens.consentFormToken(request);
+  const name = escapeHtml(rail.profile.displayName);
+  const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${name}: authorize access</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body>
+<main>
+<h1>${name}</h1>
+<p>The payment service <strong>${escapeHtml(query.get('client_id') ?? '')}</strong> asks to make payments from your ${name} account on your behalf.</p>
+<form method="post">
+<input type="hidden" name="consent_token" value="${escapeHtml(token)}">
+<button type="submit" name="decision" value="approve">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>
+</main>
+</body></html>`;
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(page), 'cache-control': 'no-store', 'x-frame-options': 'DENY' });
+  res.end(page);
+}
+
+/** The person's answer: back to the client's redirect_uri with a code, or with access_denied. */
+async function answerConsent({ rail, req, res, query }: Exchange): Promise<void> {
+  const request = rail.tokens.checkAuthorization(query);
+  const form = await readForm(req);
+  const code = rail.tokens.decide(request, form.get('consent_token'), form.get('decision'));
+  const location = new URL(request.redirectUri);
+  if (code === null) location.searchParams.set('error', 'access_denied');
+  else location.searchParams.set('code', code);
+  if (request.state !== null) location.searchParams.set('state', request.state);
   res.writeHead(302, { location: location.toString(), 'content-length': '0', 'cache-control': 'no-store' });
   res.end();
 }

@@ -37,10 +37,27 @@ async function clientCredentialsToken(partnerUrl: string): Promise<string> {
   return response.body.access_token;
 }
 
-/** Step 1 of the three-legged flow: the code the sandbox redirects back with. */
+/** The consent page of an authorization request, and the form a person would submit on it. */
+async function consentPage(partnerUrl: string, query: Record<string, string>): Promise<{ url: string; html: string; consentToken: string }> {
+  const url = `${partnerUrl}/oauth/authorize?${new URLSearchParams(query)}`;
+  const response = await fetch(url, { redirect: 'manual' });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+  const html = await response.text();
+  const consentToken = /name="consent_token" value="([^"]+)"/.exec(html)?.[1];
+  assert.ok(consentToken, 'the page carries its form token');
+  return { url, html, consentToken };
+}
+
+/** Submits the consent form as a browser would: a form-encoded POST to the page's own address. */
+function submitConsent(url: string, fields: Record<string, string>): Promise<Response> {
+  return fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+}
+
+/** Step 1 of the three-legged flow: the person approves, and the partner redirects back with a code. */
 async function authorizationCode(partnerUrl: string, redirectUri: string): Promise<string> {
-  const query = new URLSearchParams({ client_id: CLIENT_ID, redirect_uri: redirectUri, response_type: 'code' });
-  const response = await fetch(`${partnerUrl}/oauth/authorize?${query}`, { redirect: 'manual' });
+  const page = await consentPage(partnerUrl, { client_id: CLIENT_ID, redirect_uri: redirectUri, response_type: 'code' });
+  const response = await submitConsent(page.url, { consent_token: page.consentToken, decision: 'approve' });
   assert.equal(response.status, 302);
   const location = new URL(response.headers.get('location') ?? '');
   const code = location.searchParams.get('code');
@@ -113,6 +130,36 @@ describe('mock rails: partner OAuth 2.0', () => {
       const reused = await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI });
       assert.equal(reused.status, 400);
       assert.equal(reused.body.error, 'invalid_grant');
+    });
+
+    it('shows a consent page whose form posts back to it; deny redirects with access_denied and the state', async () => {
+      const page = await consentPage(fiatUrl, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, response_type: 'code', state: 's-123' });
+      assert.match(page.html, /<form method="post">/);
+      assert.match(page.html, /name="decision" value="approve"/);
+      assert.match(page.html, /name="decision" value="deny"/);
+      const denied = await submitConsent(page.url, { consent_token: page.consentToken, decision: 'deny' });
+      assert.equal(denied.status, 302);
+      const location = new URL(denied.headers.get('location')!);
+      assert.deepEqual([location.searchParams.get('error'), location.searchParams.get('state'), location.searchParams.get('code')], ['access_denied', 's-123', null]);
+    });
+
+    it('takes a consent form once, and only for the request it was shown for', async () => {
+      const page = await consentPage(fiatUrl, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'a' });
+      const elsewhere = `${fiatUrl}/oauth/authorize?${new URLSearchParams({ client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'b' })}`;
+      assert.equal((await submitConsent(elsewhere, { consent_token: page.consentToken, decision: 'approve' })).status, 400, 'another request');
+      const again = await consentPage(fiatUrl, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'a' });
+      assert.equal((await submitConsent(again.url, { consent_token: again.consentToken, decision: 'approve' })).status, 302);
+      assert.equal((await submitConsent(again.url, { consent_token: again.consentToken, decision: 'approve' })).status, 400, 'used once');
+      assert.equal((await submitConsent(again.url, { decision: 'approve' })).status, 400, 'no token');
+    });
+
+    it('gives each approval a user of its own', async () => {
+      const users = [];
+      for (let i = 0; i < 2; i++) {
+        const code = await authorizationCode(fiatUrl, REDIRECT_URI);
+        users.push((await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI })).body.user_id);
+      }
+      assert.notEqual(users[0], users[1]);
     });
 
     it('keeps the query of a registered redirect_uri and matches it after decoding', async () => {
