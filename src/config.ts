@@ -29,6 +29,10 @@ export interface Config {
   mockRailsUrl: string;
   partnerClientId: string;
   partnerClientSecret: string;
+  /** Seals the partner tokens of customer links at rest (src/partners/token-vault.ts). */
+  partnerTokenSecret: string;
+  /** How the outside world (a partner's redirect, a person's browser) reaches the API; unset: where it listens. */
+  publicUrl: string | null;
   partnerTokenTtlSeconds: number;
   /** Simulated confirmation time of the chain and pull rails. */
   chainConfirmMs: number;
@@ -70,8 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (environment !== 'sandbox' && environment !== 'live') {
     throw new Error(`setting ENVIRONMENT must be "sandbox" or "live", got "${environment}"`);
   }
-  if (environment === 'live' && (!env.MASTER_KEY || !env.JWT_SECRET)) {
-    throw new Error('a live server needs its own MASTER_KEY and JWT_SECRET settings; the defaults are for local sandboxes only');
+  if (environment === 'live' && (!env.MASTER_KEY || !env.JWT_SECRET || !env.PARTNER_TOKEN_SECRET)) {
+    throw new Error('a live server needs its own MASTER_KEY, JWT_SECRET and PARTNER_TOKEN_SECRET settings; the defaults are for local sandboxes only');
   }
   const mockRailsPort = integer(env, 'MOCK_RAILS_PORT', 4000);
   return {
@@ -95,6 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mockRailsUrl: text(env, 'MOCK_RAILS_URL', `http://127.0.0.1:${mockRailsPort}`),
     partnerClientId: text(env, 'PARTNER_CLIENT_ID', 'sandbox-orchestrator'),
     partnerClientSecret: text(env, 'PARTNER_CLIENT_SECRET', 'sandbox-orchestrator-secret'),
+    partnerTokenSecret: text(env, 'PARTNER_TOKEN_SECRET', 'local-development-partner-token-secret-change-me'),
+    publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,
     partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
     chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),
     mockRailsInvalidTokenPerMille: integer(env, 'MOCK_RAILS_INVALID_TOKEN_PER_MILLE', 10),

@@ -24,6 +24,12 @@ import { notificationRoutes } from './http/notifications';
 import { plannedRoutes } from './http/planned';
 import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
+import type { MockRails } from './mock-rails/server';
+import { partnerLinkRoutes } from './http/partner-links';
+import { PartnerLinks } from './partner-links/links';
+import { PartnerClient } from './partners/client';
+import { PARTNER_LINK_CALLBACK_PATH, PARTNER_SLUGS } from './partners/registry';
+import { TokenVault } from './partners/token-vault';
 import { NotificationHub } from './notifications/hub';
 import { metaRoutes } from './http/meta';
 import { requestLogRoutes } from './http/request-logs';
@@ -52,10 +58,30 @@ export interface ApiDeps {
   ledger: LedgerClient;
   /** The process's one hub: the notifier role feeds it, the event streams read it. */
   hub: NotificationHub;
+  /** How partners and browsers reach this API: known once it listens. */
+  publicUrl: () => string;
+  /** The partners' base address (this process's own mock rails, or the configured one). */
+  railsUrl: string;
+}
+
+function partnerLinks(runtime: Runtime, deps: ApiDeps): PartnerLinks {
+  const { config } = runtime;
+  const clients = new Map(PARTNER_SLUGS.map((slug) => [slug, new PartnerClient({
+    baseUrl: `${deps.railsUrl}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
+  })]));
+  return new PartnerLinks(runtime.db, new TokenVault(config.partnerTokenSecret), {
+    clientId: config.partnerClientId,
+    partnerUrl: (slug) => `${deps.railsUrl}/${slug}`,
+    redirectUri: () => `${deps.publicUrl()}${PARTNER_LINK_CALLBACK_PATH}`,
+    clients: (slug) => clients.get(slug)!,
+  });
 }
 
 /** The routes of the API; without deps (tests listing routes) the clients are created idle. */
-export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new LedgerClient(runtime), hub: new NotificationHub() }): RouteDef[] {
+export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
+  ledger: new LedgerClient(runtime), hub: new NotificationHub(),
+  publicUrl: () => runtime.config.publicUrl ?? `http://${runtime.config.host}:${runtime.config.port}`, railsUrl: runtime.config.mockRailsUrl,
+}): RouteDef[] {
   const { config, db } = runtime;
   const accounts = new AccountService(db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
   const routes: RouteDef[] = [];
@@ -74,6 +100,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = { ledger: new Ledger
       environment: config.environment, quoteLifetimeMs: config.fxQuoteLifetimeMs, replyTimeoutMs: config.ledgerReplyTimeoutMs,
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
+    ...partnerLinkRoutes(db, partnerLinks(runtime, deps)),
     ...plannedRoutes(),
   );
   return routes;
@@ -87,7 +114,7 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
   });
 }
 
-async function startApi(runtime: Runtime, hub: NotificationHub): Promise<RunningRole> {
+async function startApi(runtime: Runtime, context: ProcessContext): Promise<RunningRole> {
   const { config } = runtime;
   const recorder = await RequestLogRecorder.start(kafkaThreadSettings(config));
   const ledger = new LedgerClient(runtime);
@@ -100,12 +127,20 @@ async function startApi(runtime: Runtime, hub: NotificationHub): Promise<Running
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     recordRequest: recorder.record,
   };
-  const app = createApp({ routes: apiRoutes(runtime, { ledger, hub }), guards, bodyLimitBytes: config.bodyLimitBytes });
+  const { hub } = context;
+  let publicUrl = config.publicUrl ?? '';
+  const deps: ApiDeps = { ledger, hub, publicUrl: () => publicUrl, railsUrl: context.rails?.url ?? config.mockRailsUrl };
+  const app = createApp({ routes: apiRoutes(runtime, deps), guards, bodyLimitBytes: config.bodyLimitBytes });
   const server = app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
+  if (!config.publicUrl) {
+    publicUrl = url;
+    // This process's own rails learn the callback of the port the API took.
+    context.rails?.registerRedirectUri(`${url}${PARTNER_LINK_CALLBACK_PATH}`);
+  }
   log.info({ url }, 'api listening');
   return {
     role: 'api',
@@ -122,26 +157,26 @@ async function startApi(runtime: Runtime, hub: NotificationHub): Promise<Running
 /** What roles of one process share. */
 interface ProcessContext {
   hub: NotificationHub;
-  /** Where this process's own mock rails listen (they may have taken a free port). */
-  railsUrl: string | undefined;
+  /** This process's own mock rails, when it runs them (they may have taken a free port). */
+  rails: MockRails | undefined;
 }
 
 const STARTERS: Record<Role, (runtime: Runtime, context: ProcessContext) => Promise<RunningRole>> = {
   'mock-rails': async (runtime, context) => {
-    const rails = await startMockRailsRole(runtime);
-    context.railsUrl = rails.url;
-    return rails;
+    const role = await startMockRailsRole(runtime);
+    context.rails = role.rails;
+    return role;
   },
   ledger: startLedger,
-  partners: (runtime, context) => startPartnerDispatcher(runtime, { railsUrl: context.railsUrl }),
+  partners: (runtime, context) => startPartnerDispatcher(runtime, { railsUrl: context.rails?.url }),
   notifier: (runtime, context) => startNotifier(runtime, context.hub),
   'request-logs': startRequestLogWriter,
-  api: (runtime, context) => startApi(runtime, context.hub),
+  api: startApi,
 };
 
 /** Starts the roles in dependency order: rails before their callers, the API last. */
 export async function startRoles(runtime: Runtime, roles: Role[]): Promise<RunningRole[]> {
-  const context: ProcessContext = { hub: new NotificationHub(), railsUrl: undefined };
+  const context: ProcessContext = { hub: new NotificationHub(), rails: undefined };
   const running: RunningRole[] = [];
   for (const role of Object.keys(STARTERS) as Role[]) {
     if (roles.includes(role)) running.push(await STARTERS[role](runtime, context));

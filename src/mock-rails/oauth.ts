@@ -21,7 +21,8 @@ const FIRST_END_USER_ID = 100;
 export interface OAuthClient {
   clientId: string;
   clientSecret: string;
-  redirectUris: readonly string[];
+  /** Registered redirect URIs; the list may grow while the rails run. */
+  redirectUris: string[];
 }
 
 export interface TokenGrant {

@@ -23,7 +23,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { log } from '../log';
 import { basicCredentials, bearerToken, RailError, readForm, readJsonObject, sendJson, sendRailError } from './http';
-import { TokenSpace } from './oauth';
+import { TokenSpace, type OAuthClient } from './oauth';
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
@@ -46,6 +46,8 @@ export interface MockRailsOptions {
 export interface MockRails {
   /** http://host:actualPort, without a trailing slash; partner base URLs are `${url}/<slug>`. */
   url: string;
+  /** Registers one more redirect_uri of the client with every partner (an API that took a free port). */
+  registerRedirectUri(uri: string): void;
   stop(): Promise<void>;
 }
 
@@ -230,8 +232,7 @@ function answerFailure(res: ServerResponse, error: unknown): void {
   sendRailError(res, new RailError(500, 'internal'));
 }
 
-function createRails(options: MockRailsOptions, publicUrl: () => string): Map<PartnerSlug, PartnerRail> {
-  const client = { clientId: options.clientId, clientSecret: options.clientSecret, redirectUris: options.redirectUris };
+function createRails(client: OAuthClient, options: MockRailsOptions, publicUrl: () => string): Map<PartnerSlug, PartnerRail> {
   return new Map(PARTNER_SLUGS.map((slug) => {
     const profile = PARTNERS[slug];
     return [slug, {
@@ -264,12 +265,13 @@ function close(server: Server): Promise<void> {
 
 export async function startMockRails(options: MockRailsOptions): Promise<MockRails> {
   let url = '';
-  const rails = createRails(options, () => url);
+  const client = { clientId: options.clientId, clientSecret: options.clientSecret, redirectUris: [...options.redirectUris] };
+  const rails = createRails(client, options, () => url);
   const server = createServer((req, res) => {
     dispatch(rails, req, res).catch((error: unknown) => answerFailure(res, error));
   });
   const address = await listen(server, options.port, options.host);
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   url = `http://${host}:${address.port}`;
-  return { url, stop: () => close(server) };
+  return { url, registerRedirectUri: (uri) => client.redirectUris.push(uri), stop: () => close(server) };
 }

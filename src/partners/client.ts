@@ -45,6 +45,12 @@ export interface PartnerClientOptions {
   backoffMsMax?: number;
 }
 
+/** A token response of the partner's token endpoint. */
+interface TokenGrant { accessToken: string; refreshToken: string | null; expiresInMs: number; userId: number | null }
+
+/** The tokens of one customer's consent on the partner. */
+export interface UserTokens { accessToken: string; refreshToken: string; expiresInMs: number; userId: number }
+
 interface CachedToken {
   accessToken: string;
   refreshToken: string | null;
@@ -267,6 +273,30 @@ export class PartnerClient {
   }
 
   private async requestToken(form: URLSearchParams, refreshToken: string | null): Promise<CachedToken> {
+    const grant = await this.tokenEndpoint(form, refreshToken);
+    const earlyMs = Math.min(RENEW_EARLY_MS_MAX, grant.expiresInMs * RENEW_EARLY_SHARE);
+    return { accessToken: grant.accessToken, refreshToken: grant.refreshToken, renewAtMs: Date.now() + grant.expiresInMs - earlyMs };
+  }
+
+  /**
+   * The tokens of a customer's consent (the three-legged flow): the code the partner redirected
+   * back with, exchanged for the redirect_uri it was issued to.
+   */
+  async exchangeCode(code: string, redirectUri: string): Promise<UserTokens> {
+    return this.userTokens(await this.tokenEndpoint(new URLSearchParams({ grant_type: 'authorization_code', scope: 'all', code, redirect_uri: redirectUri }), null));
+  }
+
+  /** New tokens for a customer's link; the partner retires the refresh token used. */
+  async refreshUserTokens(refreshToken: string): Promise<UserTokens> {
+    return this.userTokens(await this.tokenEndpoint(new URLSearchParams({ grant_type: 'refresh_token' }), refreshToken));
+  }
+
+  private userTokens(grant: TokenGrant): UserTokens {
+    if (grant.refreshToken === null || grant.userId === null) throw unexpectedAnswer('token request', 'a user grant lacks refresh_token or user_id');
+    return { accessToken: grant.accessToken, refreshToken: grant.refreshToken, expiresInMs: grant.expiresInMs, userId: grant.userId };
+  }
+
+  private async tokenEndpoint(form: URLSearchParams, refreshToken: string | null): Promise<TokenGrant> {
     const what = `token request (${form.get('grant_type')})`;
     // SPEC.md section 5 carries the refresh token in the query of the token request.
     const query = refreshToken === null ? '' : `?${new URLSearchParams({ refresh_token: refreshToken })}`;
@@ -278,12 +308,11 @@ export class PartnerClient {
     if (!isRecord(payload) || typeof payload.access_token !== 'string' || !Number.isInteger(payload.expires_in)) {
       throw unexpectedAnswer(what, 'the token response lacks access_token or expires_in');
     }
-    const lifetimeMs = (payload.expires_in as number) * 1000;
-    const earlyMs = Math.min(RENEW_EARLY_MS_MAX, lifetimeMs * RENEW_EARLY_SHARE);
     return {
       accessToken: payload.access_token,
       refreshToken: typeof payload.refresh_token === 'string' ? payload.refresh_token : null,
-      renewAtMs: Date.now() + lifetimeMs - earlyMs,
+      expiresInMs: (payload.expires_in as number) * 1000,
+      userId: Number.isInteger(payload.user_id) ? (payload.user_id as number) : null,
     };
   }
 }

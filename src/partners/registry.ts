@@ -8,3 +8,6 @@ export type PartnerSlug = (typeof PARTNER_SLUGS)[number];
 export function isPartnerSlug(value: string): value is PartnerSlug {
   return (PARTNER_SLUGS as readonly string[]).includes(value);
 }
+
+/** Where a partner sends the customer's browser back after consent (the three-legged flow). */
+export const PARTNER_LINK_CALLBACK_PATH = '/v1/partner-links/callback';

@@ -1,0 +1,155 @@
+// Partner links (DESIGN.md section 5c; SPEC.md section 5, three-legged flow): a customer's
+// consent, given on the partner's own page, for this service to pay through that partner on the
+// customer's behalf. A link starts `pending` with an authorize_url whose `state` is a one-time
+// secret (kept only as a hash, good for STATE_TTL_MS); the partner's redirect to the callback
+// spends it, the code is exchanged server to server, and the link is `active` with its tokens
+// sealed at rest. Tokens are refreshed when they near expiry; a link can be revoked.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { log } from '../log';
+import type { PartnerClient, UserTokens } from '../partners/client';
+import { isPartnerError } from '../partners/errors';
+import type { PartnerSlug } from '../partners/registry';
+import type { TokenVault } from '../partners/token-vault';
+
+export const STATE_TTL_MS = 15 * 60_000;
+/** Refresh an access token this long before the partner said it expires. */
+const REFRESH_EARLY_MS = 30_000;
+
+export type LinkStatus = 'pending' | 'active' | 'failed' | 'revoked';
+
+export interface PartnerLinkRow {
+  id: string; account_id: string; customer_id: string; partner: PartnerSlug; status: LinkStatus;
+  state_hash: string | null; state_expires_at: Date | null;
+  access_token_sealed: string | null; refresh_token_sealed: string | null; access_token_expires_at: Date | null;
+  partner_user_id: string | null; failure_code: string | null; failure_message: string | null;
+  created_at: Date; updated_at: Date; linked_at: Date | null; revoked_at: Date | null;
+}
+
+/** How a callback ended, for the page the person sees. */
+export type CallbackOutcome =
+  | { kind: 'linked'; link: PartnerLinkRow }
+  | { kind: 'failed'; link: PartnerLinkRow }
+  | { kind: 'unknown_state' };
+
+export interface PartnerLinkSettings {
+  clientId: string;
+  /** The partner's base address, e.g. http://127.0.0.1:4000/fiat. */
+  partnerUrl: (partner: PartnerSlug) => string;
+  /** This service's callback, registered with the partners; known once the API listens. */
+  redirectUri: () => string;
+  clients: (partner: PartnerSlug) => PartnerClient;
+}
+
+const hashState = (state: string) => createHash('sha256').update(state).digest('hex');
+
+export class PartnerLinks {
+  constructor(private readonly db: Db, private readonly vault: TokenVault, private readonly settings: PartnerLinkSettings) {}
+
+  /** A pending link and the partner page where the customer gives consent. */
+  async create(accountId: string, customerId: string, partner: PartnerSlug): Promise<{ link: PartnerLinkRow; authorizeUrl: string }> {
+    const state = randomBytes(32).toString('base64url');
+    const now = new Date();
+    const [link] = await this.db('partner_links').insert({
+      id: randomUUID(), account_id: accountId, customer_id: customerId, partner, status: 'pending',
+      state_hash: hashState(state), state_expires_at: new Date(now.getTime() + STATE_TTL_MS), created_at: now, updated_at: now,
+    }).returning('*');
+    const query = new URLSearchParams({ client_id: this.settings.clientId, redirect_uri: this.settings.redirectUri(), response_type: 'code', state });
+    return { link, authorizeUrl: `${this.settings.partnerUrl(partner)}/oauth/authorize?${query}` };
+  }
+
+  /**
+   * The partner's redirect: spends the state first (a replayed callback finds nothing), then
+   * exchanges the code, outside any transaction, and records what came of it.
+   */
+  async complete(answer: { state?: string; code?: string; error?: string }): Promise<CallbackOutcome> {
+    if (!answer.state) return { kind: 'unknown_state' };
+    const [spent]: PartnerLinkRow[] = await this.db('partner_links')
+      .where({ state_hash: hashState(answer.state), status: 'pending' })
+      .update({ state_hash: null, updated_at: new Date() }).returning('*');
+    if (!spent) return { kind: 'unknown_state' };
+    if (spent.state_expires_at!.getTime() <= Date.now()) return this.fail(spent, 'link_request_expired', 'the link request expired before the partner answered; create a new link');
+    if (answer.error) {
+      return this.fail(spent, answer.error === 'access_denied' ? 'access_denied' : 'partner_refused',
+        answer.error === 'access_denied' ? 'consent was denied on the partner\'s page' : `the partner answered ${answer.error}`);
+    }
+    if (!answer.code) return this.fail(spent, 'partner_refused', 'the partner answered without a code');
+    let tokens: UserTokens;
+    try {
+      tokens = await this.settings.clients(spent.partner).exchangeCode(answer.code, this.settings.redirectUri());
+    } catch (error) {
+      if (!isPartnerError(error)) throw error;
+      log.warn({ linkId: spent.id, err: error.message }, 'the partner refused to exchange a link code');
+      return this.fail(spent, 'partner_refused', `the partner refused the authorization code (${error.partnerCode ?? error.kind})`);
+    }
+    return { kind: 'linked', link: await this.activate(spent, tokens) };
+  }
+
+  /** Active with sealed tokens; a customer's earlier active link with the partner is replaced. */
+  private async activate(link: PartnerLinkRow, tokens: UserTokens): Promise<PartnerLinkRow> {
+    const now = new Date();
+    return this.db.transaction(async (trx) => {
+      await trx('partner_links').where({ customer_id: link.customer_id, partner: link.partner, status: 'active' })
+        .update({ status: 'revoked', revoked_at: now, updated_at: now, access_token_sealed: null, refresh_token_sealed: null, access_token_expires_at: null });
+      const [active] = await trx('partner_links').where('id', link.id).update({
+        status: 'active', linked_at: now, updated_at: now, partner_user_id: tokens.userId, ...this.sealed(tokens),
+      }).returning('*');
+      return active;
+    });
+  }
+
+  private sealed(tokens: UserTokens) {
+    return {
+      access_token_sealed: this.vault.seal(tokens.accessToken), refresh_token_sealed: this.vault.seal(tokens.refreshToken),
+      access_token_expires_at: new Date(Date.now() + tokens.expiresInMs),
+    };
+  }
+
+  private async fail(link: PartnerLinkRow, code: string, message: string): Promise<CallbackOutcome> {
+    const [failed] = await this.db('partner_links').where('id', link.id)
+      .update({ status: 'failed', failure_code: code, failure_message: message, updated_at: new Date() }).returning('*');
+    return { kind: 'failed', link: failed };
+  }
+
+  async byId(id: string): Promise<PartnerLinkRow | undefined> {
+    return this.db('partner_links').where('id', id).first();
+  }
+
+  async ofCustomer(customerId: string): Promise<PartnerLinkRow[]> {
+    return this.db('partner_links').where('customer_id', customerId).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+  }
+
+  /** The customer's active link with the partner. @throws DomainError customer_not_linked */
+  async activeLink(customerId: string, partner: PartnerSlug): Promise<PartnerLinkRow> {
+    const link: PartnerLinkRow | undefined = await this.db('partner_links').where({ customer_id: customerId, partner, status: 'active' }).first();
+    if (!link) throw new DomainError('customer_not_linked', `the customer has no active link with ${partner}: create one with POST /v1/customers/{id}/partner-links`, 'customer_id');
+    return link;
+  }
+
+  /** Revoked: its tokens are forgotten. Revoking a link that is not active changes nothing. */
+  async revoke(id: string): Promise<PartnerLinkRow> {
+    const now = new Date();
+    const [revoked] = await this.db('partner_links').where('id', id).whereIn('status', ['active', 'pending']).update({
+      status: 'revoked', revoked_at: now, updated_at: now, state_hash: null, access_token_sealed: null, refresh_token_sealed: null, access_token_expires_at: null,
+    }).returning('*');
+    return revoked ?? (await this.byId(id))!;
+  }
+
+  /**
+   * A usable access token of an active link, refreshed first when it nears expiry. The row is
+   * locked while refreshing: the partner retires a refresh token once used, so two refreshes of
+   * one link at once would leave one of them with a dead token.
+   */
+  async accessToken(link: PartnerLinkRow): Promise<string> {
+    if (link.access_token_expires_at!.getTime() - REFRESH_EARLY_MS > Date.now()) return this.vault.open(link.access_token_sealed!);
+    return this.db.transaction(async (trx) => {
+      const current: PartnerLinkRow | undefined = await trx('partner_links').where({ id: link.id, status: 'active' }).forUpdate().first();
+      if (!current) throw new DomainError('customer_not_linked', 'the partner link is no longer active', link.id);
+      if (current.access_token_expires_at!.getTime() - REFRESH_EARLY_MS > Date.now()) return this.vault.open(current.access_token_sealed!);
+      const tokens = await this.settings.clients(current.partner).refreshUserTokens(this.vault.open(current.refresh_token_sealed!));
+      await trx('partner_links').where('id', current.id).update({ ...this.sealed(tokens), updated_at: new Date() });
+      return tokens.accessToken;
+    });
+  }
+}

@@ -1,0 +1,32 @@
+// Partner tokens at rest (DESIGN.md section 5c): a customer's access and refresh tokens let
+// anyone who reads them move that customer's money, so the database holds them only sealed with
+// AES-256-GCM under a key of this service's settings. A sealed text names its format version,
+// so the key or the cipher can change later without guessing.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+
+const VERSION = 'v1';
+
+export class TokenVault {
+  private readonly key: Buffer;
+
+  /** `secret`: any string of the settings; the cipher key is its SHA-256. */
+  constructor(secret: string) {
+    this.key = createHash('sha256').update(`partner-token-vault:${secret}`).digest();
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), sealed.toString('base64url')].join('.');
+  }
+
+  /** @throws when the text was not sealed by this key (tampered, or another key). */
+  open(sealed: string): string {
+    const [version, iv, tag, body] = sealed.split('.');
+    if (version !== VERSION || !iv || !tag || body === undefined) throw new Error('not a sealed partner token');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
