@@ -22,6 +22,14 @@ const linkSchema = {
   },
 };
 
+const fundingMethodSchema = {
+  type: 'object', required: ['external_id', 'kind', 'currency', 'label', 'default'],
+  properties: {
+    external_id: { type: 'string', description: 'pass as source_funding_method_external_id' },
+    kind: { type: 'string', enum: ['wallet', 'bank', 'viban'] }, currency: { type: 'string' }, label: { type: 'string' }, default: { type: 'boolean' },
+  },
+};
+
 export function linkView(link: PartnerLinkRow, authorizeUrl: string | null = null) {
   return {
     id: link.id, customer_id: link.customer_id, partner: link.partner, status: link.status, authorize_url: authorizeUrl,
@@ -92,6 +100,20 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
         const link = await links.byId(request.params.link_id);
         if (!link || link.customer_id !== customer.id) throw new DomainError('resource_not_found', 'no such link for this customer', request.params.link_id);
         return { status: 200, body: linkView(await links.revoke(link.id)) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/customers/{id}/funding-methods', operationId: 'listFundingMethods', tag: 'partner-links',
+      summary: 'Where a linked customer\'s payments through a partner can come from, as the partner lists them',
+      auth: { kind: 'key', scope: 'customers:read' }, params: customerParams,
+      query: { type: 'object', additionalProperties: false, required: ['partner'], properties: { partner: { type: 'string', description: `one of ${PARTNER_SLUGS.join(', ')}` } } },
+      response: { status: 200, description: 'the funding methods; add-funds and send use the default one when the request names none', schema: listResponseSchema(fundingMethodSchema) },
+      errors: ['invalid_partner', 'customer_not_linked', 'partner_unavailable', 'partner_error'],
+      handler: async (request) => {
+        const partner = requirePartner(request.query.partner);
+        const customer = await ownCustomer(request);
+        const methods = await links.fundingMethods(await links.activeLink(customer.id, partner));
+        return { status: 200, body: { data: methods, has_more: false, next_cursor: null } };
       },
     },
     {

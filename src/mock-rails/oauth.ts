@@ -35,7 +35,7 @@ export interface TokenGrant {
   user_id: number;
 }
 
-interface Principal {
+export interface Principal {
   accountId: number;
   userId: number;
 }

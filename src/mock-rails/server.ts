@@ -11,6 +11,7 @@
 //                                              (approve) or ?error=access_denied&state=... (deny)
 //   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
+//   GET  /<slug>/v1/funding-methods            Bearer token: the user's funding methods
 //   GET  /claimless/claim/<id>                 the payee opens a claim link (no token: it is a link)
 //   POST /<slug>/_control/expire-tokens        SANDBOX ONLY: expires every access token now
 //   POST /<slug>/_control/invalid-token?count=N SANDBOX ONLY: the next N API calls answer 401
@@ -23,9 +24,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { log } from '../log';
 import { basicCredentials, bearerToken, RailError, readForm, readJsonObject, sendJson, sendRailError } from './http';
-import { TokenSpace, type OAuthClient } from './oauth';
+import { TokenSpace, type OAuthClient, type Principal } from './oauth';
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
-import { PARTNERS, type PartnerProfile } from './partners';
+import { fundingMethodsOf, PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
 
 export interface MockRailsOptions {
@@ -83,6 +84,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['oauth', 'authorize'], handle: answerConsent },
   { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
+  { method: 'GET', segments: ['v1', 'funding-methods'], handle: listFundingMethods },
   { method: 'GET', segments: ['claim', ':id'], handle: claimPayment },
   { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
   { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
@@ -136,14 +138,15 @@ async function answerConsent({ rail, req, res, query }: Exchange): Promise<void>
 }
 
 /** Bearer authentication of an API call; refusals are counted so tests can see renewals. */
-function authenticate(rail: PartnerRail, req: IncomingMessage): void {
+function authenticate(rail: PartnerRail, req: IncomingMessage): Principal {
   try {
-    rail.tokens.verify(bearerToken(req));
+    const principal = rail.tokens.verify(bearerToken(req));
     const spurious = rail.spurious.pending > 0 || (rail.spurious.rate > 0 && Math.random() < rail.spurious.rate);
     if (spurious) {
       rail.spurious.pending = Math.max(0, rail.spurious.pending - 1);
       throw new RailError(401, 'invalid_token', 'Invalid token');
     }
+    return principal;
   } catch (error) {
     rail.stats.rejectedTokens += 1;
     throw error;
@@ -156,6 +159,12 @@ async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
   rail.stats.submitAttempts += 1;
   const { created, payment } = rail.payments.submit(await readJsonObject(req));
   sendJson(res, created ? 201 : 200, payment);
+}
+
+/** The funding methods of the user the token acts for: where its payments come from. */
+function listFundingMethods({ rail, req, res }: Exchange): void {
+  const { userId } = authenticate(rail, req);
+  sendJson(res, 200, { data: fundingMethodsOf(rail.profile, userId) });
 }
 
 function getPayment({ rail, req, res, id }: Exchange): void {

@@ -8,7 +8,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { log } from '../log';
-import type { PartnerClient, UserTokens } from '../partners/client';
+import type { FundingMethod, PartnerClient, UserTokens } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
 import type { TokenVault } from '../partners/token-vault';
@@ -137,19 +137,57 @@ export class PartnerLinks {
   }
 
   /**
-   * A usable access token of an active link, refreshed first when it nears expiry. The row is
+   * A usable access token of an active link, refreshed first when it nears expiry or when the
+   * partner `refused` the one stored. The row is
    * locked while refreshing: the partner retires a refresh token once used, so two refreshes of
    * one link at once would leave one of them with a dead token.
    */
-  async accessToken(link: PartnerLinkRow): Promise<string> {
-    if (link.access_token_expires_at!.getTime() - REFRESH_EARLY_MS > Date.now()) return this.vault.open(link.access_token_sealed!);
+  async accessToken(link: PartnerLinkRow, refused: string | null = null): Promise<string> {
+    const fresh = (row: PartnerLinkRow) => row.access_token_expires_at!.getTime() - REFRESH_EARLY_MS > Date.now();
+    if (refused === null && fresh(link)) return this.vault.open(link.access_token_sealed!);
     return this.db.transaction(async (trx) => {
       const current: PartnerLinkRow | undefined = await trx('partner_links').where({ id: link.id, status: 'active' }).forUpdate().first();
       if (!current) throw new DomainError('customer_not_linked', 'the partner link is no longer active', link.id);
-      if (current.access_token_expires_at!.getTime() - REFRESH_EARLY_MS > Date.now()) return this.vault.open(current.access_token_sealed!);
+      // Another caller may have refreshed while this one waited for the lock.
+      const stored = this.vault.open(current.access_token_sealed!);
+      if (fresh(current) && stored !== refused) return stored;
       const tokens = await this.settings.clients(current.partner).refreshUserTokens(this.vault.open(current.refresh_token_sealed!));
       await trx('partner_links').where('id', current.id).update({ ...this.sealed(tokens), updated_at: new Date() });
       return tokens.accessToken;
     });
+  }
+
+  /** The customer's funding methods on the partner. @throws DomainError partner_unavailable, partner_error */
+  async fundingMethods(link: PartnerLinkRow): Promise<FundingMethod[]> {
+    try {
+      return await this.withToken(link, (token) => this.settings.clients(link.partner).listFundingMethods(token));
+    } catch (error) {
+      if (!isPartnerError(error)) throw error;
+      if (error.kind === 'unavailable') throw new DomainError('partner_unavailable', `${link.partner} is unavailable; retry with exponential backoff`, link.partner);
+      throw new DomainError('partner_error', `${link.partner} answered unexpectedly (${error.partnerCode ?? error.kind})`, link.partner);
+    }
+  }
+
+  /**
+   * Runs a partner call with the link's access token (SPEC.md section 5): an "Invalid token"
+   * answer is retried once with the same token, then (as an expired token is at once) with a
+   * refreshed one.
+   */
+  async withToken<T>(link: PartnerLinkRow, call: (accessToken: string) => Promise<T>): Promise<T> {
+    const refused = (error: unknown) => isPartnerError(error) && error.httpStatus === 401;
+    const token = await this.accessToken(link);
+    try {
+      return await call(token);
+    } catch (error) {
+      if (!refused(error)) throw error;
+      if (isPartnerError(error) && error.partnerCode === 'invalid_token') {
+        try {
+          return await call(token);
+        } catch (again) {
+          if (!refused(again)) throw again;
+        }
+      }
+    }
+    return call(await this.accessToken(link, token));
   }
 }

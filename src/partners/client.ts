@@ -48,6 +48,9 @@ export interface PartnerClientOptions {
 /** A token response of the partner's token endpoint. */
 interface TokenGrant { accessToken: string; refreshToken: string | null; expiresInMs: number; userId: number | null }
 
+/** A source of a customer's funds on the partner. */
+export interface FundingMethod { external_id: string; kind: 'bank' | 'viban' | 'wallet'; currency: string; label: string; default: boolean }
+
 /** The tokens of one customer's consent on the partner. */
 export interface UserTokens { accessToken: string; refreshToken: string; expiresInMs: number; userId: number }
 
@@ -129,6 +132,22 @@ export class PartnerClient {
   async submitPayment(request: PartnerPaymentRequest): Promise<PartnerPayment> {
     const what = `submit payment ${request.reference}`;
     return parsePayment(what, await this.callApi(what, 'POST', '/v1/payments', request));
+  }
+
+  /**
+   * The funding methods of the customer a link's `accessToken` acts for. Raises PartnerError; a
+   * 401 is the caller's to resolve (src/partner-links/links.ts), as the token is the customer's.
+   */
+  async listFundingMethods(accessToken: string): Promise<FundingMethod[]> {
+    const what = 'list funding methods';
+    const payload = await this.withRetries(what, () => this.exchange(what, `${this.baseUrl}/v1/funding-methods`, {
+      method: 'GET', headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    }));
+    const methods = isRecord(payload) && Array.isArray(payload.data) ? payload.data : null;
+    const valid = methods?.every((m) => isRecord(m) && typeof m.external_id === 'string' && typeof m.kind === 'string'
+      && typeof m.currency === 'string' && typeof m.label === 'string' && typeof m.default === 'boolean');
+    if (!methods || !valid) throw unexpectedAnswer(what, 'the partner answered with something that is not a list of funding methods');
+    return methods as FundingMethod[];
   }
 
   /** The partner's current view of a payment. Raises PartnerError (rejected 404 for an unknown id). */

@@ -147,6 +147,31 @@ describe('partner links (three-legged OAuth)', () => {
     assert.deepEqual([row.access_token_sealed, row.refresh_token_sealed], [null, null]);
   });
 
+  it('lists the linked customer\'s funding methods, riding out an expired and a spuriously refused token', async () => {
+    const customer = (await createCustomer(base(), owner.key)).body.id;
+    const link = await createLink('openbank', customer);
+    assert.equal((await browse(await consent(link.body.authorize_url, 'approve'))).status, 200);
+    const list = () => call(base(), 'GET', `/v1/customers/${customer}/funding-methods?partner=openbank`, undefined, { token: owner.key });
+    const stats = async () => (await call(`${railsUrl()}/openbank`, 'GET', '/_control/stats')).body;
+
+    const first = await list();
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual(first.body.data.map((m: { kind: string; currency: string; default: boolean }) => [m.kind, m.currency, m.default]),
+      [['bank', 'USD', true], ['bank', 'EUR', false], ['bank', 'GBP', false]]);
+
+    await call(`${railsUrl()}/openbank`, 'POST', '/_control/invalid-token?count=1');
+    const tokensBefore = (await stats()).token_requests;
+    assert.deepEqual((await list()).body, first.body, 'a spurious "Invalid token" is retried with the same token');
+    assert.equal((await stats()).token_requests, tokensBefore, 'without a renewal');
+
+    await call(`${railsUrl()}/openbank`, 'POST', '/_control/expire-tokens');
+    assert.deepEqual((await list()).body, first.body, 'an expired token is refreshed without the caller noticing');
+    assert.equal((await stats()).token_requests, tokensBefore + 1, 'by one refresh');
+
+    expectError(await call(base(), 'GET', `/v1/customers/${customer}/funding-methods?partner=fiat`, undefined, { token: owner.key }), 400, 'customer_not_linked', 'customer_id');
+    expectError(await call(base(), 'GET', `/v1/customers/${customer}/funding-methods?partner=nowhere`, undefined, { token: owner.key }), 400, 'invalid_partner', 'partner');
+  });
+
   it('checks the partner, the customer and the caller', async () => {
     expectError(await createLink('nowhere'), 400, 'invalid_partner', 'partner');
     expectError(await createLink('fiat', randomUUID()), 404, 'resource_not_found');
