@@ -39,3 +39,8 @@ export function fxPosition(currency: Currency): LedgerAccountRef {
 export function fxSpread(currency: Currency): LedgerAccountRef {
   return { code: `sys:fx:spread:${currency}`, accountId: null, kind: 'system', currency };
 }
+
+/** What a partner owes or is owed in one currency: pay-ins are credited from it once settled. */
+export function partnerSettlement(partner: string, currency: Currency): LedgerAccountRef {
+  return { code: `sys:partner:${partner}:${currency}`, accountId: null, kind: 'system', currency };
+}

@@ -11,6 +11,7 @@ import { formatAmount, Money, STABLECOINS, type Currency } from './money';
 import type { EntryDraft } from './entry';
 import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
+import type { PaymentRecord, PaymentStatus } from './payments';
 import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from './transfers';
 
 /** What the ledger knows about an account when it decides. */
@@ -23,7 +24,7 @@ export interface AccountFacts {
 
 export interface EventDraft {
   type: string;
-  resourceType: 'transfer' | 'balance';
+  resourceType: 'transfer' | 'balance' | 'payment';
   resourceId: string;
   accountId: string;
   status: string;
@@ -48,22 +49,27 @@ export interface Decision {
   partnerCommand: { partner: string; accountId: string; payload: TransferExecute } | null;
   /** A quote this command executed, with its consumed_at set. */
   consumedQuote: FxQuoteRecord | null;
+  /** A payment created by this command, or the new state of an existing one, with the statuses it passed through. */
+  payment: PaymentRecord | null;
+  paymentIsNew: boolean;
+  paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
 }
 
-const emptyDecision = (outcome: Outcome): Decision => ({
+export const emptyDecision = (outcome: Outcome): Decision => ({
   outcome, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null, consumedQuote: null,
+  payment: null, paymentIsNew: false, paymentTransitions: [],
 });
 
-function refusal(code: RefusalCode, message: string, field: string | null = null): Decision {
+export function refusal(code: RefusalCode, message: string, field: string | null = null): Decision {
   return emptyDecision(refused(code, message, field));
 }
 
 /** Applies an entry to the batch's balances and records it in the decision. */
-function post(decision: Decision, book: BalanceBook, entry: EntryDraft): void {
+export function post(decision: Decision, book: BalanceBook, entry: EntryDraft): void {
   decision.entries.push({ entry, postings: book.apply(entry) });
 }
 
-function balanceEvent(book: BalanceBook, accountId: string, currency: Currency): EventDraft {
+export function balanceEvent(book: BalanceBook, accountId: string, currency: Currency): EventDraft {
   const availableBalance = book.balance(available(accountId, currency));
   const pendingBalance = book.balance(pending(accountId, currency));
   return {

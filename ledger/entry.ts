@@ -3,7 +3,7 @@
 import type { LedgerAccountRef } from './chart';
 import type { Amount } from './money';
 
-export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release' | 'fx_conversion';
+export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release' | 'fx_conversion' | 'payment_settle';
 
 export interface PostingDraft {
   account: LedgerAccountRef;
@@ -16,5 +16,7 @@ export interface EntryDraft {
   transferId: string | null;
   /** The persisted FX quote a conversion executed. */
   quoteId: string | null;
+  /** The partner payment the entry moves money for. */
+  paymentId?: string | null;
   postings: PostingDraft[];
 }

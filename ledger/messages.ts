@@ -3,7 +3,7 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v1.avsc). */
@@ -48,6 +48,30 @@ export interface TransferCreate {
 export interface FxExecute {
   quote_id: string;
   entry_id: string;
+}
+
+/** Records a payment the API is about to submit to a partner (DESIGN.md section 5c). */
+export interface PaymentCreate {
+  payment_id: string;
+  customer_id: string;
+  partner: string;
+  kind: 'add_funds';
+  amount: string;
+  currency: Currency;
+  idempotency_key: string;
+  funding_method_external_id: string | null;
+}
+
+/** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */
+export interface PaymentUpdate {
+  payment_id: string;
+  status: 'sent' | 'authorized' | 'completed' | 'failed' | 'cancelled';
+  external_id: string | null;
+  claim_link: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  /** Resubmissions to the partner so far. */
+  retry_count: number;
 }
 
 /** A partner's final word on a transfer, fed back to the ledger by a partner dispatcher. */

@@ -4,13 +4,14 @@
 // the HTTP layer alone turns it into a status and a body.
 import type { FxQuoteRecord } from './fx-quotes';
 import type { Currency } from './money';
+import type { PaymentRecord } from './payments';
 import type { TransferRecord } from './transfers';
 
 /** Why the ledger refuses a command; the names are the API's error codes (SPEC.md section 7). */
 export type RefusalCode =
   | 'resource_not_found' | 'account_not_active' | 'sender_no_chain_wallet' | 'recipient_not_found' | 'invalid_request'
   | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found' | 'unsupported_pair'
-  | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed';
+  | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed' | 'payment_not_found';
 
 export interface Refused { kind: 'refused'; code: RefusalCode; message: string; field: string | null }
 
@@ -34,7 +35,10 @@ export interface FxExecuted {
   credit_transaction_id: string;
 }
 
-export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted;
+/** A payment recorded by the command (`created`), or its state after an update. */
+export interface PaymentOutcome { kind: 'payment'; created: boolean; payment: PaymentRecord }
+
+export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome;
 
 export const refused = (code: RefusalCode, message: string, field: string | null = null): Refused => ({ kind: 'refused', code, message, field });
 
@@ -53,6 +57,13 @@ export function parseOutcome(text: string): Outcome {
       payout_amount: String(transfer.payout_amount ?? transfer.amount), payout_currency: (transfer.payout_currency ?? transfer.currency) as Currency,
       fx_rate: (transfer.fx_rate ?? null) as string | null, fx_mid_rate: (transfer.fx_mid_rate ?? null) as string | null, fx_spread: (transfer.fx_spread ?? null) as string | null,
       created_at: new Date(transfer.created_at as string), updated_at: new Date(transfer.updated_at as string), completed_at: dateOrNull(transfer.completed_at),
+    };
+  }
+  if (outcome.kind === 'payment') {
+    const payment = outcome.payment as unknown as Record<string, unknown>;
+    outcome.payment = {
+      ...outcome.payment,
+      created_at: new Date(payment.created_at as string), updated_at: new Date(payment.updated_at as string), completed_at: dateOrNull(payment.completed_at),
     };
   }
   if (outcome.kind === 'fx_execution') {

@@ -2,7 +2,7 @@
 // signed: a positive amount raises the holder's balance, and every entry sums to zero per
 // currency (checked here and again by Postgres).
 import assert from 'node:assert/strict';
-import { available, faucetEquity, fxPosition, fxSpread, pending } from './chart';
+import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending } from './chart';
 import type { EntryDraft, EntryKind, PostingDraft } from './entry';
 import { assertEntryBalances } from './invariants';
 import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
@@ -92,4 +92,12 @@ export function releaseTransfer(id: string, transferId: string, senderId: string
     { account: pending(senderId, currency), amount: amount.negated() },
     { account: available(senderId, currency), amount },
   ]);
+}
+
+/** A pay-in the partner settled: its settlement account → the account's available balance. */
+export function payInSettled(id: string, paymentId: string, partner: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
+  return { ...entry(id, 'payment_settle', null, [
+    { account: partnerSettlement(partner, currency), amount: amount.negated() },
+    { account: available(accountId, currency), amount },
+  ]), paymentId };
 }

@@ -7,6 +7,7 @@ import type { AccountFacts } from './decide';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';
+import type { PaymentRecord, PaymentStatus } from './payments';
 import { Money } from './money';
 import type { TransferRecord, TransferStatus } from './transfers';
 import { copyInto } from '../src/db/pg-copy';
@@ -89,6 +90,15 @@ export async function readQuotes(db: Db, ids: string[], lock: boolean): Promise<
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** Payments by id; locked (in id order) when the batch decides on them. */
+export async function readPayments(db: Db, ids: string[], lock: boolean): Promise<Map<string, PaymentRecord>> {
+  if (ids.length === 0) return new Map();
+  const query = db('payments').whereIn('id', [...new Set(ids)]).orderBy('id');
+  if (lock) query.forUpdate();
+  const rows: PaymentRecord[] = await query;
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
 /** The outcomes (their JSON text, outcome.ts) of the commands already decided, by command id. */
 export async function processedOutcomes(db: Db, commandIds: string[]): Promise<Map<string, string>> {
   if (commandIds.length === 0) return new Map();
@@ -102,6 +112,7 @@ export interface EntryWrite {
   commandId: string;
   transferId: string | null;
   quoteId: string | null;
+  paymentId?: string | null;
   postings: AppliedPosting[];
 }
 
@@ -123,6 +134,9 @@ export interface BatchWrite {
   transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
   /** Quotes executed in this batch, with their consumed_at. */
   consumedQuotes: FxQuoteRecord[];
+  newPayments: PaymentRecord[];
+  changedPayments: PaymentRecord[];
+  paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
   /** Each decided command with its outcome's JSON text. */
   processed: Array<{ commandId: string; type: string; outcome: string }>;
   outbox: OutboxWrite[];
@@ -141,8 +155,9 @@ const TRANSFER_COLUMNS = [
 /** Writes a decided batch, its outbox rows listed as an unpublished round. Each table is one COPY. */
 export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Promise<void> {
   const at = batch.now.toISOString();
-  await copyInto(trx, 'journal_entries', ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'created_at'],
-    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, fx_quote_id: e.quoteId, created_at: at })));
+  await writePayments(trx, batch.newPayments, batch.changedPayments, batch.paymentTransitions); // before the entries that name them
+  await copyInto(trx, 'journal_entries', ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'],
+    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, fx_quote_id: e.quoteId, payment_id: e.paymentId ?? null, created_at: at })));
   // All postings of the batch in one statement: the balance trigger checks every entry in it.
   await copyInto(trx, 'postings', ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'],
     batch.entries.flatMap((e) => e.postings.map((p) => ({
@@ -188,6 +203,26 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
   await copyInto(trx, 'outbox', ['id', 'round_id', 'topic', 'message_key', 'account_id', 'account_seq', 'payload', 'created_at'],
     batch.outbox.map((o) => ({ id: o.id, round_id: batch.roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, account_seq: o.accountSeq ?? null, payload: o.payload, created_at: at })));
   await trx('outbox_unpublished_rounds').insert({ round_id: batch.roundId, created_at: at });
+}
+
+const PAYMENT_COLUMNS = [
+  'id', 'account_id', 'customer_id', 'command_id', 'partner', 'direction', 'kind', 'amount', 'currency', 'status', 'external_id', 'claim_link',
+  'idempotency_key', 'retry_count', 'funding_method_external_id', 'failure_code', 'failure_message', 'created_at', 'updated_at', 'completed_at',
+] as const;
+
+async function writePayments(trx: Knex.Transaction, created: PaymentRecord[], changed: PaymentRecord[], transitions: BatchWrite['paymentTransitions']): Promise<void> {
+  const history = new Map<string, Array<{ from: PaymentStatus | null; to: PaymentStatus; at: Date }>>();
+  for (const { paymentId, from, to, at } of transitions) history.set(paymentId, [...(history.get(paymentId) ?? []), { from, to, at }]);
+  if (created.length > 0) {
+    await trx('payments').insert(created.map((p) => ({ ...Object.fromEntries(PAYMENT_COLUMNS.map((c) => [c, p[c]])), status_history: JSON.stringify(history.get(p.id) ?? []) })));
+  }
+  for (const p of changed) {
+    await trx('payments').where('id', p.id).update({
+      status: p.status, external_id: p.external_id, claim_link: p.claim_link, retry_count: p.retry_count, failure_code: p.failure_code,
+      failure_message: p.failure_message, updated_at: p.updated_at, completed_at: p.completed_at,
+      status_history: trx.raw('status_history || ?::jsonb', [JSON.stringify(history.get(p.id) ?? [])]),
+    });
+  }
 }
 
 /**

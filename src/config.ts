@@ -36,6 +36,10 @@ export interface Config {
   partnerTokenTtlSeconds: number;
   /** Simulated confirmation time of the chain and pull rails. */
   chainConfirmMs: number;
+  /** How often the settler follows open payments at their partners. */
+  paymentSettleIntervalMs: number;
+  /** A payment still pending without a partner reference after this long is failed. */
+  paymentPendingDeadlineMs: number;
   /** Of every 1000 API calls, how many the mock rails refuse with a spurious "Invalid token". */
   mockRailsInvalidTokenPerMille: number;
   sseHeartbeatMs: number;
@@ -104,6 +108,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
     chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),
     mockRailsInvalidTokenPerMille: integer(env, 'MOCK_RAILS_INVALID_TOKEN_PER_MILLE', 10),
+    paymentSettleIntervalMs: integer(env, 'PAYMENT_SETTLE_INTERVAL_MS', 500),
+    paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),

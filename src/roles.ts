@@ -26,10 +26,10 @@ import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
 import type { MockRails } from './mock-rails/server';
 import { partnerLinkRoutes } from './http/partner-links';
-import { PartnerLinks } from './partner-links/links';
-import { PartnerClient } from './partners/client';
-import { PARTNER_LINK_CALLBACK_PATH, PARTNER_SLUGS } from './partners/registry';
-import { TokenVault } from './partners/token-vault';
+import { partnerAccess } from './partner-links/access';
+import { PARTNER_LINK_CALLBACK_PATH } from './partners/registry';
+import { paymentRoutes } from './http/payments';
+import { PaymentReads } from './read-models/payments';
 import { NotificationHub } from './notifications/hub';
 import { metaRoutes } from './http/meta';
 import { requestLogRoutes } from './http/request-logs';
@@ -64,25 +64,13 @@ export interface ApiDeps {
   railsUrl: string;
 }
 
-function partnerLinks(runtime: Runtime, deps: ApiDeps): PartnerLinks {
-  const { config } = runtime;
-  const clients = new Map(PARTNER_SLUGS.map((slug) => [slug, new PartnerClient({
-    baseUrl: `${deps.railsUrl}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
-  })]));
-  return new PartnerLinks(runtime.db, new TokenVault(config.partnerTokenSecret), {
-    clientId: config.partnerClientId,
-    partnerUrl: (slug) => `${deps.railsUrl}/${slug}`,
-    redirectUri: () => `${deps.publicUrl()}${PARTNER_LINK_CALLBACK_PATH}`,
-    clients: (slug) => clients.get(slug)!,
-  });
-}
-
 /** The routes of the API; without deps (tests listing routes) the clients are created idle. */
 export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
   ledger: new LedgerClient(runtime), hub: new NotificationHub(),
   publicUrl: () => runtime.config.publicUrl ?? `http://${runtime.config.host}:${runtime.config.port}`, railsUrl: runtime.config.mockRailsUrl,
 }): RouteDef[] {
   const { config, db } = runtime;
+  const partners = partnerAccess(config, db, deps.railsUrl, deps.publicUrl);
   const accounts = new AccountService(db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
   const routes: RouteDef[] = [];
   routes.push(
@@ -100,7 +88,8 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
       environment: config.environment, quoteLifetimeMs: config.fxQuoteLifetimeMs, replyTimeoutMs: config.ledgerReplyTimeoutMs,
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
-    ...partnerLinkRoutes(db, partnerLinks(runtime, deps)),
+    ...partnerLinkRoutes(db, partners.links),
+    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }),
     ...plannedRoutes(),
   );
   return routes;

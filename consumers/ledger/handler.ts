@@ -6,11 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { BalanceBook } from '../../ledger/balances';
 import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
+import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
+import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope, LedgerReplyEnvelope } from '../../ledger/messages';
 import {
   accountFactsByBank, accountFactsByEmail, accountFactsById, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
-  processedOutcomes, readQuotes, readTransfers, writeBatch, type BatchWrite, type EntryWrite,
+  processedOutcomes, readPayments, readQuotes, readTransfers, writeBatch, type BatchWrite, type EntryWrite,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
 import type { TransferRecord } from '../../ledger/transfers';
@@ -36,23 +38,25 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const creates = commands.flatMap((c) => (c.type === 'transfer.create' ? [c.payload] : []));
   const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
   const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
-  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute').map((c) => c.envelope.account_id);
+  const paymentIds = commands.flatMap((c) => (c.type === 'payment.update' ? [c.payload.payment_id] : []));
+  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create').map((c) => c.envelope.account_id);
   const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
   const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
-  const [accountsById, accountsByEmail, accountsByBank, transfers, quotes] = await Promise.all([
+  const [accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments] = await Promise.all([
     accountFactsById(runtime.db, [...new Set(senderIds)]),
     accountFactsByEmail(runtime.db, [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
     readTransfers(runtime.db, results, false),
     readQuotes(runtime.db, quoteIds, false),
+    readPayments(runtime.db, paymentIds, false),
   ]);
-  return { accountsById, accountsByEmail, accountsByBank, transfers, quotes };
+  return { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments };
 }
 
 /** The records a batch decides on, as locked in its transaction and changed by its earlier commands. */
-interface Locked { transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord> }
+interface Locked { transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord> }
 
-function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes }: Locked, book: BalanceBook, now: Date): Decision {
+function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments }: Locked, book: BalanceBook, now: Date): Decision {
   switch (command.type) {
     case 'faucet.credit':
       return decideFaucetCredit(command.envelope.account_id, command.payload, book);
@@ -68,6 +72,10 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes }
         account: facts.accountsById.get(command.envelope.account_id) ?? null,
         quote: quotes.get(command.payload.quote_id) ?? null,
       }, book, now);
+    case 'payment.create':
+      return decidePaymentCreate(command.envelope.id, command.payload, facts.accountsById.get(command.envelope.account_id) ?? null, now);
+    case 'payment.update':
+      return decidePaymentUpdate(command.payload, payments.get(command.payload.payment_id) ?? null, book, now);
   }
 }
 
@@ -101,21 +109,26 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
   return runtime.db.transaction(async (trx) => {
-    // Lock order, the same in every batch: transfers by id, quotes by id, then ledger accounts by code.
+    // Lock order, the same in every batch: transfers, quotes and payments by id, then ledger accounts by code.
     const transfers = await readTransfers(trx, [...facts.transfers.keys()], true);
     const quotes = await readQuotes(trx, [...facts.quotes.keys()], true);
+    const payments = await readPayments(trx, [...facts.payments.keys()], true);
     const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
     const now = new Date();
     const roundId = randomUUID();
     const write: BatchWrite = {
-      entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], processed: [], outbox: [], roundId, now,
+      entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [],
+      newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], roundId, now,
     };
     const replies: BatchOutcome['replies'] = [];
     const changed = new Map<string, TransferRecord>();
+    const changedPayments = new Map<string, PaymentRecord>();
     for (const command of commands) {
-      const decision = decide(command, facts, { transfers, quotes }, book, now);
+      const decision = decide(command, facts, { transfers, quotes, payments }, book, now);
       for (const { entry, postings } of decision.entries) {
-        const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, postings };
+        const applied: EntryWrite = {
+          id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId ?? null, postings,
+        };
         write.entries.push(applied);
         write.outbox.push(entryRow(applied, now));
       }
@@ -123,6 +136,12 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         if (decision.transferIsNew) write.newTransfers.push(decision.transfer);
         else changed.set(decision.transfer.id, decision.transfer);
         transfers.set(decision.transfer.id, decision.transfer);
+      }
+      if (decision.payment) {
+        if (decision.paymentIsNew) write.newPayments.push(decision.payment);
+        else changedPayments.set(decision.payment.id, decision.payment);
+        payments.set(decision.payment.id, decision.payment);
+        write.paymentTransitions.push(...decision.paymentTransitions);
       }
       if (decision.consumedQuote) {
         write.consumedQuotes.push(decision.consumedQuote);
@@ -139,6 +158,9 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
       replies.push({ command, outcome });
     }
     write.changedTransfers = [...changed.values()];
+    // A payment created and changed in one batch is inserted in its latest state.
+    write.newPayments = write.newPayments.map((p) => payments.get(p.id)!);
+    write.changedPayments = [...changedPayments.values()].filter((p) => !write.newPayments.some((n) => n.id === p.id));
     write.balances = book.changedAccounts();
     await writeBatch(trx, write);
     return { replies, roundId, outbox: write.outbox };

@@ -1,9 +1,10 @@
 // Reads the commands of a batch and works out what the ledger needs to know before it locks
 // anything: account facts, transfers, and the ledger accounts each command will touch.
-import { available, faucetEquity, fxPosition, fxSpread, pending, type LedgerAccountRef } from '../../ledger/chart';
+import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import type { FaucetCredit, FxExecute, LedgerCommandEnvelope, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { FaucetCredit, FxExecute, LedgerCommandEnvelope, PaymentCreate, PaymentUpdate, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { PaymentRecord } from '../../ledger/payments';
 import type { Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { PoisonMessageError } from '../../src/kafka/consumer';
@@ -12,7 +13,9 @@ export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'faucet.credit'; payload: FaucetCredit }
   | { envelope: LedgerCommandEnvelope; type: 'transfer.create'; payload: TransferCreate }
   | { envelope: LedgerCommandEnvelope; type: 'transfer.partner_result'; payload: TransferPartnerResult }
-  | { envelope: LedgerCommandEnvelope; type: 'fx.execute'; payload: FxExecute };
+  | { envelope: LedgerCommandEnvelope; type: 'fx.execute'; payload: FxExecute }
+  | { envelope: LedgerCommandEnvelope; type: 'payment.create'; payload: PaymentCreate }
+  | { envelope: LedgerCommandEnvelope; type: 'payment.update'; payload: PaymentUpdate };
 
 export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
   let payload: unknown;
@@ -26,6 +29,8 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'transfer.create': return { envelope, type: envelope.type, payload: payload as TransferCreate };
     case 'transfer.partner_result': return { envelope, type: envelope.type, payload: payload as TransferPartnerResult };
     case 'fx.execute': return { envelope, type: envelope.type, payload: payload as FxExecute };
+    case 'payment.create': return { envelope, type: envelope.type, payload: payload as PaymentCreate };
+    case 'payment.update': return { envelope, type: envelope.type, payload: payload as PaymentUpdate };
     default: throw new PoisonMessageError(`unknown command type "${String(envelope.type)}"`);
   }
 }
@@ -37,6 +42,8 @@ export interface BatchFacts {
   transfers: Map<string, TransferRecord>;
   /** The persisted quotes that fx.execute commands name, as read before the batch locks them. */
   quotes: Map<string, FxQuoteRecord>;
+  /** The payments that payment.update commands name, as read before the batch locks them. */
+  payments: Map<string, PaymentRecord>;
 }
 
 /** The FX desk's accounts a conversion from `from` to `to` posts to. */
@@ -75,6 +82,12 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       const quote = facts.quotes.get(command.payload.quote_id);
       if (!quote || quote.account_id !== accountId) return []; // refused: not the account's quote
       return [available(accountId, quote.from_currency), available(accountId, quote.to_currency), ...fxDesk(quote.from_currency, quote.to_currency)];
+    }
+    case 'payment.create':
+      return [];
+    case 'payment.update': {
+      const payment = facts.payments.get(command.payload.payment_id);
+      return payment ? [partnerSettlement(payment.partner, payment.currency), available(payment.account_id, payment.currency)] : [];
     }
   }
 }

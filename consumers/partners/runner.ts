@@ -2,7 +2,9 @@
 import type { PartnerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
+import { partnerAccess } from '../../src/partner-links/access';
 import type { RunningRole, Runtime } from '../../src/runtime';
+import { PaymentSettler } from './settler';
 import {
   BATCH_MS_MAX_DEFAULT, CONCURRENCY_MAX_DEFAULT, createPartnerClients, handlePartnerBatch, POLL_MS_MAX_DEFAULT,
   type PartnerDispatcherDeps,
@@ -46,5 +48,17 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
     partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? PARTITIONS_CONSUMED_CONCURRENTLY_DEFAULT,
     handleBatch: (messages) => handlePartnerBatch(deps, messages),
   });
-  return { role: 'partners', stop: () => consumer.disconnect() };
+  // The partner-link callback is the API's; the settler only reads and refreshes links.
+  const access = partnerAccess(config, runtime.db, options.railsUrl ?? config.mockRailsUrl, () => config.publicUrl ?? '');
+  const settler = new PaymentSettler(runtime, access.links, access.clients, {
+    intervalMs: config.paymentSettleIntervalMs, pendingDeadlineMs: config.paymentPendingDeadlineMs,
+  });
+  settler.start();
+  return {
+    role: 'partners',
+    stop: async () => {
+      await settler.stop();
+      await consumer.disconnect();
+    },
+  };
 }

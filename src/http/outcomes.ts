@@ -4,7 +4,8 @@
 import { quoteStatus, type FxQuoteRecord } from '../../ledger/fx-quotes';
 import { RATE_DECIMALS } from '../../ledger/fx-rates';
 import { formatAmount, Money } from '../../ledger/money';
-import type { FaucetCredited, FxExecuted, Outcome, Refused, TransferOutcome } from '../../ledger/outcome';
+import type { FaucetCredited, FxExecuted, Outcome, PaymentOutcome, Refused, TransferOutcome } from '../../ledger/outcome';
+import type { PaymentRecord } from '../../ledger/payments';
 import type { TransferRecord } from '../../ledger/transfers';
 import { DomainError, errorBody } from '../errors';
 import type { RouteResult } from './route';
@@ -52,6 +53,22 @@ export function fxExecutionAnswer(outcome: FxExecuted): RouteResult {
       debit_transaction_id: outcome.debit_transaction_id, credit_transaction_id: outcome.credit_transaction_id,
     },
   };
+}
+
+/** The Payment of SPEC.md section 2, every field present. */
+export function paymentView(payment: PaymentRecord) {
+  return {
+    id: payment.id, partner: payment.partner, direction: payment.direction, kind: payment.kind,
+    amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, status: payment.status,
+    external_id: payment.external_id, claim_link: payment.claim_link, idempotency_key: payment.idempotency_key, retry_count: payment.retry_count,
+    customer_id: payment.customer_id, source_funding_method_external_id: payment.funding_method_external_id,
+    failure: payment.failure_code ? { code: payment.failure_code, message: payment.failure_message } : null,
+    created_at: payment.created_at.toISOString(), completed_at: payment.completed_at ? payment.completed_at.toISOString() : null,
+  };
+}
+
+export function paymentAnswer(outcome: PaymentOutcome): RouteResult {
+  return { status: outcome.created ? 201 : 200, body: paymentView(outcome.payment) };
 }
 
 export function refusalAnswer(outcome: Refused): RouteResult {

@@ -140,14 +140,31 @@ export class PartnerClient {
    */
   async listFundingMethods(accessToken: string): Promise<FundingMethod[]> {
     const what = 'list funding methods';
-    const payload = await this.withRetries(what, () => this.exchange(what, `${this.baseUrl}/v1/funding-methods`, {
-      method: 'GET', headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-    }));
+    const payload = await this.callAs(what, accessToken, 'GET', '/v1/funding-methods');
     const methods = isRecord(payload) && Array.isArray(payload.data) ? payload.data : null;
     const valid = methods?.every((m) => isRecord(m) && typeof m.external_id === 'string' && typeof m.kind === 'string'
       && typeof m.currency === 'string' && typeof m.label === 'string' && typeof m.default === 'boolean');
     if (!methods || !valid) throw unexpectedAnswer(what, 'the partner answered with something that is not a list of funding methods');
     return methods as FundingMethod[];
+  }
+
+  /** Submits a payment on behalf of the customer whose link token this is (see submitPayment). */
+  async submitPaymentAs(accessToken: string, request: PartnerPaymentRequest): Promise<PartnerPayment> {
+    const what = `submit payment ${request.reference}`;
+    return parsePayment(what, await this.callAs(what, accessToken, 'POST', '/v1/payments', request));
+  }
+
+  /** A payment submitted with a customer's link token, as the partner sees it now. */
+  async getPaymentAs(accessToken: string, id: string): Promise<PartnerPayment> {
+    const what = `get payment ${id}`;
+    return parsePayment(what, await this.callAs(what, accessToken, 'GET', `/v1/payments/${encodeURIComponent(id)}`));
+  }
+
+  /** One call with a customer's token, retried while the partner is unavailable; a 401 is the caller's. */
+  private callAs(what: string, accessToken: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return this.withRetries(what, () => this.exchange(what, `${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
   }
 
   /** The partner's current view of a payment. Raises PartnerError (rejected 404 for an unknown id). */

@@ -32,7 +32,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/fx', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
-  'consumers/partners': ['ledger', 'src/kafka', 'src/partners', 'src/runtime'],
+  'consumers/partners': ['ledger', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
   'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
   'src/mock-rails': ['src/log', 'src/partners', 'src/runtime'],
   // What they use: authentication, accounts, reads, the ledger's client, streams, logs.
@@ -45,7 +45,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/request-logs': ['src/auth', 'src/kafka', 'src/log'],
   'src/partners': ['src/log'],
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
-  'src/partner-links': ['src/db', 'src/errors', 'src/log', 'src/partners'],
+  'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners'],
   // The domain, and the plumbing under everything.
   ledger: ['src/db'],
   'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis'],

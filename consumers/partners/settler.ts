@@ -1,0 +1,91 @@
+// Follows payments at their partner until they end (DESIGN.md section 5c): a payment the partner
+// has accepted (`sent`, `authorized`) is polled with the customer's link token, and its progress
+// (`authorized`, `completed`, a reversal) goes to the ledger as a payment.update command. A
+// payment still `pending` past the deadline, that no partner reference ever came back for (the
+// request path met an unknown outcome, or its process died), is failed with its event rather than
+// left pending forever. Command ids name the payment and the status, so several settlers (or a
+// repeated poll) can only say each thing once: the ledger keeps the first.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
+import type { PaymentRecord } from '../../ledger/payments';
+import { TOPICS } from '../../src/kafka/topics';
+import { log } from '../../src/log';
+import type { PartnerLinks } from '../../src/partner-links/links';
+import type { PartnerClient } from '../../src/partners/client';
+import type { PartnerSlug } from '../../src/partners/registry';
+import type { Runtime } from '../../src/runtime';
+
+const POLL_BATCH_MAX = 100;
+
+export interface SettlerSettings {
+  intervalMs: number;
+  /** A payment pending this long without a partner reference is failed. */
+  pendingDeadlineMs: number;
+}
+
+export class PaymentSettler {
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly links: PartnerLinks,
+    private readonly clients: (partner: PartnerSlug) => PartnerClient,
+    private readonly settings: SettlerSettings,
+  ) {}
+
+  start(): void {
+    this.loop = (async () => {
+      while (!this.stopped) {
+        await this.round().catch((error) => log.warn({ err: error }, 'a payment settling round failed; the next one retries'));
+        await sleep(this.settings.intervalMs);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+
+  /** One pass over the payments still open. */
+  async round(): Promise<void> {
+    const open: PaymentRecord[] = await this.runtime.db('payments').whereIn('status', ['pending', 'sent', 'authorized'])
+      .orderBy('updated_at').limit(POLL_BATCH_MAX);
+    const updates: PaymentUpdate[] = [];
+    for (const payment of open) {
+      const update = await this.follow(payment).catch((error) => {
+        log.debug({ paymentId: payment.id, err: (error as Error).message }, 'could not follow a payment at its partner; next round');
+        return null;
+      });
+      if (update) updates.push(update);
+    }
+    if (updates.length > 0) await this.send(open, updates);
+  }
+
+  private async follow(payment: PaymentRecord): Promise<PaymentUpdate | null> {
+    const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count };
+    if (payment.status === 'pending' || payment.external_id === null) {
+      if (Date.now() - payment.updated_at.getTime() < this.settings.pendingDeadlineMs) return null;
+      return { ...base, status: 'failed', external_id: null, failure_code: 'partner_timeout', failure_message: 'no partner reference came back before the deadline; nothing moved' };
+    }
+    const link = await this.runtime.db('partner_links').where({ customer_id: payment.customer_id, partner: payment.partner, status: 'active' }).first();
+    if (!link) return null; // revoked meanwhile: the sandbox simulation routes can still end it
+    const seen = await this.links.withToken(link, (token) => this.clients(payment.partner as PartnerSlug).getPaymentAs(token, payment.external_id!));
+    if (seen.status === 'reversed') return { ...base, status: 'failed', external_id: seen.id, failure_code: 'partner_reversed', failure_message: 'the partner reversed the payment' };
+    if (seen.status === payment.status || seen.status === 'pending') return null;
+    return { ...base, status: seen.status, external_id: seen.id, failure_code: null, failure_message: null };
+  }
+
+  private async send(open: PaymentRecord[], updates: PaymentUpdate[]): Promise<void> {
+    const accountOf = new Map(open.map((p) => [p.id, p.account_id]));
+    const messages = await Promise.all(updates.map(async (update) => {
+      const envelope: LedgerCommandEnvelope = {
+        id: `payment.update:${update.payment_id}:${update.status}`, type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
+        reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(update),
+      };
+      return { key: envelope.account_id, value: await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope) };
+    }));
+    await this.runtime.producer.send({ topic: this.runtime.names.full(TOPICS.ledgerCommands), acks: -1, messages });
+  }
+}

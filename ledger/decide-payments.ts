@@ -1,0 +1,69 @@
+// The ledger's decisions on payments (DESIGN.md section 5c): a payment is recorded before the
+// API submits it to the partner, then moves as the partner answers. A pay-in credits the
+// account once, when it completes; an answer about a finished payment changes nothing.
+import { randomUUID } from 'node:crypto';
+import { balanceEvent, emptyDecision, post, refusal, type AccountFacts, type Decision, type EventDraft } from './decide';
+import type { PaymentCreate, PaymentUpdate } from './messages';
+import { formatAmount, Money, type Currency } from './money';
+import { pathTo, type PaymentRecord, type PaymentStatus } from './payments';
+import type { BalanceBook } from './balances';
+import { payInSettled } from './postings';
+
+/** Statuses with an event (SPEC.md section 6): the others are steps on the way. */
+const EMITTED: readonly PaymentStatus[] = ['sent', 'completed', 'failed', 'cancelled'];
+
+function paymentEvent(payment: PaymentRecord, status: PaymentStatus): EventDraft {
+  return {
+    type: `payment.${status}`, resourceType: 'payment', resourceId: payment.id, accountId: payment.account_id, status,
+    amount: formatAmount(payment.amount, payment.currency), currency: payment.currency,
+    attributes: { partner: payment.partner, kind: payment.kind, customer_id: payment.customer_id, external_id: payment.external_id, failure_code: payment.failure_code },
+  };
+}
+
+export function decidePaymentCreate(commandId: string, command: PaymentCreate, account: AccountFacts | null, now: Date): Decision {
+  if (!account) return refusal('resource_not_found', 'the account does not exist');
+  if (account.kybStatus !== 'active') return refusal('account_not_active', `the account's KYB status is ${account.kybStatus}; it must be active to move money`);
+  const payment: PaymentRecord = {
+    id: command.payment_id, account_id: account.id, command_id: commandId, customer_id: command.customer_id, partner: command.partner, direction: 'inbound',
+    kind: command.kind, amount: new Money(command.amount).toFixed(), currency: command.currency, status: 'pending', external_id: null, claim_link: null,
+    idempotency_key: command.idempotency_key, retry_count: 0, funding_method_external_id: command.funding_method_external_id,
+    failure_code: null, failure_message: null, created_at: now, updated_at: now, completed_at: null,
+  };
+  const decision = emptyDecision({ kind: 'payment', created: true, payment });
+  decision.payment = payment;
+  decision.paymentIsNew = true;
+  decision.paymentTransitions.push({ paymentId: payment.id, from: null, to: 'pending', at: now });
+  return decision;
+}
+
+export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecord | null, book: BalanceBook, now: Date): Decision {
+  if (!current) return refusal('payment_not_found', 'no such payment', update.payment_id);
+  const path = pathTo(current.status, update.status);
+  if (path.length === 0) return emptyDecision({ kind: 'payment', created: false, payment: current });
+  const payment: PaymentRecord = {
+    ...current, updated_at: now,
+    external_id: update.external_id ?? current.external_id, claim_link: update.claim_link ?? current.claim_link,
+    retry_count: Math.max(current.retry_count, update.retry_count),
+  };
+  if (update.status === 'failed' || update.status === 'cancelled') {
+    payment.failure_code = update.failure_code ?? (update.status === 'cancelled' ? 'cancelled' : 'partner_error');
+    payment.failure_message = update.failure_message;
+  }
+  const decision = emptyDecision({ kind: 'payment', created: false, payment });
+  decision.payment = payment;
+  let from: PaymentStatus = current.status;
+  for (const to of path) {
+    decision.paymentTransitions.push({ paymentId: payment.id, from, to, at: now });
+    from = to;
+  }
+  payment.status = update.status;
+  if (payment.status === 'completed') {
+    payment.completed_at = now;
+    if (payment.direction === 'inbound') {
+      post(decision, book, payInSettled(randomUUID(), payment.id, payment.partner, payment.account_id, payment.currency, new Money(payment.amount)));
+    }
+  }
+  for (const status of path) if (EMITTED.includes(status)) decision.events.push(paymentEvent({ ...payment, status }, status));
+  if (payment.status === 'completed') decision.events.push(balanceEvent(book, payment.account_id, payment.currency as Currency));
+  return decision;
+}

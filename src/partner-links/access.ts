@@ -1,0 +1,28 @@
+// The partners as this service calls them: one OAuth client per partner (the client's own
+// credentials) and the customers' links, whose tokens those clients obtain and refresh.
+import type { Config } from '../config';
+import type { Db } from '../db';
+import { PartnerClient } from '../partners/client';
+import { PARTNER_LINK_CALLBACK_PATH, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
+import { TokenVault } from '../partners/token-vault';
+import { PartnerLinks } from './links';
+
+export interface PartnerAccess {
+  links: PartnerLinks;
+  clients: (partner: PartnerSlug) => PartnerClient;
+}
+
+/** `railsUrl`: where the partners live; `publicUrl`: how they reach this API's callback. */
+export function partnerAccess(config: Config, db: Db, railsUrl: string, publicUrl: () => string): PartnerAccess {
+  const byPartner = new Map(PARTNER_SLUGS.map((slug) => [slug, new PartnerClient({
+    baseUrl: `${railsUrl}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
+  })]));
+  const clients = (slug: PartnerSlug) => byPartner.get(slug)!;
+  const links = new PartnerLinks(db, new TokenVault(config.partnerTokenSecret), {
+    clientId: config.partnerClientId,
+    partnerUrl: (slug) => `${railsUrl}/${slug}`,
+    redirectUri: () => `${publicUrl()}${PARTNER_LINK_CALLBACK_PATH}`,
+    clients,
+  });
+  return { links, clients };
+}

@@ -1,0 +1,117 @@
+// Add funds through a linked partner (SPEC.md sections 2 to 4, Payments; DESIGN.md section 5c):
+// the payment is authorized on the request, settles later at the partner, and only then does
+// the ledger credit the account, once. Then the refusals, each before anything moves.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { testService } from '../hooks';
+import { createCustomer, createKey, signUp, type SignedUp } from '../support/accounts';
+import { expectError } from '../support/expect';
+import { call, eventually } from '../support/http';
+import { violations } from '../support/load';
+import { balances } from '../support/money';
+import { openEventStream } from '../support/sse';
+
+async function browse(url: string, form?: Record<string, string>): Promise<{ status: number; location: string | null; html: string }> {
+  const response = await fetch(url, form
+    ? { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() }
+    : { redirect: 'manual' });
+  return { status: response.status, location: response.headers.get('location'), html: await response.text() };
+}
+
+/** Links the customer with the partner as the customer would, in a browser. */
+async function link(baseUrl: string, key: string, customerId: string, partner: string): Promise<void> {
+  const created = await call(baseUrl, 'POST', `/v1/customers/${customerId}/partner-links`, { partner }, { token: key, idempotencyKey: randomUUID() });
+  const page = await browse(created.body.authorize_url);
+  const token = /name="consent_token" value="([^"]+)"/.exec(page.html)![1];
+  const redirect = await browse(created.body.authorize_url, { consent_token: token, decision: 'approve' });
+  assert.equal((await browse(redirect.location!)).status, 200);
+}
+
+describe('payments: add funds', () => {
+  const base = () => testService().baseUrl;
+  let owner: SignedUp;
+  let customerId: string;
+  before(async () => {
+    owner = await signUp(base());
+    customerId = (await createCustomer(base(), owner.key)).body.id;
+    await link(base(), owner.key, customerId, 'openbank');
+  });
+  afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
+
+  const addFunds = (body: Record<string, unknown>, options: { key?: string; idempotencyKey?: string; scenario?: string } = {}) =>
+    call(base(), 'POST', '/v1/payments/add-funds', { customer_id: customerId, partner: 'openbank', amount: '25.00', currency: 'USD', ...body },
+      { token: options.key ?? owner.key, idempotencyKey: options.idempotencyKey ?? randomUUID(), headers: options.scenario ? { 'Sandbox-Scenario': options.scenario } : {} });
+  const payment = (id: string) => call(base(), 'GET', `/v1/payments/${id}`, undefined, { token: owner.key });
+
+  it('is authorized on the request, completes later, and only then credits the account, once', async () => {
+    const stream = await openEventStream(base(), owner.token);
+    try {
+      const key = randomUUID();
+      const created = await addFunds({}, { idempotencyKey: key });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const p = created.body;
+      assert.deepEqual([p.partner, p.direction, p.kind, p.amount, p.currency, p.status, p.idempotency_key, p.retry_count, p.customer_id, p.completed_at, p.claim_link, p.failure],
+        ['openbank', 'inbound', 'add_funds', '25.00', 'USD', 'authorized', key, 0, customerId, null, null, null]);
+      assert.match(p.external_id, /^openbank_/);
+      assert.match(p.source_funding_method_external_id, /^fm_openbank_\d+_usd$/, 'the default funding method in the currency');
+
+      const completed = await eventually(async () => {
+        const now = (await payment(p.id)).body;
+        return now.status === 'completed' ? now : undefined;
+      }, 10_000, 'the partner settles');
+      assert.ok(completed.completed_at);
+      assert.deepEqual(completed.status_history.map((h: { from: string | null; to: string }) => [h.from, h.to]),
+        [[null, 'pending'], ['pending', 'sent'], ['sent', 'authorized'], ['authorized', 'completed']]);
+      assert.equal((await balances(base(), owner.token)).USD.available, '25.00');
+
+      const types: string[] = [];
+      while (!types.includes('payment.completed') || !types.includes('balance.updated')) types.push((await stream.nextEvent()).event);
+      assert.deepEqual(types.filter((t) => t.startsWith('payment.')), ['payment.sent', 'payment.completed']);
+
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // several settler rounds
+      assert.equal((await balances(base(), owner.token)).USD.available, '25.00', 'credited once');
+      const entries = await testService().runtime.db('journal_entries').where('payment_id', p.id);
+      assert.deepEqual(entries.map((e: { kind: string }) => e.kind), ['payment_settle']);
+
+      const replay = await addFunds({}, { idempotencyKey: key });
+      assert.deepEqual([replay.status, replay.body.id, replay.body.status], [200, p.id, 'authorized'], 'a replay answers what the request answered');
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('records a declined payment as failed, and never credits it', async () => {
+    const before = (await balances(base(), owner.token)).USD?.available ?? '0.00';
+    const declined = await addFunds({ amount: '7.00' }, { scenario: 'decline' });
+    assert.equal(declined.status, 201, JSON.stringify(declined.body));
+    assert.deepEqual([declined.body.status, declined.body.failure.code, declined.body.external_id], ['failed', 'partner_declined', null]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal((await balances(base(), owner.token)).USD?.available ?? '0.00', before);
+  });
+
+  it('lists payments by customer and status, and keeps other accounts out', async () => {
+    const listed = await call(base(), 'GET', `/v1/payments?customer_id=${customerId}&status=failed`, undefined, { token: owner.key });
+    assert.equal(listed.status, 200);
+    assert.ok(listed.body.data.length >= 1 && listed.body.data.every((p: { status: string; customer_id: string }) => p.status === 'failed' && p.customer_id === customerId));
+    const stranger = await signUp(base());
+    assert.deepEqual((await call(base(), 'GET', '/v1/payments', undefined, { token: stranger.key })).body.data, [], 'pinned to its own account');
+    expectError(await call(base(), 'GET', `/v1/payments/${listed.body.data[0].id}`, undefined, { token: stranger.key }), 403, 'cross_account_access_denied');
+    expectError(await payment(randomUUID()), 404, 'payment_not_found');
+  });
+
+  it('refuses, before anything moves, what it cannot do', async () => {
+    const unlinked = (await createCustomer(base(), owner.key)).body.id;
+    expectError(await addFunds({ partner: 'nowhere' }), 400, 'invalid_partner', 'partner');
+    expectError(await addFunds({ partner: 'fiat' }), 400, 'invalid_partner', 'partner');
+    expectError(await addFunds({ currency: 'USDC', amount: '1.000000' }), 400, 'invalid_currency', 'currency');
+    expectError(await addFunds({ customer_id: unlinked }), 400, 'customer_not_linked', 'customer_id');
+    expectError(await addFunds({ source_funding_method_external_id: 'fm_nobody' }), 400, 'invalid_request', 'source_funding_method_external_id');
+    expectError(await addFunds({ amount: '-5' }), 400, 'invalid_request', 'amount');
+    const stranger = await signUp(base());
+    expectError(await addFunds({}, { key: stranger.key }), 403, 'cross_account_access_denied');
+    expectError(await addFunds({}, { key: (await createKey(base(), owner.token, 'publishable')).key }), 403, 'publishable_key_write_denied');
+    expectError(await addFunds({}, { key: (await createKey(base(), owner.token, 'restricted', ['payments:read'])).key }), 403, 'insufficient_scope');
+    const stored = await testService().runtime.db('payments').where('customer_id', unlinked).count<{ count: string }[]>('* as count');
+    assert.equal(stored[0].count, '0');
+  });
+});
