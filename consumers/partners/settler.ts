@@ -1,21 +1,27 @@
 // Follows payments at their partner until they end (DESIGN.md section 5c): a payment the partner
 // has accepted (`sent`, `authorized`) is polled with the customer's link token, and its progress
 // (`authorized`, `completed`, a reversal) goes to the ledger as a payment.update command. A
-// payment still `pending` past the deadline, that no partner reference ever came back for (the
-// request path met an unknown outcome, or its process died), is failed with its event rather than
-// left pending forever. Command ids name the payment and the status, so several settlers (or a
+// payment still `pending` a while after it was recorded (the request path met an unknown
+// outcome, or its process died) is submitted again under the same reference: the partner answers
+// with the payment if it had made it, and makes it otherwise, as the client asked. One no partner
+// reference ever came back for by the deadline is failed with its event rather than left pending
+// forever. Command ids name the payment and the status, so several settlers (or a
 // repeated poll) can only say each thing once: the ledger keeps the first.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
+import { formatAmount } from '../../ledger/money';
 import type { PaymentRecord } from '../../ledger/payments';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { PartnerLinks } from '../../src/partner-links/links';
-import type { PartnerClient } from '../../src/partners/client';
+import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
+import { isPartnerError } from '../../src/partners/errors';
 import type { PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
 
 const POLL_BATCH_MAX = 100;
+/** A pending payment is left to the request that submits it this long before the settler resubmits it. */
+const RESUBMIT_AFTER_MS = 10_000;
 
 export interface SettlerSettings {
   intervalMs: number;
@@ -65,15 +71,29 @@ export class PaymentSettler {
 
   private async follow(payment: PaymentRecord): Promise<PaymentUpdate | null> {
     const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count };
-    if (payment.status === 'pending' || payment.external_id === null) {
-      if (Date.now() - payment.updated_at.getTime() < this.settings.pendingDeadlineMs) return null;
-      return { ...base, status: 'failed', external_id: null, failure_code: 'partner_timeout', failure_message: 'no partner reference came back before the deadline; nothing moved' };
-    }
+    const ageMs = Date.now() - payment.created_at.getTime();
+    if (payment.external_id === null && ageMs < RESUBMIT_AFTER_MS) return null;
     const link = await this.runtime.db('partner_links').where({ customer_id: payment.customer_id, partner: payment.partner, status: 'active' }).first();
-    if (!link) return null; // revoked meanwhile: the sandbox simulation routes can still end it
-    const seen = await this.links.withToken(link, (token) => this.clients(payment.partner as PartnerSlug).getPaymentAs(token, payment.external_id!));
+    const client = this.clients(payment.partner as PartnerSlug);
+    let seen: PartnerPayment;
+    try {
+      if (!link) throw new Error('the customer\'s link with the partner is no longer active');
+      seen = payment.external_id === null
+        ? await this.links.withToken(link, (token) => client.submitPaymentAs(token, {
+          reference: payment.id, amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, metadata: { payment_id: payment.id },
+        }))
+        : await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!));
+    } catch (error) {
+      if (isPartnerError(error) && error.kind === 'declined') {
+        return { ...base, status: 'failed', external_id: payment.external_id, failure_code: 'partner_declined', failure_message: error.message };
+      }
+      if (payment.external_id !== null || ageMs < this.settings.pendingDeadlineMs) throw error;
+      return { ...base, status: 'failed', external_id: null, failure_code: 'partner_timeout', failure_message: `no partner reference came back before the deadline (${(error as Error).message}); nothing moved` };
+    }
+    if (payment.external_id === null) base.retry_count += 1;
     if (seen.status === 'reversed') return { ...base, status: 'failed', external_id: seen.id, failure_code: 'partner_reversed', failure_message: 'the partner reversed the payment' };
-    if (seen.status === payment.status || seen.status === 'pending') return null;
+    if (seen.status === payment.status || (seen.status === 'pending' && payment.status !== 'pending')) return null;
+    if (seen.status === 'pending') return { ...base, status: 'sent', external_id: seen.id, failure_code: null, failure_message: null };
     return { ...base, status: seen.status, external_id: seen.id, failure_code: null, failure_message: null };
   }
 

@@ -89,6 +89,23 @@ describe('payments: add funds', () => {
     assert.equal((await balances(base(), owner.token)).USD?.available ?? '0.00', before);
   });
 
+  it('answers 502 partner_error when the partner\'s answer is lost, keeps the payment readable, and the settler finds it', async function () {
+    this.timeout(30_000);
+    const lost = await addFunds({ amount: '3.00' }, { scenario: 'lost_answer' });
+    expectError(lost, 502, 'partner_error');
+    const paymentId = lost.body.details;
+    const readable = await payment(paymentId);
+    assert.deepEqual([readable.status, readable.body.status, readable.body.external_id], [200, 'pending', null]);
+    const settled = await eventually(async () => {
+      const now = (await payment(paymentId)).body;
+      return now.status === 'completed' ? now : undefined;
+    }, 25_000, 'the settler resubmits under the same reference, finds the payment, and it completes');
+    assert.match(settled.external_id, /^openbank_/);
+    assert.equal(settled.retry_count, 1, 'one resubmission');
+    const atPartner = await testService().runtime.db('journal_entries').where('payment_id', paymentId);
+    assert.equal(atPartner.length, 1, 'credited once');
+  });
+
   it('lists payments by customer and status, and keeps other accounts out', async () => {
     const listed = await call(base(), 'GET', `/v1/payments?customer_id=${customerId}&status=failed`, undefined, { token: owner.key });
     assert.equal(listed.status, 200);
