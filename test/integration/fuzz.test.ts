@@ -8,12 +8,13 @@
 // prints its seed, so `FUZZ_SEED=<seed> npm test -- dist/test/integration/fuzz.test.js` replays it.
 import assert from 'node:assert/strict';
 import { testService } from '../hooks';
-import { createKey, signUp } from '../support/accounts';
+import { createCustomer, createKey, signUp } from '../support/accounts';
 import { checkResponse } from '../support/contract';
 import { fuzzRequest, operationsOf, type Credentials, type KnownValues, type Operation } from '../support/fuzz/requests';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
+import { linkCustomer } from '../support/partner-links';
 import { prng } from '../support/prng';
 
 const REQUESTS = Number.parseInt(process.env.FUZZ_REQUESTS ?? '1500', 10);
@@ -43,8 +44,8 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
     const credentials: Credentials = {
       none: null, garbage: 'not-a-credential', secret: owner.key, live, session: owner.token, master: runtime.config.masterKey,
       publishable: (await createKey(baseUrl, owner.token, 'publishable')).key,
-      restrictedAll: (await createKey(baseUrl, owner.token, 'restricted', ['transfers:write', 'transfers:read', 'transactions:read', 'customers:write', 'customers:read', 'contacts:write', 'contacts:read', 'request_logs:read', 'fx:write', 'fx:read'])).key,
-      restrictedNone: (await createKey(baseUrl, owner.token, 'restricted', ['payments:read'])).key,
+      restrictedAll: (await createKey(baseUrl, owner.token, 'restricted', ['transfers:write', 'transfers:read', 'transactions:read', 'customers:write', 'customers:read', 'contacts:write', 'contacts:read', 'request_logs:read', 'fx:write', 'fx:read', 'payments:write', 'payments:read'])).key,
+      restrictedNone: (await createKey(baseUrl, owner.token, 'restricted', ['request_logs:read'])).key,
     };
     for (const currency of ['USD', 'EUR', 'GBP']) await fund(baseUrl, owner.key, currency, '100000.00');
     const quoteIds: string[] = [];
@@ -53,7 +54,14 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
       const quote = await call(baseUrl, 'POST', '/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: `${i + 1}.00` }, { token: owner.key, idempotencyKey: `fuzz-quote-${SEED}-${i}` });
       quoteIds.push(quote.body.id);
     }
-    const known: KnownValues = { quote_id: quoteIds, '/v1/fx/quotes/{id}#id': quoteIds, '/v1/sandbox/fx/quotes/{id}/expire#id': quoteIds };
+    // A customer linked with openbank, so valid add-funds requests reach the partner.
+    const customerId: string = (await createCustomer(baseUrl, owner.key)).body.id;
+    await linkCustomer(baseUrl, owner.key, customerId, 'openbank');
+    const known: KnownValues = {
+      quote_id: quoteIds, '/v1/fx/quotes/{id}#id': quoteIds, '/v1/sandbox/fx/quotes/{id}/expire#id': quoteIds,
+      customer_id: [customerId], '/v1/customers/{id}/partner-links#id': [customerId], '/v1/customers/{id}/funding-methods#id': [customerId],
+      '/v1/customers/{id}#id': [customerId], partner: ['openbank', 'fiat', 'chain', 'claimless'],
+    };
 
     const random = prng(SEED);
     const tally = new Map<string, Map<number, number>>();

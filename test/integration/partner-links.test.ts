@@ -12,27 +12,7 @@ import { testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
-
-interface Browsed { status: number; location: string | null; html: string }
-
-/** One browser request that does not follow redirects. */
-async function browse(url: string, form?: Record<string, string>): Promise<Browsed> {
-  const response = await fetch(url, form
-    ? { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() }
-    : { redirect: 'manual' });
-  return { status: response.status, location: response.headers.get('location'), html: await response.text() };
-}
-
-/** Opens the consent page and answers it; returns the partner's redirect back to the service. */
-async function consent(authorizeUrl: string, decision: 'approve' | 'deny'): Promise<string> {
-  const page = await browse(authorizeUrl);
-  assert.equal(page.status, 200, page.html);
-  const token = /name="consent_token" value="([^"]+)"/.exec(page.html)?.[1];
-  assert.ok(token, 'the consent page has its form');
-  const answered = await browse(authorizeUrl, { consent_token: token, decision });
-  assert.equal(answered.status, 302);
-  return answered.location!;
-}
+import { browse, consent } from '../support/partner-links';
 
 describe('partner links (three-legged OAuth)', () => {
   const base = () => testService().baseUrl;

@@ -9,23 +9,8 @@ import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { balances } from '../support/money';
+import { linkCustomer } from '../support/partner-links';
 import { openEventStream } from '../support/sse';
-
-async function browse(url: string, form?: Record<string, string>): Promise<{ status: number; location: string | null; html: string }> {
-  const response = await fetch(url, form
-    ? { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() }
-    : { redirect: 'manual' });
-  return { status: response.status, location: response.headers.get('location'), html: await response.text() };
-}
-
-/** Links the customer with the partner as the customer would, in a browser. */
-async function link(baseUrl: string, key: string, customerId: string, partner: string): Promise<void> {
-  const created = await call(baseUrl, 'POST', `/v1/customers/${customerId}/partner-links`, { partner }, { token: key, idempotencyKey: randomUUID() });
-  const page = await browse(created.body.authorize_url);
-  const token = /name="consent_token" value="([^"]+)"/.exec(page.html)![1];
-  const redirect = await browse(created.body.authorize_url, { consent_token: token, decision: 'approve' });
-  assert.equal((await browse(redirect.location!)).status, 200);
-}
 
 describe('payments: add funds', () => {
   const base = () => testService().baseUrl;
@@ -34,7 +19,7 @@ describe('payments: add funds', () => {
   before(async () => {
     owner = await signUp(base());
     customerId = (await createCustomer(base(), owner.key)).body.id;
-    await link(base(), owner.key, customerId, 'openbank');
+    await linkCustomer(base(), owner.key, customerId, 'openbank');
   });
   afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
 
