@@ -1,13 +1,15 @@
 // The ledger's decisions on payments (DESIGN.md section 5c): a payment is recorded before the
 // API submits it to the partner, then moves as the partner answers. A pay-in credits the
-// account once, when it completes; an answer about a finished payment changes nothing.
+// account once, when it completes; a payout is held when recorded, leaves when it completes and
+// is released when it fails or is cancelled; an answer about a finished payment changes nothing.
 import { randomUUID } from 'node:crypto';
 import { balanceEvent, emptyDecision, post, refusal, type AccountFacts, type Decision, type EventDraft } from './decide';
 import type { PaymentCreate, PaymentUpdate } from './messages';
 import { formatAmount, Money, type Currency } from './money';
 import { pathTo, type PaymentRecord, type PaymentStatus } from './payments';
 import type { BalanceBook } from './balances';
-import { payInSettled } from './postings';
+import { available } from './chart';
+import { paymentHold, paymentRelease, payInSettled, payOutSettled } from './postings';
 
 /** Statuses with an event (SPEC.md section 6): the others are steps on the way. */
 const EMITTED: readonly PaymentStatus[] = ['sent', 'completed', 'failed', 'cancelled'];
@@ -20,16 +22,26 @@ function paymentEvent(payment: PaymentRecord, status: PaymentStatus): EventDraft
   };
 }
 
-export function decidePaymentCreate(commandId: string, command: PaymentCreate, account: AccountFacts | null, now: Date): Decision {
+export function decidePaymentCreate(commandId: string, command: PaymentCreate, account: AccountFacts | null, book: BalanceBook, now: Date): Decision {
   if (!account) return refusal('resource_not_found', 'the account does not exist');
   if (account.kybStatus !== 'active') return refusal('account_not_active', `the account's KYB status is ${account.kybStatus}; it must be active to move money`);
+  const outbound = command.kind !== 'add_funds';
+  const amount = new Money(command.amount);
+  if (outbound && book.balance(available(account.id, command.currency)).isLessThan(amount)) {
+    return refusal('insufficient_funds', `the available ${command.currency} balance is below the amount`, 'amount');
+  }
   const payment: PaymentRecord = {
-    id: command.payment_id, account_id: account.id, command_id: commandId, customer_id: command.customer_id, partner: command.partner, direction: 'inbound',
-    kind: command.kind, amount: new Money(command.amount).toFixed(), currency: command.currency, status: 'pending', external_id: null, claim_link: null,
-    idempotency_key: command.idempotency_key, retry_count: 0, funding_method_external_id: command.funding_method_external_id,
+    id: command.payment_id, account_id: account.id, command_id: commandId, customer_id: command.customer_id, partner: command.partner,
+    direction: outbound ? 'outbound' : 'inbound', kind: command.kind, amount: amount.toFixed(), currency: command.currency, status: 'pending',
+    external_id: null, claim_link: null, idempotency_key: command.idempotency_key, retry_count: 0, funding_method_external_id: command.funding_method_external_id,
+    payee: command.payee ?? null, purpose: command.purpose ?? null,
     failure_code: null, failure_message: null, created_at: now, updated_at: now, completed_at: null,
   };
   const decision = emptyDecision({ kind: 'payment', created: true, payment });
+  if (outbound) {
+    post(decision, book, paymentHold(randomUUID(), payment.id, account.id, payment.currency, amount));
+    decision.events.push(balanceEvent(book, account.id, payment.currency));
+  }
   decision.payment = payment;
   decision.paymentIsNew = true;
   decision.paymentTransitions.push({ paymentId: payment.id, from: null, to: 'pending', at: now });
@@ -57,13 +69,19 @@ export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecor
     from = to;
   }
   payment.status = update.status;
-  if (payment.status === 'completed') {
-    payment.completed_at = now;
-    if (payment.direction === 'inbound') {
-      post(decision, book, payInSettled(randomUUID(), payment.id, payment.partner, payment.account_id, payment.currency, new Money(payment.amount)));
+  const amount = new Money(payment.amount);
+  const moved = (() => {
+    if (payment.status === 'completed') {
+      payment.completed_at = now;
+      return payment.direction === 'inbound'
+        ? payInSettled(randomUUID(), payment.id, payment.partner, payment.account_id, payment.currency, amount)
+        : payOutSettled(randomUUID(), payment.id, payment.partner, payment.account_id, payment.currency, amount);
     }
-  }
+    const ended = payment.status === 'failed' || payment.status === 'cancelled';
+    return ended && payment.direction === 'outbound' ? paymentRelease(randomUUID(), payment.id, payment.account_id, payment.currency, amount) : null;
+  })();
+  if (moved) post(decision, book, moved);
   for (const status of path) if (EMITTED.includes(status)) decision.events.push(paymentEvent({ ...payment, status }, status));
-  if (payment.status === 'completed') decision.events.push(balanceEvent(book, payment.account_id, payment.currency as Currency));
+  if (moved) decision.events.push(balanceEvent(book, payment.account_id, payment.currency as Currency));
   return decision;
 }

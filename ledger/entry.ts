@@ -3,7 +3,7 @@
 import type { LedgerAccountRef } from './chart';
 import type { Amount } from './money';
 
-export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release' | 'fx_conversion' | 'payment_settle';
+export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release' | 'fx_conversion' | 'payment_settle' | 'payment_hold' | 'payment_release';
 
 export interface PostingDraft {
   account: LedgerAccountRef;

@@ -55,11 +55,14 @@ export interface PaymentCreate {
   payment_id: string;
   customer_id: string;
   partner: string;
-  kind: 'add_funds';
+  /** add_funds brings money in; send and claimless pay it out, held first. */
+  kind: 'add_funds' | 'send' | 'claimless';
   amount: string;
   currency: Currency;
   idempotency_key: string;
   funding_method_external_id: string | null;
+  payee?: Record<string, unknown> | null;
+  purpose?: string | null;
 }
 
 /** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */

@@ -27,6 +27,9 @@ export interface PaymentRecord {
   idempotency_key: string;
   retry_count: number;
   funding_method_external_id: string | null;
+  /** Who an outbound payment pays (SPEC.md section 4, send), as the request gave it. */
+  payee: Record<string, unknown> | null;
+  purpose: string | null;
   failure_code: string | null;
   failure_message: string | null;
   created_at: Date;

@@ -101,3 +101,27 @@ export function payInSettled(id: string, paymentId: string, partner: string, acc
     { account: available(accountId, currency), amount },
   ]), paymentId };
 }
+
+/** An outbound payment is held while the partner executes it. */
+export function paymentHold(id: string, paymentId: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
+  return { ...entry(id, 'payment_hold', null, [
+    { account: available(accountId, currency), amount: amount.negated() },
+    { account: pending(accountId, currency), amount },
+  ]), paymentId };
+}
+
+/** The partner paid it out: the hold leaves for the partner's settlement account. */
+export function payOutSettled(id: string, paymentId: string, partner: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
+  return { ...entry(id, 'payment_settle', null, [
+    { account: pending(accountId, currency), amount: amount.negated() },
+    { account: partnerSettlement(partner, currency), amount },
+  ]), paymentId };
+}
+
+/** The payment failed or was cancelled: the hold goes back to the account. */
+export function paymentRelease(id: string, paymentId: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
+  return { ...entry(id, 'payment_release', null, [
+    { account: pending(accountId, currency), amount: amount.negated() },
+    { account: available(accountId, currency), amount },
+  ]), paymentId };
+}

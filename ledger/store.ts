@@ -207,14 +207,16 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
 
 const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'command_id', 'partner', 'direction', 'kind', 'amount', 'currency', 'status', 'external_id', 'claim_link',
-  'idempotency_key', 'retry_count', 'funding_method_external_id', 'failure_code', 'failure_message', 'created_at', 'updated_at', 'completed_at',
+  'idempotency_key', 'retry_count', 'funding_method_external_id', 'payee', 'purpose', 'failure_code', 'failure_message', 'created_at', 'updated_at', 'completed_at',
 ] as const;
 
 async function writePayments(trx: Knex.Transaction, created: PaymentRecord[], changed: PaymentRecord[], transitions: BatchWrite['paymentTransitions']): Promise<void> {
   const history = new Map<string, Array<{ from: PaymentStatus | null; to: PaymentStatus; at: Date }>>();
   for (const { paymentId, from, to, at } of transitions) history.set(paymentId, [...(history.get(paymentId) ?? []), { from, to, at }]);
   if (created.length > 0) {
-    await trx('payments').insert(created.map((p) => ({ ...Object.fromEntries(PAYMENT_COLUMNS.map((c) => [c, p[c]])), status_history: JSON.stringify(history.get(p.id) ?? []) })));
+    await trx('payments').insert(created.map((p) => ({
+      ...Object.fromEntries(PAYMENT_COLUMNS.map((c) => [c, p[c]])), payee: p.payee === null ? null : JSON.stringify(p.payee), status_history: JSON.stringify(history.get(p.id) ?? []),
+    })));
   }
   for (const p of changed) {
     await trx('payments').where('id', p.id).update({

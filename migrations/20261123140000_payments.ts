@@ -19,6 +19,8 @@ export async function up(knex: Knex): Promise<void> {
     t.text('idempotency_key').notNullable();
     t.integer('retry_count').notNullable().defaultTo(0);
     t.text('funding_method_external_id');
+    t.jsonb('payee'); // who an outbound payment pays
+    t.text('purpose');
     t.text('failure_code');
     t.text('failure_message');
     t.jsonb('status_history').notNullable().defaultTo('[]');

@@ -73,7 +73,7 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
         quote: quotes.get(command.payload.quote_id) ?? null,
       }, book, now);
     case 'payment.create':
-      return decidePaymentCreate(command.envelope.id, command.payload, facts.accountsById.get(command.envelope.account_id) ?? null, now);
+      return decidePaymentCreate(command.envelope.id, command.payload, facts.accountsById.get(command.envelope.account_id) ?? null, book, now);
     case 'payment.update':
       return decidePaymentUpdate(command.payload, payments.get(command.payload.payment_id) ?? null, book, now);
   }

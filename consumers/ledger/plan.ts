@@ -84,10 +84,12 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       return [available(accountId, quote.from_currency), available(accountId, quote.to_currency), ...fxDesk(quote.from_currency, quote.to_currency)];
     }
     case 'payment.create':
-      return [];
+      if (command.payload.kind === 'add_funds' || !facts.accountsById.has(accountId)) return [];
+      return [available(accountId, command.payload.currency), pending(accountId, command.payload.currency)];
     case 'payment.update': {
       const payment = facts.payments.get(command.payload.payment_id);
-      return payment ? [partnerSettlement(payment.partner, payment.currency), available(payment.account_id, payment.currency)] : [];
+      if (!payment) return [];
+      return [partnerSettlement(payment.partner, payment.currency), available(payment.account_id, payment.currency), pending(payment.account_id, payment.currency)];
     }
   }
 }

@@ -97,6 +97,8 @@ function decideOnPayment(command: TransferExecute, payment: PartnerPayment): Par
       return result(command, 'completed', payment.id, null);
     case 'reversed':
       return result(command, 'rolled_back', payment.id, { code: 'partner_reversed', message: 'the partner reversed the payment after executing it' });
+    case 'expired':
+      return result(command, 'failed', payment.id, { code: 'claim_expired', message: 'the payee never claimed the payment' });
     case 'pending':
     case 'authorized':
       return { kind: 'poll', paymentId: payment.id };

@@ -92,6 +92,7 @@ export class PaymentSettler {
     }
     if (payment.external_id === null) base.retry_count += 1;
     if (seen.status === 'reversed') return { ...base, status: 'failed', external_id: seen.id, failure_code: 'partner_reversed', failure_message: 'the partner reversed the payment' };
+    if (seen.status === 'expired') return { ...base, status: 'cancelled', external_id: seen.id, failure_code: 'claim_expired', failure_message: 'the payee did not claim the payment in time' };
     if (seen.status === payment.status || (seen.status === 'pending' && payment.status !== 'pending')) return null;
     if (seen.status === 'pending') return { ...base, status: 'sent', external_id: seen.id, failure_code: null, failure_message: null };
     return { ...base, status: seen.status, external_id: seen.id, failure_code: null, failure_message: null };

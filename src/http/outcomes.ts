@@ -62,6 +62,7 @@ export function paymentView(payment: PaymentRecord) {
     amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, status: payment.status,
     external_id: payment.external_id, claim_link: payment.claim_link, idempotency_key: payment.idempotency_key, retry_count: payment.retry_count,
     customer_id: payment.customer_id, source_funding_method_external_id: payment.funding_method_external_id,
+    purpose: payment.purpose ?? null, payee: payment.payee ?? null,
     failure: payment.failure_code ? { code: payment.failure_code, message: payment.failure_message } : null,
     created_at: payment.created_at.toISOString(), completed_at: payment.completed_at ? payment.completed_at.toISOString() : null,
   };

@@ -2,7 +2,7 @@
 // lives under its own path prefix with its own token space.
 import type { PartnerSlug } from '../partners/registry';
 
-export type PaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
+export type PaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed' | 'expired';
 
 export interface PartnerProfile {
   slug: PartnerSlug;

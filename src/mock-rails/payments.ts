@@ -15,6 +15,8 @@ export const OUTAGE_REFERENCES_MAX = 10_000;
 /** Submits of a reference in the outage scenario that fail before one succeeds. */
 export const OUTAGE_FAILURES = 2;
 export const REFERENCE_LENGTH_MAX = 128;
+/** An unclaimed claim link expires this long after the payment was made. */
+export const CLAIM_TTL_MS_DEFAULT = 24 * 60 * 60 * 1000;
 
 const DECIMAL_AMOUNT = /^\d{1,20}(?:\.\d{1,18})?$/;
 const CURRENCY_CODE = /^[A-Z]{3,4}$/;
@@ -48,6 +50,8 @@ export interface PaymentBookOptions {
   chainConfirmMs: number;
   /** Base of claim links, e.g. http://127.0.0.1:4000 (known only once the server listens). */
   publicUrl: () => string;
+  /** How long a claim link can be claimed; unclaimed, the payment expires. */
+  claimTtlMs?: number;
   nowMs?: () => number;
 }
 
@@ -119,12 +123,27 @@ export class PaymentBook {
     return this.advance(this.find(id));
   }
 
-  /** The payee opens a claim link: a pending claimless payment completes. */
+  /** The payment a claim link is for, as its payee sees it. */
+  claimable(id: string): PaymentView {
+    return this.advance(this.find(id));
+  }
+
+  /** The payee claims on the claim page: a pending claimless payment completes. */
   claim(id: string): PaymentView {
     const record = this.find(id);
     const status = this.advance(record).status;
     if (status !== 'pending') throw new RailError(409, 'not_claimable', `payment is ${status}`);
     record.view.status = 'completed';
+    record.transition = null;
+    return { ...record.view };
+  }
+
+  /** Sandbox control: an unclaimed claim link expires now. */
+  expireClaim(id: string): PaymentView {
+    const record = this.find(id);
+    if (this.advance(record).status !== 'pending' || !record.view.claim_link) throw new RailError(409, 'not_claimable', `payment is ${record.view.status}`);
+    record.view.status = 'expired';
+    record.transition = null;
     return { ...record.view };
   }
 
@@ -191,7 +210,9 @@ export class PaymentBook {
     if (this.profile.issuesTxHash) view.tx_hash = `0x${randomBytes(32).toString('hex')}`;
     if (this.profile.issuesClaimLink) view.claim_link = `${this.options.publicUrl()}/${this.profile.slug}/claim/${id}`;
     const laterStatus = reversed ? 'reversed' : this.profile.settledStatus;
-    const transition = laterStatus === null ? null : { status: laterStatus, atMs: this.nowMs() + this.options.chainConfirmMs };
+    const transition = laterStatus !== null ? { status: laterStatus, atMs: this.nowMs() + this.options.chainConfirmMs }
+      : this.profile.issuesClaimLink ? { status: 'expired' as const, atMs: this.nowMs() + (this.options.claimTtlMs ?? CLAIM_TTL_MS_DEFAULT) }
+        : null;
     this.payments.set(id, { view, transition });
     this.paymentIdByReference.set(request.reference, id);
     this.outageAttemptsByReference.delete(request.reference);

@@ -12,7 +12,9 @@
 //   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
 //   GET  /<slug>/v1/funding-methods            Bearer token: the user's funding methods
-//   GET  /claimless/claim/<id>                 the payee opens a claim link (no token: it is a link)
+//   GET  /claimless/claim/<id>                 the claim page a payee opens (no token: it is a link)
+//   POST /claimless/claim/<id>                 its form: decision=claim completes the payment
+//   POST /claimless/_control/expire-claim/<id> SANDBOX ONLY: an unclaimed link expires now
 //   POST /<slug>/_control/expire-tokens        SANDBOX ONLY: expires every access token now
 //   POST /<slug>/_control/invalid-token?count=N SANDBOX ONLY: the next N API calls answer 401
 //                                              invalid_token "Invalid token" to a valid token
@@ -37,6 +39,8 @@ export interface MockRailsOptions {
   clientSecret: string;
   redirectUris: string[];
   chainConfirmMs: number;
+  /** How long a claim link can be claimed (default one day). */
+  claimTtlMs?: number;
   /**
    * The share of API calls refused with 401 "Invalid token" although their token is valid, as
    * real partners sometimes do (SPEC.md section 5); 0 for none.
@@ -85,7 +89,9 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
   { method: 'GET', segments: ['v1', 'funding-methods'], handle: listFundingMethods },
-  { method: 'GET', segments: ['claim', ':id'], handle: claimPayment },
+  { method: 'GET', segments: ['claim', ':id'], handle: claimPage },
+  { method: 'POST', segments: ['claim', ':id'], handle: claimPayment },
+  { method: 'POST', segments: ['_control', 'expire-claim', ':id'], handle: expireClaim },
   { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
   { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
   { method: 'GET', segments: ['_control', 'stats'], handle: readStats },
@@ -172,9 +178,38 @@ function getPayment({ rail, req, res, id }: Exchange): void {
   sendJson(res, 200, rail.payments.get(id));
 }
 
-function claimPayment({ rail, res, id }: Exchange): void {
+function htmlPage(res: ServerResponse, status: number, title: string, body: string): void {
+  const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(page), 'cache-control': 'no-store', 'x-frame-options': 'DENY' });
+  res.end(page);
+}
+
+/** The page a payee opens from a claim link: the amount, and a form to claim it (posted to this same address). */
+function claimPage({ rail, res, id }: Exchange): void {
   if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
-  sendJson(res, 200, rail.payments.claim(id));
+  const payment = rail.payments.claimable(id);
+  const amount = `${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)}`;
+  if (payment.status !== 'pending') {
+    htmlPage(res, 410, 'This link can no longer be claimed', `<p>The payment of ${amount} is ${escapeHtml(payment.status)}.</p>`);
+    return;
+  }
+  htmlPage(res, 200, `You have been sent ${amount}`, `<p>${escapeHtml(rail.profile.displayName)} holds ${amount} for you.</p>
+<form method="post"><button type="submit" name="decision" value="claim">Claim ${amount}</button></form>`);
+}
+
+async function claimPayment({ rail, req, res, id }: Exchange): Promise<void> {
+  if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
+  const form = await readForm(req);
+  if (form.get('decision') !== 'claim') throw new RailError(400, 'invalid_request', 'decision must be claim');
+  const payment = rail.payments.claim(id);
+  htmlPage(res, 200, 'Claimed', `<p>${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)} are on their way to you.</p>`);
+}
+
+function expireClaim({ rail, res, id }: Exchange): void {
+  if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
+  sendJson(res, 200, rail.payments.expireClaim(id));
 }
 
 function expireTokens({ rail, res }: Exchange): void {
@@ -247,7 +282,7 @@ function createRails(client: OAuthClient, options: MockRailsOptions, publicUrl: 
     return [slug, {
       profile,
       tokens: new TokenSpace(client, options.tokenTtlSeconds, profile.clientAccountId),
-      payments: new PaymentBook(profile, { chainConfirmMs: options.chainConfirmMs, publicUrl }),
+      payments: new PaymentBook(profile, { chainConfirmMs: options.chainConfirmMs, publicUrl, claimTtlMs: options.claimTtlMs }),
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
       spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
     }];

@@ -7,7 +7,7 @@ import { log } from '../log';
 import { isPartnerError, kindOfStatus, PartnerError } from './errors';
 import type { SandboxScenario } from './scenarios';
 
-export type PartnerPaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed';
+export type PartnerPaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed' | 'expired';
 
 export interface PartnerPayment {
   id: string;
@@ -68,7 +68,7 @@ const BACKOFF_MS_MAX_DEFAULT = 2_000;
 /** Renew this share of the token lifetime early, and never more than RENEW_EARLY_MS_MAX. */
 const RENEW_EARLY_SHARE = 0.1;
 const RENEW_EARLY_MS_MAX = 30_000;
-const PAYMENT_STATUSES: readonly string[] = ['pending', 'authorized', 'completed', 'reversed'];
+const PAYMENT_STATUSES: readonly string[] = ['pending', 'authorized', 'completed', 'reversed', 'expired'];
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -11,3 +11,13 @@ export function isPartnerSlug(value: string): value is PartnerSlug {
 
 /** Where a partner sends the customer's browser back after consent (the three-legged flow). */
 export const PARTNER_LINK_CALLBACK_PATH = '/v1/partner-links/callback';
+
+/**
+ * What each partner pays out (DESIGN.md section 5c): the payment kind, the currencies it carries
+ * and the payee countries it serves (its corridors); null: every country. openbank pays nothing out.
+ */
+export const PAYOUT_CORRIDORS: Partial<Record<PartnerSlug, { kind: 'send' | 'claimless'; currencies: readonly string[]; countries: readonly string[] | null }>> = {
+  fiat: { kind: 'send', currencies: ['USD', 'EUR', 'GBP'], countries: ['AT', 'BE', 'DE', 'ES', 'FR', 'GB', 'IE', 'IT', 'NL', 'PT', 'US'] },
+  claimless: { kind: 'claimless', currencies: ['USD', 'EUR', 'GBP'], countries: ['CA', 'DE', 'ES', 'FR', 'GB', 'IE', 'IT', 'NL', 'US'] },
+  chain: { kind: 'send', currencies: ['USDC', 'EURC'], countries: null },
+};

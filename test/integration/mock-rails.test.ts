@@ -315,16 +315,32 @@ describe('mock rails: payments', () => {
     assert.equal(completed.body.tx_hash, response.body.tx_hash);
   });
 
-  it('claimless answers pending with a claim link that completes the payment when opened', async () => {
+  it('claimless answers pending with a claim link: a page whose form the payee submits to claim, once', async () => {
     const response = await submit('claimless', { reference: reference(), amount: '40.00', currency: 'GBP' });
     assert.equal(response.status, 201);
     assert.equal(response.body.status, 'pending');
     assert.equal(response.body.claim_link, `${rails.url}/claimless/claim/${response.body.id}`);
-    const claimed = await call(response.body.claim_link, 'GET', '');
+    const page = await fetch(response.body.claim_link);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /40\.00 GBP/);
+    assert.match(html, /<form method="post"><button type="submit" name="decision" value="claim">/);
+    assert.equal((await payment('claimless', response.body.id)).body.status, 'pending', 'opening the page claims nothing');
+    const claim = () => fetch(response.body.claim_link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'decision=claim' });
+    const claimed = await claim();
     assert.equal(claimed.status, 200);
-    assert.equal(claimed.body.status, 'completed');
+    assert.match(await claimed.text(), /Claimed/);
     assert.equal((await payment('claimless', response.body.id)).body.status, 'completed');
-    assert.equal((await call(response.body.claim_link, 'GET', '')).status, 409, 'a claim link works once');
+    assert.equal((await claim()).status, 409, 'a claim link works once');
+    assert.equal((await fetch(response.body.claim_link)).status, 410);
+  });
+
+  it('claimless: an unclaimed link expires (here at once, by the sandbox control)', async () => {
+    const response = await submit('claimless', { reference: reference(), amount: '5.00', currency: 'USD' });
+    const expired = await call(`${rails.url}/claimless`, 'POST', `/_control/expire-claim/${response.body.id}`);
+    assert.deepEqual([expired.status, expired.body.status], [200, 'expired']);
+    assert.equal((await payment('claimless', response.body.id)).body.status, 'expired');
+    assert.equal((await fetch(response.body.claim_link)).status, 410);
   });
 
   it('openbank answers authorized, and the pay-in completes later', async () => {

@@ -117,6 +117,11 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
        FROM conversions c JOIN postings p ON p.entry_id = c.id JOIN ledger_accounts la ON la.id = p.ledger_account_id
        GROUP BY c.id, c.x, c.mid, c.y)
      SELECT id FROM legs WHERE took <> x OR abs(x * mid + paid) > 0.005 OR spread <> -paid - y OR spread < 0`,
+  'a payout is held once; a payment is settled or released once it ends, and never before':
+    `SELECT p.id FROM payments p LEFT JOIN journal_entries je ON je.payment_id = p.id GROUP BY p.id, p.direction, p.status
+     HAVING count(je.id) FILTER (WHERE je.kind = 'payment_hold') <> CASE WHEN p.direction = 'outbound' THEN 1 ELSE 0 END
+         OR count(je.id) FILTER (WHERE je.kind IN ('payment_settle', 'payment_release')) <> CASE
+              WHEN p.status = 'completed' THEN 1 WHEN p.status IN ('failed', 'cancelled') AND p.direction = 'outbound' THEN 1 ELSE 0 END`,
   'a terminal transfer has its final entry':
     `SELECT t.id FROM transfers t WHERE t.partner <> 'book' AND t.status IN ('completed', 'failed', 'rolled_back')
      AND NOT EXISTS (SELECT 1 FROM journal_entries je WHERE je.transfer_id = t.id AND je.kind IN ('transfer_settle', 'transfer_release'))`,

@@ -1,0 +1,106 @@
+// How a payment route moves a payment (DESIGN.md section 5c): the ledger records it (holding a
+// payout's amount), the route submits it to the partner with the customer's link token, and the
+// ledger records the partner's answer. A partner still unavailable after the client's retries is
+// a 503 with nothing moved (the payment stays pending; the same Idempotency-Key submits it again,
+// and the settler fails it past its deadline); an answer that leaves the outcome unknown is a
+// 502, the payment readable while the settler finds out.
+import type { PaymentCreate, PaymentUpdate } from '../../ledger/messages';
+import type { PaymentRecord } from '../../ledger/payments';
+import { formatAmount } from '../../ledger/money';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import { derivedUuid, type LedgerClient } from '../ledger-client';
+import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
+import type { PartnerClient, PartnerPayment } from '../partners/client';
+import { isPartnerError } from '../partners/errors';
+import type { PartnerSlug } from '../partners/registry';
+import type { SandboxScenario } from '../partners/scenarios';
+import type { PaymentReads } from '../read-models/payments';
+import { RETRY_AFTER_SECONDS } from './idempotency';
+import { paymentView, refusalAnswer, unexpectedOutcome } from './outcomes';
+import type { RouteRequest, RouteResult } from './route';
+
+export interface PaymentRouteDeps {
+  db: Db;
+  ledger: LedgerClient;
+  links: PartnerLinks;
+  clients: (partner: PartnerSlug) => PartnerClient;
+  reads: PaymentReads;
+  replyTimeoutMs: number;
+}
+
+/** The answer while the ledger has not recorded the payment yet: repeat with the same key. */
+export function pendingAnswer(paymentId: string): RouteResult {
+  return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { id: paymentId, status: 'pending' } };
+}
+
+/** The ids of the payment a request creates: a repeated request names the same. */
+export function paymentIds(accountId: string, idempotencyKey: string): { commandId: string; paymentId: string } {
+  const commandId = derivedUuid('payment.create', accountId, idempotencyKey);
+  return { commandId, paymentId: derivedUuid('payment', commandId) };
+}
+
+/** A customer of the caller. @throws DomainError resource_not_found, cross_account_access_denied */
+export async function ownCustomer(db: Db, customerId: string, request: RouteRequest): Promise<{ id: string; account_id: string }> {
+  const customer = await db('customers').where('id', customerId).first('id', 'account_id');
+  if (!customer) throw new DomainError('resource_not_found', 'no such customer', 'customer_id');
+  if (!request.principal!.isAdmin && request.principal!.accountId !== customer.account_id) {
+    throw new DomainError('cross_account_access_denied', 'this customer belongs to another account', 'customer_id');
+  }
+  return customer;
+}
+
+/** The funding method named, or the customer's default in the currency. @throws DomainError invalid_request */
+export async function fundingMethodFor(links: PartnerLinks, link: PartnerLinkRow, named: string | undefined, currency: string): Promise<string | null> {
+  const methods = await links.fundingMethods(link);
+  if (named === undefined) return (methods.find((m) => m.currency === currency) ?? methods.find((m) => m.default))?.external_id ?? null;
+  if (!methods.some((m) => m.external_id === named)) {
+    throw new DomainError('invalid_request', 'the customer has no such funding method at the partner', 'source_funding_method_external_id');
+  }
+  return named;
+}
+
+/** Records the payment, submits it, records the answer; the route's answer. */
+export async function createAndSubmit(
+  deps: PaymentRouteDeps, accountId: string, commandId: string, create: PaymentCreate, link: PartnerLinkRow,
+  submission: { beneficiary?: object; scenario: SandboxScenario | null },
+): Promise<RouteResult> {
+  const { ledger, links, clients, reads, replyTimeoutMs } = deps;
+  const created = await ledger.execute('payment.create', commandId, accountId, create, replyTimeoutMs);
+  if (!created) return pendingAnswer(create.payment_id);
+  if (created.kind === 'refused') return refusalAnswer(created);
+  if (created.kind !== 'payment') return unexpectedOutcome(created);
+  // A repeated request finds the payment as it is now; only one the partner has not accepted is submitted (again).
+  const current = (await reads.byId(create.payment_id)) ?? created.payment;
+  if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
+  const partner = current.partner as PartnerSlug;
+  const record = async (update: Omit<PaymentUpdate, 'payment_id' | 'retry_count'>): Promise<PaymentRecord> => {
+    const outcome = await ledger.execute('payment.update', `payment.update:${current.id}:${update.status}`, accountId,
+      { ...update, payment_id: current.id, retry_count: current.retry_count }, replyTimeoutMs);
+    return outcome?.kind === 'payment' ? outcome.payment : (await reads.byId(current.id)) ?? current;
+  };
+  let submitted: PartnerPayment;
+  try {
+    submitted = await links.withToken(link, (token) => clients(partner).submitPaymentAs(token, {
+      reference: current.id, amount: formatAmount(current.amount, current.currency), currency: current.currency,
+      beneficiary: submission.beneficiary, metadata: { payment_id: current.id, funding_method: current.funding_method_external_id },
+      ...(submission.scenario ? { scenario: submission.scenario } : {}),
+    }));
+  } catch (error) {
+    if (!isPartnerError(error)) throw error;
+    if (error.kind === 'unavailable') {
+      throw new DomainError('partner_unavailable', `${partner} is unavailable; nothing moved: retry with the same Idempotency-Key, with exponential backoff`, current.id);
+    }
+    if (error.kind === 'declined' || error.kind === 'rejected') {
+      const failed = await record({ status: 'failed', external_id: null, claim_link: null, failure_code: 'partner_declined', failure_message: error.message });
+      return { status: 201, body: paymentView(failed) };
+    }
+    throw new DomainError('partner_error', `${partner} answered unexpectedly; the payment may or may not have been made: check GET /v1/payments/${current.id}`, current.id);
+  }
+  const status = submitted.status === 'reversed' || submitted.status === 'expired' ? 'failed' : submitted.status === 'pending' ? 'sent' : submitted.status;
+  const updated = await record({
+    status, external_id: submitted.id, claim_link: submitted.claim_link ?? null,
+    failure_code: status === 'failed' ? 'partner_reversed' : null, failure_message: null,
+  });
+  return { status: 201, body: paymentView(updated) };
+}
