@@ -11,12 +11,18 @@ import type { BalanceBook } from './balances';
 import { available } from './chart';
 import { paymentHold, paymentRelease, payInSettled, payOutSettled } from './postings';
 
-/** Statuses with an event (SPEC.md section 6): the others are steps on the way. */
-const EMITTED: readonly PaymentStatus[] = ['sent', 'completed', 'failed', 'cancelled'];
+/**
+ * The event type of each status that has one (SPEC.md section 6 lists payment.sent,
+ * payment.completed and payment.failed): a cancelled payment ended without being paid, so it is
+ * a payment.failed whose status says cancelled. The other statuses are steps on the way.
+ */
+const EVENT_TYPE: Partial<Record<PaymentStatus, string>> = {
+  sent: 'payment.sent', completed: 'payment.completed', failed: 'payment.failed', cancelled: 'payment.failed',
+};
 
 function paymentEvent(payment: PaymentRecord, status: PaymentStatus): EventDraft {
   return {
-    type: `payment.${status}`, resourceType: 'payment', resourceId: payment.id, accountId: payment.account_id, status,
+    type: EVENT_TYPE[status]!, resourceType: 'payment', resourceId: payment.id, accountId: payment.account_id, status,
     amount: formatAmount(payment.amount, payment.currency), currency: payment.currency,
     attributes: { partner: payment.partner, kind: payment.kind, customer_id: payment.customer_id, external_id: payment.external_id, failure_code: payment.failure_code },
   };
@@ -81,7 +87,7 @@ export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecor
     return ended && payment.direction === 'outbound' ? paymentRelease(randomUUID(), payment.id, payment.account_id, payment.currency, amount) : null;
   })();
   if (moved) post(decision, book, moved);
-  for (const status of path) if (EMITTED.includes(status)) decision.events.push(paymentEvent({ ...payment, status }, status));
+  for (const status of path) if (EVENT_TYPE[status]) decision.events.push(paymentEvent({ ...payment, status }, status));
   if (moved) decision.events.push(balanceEvent(book, payment.account_id, payment.currency as Currency));
   return decision;
 }

@@ -89,7 +89,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...partnerLinkRoutes(db, partners.links),
-    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }),
+    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...plannedRoutes(),
   );
   return routes;

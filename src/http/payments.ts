@@ -12,6 +12,8 @@ import { listQuerySchema, listResponseSchema } from './pagination';
 import { requirePartner } from './partner-links';
 import { createAndSubmit, fundingMethodFor, ownCustomer, paymentIds, pendingAnswer, type PaymentRouteDeps } from './payment-submission';
 import { sendRoute } from './payment-send';
+import { paymentSimulationRoute } from './payment-simulation';
+import type { Environment } from '../config';
 import { nullable, paymentSchema } from './payments-schema';
 import { withBody, type RouteDef } from './route';
 
@@ -27,10 +29,11 @@ const addFundsBodySchema = {
   },
 } as const;
 
-export function paymentRoutes(deps: PaymentRouteDeps): RouteDef[] {
+export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, railsUrl: () => string): RouteDef[] {
   const { db, links, reads } = deps;
   return [
     sendRoute(deps),
+    paymentSimulationRoute(deps, environment, railsUrl),
     withBody(addFundsBodySchema, {
       method: 'POST', path: '/v1/payments/add-funds', operationId: 'addFunds', tag: 'payments',
       summary: 'Bring money in from a linked customer\'s account at a partner; credited once the partner settles',

@@ -95,6 +95,32 @@ describe('payments: send', () => {
     assert.deepEqual(await breakdown('EUR'), before);
   });
 
+  it('simulates the next state on demand in the sandbox: settle, fail, cancel, expire a claim link', async () => {
+    const simulate = (id: string, action: string) => call(base(), 'POST', `/v1/sandbox/payments/${id}/${action}`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    const chain = await send({ partner: 'chain', amount: '1.000000', currency: 'USDC', payee: PERSON });
+    const settled = await simulate(chain.body.id, 'settle');
+    assert.deepEqual([settled.status, settled.body.status], [200, 'completed']);
+    expectError(await simulate(chain.body.id, 'fail'), 400, 'invalid_request', 'action');
+
+    const before = await breakdown('GBP');
+    const claim = await send({ partner: 'claimless', amount: '2.00', currency: 'GBP', payee: PERSON });
+    const cancelled = await simulate(claim.body.id, 'cancel');
+    assert.deepEqual([cancelled.body.status, cancelled.body.failure.code], ['cancelled', 'cancelled']);
+    assert.equal((await browse(claim.body.claim_link)).status, 410, 'the link stops working');
+    assert.deepEqual(await breakdown('GBP'), before, 'the hold is back');
+
+    const expiring = await send({ partner: 'claimless', amount: '3.00', currency: 'GBP', payee: PERSON });
+    assert.equal((await simulate(expiring.body.id, 'expire-claim')).body.failure.code, 'claim_expired');
+    const failing = await send({ partner: 'claimless', amount: '4.00', currency: 'GBP', payee: PERSON });
+    assert.deepEqual((await simulate(failing.body.id, 'fail')).body.failure.code, 'simulated_failure');
+    assert.deepEqual(await breakdown('GBP'), before);
+    const fiat = await send({ amount: '1.00' });
+    expectError(await simulate(fiat.body.id, 'expire-claim'), 400, 'invalid_request', 'action');
+    expectError(await simulate(randomUUID(), 'settle'), 404, 'payment_not_found');
+    const stranger = await signUp(base());
+    expectError(await call(base(), 'POST', `/v1/sandbox/payments/${failing.body.id}/settle`, undefined, { token: stranger.key, idempotencyKey: randomUUID() }), 403, 'cross_account_access_denied');
+  });
+
   it('refuses what it cannot pay, holding nothing', async () => {
     const before = await breakdown('EUR');
     const count = async () => (await testService().runtime.db('payments').where('customer_id', customerId).count<{ count: string }[]>('* as count'))[0].count;
