@@ -177,6 +177,8 @@ export class PaymentBook {
         throw new RailError(422, 'declined', 'the beneficiary bank declined the payment (sandbox scenario decline)');
       case 'error':
         throw new RailError(500, 'internal', 'unexpected partner error (sandbox scenario error)');
+      case 'unavailable':
+        throw new RailError(503, 'temporarily_unavailable', 'the partner is down (sandbox scenario unavailable)', { 'retry-after': '0' });
       case 'outage': {
         const attempts = (this.outageAttemptsByReference.get(request.reference) ?? 0) + 1;
         setBounded(this.outageAttemptsByReference, request.reference, attempts, OUTAGE_REFERENCES_MAX);

@@ -91,6 +91,25 @@ describe('payments: add funds', () => {
     assert.equal(atPartner.length, 1, 'credited once');
   });
 
+  it('answers 503 partner_unavailable while the partner is down, credits nothing, and the payment goes through once it is back', async function () {
+    this.timeout(40_000);
+    const key = randomUUID();
+    const down = await addFunds({ amount: '4.00' }, { idempotencyKey: key, scenario: 'unavailable' });
+    expectError(down, 503, 'partner_unavailable');
+    const paymentId = down.body.details;
+    assert.deepEqual([(await payment(paymentId)).body.status, (await payment(paymentId)).body.external_id], ['pending', null]);
+    const again = await addFunds({ amount: '4.00' }, { idempotencyKey: key, scenario: 'unavailable' });
+    expectError(again, 503, 'partner_unavailable');
+    assert.equal(again.body.details, paymentId, 'the same payment, submitted again');
+    const done = await eventually(async () => {
+      const now = (await payment(paymentId)).body;
+      return now.status === 'completed' ? now : undefined;
+    }, 30_000, 'the settler resubmits once the partner takes it, and it settles');
+    assert.equal(done.retry_count, 1);
+    const entries = await testService().runtime.db('journal_entries').where('payment_id', paymentId);
+    assert.equal(entries.length, 1, 'credited once');
+  });
+
   it('lists payments by customer and status, and keeps other accounts out', async () => {
     const listed = await call(base(), 'GET', `/v1/payments?customer_id=${customerId}&status=failed`, undefined, { token: owner.key });
     assert.equal(listed.status, 200);
