@@ -1,8 +1,9 @@
-// What the chaos suite checks once the load has stopped: every request got a decision, every
-// transfer reached a terminal state, every quote the client saw executed was consumed once (and
-// no other), every balance is the funding its client saw acknowledged plus what its completed
-// transfers and its conversions moved, the ledger's invariants hold, and every event stream saw
-// every event of its account once, in order.
+// What the chaos suite checks once the load has stopped: every request got a decision; every
+// transfer and payment reached a terminal state, and every payment acknowledged is stored once;
+// every quote the client saw executed was consumed once (and no other); every balance is the
+// funding its client saw acknowledged plus what its completed transfers, conversions and payments
+// moved; the ledger's invariants hold; and every event stream saw every event of its account
+// once, in order.
 import { Money, type Amount } from '../../ledger/money';
 import { createDb, type Db } from '../../src/db';
 import { sleep } from '../bench/harness';
@@ -12,7 +13,8 @@ import type { Decision } from './client';
 
 export type Sent =
   | { kind: 'transfer'; decision: Decision | null }
-  | { kind: 'conversion'; quoteId: string | null; decision: Decision | null };
+  | { kind: 'conversion'; quoteId: string | null; decision: Decision | null }
+  | { kind: 'payment'; decision: Decision | null };
 
 /** What each account's client saw acknowledged as funding, per currency. */
 export type Funding = Map<string, Map<string, Amount>>;
@@ -44,6 +46,12 @@ async function expectedBalances(db: Db, group: SignedUp[], funding: Funding, tra
     add(q.account_id, q.from_currency, new Money(q.from_amount).negated());
     add(q.account_id, q.to_currency, new Money(q.to_amount));
   }
+  // A completed pay-in came in; a completed payout went out; a held one is still the account's.
+  const { rows: payments } = await db.raw(
+    `SELECT account_id, direction, amount::text, currency FROM payments WHERE account_id = ANY(?::uuid[]) AND status = 'completed'`,
+    [group.map((m) => m.account.id)],
+  );
+  for (const p of payments) add(p.account_id, p.currency, p.direction === 'inbound' ? new Money(p.amount) : new Money(p.amount).negated());
   return expected;
 }
 
@@ -68,6 +76,18 @@ export async function check(databaseUrl: string, group: SignedUp[], funding: Fun
     if (open !== 0) failures.push(`${open} transfers never reached a terminal state`);
     const { rows: stored } = await db.raw(`SELECT count(*)::int AS n FROM transfers WHERE account_id = ANY(?::uuid[])`, [group.map((m) => m.account.id)]);
     if (stored[0].n !== new Set(ids).size) failures.push(`${stored[0].n} transfers stored for ${new Set(ids).size} acknowledged`);
+
+    const paymentIds = results.flatMap((r) => (r.kind === 'payment' && accepted(r.decision) ? [r.decision!.body.id as string] : []));
+    let openPayments = -1;
+    while (Date.now() < deadline) {
+      const { rows } = await db.raw(`SELECT count(*)::int AS open FROM payments WHERE account_id = ANY(?::uuid[]) AND status IN ('pending', 'sent', 'authorized')`, [group.map((m) => m.account.id)]);
+      openPayments = rows[0].open;
+      if (openPayments === 0) break;
+      await sleep(500);
+    }
+    if (openPayments !== 0) failures.push(`${openPayments} payments never ended`);
+    const { rows: storedPayments } = await db.raw(`SELECT count(*)::int AS n FROM payments WHERE account_id = ANY(?::uuid[])`, [group.map((m) => m.account.id)]);
+    if (storedPayments[0].n !== new Set(paymentIds).size) failures.push(`${storedPayments[0].n} payments stored for ${new Set(paymentIds).size} acknowledged`);
 
     const executed = new Set(results.flatMap((r) => (r.kind === 'conversion' && accepted(r.decision) ? [r.quoteId!] : [])));
     const { rows: consumed } = await db.raw(`SELECT id FROM fx_quotes WHERE account_id = ANY(?::uuid[]) AND consumed_at IS NOT NULL`, [group.map((m) => m.account.id)]);

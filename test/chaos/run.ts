@@ -7,6 +7,7 @@ import { Money } from '../../ledger/money';
 import { benchNames, recreateDatabase, sleep } from '../bench/harness';
 import { signUp, type SignedUp } from '../support/accounts';
 import { collectEvents, type CollectedEvents } from '../support/load';
+import { linkCustomer } from '../support/partner-links';
 import { check, type Funding, type Sent } from './check';
 import { decide } from './client';
 import { killServer, restartStack, RoleProcess } from './components';
@@ -22,12 +23,18 @@ const SCENARIOS = ['outage', 'lost_answer', 'decline', 'error', 'reverse'];
 
 const names = benchNames('chaos');
 const roles = {
-  rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: 4700, http: false }, names.databaseUrl),
+  // PUBLIC_URL: the partners send a customer's browser back to the API's callback.
+  rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: 4700, http: false, extraEnv: { PUBLIC_URL: 'http://127.0.0.1:4730' } }, names.databaseUrl),
   workers: new RoleProcess({ name: 'partner dispatcher', roles: 'partners,request-logs', port: 4710, http: false, extraEnv: { MOCK_RAILS_URL: 'http://127.0.0.1:4701' } }, names.databaseUrl),
   ledger: new RoleProcess({ name: 'ledger', roles: 'ledger', port: 4720, http: false }, names.databaseUrl),
-  api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: 4730, http: true, extraEnv: { MOCK_RAILS_URL: 'http://127.0.0.1:4701' } }, names.databaseUrl),
+  api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: 4730, http: true, extraEnv: { MOCK_RAILS_URL: 'http://127.0.0.1:4701', PUBLIC_URL: 'http://127.0.0.1:4730' } }, names.databaseUrl),
 };
 const baseUrl = 'http://127.0.0.1:4730';
+const PAYEE = { email: 'payee@example.com', first_name: 'Pat', last_name: 'Payee', country_code: 'DE', kind: 'personal' };
+const PAYEE_BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' };
+
+/** A member of the load: an account with a customer linked with openbank and fiat. */
+type Member = SignedUp & { customerId: string };
 
 const centsText = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
@@ -39,12 +46,21 @@ async function convert(member: SignedUp, fromCurrency: string, toCurrency: strin
   return { kind: 'conversion', quoteId: quote.body.id, decision };
 }
 
+/** A payment of the member's customer: funds added through openbank, or euros sent to a bank through fiat. */
+function pay(member: Member, i: number, amount: string): Promise<Sent> {
+  const [path, body] = i % 16 === 1
+    ? ['/v1/payments/add-funds', { customer_id: member.customerId, partner: 'openbank', amount, currency: 'USD' }]
+    : ['/v1/payments/send', { customer_id: member.customerId, partner: 'fiat', amount, currency: 'EUR', purpose: 'chaos', payee: { ...PAYEE, bank: PAYEE_BANK } }];
+  return decide(baseUrl, member.key, path, body, DECISION_DEADLINE_MS).then((decision) => ({ kind: 'payment', decision }));
+}
+
 /**
  * Requests at RATE_PER_S until `stop` is set, each retried to a decision: of every 8, one is a
- * conversion, two are external transfers (one paid out in euros) and the rest internal transfers;
- * some external transfers ask the rail for a failure (Sandbox-Scenario).
+ * conversion, one a payment (funds added, or euros sent), two are external transfers (one paid
+ * out in euros) and the rest internal transfers; some external transfers ask the rail for a
+ * failure (Sandbox-Scenario).
  */
-function steadyLoad(group: SignedUp[], sent: Promise<Sent>[], stop: { now: boolean }): Promise<void> {
+function steadyLoad(group: Member[], sent: Promise<Sent>[], stop: { now: boolean }): Promise<void> {
   let i = 0;
   return (async () => {
     const started = Date.now();
@@ -54,6 +70,8 @@ function steadyLoad(group: SignedUp[], sent: Promise<Sent>[], stop: { now: boole
       const amount = centsText(100 + (i * 37) % 900);
       if (i % 8 === 5) {
         sent.push(i % 16 === 5 ? convert(from, 'USD', 'EUR', amount) : convert(from, 'EUR', 'USD', amount));
+      } else if (i % 8 === 1) {
+        sent.push(pay(from, i, amount));
       } else {
         const payoutCurrency = i % 8 === 7 ? 'EUR' : 'USD';
         const viban = to.vibans.find((v: any) => v.currency === payoutCurrency) as any;
@@ -79,7 +97,7 @@ function credited(funding: Funding, member: SignedUp, currency: string, amount: 
   funding.set(member.account.id, currencies);
 }
 
-async function untilDecided(group: SignedUp[], funding: Funding, since: number): Promise<number> {
+async function untilDecided(group: Member[], funding: Funding, since: number): Promise<number> {
   // The first money movement decided after `since`: the service works again.
   for (;;) {
     const probe = await decide(baseUrl, group[0].key, '/v1/sandbox/faucet', { currency: 'GBP', amount: '1.00' }, 120_000);
@@ -93,8 +111,13 @@ async function untilDecided(group: SignedUp[], funding: Funding, since: number):
 async function main(): Promise<void> {
   await recreateDatabase(names.databaseUrl);
   for (const role of Object.values(roles)) await role.start();
-  const group: SignedUp[] = [];
-  for (let i = 0; i < ACCOUNTS; i++) group.push(await signUp(baseUrl));
+  const group: Member[] = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const member = await signUp(baseUrl);
+    const customer = await decide(baseUrl, member.key, '/v1/customers', { email: `chaos-${member.account.id}@example.com`, business_name: 'Chaos Customer', country_code: 'DE' }, 60_000);
+    for (const partner of ['openbank', 'fiat']) await linkCustomer(baseUrl, member.key, customer!.body.id, partner);
+    group.push({ ...member, customerId: customer!.body.id });
+  }
   // Streams open before the first event: each must deliver every event of its account, 1..n.
   const streams: CollectedEvents[] = await Promise.all(group.map((m) => collectEvents(baseUrl, m.token)));
   const funding: Funding = new Map();
@@ -135,9 +158,9 @@ async function main(): Promise<void> {
   const failures = await check(names.databaseUrl, group, funding, results, streams);
   streams.forEach((s) => s.close());
 
-  const conversions = results.filter((r) => r.kind === 'conversion');
-  console.log(`\nchaos ${SHORT ? 'short' : 'long'} run: ${results.length} requests sent at ${RATE_PER_S}/s over ${ACCOUNTS} accounts (${results.length - conversions.length} transfers, ${conversions.length} conversions)`);
-  for (const [kind, list] of [['transfers', results.filter((r) => r.kind === 'transfer')], ['conversions', conversions]] as const) {
+  const byKind = (kind: Sent['kind']) => results.filter((r) => r.kind === kind);
+  console.log(`\nchaos ${SHORT ? 'short' : 'long'} run: ${results.length} requests sent at ${RATE_PER_S}/s over ${ACCOUNTS} accounts (${byKind('transfer').length} transfers, ${byKind('conversion').length} conversions, ${byKind('payment').length} payments)`);
+  for (const [kind, list] of [['transfers', byKind('transfer')], ['conversions', byKind('conversion')], ['payments', byKind('payment')]] as const) {
     const byStatus = new Map<string, number>();
     for (const r of list) {
       const outcome = r.decision ? `${r.decision.status}${r.decision.body?.error ? ` ${r.decision.body.error}` : ''}` : 'undecided';
