@@ -9,10 +9,14 @@ import type { RunningRole } from '../../src/runtime';
 import { testService } from '../hooks';
 import type { SignedUp } from '../support/accounts';
 import { eventually } from '../support/http';
+import { Money } from '../../ledger/money';
+import { fund } from '../support/money';
+import { expectedHoldings, linkGroup, mixedLoad } from '../support/mixed-load';
 import { accountEventIds, collectEvents, type CollectedEvents, fundGroup, signUpGroup, transferLoad, violations, waitAllTerminal } from '../support/load';
 
 const GROUP_SIZE = 50;
 const TRANSFERS = 2_000;
+const MIXED_OPERATIONS = 1_200;
 const CONCURRENCY = 48;
 
 /** A ledger process of its own, on the test run's database and topics. */
@@ -97,6 +101,25 @@ describe('ledger invariants under load', function () {
     children.push(await startLedgerProcess());
     const { acknowledged } = await transferLoad(testService().baseUrl, group, TRANSFERS, CONCURRENCY, 2);
     await assertLedgerInvariants(group, acknowledged, streams);
+  });
+
+  it('keeps every invariant, with two ledger processes, through a random mix of transfers, conversions and payments', async () => {
+    const { baseUrl, runtime } = testService();
+    children.push(await startLedgerProcess());
+    await Promise.all(group.map((member) => fund(baseUrl, member.key, 'EUR', '1000.00')));
+    const linked = await linkGroup(baseUrl, group);
+    const result = await mixedLoad(baseUrl, linked, MIXED_OPERATIONS, CONCURRENCY, 4);
+    assert.ok(result.payments.length > MIXED_OPERATIONS / 8 && result.conversions > MIXED_OPERATIONS / 8 && result.transfers.length > MIXED_OPERATIONS / 4,
+      `each kind is well represented: ${result.transfers.length} transfers, ${result.conversions} conversions, ${result.payments.length} payments, refused ${JSON.stringify([...result.refused])}`);
+    await waitAllTerminal(runtime.db, result.transfers);
+    const expected = await expectedHoldings(runtime.db, group, { USD: new Money(GROUP_SIZE * 1000), EUR: new Money(GROUP_SIZE * 1000) });
+    assert.deepEqual(await violations(runtime.db), {});
+    const { rows } = await runtime.db.raw(
+      `SELECT currency, sum(balance)::text AS total, sum(balance) FILTER (WHERE kind = 'pending')::text AS held
+       FROM ledger_accounts WHERE account_id = ANY(?::uuid[]) GROUP BY currency ORDER BY currency`, [group.map((m) => m.account.id)]);
+    assert.deepEqual(Object.fromEntries(rows.map((r: { currency: string; total: string }) => [r.currency, new Money(r.total).toFixed(6)])), expected,
+      'each currency holds its funding, plus completed pay-ins and conversions in, less completed payouts and conversions out');
+    assert.ok(rows.every((r: { held: string | null }) => r.held === null || new Money(r.held).isZero()), 'nothing stays held once everything has ended');
   });
 
   it('loses and doubles nothing when the ledger process is killed mid-run and restarted', async () => {
