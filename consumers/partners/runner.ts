@@ -16,6 +16,9 @@ import {
  */
 export const PARTITIONS_CONSUMED_CONCURRENTLY_DEFAULT = 4;
 
+/** A payment the request path left pending is resubmitted after this long (its own retries are done by then). */
+export const PAYMENT_RESUBMIT_AFTER_MS = 10_000;
+
 export interface PartnerDispatcherOptions {
   /** Where the partners live; defaults to config.mockRailsUrl. */
   railsUrl?: string;
@@ -51,7 +54,7 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
   // The partner-link callback is the API's; the settler only reads and refreshes links.
   const access = partnerAccess(config, runtime.db, options.railsUrl ?? config.mockRailsUrl, () => config.publicUrl ?? '');
   const settler = new PaymentSettler(runtime, access.links, access.clients, {
-    intervalMs: config.paymentSettleIntervalMs, pendingDeadlineMs: config.paymentPendingDeadlineMs,
+    intervalMs: config.paymentSettleIntervalMs, resubmitAfterMs: PAYMENT_RESUBMIT_AFTER_MS, pendingDeadlineMs: config.paymentPendingDeadlineMs,
   });
   settler.start();
   return {

@@ -20,11 +20,11 @@ import type { PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
 
 const POLL_BATCH_MAX = 100;
-/** A pending payment is left to the request that submits it this long before the settler resubmits it. */
-const RESUBMIT_AFTER_MS = 10_000;
 
 export interface SettlerSettings {
   intervalMs: number;
+  /** A pending payment is left to the request that submits it this long before the settler resubmits it. */
+  resubmitAfterMs: number;
   /** A payment pending this long without a partner reference is failed. */
   pendingDeadlineMs: number;
 }
@@ -72,7 +72,7 @@ export class PaymentSettler {
   private async follow(payment: PaymentRecord): Promise<PaymentUpdate | null> {
     const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count };
     const ageMs = Date.now() - payment.created_at.getTime();
-    if (payment.external_id === null && ageMs < RESUBMIT_AFTER_MS) return null;
+    if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
     const link = await this.runtime.db('partner_links').where({ customer_id: payment.customer_id, partner: payment.partner, status: 'active' }).first();
     const client = this.clients(payment.partner as PartnerSlug);
     let seen: PartnerPayment;

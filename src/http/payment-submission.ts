@@ -74,9 +74,12 @@ export async function createAndSubmit(
   const current = (await reads.byId(create.payment_id)) ?? created.payment;
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
   const partner = current.partner as PartnerSlug;
+  // Every submission after the first one is a resubmission (the client's retries of a 503, a
+  // token refused and tried again), counted in retry_count.
+  const sent = { submissions: 0 };
   const record = async (update: Omit<PaymentUpdate, 'payment_id' | 'retry_count'>): Promise<PaymentRecord> => {
     const outcome = await ledger.execute('payment.update', `payment.update:${current.id}:${update.status}`, accountId,
-      { ...update, payment_id: current.id, retry_count: current.retry_count }, replyTimeoutMs);
+      { ...update, payment_id: current.id, retry_count: current.retry_count + Math.max(0, sent.submissions - 1) }, replyTimeoutMs);
     return outcome?.kind === 'payment' ? outcome.payment : (await reads.byId(current.id)) ?? current;
   };
   let submitted: PartnerPayment;
@@ -85,7 +88,7 @@ export async function createAndSubmit(
       reference: current.id, amount: formatAmount(current.amount, current.currency), currency: current.currency,
       beneficiary: submission.beneficiary, metadata: { payment_id: current.id, funding_method: current.funding_method_external_id },
       ...(submission.scenario ? { scenario: submission.scenario } : {}),
-    }));
+    }, sent));
   } catch (error) {
     if (!isPartnerError(error)) throw error;
     if (error.kind === 'unavailable') {

@@ -148,10 +148,13 @@ export class PartnerClient {
     return methods as FundingMethod[];
   }
 
-  /** Submits a payment on behalf of the customer whose link token this is (see submitPayment). */
-  async submitPaymentAs(accessToken: string, request: PartnerPaymentRequest): Promise<PartnerPayment> {
+  /**
+   * Submits a payment on behalf of the customer whose link token this is (see submitPayment);
+   * `sent.submissions` counts each submission made, retries included.
+   */
+  async submitPaymentAs(accessToken: string, request: PartnerPaymentRequest, sent: { submissions: number } = { submissions: 0 }): Promise<PartnerPayment> {
     const what = `submit payment ${request.reference}`;
-    return parsePayment(what, await this.callAs(what, accessToken, 'POST', '/v1/payments', request));
+    return parsePayment(what, await this.callAs(what, accessToken, 'POST', '/v1/payments', request, () => { sent.submissions += 1; }));
   }
 
   /** A payment submitted with a customer's link token, as the partner sees it now. */
@@ -161,10 +164,13 @@ export class PartnerClient {
   }
 
   /** One call with a customer's token, retried while the partner is unavailable; a 401 is the caller's. */
-  private callAs(what: string, accessToken: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  private callAs(what: string, accessToken: string, method: 'GET' | 'POST', path: string, body?: unknown, onAttempt: () => void = () => undefined): Promise<unknown> {
     const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    return this.withRetries(what, () => this.exchange(what, `${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+    return this.withRetries(what, () => {
+      onAttempt();
+      return this.exchange(what, `${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    });
   }
 
   /** The partner's current view of a payment. Raises PartnerError (rejected 404 for an unknown id). */

@@ -10,6 +10,8 @@ import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { balances } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
+import { PaymentSettler } from '../../consumers/partners/settler';
+import { partnerAccess } from '../../src/partner-links/access';
 import { openEventStream } from '../support/sse';
 
 describe('payments: add funds', () => {
@@ -65,13 +67,19 @@ describe('payments: add funds', () => {
     }
   });
 
+  it('counts resubmissions in retry_count: a partner outage ridden out on the request', async () => {
+    const ridden = await addFunds({ amount: '2.00' }, { scenario: 'outage' });
+    assert.equal(ridden.status, 201, JSON.stringify(ridden.body));
+    assert.deepEqual([ridden.body.status, ridden.body.retry_count], ['authorized', 2], 'two 503s, then the third submission');
+  });
+
   it('records a declined payment as failed, and never credits it', async () => {
-    const before = (await balances(base(), owner.token)).USD?.available ?? '0.00';
     const declined = await addFunds({ amount: '7.00' }, { scenario: 'decline' });
     assert.equal(declined.status, 201, JSON.stringify(declined.body));
     assert.deepEqual([declined.body.status, declined.body.failure.code, declined.body.external_id], ['failed', 'partner_declined', null]);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    assert.equal((await balances(base(), owner.token)).USD?.available ?? '0.00', before);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // settler rounds
+    assert.equal((await payment(declined.body.id)).body.status, 'failed');
+    assert.deepEqual(await testService().runtime.db('journal_entries').where('payment_id', declined.body.id), [], 'nothing was credited for it');
   });
 
   it('answers 502 partner_error when the partner\'s answer is lost, keeps the payment readable, and the settler finds it', async function () {
@@ -108,6 +116,32 @@ describe('payments: add funds', () => {
     assert.equal(done.retry_count, 1);
     const entries = await testService().runtime.db('journal_entries').where('payment_id', paymentId);
     assert.equal(entries.length, 1, 'credited once');
+  });
+
+  it('fails, with its event, a payment left pending past the deadline that no partner reference came back for', async () => {
+    const customer = (await createCustomer(base(), owner.key)).body.id;
+    const linkId = await linkCustomer(base(), owner.key, customer, 'openbank');
+    const down = await addFunds({ customer_id: customer, amount: '6.00' }, { scenario: 'unavailable' });
+    expectError(down, 503, 'partner_unavailable');
+    // The customer revokes the link: nothing can submit the payment any more.
+    await call(base(), 'DELETE', `/v1/customers/${customer}/partner-links/${linkId}`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    const stream = await openEventStream(base(), owner.token);
+    try {
+      const { runtime, config } = testService();
+      const access = partnerAccess(config, runtime.db, testService().roles.find((r) => r.role === 'mock-rails')!.url!, () => base());
+      const settler = new PaymentSettler(runtime, access.links, access.clients, { intervalMs: 100, resubmitAfterMs: 0, pendingDeadlineMs: 0 });
+      await settler.round();
+      const failed = await eventually(async () => {
+        const now = (await payment(down.body.details)).body;
+        return now.status === 'failed' ? now : undefined;
+      }, 10_000, 'the settler fails it');
+      assert.equal(failed.failure.code, 'partner_timeout');
+      let event;
+      do event = await stream.nextEvent(); while (event.event !== 'payment.failed');
+      assert.equal(JSON.parse(event.data).resource_id, down.body.details);
+    } finally {
+      stream.close();
+    }
   });
 
   it('lists payments by customer and status, and keeps other accounts out', async () => {
