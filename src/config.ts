@@ -40,6 +40,8 @@ export interface Config {
   paymentSettleIntervalMs: number;
   /** A payment still pending without a partner reference after this long is failed. */
   paymentPendingDeadlineMs: number;
+  /** How long a mock claim link can be claimed before the payment expires. */
+  mockRailsClaimTtlMs: number;
   /** Of every 1000 API calls, how many the mock rails refuse with a spurious "Invalid token". */
   mockRailsInvalidTokenPerMille: number;
   sseHeartbeatMs: number;
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
     chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),
     mockRailsInvalidTokenPerMille: integer(env, 'MOCK_RAILS_INVALID_TOKEN_PER_MILLE', 10),
+    mockRailsClaimTtlMs: integer(env, 'MOCK_RAILS_CLAIM_TTL_MS', 24 * 60 * 60 * 1000),
     paymentSettleIntervalMs: integer(env, 'PAYMENT_SETTLE_INTERVAL_MS', 500),
     paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),

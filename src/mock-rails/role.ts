@@ -17,6 +17,7 @@ export async function startMockRailsRole(runtime: Runtime): Promise<RunningRole 
     redirectUris: [`${config.publicUrl ?? `http://${config.host}:${config.port}`}${PARTNER_LINK_CALLBACK_PATH}`],
     chainConfirmMs: config.chainConfirmMs,
     spuriousInvalidTokenRate: config.mockRailsInvalidTokenPerMille / 1000,
+    claimTtlMs: config.mockRailsClaimTtlMs,
   });
   log.info({ url: rails.url }, 'mock rails listening');
   return { role: 'mock-rails', url: rails.url, stop: () => rails.stop(), rails };

@@ -12,11 +12,8 @@
 // BENCH_PORT (3200; the mock rails take the next port), and the stack addresses as in
 // http.bench.ts.
 import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import { cpuBetween, cpuSnapshot, otherCpu, type CpuSnapshot } from './cpu';
-import {
-  benchNames, percentile, recreateDatabase, rssMiB, RUN_ID, sleep, startService, tearDown, waitReady, type BenchService,
-} from './harness';
+import { benchNames, percentile, recreateDatabase, RUN_ID, sleep, tearDown, type BenchService } from './harness';
+import { openLoop, printOpenLoop, startSplitService } from './open-loop';
 
 const env = process.env;
 const RATE = Number(env.BENCH_RATE ?? 50);
@@ -58,17 +55,9 @@ async function fillQuotes(key: string, pool: Array<{ id: string; at: number }>, 
 async function main(): Promise<void> {
   console.log(`FX execute benchmark: ${RATE} req/s for ${DURATION_S} s after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
   await recreateDatabase(names.databaseUrl);
-  const services: BenchService[] = [];
+  let services: BenchService[] = [];
   try {
-    for (const roles of ['mock-rails,ledger,partners,request-logs', 'api,notifier']) {
-      const http = roles.includes('api');
-      const service = startService({
-        port: PORT, roles, databaseUrl: names.databaseUrl,
-        extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: http ? 'warn' : 'info' }, // the limiter is called, never reached
-      }, 'fx');
-      services.push(service);
-      await waitReady(service, http);
-    }
+    services = await startSplitService(PORT, names.databaseUrl, 'fx');
     const servicePids = services.map((s) => s.child.pid!);
     const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
@@ -85,41 +74,16 @@ async function main(): Promise<void> {
     const stop = { now: false };
     const filling = fillQuotes(key, pool, quoteMs, stop);
     while (pool.length < POOL_TARGET) await sleep(50);
-
-    const latencies: number[] = [];
-    const statuses = new Map<number, number>();
-    const inFlight: Promise<void>[] = [];
-    const total = (WARMUP_S + DURATION_S) * RATE;
-    const start = performance.now();
-    let cpuAtStart: CpuSnapshot | null = null;
-    let starved = 0;
-    for (let i = 0; i < total; i++) {
-      const due = start + (i * 1000) / RATE;
-      if (due > performance.now()) await sleep(due - performance.now());
-      if (i === WARMUP_S * RATE) cpuAtStart = cpuSnapshot(servicePids);
+    const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => {
       const quote = pool.shift();
-      if (!quote) { starved++; continue; }
-      const measured = i >= WARMUP_S * RATE;
-      inFlight.push(post('/v1/fx/execute', { quote_id: quote.id }, key).then((response) => {
-        if (!measured) return;
-        latencies.push(performance.now() - due);
-        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-      }));
-    }
-    await Promise.all(inFlight);
-    const cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(servicePids), cpuSnapshot(servicePids), DURATION_S * 1000);
+      return quote ? post('/v1/fx/execute', { quote_id: quote.id }, key).then((r) => r.status) : null;
+    });
     stop.now = true;
     await filling;
-
-    latencies.sort((a, b) => a - b);
+    printOpenLoop('POST /v1/fx/execute', RATE, DURATION_S, result, servicePids);
     quoteMs.sort((a, b) => a - b);
-    const ms = (v: number) => v.toFixed(2);
-    console.log(`\nPOST /v1/fx/execute at ${RATE}/s for ${DURATION_S} s: ${latencies.length} measured`);
-    console.log(`  latency from scheduled send: p50 ${ms(percentile(latencies, 0.5))} ms, p99 ${ms(percentile(latencies, 0.99))} ms, max ${ms(latencies.at(-1) ?? NaN)} ms`);
-    console.log(`  statuses: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}${starved > 0 ? `; ${starved} slots without a fresh quote` : ''}`);
-    console.log(`  POST /v1/fx/quote (background, ${quoteMs.length}): p50 ${ms(percentile(quoteMs, 0.5))} ms, p99 ${ms(percentile(quoteMs, 0.99))} ms`);
-    console.log(`  service RSS ${servicePids.reduce((sum, pid) => sum + rssMiB(pid), 0).toFixed(0)} MiB; CPU % of one core: service ${cpu.service.toFixed(0)}, postgres ${cpu.postgres.toFixed(0)}, redis ${cpu.redis.toFixed(0)}, JVMs ${cpu.jvm.toFixed(0)}, load generator ${cpu.loadGenerator.toFixed(0)}, other ${otherCpu(cpu).toFixed(0)} (host has ${os.cpus().length} cores)`);
-    if (statuses.size !== 1 || !statuses.has(201)) process.exitCode = 1;
+    console.log(`  POST /v1/fx/quote (background, ${quoteMs.length}): p50 ${percentile(quoteMs, 0.5).toFixed(2)} ms, p99 ${percentile(quoteMs, 0.99).toFixed(2)} ms`);
+    if (result.statuses.size !== 1 || !result.statuses.has(201)) process.exitCode = 1;
   } catch (error) {
     for (const service of services) console.error(service.output.slice(-40).join('\n'));
     throw error;

@@ -335,6 +335,22 @@ describe('mock rails: payments', () => {
     assert.equal((await fetch(response.body.claim_link)).status, 410);
   });
 
+  it('claimless: an unclaimed link expires by itself once its lifetime has passed', async () => {
+    const shortLived = await startMockRails({ ...railsOptions(), claimTtlMs: 200 });
+    try {
+      const token = await clientCredentialsToken(`${shortLived.url}/claimless`);
+      const submitted = await call(`${shortLived.url}/claimless`, 'POST', '/v1/payments', { reference: reference(), amount: '5.00', currency: 'USD' }, { token });
+      assert.equal(submitted.body.status, 'pending');
+      await eventually(async () => {
+        const now = await call(`${shortLived.url}/claimless`, 'GET', `/v1/payments/${submitted.body.id}`, undefined, { token });
+        return now.body.status === 'expired' ? true : undefined;
+      }, 5_000, 'the link expires');
+      assert.equal((await fetch(submitted.body.claim_link)).status, 410);
+    } finally {
+      await shortLived.stop();
+    }
+  });
+
   it('claimless: an unclaimed link expires (here at once, by the sandbox control)', async () => {
     const response = await submit('claimless', { reference: reference(), amount: '5.00', currency: 'USD' });
     const expired = await call(`${rails.url}/claimless`, 'POST', `/_control/expire-claim/${response.body.id}`);

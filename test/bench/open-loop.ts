@@ -1,0 +1,63 @@
+// Steady-rate load for the latency benchmarks (bench:fx, bench:payments): each request leaves
+// at its scheduled time whatever the earlier ones are doing, and its latency counts from that
+// time, so a stall shows in the tail instead of slowing the load (no coordinated omission). The
+// service runs as deployed: one process for api+notifier, one for the consumers and the rails.
+import os from 'node:os';
+import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares, type CpuSnapshot } from './cpu';
+import { percentile, rssMiB, sleep, startService, waitReady, type BenchService } from './harness';
+
+export interface OpenLoopResult {
+  /** Milliseconds from each measured request's scheduled time to its answer, sorted. */
+  latencies: number[];
+  statuses: Map<number, number>;
+  /** Scheduled slots with nothing to send. */
+  skipped: number;
+  cpu: CpuShares;
+}
+
+/** The service split as deployed, on `port` (the rails on the next one), with `extraEnv`. */
+export async function startSplitService(port: number, databaseUrl: string, label: string, extraEnv: Record<string, string> = {}): Promise<BenchService[]> {
+  const services: BenchService[] = [];
+  for (const roles of ['mock-rails,ledger,partners,request-logs', 'api,notifier']) {
+    const http = roles.includes('api');
+    // The limiter is called, never reached; a process without HTTP is ready when it logs its start.
+    const service = startService({ port, roles, databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: http ? 'warn' : 'info', ...extraEnv } }, label);
+    services.push(service);
+    await waitReady(service, http);
+  }
+  return services;
+}
+
+/** Calls `send` RATE times a second; `send` answers the status, or null when it has nothing to send. */
+export async function openLoop(rate: number, warmupS: number, durationS: number, servicePids: number[], send: () => Promise<number> | null): Promise<OpenLoopResult> {
+  const result: OpenLoopResult = { latencies: [], statuses: new Map(), skipped: 0, cpu: null! };
+  const inFlight: Promise<void>[] = [];
+  const start = performance.now();
+  let cpuAtStart: CpuSnapshot | null = null;
+  for (let i = 0; i < (warmupS + durationS) * rate; i++) {
+    const due = start + (i * 1000) / rate;
+    if (due > performance.now()) await sleep(due - performance.now());
+    if (i === warmupS * rate) cpuAtStart = cpuSnapshot(servicePids);
+    const sent = send();
+    if (!sent) { result.skipped++; continue; }
+    const measured = i >= warmupS * rate;
+    inFlight.push(sent.then((status) => {
+      if (!measured) return;
+      result.latencies.push(performance.now() - due);
+      result.statuses.set(status, (result.statuses.get(status) ?? 0) + 1);
+    }));
+  }
+  await Promise.all(inFlight);
+  result.cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(servicePids), cpuSnapshot(servicePids), durationS * 1000);
+  result.latencies.sort((a, b) => a - b);
+  return result;
+}
+
+export function printOpenLoop(what: string, rate: number, durationS: number, result: OpenLoopResult, servicePids: number[]): void {
+  const ms = (v: number) => v.toFixed(2);
+  const { latencies, cpu } = result;
+  console.log(`\n${what} at ${rate}/s for ${durationS} s: ${latencies.length} measured`);
+  console.log(`  latency from scheduled send: p50 ${ms(percentile(latencies, 0.5))} ms, p99 ${ms(percentile(latencies, 0.99))} ms, max ${ms(latencies.at(-1) ?? NaN)} ms`);
+  console.log(`  statuses: ${[...result.statuses].map(([s, n]) => `${s}×${n}`).join(' ')}${result.skipped > 0 ? `; ${result.skipped} slots with nothing to send` : ''}`);
+  console.log(`  service RSS ${servicePids.reduce((sum, pid) => sum + rssMiB(pid), 0).toFixed(0)} MiB; CPU % of one core: service ${cpu.service.toFixed(0)}, postgres ${cpu.postgres.toFixed(0)}, redis ${cpu.redis.toFixed(0)}, JVMs ${cpu.jvm.toFixed(0)}, load generator ${cpu.loadGenerator.toFixed(0)}, other ${otherCpu(cpu).toFixed(0)} (host has ${os.cpus().length} cores)`);
+}
