@@ -29,8 +29,10 @@ export interface Config {
   mockRailsUrl: string;
   partnerClientId: string;
   partnerClientSecret: string;
-  /** Seals the partner tokens of customer links at rest (src/partners/token-vault.ts). */
+  /** Seals the partner tokens of customer links at rest (src/vault.ts). */
   partnerTokenSecret: string;
+  /** Seals webhook signing secrets at rest (src/vault.ts). */
+  webhookSecretKey: string;
   /** How the outside world (a partner's redirect, a person's browser) reaches the API; unset: where it listens. */
   publicUrl: string | null;
   partnerTokenTtlSeconds: number;
@@ -80,8 +82,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (environment !== 'sandbox' && environment !== 'live') {
     throw new Error(`setting ENVIRONMENT must be "sandbox" or "live", got "${environment}"`);
   }
-  if (environment === 'live' && (!env.MASTER_KEY || !env.JWT_SECRET || !env.PARTNER_TOKEN_SECRET)) {
-    throw new Error('a live server needs its own MASTER_KEY, JWT_SECRET and PARTNER_TOKEN_SECRET settings; the defaults are for local sandboxes only');
+  if (environment === 'live' && (!env.MASTER_KEY || !env.JWT_SECRET || !env.PARTNER_TOKEN_SECRET || !env.WEBHOOK_SECRET_KEY)) {
+    throw new Error('a live server needs its own MASTER_KEY, JWT_SECRET, PARTNER_TOKEN_SECRET and WEBHOOK_SECRET_KEY settings; the defaults are for local sandboxes only');
   }
   const mockRailsPort = integer(env, 'MOCK_RAILS_PORT', 4000);
   return {
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     partnerClientId: text(env, 'PARTNER_CLIENT_ID', 'sandbox-orchestrator'),
     partnerClientSecret: text(env, 'PARTNER_CLIENT_SECRET', 'sandbox-orchestrator-secret'),
     partnerTokenSecret: text(env, 'PARTNER_TOKEN_SECRET', 'local-development-partner-token-secret-change-me'),
+    webhookSecretKey: text(env, 'WEBHOOK_SECRET_KEY', 'local-development-webhook-secret-key-change-me'),
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,
     partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
     chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),

@@ -29,6 +29,9 @@ import { partnerLinkRoutes } from './http/partner-links';
 import { partnerAccess } from './partner-links/access';
 import { PARTNER_LINK_CALLBACK_PATH } from './partners/registry';
 import { paymentRoutes } from './http/payments';
+import { webhookRoutes } from './http/webhooks';
+import { WebhookEndpoints } from './webhooks/endpoints';
+import { SecretVault } from './vault';
 import { PaymentReads } from './read-models/payments';
 import { NotificationHub } from './notifications/hub';
 import { metaRoutes } from './http/meta';
@@ -89,6 +92,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...partnerLinkRoutes(db, partners.links),
+    ...webhookRoutes(db, new WebhookEndpoints(db, new SecretVault(config.webhookSecretKey, 'webhook-secret-vault')), config.environment),
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...plannedRoutes(),
   );

@@ -131,6 +131,9 @@ export function authorize(principal: AuthenticatedPrincipal, route: Guarded): vo
   if (rule.kind === 'dashboard' && regularKey) {
     throw new DomainError('dashboard_access_denied', 'dashboard routes take a session token or the master key, not an API key');
   }
+  if (principal.kind === 'publishable' && rule.kind === 'key' && rule.publishableDenied) {
+    throw new DomainError('insufficient_scope', 'publishable keys cannot manage this resource; use a secret key or a session');
+  }
   if (principal.kind === 'publishable' && route.method !== 'GET') {
     throw new DomainError('publishable_key_write_denied', 'publishable keys can only read; use a secret or restricted key to write');
   }

@@ -17,6 +17,8 @@ export const SCOPES = [
   'fx:write',
   'fx:read',
   'request_logs:read',
+  'webhooks:write',
+  'webhooks:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -24,14 +26,14 @@ export type Scope = (typeof SCOPES)[number];
  * Who may call a route:
  * - `public`: no credential at all (POST /v1/fx/quotes, sandbox bootstrap, health);
  * - `dashboard`: session JWT or master key only (SPEC.md section 5);
- * - `key`: any valid credential; rk_ keys need `scope`;
+ * - `key`: any valid credential; rk_ keys need `scope`; pk_ keys only read, and not where `publishableDenied`;
  * - `admin`: the master key only.
  * `moneyMoving` routes also require the account's KYB status to be active.
  */
 export type AuthRule =
   | { kind: 'public' }
   | { kind: 'dashboard'; moneyMoving?: boolean }
-  | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean }
+  | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean; /** Not even to read (webhook endpoints). */ publishableDenied?: boolean }
   | { kind: 'admin'; moneyMoving?: undefined };
 
 export interface Principal {

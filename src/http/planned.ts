@@ -11,8 +11,6 @@ const PLANNED: Array<[HttpMethod, string, string]> = [
   ['GET', '/v1/wallets/{wallet_id}/balances', 'getWalletBalances'],
   ['GET', '/v1/wallets/{wallet_id}/ledger-entries', 'listWalletLedgerEntries'],
   ['POST', '/v1/wallet-transfers', 'createWalletTransfer'],
-  ['GET', '/v1/webhooks', 'listWebhooks'],
-  ['POST', '/v1/webhooks', 'createWebhook'],
 ];
 
 export function plannedRoutes(): RouteDef[] {

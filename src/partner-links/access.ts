@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import { PartnerClient } from '../partners/client';
 import { PARTNER_LINK_CALLBACK_PATH, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
-import { TokenVault } from '../partners/token-vault';
+import { SecretVault } from '../vault';
 import { PartnerLinks } from './links';
 
 export interface PartnerAccess {
@@ -18,7 +18,7 @@ export function partnerAccess(config: Config, db: Db, railsUrl: string, publicUr
     baseUrl: `${railsUrl}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
   })]));
   const clients = (slug: PartnerSlug) => byPartner.get(slug)!;
-  const links = new PartnerLinks(db, new TokenVault(config.partnerTokenSecret), {
+  const links = new PartnerLinks(db, new SecretVault(config.partnerTokenSecret, 'partner-token-vault'), {
     clientId: config.partnerClientId,
     partnerUrl: (slug) => `${railsUrl}/${slug}`,
     redirectUri: () => `${publicUrl()}${PARTNER_LINK_CALLBACK_PATH}`,

@@ -11,7 +11,7 @@ import { log } from '../log';
 import type { FundingMethod, PartnerClient, UserTokens } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
-import type { TokenVault } from '../partners/token-vault';
+import type { SecretVault } from '../vault';
 
 export const STATE_TTL_MS = 15 * 60_000;
 /** Refresh an access token this long before the partner said it expires. */
@@ -45,7 +45,7 @@ export interface PartnerLinkSettings {
 const hashState = (state: string) => createHash('sha256').update(state).digest('hex');
 
 export class PartnerLinks {
-  constructor(private readonly db: Db, private readonly vault: TokenVault, private readonly settings: PartnerLinkSettings) {}
+  constructor(private readonly db: Db, private readonly vault: SecretVault, private readonly settings: PartnerLinkSettings) {}
 
   /** A pending link and the partner page where the customer gives consent. */
   async create(accountId: string, customerId: string, partner: PartnerSlug): Promise<{ link: PartnerLinkRow; authorizeUrl: string }> {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { PartnerLinks } from '../../src/partner-links/links';
 import { PartnerClient } from '../../src/partners/client';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
-import { TokenVault } from '../../src/partners/token-vault';
+import { SecretVault } from '../../src/vault';
 import { testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
@@ -52,11 +52,11 @@ describe('partner links (three-legged OAuth)', () => {
     const row = await linkRow(created.body.id);
     assert.equal(row.state_hash, null, 'the state is spent');
     assert.doesNotMatch(row.access_token_sealed, /at_/, 'no token in the clear');
-    const vault = new TokenVault(testService().config.partnerTokenSecret);
+    const vault = new SecretVault(testService().config.partnerTokenSecret, 'partner-token-vault');
     const token = vault.open(row.access_token_sealed);
     const probe = await call(`${railsUrl()}/openbank`, 'GET', '/v1/payments/openbank_000000000000000000000000', undefined, { token });
     assert.equal(probe.status, 404, 'the sealed token works at the partner');
-    assert.throws(() => new TokenVault('another secret').open(row.access_token_sealed), 'another key cannot open it');
+    assert.throws(() => new SecretVault('another secret', 'partner-token-vault').open(row.access_token_sealed), 'another key cannot open it');
 
     const replayed = await browse(callback);
     assert.equal(replayed.status, 400, 'a callback is good once');
@@ -106,7 +106,7 @@ describe('partner links (three-legged OAuth)', () => {
     const created = await createLink('chain');
     assert.equal((await browse(await consent(created.body.authorize_url, 'approve'))).status, 200);
     const { config } = testService();
-    const service = new PartnerLinks(testService().runtime.db, new TokenVault(config.partnerTokenSecret), {
+    const service = new PartnerLinks(testService().runtime.db, new SecretVault(config.partnerTokenSecret, 'partner-token-vault'), {
       clientId: config.partnerClientId, partnerUrl: (slug) => `${railsUrl()}/${slug}`, redirectUri: () => `${base()}${PARTNER_LINK_CALLBACK_PATH}`,
       clients: (slug) => new PartnerClient({ baseUrl: `${railsUrl()}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret }),
     });

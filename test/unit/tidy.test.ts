@@ -27,9 +27,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/main': ['src/config', 'src/log', 'src/roles', 'src/runtime'],
   'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'src/accounts', 'src/auth', 'src/config',
     'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/partner-links', 'src/partners',
-    'src/read-models', 'src/request-logs', 'src/runtime'],
+    'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/webhooks'],
   'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/guards', 'src/ledger-client',
-    'src/fx', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient'],
+    'src/fx', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient', 'src/webhooks'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
@@ -45,13 +45,14 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/request-logs': ['src/auth', 'src/kafka', 'src/log'],
   'src/partners': ['src/log'],
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
-  'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners'],
+  'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners', 'src/vault'],
+  'src/webhooks': ['src/db', 'src/vault'],
   // The domain, and the plumbing under everything.
   ledger: ['src/db'],
   'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis'],
   'src/kafka': ['src/config', 'src/log', 'src/transient'],
   'src/db': ['src/errors', 'src/log'],
-  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/transient': [],
+  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/transient': [], 'src/vault': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */

@@ -1,17 +1,20 @@
-// Partner tokens at rest (DESIGN.md section 5c): a customer's access and refresh tokens let
-// anyone who reads them move that customer's money, so the database holds them only sealed with
-// AES-256-GCM under a key of this service's settings. A sealed text names its format version,
-// so the key or the cipher can change later without guessing.
+// Secrets at rest: a customer's partner tokens (DESIGN.md section 5c) let anyone who reads them
+// move that customer's money, and a webhook signing secret lets anyone forge our events, so the
+// database holds them only sealed with AES-256-GCM under a key of this service's settings, one
+// key per purpose. A sealed text names its format version, so the key or the cipher can change
+// later without guessing.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 
-export class TokenVault {
+export type VaultPurpose = 'partner-token-vault' | 'webhook-secret-vault';
+
+export class SecretVault {
   private readonly key: Buffer;
 
-  /** `secret`: any string of the settings; the cipher key is its SHA-256. */
-  constructor(secret: string) {
-    this.key = createHash('sha256').update(`partner-token-vault:${secret}`).digest();
+  /** `secret`: any string of the settings; the cipher key is the SHA-256 of it and the purpose. */
+  constructor(secret: string, purpose: VaultPurpose) {
+    this.key = createHash('sha256').update(`${purpose}:${secret}`).digest();
   }
 
   seal(plain: string): string {

@@ -1,0 +1,79 @@
+// Webhook endpoints of an account (DESIGN.md section 5d): the URL events are POSTed to, the
+// event types it wants (none named: all of them), and its signing secret. The secret
+// (`whsec_` + 32 random bytes) is shown once, when made; the database keeps it sealed. A
+// rotation makes a new one and keeps the previous one signing for ROTATION_OVERLAP_MS, so a
+// receiver can switch without missing a delivery.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Db } from '../db';
+import type { SecretVault } from '../vault';
+
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+/** What SPEC.md section 6 delivers, and the endpoint's own notice. */
+export const WEBHOOK_EVENT_TYPES = [
+  'transfer.pending', 'transfer.executing', 'transfer.completed', 'transfer.failed', 'transfer.rolled_back',
+  'payment.sent', 'payment.completed', 'payment.failed', 'balance.updated', 'webhook_endpoint.disabled',
+] as const;
+
+export interface WebhookEndpointRow {
+  id: string; account_id: string; url: string; description: string | null; events: string[]; enabled: boolean;
+  disabled_reason: string | null; secret_sealed: string; previous_secret_sealed: string | null; previous_secret_expires_at: Date | null;
+  created_at: Date; updated_at: Date;
+}
+
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+export class WebhookEndpoints {
+  constructor(private readonly db: Db, private readonly vault: SecretVault) {}
+
+  /** A new endpoint and its secret, in the clear this once. */
+  async create(accountId: string, fields: { url: string; events: string[]; description: string | null }): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
+    const secret = newSecret();
+    const now = new Date();
+    const [endpoint] = await this.db('webhook_endpoints').insert({
+      id: randomUUID(), account_id: accountId, url: fields.url, description: fields.description, events: fields.events,
+      secret_sealed: this.vault.seal(secret), created_at: now, updated_at: now,
+    }).returning('*');
+    return { endpoint, secret };
+  }
+
+  async byId(id: string): Promise<WebhookEndpointRow | undefined> {
+    return this.db('webhook_endpoints').where('id', id).first();
+  }
+
+  query(accountId: string) {
+    return this.db('webhook_endpoints').where('account_id', accountId).select('*');
+  }
+
+  async update(id: string, fields: Partial<{ url: string; events: string[]; description: string | null; enabled: boolean }>): Promise<WebhookEndpointRow> {
+    const changes: Record<string, unknown> = { ...fields, updated_at: new Date() };
+    if (fields.enabled === true) changes.disabled_reason = null;
+    if (fields.enabled === false) changes.disabled_reason = 'disabled by the account';
+    const [endpoint] = await this.db('webhook_endpoints').where('id', id).update(changes).returning('*');
+    return endpoint;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db('webhook_endpoints').where('id', id).delete();
+  }
+
+  /** A new secret; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
+  async rotate(id: string): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
+    const secret = newSecret();
+    const now = new Date();
+    const [endpoint] = await this.db('webhook_endpoints').where('id', id).update({
+      previous_secret_sealed: this.db.ref('secret_sealed'), previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+      secret_sealed: this.vault.seal(secret), updated_at: now,
+    }).returning('*');
+    return { endpoint, secret };
+  }
+
+  /** The secrets that sign a delivery now: the current one, and the previous one during its overlap. */
+  signingSecrets(endpoint: WebhookEndpointRow, now = new Date()): string[] {
+    const secrets = [this.vault.open(endpoint.secret_sealed)];
+    if (endpoint.previous_secret_sealed && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now) {
+      secrets.push(this.vault.open(endpoint.previous_secret_sealed));
+    }
+    return secrets;
+  }
+}
