@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { balanceEvent, emptyDecision, post, refusal, type AccountFacts, type Decision, type EventDraft } from './decide';
 import type { PaymentCreate, PaymentUpdate } from './messages';
-import { formatAmount, Money, type Currency } from './money';
+import { formatAmount, Money } from './money';
 import { pathTo, type PaymentRecord, type PaymentStatus } from './payments';
 import type { BalanceBook } from './balances';
 import { available } from './chart';
@@ -88,6 +88,6 @@ export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecor
   })();
   if (moved) post(decision, book, moved);
   for (const status of path) if (EVENT_TYPE[status]) decision.events.push(paymentEvent({ ...payment, status }, status));
-  if (moved) decision.events.push(balanceEvent(book, payment.account_id, payment.currency as Currency));
+  if (moved) decision.events.push(balanceEvent(book, payment.account_id, payment.currency));
   return decision;
 }

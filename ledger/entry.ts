@@ -17,6 +17,6 @@ export interface EntryDraft {
   /** The persisted FX quote a conversion executed. */
   quoteId: string | null;
   /** The partner payment the entry moves money for. */
-  paymentId?: string | null;
+  paymentId: string | null;
   postings: PostingDraft[];
 }

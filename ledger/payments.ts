@@ -1,6 +1,7 @@
 // Payments through the partners, as the ledger records them (SPEC.md sections 2 and 3, Payment;
 // DESIGN.md section 5c). Add funds brings money in from a customer's partner account; the
 // ledger credits it only once the partner has settled.
+import type { PaymentUpdate } from './messages';
 import type { Currency } from './money';
 
 export const PAYMENT_STATUSES = ['pending', 'sent', 'authorized', 'completed', 'failed', 'cancelled'] as const;
@@ -48,4 +49,29 @@ export function pathTo(from: PaymentStatus, to: PaymentStatus): PaymentStatus[] 
   if (toIndex === -1) return [to]; // failed or cancelled: from wherever it is
   if (toIndex < fromIndex) return []; // an older answer arriving late
   return PROGRESS.slice(fromIndex + 1, toIndex + 1);
+}
+
+/**
+ * The id of the command that tells the ledger a payment reached `status`. Whoever says it (the
+ * request that submitted the payment, the settler, a sandbox simulation) names the same command,
+ * so the ledger keeps the first and the others change nothing.
+ */
+export const paymentUpdateCommandId = (paymentId: string, status: PaymentStatus): string => `payment.update:${paymentId}:${status}`;
+
+/** What a partner says of a payment it holds: its id there, its status there, its claim link. */
+export interface PartnerView { id: string; status: 'pending' | 'authorized' | 'completed' | 'reversed' | 'expired'; claim_link?: string }
+
+/**
+ * What a partner's view means for a payment (its submission answer or a later poll): the update
+ * to record, or null when it says nothing new. A payment the partner holds as `pending` has been
+ * received there (`sent`); a reversal fails it; a claim link that expired cancels it.
+ */
+export function updateFromPartner(payment: PaymentRecord, seen: PartnerView): Omit<PaymentUpdate, 'payment_id' | 'retry_count'> | null {
+  const known = { external_id: seen.id, claim_link: seen.claim_link ?? null };
+  switch (seen.status) {
+    case 'reversed': return { ...known, status: 'failed', failure_code: 'partner_reversed', failure_message: 'the partner reversed the payment' };
+    case 'expired': return { ...known, status: 'cancelled', failure_code: 'claim_expired', failure_message: 'the payee did not claim the payment in time' };
+    case 'pending': return payment.status === 'pending' ? { ...known, status: 'sent', failure_code: null, failure_message: null } : null;
+    default: return seen.status === payment.status ? null : { ...known, status: seen.status, failure_code: null, failure_message: null };
+  }
 }

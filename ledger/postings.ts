@@ -29,15 +29,18 @@ function conversionLegs({ from, to, fromAmount, toAmount, midRate }: Conversion)
   return spread.isZero() ? legs : [...legs, { account: fxSpread(to), amount: spread }];
 }
 
-function entry(id: string, kind: EntryKind, transferId: string | null, postings: PostingDraft[], quoteId: string | null = null): EntryDraft {
-  const draft = { id, kind, transferId, quoteId, postings };
+/** What an entry moves money for: a transfer, an executed quote, a partner payment, or none of them. */
+interface EntryAbout { transferId?: string; quoteId?: string; paymentId?: string }
+
+function entry(id: string, kind: EntryKind, about: EntryAbout, postings: PostingDraft[]): EntryDraft {
+  const draft = { id, kind, transferId: about.transferId ?? null, quoteId: about.quoteId ?? null, paymentId: about.paymentId ?? null, postings };
   assertEntryBalances(draft);
   return draft;
 }
 
 /** Sandbox test funds: faucet equity → the account's available balance. */
 export function faucetCredit(id: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
-  return entry(id, 'faucet_credit', null, [
+  return entry(id, 'faucet_credit', {}, [
     { account: faucetEquity(currency), amount: amount.negated() },
     { account: available(accountId, currency), amount },
   ]);
@@ -45,7 +48,7 @@ export function faucetCredit(id: string, accountId: string, currency: Currency, 
 
 /** A book transfer between two accounts of this ledger, final at once. */
 export function internalTransfer(id: string, transferId: string, senderId: string, recipientId: string, currency: Currency, amount: Amount): EntryDraft {
-  return entry(id, 'internal_transfer', transferId, [
+  return entry(id, 'internal_transfer', { transferId }, [
     { account: available(senderId, currency), amount: amount.negated() },
     { account: available(recipientId, currency), amount },
   ]);
@@ -53,7 +56,7 @@ export function internalTransfer(id: string, transferId: string, senderId: strin
 
 /** Holds the amount of a transfer that a partner rail is executing. */
 export function holdForTransfer(id: string, transferId: string, senderId: string, currency: Currency, amount: Amount): EntryDraft {
-  return entry(id, 'transfer_hold', transferId, [
+  return entry(id, 'transfer_hold', { transferId }, [
     { account: available(senderId, currency), amount: amount.negated() },
     { account: pending(senderId, currency), amount },
   ]);
@@ -65,12 +68,12 @@ export function holdForTransfer(id: string, transferId: string, senderId: string
  */
 export function settleTransfer(id: string, transferId: string, senderId: string, recipientId: string, currency: Currency, amount: Amount, conversion: Conversion | null): EntryDraft {
   if (!conversion) {
-    return entry(id, 'transfer_settle', transferId, [
+    return entry(id, 'transfer_settle', { transferId }, [
       { account: pending(senderId, currency), amount: amount.negated() },
       { account: available(recipientId, currency), amount },
     ]);
   }
-  return entry(id, 'transfer_settle', transferId, [
+  return entry(id, 'transfer_settle', { transferId }, [
     { account: pending(senderId, currency), amount: amount.negated() },
     ...conversionLegs(conversion),
     { account: available(recipientId, conversion.to), amount: conversion.toAmount },
@@ -79,16 +82,16 @@ export function settleTransfer(id: string, transferId: string, senderId: string,
 
 /** A conversion inside one account (POST /v1/fx/execute): one entry, each currency balancing on its own. */
 export function fxConversion(id: string, quoteId: string, accountId: string, conversion: Conversion): EntryDraft {
-  return entry(id, 'fx_conversion', null, [
+  return entry(id, 'fx_conversion', { quoteId }, [
     { account: available(accountId, conversion.from), amount: conversion.fromAmount.negated() },
     ...conversionLegs(conversion),
     { account: available(accountId, conversion.to), amount: conversion.toAmount },
-  ], quoteId);
+  ]);
 }
 
 /** The rail failed or reversed the payment: the hold goes back to the sender. */
 export function releaseTransfer(id: string, transferId: string, senderId: string, currency: Currency, amount: Amount): EntryDraft {
-  return entry(id, 'transfer_release', transferId, [
+  return entry(id, 'transfer_release', { transferId }, [
     { account: pending(senderId, currency), amount: amount.negated() },
     { account: available(senderId, currency), amount },
   ]);
@@ -96,32 +99,32 @@ export function releaseTransfer(id: string, transferId: string, senderId: string
 
 /** A pay-in the partner settled: its settlement account → the account's available balance. */
 export function payInSettled(id: string, paymentId: string, partner: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
-  return { ...entry(id, 'payment_settle', null, [
+  return entry(id, 'payment_settle', { paymentId }, [
     { account: partnerSettlement(partner, currency), amount: amount.negated() },
     { account: available(accountId, currency), amount },
-  ]), paymentId };
+  ]);
 }
 
 /** An outbound payment is held while the partner executes it. */
 export function paymentHold(id: string, paymentId: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
-  return { ...entry(id, 'payment_hold', null, [
+  return entry(id, 'payment_hold', { paymentId }, [
     { account: available(accountId, currency), amount: amount.negated() },
     { account: pending(accountId, currency), amount },
-  ]), paymentId };
+  ]);
 }
 
 /** The partner paid it out: the hold leaves for the partner's settlement account. */
 export function payOutSettled(id: string, paymentId: string, partner: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
-  return { ...entry(id, 'payment_settle', null, [
+  return entry(id, 'payment_settle', { paymentId }, [
     { account: pending(accountId, currency), amount: amount.negated() },
     { account: partnerSettlement(partner, currency), amount },
-  ]), paymentId };
+  ]);
 }
 
 /** The payment failed or was cancelled: the hold goes back to the account. */
 export function paymentRelease(id: string, paymentId: string, accountId: string, currency: Currency, amount: Amount): EntryDraft {
-  return { ...entry(id, 'payment_release', null, [
+  return entry(id, 'payment_release', { paymentId }, [
     { account: pending(accountId, currency), amount: amount.negated() },
     { account: available(accountId, currency), amount },
-  ]), paymentId };
+  ]);
 }

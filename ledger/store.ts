@@ -73,31 +73,21 @@ export async function lockLedgerAccounts(trx: Knex.Transaction, refs: LedgerAcco
   return (rows as Array<{ id: string; code: string; balance: string }>).map((r) => ({ id: r.id, ref: byCode.get(r.code)!, balance: new Money(r.balance) }));
 }
 
-export async function readTransfers(db: Db, ids: string[], lock: boolean): Promise<Map<string, TransferRecord>> {
+/**
+ * Rows of a ledger-decided table by id; locked (in id order, the same in every batch, so batches
+ * never wait on each other in a circle) when the batch decides on them.
+ */
+async function readById<Row extends { id: string }>(db: Db, table: string, ids: string[], lock: boolean): Promise<Map<string, Row>> {
   if (ids.length === 0) return new Map();
-  const query = db('transfers').whereIn('id', [...new Set(ids)]).orderBy('id');
+  const query = db(table).whereIn('id', [...new Set(ids)]).orderBy('id');
   if (lock) query.forUpdate();
-  const rows: TransferRecord[] = await query;
+  const rows: Row[] = await query;
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-/** Persisted FX quotes by id; locked (in id order) when the batch decides on them. */
-export async function readQuotes(db: Db, ids: string[], lock: boolean): Promise<Map<string, FxQuoteRecord>> {
-  if (ids.length === 0) return new Map();
-  const query = db('fx_quotes').whereIn('id', [...new Set(ids)]).orderBy('id');
-  if (lock) query.forUpdate();
-  const rows: FxQuoteRecord[] = await query;
-  return new Map(rows.map((r) => [r.id, r]));
-}
-
-/** Payments by id; locked (in id order) when the batch decides on them. */
-export async function readPayments(db: Db, ids: string[], lock: boolean): Promise<Map<string, PaymentRecord>> {
-  if (ids.length === 0) return new Map();
-  const query = db('payments').whereIn('id', [...new Set(ids)]).orderBy('id');
-  if (lock) query.forUpdate();
-  const rows: PaymentRecord[] = await query;
-  return new Map(rows.map((r) => [r.id, r]));
-}
+export const readTransfers = (db: Db, ids: string[], lock: boolean) => readById<TransferRecord>(db, 'transfers', ids, lock);
+export const readQuotes = (db: Db, ids: string[], lock: boolean) => readById<FxQuoteRecord>(db, 'fx_quotes', ids, lock);
+export const readPayments = (db: Db, ids: string[], lock: boolean) => readById<PaymentRecord>(db, 'payments', ids, lock);
 
 /** The outcomes (their JSON text, outcome.ts) of the commands already decided, by command id. */
 export async function processedOutcomes(db: Db, commandIds: string[]): Promise<Map<string, string>> {
@@ -112,7 +102,7 @@ export interface EntryWrite {
   commandId: string;
   transferId: string | null;
   quoteId: string | null;
-  paymentId?: string | null;
+  paymentId: string | null;
   postings: AppliedPosting[];
 }
 
@@ -157,7 +147,7 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
   const at = batch.now.toISOString();
   await writePayments(trx, batch.newPayments, batch.changedPayments, batch.paymentTransitions); // before the entries that name them
   await copyInto(trx, 'journal_entries', ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'],
-    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, fx_quote_id: e.quoteId, payment_id: e.paymentId ?? null, created_at: at })));
+    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, fx_quote_id: e.quoteId, payment_id: e.paymentId, created_at: at })));
   // All postings of the batch in one statement: the balance trigger checks every entry in it.
   await copyInto(trx, 'postings', ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'],
     batch.entries.flatMap((e) => e.postings.map((p) => ({

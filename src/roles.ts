@@ -87,8 +87,8 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...fxRoutes({
-      db, redis: runtime.redis, quotes: new FxQuotes(db, runtime.redis, config.fxQuoteLifetimeMs), ledger: deps.ledger,
-      environment: config.environment, quoteLifetimeMs: config.fxQuoteLifetimeMs, replyTimeoutMs: config.ledgerReplyTimeoutMs,
+      db, quotes: new FxQuotes(db, runtime.redis, config.fxQuoteLifetimeMs), ledger: deps.ledger,
+      environment: config.environment, replyTimeoutMs: config.ledgerReplyTimeoutMs,
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...partnerLinkRoutes(db, partners.links),

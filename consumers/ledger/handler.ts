@@ -122,12 +122,14 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     };
     const replies: BatchOutcome['replies'] = [];
     const changed = new Map<string, TransferRecord>();
+    // A payment created in this batch is inserted once, in its latest state; others are updated.
+    const createdPayments = new Set<string>();
     const changedPayments = new Map<string, PaymentRecord>();
     for (const command of commands) {
       const decision = decide(command, facts, { transfers, quotes, payments }, book, now);
       for (const { entry, postings } of decision.entries) {
         const applied: EntryWrite = {
-          id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId ?? null, postings,
+          id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings,
         };
         write.entries.push(applied);
         write.outbox.push(entryRow(applied, now));
@@ -138,8 +140,8 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         transfers.set(decision.transfer.id, decision.transfer);
       }
       if (decision.payment) {
-        if (decision.paymentIsNew) write.newPayments.push(decision.payment);
-        else changedPayments.set(decision.payment.id, decision.payment);
+        if (decision.paymentIsNew) createdPayments.add(decision.payment.id);
+        else if (!createdPayments.has(decision.payment.id)) changedPayments.set(decision.payment.id, decision.payment);
         payments.set(decision.payment.id, decision.payment);
         write.paymentTransitions.push(...decision.paymentTransitions);
       }
@@ -158,9 +160,8 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
       replies.push({ command, outcome });
     }
     write.changedTransfers = [...changed.values()];
-    // A payment created and changed in one batch is inserted in its latest state.
-    write.newPayments = write.newPayments.map((p) => payments.get(p.id)!);
-    write.changedPayments = [...changedPayments.values()].filter((p) => !write.newPayments.some((n) => n.id === p.id));
+    write.newPayments = [...createdPayments].map((id) => payments.get(id)!);
+    write.changedPayments = [...changedPayments.values()];
     write.balances = book.changedAccounts();
     await writeBatch(trx, write);
     return { replies, roundId, outbox: write.outbox };

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
 import { formatAmount } from '../../ledger/money';
-import type { PaymentRecord } from '../../ledger/payments';
+import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { PartnerLinks } from '../../src/partner-links/links';
@@ -73,11 +73,10 @@ export class PaymentSettler {
     const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count };
     const ageMs = Date.now() - payment.created_at.getTime();
     if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
-    const link = await this.runtime.db('partner_links').where({ customer_id: payment.customer_id, partner: payment.partner, status: 'active' }).first();
     const client = this.clients(payment.partner as PartnerSlug);
     let seen: PartnerPayment;
     try {
-      if (!link) throw new Error('the customer\'s link with the partner is no longer active');
+      const link = await this.links.activeLink(payment.customer_id, payment.partner as PartnerSlug);
       seen = payment.external_id === null
         ? await this.links.withToken(link, (token) => client.submitPaymentAs(token, {
           reference: payment.id, amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, metadata: { payment_id: payment.id },
@@ -91,18 +90,15 @@ export class PaymentSettler {
       return { ...base, status: 'failed', external_id: null, failure_code: 'partner_timeout', failure_message: `no partner reference came back before the deadline (${(error as Error).message}); nothing moved` };
     }
     if (payment.external_id === null) base.retry_count += 1;
-    if (seen.status === 'reversed') return { ...base, status: 'failed', external_id: seen.id, failure_code: 'partner_reversed', failure_message: 'the partner reversed the payment' };
-    if (seen.status === 'expired') return { ...base, status: 'cancelled', external_id: seen.id, failure_code: 'claim_expired', failure_message: 'the payee did not claim the payment in time' };
-    if (seen.status === payment.status || (seen.status === 'pending' && payment.status !== 'pending')) return null;
-    if (seen.status === 'pending') return { ...base, status: 'sent', external_id: seen.id, failure_code: null, failure_message: null };
-    return { ...base, status: seen.status, external_id: seen.id, failure_code: null, failure_message: null };
+    const update = updateFromPartner(payment, seen);
+    return update && { ...base, ...update };
   }
 
   private async send(open: PaymentRecord[], updates: PaymentUpdate[]): Promise<void> {
     const accountOf = new Map(open.map((p) => [p.id, p.account_id]));
     const messages = await Promise.all(updates.map(async (update) => {
       const envelope: LedgerCommandEnvelope = {
-        id: `payment.update:${update.payment_id}:${update.status}`, type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
+        id: paymentUpdateCommandId(update.payment_id, update.status), type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
         reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(update),
       };
       return { key: envelope.account_id, value: await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope) };

@@ -12,7 +12,8 @@ import type { RedisClient } from '../redis';
 export const lockKey = (quoteId: string): string => `fxq:${quoteId}`;
 
 export class FxQuotes {
-  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly lifetimeMs: number) {}
+  /** `lifetimeMs`: how long a price holds, for a persisted quote and a public one alike. */
+  constructor(private readonly db: Db, private readonly redis: RedisClient, readonly lifetimeMs: number) {}
 
   /** Locks a price for the quote's lifetime, from the moment it was priced. */
   async create(accountId: string, { from, to, fromAmount, price, at }: PricedConversion): Promise<FxQuoteRecord> {
@@ -35,7 +36,12 @@ export class FxQuotes {
   async expireNow(id: string): Promise<FxQuoteRecord | undefined> {
     const [row] = await this.db('fx_quotes').where('id', id).whereNull('consumed_at')
       .update({ expires_at: this.db.raw('least(expires_at, ?::timestamptz)', [new Date()]) }).returning('*');
-    await this.redis.del(lockKey(id)).catch(() => undefined);
+    await this.releaseLock(id);
     return row ?? this.byId(id);
+  }
+
+  /** The lock has no more to say once the quote is consumed or expired (best effort: it lapses anyway). */
+  async releaseLock(id: string): Promise<void> {
+    await this.redis.del(lockKey(id)).catch(() => undefined);
   }
 }

@@ -6,7 +6,7 @@ import { DomainError } from '../errors';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { keysetPage } from '../db/pagination';
 import { listQuerySchema, listResponseSchema } from './pagination';
-import { withBody, type RouteDef } from './route';
+import { withBody, type RouteDef, type RouteRequest } from './route';
 
 interface CustomerRow { id: string; account_id: string; email: string; business_name: string; country_code: string; created_at: Date }
 
@@ -17,6 +17,17 @@ const customerSchema = {
     country_code: { type: 'string' }, account_id: { type: 'string', format: 'uuid' }, created_at: { type: 'string', format: 'date-time' },
   },
 };
+
+/**
+ * A customer the caller may act for; the errors name `detail` (the path's id, or the body field
+ * that named the customer). @throws DomainError resource_not_found, cross_account_access_denied
+ */
+export async function ownCustomer(db: Db, request: RouteRequest, customerId: string, detail: string = customerId): Promise<{ id: string; account_id: string }> {
+  const customer = await db('customers').where('id', customerId).first('id', 'account_id');
+  if (!customer) throw new DomainError('resource_not_found', 'no such customer', detail);
+  assertOwnResource(request, customer.account_id, detail);
+  return customer;
+}
 
 const view = (row: CustomerRow) => ({
   id: row.id, account_id: row.account_id, email: row.email, business_name: row.business_name,

@@ -9,9 +9,8 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { FxExecute } from '../../ledger/messages';
-import { lockKey, type FxQuotes } from '../fx/quotes';
+import type { FxQuotes } from '../fx/quotes';
 import { derivedUuid, type LedgerClient } from '../ledger-client';
-import type { RedisClient } from '../redis';
 import { RETRY_AFTER_SECONDS } from './idempotency';
 import { fxExecutionAnswer, quoteView, refusalAnswer, unexpectedOutcome } from './outcomes';
 import { isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
@@ -91,15 +90,13 @@ const idParams = { type: 'object', properties: { id: { type: 'string', format: '
 
 export interface FxRouteDeps {
   db: Db;
-  redis: RedisClient;
   quotes: FxQuotes;
   ledger: LedgerClient;
   environment: Environment;
-  quoteLifetimeMs: number;
   replyTimeoutMs: number;
 }
 
-export function fxRoutes({ db, redis, quotes, ledger, environment, quoteLifetimeMs, replyTimeoutMs }: FxRouteDeps): RouteDef[] {
+export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: FxRouteDeps): RouteDef[] {
   /** The caller's quote (any, for the master key); another account's is as unknown as a missing one (DESIGN.md section 5b). */
   const ownQuote = async (request: RouteRequest): Promise<FxQuoteRecord> => {
     const row = await quotes.byId(request.params.id);
@@ -121,7 +118,7 @@ export function fxRoutes({ db, redis, quotes, ledger, environment, quoteLifetime
           status: 200,
           body: {
             from_currency: from, to_currency: to, from_amount: formatAmount(fromAmount, from), rate: quote.rate, mid_rate: quote.midRate,
-            spread: quote.spread, to_amount: quote.toAmount, expires_at: new Date(at.getTime() + quoteLifetimeMs).toISOString(),
+            spread: quote.spread, to_amount: quote.toAmount, expires_at: new Date(at.getTime() + quotes.lifetimeMs).toISOString(),
           },
         };
       },
@@ -158,7 +155,7 @@ export function fxRoutes({ db, redis, quotes, ledger, environment, quoteLifetime
         if (!outcome) return pendingExecution(command.quote_id);
         if (outcome.kind === 'refused') return refusalAnswer(outcome);
         if (outcome.kind !== 'fx_execution') return unexpectedOutcome(outcome);
-        await redis.del(lockKey(command.quote_id)).catch(() => undefined); // the lock has no more to say
+        await quotes.releaseLock(command.quote_id);
         return fxExecutionAnswer(outcome);
       },
     }),

@@ -4,7 +4,7 @@
 import { quoteStatus, type FxQuoteRecord } from '../../ledger/fx-quotes';
 import { RATE_DECIMALS } from '../../ledger/fx-rates';
 import { formatAmount, Money } from '../../ledger/money';
-import type { FaucetCredited, FxExecuted, Outcome, PaymentOutcome, Refused, TransferOutcome } from '../../ledger/outcome';
+import type { FaucetCredited, FxExecuted, Outcome, Refused, TransferOutcome } from '../../ledger/outcome';
 import type { PaymentRecord } from '../../ledger/payments';
 import type { TransferRecord } from '../../ledger/transfers';
 import { DomainError, errorBody } from '../errors';
@@ -62,14 +62,10 @@ export function paymentView(payment: PaymentRecord) {
     amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, status: payment.status,
     external_id: payment.external_id, claim_link: payment.claim_link, idempotency_key: payment.idempotency_key, retry_count: payment.retry_count,
     customer_id: payment.customer_id, source_funding_method_external_id: payment.funding_method_external_id,
-    purpose: payment.purpose ?? null, payee: payment.payee ?? null,
+    purpose: payment.purpose, payee: payment.payee,
     failure: payment.failure_code ? { code: payment.failure_code, message: payment.failure_message } : null,
     created_at: payment.created_at.toISOString(), completed_at: payment.completed_at ? payment.completed_at.toISOString() : null,
   };
-}
-
-export function paymentAnswer(outcome: PaymentOutcome): RouteResult {
-  return { status: outcome.created ? 201 : 200, body: paymentView(outcome.payment) };
 }
 
 export function refusalAnswer(outcome: Refused): RouteResult {

@@ -5,8 +5,9 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
+import { actingAccountId, actingAccountIdForWrite } from './acting';
 import { listResponseSchema } from './pagination';
+import { ownCustomer } from './customers';
 import { withBody, type RouteDef, type RouteRequest } from './route';
 
 const nullableDate = { type: ['string', 'null'], format: 'date-time' };
@@ -56,12 +57,7 @@ const customerParams = { type: 'object', properties: { id: { type: 'string', for
 
 export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
   /** The customer named in the path, if the caller may act for it. */
-  const ownCustomer = async (request: RouteRequest): Promise<{ id: string; account_id: string }> => {
-    const customer = await db('customers').where('id', request.params.id).first('id', 'account_id');
-    if (!customer) throw new DomainError('resource_not_found', 'no such customer', request.params.id);
-    assertOwnResource(request, customer.account_id, customer.id);
-    return customer;
-  };
+  const pathCustomer = (request: RouteRequest) => ownCustomer(db, request, request.params.id);
   return [
     withBody({
       type: 'object', additionalProperties: false, required: ['partner'],
@@ -75,7 +71,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       handler: async (request) => {
         const partner = requirePartner(request.body.partner);
         await actingAccountIdForWrite(request, db);
-        const customer = await ownCustomer(request);
+        const customer = await pathCustomer(request);
         const { link, authorizeUrl } = await links.create(customer.account_id, customer.id, partner);
         return { status: 201, body: linkView(link, authorizeUrl) };
       },
@@ -86,7 +82,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       response: { status: 200, description: 'the links', schema: listResponseSchema(linkSchema) },
       handler: async (request) => {
         actingAccountId(request);
-        const customer = await ownCustomer(request);
+        const customer = await pathCustomer(request);
         return { status: 200, body: { data: (await links.ofCustomer(customer.id)).map((link) => linkView(link)), has_more: false, next_cursor: null } };
       },
     },
@@ -96,7 +92,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' }, link_id: { type: 'string', format: 'uuid' } } },
       response: { status: 200, description: 'the link, revoked', schema: linkSchema },
       handler: async (request) => {
-        const customer = await ownCustomer(request);
+        const customer = await pathCustomer(request);
         const link = await links.byId(request.params.link_id);
         if (!link || link.customer_id !== customer.id) throw new DomainError('resource_not_found', 'no such link for this customer', request.params.link_id);
         return { status: 200, body: linkView(await links.revoke(link.id)) };
@@ -111,7 +107,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       errors: ['invalid_partner', 'customer_not_linked', 'partner_unavailable', 'partner_error'],
       handler: async (request) => {
         const partner = requirePartner(request.query.partner);
-        const customer = await ownCustomer(request);
+        const customer = await pathCustomer(request);
         const methods = await links.fundingMethods(await links.activeLink(customer.id, partner));
         return { status: 200, body: { data: methods, has_more: false, next_cursor: null } };
       },

@@ -9,8 +9,9 @@ import { DomainError } from '../errors';
 import { PAYOUT_CORRIDORS } from '../partners/registry';
 import { actingAccountIdForWrite } from './acting';
 import { requirePartner } from './partner-links';
-import { createAndSubmit, fundingMethodFor, ownCustomer, paymentIds, pendingAnswer, type PaymentRouteDeps } from './payment-submission';
+import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
 import { paymentSchema } from './payments-schema';
+import { ownCustomer } from './customers';
 import { withBody, type BodyOf, type RouteDef } from './route';
 
 const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength } as const);
@@ -77,8 +78,7 @@ export function sendRoute(deps: PaymentRouteDeps): RouteDef {
     summary: 'Pay a payee from the caller\'s account through a partner the customer is linked with; the amount is held first',
     auth: { kind: 'key', scope: 'payments:write', moneyMoving: true }, idempotent: true, sandboxScenario: true,
     response: { status: 201, description: 'the payment: completed (fiat), sent with a claim_link (claimless) or sent (chain), or failed', schema: paymentSchema },
-    provisional: async (request) => pendingAnswer(paymentIds(await actingAccountIdForWrite(request, db), request.idempotencyKey!).paymentId),
-    provisionalSchema: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string', const: 'pending' } } },
+    provisional: (request) => provisionalPayment(db, request), provisionalSchema: PENDING_PAYMENT_SCHEMA,
     errors: ['invalid_partner', 'invalid_currency', 'customer_not_linked', 'corridor_unavailable', 'requires_action', 'insufficient_funds', 'partner_unavailable', 'partner_error'],
     handler: async (request) => {
       const { body } = request;
@@ -93,7 +93,7 @@ export function sendRoute(deps: PaymentRouteDeps): RouteDef {
         throw new DomainError('corridor_unavailable', `${partner} does not pay out to ${country}`, partner === 'fiat' ? 'payee.bank.iso_country_code' : 'payee.country_code');
       }
       const accountId = await actingAccountIdForWrite(request, db);
-      const customer = await ownCustomer(db, body.customer_id, request);
+      const customer = await ownCustomer(db, request, body.customer_id, 'customer_id');
       const link = await links.activeLink(customer.id, partner);
       const { commandId, paymentId } = paymentIds(accountId, request.idempotencyKey!);
       const create: PaymentCreate = {

@@ -8,7 +8,7 @@ import type { Environment } from '../config';
 import { DomainError } from '../errors';
 import { assertOwnResource } from './acting';
 import { paymentView } from './outcomes';
-import type { PaymentRouteDeps } from './payment-submission';
+import { recordPaymentUpdate, type PaymentRouteDeps } from './payment-submission';
 import { paymentSchema } from './payments-schema';
 import type { RouteDef } from './route';
 
@@ -24,7 +24,7 @@ const MOVES: Record<Action, { to: PaymentStatus; from: readonly PaymentStatus[];
 };
 
 export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Environment, railsUrl: () => string): RouteDef {
-  const { reads, ledger, replyTimeoutMs } = deps;
+  const { reads } = deps;
   return {
     method: 'POST', path: '/v1/sandbox/payments/{id}/{action}', operationId: 'simulatePayment', tag: 'sandbox',
     summary: 'Sandbox: settle, fail or cancel a payment now, or expire its claim link, with the events and balance movements that follow',
@@ -52,9 +52,7 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
         payment_id: payment.id, status: move.to as PaymentUpdate['status'], external_id: null, claim_link: null,
         failure_code: move.failure, failure_message: move.failure ? `sandbox simulation: ${action}` : null, retry_count: payment.retry_count,
       };
-      const outcome = await ledger.execute('payment.update', `payment.update:${payment.id}:${move.to}`, payment.account_id, update, replyTimeoutMs);
-      const now = outcome?.kind === 'payment' ? outcome.payment : (await reads.byId(payment.id)) ?? payment;
-      return { status: 200, body: paymentView(now) };
+      return { status: 200, body: paymentView(await recordPaymentUpdate(deps, payment, update)) };
     },
   };
 }

@@ -5,7 +5,7 @@
 // and the settler fails it past its deadline); an answer that leaves the outcome unknown is a
 // 502, the payment readable while the settler finds out.
 import type { PaymentCreate, PaymentUpdate } from '../../ledger/messages';
-import type { PaymentRecord } from '../../ledger/payments';
+import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import { formatAmount } from '../../ledger/money';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
@@ -18,6 +18,7 @@ import type { SandboxScenario } from '../partners/scenarios';
 import type { PaymentReads } from '../read-models/payments';
 import { RETRY_AFTER_SECONDS } from './idempotency';
 import { paymentView, refusalAnswer, unexpectedOutcome } from './outcomes';
+import { actingAccountIdForWrite } from './acting';
 import type { RouteRequest, RouteResult } from './route';
 
 export interface PaymentRouteDeps {
@@ -29,25 +30,30 @@ export interface PaymentRouteDeps {
   replyTimeoutMs: number;
 }
 
+/** Tells the ledger what became of a payment; the payment as the ledger then holds it. */
+export async function recordPaymentUpdate(deps: PaymentRouteDeps, payment: PaymentRecord, update: PaymentUpdate): Promise<PaymentRecord> {
+  const outcome = await deps.ledger.execute('payment.update', paymentUpdateCommandId(payment.id, update.status), payment.account_id, update, deps.replyTimeoutMs);
+  return outcome?.kind === 'payment' ? outcome.payment : (await deps.reads.byId(payment.id)) ?? payment;
+}
+
 /** The answer while the ledger has not recorded the payment yet: repeat with the same key. */
 export function pendingAnswer(paymentId: string): RouteResult {
   return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { id: paymentId, status: 'pending' } };
 }
 
+/** The 202 a payment route answers to a duplicate while the first request runs: repeat to learn more. */
+export async function provisionalPayment(db: Db, request: RouteRequest): Promise<RouteResult> {
+  return pendingAnswer(paymentIds(await actingAccountIdForWrite(request, db), request.idempotencyKey!).paymentId);
+}
+
+export const PENDING_PAYMENT_SCHEMA = {
+  type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string', const: 'pending' } },
+};
+
 /** The ids of the payment a request creates: a repeated request names the same. */
 export function paymentIds(accountId: string, idempotencyKey: string): { commandId: string; paymentId: string } {
   const commandId = derivedUuid('payment.create', accountId, idempotencyKey);
   return { commandId, paymentId: derivedUuid('payment', commandId) };
-}
-
-/** A customer of the caller. @throws DomainError resource_not_found, cross_account_access_denied */
-export async function ownCustomer(db: Db, customerId: string, request: RouteRequest): Promise<{ id: string; account_id: string }> {
-  const customer = await db('customers').where('id', customerId).first('id', 'account_id');
-  if (!customer) throw new DomainError('resource_not_found', 'no such customer', 'customer_id');
-  if (!request.principal!.isAdmin && request.principal!.accountId !== customer.account_id) {
-    throw new DomainError('cross_account_access_denied', 'this customer belongs to another account', 'customer_id');
-  }
-  return customer;
 }
 
 /** The funding method named, or the customer's default in the currency. @throws DomainError invalid_request */
@@ -77,11 +83,8 @@ export async function createAndSubmit(
   // Every submission after the first one is a resubmission (the client's retries of a 503, a
   // token refused and tried again), counted in retry_count.
   const sent = { submissions: 0 };
-  const record = async (update: Omit<PaymentUpdate, 'payment_id' | 'retry_count'>): Promise<PaymentRecord> => {
-    const outcome = await ledger.execute('payment.update', `payment.update:${current.id}:${update.status}`, accountId,
-      { ...update, payment_id: current.id, retry_count: current.retry_count + Math.max(0, sent.submissions - 1) }, replyTimeoutMs);
-    return outcome?.kind === 'payment' ? outcome.payment : (await reads.byId(current.id)) ?? current;
-  };
+  const record = (update: Omit<PaymentUpdate, 'payment_id' | 'retry_count'>) =>
+    recordPaymentUpdate(deps, current, { ...update, payment_id: current.id, retry_count: current.retry_count + Math.max(0, sent.submissions - 1) });
   let submitted: PartnerPayment;
   try {
     submitted = await links.withToken(link, (token) => clients(partner).submitPaymentAs(token, {
@@ -100,10 +103,7 @@ export async function createAndSubmit(
     }
     throw new DomainError('partner_error', `${partner} answered unexpectedly; the payment may or may not have been made: check GET /v1/payments/${current.id}`, current.id);
   }
-  const status = submitted.status === 'reversed' || submitted.status === 'expired' ? 'failed' : submitted.status === 'pending' ? 'sent' : submitted.status;
-  const updated = await record({
-    status, external_id: submitted.id, claim_link: submitted.claim_link ?? null,
-    failure_code: status === 'failed' ? 'partner_reversed' : null, failure_message: null,
-  });
+  const update = updateFromPartner(current, submitted);
+  const updated = update ? await record(update) : current;
   return { status: 201, body: paymentView(updated) };
 }

@@ -5,20 +5,19 @@ import { amountSchema, currencySchema, parseAmount, requireCurrency } from '../.
 import type { PaymentCreate } from '../../ledger/messages';
 import { PAYMENT_STATUSES } from '../../ledger/payments';
 import { DomainError } from '../errors';
-import type { PartnerSlug } from '../partners/registry';
+import { PAY_IN_CURRENCIES } from '../partners/registry';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { paymentView } from './outcomes';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import { requirePartner } from './partner-links';
-import { createAndSubmit, fundingMethodFor, ownCustomer, paymentIds, pendingAnswer, type PaymentRouteDeps } from './payment-submission';
+import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
 import { sendRoute } from './payment-send';
 import { paymentSimulationRoute } from './payment-simulation';
 import type { Environment } from '../config';
 import { nullable, paymentSchema } from './payments-schema';
+import { ownCustomer } from './customers';
 import { withBody, type RouteDef } from './route';
 
-/** Partners that bring money in, and the currencies each carries (DESIGN.md section 5c). */
-const PAY_IN_PARTNERS: Partial<Record<PartnerSlug, readonly string[]>> = { openbank: ['USD', 'EUR', 'GBP'] };
 
 const addFundsBodySchema = {
   type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency'],
@@ -39,19 +38,18 @@ export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, 
       summary: 'Bring money in from a linked customer\'s account at a partner; credited once the partner settles',
       auth: { kind: 'key', scope: 'payments:write', moneyMoving: true }, idempotent: true, sandboxScenario: true,
       response: { status: 201, description: 'the payment, authorized', schema: paymentSchema },
-      provisional: async (request) => pendingAnswer(paymentIds(await actingAccountIdForWrite(request, db), request.idempotencyKey!).paymentId),
-      provisionalSchema: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string', const: 'pending' } } },
+      provisional: (request) => provisionalPayment(db, request), provisionalSchema: PENDING_PAYMENT_SCHEMA,
       errors: ['invalid_partner', 'invalid_currency', 'customer_not_linked', 'partner_unavailable', 'partner_error'],
       handler: async (request) => {
         const { body } = request;
         const partner = requirePartner(body.partner);
-        const currencies = PAY_IN_PARTNERS[partner];
+        const currencies = PAY_IN_CURRENCIES[partner];
         if (!currencies) throw new DomainError('invalid_partner', `${partner} does not bring funds in; add funds through openbank`, 'partner');
         const currency = requireCurrency(body.currency);
         if (!currencies.includes(currency)) throw new DomainError('invalid_currency', `${partner} carries ${currencies.join(', ')}`, 'currency');
         const amount = parseAmount(body.amount, currency);
         const accountId = await actingAccountIdForWrite(request, db);
-        const customer = await ownCustomer(db, body.customer_id, request);
+        const customer = await ownCustomer(db, request, body.customer_id, 'customer_id');
         const link = await links.activeLink(customer.id, partner);
         const { commandId, paymentId } = paymentIds(accountId, request.idempotencyKey!);
         const create: PaymentCreate = {

@@ -12,6 +12,9 @@ export function isPartnerSlug(value: string): value is PartnerSlug {
 /** Where a partner sends the customer's browser back after consent (the three-legged flow). */
 export const PARTNER_LINK_CALLBACK_PATH = '/v1/partner-links/callback';
 
+/** The partners that bring money in (add funds), and the currencies each carries. */
+export const PAY_IN_CURRENCIES: Partial<Record<PartnerSlug, readonly string[]>> = { openbank: ['USD', 'EUR', 'GBP'] };
+
 /**
  * What each partner pays out (DESIGN.md section 5c): the payment kind, the currencies it carries
  * and the payee countries it serves (its corridors); null: every country. openbank pays nothing out.

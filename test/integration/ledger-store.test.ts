@@ -40,7 +40,7 @@ function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: b
   const write: BatchWrite = { entries: [], balances: book.changedAccounts(), newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], roundId: randomUUID(), now };
   for (const { commandId, type, decision } of decided) {
     for (const { entry, postings } of decision.entries) {
-      const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId, transferId: entry.transferId, quoteId: entry.quoteId, postings };
+      const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings };
       write.entries.push(applied);
       if (withOutbox) write.outbox.push(entryRow(applied, now));
     }

@@ -12,7 +12,7 @@ import {
 import type { BankRecipient, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../../ledger/transfers';
-import { faucetAnswer, fxExecutionAnswer, paymentAnswer, refusalAnswer, transferAnswer } from '../../src/http/outcomes';
+import { faucetAnswer, fxExecutionAnswer, paymentView, refusalAnswer, transferAnswer } from '../../src/http/outcomes';
 import { prng } from '../support/prng';
 
 /** The answer the API gives for a decision's outcome (src/http/outcomes.ts). */
@@ -23,7 +23,7 @@ function answer(decision: Decision): { status: number; body: unknown } {
     case 'transfer': return transferAnswer(outcome);
     case 'faucet_credit': return faucetAnswer(outcome);
     case 'fx_execution': return fxExecutionAnswer(outcome);
-    case 'payment': return paymentAnswer(outcome);
+    case 'payment': return { status: 201, body: paymentView(outcome.payment) }; // as the payment routes answer (payment-submission.ts)
   }
 }
 
