@@ -12,7 +12,7 @@
 // BENCH_PORT (3200; the mock rails take the next port), and the stack addresses as in
 // http.bench.ts.
 import { randomUUID } from 'node:crypto';
-import { benchNames, percentile, recreateDatabase, RUN_ID, sleep, tearDown, type BenchService } from './harness';
+import { benchNames, percentile, RUN_ID, runBench, sleep } from './harness';
 import { openLoop, printOpenLoop, startSplitService } from './open-loop';
 
 const env = process.env;
@@ -52,47 +52,34 @@ async function fillQuotes(key: string, pool: Array<{ id: string; at: number }>, 
   await Promise.all([worker(), worker(), worker(), worker()]);
 }
 
-async function main(): Promise<void> {
+runBench(names, async (services) => {
   console.log(`FX execute benchmark: ${RATE} req/s for ${DURATION_S} s after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
-  await recreateDatabase(names.databaseUrl);
-  let services: BenchService[] = [];
-  try {
-    services = await startSplitService(PORT, names.databaseUrl, 'fx');
-    const servicePids = services.map((s) => s.child.pid!);
-    const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: `bench-fx-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench FX Ltd', country_code: 'GB' }),
-    }).then((r) => r.json() as Promise<{ api_key: { key: string } }>);
-    const key: string = signUp.api_key.key;
-    for (const currency of ['USD', 'EUR', 'GBP']) {
-      const funded = await post('/v1/sandbox/faucet', { currency, amount: '1000000.00' }, key);
-      if (funded.status !== 201) throw new Error(`funding failed: ${funded.status} ${JSON.stringify(funded.body)}`);
-    }
-
-    const pool: Array<{ id: string; at: number }> = [];
-    const quoteMs: number[] = [];
-    const stop = { now: false };
-    const filling = fillQuotes(key, pool, quoteMs, stop);
-    while (pool.length < POOL_TARGET) await sleep(50);
-    const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => {
-      const quote = pool.shift();
-      return quote ? post('/v1/fx/execute', { quote_id: quote.id }, key).then((r) => r.status) : null;
-    });
-    stop.now = true;
-    await filling;
-    printOpenLoop('POST /v1/fx/execute', RATE, DURATION_S, result, servicePids);
-    quoteMs.sort((a, b) => a - b);
-    console.log(`  POST /v1/fx/quote (background, ${quoteMs.length}): p50 ${percentile(quoteMs, 0.5).toFixed(2)} ms, p99 ${percentile(quoteMs, 0.99).toFixed(2)} ms`);
-    if (result.statuses.size !== 1 || !result.statuses.has(201)) process.exitCode = 1;
-  } catch (error) {
-    for (const service of services) console.error(service.output.slice(-40).join('\n'));
-    throw error;
-  } finally {
-    await tearDown(services, names);
+  services.push(...await startSplitService(PORT, names.databaseUrl, 'fx'));
+  const servicePids = services.map((s) => s.child.pid!);
+  const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `bench-fx-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench FX Ltd', country_code: 'GB' }),
+  }).then((r) => r.json() as Promise<{ api_key: { key: string } }>);
+  const key: string = signUp.api_key.key;
+  for (const currency of ['USD', 'EUR', 'GBP']) {
+    const funded = await post('/v1/sandbox/faucet', { currency, amount: '1000000.00' }, key);
+    if (funded.status !== 201) throw new Error(`funding failed: ${funded.status} ${JSON.stringify(funded.body)}`);
   }
-}
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
+  const pool: Array<{ id: string; at: number }> = [];
+  const quoteMs: number[] = [];
+  const stop = { now: false };
+  const filling = fillQuotes(key, pool, quoteMs, stop);
+  while (pool.length < POOL_TARGET) await sleep(50);
+  const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => {
+    const quote = pool.shift();
+    return quote ? post('/v1/fx/execute', { quote_id: quote.id }, key).then((r) => r.status) : null;
+  });
+  stop.now = true;
+  await filling;
+  printOpenLoop('POST /v1/fx/execute', RATE, DURATION_S, result, servicePids);
+  quoteMs.sort((a, b) => a - b);
+  console.log(`  POST /v1/fx/quote (background, ${quoteMs.length}): p50 ${percentile(quoteMs, 0.5).toFixed(2)} ms, p99 ${percentile(quoteMs, 0.99).toFixed(2)} ms`);
+  if (result.statuses.size !== 1 || !result.statuses.has(201)) process.exitCode = 1;
 });
+

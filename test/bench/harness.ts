@@ -7,7 +7,9 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { createKafka } from '../../src/kafka/client';
 
-export { recreateDatabase } from '../support/database';
+import { recreateDatabase } from '../support/database';
+
+export { recreateDatabase };
 
 export const env = process.env;
 export const RUN_ID = Math.floor(Date.now() / 1000); // seconds, as test runs name theirs (test/hooks.ts cleans up stale ones)
@@ -173,4 +175,27 @@ export async function tearDown(services: BenchService[], names: ReturnType<typeo
   for (const service of [...services].reverse()) await stopService(service);
   await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)])
     .catch((error) => console.error(`clean-up failed: ${(error as Error).message}`));
+}
+
+/**
+ * Runs a benchmark's `body` in a database of its own, with the services it starts (it adds them
+ * to `services`): on failure their last output is printed, and either way they are stopped and
+ * the run's topics and Redis keys removed. A failure ends the process with exit code 1.
+ */
+export function runBench(names: ReturnType<typeof benchNames>, body: (services: BenchService[]) => Promise<void>): void {
+  const services: BenchService[] = [];
+  (async () => {
+    await recreateDatabase(names.databaseUrl);
+    try {
+      await body(services);
+    } catch (error) {
+      for (const service of services) console.error(service.output.slice(-40).join('\n'));
+      throw error;
+    } finally {
+      await tearDown(services, names);
+    }
+  })().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
 }

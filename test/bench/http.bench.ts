@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import {
-  benchNames, recreateDatabase, rssMiB, RUN_ID, sleep, startService, tearDown, waitReady, type BenchService,
+  benchNames, rssMiB, RUN_ID, runBench, sleep, startService, waitReady,
 } from './harness';
 import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares, type CpuSnapshot } from './cpu';
 import { encodeRequest, RawHttpConnection } from './raw-http';
@@ -127,57 +127,44 @@ function printTable(results: Result[]): void {
   console.log(`(CPU in % of one core over the measured window; this host has ${os.cpus().length} cores. "other" is work on the host outside the service, this load generator and the stack.)`);
 }
 
-async function main(): Promise<void> {
+runBench(names, async (services) => {
   console.log(`HTTP benchmark: ${DURATION_S} s per scenario after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
-  await recreateDatabase(names.databaseUrl);
   const groups = env.BENCH_SPLIT === '0' ? ['all'] : ['mock-rails,ledger,partners,request-logs', 'api,notifier'];
-  const services: BenchService[] = [];
   const results: Result[] = [];
-  try {
-    for (const roles of groups) {
-      const http = roles.includes('api') || roles === 'all';
-      const service = startService({
-        port: PORT, roles, databaseUrl: names.databaseUrl,
-        extraEnv: {
-          RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', // on, so its Redis call is measured, but never reached
-          LOG_LEVEL: http ? 'warn' : 'info', // a process without HTTP is ready when it logs its start
-        },
-      }, 'http');
-      services.push(service);
-      await waitReady(service, http);
-    }
-    const servicePids = services.map((s) => s.child.pid!);
-    console.log(`service processes: ${groups.join(' | ')}`);
-    // What the service burns with no requests at all (consumer polls, timers of every role).
-    const idleStart = cpuSnapshot(servicePids);
-    await sleep(IDLE_SAMPLE_MS);
-    const idle = cpuBetween(idleStart, cpuSnapshot(servicePids), IDLE_SAMPLE_MS);
-    console.log(`service idle: ${idle.service.toFixed(0)} % of a core; stack idle: postgres ${idle.postgres.toFixed(0)} %, redis ${idle.redis.toFixed(0)} %, JVMs ${idle.jvm.toFixed(0)} %; other work on the host ${otherCpu(idle).toFixed(0)} %`);
-    const signUp = await json('POST', '/v1/sandbox/accounts', { email: `bench-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' });
-    if (signUp.status !== 201) throw new Error(`sign-up failed: ${signUp.status} ${JSON.stringify(signUp.body)}`);
-    for (const scenario of scenarios(signUp.body.api_key.key)) {
-      for (const connections of CONNECTIONS) {
-        const result = await drive(scenario, connections, servicePids);
-        results.push(result);
-        console.log(`  ${result.scenario} × ${connections}: ${result.perSecond.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms`);
-      }
-    }
-    console.log();
-    printTable(results);
-    const target = results.find((r) => r.scenario === 'get-account' && r.connections === 32);
-    if (target) {
-      const met = target.perSecond >= 3000 && target.p99Ms <= 20 && target.non2xx === 0 && target.errors === 0;
-      console.log(`\ntarget (GET /v1/accounts/me, 32 connections: ≥ 3000 req/s, p99 ≤ 20 ms): ${met ? 'met' : 'MISSED'}`);
-    }
-  } catch (error) {
-    for (const service of services) console.error(service.output.slice(-40).join('\n'));
-    throw error;
-  } finally {
-    await tearDown(services, names);
+  for (const roles of groups) {
+    const http = roles.includes('api') || roles === 'all';
+    const service = startService({
+      port: PORT, roles, databaseUrl: names.databaseUrl,
+      extraEnv: {
+        RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', // on, so its Redis call is measured, but never reached
+        LOG_LEVEL: http ? 'warn' : 'info', // a process without HTTP is ready when it logs its start
+      },
+    }, 'http');
+    services.push(service);
+    await waitReady(service, http);
   }
-}
-
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
+  const servicePids = services.map((s) => s.child.pid!);
+  console.log(`service processes: ${groups.join(' | ')}`);
+  // What the service burns with no requests at all (consumer polls, timers of every role).
+  const idleStart = cpuSnapshot(servicePids);
+  await sleep(IDLE_SAMPLE_MS);
+  const idle = cpuBetween(idleStart, cpuSnapshot(servicePids), IDLE_SAMPLE_MS);
+  console.log(`service idle: ${idle.service.toFixed(0)} % of a core; stack idle: postgres ${idle.postgres.toFixed(0)} %, redis ${idle.redis.toFixed(0)} %, JVMs ${idle.jvm.toFixed(0)} %; other work on the host ${otherCpu(idle).toFixed(0)} %`);
+  const signUp = await json('POST', '/v1/sandbox/accounts', { email: `bench-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' });
+  if (signUp.status !== 201) throw new Error(`sign-up failed: ${signUp.status} ${JSON.stringify(signUp.body)}`);
+  for (const scenario of scenarios(signUp.body.api_key.key)) {
+    for (const connections of CONNECTIONS) {
+      const result = await drive(scenario, connections, servicePids);
+      results.push(result);
+      console.log(`  ${result.scenario} × ${connections}: ${result.perSecond.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms`);
+    }
+  }
+  console.log();
+  printTable(results);
+  const target = results.find((r) => r.scenario === 'get-account' && r.connections === 32);
+  if (target) {
+    const met = target.perSecond >= 3000 && target.p99Ms <= 20 && target.non2xx === 0 && target.errors === 0;
+    console.log(`\ntarget (GET /v1/accounts/me, 32 connections: ≥ 3000 req/s, p99 ≤ 20 ms): ${met ? 'met' : 'MISSED'}`);
+  }
 });
+

@@ -13,7 +13,7 @@
 // http.bench.ts.
 import { randomUUID } from 'node:crypto';
 import { linkCustomer } from '../support/partner-links';
-import { benchNames, recreateDatabase, RUN_ID, tearDown, type BenchService } from './harness';
+import { benchNames, RUN_ID, runBench } from './harness';
 import { openLoop, printOpenLoop, startSplitService } from './open-loop';
 
 const env = process.env;
@@ -32,30 +32,17 @@ async function post(path: string, body: unknown, key: string | null): Promise<{ 
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
-async function main(): Promise<void> {
+runBench(names, async (services) => {
   console.log(`add-funds benchmark: ${RATE} req/s for ${DURATION_S} s after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
-  await recreateDatabase(names.databaseUrl);
-  let services: BenchService[] = [];
-  try {
-    services = await startSplitService(PORT, names.databaseUrl, 'payments', { PUBLIC_URL: BASE }); // where the partner sends the browser back
-    const servicePids = services.map((s) => s.child.pid!);
-    const signUp = await post('/v1/sandbox/accounts', { email: `bench-pay-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Pay Ltd', country_code: 'GB' }, null);
-    const key: string = signUp.body.api_key.key;
-    const customer = await post('/v1/customers', { email: `bench-customer-${RUN_ID}@example.com`, business_name: 'Bench Customer', country_code: 'DE' }, key);
-    await linkCustomer(BASE, key, customer.body.id, 'openbank');
-    const body = { customer_id: customer.body.id, partner: 'openbank', amount: '10.00', currency: 'USD' };
-    const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => post('/v1/payments/add-funds', body, key).then((r) => r.status));
-    printOpenLoop('POST /v1/payments/add-funds', RATE, DURATION_S, result, servicePids);
-    if (result.statuses.size !== 1 || !result.statuses.has(201)) process.exitCode = 1;
-  } catch (error) {
-    for (const service of services) console.error(service.output.slice(-40).join('\n'));
-    throw error;
-  } finally {
-    await tearDown(services, names);
-  }
-}
-
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
+  services.push(...await startSplitService(PORT, names.databaseUrl, 'payments', { PUBLIC_URL: BASE })); // where the partner sends the browser back
+  const servicePids = services.map((s) => s.child.pid!);
+  const signUp = await post('/v1/sandbox/accounts', { email: `bench-pay-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Pay Ltd', country_code: 'GB' }, null);
+  const key: string = signUp.body.api_key.key;
+  const customer = await post('/v1/customers', { email: `bench-customer-${RUN_ID}@example.com`, business_name: 'Bench Customer', country_code: 'DE' }, key);
+  await linkCustomer(BASE, key, customer.body.id, 'openbank');
+  const body = { customer_id: customer.body.id, partner: 'openbank', amount: '10.00', currency: 'USD' };
+  const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => post('/v1/payments/add-funds', body, key).then((r) => r.status));
+  printOpenLoop('POST /v1/payments/add-funds', RATE, DURATION_S, result, servicePids);
+  if (result.statuses.size !== 1 || !result.statuses.has(201)) process.exitCode = 1;
 });
+

@@ -9,6 +9,7 @@ import { createDb, type Db } from '../../src/db';
 import { sleep } from '../bench/harness';
 import type { SignedUp } from '../support/accounts';
 import { violations, type CollectedEvents } from '../support/load';
+import { paymentAndConversionMovements } from '../support/mixed-load';
 import type { Decision } from './client';
 
 export type Sent =
@@ -38,20 +39,7 @@ async function expectedBalances(db: Db, group: SignedUp[], funding: Funding, tra
     add(t.account_id, t.currency, new Money(t.amount).negated());
     add(t.recipient_account_id, t.payout_currency, new Money(t.payout_amount));
   }
-  const { rows: quotes } = await db.raw(
-    `SELECT account_id, from_currency, from_amount::text, to_currency, to_amount::text FROM fx_quotes WHERE account_id = ANY(?::uuid[]) AND consumed_at IS NOT NULL`,
-    [group.map((m) => m.account.id)],
-  );
-  for (const q of quotes) {
-    add(q.account_id, q.from_currency, new Money(q.from_amount).negated());
-    add(q.account_id, q.to_currency, new Money(q.to_amount));
-  }
-  // A completed pay-in came in; a completed payout went out; a held one is still the account's.
-  const { rows: payments } = await db.raw(
-    `SELECT account_id, direction, amount::text, currency FROM payments WHERE account_id = ANY(?::uuid[]) AND status = 'completed'`,
-    [group.map((m) => m.account.id)],
-  );
-  for (const p of payments) add(p.account_id, p.currency, p.direction === 'inbound' ? new Money(p.amount) : new Money(p.amount).negated());
+  for (const { accountId, currency, amount } of await paymentAndConversionMovements(db, group.map((m) => m.account.id))) add(accountId, currency, amount);
   return expected;
 }
 

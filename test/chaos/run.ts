@@ -7,6 +7,7 @@ import { Money } from '../../ledger/money';
 import { benchNames, recreateDatabase, sleep } from '../bench/harness';
 import { signUp, type SignedUp } from '../support/accounts';
 import { collectEvents, type CollectedEvents } from '../support/load';
+import { BANK_PAYEE } from '../support/mixed-load';
 import { linkCustomer } from '../support/partner-links';
 import { check, type Funding, type Sent } from './check';
 import { decide } from './client';
@@ -30,8 +31,6 @@ const roles = {
   api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: 4730, http: true, extraEnv: { MOCK_RAILS_URL: 'http://127.0.0.1:4701', PUBLIC_URL: 'http://127.0.0.1:4730' } }, names.databaseUrl),
 };
 const baseUrl = 'http://127.0.0.1:4730';
-const PAYEE = { email: 'payee@example.com', first_name: 'Pat', last_name: 'Payee', country_code: 'DE', kind: 'personal' };
-const PAYEE_BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' };
 
 /** A member of the load: an account with a customer linked with openbank and fiat. */
 type Member = SignedUp & { customerId: string };
@@ -50,7 +49,7 @@ async function convert(member: SignedUp, fromCurrency: string, toCurrency: strin
 function pay(member: Member, i: number, amount: string): Promise<Sent> {
   const [path, body] = i % 16 === 1
     ? ['/v1/payments/add-funds', { customer_id: member.customerId, partner: 'openbank', amount, currency: 'USD' }]
-    : ['/v1/payments/send', { customer_id: member.customerId, partner: 'fiat', amount, currency: 'EUR', purpose: 'chaos', payee: { ...PAYEE, bank: PAYEE_BANK } }];
+    : ['/v1/payments/send', { customer_id: member.customerId, partner: 'fiat', amount, currency: 'EUR', purpose: 'chaos', payee: BANK_PAYEE }];
   return decide(baseUrl, member.key, path, body, DECISION_DEADLINE_MS).then((decision) => ({ kind: 'payment', decision }));
 }
 

@@ -4,8 +4,7 @@
 // replayed callback, a forged state, a code already spent, a redirect_uri that is not ours.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { PartnerLinks } from '../../src/partner-links/links';
-import { PartnerClient } from '../../src/partners/client';
+import { partnerAccess } from '../../src/partner-links/access';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
 import { SecretVault } from '../../src/vault';
 import { testService } from '../hooks';
@@ -105,11 +104,7 @@ describe('partner links (three-legged OAuth)', () => {
   it('refreshes tokens near expiry with the refresh flow, and forgets them on revoke', async () => {
     const created = await createLink('chain');
     assert.equal((await browse(await consent(created.body.authorize_url, 'approve'))).status, 200);
-    const { config } = testService();
-    const service = new PartnerLinks(testService().runtime.db, new SecretVault(config.partnerTokenSecret, 'partner-token-vault'), {
-      clientId: config.partnerClientId, partnerUrl: (slug) => `${railsUrl()}/${slug}`, redirectUri: () => `${base()}${PARTNER_LINK_CALLBACK_PATH}`,
-      clients: (slug) => new PartnerClient({ baseUrl: `${railsUrl()}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret }),
-    });
+    const service = partnerAccess(testService().config, testService().runtime.db, railsUrl(), base).links;
     const before = await linkRow(created.body.id);
     await call(`${railsUrl()}/chain`, 'POST', '/_control/expire-tokens');
     await testService().runtime.db('partner_links').where('id', created.body.id).update({ access_token_expires_at: new Date(Date.now() - 1000) });

@@ -4,6 +4,7 @@
 // payee field is checked before anything moves.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { Money } from '../../ledger/money';
 import { testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
@@ -29,9 +30,9 @@ describe('payments: send', () => {
   });
   afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
 
-  const send = (body: Record<string, unknown>, scenario?: string) => call(base(), 'POST', '/v1/payments/send',
+  const send = (body: Record<string, unknown>, scenario?: string, idempotencyKey = randomUUID()) => call(base(), 'POST', '/v1/payments/send',
     { customer_id: customerId, partner: 'fiat', amount: '40.00', currency: 'EUR', purpose: 'invoice 7', payee: { ...PERSON, bank: BANK }, ...body },
-    { token: owner.key, idempotencyKey: randomUUID(), headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
+    { token: owner.key, idempotencyKey, headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
   const breakdown = async (currency: string) => {
     const response = await call(base(), 'GET', '/v1/accounts/me/balance', undefined, { token: owner.token });
     const row = response.body.breakdown.find((b: { currency: string }) => b.currency === currency);
@@ -45,13 +46,17 @@ describe('payments: send', () => {
 
   it('pays a bank payee through fiat at once: held, then paid out', async () => {
     const before = await breakdown('EUR');
-    const sent = await send({});
+    const key = randomUUID();
+    const sent = await send({}, undefined, key);
     assert.equal(sent.status, 201, JSON.stringify(sent.body));
     assert.deepEqual([sent.body.kind, sent.body.direction, sent.body.status, sent.body.purpose, sent.body.payee.bank.bank_name], ['send', 'outbound', 'completed', 'invoice 7', 'Bank']);
     assert.ok(sent.body.completed_at);
-    assert.deepEqual(await breakdown('EUR'), [(Number(before[0]) - 40).toFixed(2), '0.00']);
+    assert.deepEqual(await breakdown('EUR'), [new Money(before[0]).minus(40).toFixed(2), '0.00']);
     const entries = await testService().runtime.db('journal_entries').where('payment_id', sent.body.id).orderBy('created_at');
     assert.deepEqual(entries.map((e: { kind: string }) => e.kind).sort(), ['payment_hold', 'payment_settle']);
+    const replay = await send({}, undefined, key);
+    assert.deepEqual([replay.status, replay.headers.get('idempotent-replayed'), replay.body], [200, 'true', sent.body], 'the same key replays the answer');
+    assert.deepEqual(await breakdown('EUR'), [new Money(before[0]).minus(40).toFixed(2), '0.00'], 'and pays nothing twice');
   });
 
   it('sends a claim link; the payee claims it on the claim page, and the held amount leaves', async () => {

@@ -13,6 +13,30 @@ import { prng } from './prng';
 
 export type Linked = SignedUp & { customerId: string };
 
+/** A person with a German bank account in euros: what a fiat payout in the load pays. */
+export const BANK_PAYEE = {
+  email: 'payee@example.com', first_name: 'Pat', last_name: 'Payee', country_code: 'DE', kind: 'personal',
+  bank: { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' },
+};
+
+/**
+ * What completed payments and executed conversions moved, per account and currency: a pay-in
+ * came in, a payout went out (a held one is still the account's), a conversion took one currency
+ * and gave another.
+ */
+export async function paymentAndConversionMovements(db: Db, accountIds: string[]): Promise<Array<{ accountId: string; currency: string; amount: Amount }>> {
+  const { rows: payments } = await db.raw(`SELECT account_id, direction, amount::text, currency FROM payments WHERE account_id = ANY(?::uuid[]) AND status = 'completed'`, [accountIds]);
+  const { rows: quotes } = await db.raw(
+    `SELECT account_id, from_currency, from_amount::text, to_currency, to_amount::text FROM fx_quotes WHERE account_id = ANY(?::uuid[]) AND consumed_at IS NOT NULL`, [accountIds]);
+  return [
+    ...payments.map((p: any) => ({ accountId: p.account_id, currency: p.currency, amount: p.direction === 'inbound' ? new Money(p.amount) : new Money(p.amount).negated() })),
+    ...quotes.flatMap((q: any) => [
+      { accountId: q.account_id, currency: q.from_currency, amount: new Money(q.from_amount).negated() },
+      { accountId: q.account_id, currency: q.to_currency, amount: new Money(q.to_amount) },
+    ]),
+  ];
+}
+
 /** Gives each member a customer linked with openbank and fiat, through the consent page. */
 export async function linkGroup(baseUrl: string, group: SignedUp[]): Promise<Linked[]> {
   return Promise.all(group.map(async (member) => {
@@ -62,7 +86,7 @@ export async function mixedLoad(baseUrl: string, group: Linked[], count: number,
         ? ['/v1/payments/add-funds', { customer_id: member.customerId, partner: 'openbank', amount: amount(), currency: 'USD' }] as const
         : ['/v1/payments/send', {
           customer_id: member.customerId, partner: 'fiat', amount: amount(), currency: 'EUR', purpose: 'load',
-          payee: { email: 'payee@example.com', first_name: 'Pat', last_name: 'Payee', country_code: 'DE', kind: 'personal', bank: { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' } },
+          payee: BANK_PAYEE,
         }] as const;
       const response = await final(baseUrl, member.key, body[0], body[1]);
       if (response.status < 300) result.payments.push(response.body.id); else refuse(response);
@@ -81,13 +105,6 @@ export async function expectedHoldings(db: Db, group: SignedUp[], funding: Recor
     return rows[0].open === 0 ? true : undefined;
   }, 60_000, 'every payment to end');
   const expected = new Map(Object.entries(funding).map(([currency, amount]) => [currency, new Money(amount)]));
-  const add = (currency: string, amount: Amount) => expected.set(currency, (expected.get(currency) ?? new Money(0)).plus(amount));
-  const { rows: payments } = await db.raw(`SELECT direction, amount::text, currency FROM payments WHERE account_id = ANY(?::uuid[]) AND status = 'completed'`, [ids]);
-  for (const p of payments) add(p.currency, p.direction === 'inbound' ? new Money(p.amount) : new Money(p.amount).negated());
-  const { rows: quotes } = await db.raw(`SELECT from_currency, from_amount::text, to_currency, to_amount::text FROM fx_quotes WHERE account_id = ANY(?::uuid[]) AND consumed_at IS NOT NULL`, [ids]);
-  for (const q of quotes) {
-    add(q.from_currency, new Money(q.from_amount).negated());
-    add(q.to_currency, new Money(q.to_amount));
-  }
+  for (const { currency, amount } of await paymentAndConversionMovements(db, ids)) expected.set(currency, (expected.get(currency) ?? new Money(0)).plus(amount));
   return Object.fromEntries([...expected].map(([currency, amount]) => [currency, amount.toFixed(6)]));
 }
