@@ -10,19 +10,20 @@ describe('graceful shutdown', function () {
   this.timeout(180_000);
 
   it('answers the request in flight, refuses new connections and exits 0 on SIGTERM', async () => {
-    const port = 39_000 + Math.floor(Math.random() * 1000);
+    // Port 0: the process takes a free port and logs it (a port picked at random here could be
+    // taken meanwhile by any outgoing connection of the machine).
     const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'src', 'main.js')], {
-      env: { ...process.env, ROLES: 'api', PORT: String(port), LOG_LEVEL: 'info' },
+      env: { ...process.env, ROLES: 'api', PORT: '0', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const base = `http://127.0.0.1:${port}`;
     // A loaded machine can take long to start a process (migrations, schemas, the reply group
     // join); a start that fails says why.
-    await eventually(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 120_000, 'the service to listen')
+    const base = await eventually(async () => /"url":"(http:\/\/[^"]+)","msg":"api listening"/.exec(output)?.[1], 120_000, 'the service to listen')
       .catch((error: Error) => { throw new Error(`${error.message}; its output: ${output.slice(-3000)}`); });
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
 
     // A sign-up whose body is only half sent when the signal arrives: it is in flight for sure,
     // since the server cannot answer before the body is whole.
