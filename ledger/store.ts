@@ -188,11 +188,20 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
   // Outcomes arrive as their JSON text (outcome.ts) and are stored as such.
   await copyInto(trx, 'processed_commands', ['command_id', 'type', 'outcome', 'processed_at'],
     batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at })));
-  if (batch.outbox.length === 0) return;
-  await numberAccountEvents(trx, batch.outbox);
+  if (batch.outbox.length > 0) await writeOutboxRound(trx, batch.roundId, batch.outbox, at);
+}
+
+/**
+ * Writes a round of messages to the outbox, its account events numbered, and marks it unpublished
+ * until Kafka has it (the writer's publisher, or the sweeper). Outside the ledger, the webhook
+ * dispatcher announces an endpoint it disabled this way.
+ */
+/** `at`: an ISO 8601 instant. */
+export async function writeOutboxRound(trx: Knex.Transaction, roundId: string, outbox: OutboxWrite[], at: string): Promise<void> {
+  await numberAccountEvents(trx, outbox);
   await copyInto(trx, 'outbox', ['id', 'round_id', 'topic', 'message_key', 'account_id', 'account_seq', 'payload', 'created_at'],
-    batch.outbox.map((o) => ({ id: o.id, round_id: batch.roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, account_seq: o.accountSeq ?? null, payload: o.payload, created_at: at })));
-  await trx('outbox_unpublished_rounds').insert({ round_id: batch.roundId, created_at: at });
+    outbox.map((o) => ({ id: o.id, round_id: roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, account_seq: o.accountSeq ?? null, payload: o.payload, created_at: at })));
+  await trx('outbox_unpublished_rounds').insert({ round_id: roundId, created_at: at });
 }
 
 const PAYMENT_COLUMNS = [

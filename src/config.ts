@@ -4,7 +4,7 @@
 export type Environment = 'sandbox' | 'live';
 
 // Every role this codebase can run; `ROLES=all` (the default) runs them all in one process.
-export const ALL_ROLES = ['api', 'ledger', 'partners', 'notifier', 'request-logs', 'mock-rails'] as const;
+export const ALL_ROLES = ['api', 'ledger', 'partners', 'notifier', 'webhooks', 'request-logs', 'mock-rails'] as const;
 export type Role = (typeof ALL_ROLES)[number];
 
 export interface Config {
@@ -46,6 +46,14 @@ export interface Config {
   mockRailsClaimTtlMs: number;
   /** Of every 1000 API calls, how many the mock rails refuse with a spurious "Invalid token". */
   mockRailsInvalidTokenPerMille: number;
+  /** How long a webhook receiver has to answer an attempt (DESIGN.md section 5d: 10 s). */
+  webhookTimeoutMs: number;
+  /** The waits between a delivery's attempts (DESIGN.md section 5d); tests shorten them. */
+  webhookRetryScheduleMs: number[];
+  /** An endpoint answering only failures for this long is disabled (3 days). */
+  webhookDisableAfterMs: number;
+  /** How often the webhook dispatcher looks for deliveries that fell due. */
+  webhookPollMs: number;
   sseHeartbeatMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
@@ -59,6 +67,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new Error(`setting ${name} must be a non-negative integer, got "${raw}"`);
   return Number.parseInt(raw, 10);
+}
+
+function durations(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(,\d+)*$/.test(raw)) throw new Error(`setting ${name} must be a comma-separated list of milliseconds, got "${raw}"`);
+  return raw.split(',').map(Number);
 }
 
 function text(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
@@ -116,6 +131,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mockRailsClaimTtlMs: integer(env, 'MOCK_RAILS_CLAIM_TTL_MS', 24 * 60 * 60 * 1000),
     paymentSettleIntervalMs: integer(env, 'PAYMENT_SETTLE_INTERVAL_MS', 500),
     paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
+    // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours.
+    webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+    webhookDisableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 24 * 3_600_000),
+    webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 500),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),

@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   idempotency_conflict: 409,
   quote_already_consumed: 409,
   resource_already_exists: 409,
+  webhook_endpoint_disabled: 409,
   insufficient_funds: 422,
   sender_no_chain_wallet: 422,
   recipient_not_found: 422,

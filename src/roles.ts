@@ -5,6 +5,7 @@ import { startLedger } from '../consumers/ledger/runner';
 import { startNotifier } from '../consumers/notifier/runner';
 import { startPartnerDispatcher } from '../consumers/partners/runner';
 import { startRequestLogWriter } from '../consumers/request-logs/runner';
+import { startWebhookDispatcher } from '../consumers/webhooks/runner';
 import { AccountService } from './accounts/service';
 import { Authenticator } from './auth/authenticate';
 import { SessionTokens } from './accounts/credentials';
@@ -30,6 +31,8 @@ import { partnerAccess } from './partner-links/access';
 import { PARTNER_LINK_CALLBACK_PATH } from './partners/registry';
 import { paymentRoutes } from './http/payments';
 import { webhookRoutes } from './http/webhooks';
+import { webhookDeliveryRoutes } from './http/webhook-deliveries';
+import { WebhookDeliveries } from './webhooks/deliveries';
 import { WebhookEndpoints } from './webhooks/endpoints';
 import { SecretVault } from './vault';
 import { PaymentReads } from './read-models/payments';
@@ -75,6 +78,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
   const { config, db } = runtime;
   const partners = partnerAccess(config, db, deps.railsUrl, deps.publicUrl);
   const accounts = new AccountService(db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
+  const webhookEndpoints = new WebhookEndpoints(db, new SecretVault(config.webhookSecretKey, 'webhook-secret-vault'));
   const routes: RouteDef[] = [];
   routes.push(
     ...metaRoutes(runtime, () => routes),
@@ -92,7 +96,8 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...partnerLinkRoutes(db, partners.links),
-    ...webhookRoutes(db, new WebhookEndpoints(db, new SecretVault(config.webhookSecretKey, 'webhook-secret-vault')), config.environment),
+    ...webhookRoutes(db, webhookEndpoints, config.environment),
+    ...webhookDeliveryRoutes(webhookEndpoints, new WebhookDeliveries(db), config.environment),
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...plannedRoutes(),
   );
@@ -163,6 +168,7 @@ const STARTERS: Record<Role, (runtime: Runtime, context: ProcessContext) => Prom
   ledger: startLedger,
   partners: (runtime, context) => startPartnerDispatcher(runtime, { railsUrl: context.rails?.url }),
   notifier: (runtime, context) => startNotifier(runtime, context.hub),
+  webhooks: startWebhookDispatcher,
   'request-logs': startRequestLogWriter,
   api: startApi,
 };

@@ -27,7 +27,7 @@ export class SecretVault {
   /** @throws when the text was not sealed by this key (tampered, or another key). */
   open(sealed: string): string {
     const [version, iv, tag, body] = sealed.split('.');
-    if (version !== VERSION || !iv || !tag || body === undefined) throw new Error('not a sealed partner token');
+    if (version !== VERSION || !iv || !tag || body === undefined) throw new Error('not a sealed secret');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');

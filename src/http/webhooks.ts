@@ -9,6 +9,7 @@ import type { Environment } from '../config';
 import type { Db } from '../db';
 import { keysetPage } from '../db/pagination';
 import { DomainError } from '../errors';
+import { isPrivateAddress } from '../webhooks/addresses';
 import { WEBHOOK_EVENT_TYPES, type WebhookEndpointRow, type WebhookEndpoints } from '../webhooks/endpoints';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { listQuerySchema, listResponseSchema } from './pagination';
@@ -44,16 +45,6 @@ function endpointView(endpoint: WebhookEndpointRow) {
   };
 }
 
-/** Loopback, private, link-local and unique-local addresses (RFC 1918, 4193, 3927, 6890). */
-export function isPrivateAddress(address: string): boolean {
-  if (isIP(address) === 4) {
-    const [a, b] = address.split('.').map(Number);
-    return a === 10 || a === 127 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
-  }
-  const lower = address.toLowerCase();
-  return lower === '::1' || lower === '::' || lower.startsWith('fc') || lower.startsWith('fd') || lower.startsWith('fe80') || lower.startsWith('::ffff:') && isPrivateAddress(lower.slice(7));
-}
-
 /** @throws DomainError invalid_request naming `url` */
 async function checkUrl(text: string, environment: Environment): Promise<string> {
   let url: URL;
@@ -75,17 +66,24 @@ async function checkUrl(text: string, environment: Environment): Promise<string>
   return url.toString();
 }
 
-const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
+export const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
+
+/** Who manages endpoints: secret keys, webhooks-scoped restricted keys, sessions; never publishable keys. */
+export const WEBHOOKS_WRITE = { kind: 'key', scope: 'webhooks:write', publishableDenied: true } as const;
+export const WEBHOOKS_READ = { kind: 'key', scope: 'webhooks:read', publishableDenied: true } as const;
+
+/** The endpoint `{id}` of the path, when it is the caller's. */
+export async function ownEndpoint(endpoints: WebhookEndpoints, request: RouteRequest): Promise<WebhookEndpointRow> {
+  const endpoint = await endpoints.byId(request.params.id);
+  if (!endpoint) throw new DomainError('resource_not_found', 'no such webhook endpoint', request.params.id);
+  assertOwnResource(request, endpoint.account_id, endpoint.id);
+  return endpoint;
+}
 
 export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: Environment): RouteDef[] {
-  const own = async (request: RouteRequest): Promise<WebhookEndpointRow> => {
-    const endpoint = await endpoints.byId(request.params.id);
-    if (!endpoint) throw new DomainError('resource_not_found', 'no such webhook endpoint', request.params.id);
-    assertOwnResource(request, endpoint.account_id, endpoint.id);
-    return endpoint;
-  };
-  const write = { kind: 'key', scope: 'webhooks:write', publishableDenied: true } as const;
-  const read = { kind: 'key', scope: 'webhooks:read', publishableDenied: true } as const;
+  const own = (request: RouteRequest) => ownEndpoint(endpoints, request);
+  const write = WEBHOOKS_WRITE;
+  const read = WEBHOOKS_READ;
   return [
     withBody({
       type: 'object', additionalProperties: false, required: ['url'],

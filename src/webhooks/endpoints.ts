@@ -17,7 +17,7 @@ export const WEBHOOK_EVENT_TYPES = [
 
 export interface WebhookEndpointRow {
   id: string; account_id: string; url: string; description: string | null; events: string[]; enabled: boolean;
-  disabled_reason: string | null; secret_sealed: string; previous_secret_sealed: string | null; previous_secret_expires_at: Date | null;
+  disabled_reason: string | null; failing_since: Date | null; secret_sealed: string; previous_secret_sealed: string | null; previous_secret_expires_at: Date | null;
   created_at: Date; updated_at: Date;
 }
 
@@ -47,7 +47,7 @@ export class WebhookEndpoints {
 
   async update(id: string, fields: Partial<{ url: string; events: string[]; description: string | null; enabled: boolean }>): Promise<WebhookEndpointRow> {
     const changes: Record<string, unknown> = { ...fields, updated_at: new Date() };
-    if (fields.enabled === true) changes.disabled_reason = null;
+    if (fields.enabled === true) Object.assign(changes, { disabled_reason: null, failing_since: null });
     if (fields.enabled === false) changes.disabled_reason = 'disabled by the account';
     const [endpoint] = await this.db('webhook_endpoints').where('id', id).update(changes).returning('*');
     return endpoint;
@@ -66,6 +66,19 @@ export class WebhookEndpoints {
       secret_sealed: this.vault.seal(secret), updated_at: now,
     }).returning('*');
     return { endpoint, secret };
+  }
+
+  /** These endpoints answered 2xx: they are no longer failing. */
+  async markHealthy(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db('webhook_endpoints').whereIn('id', ids).whereNotNull('failing_since').update({ failing_since: null });
+  }
+
+  /** These endpoints failed an attempt at `at`: the enabled ones failing since at or before `disableBefore`. */
+  async markFailing(ids: string[], at: Date, disableBefore: Date): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<{ id: string; failing_since: Date; enabled: boolean }> = await this.db('webhook_endpoints').whereIn('id', ids)
+      .update({ failing_since: this.db.raw('coalesce(failing_since, ?)', [at]) }).returning(['id', 'failing_since', 'enabled']);
+    return rows.filter((row) => row.enabled && row.failing_since <= disableBefore).map((row) => row.id);
   }
 
   /** The secrets that sign a delivery now: the current one, and the previous one during its overlap. */

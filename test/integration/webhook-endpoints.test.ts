@@ -4,7 +4,7 @@
 // publishable keys cannot even read them.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { isPrivateAddress } from '../../src/http/webhooks';
+import { isPrivateAddress } from '../../src/webhooks/addresses';
 import { SecretVault } from '../../src/vault';
 import { testService } from '../hooks';
 import { createKey, signUp, type SignedUp } from '../support/accounts';

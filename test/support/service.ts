@@ -12,9 +12,15 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
+export const WEBHOOK_TEST_SETTINGS = {
+  WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_MS: '100', WEBHOOK_DISABLE_AFTER_MS: '2500',
+};
+
 export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<TestService> {
   // Tests count the rails' round trips: spurious "Invalid token" answers only where a test asks for them.
-  const config = loadConfig({ ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', MOCK_RAILS_INVALID_TOKEN_PER_MILLE: '0', ...overrides });
+  // Webhook retries, timeouts and disabling in seconds, not hours, so tests can watch them happen;
+  // as with the real settings, one delivery's schedule ends long before an endpoint is disabled.
+  const config = loadConfig({ ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', MOCK_RAILS_INVALID_TOKEN_PER_MILLE: '0', ...WEBHOOK_TEST_SETTINGS, ...overrides });
   const runtime = await openRuntime(config);
   const roles = await startRoles(runtime, config.roles);
   const api = roles.find((r) => r.role === 'api');

@@ -1,0 +1,280 @@
+// Webhook deliveries (DESIGN.md section 5d) to real HTTP receivers: signed the Standard Webhooks
+// way (checked here apart from the service's code), every event of the account in its sequence,
+// retried on failure with the same webhook-id, a Retry-After honoured, a hanging receiver unable
+// to delay a healthy one, rotation, disabling (410 at once, or after failing for the configured
+// time, announced by an event), inspection, retry, recovery, test events, and a dispatcher killed
+// mid-delivery losing nothing. The test service runs the schedule in seconds (test/support/service.ts).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { testService } from '../hooks';
+import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import { linkCustomer } from '../support/partner-links';
+import { expectError } from '../support/expect';
+import { call, eventually } from '../support/http';
+import { fund, transfer } from '../support/money';
+import { WEBHOOK_TEST_SETTINGS } from '../support/service';
+import { startReceiver, verify, type Receiver } from '../support/webhook-receiver';
+import { startRoles } from '../../src/roles';
+
+describe('webhook deliveries', function () {
+  this.timeout(60_000);
+  const base = () => testService().baseUrl;
+  const receivers: Receiver[] = [];
+  afterEach(async () => { for (const r of receivers.splice(0)) await r.close(); });
+
+  const receiver = async (answer?: Receiver['answer']) => {
+    const r = await startReceiver(answer);
+    receivers.push(r);
+    return r;
+  };
+  const request = (owner: SignedUp, method: string, pathname: string, body?: unknown) =>
+    call(base(), method, pathname, body, { token: owner.key, idempotencyKey: randomUUID() });
+  const subscribe = async (owner: SignedUp, url: string, events: string[] = []) => {
+    const created = await request(owner, 'POST', '/v1/webhooks', { url, events });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return created.body as { id: string; secret: string };
+  };
+  const deliveries = async (owner: SignedUp, endpointId: string, query = '') => {
+    const listed = await request(owner, 'GET', `/v1/webhooks/${endpointId}/deliveries${query}`);
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    return listed.body.data as any[];
+  };
+  /** A funded sender and a recipient, both signed up, the sender's money already in. */
+  const pair = async () => {
+    const [sender, recipient] = [await signUp(base()), await signUp(base())];
+    await fund(base(), sender.key, 'USD', '500.00');
+    return { sender, recipient };
+  };
+  const pay = async (sender: SignedUp, recipient: SignedUp, amount = '1.00') => {
+    const sent = await transfer(base(), sender.key, { recipient_email: recipient.email, amount, currency: 'USD' });
+    assert.deepEqual([sent.status, sent.body.status], [201, 'completed'], JSON.stringify(sent.body));
+    return sent.body;
+  };
+  /** The account's events after `afterSeq`, from the outbox, in its sequence. */
+  const accountEvents = async (accountId: string, afterSeq: number) =>
+    testService().runtime.db('outbox').where({ account_id: accountId, topic: 'domain.events' }).where('account_seq', '>', afterSeq).orderBy('account_seq').select('id', 'account_seq', 'payload');
+  const lastSeq = async (accountId: string) => Number((await testService().runtime.db('account_event_sequences').where('account_id', accountId).first())?.last_seq ?? 0);
+
+  it('delivers every event of the account, signed, in the SPEC.md envelope with its account_seq', async () => {
+    const { sender, recipient } = await pair();
+    const r = await receiver();
+    const endpoint = await subscribe(sender, r.url);
+    const from = await lastSeq(sender.account.id);
+    for (let i = 0; i < 3; i++) await pay(sender, recipient);
+
+    const expected = await accountEvents(sender.account.id, from); // committed before each 201
+    assert.ok(expected.length >= 6, `two or more events per transfer (${expected.length})`);
+    const got = await r.waitFor(expected.length);
+    assert.deepEqual(new Set(got.map((g) => g.event.id)), new Set(expected.map((e: any) => e.id)), 'every event, no other');
+    const types = new Set(got.map((g) => g.event.type));
+    for (const type of ['transfer.completed', 'balance.updated']) assert.ok(types.has(type), type);
+    for (const g of got) {
+      assert.ok(verify(endpoint.secret, g.headers, g.body), 'the signature and timestamp check out');
+      assert.equal(g.headers['webhook-id'], g.event.id, 'webhook-id is the event id');
+      assert.equal(g.headers['content-type'], 'application/json');
+      assert.deepEqual(Object.keys(g.event).sort(), ['account_seq', 'created_at', 'data', 'environment', 'id', 'resource_id', 'resource_type', 'type']);
+      assert.equal(g.event.environment, 'sandbox');
+    }
+    const seqs = got.map((g) => g.event.account_seq).sort((a, b) => a - b);
+    assert.deepEqual(seqs, expected.map((_: unknown, i: number) => from + 1 + i), 'account_seq numbers the account\'s events without gaps');
+    const otherSecret = `${endpoint.secret.slice(0, 10)}${endpoint.secret[10] === 'A' ? 'B' : 'A'}${endpoint.secret.slice(11)}`;
+    assert.ok(!verify(otherSecret, got[0].headers, got[0].body), 'another secret does not verify');
+    assert.ok(!verify(endpoint.secret, got[0].headers, got[0].body.replace('"', ' "')), 'another body does not verify');
+
+    const listed = await deliveries(sender, endpoint.id, '?limit=100');
+    assert.equal(listed.length, expected.length);
+    for (const d of listed) {
+      assert.deepEqual([d.status, d.attempt_count, d.last_response_status, d.next_attempt_at], ['delivered', 1, 200, null]);
+      assert.equal(d.attempts[0].response_body, 'ok');
+    }
+  });
+
+  it('delivers a payment\'s events, and only the types the endpoint subscribed to', async () => {
+    const owner = await signUp(base());
+    const customerId = (await createCustomer(base(), owner.key)).body.id;
+    await linkCustomer(base(), owner.key, customerId, 'openbank');
+    const r = await receiver();
+    const endpoint = await subscribe(owner, r.url, ['payment.sent', 'payment.completed']);
+    const created = await request(owner, 'POST', '/v1/payments/add-funds', { customer_id: customerId, partner: 'openbank', amount: '12.00', currency: 'USD' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const got = await r.waitFor(2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(r.received.map((g) => [g.event.type, g.event.resource_type, g.event.data.id]),
+      [['payment.sent', 'payment', created.body.id], ['payment.completed', 'payment', created.body.id]], 'nothing it did not ask for');
+    for (const g of got) assert.ok(verify(endpoint.secret, g.headers, g.body));
+  });
+
+  it('retries a 500 with the same webhook-id and a fresh signature, and lists both attempts', async () => {
+    const { sender, recipient } = await pair();
+    const r = await receiver((_, n) => (n === 1 ? { status: 500, body: 'try later' } : { status: 204 }));
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    await pay(sender, recipient);
+    const [first, second] = await r.waitFor(2);
+    assert.equal(second.headers['webhook-id'], first.headers['webhook-id']);
+    assert.equal(second.body, first.body, 'the same bytes');
+    assert.ok(verify(endpoint.secret, second.headers, second.body));
+    assert.ok(second.at - first.at >= 80, 'after the first step of the schedule');
+    const [delivery] = await eventually(async () => {
+      const listed = await deliveries(sender, endpoint.id);
+      return listed[0]?.status === 'delivered' ? listed : undefined;
+    }, 5_000, 'the delivery recorded');
+    assert.deepEqual(delivery.attempts.map((a: any) => [a.attempt, a.response_status, a.response_body]), [[2, 204, ''], [1, 500, 'try later']]);
+    assert.equal(delivery.attempt_count, 2);
+  });
+
+  it('honours Retry-After, and gives up after the schedule, leaving the delivery failed', async () => {
+    const { sender, recipient } = await pair();
+    const r = await receiver((_, n) => (n === 1 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 500 }));
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    await pay(sender, recipient);
+    const [first, second] = await r.waitFor(2);
+    assert.ok(second.at - first.at >= 950, `Retry-After: 1 waited ${second.at - first.at} ms`);
+    const schedule = WEBHOOK_TEST_SETTINGS.WEBHOOK_RETRY_SCHEDULE_MS.split(',').length;
+    await r.waitFor(schedule + 1);
+    const [delivery] = await eventually(async () => {
+      const listed = await deliveries(sender, endpoint.id);
+      return listed[0]?.status === 'failed' ? listed : undefined;
+    }, 10_000, 'the delivery to fail');
+    assert.equal(delivery.attempt_count, schedule + 1, 'the first attempt and one per step');
+    assert.equal(delivery.next_attempt_at, null);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(r.received.length, schedule + 1, 'no attempt after the last');
+  });
+
+  it('does not let a receiver that hangs delay a healthy one', async () => {
+    const { sender, recipient } = await pair();
+    const hanging = await receiver(() => 'hang');
+    const healthy = await receiver();
+    await subscribe(sender, hanging.url);
+    await subscribe(sender, healthy.url);
+    const started = Date.now();
+    const transfers = 12; // each makes at least 2 events of the sender: more than one endpoint may hold at once
+    await Promise.all(Array.from({ length: transfers }, () => pay(sender, recipient)));
+    const got = await healthy.waitFor(transfers * 2);
+    const last = Math.max(...got.map((g) => g.at));
+    assert.ok(hanging.received.length >= 16, `the hanging receiver holds its share of slots (${hanging.received.length})`);
+    assert.ok(last - started < 8_000, `the healthy receiver had every event after ${last - started} ms`);
+  });
+
+  it('signs with both secrets during a rotation', async () => {
+    const { sender, recipient } = await pair();
+    const r = await receiver();
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    const rotated = await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/rotate-secret`);
+    await pay(sender, recipient);
+    const [got] = await r.waitFor(1);
+    const signatures = String(got.headers['webhook-signature']).split(' ');
+    assert.equal(signatures.length, 2);
+    assert.ok(verify(rotated.body.secret, got.headers, got.body), 'the new secret verifies');
+    assert.ok(verify(endpoint.secret, got.headers, got.body), 'the previous one still verifies');
+    assert.ok(verify(rotated.body.secret, { ...got.headers, 'webhook-signature': signatures[0] }, got.body), 'the new one signs first');
+  });
+
+  it('disables an endpoint that answers 410 at once, and says so in an event to the others', async () => {
+    const { sender, recipient } = await pair();
+    const gone = await receiver(() => ({ status: 410 }));
+    const watcher = await receiver();
+    const endpoint = await subscribe(sender, gone.url, ['transfer.completed']);
+    await subscribe(sender, watcher.url, ['webhook_endpoint.disabled']);
+    await pay(sender, recipient);
+    const [notice] = await watcher.waitFor(1);
+    assert.deepEqual([notice.event.type, notice.event.resource_type, notice.event.resource_id, notice.event.data.status, notice.event.data.reason],
+      ['webhook_endpoint.disabled', 'webhook_endpoint', endpoint.id, 'disabled', 'the endpoint answered 410 Gone']);
+    assert.ok(notice.event.account_seq > 0, 'in the account\'s sequence');
+    const read = await request(sender, 'GET', `/v1/webhooks/${endpoint.id}`);
+    assert.deepEqual([read.body.enabled, read.body.disabled_reason], [false, 'the endpoint answered 410 Gone']);
+    await pay(sender, recipient);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(gone.received.length, 1, 'nothing more is sent to it');
+    expectError(await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/test`), 409, 'webhook_endpoint_disabled');
+  });
+
+  it('disables an endpoint that failed for the configured time (3 days; seconds here), with its event', async () => {
+    const { sender, recipient } = await pair();
+    const failing = await receiver(() => ({ status: 502 }));
+    const endpoint = await subscribe(sender, failing.url, ['transfer.completed']);
+    const started = Date.now();
+    let read: any;
+    while (!read) { // events keep coming and keep failing, each through its own schedule
+      await pay(sender, recipient);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const now = await request(sender, 'GET', `/v1/webhooks/${endpoint.id}`);
+      if (!now.body.enabled) read = now.body;
+      assert.ok(Date.now() - started < 15_000, 'disabled within 15 s');
+    }
+    assert.ok(Date.now() - started >= 2_500, 'not before the time');
+    assert.equal(read.disabled_reason, 'every delivery failed for 3 seconds');
+    const events = await testService().runtime.db('outbox').where({ account_id: sender.account.id }).whereRaw(`payload->>'type' = 'webhook_endpoint.disabled'`);
+    assert.equal(events.length, 1, 'announced once');
+    const enabled = await request(sender, 'PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: true });
+    assert.deepEqual([enabled.body.enabled, enabled.body.disabled_reason], [true, null]);
+  });
+
+  it('resends one delivery on request, and every failed one since an instant on recovery', async () => {
+    const { sender, recipient } = await pair();
+    let down = true;
+    const r = await receiver(() => (down ? { status: 500 } : { status: 200 }));
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    const since = new Date().toISOString();
+    await pay(sender, recipient);
+    await pay(sender, recipient);
+    const failed = await eventually(async () => {
+      const listed = await deliveries(sender, endpoint.id, '?status=failed');
+      return listed.length === 2 ? listed : undefined;
+    }, 15_000, 'both deliveries to fail');
+    down = false;
+    const retried = await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/deliveries/${failed[0].id}/retry`);
+    assert.equal(retried.status, 202, JSON.stringify(retried.body));
+    assert.deepEqual([retried.body.status, retried.body.event.id], ['pending', failed[0].event_id]);
+    await r.waitFor(WEBHOOK_TEST_SETTINGS.WEBHOOK_RETRY_SCHEDULE_MS.split(',').length + 2, (g) => g.event.id === failed[0].event_id);
+    const recovered = await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/recover`, { since });
+    assert.deepEqual([recovered.status, recovered.body.recovered], [202, 1], 'the one still failed');
+    await eventually(async () => ((await deliveries(sender, endpoint.id, '?status=delivered')).length === 2 ? true : undefined), 5_000, 'both delivered');
+    expectError(await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/recover`, { since: new Date(Date.now() + 60_000).toISOString() }), 400, 'invalid_request', 'since');
+    expectError(await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/deliveries/${randomUUID()}/retry`), 404, 'resource_not_found');
+    const stranger = await signUp(base());
+    expectError(await request(stranger, 'GET', `/v1/webhooks/${endpoint.id}/deliveries`), 403, 'cross_account_access_denied');
+  });
+
+  it('sends a signed webhook.test event on request, whatever the filter', async () => {
+    const owner = await signUp(base());
+    const r = await receiver();
+    const endpoint = await subscribe(owner, r.url, ['payment.completed']);
+    const sent = await request(owner, 'POST', `/v1/webhooks/${endpoint.id}/test`);
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const [got] = await r.waitFor(1);
+    assert.ok(verify(endpoint.secret, got.headers, got.body));
+    assert.deepEqual([got.event.type, got.event.resource_id, got.event.account_seq, got.event.id], ['webhook.test', endpoint.id, null, sent.body.event_id]);
+  });
+
+  it('loses nothing when the dispatcher is killed mid-delivery', async () => {
+    const service = testService();
+    const index = service.roles.findIndex((role) => role.role === 'webhooks');
+    await service.roles[index].stop();
+    const { sender, recipient } = await pair();
+    const r = await receiver((_, n) => (n === 1 ? 'hang' : { status: 200 }));
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'src', 'main.js')], {
+      env: { ...process.env, ...WEBHOOK_TEST_SETTINGS, ROLES: 'webhooks' }, stdio: 'ignore',
+    });
+    try {
+      await pay(sender, recipient);
+      const [first] = await r.waitFor(1, () => true, 30_000);
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      [service.roles[index]] = await startRoles(service.runtime, ['webhooks']);
+      const [, again] = await r.waitFor(2, () => true, 20_000);
+      assert.equal(again.headers['webhook-id'], first.headers['webhook-id'], 'the same event, sent again once the lease ended');
+      const [delivery] = await eventually(async () => {
+        const listed = await deliveries(sender, endpoint.id);
+        return listed[0]?.status === 'delivered' ? listed : undefined;
+      }, 5_000, 'the delivery recorded');
+      assert.equal(delivery.attempt_count, 2, 'the lost attempt counted');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      if (!service.roles[index] || service.roles[index].role !== 'webhooks') [service.roles[index]] = await startRoles(service.runtime, ['webhooks']);
+    }
+  });
+});
