@@ -2,6 +2,7 @@
 // validation, so the document cannot drift from what the server does (SPEC.md section 9).
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema, RouteDef } from './route';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/endpoints';
 import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
 
 export const ERROR_BODY_SCHEMA: JsonSchema = {
@@ -110,6 +111,34 @@ function operation(route: RouteDef): Record<string, unknown> {
   };
 }
 
+/** What every webhook delivery POSTs (SPEC.md section 6's envelope), the same as SSE sends. */
+export const WEBHOOK_EVENT_SCHEMA: JsonSchema = {
+  type: 'object', required: ['id', 'type', 'created_at', 'environment', 'resource_type', 'resource_id', 'account_seq', 'data'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'the event id, also the webhook-id header: deduplicate by it' },
+    type: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES, 'webhook.test'] },
+    created_at: { type: 'string', format: 'date-time' },
+    environment: { type: 'string', enum: ['sandbox', 'live'] },
+    resource_type: { type: 'string', enum: ['transfer', 'payment', 'balance', 'webhook_endpoint'] },
+    resource_id: { type: 'string' },
+    account_seq: { type: ['integer', 'null'], description: 'the event\'s number in its account\'s sequence (1, 2, 3, ... without gaps, in commit order): a gap means a missed event; null for webhook.test' },
+    data: {
+      type: 'object', required: ['id', 'status'], additionalProperties: true,
+      properties: { id: { type: 'string' }, status: { type: 'string' }, amount: { type: 'string' }, currency: { type: 'string' } },
+      description: 'the resource: its id and status, amount and currency where it has them, and its further fields',
+    },
+  },
+};
+
+const WEBHOOK_HEADERS = [
+  { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'the event id, the same on every attempt' },
+  { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'the attempt\'s Unix seconds: reject more than 5 minutes away from your clock' },
+  {
+    name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' },
+    description: 'space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body under the base64-decoded secret after whsec_>", two during a secret rotation',
+  },
+];
+
 export function openApiDocument(routes: RouteDef[], serverUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
@@ -125,8 +154,18 @@ export function openApiDocument(routes: RouteDef[], serverUrl: string): Record<s
     },
     servers: [{ url: serverUrl }],
     paths,
+    webhooks: {
+      event: {
+        post: {
+          operationId: 'receiveWebhookEvent', tags: ['webhooks'], summary: 'What the service POSTs to a registered endpoint, signed (Standard Webhooks)',
+          parameters: WEBHOOK_HEADERS,
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' } } } },
+          responses: { '200': { description: 'any 2xx within 10 s is success; 410 disables the endpoint; anything else is retried (a Retry-After is honoured)' } },
+        },
+      },
+    },
     components: {
-      schemas: { Error: ERROR_BODY_SCHEMA },
+      schemas: { Error: ERROR_BODY_SCHEMA, WebhookEvent: WEBHOOK_EVENT_SCHEMA },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'sk_, pk_ or rk_ API key' },
         sessionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { linkCustomer } from '../support/partner-links';
+import { checkWebhookEvent } from '../support/contract';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { fund, transfer } from '../support/money';
@@ -76,6 +77,7 @@ describe('webhook deliveries', function () {
       assert.equal(g.headers['content-type'], 'application/json');
       assert.deepEqual(Object.keys(g.event).sort(), ['account_seq', 'created_at', 'data', 'environment', 'id', 'resource_id', 'resource_type', 'type']);
       assert.equal(g.event.environment, 'sandbox');
+      await checkWebhookEvent(base(), g.event);
     }
     const seqs = got.map((g) => g.event.account_seq).sort((a, b) => a - b);
     assert.deepEqual(seqs, expected.map((_: unknown, i: number) => from + 1 + i), 'account_seq numbers the account\'s events without gaps');
@@ -183,6 +185,7 @@ describe('webhook deliveries', function () {
     assert.deepEqual([notice.event.type, notice.event.resource_type, notice.event.resource_id, notice.event.data.status, notice.event.data.reason],
       ['webhook_endpoint.disabled', 'webhook_endpoint', endpoint.id, 'disabled', 'the endpoint answered 410 Gone']);
     assert.ok(notice.event.account_seq > 0, 'in the account\'s sequence');
+    await checkWebhookEvent(base(), notice.event);
     const read = await request(sender, 'GET', `/v1/webhooks/${endpoint.id}`);
     assert.deepEqual([read.body.enabled, read.body.disabled_reason], [false, 'the endpoint answered 410 Gone']);
     await pay(sender, recipient);
@@ -247,6 +250,7 @@ describe('webhook deliveries', function () {
     const [got] = await r.waitFor(1);
     assert.ok(verify(endpoint.secret, got.headers, got.body));
     assert.deepEqual([got.event.type, got.event.resource_id, got.event.account_seq, got.event.id], ['webhook.test', endpoint.id, null, sent.body.event_id]);
+    await checkWebhookEvent(base(), got.event);
   });
 
   it('loses nothing when the dispatcher is killed mid-delivery', async () => {

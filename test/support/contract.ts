@@ -50,6 +50,13 @@ function validator(schema: unknown): ValidateFunction {
   return validate;
 }
 
+/** Throws when a webhook body is not the document's WebhookEvent, strictly (no undeclared field). */
+export async function checkWebhookEvent(baseUrl: string, event: unknown): Promise<void> {
+  const document = await (await fetch(`${baseUrl}/v1/openapi.json`)).json() as { components: { schemas: { WebhookEvent: unknown } } };
+  const validate = validator(document.components.schemas.WebhookEvent);
+  if (!validate(event)) throw new Error(`a webhook body the document does not declare: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(event).slice(0, 300)}`);
+}
+
 /** Throws when the response is not one the document declares for this request. */
 export async function checkResponse(baseUrl: string, method: string, pathAndQuery: string, status: number, contentType: string | null, body: unknown): Promise<void> {
   let document = documents.get(baseUrl);
