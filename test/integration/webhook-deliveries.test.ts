@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
@@ -84,6 +86,15 @@ describe('webhook deliveries', function () {
     const otherSecret = `${endpoint.secret.slice(0, 10)}${endpoint.secret[10] === 'A' ? 'B' : 'A'}${endpoint.secret.slice(11)}`;
     assert.ok(!verify(otherSecret, got[0].headers, got[0].body), 'another secret does not verify');
     assert.ok(!verify(endpoint.secret, got[0].headers, got[0].body.replace('"', ' "')), 'another body does not verify');
+    const readme = await readFile(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+    const example = /```js\n(import \{ createHmac[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(example, 'the README shows a verifying receiver');
+    const file = path.join(tmpdir(), `verify-webhook-${randomUUID()}.mjs`);
+    await writeFile(file, example);
+    const { verifyWebhook } = await import(file);
+    assert.ok(got.every((g) => verifyWebhook(endpoint.secret, g.headers, g.body)), 'the README\'s receiver accepts every delivery');
+    assert.ok(!verifyWebhook(otherSecret, got[0].headers, got[0].body), 'and refuses another secret');
+    assert.ok(!verifyWebhook(endpoint.secret, { ...got[0].headers, 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 301) }, got[0].body), 'and a stale timestamp');
 
     const listed = await deliveries(sender, endpoint.id, '?limit=100');
     assert.equal(listed.length, expected.length);
