@@ -15,10 +15,11 @@ export interface OpenLoopResult {
   cpu: CpuShares;
 }
 
-/** The service split as deployed, on `port` (the rails on the next one), with `extraEnv`. */
-export async function startSplitService(port: number, databaseUrl: string, label: string, extraEnv: Record<string, string> = {}): Promise<BenchService[]> {
+/** The service split as deployed, on `port` (the rails on the next one), with `extraEnv`; `processes` names each process's roles. */
+export async function startSplitService(port: number, databaseUrl: string, label: string, extraEnv: Record<string, string> = {},
+  processes = ['mock-rails,ledger,partners,request-logs', 'api,notifier']): Promise<BenchService[]> {
   const services: BenchService[] = [];
-  for (const roles of ['mock-rails,ledger,partners,request-logs', 'api,notifier']) {
+  for (const roles of processes) {
     const http = roles.includes('api');
     // The limiter is called, never reached; a process without HTTP is ready when it logs its start.
     const service = startService({ port, roles, databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: http ? 'warn' : 'info', ...extraEnv } }, label);

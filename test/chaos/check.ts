@@ -2,14 +2,15 @@
 // transfer and payment reached a terminal state, and every payment acknowledged is stored once;
 // every quote the client saw executed was consumed once (and no other); every balance is the
 // funding its client saw acknowledged plus what its completed transfers, conversions and payments
-// moved; the ledger's invariants hold; and every event stream saw every event of its account
-// once, in order.
+// moved; the ledger's invariants hold; every event stream saw every event of its account once, in
+// order; and every webhook receiver got every event of its account.
 import { Money, type Amount } from '../../ledger/money';
 import { createDb, type Db } from '../../src/db';
 import { sleep } from '../bench/harness';
 import type { SignedUp } from '../support/accounts';
 import { violations, type CollectedEvents } from '../support/load';
 import { paymentAndConversionMovements } from '../support/mixed-load';
+import type { Receiver } from '../support/webhook-receiver';
 import type { Decision } from './client';
 
 export type Sent =
@@ -43,7 +44,29 @@ async function expectedBalances(db: Db, group: SignedUp[], funding: Funding, tra
   return expected;
 }
 
-export async function check(databaseUrl: string, group: SignedUp[], funding: Funding, results: Sent[], streams: CollectedEvents[]): Promise<string[]> {
+/** Every event of each account reached its receiver (retries may repeat one; none may be missing or foreign). */
+async function webhooksComplete(db: Db, group: SignedUp[], receivers: Receiver[]): Promise<string[]> {
+  const missing = async () => {
+    const gaps: string[] = [];
+    for (let i = 0; i < group.length; i++) {
+      const { rows } = await db.raw(`SELECT id FROM outbox WHERE topic = 'domain.events' AND account_id = ?`, [group[i].account.id]);
+      const got = new Set(receivers[i].received.map((r) => r.event.id as string));
+      const lost = rows.filter((row: { id: string }) => !got.has(row.id)).length;
+      const foreign = got.size - (rows.length - lost);
+      if (lost + foreign > 0) gaps.push(`account ${i}: its webhook receiver lacks ${lost} of ${rows.length} events${foreign ? ` and got ${foreign} of other accounts` : ''}`);
+    }
+    return gaps;
+  };
+  const deadline = Date.now() + 90_000; // a delivery lost with a killed dispatcher is sent again when its lease ends
+  let gaps = await missing();
+  while (gaps.length > 0 && Date.now() < deadline) {
+    await sleep(1_000);
+    gaps = await missing();
+  }
+  return gaps;
+}
+
+export async function check(databaseUrl: string, group: SignedUp[], funding: Funding, results: Sent[], streams: CollectedEvents[], receivers: Receiver[]): Promise<string[]> {
   const failures: string[] = [];
   const db = createDb(databaseUrl, 2);
   try {
@@ -102,6 +125,7 @@ export async function check(databaseUrl: string, group: SignedUp[], funding: Fun
       const inOrder = seqs.every((seq, k) => seq === k + 1);
       if (seqs.length !== rows[0].n || !inOrder) failures.push(`account ${i}: its stream saw ${seqs.length} of ${rows[0].n} events${inOrder ? '' : ', not once each in order'}`);
     }
+    failures.push(...await webhooksComplete(db, group, receivers));
   } finally {
     await db.destroy();
   }

@@ -1,14 +1,16 @@
 // The chaos suite (`npm run chaos`; `-- --short` for CI): under a steady load of transfers (some
 // paid out in another currency) and FX conversions (a quote, then its execution), it SIGKILLs in
-// turn Kafka, Redis, Postgres, the ledger process, the partner dispatcher and the API process,
-// brings each back with the project's own commands, and then checks (check.ts) that nothing was
-// lost or doubled. It kills the local stack's servers: run it on a machine of your own.
+// turn Kafka, Redis, Postgres, the ledger process, the partner and webhook dispatchers and the API
+// process, brings each back with the project's own commands, and then checks (check.ts) that
+// nothing was lost or doubled, and that every account's event stream and webhook receiver got every
+// event of the account. It kills the local stack's servers: run it on a machine of your own.
 import { Money } from '../../ledger/money';
 import { benchNames, recreateDatabase, sleep } from '../bench/harness';
 import { signUp, type SignedUp } from '../support/accounts';
 import { collectEvents, type CollectedEvents } from '../support/load';
 import { BANK_PAYEE } from '../support/mixed-load';
 import { linkCustomer } from '../support/partner-links';
+import { startReceiver, type Receiver } from '../support/webhook-receiver';
 import { check, type Funding, type Sent } from './check';
 import { decide } from './client';
 import { killServer, restartStack, RoleProcess } from './components';
@@ -26,7 +28,7 @@ const names = benchNames('chaos');
 const roles = {
   // PUBLIC_URL: the partners send a customer's browser back to the API's callback.
   rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: 4700, http: false, extraEnv: { PUBLIC_URL: 'http://127.0.0.1:4730' } }, names.databaseUrl),
-  workers: new RoleProcess({ name: 'partner dispatcher', roles: 'partners,request-logs', port: 4710, http: false, extraEnv: { MOCK_RAILS_URL: 'http://127.0.0.1:4701' } }, names.databaseUrl),
+  workers: new RoleProcess({ name: 'partner and webhook dispatchers', roles: 'partners,webhooks,request-logs', port: 4710, http: false, extraEnv: { MOCK_RAILS_URL: 'http://127.0.0.1:4701' } }, names.databaseUrl),
   ledger: new RoleProcess({ name: 'ledger', roles: 'ledger', port: 4720, http: false }, names.databaseUrl),
   api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: 4730, http: true, extraEnv: { MOCK_RAILS_URL: 'http://127.0.0.1:4701', PUBLIC_URL: 'http://127.0.0.1:4730' } }, names.databaseUrl),
 };
@@ -117,8 +119,15 @@ async function main(): Promise<void> {
     for (const partner of ['openbank', 'fiat']) await linkCustomer(baseUrl, member.key, customer!.body.id, partner);
     group.push({ ...member, customerId: customer!.body.id });
   }
-  // Streams open before the first event: each must deliver every event of its account, 1..n.
+  // Streams open and receivers subscribed before the first event: each must get every event of its
+  // account. A receiver fails one request in ten, so retries are part of the run.
   const streams: CollectedEvents[] = await Promise.all(group.map((m) => collectEvents(baseUrl, m.token)));
+  const receivers: Receiver[] = await Promise.all(group.map(async (member) => {
+    const receiver = await startReceiver((_, n) => (n % 10 === 0 ? { status: 503 } : { status: 200 }));
+    const endpoint = await decide(baseUrl, member.key, '/v1/webhooks', { url: receiver.url }, 60_000);
+    if (endpoint?.status !== 201) throw new Error(`webhook endpoint not made: ${JSON.stringify(endpoint)}`);
+    return receiver;
+  }));
   const funding: Funding = new Map();
   for (const member of group) {
     for (const currency of ['USD', 'EUR']) {
@@ -137,7 +146,7 @@ async function main(): Promise<void> {
     ['redis', () => killServer('redis'), restartStack],
     ['postgres', () => killServer('postgres'), restartStack],
     ['ledger process', async () => roles.ledger.kill(), () => roles.ledger.start()],
-    ['partner dispatcher', async () => roles.workers.kill(), () => roles.workers.start()],
+    ['partner and webhook dispatchers', async () => roles.workers.kill(), () => roles.workers.start()],
     ['api process', async () => roles.api.kill(), () => roles.api.start()],
   ];
   for (const [what, kill, bringBack] of kills) {
@@ -154,8 +163,9 @@ async function main(): Promise<void> {
   stop.now = true;
   await load;
   const results = await Promise.all(sent);
-  const failures = await check(names.databaseUrl, group, funding, results, streams);
+  const failures = await check(names.databaseUrl, group, funding, results, streams, receivers);
   streams.forEach((s) => s.close());
+  await Promise.all(receivers.map((r) => r.close()));
 
   const byKind = (kind: Sent['kind']) => results.filter((r) => r.kind === kind);
   console.log(`\nchaos ${SHORT ? 'short' : 'long'} run: ${results.length} requests sent at ${RATE_PER_S}/s over ${ACCOUNTS} accounts (${byKind('transfer').length} transfers, ${byKind('conversion').length} conversions, ${byKind('payment').length} payments)`);
@@ -169,6 +179,7 @@ async function main(): Promise<void> {
   }
   for (const [what, ms] of recovery) console.log(`  ${what.padEnd(20)} recovered in ${(ms / 1000).toFixed(1)} s (kill to first decision, ${DOWN_S} s down)`);
   console.log(`  events seen on SSE: ${streams.reduce((t, s) => t + s.seqs.length, 0)} over ${streams.reduce((t, s) => t + s.connections, 0)} connections`);
+  console.log(`  webhook requests received: ${receivers.reduce((t, r) => t + r.received.length, 0)} (one in ten answered 503, so retried)`);
   console.log(failures.length === 0 ? '  every check passed: nothing lost, nothing doubled' : `  FAILED:\n    ${failures.join('\n    ')}`);
   for (const role of Object.values(roles).reverse()) await role.stop();
   process.exit(failures.length === 0 ? 0 : 1);
