@@ -42,8 +42,8 @@ export class WebhookDispatcher {
   private recording: Promise<void> | null = null;
   private polling: Promise<void> | null = null;
   private pollAgain = false;
-  /** The last claim filled every free slot: more may be due as soon as one frees. */
-  private backlog = false;
+  /** Deliveries may be due that no claim took yet (for lack of room): claim again when a slot frees. */
+  private mayBeDue = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -77,7 +77,10 @@ export class WebhookDispatcher {
     }
     const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
     for (const row of rows) if (row.attempts === 1) this.launch(row, byId.get(row.endpoint_id)!);
-    if (rows.some((row) => row.attempts === 0)) this.poll();
+    if (rows.some((row) => row.attempts === 0)) {
+      this.mayBeDue = true;
+      this.poll();
+    }
   }
 
   /** Claims what is due, now (or right after the claim under way). */
@@ -108,12 +111,12 @@ export class WebhookDispatcher {
   private async claim(): Promise<void> {
     const free = this.settings.concurrency - this.inFlight;
     if (free <= 0) {
-      this.backlog = true;
+      this.mayBeDue = true;
       return;
     }
-    const used = [...this.inFlightByEndpoint];
-    const rows = await this.deliveries.claimDue(free, this.settings.perEndpoint, used.map(([id]) => id), used.map(([, n]) => n));
-    this.backlog = rows.length === free;
+    const rows = await this.deliveries.claimDue(free, this.settings.perEndpoint, this.inFlightByEndpoint);
+    // Nothing claimed and no endpoint held back by its limit: nothing is due until the next poll.
+    this.mayBeDue = rows.length > 0 || [...this.inFlightByEndpoint.values()].some((n) => n >= this.settings.perEndpoint);
     if (rows.length === 0) return;
     const endpoints = await this.deliveries.endpointsByIds(rows.map((row) => row.endpoint_id));
     for (const row of rows) {
@@ -148,7 +151,7 @@ export class WebhookDispatcher {
       .finally(() => {
         this.running.delete(attempt);
         this.release(row.endpoint_id);
-        if (this.backlog) this.poll();
+        if (this.mayBeDue) this.poll();
       });
     this.running.add(attempt);
   }

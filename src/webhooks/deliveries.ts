@@ -10,8 +10,9 @@ import type { Db } from '../db';
 import type { AttemptResult } from './post';
 import type { WebhookEndpointRow } from './endpoints';
 
-/** How many of the oldest due deliveries a claim looks at. */
-const CLAIM_WINDOW = 2000;
+/** How many of the oldest due deliveries a claim looks at, per slot it fills, and at most. */
+const CLAIM_WINDOW_PER_SLOT = 4;
+const CLAIM_WINDOW_MAX = 2000;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -85,26 +86,30 @@ export class WebhookDeliveries {
 
   /**
    * Claims up to `limit` due deliveries of enabled endpoints, oldest due first, at most
-   * `perEndpoint` per endpoint counting the `used` slots it already holds here: an endpoint with
-   * a backlog cannot take every slot. Looks at the CLAIM_WINDOW oldest due rows, so the cost does
-   * not grow with the backlog.
+   * `perEndpoint` per endpoint counting the slots it already holds here (`used`): an endpoint with
+   * a backlog cannot take every slot. Endpoints with no slot left are skipped in the index scan;
+   * only the oldest due rows of the others are looked at, a few per slot to fill, so a claim stays
+   * cheap whatever the backlog.
    */
-  async claimDue(limit: number, perEndpoint: number, usedEndpoints: string[], usedCounts: number[]): Promise<DeliveryRow[]> {
+  async claimDue(limit: number, perEndpoint: number, used: Map<string, number>): Promise<DeliveryRow[]> {
+    const full = [...used].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
+    const partly = [...used].filter(([, n]) => n < perEndpoint);
     const { rows } = await this.db.raw(
       `WITH candidates AS (
-         SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-          ORDER BY d.next_attempt_at LIMIT ${CLAIM_WINDOW}),
+         SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY(?::uuid[]))
+          ORDER BY next_attempt_at LIMIT ${Math.min(CLAIM_WINDOW_MAX, Math.max(64, limit * CLAIM_WINDOW_PER_SLOT))}),
        ranked AS (
          SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) + coalesce(u.used, 0) AS slot
-           FROM candidates c LEFT JOIN unnest(?::uuid[], ?::int[]) AS u(endpoint_id, used) ON u.endpoint_id = c.endpoint_id),
+           FROM candidates c JOIN webhook_endpoints e ON e.id = c.endpoint_id AND e.enabled
+           LEFT JOIN unnest(?::uuid[], ?::int[]) AS u(endpoint_id, used) ON u.endpoint_id = c.endpoint_id),
        due AS (
          SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
           WHERE r.slot <= ? AND d.status = 'pending' AND d.next_attempt_at <= now()
           ORDER BY r.next_attempt_at LIMIT ? FOR UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_attempt_at = now(), next_attempt_at = now() + ? * interval '1 millisecond'
          FROM due WHERE d.id = due.id RETURNING d.*`,
-      [usedEndpoints, usedCounts, perEndpoint, limit, this.leaseMs],
+      [full, partly.map(([id]) => id), partly.map(([, n]) => n), perEndpoint, limit, this.leaseMs],
     );
     return rows;
   }
