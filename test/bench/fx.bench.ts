@@ -11,9 +11,8 @@
 // Settings (environment): BENCH_RATE (50 requests/s), BENCH_DURATION_S (30), BENCH_WARMUP_S (5),
 // BENCH_PORT (3200; the mock rails take the next port), and the stack addresses as in
 // http.bench.ts.
-import { randomUUID } from 'node:crypto';
 import { benchNames, percentile, RUN_ID, runBench, sleep } from './harness';
-import { openLoop, printOpenLoop, startSplitService } from './open-loop';
+import { openLoop, postJson, printOpenLoop, startSplitService } from './open-loop';
 
 const env = process.env;
 const RATE = Number(env.BENCH_RATE ?? 50);
@@ -24,14 +23,7 @@ const POOL_TARGET = RATE * 2; // two seconds of quotes ahead
 const QUOTE_MAX_AGE_MS = 15_000; // well inside the 30-second lifetime
 const names = benchNames('fx');
 
-async function post(path: string, body: unknown, key: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`http://127.0.0.1:${PORT}${path}`, {
-    method: 'POST', body: JSON.stringify(body),
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
-}
+const post = (path: string, body: unknown, key: string) => postJson(PORT, path, body, key);
 
 /** Keeps `pool` filled with fresh quotes until `stop.now`; records how long each took to create. */
 async function fillQuotes(key: string, pool: Array<{ id: string; at: number }>, quoteMs: number[], stop: { now: boolean }): Promise<void> {

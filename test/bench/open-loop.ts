@@ -2,6 +2,7 @@
 // at its scheduled time whatever the earlier ones are doing, and its latency counts from that
 // time, so a stall shows in the tail instead of slowing the load (no coordinated omission). The
 // service runs as deployed: one process for api+notifier, one for the consumers and the rails.
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares, type CpuSnapshot } from './cpu';
 import { percentile, rssMiB, sleep, startService, waitReady, type BenchService } from './harness';
@@ -13,6 +14,15 @@ export interface OpenLoopResult {
   /** Scheduled slots with nothing to send. */
   skipped: number;
   cpu: CpuShares;
+}
+
+/** POSTs JSON to the service on `port`; with a key, as that key with a fresh Idempotency-Key. */
+export async function postJson(port: number, path: string, body: unknown, key: string | null): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key) Object.assign(headers, { authorization: `Bearer ${key}`, 'idempotency-key': randomUUID() });
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), headers });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
 /** The service split as deployed, on `port` (the rails on the next one), with `extraEnv`; `processes` names each process's roles. */

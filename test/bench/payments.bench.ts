@@ -11,10 +11,9 @@
 // Settings (environment): BENCH_RATE (50 requests/s), BENCH_DURATION_S (30), BENCH_WARMUP_S (5),
 // BENCH_PORT (3300; the mock rails take the next port), and the stack addresses as in
 // http.bench.ts.
-import { randomUUID } from 'node:crypto';
 import { linkCustomer } from '../support/partner-links';
 import { benchNames, RUN_ID, runBench } from './harness';
-import { openLoop, printOpenLoop, startSplitService } from './open-loop';
+import { openLoop, postJson, printOpenLoop, startSplitService } from './open-loop';
 
 const env = process.env;
 const RATE = Number(env.BENCH_RATE ?? 50);
@@ -24,13 +23,7 @@ const PORT = Number(env.BENCH_PORT ?? 3300);
 const BASE = `http://127.0.0.1:${PORT}`;
 const names = benchNames('payments');
 
-async function post(path: string, body: unknown, key: string | null): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (key) Object.assign(headers, { authorization: `Bearer ${key}`, 'idempotency-key': randomUUID() });
-  const response = await fetch(`${BASE}${path}`, { method: 'POST', body: JSON.stringify(body), headers });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
-}
+const post = (path: string, body: unknown, key: string | null) => postJson(PORT, path, body, key);
 
 runBench(names, async (services) => {
   console.log(`add-funds benchmark: ${RATE} req/s for ${DURATION_S} s after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);

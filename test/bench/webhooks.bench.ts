@@ -15,7 +15,7 @@ import { createDb } from '../../src/db';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
 import { cpuBetween, cpuSnapshot, otherCpu } from './cpu';
 import { benchNames, percentile, RUN_ID, rssMiB, runBench, sleep, startService, waitReady, type BenchService } from './harness';
-import { openLoop, printOpenLoop, startSplitService } from './open-loop';
+import { openLoop, postJson, printOpenLoop, startSplitService } from './open-loop';
 
 const env = process.env;
 const RATE = Number(env.BENCH_RATE ?? 25); // the sender has 4 events per internal transfer: 100 events/s
@@ -27,14 +27,7 @@ const PORT = Number(env.BENCH_PORT ?? 3300);
 const DISPATCHER_PORT = PORT + 10; // not listened on: the dispatcher has no HTTP role
 const names = benchNames('webhooks');
 
-async function post(path: string, body: unknown, key: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`http://127.0.0.1:${PORT}${path}`, {
-    method: 'POST', body: JSON.stringify(body),
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
-}
+const post = (path: string, body: unknown, key: string) => postJson(PORT, path, body, key);
 
 async function account(label: string): Promise<{ key: string; email: string }> {
   const email = `bench-webhooks-${label}-${RUN_ID}-${randomUUID().slice(0, 8)}@example.com`;
