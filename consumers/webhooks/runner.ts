@@ -18,12 +18,12 @@ import { WebhookDispatcher } from './dispatcher';
 const LEASE_MARGIN_MS = 5_000;
 /** Attempts under way in one dispatcher, and per endpoint. */
 const CONCURRENCY = 128;
-const PER_ENDPOINT = 16;
+export const PER_ENDPOINT = 16;
 
 const DELIVERED_TYPES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
 
 /** An event of an account's sequence, as the body every attempt sends: the envelope SSE sends too. */
-export function toDelivery(envelope: DomainEventEnvelope): EventToDeliver | null {
+function toDelivery(envelope: DomainEventEnvelope): EventToDeliver | null {
   if (!DELIVERED_TYPES.has(envelope.type) || !envelope.account_id) return null;
   return {
     id: envelope.id, type: envelope.type, accountId: envelope.account_id, createdAt: new Date(envelope.created_at),

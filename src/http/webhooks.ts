@@ -82,8 +82,6 @@ export async function ownEndpoint(endpoints: WebhookEndpoints, request: RouteReq
 
 export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: Environment): RouteDef[] {
   const own = (request: RouteRequest) => ownEndpoint(endpoints, request);
-  const write = WEBHOOKS_WRITE;
-  const read = WEBHOOKS_READ;
   return [
     withBody({
       type: 'object', additionalProperties: false, required: ['url'],
@@ -91,7 +89,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     } as const, {
       method: 'POST', path: '/v1/webhooks', operationId: 'createWebhook', tag: 'webhooks',
       summary: 'Register an endpoint for the account\'s events; its signing secret is shown only in this answer',
-      auth: write, idempotent: true,
+      auth: WEBHOOKS_WRITE, idempotent: true,
       response: { status: 201, description: 'the endpoint and its secret', schema: withSecretSchema },
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
@@ -102,14 +100,14 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     }),
     {
       method: 'GET', path: '/v1/webhooks', operationId: 'listWebhooks', tag: 'webhooks',
-      summary: 'The account\'s webhook endpoints, newest first', auth: read,
+      summary: 'The account\'s webhook endpoints, newest first', auth: WEBHOOKS_READ,
       query: listQuerySchema({ account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
       response: { status: 200, description: 'a page of endpoints', schema: listResponseSchema(endpointSchema) },
       handler: async (request) => ({ status: 200, body: await keysetPage(endpoints.query(actingAccountId(request)), 'webhook_endpoints', request.query, endpointView) }),
     },
     {
       method: 'GET', path: '/v1/webhooks/{id}', operationId: 'getWebhook', tag: 'webhooks',
-      summary: 'One webhook endpoint', auth: read, params: idParams,
+      summary: 'One webhook endpoint', auth: WEBHOOKS_READ, params: idParams,
       response: { status: 200, description: 'the endpoint', schema: endpointSchema },
       errors: ['cross_account_access_denied'],
       handler: async (request) => ({ status: 200, body: endpointView(await own(request)) }),
@@ -119,7 +117,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
       properties: { url: urlSchema, events: eventsSchema, description: descriptionSchema, enabled: { type: 'boolean', description: 'false pauses deliveries; true resumes them' } },
     } as const, {
       method: 'PATCH', path: '/v1/webhooks/{id}', operationId: 'updateWebhook', tag: 'webhooks',
-      summary: 'Change an endpoint\'s url, event filter or description, or disable and enable it', auth: write, idempotent: true, params: idParams,
+      summary: 'Change an endpoint\'s url, event filter or description, or disable and enable it', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams,
       response: { status: 200, description: 'the endpoint', schema: endpointSchema },
       errors: ['cross_account_access_denied'],
       handler: async (request) => {
@@ -134,7 +132,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     }),
     {
       method: 'DELETE', path: '/v1/webhooks/{id}', operationId: 'deleteWebhook', tag: 'webhooks',
-      summary: 'Remove an endpoint: nothing more is delivered to it', auth: write, idempotent: true, params: idParams,
+      summary: 'Remove an endpoint: nothing more is delivered to it', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams,
       response: { status: 200, description: 'deleted', schema: { type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string', format: 'uuid' }, deleted: { type: 'boolean', const: true } } } },
       errors: ['cross_account_access_denied'],
       handler: async (request) => {
@@ -145,7 +143,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     },
     {
       method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', operationId: 'rotateWebhookSecret', tag: 'webhooks',
-      summary: 'A new signing secret, shown only now; the previous one keeps signing beside it for 24 hours', auth: write, idempotent: true, params: idParams,
+      summary: 'A new signing secret, shown only now; the previous one keeps signing beside it for 24 hours', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams,
       response: { status: 200, description: 'the endpoint and its new secret', schema: withSecretSchema },
       errors: ['cross_account_access_denied'],
       handler: async (request) => {

@@ -1,6 +1,6 @@
 // The wire form of the event stream GET /v1/notifications: server-sent events
 // (https://html.spec.whatwg.org/multipage/server-sent-events.html) whose data is the event
-// envelope of SPEC.md section 6, the same on Kafka, on SSE and (later) on webhooks
+// envelope of SPEC.md section 6, the same on Kafka, on SSE and in webhook deliveries
 // (DESIGN.md section 5).
 import type { DomainEventEnvelope } from '../../ledger/messages';
 

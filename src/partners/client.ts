@@ -4,6 +4,7 @@
 // of times. Resubmitting a payment is safe because the partner deduplicates by `reference`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../log';
+import { parseRetryAfterMs } from '../retry-after';
 import { isPartnerError, kindOfStatus, PartnerError } from './errors';
 import type { SandboxScenario } from './scenarios';
 
@@ -78,14 +79,6 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   const chosen = value ?? fallback;
   if (!Number.isInteger(chosen) || chosen < 1) throw new Error(`PartnerClient option ${name} must be a positive integer, got ${chosen}`);
   return chosen;
-}
-
-/** Retry-After in milliseconds (delta-seconds or an HTTP date), or null when absent or unreadable. */
-export function parseRetryAfterMs(header: string | null, nowMs: number = Date.now()): number | null {
-  if (header === null || header.trim() === '') return null;
-  if (/^\d+$/.test(header.trim())) return Number.parseInt(header.trim(), 10) * 1000;
-  const atMs = Date.parse(header);
-  return Number.isNaN(atMs) ? null : Math.max(0, atMs - nowMs);
 }
 
 function unexpectedAnswer(what: string, detail: string): PartnerError {

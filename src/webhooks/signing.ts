@@ -4,7 +4,7 @@
 // `whsec_`), one per signing secret, space-separated, so a receiver mid-rotation accepts either.
 import { createHmac } from 'node:crypto';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 export function sign(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');

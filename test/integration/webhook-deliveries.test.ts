@@ -20,6 +20,8 @@ import { fund, transfer } from '../support/money';
 import { WEBHOOK_TEST_SETTINGS } from '../support/service';
 import { startReceiver, verify, type Receiver } from '../support/webhook-receiver';
 import { startRoles } from '../../src/roles';
+import { PER_ENDPOINT } from '../../consumers/webhooks/runner';
+import { postWebhook, RESPONSE_BODY_KEPT } from '../../src/webhooks/post';
 
 describe('webhook deliveries', function () {
   this.timeout(60_000);
@@ -139,7 +141,7 @@ describe('webhook deliveries', function () {
 
   it('honours Retry-After, and gives up after the schedule, leaving the delivery failed', async () => {
     const { sender, recipient } = await pair();
-    const r = await receiver((_, n) => (n === 1 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 500 }));
+    const r = await receiver((_, n) => (n === 1 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 500, body: 'x'.repeat(5000) }));
     const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
     await pay(sender, recipient);
     const [first, second] = await r.waitFor(2);
@@ -151,6 +153,7 @@ describe('webhook deliveries', function () {
       return listed[0]?.status === 'failed' ? listed : undefined;
     }, 10_000, 'the delivery to fail');
     assert.equal(delivery.attempt_count, schedule + 1, 'the first attempt and one per step');
+    assert.equal(delivery.attempts[0].response_body, `${'x'.repeat(RESPONSE_BODY_KEPT)}…`, 'a long answer is kept truncated');
     assert.equal(delivery.next_attempt_at, null);
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(r.received.length, schedule + 1, 'no attempt after the last');
@@ -168,6 +171,7 @@ describe('webhook deliveries', function () {
     const got = await healthy.waitFor(transfers * 2);
     const last = Math.max(...got.map((g) => g.at));
     assert.ok(hanging.received.length >= 16, `the hanging receiver holds its share of slots (${hanging.received.length})`);
+    assert.equal(hanging.maxOpen, PER_ENDPOINT, 'never more attempts at once than one endpoint may hold');
     assert.ok(last - started < 8_000, `the healthy receiver had every event after ${last - started} ms`);
   });
 
@@ -250,6 +254,16 @@ describe('webhook deliveries', function () {
     expectError(await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/deliveries/${randomUUID()}/retry`), 404, 'resource_not_found');
     const stranger = await signUp(base());
     expectError(await request(stranger, 'GET', `/v1/webhooks/${endpoint.id}/deliveries`), 403, 'cross_account_access_denied');
+  });
+
+  it('in live, refuses at connection time a name that resolves to a private address', async () => {
+    const r = await receiver();
+    const result = await postWebhook({ url: r.url.replace('127.0.0.1', 'localhost'), headers: {}, body: '{}', timeoutMs: 2_000, publicOnly: true });
+    assert.equal(result.status, null);
+    assert.match(result.error ?? '', /EPRIVATEADDRESS: localhost resolves to the private address/);
+    assert.equal(r.received.length, 0, 'nothing was sent');
+    const sandbox = await postWebhook({ url: r.url.replace('127.0.0.1', 'localhost'), headers: {}, body: '{}', timeoutMs: 2_000, publicOnly: false });
+    assert.equal(sandbox.status, 200, 'the sandbox connects');
   });
 
   it('sends a signed webhook.test event on request, whatever the filter', async () => {

@@ -19,6 +19,8 @@ export type Answer = { status: number; headers?: Record<string, string>; body?: 
 export interface Receiver {
   url: string;
   received: Received[];
+  /** The most requests it held unanswered at once. */
+  maxOpen: number;
   /** Decides each answer; `n` counts this receiver's requests from 1. */
   answer: (request: Received, n: number) => Answer;
   /** Waits until `count` requests matching `which` arrived, and returns them. */
@@ -28,6 +30,7 @@ export interface Receiver {
 
 export async function startReceiver(answer: Receiver['answer'] = () => ({ status: 200 })): Promise<Receiver> {
   const received: Received[] = [];
+  let open = 0;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -36,7 +39,12 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
       const entry: Received = { headers: request.headers, body, event: JSON.parse(body), at: Date.now() };
       received.push(entry);
       const decided = receiver.answer(entry, received.length);
-      if (decided === 'hang') return;
+      if (decided === 'hang') {
+        open++;
+        receiver.maxOpen = Math.max(receiver.maxOpen, open);
+        response.once('close', () => { open--; });
+        return;
+      }
       response.writeHead(decided.status, decided.headers ?? {}).end(decided.body ?? 'ok');
     });
   });
@@ -45,6 +53,7 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
   const receiver: Receiver = {
     url: `http://127.0.0.1:${port}/hooks`,
     received,
+    maxOpen: 0,
     answer,
     waitFor: (count, which = () => true, timeoutMs = 15_000) => eventually(async () => {
       const matching = received.filter(which);

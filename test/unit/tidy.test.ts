@@ -44,16 +44,16 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/ledger-client': ['ledger', 'src/errors', 'src/kafka', 'src/runtime'],
   'src/notifications': ['ledger', 'src/db', 'src/errors', 'src/log'],
   'src/request-logs': ['src/auth', 'src/kafka', 'src/log'],
-  'src/partners': ['src/log'],
+  'src/partners': ['src/log', 'src/retry-after'],
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
   'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners', 'src/vault'],
-  'src/webhooks': ['src/db', 'src/vault'],
+  'src/webhooks': ['src/db', 'src/retry-after', 'src/vault'],
   // The domain, and the plumbing under everything.
   ledger: ['src/db'],
   'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis'],
   'src/kafka': ['src/config', 'src/log', 'src/transient'],
   'src/db': ['src/errors', 'src/log'],
-  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/transient': [], 'src/vault': [],
+  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */
