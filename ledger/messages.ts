@@ -125,8 +125,9 @@ export interface DomainEventEnvelope {
   environment: string;
   resource_type: string;
   resource_id: string;
-  account_id: string;
-  /** The event's number in its account's sequence: 1, 2, 3, ... gapless, in commit order. */
+  /** Null for an operator event (reconciliation.completed), which belongs to no account. */
+  account_id: string | null;
+  /** The event's number in its account's sequence: 1, 2, 3, ... gapless, in commit order (0 outside any account's). */
   account_seq: number;
   data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null };
 }

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   payment_not_found: 404,
   transfer_not_found: 404,
   quote_not_found: 404,
+  reconciliation_not_found: 404,
   method_not_allowed: 405,
   idempotency_conflict: 409,
   quote_already_consumed: 409,

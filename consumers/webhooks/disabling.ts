@@ -4,7 +4,8 @@
 // like every event, and reaches Kafka, the event streams and the account's other endpoints.
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { markRoundPublished, writeOutboxRound } from '../../ledger/store';
+import { writeOutboxRound } from '../../ledger/store';
+import { publishRound } from '../../src/announce';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
@@ -28,12 +29,6 @@ export async function disableEndpoint(runtime: Runtime, endpointId: string, reas
   });
   if (!envelope) return false;
   log.warn({ endpointId, reason }, 'webhook endpoint disabled');
-  try {
-    const value = await runtime.codec.encode(TOPICS.domainEvents, envelope);
-    await runtime.producer.send({ topic: runtime.names.full(TOPICS.domainEvents), messages: [{ key: envelope.resource_id, value }] });
-    await markRoundPublished(runtime.db, roundId);
-  } catch (error) {
-    log.warn({ err: error, roundId }, 'the endpoint-disabled event was not published now; the outbox sweeper will publish it');
-  }
+  await publishRound(runtime, roundId, [envelope]);
   return true;
 }

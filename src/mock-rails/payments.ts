@@ -37,6 +37,19 @@ interface PaymentRecord {
   view: PaymentView;
   /** A status change due at a time (chain confirmation, open-banking settlement, reversal). */
   transition: { status: PaymentStatus; atMs: number } | null;
+  /** The user whose token submitted it: a customer of the client, or the client itself. */
+  ownerUserId: number;
+  scenario: SandboxScenario | null;
+  /** When the payment completed, which is when the partner settled it with the client. */
+  settledAtMs: number | null;
+}
+
+/** A payment the partner settled, as its statement needs it (statements.ts). */
+export interface SettledPayment {
+  view: PaymentView;
+  ownerUserId: number;
+  scenario: SandboxScenario | null;
+  settledAtMs: number;
 }
 
 interface SubmitRequest {
@@ -98,7 +111,7 @@ export class PaymentBook {
    * scenario asked for (503, 422, 500), then a new payment (201; in lost_answer created, but
    * answered 500).
    */
-  submit(body: Record<string, unknown>): { created: boolean; payment: PaymentView } {
+  submit(body: Record<string, unknown>, ownerUserId: number): { created: boolean; payment: PaymentView } {
     const request = parseSubmit(body);
     if (!this.profile.currencies.includes(request.currency)) {
       throw new RailError(400, 'unsupported_currency', `${this.profile.slug} does not handle ${request.currency}`);
@@ -111,7 +124,7 @@ export class PaymentBook {
     const existingId = this.paymentIdByReference.get(request.reference);
     if (existingId !== undefined) return { created: false, payment: this.replay(existingId, request, amount) };
     this.actOut(request);
-    const payment = this.create(request, amount.toFixed(scale));
+    const payment = this.create(request, amount.toFixed(scale), ownerUserId);
     if (request.scenario === 'lost_answer') {
       throw new RailError(500, 'internal', 'the payment was created but the answer was lost (sandbox scenario lost_answer)');
     }
@@ -135,6 +148,7 @@ export class PaymentBook {
     if (status !== 'pending') throw new RailError(409, 'not_claimable', `payment is ${status}`);
     record.view.status = 'completed';
     record.transition = null;
+    record.settledAtMs = this.nowMs();
     return { ...record.view };
   }
 
@@ -157,6 +171,7 @@ export class PaymentBook {
   private advance(record: PaymentRecord): PaymentView {
     if (record.transition !== null && this.nowMs() >= record.transition.atMs) {
       record.view.status = record.transition.status;
+      if (record.view.status === 'completed') record.settledAtMs = record.transition.atMs;
       record.transition = null;
     }
     return { ...record.view };
@@ -189,12 +204,28 @@ export class PaymentBook {
       }
       case 'lost_answer': // decided after the payment exists (submit)
       case 'reverse':
+      case 'statement_missing': // the statement scenarios act out on the statement only
+      case 'statement_duplicate':
+      case 'statement_fee':
+      case 'statement_late':
+      case 'statement_batched':
       case null:
         return;
     }
   }
 
-  private create(request: SubmitRequest, amount: string): PaymentView {
+  /** Every payment that settled between the two instants (milliseconds, from inclusive, to exclusive). */
+  settledBetween(fromMs: number, toMs: number): SettledPayment[] {
+    const settled: SettledPayment[] = [];
+    for (const record of this.payments.values()) {
+      this.advance(record);
+      const at = record.settledAtMs;
+      if (at !== null && at >= fromMs && at < toMs) settled.push({ view: { ...record.view }, ownerUserId: record.ownerUserId, scenario: record.scenario, settledAtMs: at });
+    }
+    return settled.sort((a, b) => a.settledAtMs - b.settledAtMs || a.view.id.localeCompare(b.view.id));
+  }
+
+  private create(request: SubmitRequest, amount: string, ownerUserId: number): PaymentView {
     if (this.payments.size >= PAYMENTS_MAX) {
       throw new RailError(507, 'insufficient_storage', `the sandbox holds at most ${PAYMENTS_MAX} payments per partner`);
     }
@@ -215,7 +246,8 @@ export class PaymentBook {
     const transition = laterStatus !== null ? { status: laterStatus, atMs: this.nowMs() + this.options.chainConfirmMs }
       : this.profile.issuesClaimLink ? { status: 'expired' as const, atMs: this.nowMs() + (this.options.claimTtlMs ?? CLAIM_TTL_MS_DEFAULT) }
         : null;
-    this.payments.set(id, { view, transition });
+    const settledAtMs = view.status === 'completed' ? this.nowMs() : null;
+    this.payments.set(id, { view, transition, ownerUserId, scenario: request.scenario, settledAtMs });
     this.paymentIdByReference.set(request.reference, id);
     this.outageAttemptsByReference.delete(request.reference);
     return { ...view };

@@ -12,6 +12,7 @@
 //   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
 //   GET  /<slug>/v1/funding-methods            Bearer token: the user's funding methods
+//   GET  /<slug>/v1/statements/<YYYY-MM-DD>    the client's token: the daily settlement statement (statements.ts)
 //   GET  /claimless/claim/<id>                 the claim page a payee opens (no token: it is a link)
 //   POST /claimless/claim/<id>                 its form: decision=claim completes the payment
 //   POST /claimless/_control/expire-claim/<id> SANDBOX ONLY: an unclaimed link expires now
@@ -30,6 +31,7 @@ import { TokenSpace, type OAuthClient, type Principal } from './oauth';
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { fundingMethodsOf, PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
+import { dailyStatement } from './statements';
 
 export interface MockRailsOptions {
   host: string;
@@ -89,6 +91,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
   { method: 'GET', segments: ['v1', 'funding-methods'], handle: listFundingMethods },
+  { method: 'GET', segments: ['v1', 'statements', ':id'], handle: getStatement },
   { method: 'GET', segments: ['claim', ':id'], handle: claimPage },
   { method: 'POST', segments: ['claim', ':id'], handle: claimPayment },
   { method: 'POST', segments: ['_control', 'expire-claim', ':id'], handle: expireClaim },
@@ -160,10 +163,10 @@ function authenticate(rail: PartnerRail, req: IncomingMessage): Principal {
 }
 
 async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
-  authenticate(rail, req);
+  const { userId } = authenticate(rail, req);
   // Counted once authenticated: a 401 that makes the client renew its token is no submit.
   rail.stats.submitAttempts += 1;
-  const { created, payment } = rail.payments.submit(await readJsonObject(req));
+  const { created, payment } = rail.payments.submit(await readJsonObject(req), userId);
   sendJson(res, created ? 201 : 200, payment);
 }
 
@@ -171,6 +174,13 @@ async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
 function listFundingMethods({ rail, req, res }: Exchange): void {
   const { userId } = authenticate(rail, req);
   sendJson(res, 200, { data: fundingMethodsOf(rail.profile, userId) });
+}
+
+/** The client's settlement statement of one value date; a customer's token may not read it. */
+function getStatement({ rail, req, res, id }: Exchange): void {
+  const { userId } = authenticate(rail, req);
+  if (userId !== rail.profile.clientAccountId) throw new RailError(403, 'insufficient_scope', 'settlement statements are the client\'s: use a client-credentials token');
+  sendJson(res, 200, dailyStatement(rail.profile, rail.payments, id, Date.now()));
 }
 
 function getPayment({ rail, req, res, id }: Exchange): void {

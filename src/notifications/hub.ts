@@ -165,6 +165,8 @@ export class NotificationHub {
 
   /** Offers `event` to every open stream of its account; returns how many it was offered to. */
   publish(event: DomainEventEnvelope): number {
+    // An operator event (reconciliation.completed) belongs to no account's stream.
+    if (event.account_id === null) return 0;
     const own = this.byAccount.get(event.account_id);
     if (!own) return 0;
     // A copy: offer() may close a subscription, which removes it from `own`.

@@ -21,6 +21,22 @@ export interface PartnerPayment {
   claim_link?: string;
 }
 
+/** A line of a partner's settlement statement (src/mock-rails/statements.ts shows one partner's). */
+export interface PartnerStatementLine {
+  id: string;
+  /** The partner's payment id, or a batch's reference. */
+  reference: string;
+  /** Signed: positive credits the client, negative debits it. */
+  amount: string;
+  fee: string;
+  /** amount − fee. */
+  net: string;
+  currency: string;
+  value_date: string;
+}
+
+export interface PartnerStatement { date: string; final: boolean; lines: PartnerStatementLine[] }
+
 export interface PartnerPaymentRequest {
   /** Our idempotency reference: the partner returns the same payment for the same reference. */
   reference: string;
@@ -164,6 +180,19 @@ export class PartnerClient {
       onAttempt();
       return this.exchange(what, `${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     });
+  }
+
+  /**
+   * The partner's settlement statement of one value date (YYYY-MM-DD), read with the client's own
+   * token. Raises PartnerError; an answer that is not a statement is `unexpected`.
+   */
+  async getStatement(date: string): Promise<PartnerStatement> {
+    const what = `get statement ${date}`;
+    const payload = await this.callApi(what, 'GET', `/v1/statements/${encodeURIComponent(date)}`);
+    const lines = isRecord(payload) && Array.isArray(payload.lines) ? payload.lines : null;
+    const valid = lines?.every((l) => isRecord(l) && ['id', 'reference', 'amount', 'fee', 'net', 'currency', 'value_date'].every((f) => typeof l[f] === 'string'));
+    if (!lines || !valid || !isRecord(payload) || payload.date !== date) throw unexpectedAnswer(what, 'the partner answered with something that is not a statement of that date');
+    return { date, final: payload.final === true, lines: lines as PartnerStatementLine[] };
   }
 
   /** The partner's current view of a payment. Raises PartnerError (rejected 404 for an unknown id). */

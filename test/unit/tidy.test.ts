@@ -25,15 +25,15 @@ function sources(folder: string): Array<{ file: string; text: string }> {
 const MAY_IMPORT: Record<string, string[]> = {
   // The edges: process roles, routes, consumers.
   'src/main': ['src/config', 'src/log', 'src/roles', 'src/runtime'],
-  'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/config',
+  'src/roles': ['src/finance', 'consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/config',
     'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/partner-links', 'src/partners',
     'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/webhooks'],
-  'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/guards', 'src/ledger-client',
+  'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/finance', 'src/guards', 'src/ledger-client',
     'src/fx', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient', 'src/webhooks'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
-  'consumers/partners': ['ledger', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
-  'consumers/webhooks': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime', 'src/vault', 'src/webhooks'],
+  'consumers/partners': ['ledger', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
+  'consumers/webhooks': ['ledger', 'src/announce', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime', 'src/vault', 'src/webhooks'],
   'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
   'src/mock-rails': ['src/log', 'src/partners', 'src/runtime'],
   // What they use: authentication, accounts, reads, the ledger's client, streams, logs.
@@ -48,6 +48,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
   'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners', 'src/vault'],
   'src/webhooks': ['src/db', 'src/retry-after', 'src/vault'],
+  'src/finance': ['ledger', 'src/announce', 'src/db', 'src/errors', 'src/kafka', 'src/log', 'src/partners', 'src/runtime'],
+  'src/announce': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   // The domain, and the plumbing under everything.
   ledger: ['src/db'],
   'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis'],

@@ -1,0 +1,169 @@
+// Reconciliation runs (DESIGN.md section 5e): read both sides, match them (match.ts), and store
+// the report with its items and a `reconciliation.completed` event in one transaction, so a
+// report is either whole with its event or absent. A dry run stores and announces nothing.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { DomainEventEnvelope } from '../../ledger/messages';
+import { Money } from '../../ledger/money';
+import { writeOutboxRound } from '../../ledger/store';
+import { publishRound } from '../announce';
+import { copyInto } from '../db/pg-copy';
+import { DomainError } from '../errors';
+import { TOPICS } from '../kafka/topics';
+import type { PartnerClient } from '../partners/client';
+import type { PartnerSlug } from '../partners/registry';
+import type { Runtime } from '../runtime';
+import { reconcile, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
+import { addDays, daysOf, fetchStatements, LOOKAROUND_DAYS, settlementMovements } from './settlement';
+import { parseStatementCsv } from './statement-csv';
+
+export const RANGE_DAYS_MAX = 31;
+/** Items of a report shown in its JSON form; the CSV form has them all. */
+export const ITEMS_SHOWN_MAX = 1000;
+
+export interface ReconcileRequest {
+  partner: PartnerSlug;
+  from: string;
+  to: string;
+  dryRun: boolean;
+  amountTolerance: string;
+  dateToleranceDays: number;
+  /** An uploaded statement; null: fetch the partner's. */
+  statementCsv: string | null;
+  trigger: 'api' | 'schedule';
+}
+
+export interface ReconciliationView {
+  id: string;
+  status: 'completed';
+  dry_run: boolean;
+  partner: string;
+  from: string;
+  to: string;
+  trigger: 'api' | 'schedule';
+  source: 'partner' | 'upload';
+  amount_tolerance: string;
+  date_tolerance_days: number;
+  created_at: string;
+  summary: Record<ItemCategory, number>;
+  totals: CurrencyTotals[];
+  /** The items that are not matched, in report order, at most ITEMS_SHOWN_MAX of them. */
+  items: ReportItem[];
+  items_omitted: number;
+}
+
+interface ReconciliationRow {
+  id: string; partner: string; from_date: string; to_date: string; trigger: 'api' | 'schedule'; source: 'partner' | 'upload';
+  amount_tolerance: string; date_tolerance_days: number; summary: Record<ItemCategory, number>; totals: CurrencyTotals[]; created_at: Date;
+}
+
+const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
+
+function checkRange(from: string, to: string): void {
+  if (from > to) throw new DomainError('invalid_request', 'from must not be after to', 'from');
+  if (daysOf(from, to).length > RANGE_DAYS_MAX) throw new DomainError('invalid_request', `a reconciliation covers at most ${RANGE_DAYS_MAX} days`, 'to');
+}
+
+function viewOf(row: ReconciliationRow, dryRun: boolean, exceptions: ReportItem[], exceptionCount: number): ReconciliationView {
+  return {
+    id: row.id, status: 'completed', dry_run: dryRun, partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source,
+    amount_tolerance: row.amount_tolerance, date_tolerance_days: row.date_tolerance_days, created_at: row.created_at.toISOString(),
+    summary: row.summary, totals: row.totals, items: exceptions.slice(0, ITEMS_SHOWN_MAX), items_omitted: Math.max(0, exceptionCount - ITEMS_SHOWN_MAX),
+  };
+}
+
+export class Reconciliations {
+  constructor(private readonly runtime: Runtime, private readonly clients: (partner: PartnerSlug) => PartnerClient) {}
+
+  /** Runs one reconciliation; null when it was the schedule's and another process has already reconciled that day. */
+  async run(request: ReconcileRequest): Promise<ReconciliationView | null> {
+    checkRange(request.from, request.to);
+    const uploaded = request.statementCsv === null ? null : parseStatementCsv(request.statementCsv);
+    const wideFrom = addDays(request.from, -LOOKAROUND_DAYS);
+    const wideTo = addDays(request.to, LOOKAROUND_DAYS);
+    const [lines, movements] = await Promise.all([
+      uploaded ?? fetchStatements(this.clients(request.partner), request.partner, wideFrom, wideTo),
+      settlementMovements(this.runtime.db, request.partner, wideFrom, wideTo),
+    ]);
+    const report = reconcile(movements, lines, {
+      from: request.from, to: request.to, amountTolerance: new Money(request.amountTolerance), dateToleranceDays: request.dateToleranceDays,
+    });
+    const row: ReconciliationRow = {
+      id: randomUUID(), partner: request.partner, from_date: request.from, to_date: request.to, trigger: request.trigger, source: uploaded ? 'upload' : 'partner',
+      amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: report.summary, totals: report.totals, created_at: new Date(),
+    };
+    const exceptions = report.items.filter((item) => item.category !== 'matched');
+    if (request.dryRun) return viewOf(row, true, exceptions, exceptions.length);
+    const event = this.completedEvent(row);
+    const roundId = randomUUID();
+    const stored = await this.runtime.db.transaction(async (trx) => {
+      if (!(await this.insert(trx, row))) return false;
+      await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
+        report.items.map((item, seq) => ({ reconciliation_id: row.id, seq, ...item })));
+      await writeOutboxRound(trx, roundId, [{ id: event.id, topic: TOPICS.domainEvents, key: row.id, accountId: null, payload: event }], event.created_at);
+      return true;
+    });
+    if (!stored) return null;
+    await publishRound(this.runtime, roundId, [event]);
+    return viewOf(row, false, exceptions, exceptions.length);
+  }
+
+  /** Inserts the report's row; false for a scheduled day already reconciled. */
+  private async insert(trx: Knex.Transaction, row: ReconciliationRow): Promise<boolean> {
+    const { rows } = await trx.raw(
+      `INSERT INTO reconciliations (id, partner, from_date, to_date, trigger, source, amount_tolerance, date_tolerance_days, summary, totals, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?)
+       ON CONFLICT (partner, from_date) WHERE trigger = 'schedule' DO NOTHING RETURNING id`,
+      [row.id, row.partner, row.from_date, row.to_date, row.trigger, row.source, row.amount_tolerance, row.date_tolerance_days,
+        JSON.stringify(row.summary), JSON.stringify(row.totals), row.created_at],
+    );
+    return rows.length === 1;
+  }
+
+  private completedEvent(row: ReconciliationRow): DomainEventEnvelope {
+    return {
+      id: randomUUID(), type: 'reconciliation.completed', created_at: row.created_at.toISOString(), environment: this.runtime.config.environment,
+      resource_type: 'reconciliation', resource_id: row.id, account_id: null, account_seq: 0,
+      data: {
+        id: row.id, status: 'completed', amount: null, currency: null,
+        attributes: JSON.stringify({ partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source, ...row.summary }),
+      },
+    };
+  }
+
+  async get(id: string): Promise<ReconciliationView> {
+    const row = await this.rowOf(id);
+    const exceptions: ReportItem[] = await this.runtime.db('reconciliation_items').where('reconciliation_id', id).whereNot('category', 'matched')
+      .orderBy('seq').limit(ITEMS_SHOWN_MAX).select(ITEM_COLUMNS);
+    const count = row.summary.ledger_only + row.summary.statement_only + row.summary.mismatched;
+    return viewOf(row, false, exceptions, count);
+  }
+
+  private async rowOf(id: string): Promise<ReconciliationRow> {
+    const row = await this.runtime.db('reconciliations').where('id', id).first()
+      .select('*', this.runtime.db.raw(`to_char(from_date, 'YYYY-MM-DD') AS from_date`), this.runtime.db.raw(`to_char(to_date, 'YYYY-MM-DD') AS to_date`));
+    if (!row) throw new DomainError('reconciliation_not_found', `no reconciliation ${id}`, 'id');
+    return row as ReconciliationRow;
+  }
+
+  /** Every item of a stored report as CSV, header first, read in bounded chunks. */
+  async *itemsCsv(id: string, chunk = 5000): AsyncGenerator<string> {
+    await this.rowOf(id);
+    yield `${ITEM_COLUMNS.join(',')}\n`;
+    for (let after = -1; ;) {
+      const rows: Array<ReportItem & { seq: number }> = await this.runtime.db('reconciliation_items').where('reconciliation_id', id).andWhere('seq', '>', after)
+        .orderBy('seq').limit(chunk).select('seq', ...ITEM_COLUMNS);
+      if (rows.length === 0) return;
+      yield rows.map((row) => `${ITEM_COLUMNS.map((c) => csvField(row[c])).join(',')}\n`).join('');
+      after = rows[rows.length - 1].seq;
+    }
+  }
+}
+
+/** A CSV field: quoted when it holds a comma, quote or line break; a formula-starting text is prefixed so spreadsheets show it as text. */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let text = value instanceof Date ? value.toISOString() : String(value);
+  if (/^[=+@]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}

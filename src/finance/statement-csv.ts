@@ -1,0 +1,83 @@
+// A partner statement an operator uploads as CSV instead of the service fetching it: a header
+// row naming the columns (id, reference, amount, currency, value_date; fee and net optional),
+// then one line per row. Fields may be quoted ("..."; "" is a quote inside). Every error names
+// the line and the column, and nothing is reconciled from a statement that has one.
+import { DomainError } from '../errors';
+import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
+import type { StatementEntry } from './match';
+
+const REQUIRED = ['id', 'reference', 'amount', 'currency', 'value_date'] as const;
+const SIGNED_DECIMAL = /^-?\d{1,20}(?:\.\d{1,18})?$/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+export const STATEMENT_CSV_LINES_MAX = 200_000;
+
+function invalid(message: string): DomainError {
+  return new DomainError('invalid_request', `statement_csv: ${message}`, 'statement_csv');
+}
+
+/** The fields of one CSV record; `text` holds no line break outside quotes. */
+function fieldsOf(record: string, lineNumber: number): string[] {
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (record[i] === '"') {
+      let value = '';
+      i += 1;
+      for (;;) {
+        const quote = record.indexOf('"', i);
+        if (quote < 0) throw invalid(`line ${lineNumber}: a quoted field is not closed`);
+        value += record.slice(i, quote);
+        if (record[quote + 1] === '"') { value += '"'; i = quote + 2; continue; }
+        i = quote + 1;
+        break;
+      }
+      fields.push(value);
+      if (i < record.length && record[i] !== ',') throw invalid(`line ${lineNumber}: text after a quoted field`);
+    } else {
+      const comma = record.indexOf(',', i);
+      fields.push(record.slice(i, comma < 0 ? record.length : comma).trim());
+      i = comma < 0 ? record.length : comma;
+    }
+    if (i >= record.length) return fields;
+    i += 1; // the comma
+  }
+}
+
+function isCalendarDate(text: string): boolean {
+  return ISO_DATE.test(text) && new Date(`${text}T00:00:00Z`).toISOString().slice(0, 10) === text;
+}
+
+export function parseStatementCsv(text: string): StatementEntry[] {
+  const records = text.split(/\r?\n/).map((record, index) => ({ record, line: index + 1 })).filter(({ record }) => record.trim() !== '');
+  if (records.length === 0) throw invalid('the statement is empty: a header row is required');
+  if (records.length - 1 > STATEMENT_CSV_LINES_MAX) throw invalid(`at most ${STATEMENT_CSV_LINES_MAX} lines`);
+  const header = fieldsOf(records[0].record, records[0].line).map((name) => name.toLowerCase());
+  const missing = REQUIRED.filter((name) => !header.includes(name));
+  if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally fee, net)`);
+  const column = (name: string) => header.indexOf(name);
+  const seen = new Set<string>();
+  return records.slice(1).map(({ record, line }) => {
+    const fields = fieldsOf(record, line);
+    if (fields.length !== header.length) throw invalid(`line ${line}: ${fields.length} fields, the header has ${header.length}`);
+    const get = (name: string) => (column(name) < 0 ? '' : fields[column(name)]);
+    const [id, reference, currency, valueDate] = [get('id'), get('reference'), get('currency'), get('value_date')];
+    if (id === '' || seen.has(id)) throw invalid(`line ${line}: id must be present and unique`);
+    seen.add(id);
+    if (reference === '') throw invalid(`line ${line}: reference is empty`);
+    if (!isCurrency(currency)) throw invalid(`line ${line}: currency "${currency}" is not one of ${Object.keys(CURRENCY_SCALE).join(', ')}`);
+    if (!isCalendarDate(valueDate)) throw invalid(`line ${line}: value_date must be a date, YYYY-MM-DD`);
+    const decimal = (name: string, fallback: string | null) => {
+      const value = get(name) === '' && fallback !== null ? fallback : get(name);
+      if (!SIGNED_DECIMAL.test(value)) throw invalid(`line ${line}: ${name} must be a decimal such as "-10.00"`);
+      const amount = new Money(value);
+      if ((amount.decimalPlaces() ?? 0) > CURRENCY_SCALE[currency]) throw invalid(`line ${line}: ${name} has more than the ${CURRENCY_SCALE[currency]} decimals of ${currency}`);
+      return amount;
+    };
+    const amount = decimal('amount', null);
+    const fee = decimal('fee', '0');
+    if (fee.isNegative()) throw invalid(`line ${line}: fee must not be negative`);
+    const net = decimal('net', amount.minus(fee).toFixed());
+    if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
+    return { lineId: id, reference, currency, amount, fee, net, valueDate };
+  });
+}
