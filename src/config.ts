@@ -54,6 +54,8 @@ export interface Config {
   webhookDisableAfterMs: number;
   /** How often the webhook dispatcher looks for deliveries that fell due. */
   webhookPollMs: number;
+  /** How often the partners role checks for a previous day not yet reconciled; 0: no schedule. */
+  reconciliationCheckMs: number;
   sseHeartbeatMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
@@ -136,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
     webhookDisableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 24 * 3_600_000),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 500),
+    reconciliationCheckMs: integer(env, 'RECONCILIATION_CHECK_MS', 600_000),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),

@@ -20,6 +20,9 @@ import { faucetRoutes } from './http/faucet';
 import { FxQuotes } from './fx/quotes';
 import { fxRoutes } from './http/fx';
 import { ledgerReadRoutes } from './http/ledger-reads';
+import { financeRoutes } from './http/finance';
+import { reconciliationRoutes } from './http/reconciliations';
+import { Reconciliations } from './finance/reconciliations';
 import { transferRoutes } from './http/transfers';
 import { notificationRoutes } from './http/notifications';
 import { plannedRoutes } from './http/planned';
@@ -98,6 +101,8 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...partnerLinkRoutes(db, partners.links),
     ...webhookRoutes(db, webhookEndpoints, config.environment),
     ...webhookDeliveryRoutes(webhookEndpoints, new WebhookDeliveries(db), config.environment),
+    ...financeRoutes(db),
+    ...reconciliationRoutes(db, new Reconciliations(runtime, partners.clients)),
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...plannedRoutes(),
   );

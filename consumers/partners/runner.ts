@@ -5,6 +5,8 @@ import { TOPICS } from '../../src/kafka/topics';
 import { partnerAccess } from '../../src/partner-links/access';
 import type { RunningRole, Runtime } from '../../src/runtime';
 import { PaymentSettler } from './settler';
+import { Reconciliations } from '../../src/finance/reconciliations';
+import { ReconciliationSchedule } from '../../src/finance/schedule';
 import {
   BATCH_MS_MAX_DEFAULT, CONCURRENCY_MAX_DEFAULT, createPartnerClients, handlePartnerBatch, POLL_MS_MAX_DEFAULT,
   type PartnerDispatcherDeps,
@@ -57,9 +59,13 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
     intervalMs: config.paymentSettleIntervalMs, resubmitAfterMs: PAYMENT_RESUBMIT_AFTER_MS, pendingDeadlineMs: config.paymentPendingDeadlineMs,
   });
   settler.start();
+  const schedule = config.reconciliationCheckMs > 0
+    ? new ReconciliationSchedule(runtime, new Reconciliations(runtime, access.clients), config.reconciliationCheckMs) : null;
+  schedule?.start();
   return {
     role: 'partners',
     stop: async () => {
+      await schedule?.stop();
       await settler.stop();
       await consumer.disconnect();
     },

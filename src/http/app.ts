@@ -83,7 +83,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     validateQuery?.(query);
     let body: unknown = undefined;
     if (validateBody) {
-      body = await readJsonBody(ctx, bodyLimitBytes);
+      body = await readJsonBody(ctx, route.bodyLimitBytes ?? bodyLimitBytes);
       ctx.state.requestBody = body;
       assertStorableText(body, 'body');
       validateBody(body === undefined ? {} : body);

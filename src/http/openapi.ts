@@ -87,7 +87,12 @@ function successResponses(route: RouteDef): Record<string, unknown> {
   if (route.provisional && route.provisionalSchema) all.push({ status: 202, description: 'the ledger has not decided yet: provisional and not stored; repeat the request with the same Idempotency-Key after Retry-After seconds', schema: route.provisionalSchema });
   return Object.fromEntries(all.map((response) => {
     const success: Record<string, unknown> = { description: response.description };
-    if (response.schema) success.content = { [response.contentType ?? 'application/json']: { schema: publicSchema(response.schema) } };
+    if (response.schema) {
+      success.content = {
+        [response.contentType ?? 'application/json']: { schema: publicSchema(response.schema) },
+        ...Object.fromEntries((response.alternatives ?? []).map((alternative) => [alternative.contentType, { schema: publicSchema(alternative.schema) }])),
+      };
+    }
     return [String(response.status), success];
   }));
 }

@@ -36,7 +36,14 @@ export interface RouteResult {
   final?: boolean;
 }
 
-export interface RouteResponse { status: number; description: string; schema?: JsonSchema; contentType?: string }
+export interface RouteResponse {
+  status: number;
+  description: string;
+  schema?: JsonSchema;
+  contentType?: string;
+  /** The same answer in other media types, chosen by the Accept header (CSV beside JSON). */
+  alternatives?: Array<{ contentType: string; schema: JsonSchema }>;
+}
 
 export interface RouteDef<B = unknown> {
   method: HttpMethod;
@@ -64,6 +71,8 @@ export interface RouteDef<B = unknown> {
   provisional?: (request: RouteRequest<B>) => Promise<RouteResult>;
   /** The body of the provisional 202, for the OpenAPI document. */
   provisionalSchema?: JsonSchema;
+  /** A larger request body than the service's BODY_LIMIT_BYTES (an uploaded statement). */
+  bodyLimitBytes?: number;
   /** Extra error codes this route can answer with, for the OpenAPI document. */
   errors?: ErrorCode[];
   handler: (request: RouteRequest<B>) => Promise<RouteResult>;

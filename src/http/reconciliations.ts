@@ -1,0 +1,132 @@
+// Reconciliation of the ledger against partner statements (DESIGN.md section 5e), for the
+// operator (master key): run one (or a dry run), list the stored reports, read one as JSON or,
+// with every item including the matched ones, as CSV.
+import { Readable } from 'node:stream';
+import type { Db } from '../db';
+import { keysetPage } from '../db/pagination';
+import { DomainError } from '../errors';
+import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from '../finance/reconciliations';
+import { STATEMENT_CSV_LINES_MAX } from '../finance/statement-csv';
+import { PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
+import { csvText, wantsCsv } from './finance';
+import { listQuerySchema, listResponseSchema } from './pagination';
+import { withBody, type RouteDef } from './route';
+import { idParams } from './webhooks';
+
+/** A CSV statement of STATEMENT_CSV_LINES_MAX lines fits. */
+const UPLOAD_BYTES_MAX = 24 * 1024 * 1024;
+const DATE_TOLERANCE_DAYS_MAX = 7;
+const date = (description: string) => ({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description } as const);
+const nullableText = { type: ['string', 'null'] };
+
+const ITEM_SCHEMA = {
+  type: 'object',
+  required: ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'],
+  properties: {
+    category: { type: 'string', enum: ['matched', 'ledger_only', 'statement_only', 'mismatched'] },
+    ledger_entry_id: { type: ['string', 'null'], description: 'the journal entry of the movement on the partner\'s settlement account' },
+    statement_line_id: { ...nullableText, description: 'the partner statement\'s line' }, reference: { ...nullableText, description: 'the partner\'s payment id' },
+    currency: { type: 'string' }, ledger_amount: { ...nullableText, description: 'signed as the partner sees it: + credited to us' },
+    statement_amount: { ...nullableText, description: 'the line\'s net (amount − fee)' },
+    field: { type: ['string', 'null'], enum: ['currency', 'fee', 'amount', 'value_date', 'reference', null], description: 'the field that disagreed; reference: a duplicate line' },
+    ledger_value: nullableText, statement_value: nullableText, reason: { type: 'string' },
+  },
+};
+const COUNT = { type: 'integer', minimum: 0 };
+const REPORT_SCHEMA = {
+  type: 'object',
+  required: ['id', 'status', 'dry_run', 'partner', 'from', 'to', 'trigger', 'source', 'amount_tolerance', 'date_tolerance_days', 'created_at', 'summary', 'totals', 'items', 'items_omitted'],
+  properties: {
+    id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: ['completed'] }, dry_run: { type: 'boolean', description: 'a dry run is neither stored nor announced' },
+    partner: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, trigger: { type: 'string', enum: ['api', 'schedule'] },
+    source: { type: 'string', enum: ['partner', 'upload'] }, amount_tolerance: { type: 'string' }, date_tolerance_days: { type: 'integer' },
+    created_at: { type: 'string', format: 'date-time' },
+    summary: { type: 'object', required: ['matched', 'ledger_only', 'statement_only', 'mismatched'], properties: { matched: COUNT, ledger_only: COUNT, statement_only: COUNT, mismatched: COUNT } },
+    totals: {
+      type: 'array', description: 'per currency, over the days reported',
+      items: {
+        type: 'object', required: ['currency', 'ledger', 'statement', 'matched', 'difference'],
+        properties: { currency: { type: 'string' }, ledger: { type: 'string' }, statement: { type: 'string' }, matched: { type: 'string' }, difference: { type: 'string', description: 'statement − ledger' } },
+      },
+    },
+    items: { type: 'array', items: ITEM_SCHEMA, description: `the items that are not matched, at most ${ITEMS_SHOWN_MAX}; the CSV form lists every item` },
+    items_omitted: { ...COUNT, description: 'unmatched items beyond those shown' },
+  },
+};
+
+const RECONCILE_BODY = {
+  type: 'object', additionalProperties: false, required: ['partner', 'from', 'to'],
+  properties: {
+    partner: { type: 'string', enum: [...PARTNER_SLUGS] },
+    from: date('first day, UTC, inclusive'), to: date(`last day, inclusive; at most ${RANGE_DAYS_MAX} days`),
+    dry_run: { type: 'boolean', default: false, description: 'compute the report without storing or announcing it' },
+    amount_tolerance: { type: 'string', pattern: '^\\d{1,12}(\\.\\d{1,6})?$', default: '0', description: 'an amount drift still matched, in the currency\'s units' },
+    date_tolerance_days: { type: 'integer', minimum: 0, maximum: DATE_TOLERANCE_DAYS_MAX, default: 1, description: 'a value date this many days from the posting still matches' },
+    statement_csv: {
+      type: 'string', maxLength: UPLOAD_BYTES_MAX,
+      description: `the partner's statement as CSV instead of fetching it: a header row with id, reference, amount, currency, value_date (fee, net optional), at most ${STATEMENT_CSV_LINES_MAX} lines`,
+    },
+  },
+} as const;
+
+function calendarDate(text: string, field: string): string {
+  const parsed = new Date(`${text}T00:00:00Z`);
+  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== text) throw new DomainError('invalid_request', `${field} is not a calendar date`, field);
+  return text;
+}
+
+export function reconciliationRoutes(db: Db, reconciliations: Reconciliations): RouteDef[] {
+  return [
+    withBody(RECONCILE_BODY, {
+      method: 'POST', path: '/v1/reconciliations', operationId: 'createReconciliation', tag: 'finance',
+      summary: 'Reconcile the ledger\'s movements on a partner\'s settlement account against its statements (master key)', auth: { kind: 'admin' },
+      bodyLimitBytes: UPLOAD_BYTES_MAX + 4096,
+      response: { status: 201, description: 'the stored report', schema: REPORT_SCHEMA },
+      extraResponses: [{ status: 200, description: 'a dry run\'s report, not stored', schema: REPORT_SCHEMA }],
+      errors: ['partner_unavailable', 'partner_error'],
+      handler: async ({ body }) => {
+        const report = await reconciliations.run({
+          partner: body.partner as PartnerSlug, from: calendarDate(body.from, 'from'), to: calendarDate(body.to, 'to'), dryRun: body.dry_run ?? false,
+          amountTolerance: body.amount_tolerance ?? '0', dateToleranceDays: body.date_tolerance_days ?? 1, statementCsv: body.statement_csv ?? null, trigger: 'api',
+        });
+        return { status: report!.dry_run ? 200 : 201, body: report };
+      },
+    }),
+    {
+      method: 'GET', path: '/v1/reconciliations', operationId: 'listReconciliations', tag: 'finance',
+      summary: 'Stored reconciliation reports, newest first (master key)', auth: { kind: 'admin' },
+      query: listQuerySchema({ partner: { type: 'string', enum: [...PARTNER_SLUGS] } }),
+      response: { status: 200, description: 'a page of reports, each without its items', schema: listResponseSchema({ ...REPORT_SCHEMA, required: REPORT_SCHEMA.required.filter((f) => f !== 'items' && f !== 'items_omitted') }) },
+      handler: async (request) => {
+        const { partner, ...page } = request.query as { partner?: string; limit: number; before?: string; offset?: number };
+        const query = db('reconciliations').select('*', db.raw(`to_char(from_date, 'YYYY-MM-DD') AS from_date`), db.raw(`to_char(to_date, 'YYYY-MM-DD') AS to_date`));
+        if (partner) query.where('partner', partner);
+        return {
+          status: 200,
+          body: await keysetPage(query, 'reconciliations', page, (row: Record<string, any> & { id: string }) => ({
+            id: row.id, status: 'completed', dry_run: false, partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source,
+            amount_tolerance: row.amount_tolerance, date_tolerance_days: row.date_tolerance_days, created_at: row.created_at.toISOString(), summary: row.summary, totals: row.totals,
+          })),
+        };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/reconciliations/{id}', operationId: 'getReconciliation', tag: 'finance',
+      summary: 'A stored report: JSON with its unmatched items, or every item as CSV with Accept: text/csv (master key)', auth: { kind: 'admin' },
+      params: idParams,
+      response: {
+        status: 200, description: 'the report', schema: REPORT_SCHEMA,
+        alternatives: [{ contentType: 'text/csv', schema: csvText('every item, matched ones included, with a header row: category,ledger_entry_id,statement_line_id,reference,currency,ledger_amount,statement_amount,field,ledger_value,statement_value,reason') }],
+      },
+      errors: ['reconciliation_not_found'],
+      handler: async (request) => {
+        const { id } = request.params as { id: string };
+        if (!wantsCsv(request.koa)) return { status: 200, body: await reconciliations.get(id) };
+        const items = reconciliations.itemsCsv(id);
+        const first = await items.next(); // a report that does not exist is a 404, before any CSV is sent
+        async function* all() { if (!first.done) yield first.value; yield* items; }
+        return { status: 200, body: Readable.from(all()), headers: { 'Content-Type': 'text/csv; charset=utf-8' } };
+      },
+    },
+  ];
+}
