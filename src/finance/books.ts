@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../db';
 import { formatAmount, isCurrency, Money, type Amount } from '../../ledger/money';
 
-const CHUNK = 2000;
+const CHUNK = 1000;
 
 export interface TrialBalanceAccount { ledger_account: string; account_id: string | null; kind: string; currency: string; debits: string; credits: string; net: string }
 export interface TrialBalanceTotal { currency: string; debits: string; credits: string; net: string }

@@ -16,6 +16,14 @@ const DAY_MS = 86_400_000;
 const decimal = { type: 'string', description: 'a decimal amount at the currency\'s scale' };
 const instant = (description: string) => ({ type: 'string', format: 'date-time', description });
 
+/**
+ * A response body read from `chunks` as the client takes it: in byte mode, so at most one chunk
+ * waits in the stream's buffer besides the one on the socket.
+ */
+export function streamed(chunks: AsyncIterable<string>): Readable {
+  return Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
+}
+
 /** Whether the client asked for CSV over JSON. */
 export function wantsCsv(ctx: Koa.Context, json = 'application/json'): boolean {
   return ctx.accepts(json, 'text/csv') === 'text/csv';
@@ -123,9 +131,9 @@ export function financeRoutes(db: Db): RouteDef[] {
         const query = request.query as { currency: Currency; from?: string; to?: string };
         const { from, to } = period(query, DAY_MS);
         const statement = await AccountStatement.open(db, { accountId: actingAccountId(request), currency: query.currency, from, to });
-        if (wantsCsv(request.koa)) return { status: 200, body: Readable.from(statementCsv(statement)), headers: { 'Content-Type': 'text/csv; charset=utf-8' } };
+        if (wantsCsv(request.koa)) return { status: 200, body: streamed(statementCsv(statement)), headers: { 'Content-Type': 'text/csv; charset=utf-8' } };
         const head = { currency: query.currency, from: from.toISOString(), to: to.toISOString() };
-        return { status: 200, body: Readable.from(statementJson(statement, head)), headers: { 'Content-Type': 'application/json; charset=utf-8' } };
+        return { status: 200, body: streamed(statementJson(statement, head)), headers: { 'Content-Type': 'application/json; charset=utf-8' } };
       },
     },
     {
@@ -153,8 +161,8 @@ export function financeRoutes(db: Db): RouteDef[] {
       },
       handler: async (request) => {
         const { from, to } = period(request.query as { from?: string; to?: string }, DAY_MS);
-        if (wantsCsv(request.koa, 'application/x-ndjson')) return { status: 200, body: Readable.from(journalCsv(db, from, to)), headers: { 'Content-Type': 'text/csv; charset=utf-8' } };
-        return { status: 200, body: Readable.from(journalLines(db, from, to)), headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8' } };
+        if (wantsCsv(request.koa, 'application/x-ndjson')) return { status: 200, body: streamed(journalCsv(db, from, to)), headers: { 'Content-Type': 'text/csv; charset=utf-8' } };
+        return { status: 200, body: streamed(journalLines(db, from, to)), headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8' } };
       },
     },
   ];

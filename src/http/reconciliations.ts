@@ -1,14 +1,13 @@
 // Reconciliation of the ledger against partner statements (DESIGN.md section 5e), for the
 // operator (master key): run one (or a dry run), list the stored reports, read one as JSON or,
 // with every item including the matched ones, as CSV.
-import { Readable } from 'node:stream';
 import type { Db } from '../db';
 import { keysetPage } from '../db/pagination';
 import { DomainError } from '../errors';
 import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from '../finance/reconciliations';
 import { STATEMENT_CSV_LINES_MAX } from '../finance/statement-csv';
 import { PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
-import { csvText, wantsCsv } from './finance';
+import { csvText, streamed, wantsCsv } from './finance';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import { withBody, type RouteDef } from './route';
 import { idParams } from './webhooks';
@@ -125,7 +124,7 @@ export function reconciliationRoutes(db: Db, reconciliations: Reconciliations): 
         const items = reconciliations.itemsCsv(id);
         const first = await items.next(); // a report that does not exist is a 404, before any CSV is sent
         async function* all() { if (!first.done) yield first.value; yield* items; }
-        return { status: 200, body: Readable.from(all()), headers: { 'Content-Type': 'text/csv; charset=utf-8' } };
+        return { status: 200, body: streamed(all()), headers: { 'Content-Type': 'text/csv; charset=utf-8' } };
       },
     },
   ];

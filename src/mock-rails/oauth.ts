@@ -14,7 +14,7 @@ export const TOKENS_MAX = 10_000;
 
 const SCOPE = 'all';
 /** The client's own user on the partner (two-legged tokens act on the client's behalf). */
-const CLIENT_USER_ID = 1;
+export const CLIENT_USER_ID = 1;
 /** End users who approve three-legged authorizations are numbered from here, one per approval. */
 const FIRST_END_USER_ID = 100;
 

@@ -27,7 +27,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { log } from '../log';
 import { basicCredentials, bearerToken, RailError, readForm, readJsonObject, sendJson, sendRailError } from './http';
-import { TokenSpace, type OAuthClient, type Principal } from './oauth';
+import { CLIENT_USER_ID, TokenSpace, type OAuthClient, type Principal } from './oauth';
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { fundingMethodsOf, PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
@@ -179,7 +179,7 @@ function listFundingMethods({ rail, req, res }: Exchange): void {
 /** The client's settlement statement of one value date; a customer's token may not read it. */
 function getStatement({ rail, req, res, id }: Exchange): void {
   const { userId } = authenticate(rail, req);
-  if (userId !== rail.profile.clientAccountId) throw new RailError(403, 'insufficient_scope', 'settlement statements are the client\'s: use a client-credentials token');
+  if (userId !== CLIENT_USER_ID) throw new RailError(403, 'insufficient_scope', 'settlement statements are the client\'s: use a client-credentials token');
   sendJson(res, 200, dailyStatement(rail.profile, rail.payments, id, Date.now()));
 }
 

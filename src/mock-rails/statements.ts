@@ -6,6 +6,7 @@
 // it disagree with the payments on purpose.
 import BigNumber from 'bignumber.js';
 import { RailError } from './http';
+import { CLIENT_USER_ID } from './oauth';
 import { PAY_IN_CURRENCIES, type PartnerSlug } from '../partners/registry';
 import { STATEMENT_FEE, STATEMENT_LATE_DAYS } from '../partners/scenarios';
 import { currencyScale, type PartnerProfile } from './partners';
@@ -88,7 +89,7 @@ function batchLines(profile: PartnerProfile, date: string, lines: StatementLine[
 export function dailyStatement(profile: PartnerProfile, book: PaymentBook, date: string, nowMs: number): Statement {
   const startMs = dayStartMs(date);
   const settled = book.settledBetween(startMs - STATEMENT_LATE_DAYS * DAY_MS, startMs + DAY_MS)
-    .filter((p) => p.ownerUserId !== profile.clientAccountId && valueDateOf(p) === date);
+    .filter((p) => p.ownerUserId !== CLIENT_USER_ID && valueDateOf(p) === date);
   const lines: StatementLine[] = [];
   const batched: StatementLine[] = [];
   for (const payment of settled) {

@@ -87,8 +87,10 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
   'no customer balance is negative': `SELECT code FROM ledger_accounts WHERE kind <> 'system' AND balance < 0`,
   'all customer money came from the faucet': `SELECT currency FROM ledger_accounts GROUP BY currency HAVING sum(balance) <> 0`,
   "each account's events are numbered 1..n without a gap or a repeat":
-    `SELECT account_id FROM outbox WHERE topic = 'domain.events' GROUP BY account_id
+    `SELECT account_id FROM outbox WHERE topic = 'domain.events' AND account_id IS NOT NULL GROUP BY account_id
      HAVING count(account_seq) <> count(*) OR min(account_seq) <> 1 OR max(account_seq) <> count(*) OR count(DISTINCT account_seq) <> count(*)`,
+  'an operator event (reconciliation.completed) is outside every account\'s sequence':
+    `SELECT id FROM outbox WHERE topic = 'domain.events' AND account_id IS NULL AND (account_seq IS NOT NULL OR payload->>'type' <> 'reconciliation.completed')`,
   'a transfer is held or moved once, and settled or released at most once':
     `SELECT transfer_id FROM journal_entries WHERE transfer_id IS NOT NULL GROUP BY transfer_id
      HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold')) <> 1
