@@ -88,6 +88,7 @@ describe('finance: statements, trial balance and the journal', function () {
     moving = false;
     await sampling;
     await waitAllTerminal(testService().runtime.db, result.transfers);
+    await expectedHoldings(testService().runtime.db, group, {}); // waits for every payment to end
     assert.ok(samples.length >= 3, `sampled ${samples.length} times`);
     for (const sample of samples) {
       assert.ok(sample.totals.length >= 2);
