@@ -102,7 +102,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...webhookRoutes(db, webhookEndpoints, config.environment),
     ...webhookDeliveryRoutes(webhookEndpoints, new WebhookDeliveries(db), config.environment),
     ...financeRoutes(db),
-    ...reconciliationRoutes(db, new Reconciliations(runtime, partners.clients)),
+    ...reconciliationRoutes(new Reconciliations(runtime, partners.clients)),
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...plannedRoutes(),
   );

@@ -7,6 +7,7 @@ import type { DomainEventEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
 import { writeOutboxRound } from '../../ledger/store';
 import { publishRound } from '../announce';
+import { keysetPage, type Page, type PageRequest } from '../db/pagination';
 import { copyInto } from '../db/pg-copy';
 import { DomainError } from '../errors';
 import { TOPICS } from '../kafka/topics';
@@ -15,6 +16,7 @@ import type { PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
 import { reconcile, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
 import { addDays, daysOf, fetchStatements, LOOKAROUND_DAYS, settlementMovements } from './settlement';
+import { csvRow } from './formats';
 import { parseStatementCsv } from './statement-csv';
 
 export const RANGE_DAYS_MAX = 31;
@@ -64,12 +66,19 @@ function checkRange(from: string, to: string): void {
   if (daysOf(from, to).length > RANGE_DAYS_MAX) throw new DomainError('invalid_request', `a reconciliation covers at most ${RANGE_DAYS_MAX} days`, 'to');
 }
 
-function viewOf(row: ReconciliationRow, dryRun: boolean, exceptions: ReportItem[], exceptionCount: number): ReconciliationView {
+/** A report as lists show it: everything but its items. */
+export type ReconciliationSummary = Omit<ReconciliationView, 'items' | 'items_omitted'>;
+
+function summaryOf(row: ReconciliationRow, dryRun = false): ReconciliationSummary {
   return {
     id: row.id, status: 'completed', dry_run: dryRun, partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source,
     amount_tolerance: row.amount_tolerance, date_tolerance_days: row.date_tolerance_days, created_at: row.created_at.toISOString(),
-    summary: row.summary, totals: row.totals, items: exceptions.slice(0, ITEMS_SHOWN_MAX), items_omitted: Math.max(0, exceptionCount - ITEMS_SHOWN_MAX),
+    summary: row.summary, totals: row.totals,
   };
+}
+
+function viewOf(row: ReconciliationRow, dryRun: boolean, exceptions: ReportItem[], exceptionCount: number): ReconciliationView {
+  return { ...summaryOf(row, dryRun), items: exceptions.slice(0, ITEMS_SHOWN_MAX), items_omitted: Math.max(0, exceptionCount - ITEMS_SHOWN_MAX) };
 }
 
 export class Reconciliations {
@@ -139,9 +148,21 @@ export class Reconciliations {
     return viewOf(row, false, exceptions, count);
   }
 
+  /** Stored reports, newest first, of one partner or all. */
+  list(page: PageRequest, partner?: string): Promise<Page<ReconciliationSummary>> {
+    const query = this.rows();
+    if (partner) query.where('partner', partner);
+    return keysetPage(query, 'reconciliations', page, (row: ReconciliationRow) => summaryOf(row));
+  }
+
+  /** The reports' rows, their days as YYYY-MM-DD. */
+  private rows(): Knex.QueryBuilder {
+    const { db } = this.runtime;
+    return db('reconciliations').select('*', db.raw(`to_char(from_date, 'YYYY-MM-DD') AS from_date`), db.raw(`to_char(to_date, 'YYYY-MM-DD') AS to_date`));
+  }
+
   private async rowOf(id: string): Promise<ReconciliationRow> {
-    const row = await this.runtime.db('reconciliations').where('id', id).first()
-      .select('*', this.runtime.db.raw(`to_char(from_date, 'YYYY-MM-DD') AS from_date`), this.runtime.db.raw(`to_char(to_date, 'YYYY-MM-DD') AS to_date`));
+    const row = await this.rows().where('id', id).first();
     if (!row) throw new DomainError('reconciliation_not_found', `no reconciliation ${id}`, 'id');
     return row as ReconciliationRow;
   }
@@ -154,16 +175,8 @@ export class Reconciliations {
       const rows: Array<ReportItem & { seq: number }> = await this.runtime.db('reconciliation_items').where('reconciliation_id', id).andWhere('seq', '>', after)
         .orderBy('seq').limit(chunk).select('seq', ...ITEM_COLUMNS);
       if (rows.length === 0) return;
-      yield rows.map((row) => `${ITEM_COLUMNS.map((c) => csvField(row[c])).join(',')}\n`).join('');
+      yield rows.map((row) => csvRow(ITEM_COLUMNS, row)).join('');
       after = rows[rows.length - 1].seq;
     }
   }
-}
-
-/** A CSV field: quoted when it holds a comma, quote or line break; a formula-starting text is prefixed so spreadsheets show it as text. */
-export function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  let text = value instanceof Date ? value.toISOString() : String(value);
-  if (/^[=+@]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -4,11 +4,11 @@
 // the line and the column, and nothing is reconciled from a statement that has one.
 import { DomainError } from '../errors';
 import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
+import { isCalendarDate } from './formats';
 import type { StatementEntry } from './match';
 
 const REQUIRED = ['id', 'reference', 'amount', 'currency', 'value_date'] as const;
 const SIGNED_DECIMAL = /^-?\d{1,20}(?:\.\d{1,18})?$/;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 export const STATEMENT_CSV_LINES_MAX = 200_000;
 
 function invalid(message: string): DomainError {
@@ -41,10 +41,6 @@ function fieldsOf(record: string, lineNumber: number): string[] {
     if (i >= record.length) return fields;
     i += 1; // the comma
   }
-}
-
-function isCalendarDate(text: string): boolean {
-  return ISO_DATE.test(text) && new Date(`${text}T00:00:00Z`).toISOString().slice(0, 10) === text;
 }
 
 export function parseStatementCsv(text: string): StatementEntry[] {

@@ -8,7 +8,7 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { AccountStatement, type AccountStatementLine } from '../finance/account-statement';
 import { journal, JOURNAL_CSV_COLUMNS, trialBalance } from '../finance/books';
-import { csvField } from '../finance/reconciliations';
+import { csvRow } from '../finance/formats';
 import { accountIdQuerySchema, actingAccountId } from './acting';
 import type { JsonSchema, RouteDef } from './route';
 
@@ -72,7 +72,7 @@ async function* statementJson(statement: AccountStatement, head: Record<string, 
 async function* statementCsv(statement: AccountStatement): AsyncGenerator<string> {
   yield `${STATEMENT_CSV_COLUMNS.join(',')}\n`;
   for await (const lines of statement.lines({ balance: statement.opening })) {
-    yield lines.map((line: AccountStatementLine) => `${STATEMENT_CSV_COLUMNS.map((c) => csvField(line[c])).join(',')}\n`).join('');
+    yield lines.map((line: AccountStatementLine) => csvRow(STATEMENT_CSV_COLUMNS, line)).join('');
   }
 }
 
@@ -106,10 +106,7 @@ async function* journalLines(db: Db, from: Date, to: Date): AsyncGenerator<strin
 async function* journalCsv(db: Db, from: Date, to: Date): AsyncGenerator<string> {
   yield `${JOURNAL_CSV_COLUMNS.join(',')}\n`;
   for await (const chunk of journal(db, from, to)) {
-    yield chunk.flatMap(({ postings, ...entry }) => postings.map((posting) => {
-      const row: Record<string, unknown> = { ...entry, ...posting };
-      return `${JOURNAL_CSV_COLUMNS.map((c) => csvField(row[c])).join(',')}\n`;
-    })).join('');
+    yield chunk.flatMap(({ postings, ...entry }) => postings.map((posting) => csvRow(JOURNAL_CSV_COLUMNS, { ...entry, ...posting }))).join('');
   }
 }
 

@@ -1,10 +1,9 @@
 // Reconciliation of the ledger against partner statements (DESIGN.md section 5e), for the
 // operator (master key): run one (or a dry run), list the stored reports, read one as JSON or,
 // with every item including the matched ones, as CSV.
-import type { Db } from '../db';
-import { keysetPage } from '../db/pagination';
 import { DomainError } from '../errors';
 import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from '../finance/reconciliations';
+import { isCalendarDate } from '../finance/formats';
 import { STATEMENT_CSV_LINES_MAX } from '../finance/statement-csv';
 import { PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { csvText, streamed, wantsCsv } from './finance';
@@ -69,12 +68,11 @@ const RECONCILE_BODY = {
 } as const;
 
 function calendarDate(text: string, field: string): string {
-  const parsed = new Date(`${text}T00:00:00Z`);
-  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== text) throw new DomainError('invalid_request', `${field} is not a calendar date`, field);
+  if (!isCalendarDate(text)) throw new DomainError('invalid_request', `${field} is not a calendar date`, field);
   return text;
 }
 
-export function reconciliationRoutes(db: Db, reconciliations: Reconciliations): RouteDef[] {
+export function reconciliationRoutes(reconciliations: Reconciliations): RouteDef[] {
   return [
     withBody(RECONCILE_BODY, {
       method: 'POST', path: '/v1/reconciliations', operationId: 'createReconciliation', tag: 'finance',
@@ -98,15 +96,7 @@ export function reconciliationRoutes(db: Db, reconciliations: Reconciliations): 
       response: { status: 200, description: 'a page of reports, each without its items', schema: listResponseSchema({ ...REPORT_SCHEMA, required: REPORT_SCHEMA.required.filter((f) => f !== 'items' && f !== 'items_omitted') }) },
       handler: async (request) => {
         const { partner, ...page } = request.query as { partner?: string; limit: number; before?: string; offset?: number };
-        const query = db('reconciliations').select('*', db.raw(`to_char(from_date, 'YYYY-MM-DD') AS from_date`), db.raw(`to_char(to_date, 'YYYY-MM-DD') AS to_date`));
-        if (partner) query.where('partner', partner);
-        return {
-          status: 200,
-          body: await keysetPage(query, 'reconciliations', page, (row: Record<string, any> & { id: string }) => ({
-            id: row.id, status: 'completed', dry_run: false, partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source,
-            amount_tolerance: row.amount_tolerance, date_tolerance_days: row.date_tolerance_days, created_at: row.created_at.toISOString(), summary: row.summary, totals: row.totals,
-          })),
-        };
+        return { status: 200, body: await reconciliations.list(page, partner) };
       },
     },
     {

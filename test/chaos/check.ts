@@ -3,11 +3,15 @@
 // every quote the client saw executed was consumed once (and no other); every balance is the
 // funding its client saw acknowledged plus what its completed transfers, conversions and payments
 // moved; the ledger's invariants hold; every event stream saw every event of its account once, in
-// order; and every webhook receiver got every event of its account.
+// order; every webhook receiver got every event of its account; and the finance views agree: the
+// trial balance nets to zero, each account's statement closes at its balance, and the ledger
+// reconciles with the partners' statements without an exception.
 import { Money, type Amount } from '../../ledger/money';
+import { loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db';
 import { sleep } from '../bench/harness';
 import type { SignedUp } from '../support/accounts';
+import { call } from '../support/http';
 import { violations, type CollectedEvents } from '../support/load';
 import { paymentAndConversionMovements } from '../support/mixed-load';
 import type { Receiver } from '../support/webhook-receiver';
@@ -66,7 +70,31 @@ async function webhooksComplete(db: Db, group: SignedUp[], receivers: Receiver[]
   return gaps;
 }
 
-export async function check(databaseUrl: string, group: SignedUp[], funding: Funding, results: Sent[], streams: CollectedEvents[], receivers: Receiver[]): Promise<string[]> {
+/** The finance views over the run, read through the API (master key): what each disagrees on. */
+async function financeAgrees(baseUrl: string, db: Db, group: SignedUp[], firstDay: string): Promise<string[]> {
+  const failures: string[] = [];
+  const master = loadConfig(process.env).masterKey;
+  const trial = await call(baseUrl, 'GET', '/v1/ledger/trial-balance', undefined, { token: master });
+  for (const total of trial.body.totals ?? []) if (!new Money(total.net).isZero()) failures.push(`the trial balance nets to ${total.net} ${total.currency}`);
+  for (const member of group) {
+    const statement = await call(baseUrl, 'GET', `/v1/accounts/me/statement?currency=USD&from=${firstDay}T00:00:00Z`, undefined, { token: member.key });
+    const { rows } = await db.raw(`SELECT balance::text AS balance FROM ledger_accounts WHERE code = ?`, [`acct:${member.account.id}:available:USD`]);
+    if (statement.status !== 200 || !new Money(statement.body.closing_balance).isEqualTo(rows[0]?.balance ?? 0)) {
+      failures.push(`account ${member.account.id}: its USD statement closes at ${statement.body.closing_balance}, its balance is ${rows[0]?.balance}`);
+    }
+  }
+  const today = new Date().toISOString().slice(0, 10);
+  for (const partner of ['openbank', 'fiat']) {
+    const report = await call(baseUrl, 'POST', '/v1/reconciliations', { partner, from: firstDay, to: today, dry_run: true }, { token: master });
+    const { ledger_only: ledgerOnly, statement_only: statementOnly, mismatched } = report.body.summary ?? {};
+    if (report.status !== 200 || ledgerOnly + statementOnly + mismatched !== 0) {
+      failures.push(`${partner} does not reconcile: ${report.status} ${JSON.stringify(report.body.summary ?? report.body)} ${JSON.stringify(report.body.items?.slice(0, 3))}`);
+    }
+  }
+  return failures;
+}
+
+export async function check(baseUrl: string, firstDay: string, databaseUrl: string, group: SignedUp[], funding: Funding, results: Sent[], streams: CollectedEvents[], receivers: Receiver[]): Promise<string[]> {
   const failures: string[] = [];
   const db = createDb(databaseUrl, 2);
   try {
@@ -126,6 +154,7 @@ export async function check(databaseUrl: string, group: SignedUp[], funding: Fun
       if (seqs.length !== rows[0].n || !inOrder) failures.push(`account ${i}: its stream saw ${seqs.length} of ${rows[0].n} events${inOrder ? '' : ', not once each in order'}`);
     }
     failures.push(...await webhooksComplete(db, group, receivers));
+    failures.push(...await financeAgrees(baseUrl, db, group, firstDay));
   } finally {
     await db.destroy();
   }

@@ -110,6 +110,7 @@ async function untilDecided(group: Member[], funding: Funding, since: number): P
 }
 
 async function main(): Promise<void> {
+  const firstDay = new Date().toISOString().slice(0, 10);
   await recreateDatabase(names.databaseUrl);
   for (const role of Object.values(roles)) await role.start();
   const group: Member[] = [];
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
   stop.now = true;
   await load;
   const results = await Promise.all(sent);
-  const failures = await check(names.databaseUrl, group, funding, results, streams, receivers);
+  const failures = await check(baseUrl, firstDay, names.databaseUrl, group, funding, results, streams, receivers);
   streams.forEach((s) => s.close());
   await Promise.all(receivers.map((r) => r.close()));
 
