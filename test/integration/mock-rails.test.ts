@@ -291,6 +291,30 @@ describe('mock rails: payments', () => {
     await rails.stop();
   });
 
+  it('publishes to the client a daily statement of what its customers\' payments settled, and to nobody else', async () => {
+    const fiatUrl = `${rails.url}/fiat`;
+    const code = await authorizationCode(fiatUrl, REDIRECT_URI);
+    const userToken = (await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI })).body.access_token;
+    const customers = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '12.5', currency: 'EUR' }, { token: userToken });
+    const fee = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '3.00', currency: 'EUR', scenario: 'statement_fee' }, { token: userToken });
+    const clients = await submit('fiat', { reference: reference(), amount: '7.00', currency: 'EUR' });
+    const today = new Date().toISOString().slice(0, 10);
+    const statement = await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: tokens.fiat });
+    assert.equal(statement.status, 200, JSON.stringify(statement.body));
+    const line = statement.body.lines.find((l: { reference: string }) => l.reference === customers.body.id);
+    assert.deepEqual(line, {
+      id: `stl_${customers.body.id}`, type: 'payout', reference: customers.body.id, client_reference: customers.body.reference,
+      amount: '-12.50', fee: '0.00', net: '-12.50', currency: 'EUR', value_date: today,
+    });
+    const charged = statement.body.lines.find((l: { reference: string }) => l.reference === fee.body.id);
+    assert.deepEqual([charged.amount, charged.fee, charged.net], ['-3.00', '0.50', '-3.50']);
+    assert.ok(!statement.body.lines.some((l: { reference: string }) => l.reference === clients.body.id), 'the client\'s own submissions settle on-us');
+    assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: userToken })).status, 403, 'a customer may not read the client\'s statement');
+    for (const bad of ['2026-13-45', '2026-02-30', 'yesterday']) {
+      assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
+    }
+  });
+
   it('fiat completes a payment in the submit response', async () => {
     const ref = reference();
     const response = await submit('fiat', { reference: ref, amount: '10', currency: 'EUR', beneficiary: { iban: 'DE00' }, metadata: { order: 1 } });
