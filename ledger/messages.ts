@@ -86,6 +86,12 @@ export interface TransferPartnerResult {
   failure_message: string | null;
 }
 
+/**
+ * The Kafka header on a reply naming the API process it is for (the envelope's reply_to): each
+ * API process reads every reply and skips the others' without decoding them.
+ */
+export const REPLY_TO_HEADER = 'reply-to';
+
 /** Envelope on ledger.replies (schemas/ledger.replies.v2.avsc). */
 export interface LedgerReplyEnvelope {
   command_id: string;

@@ -1,16 +1,17 @@
-// The one module that reads and writes the ledger's tables. Batches lock in one global order
-// (transfers by id, then ledger accounts by code) so concurrent batches never deadlock, and a
-// batch writes each table with one statement.
+// Reads and locks the ledger's tables, and writes a decided batch through round-write.ts.
+// Batches lock in one global order (transfers by id, then ledger accounts by code) so concurrent
+// batches never deadlock.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AccountFacts } from './decide';
-import type { AppliedPosting, LedgerAccountState } from './balances';
+import type { LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';
-import type { PaymentRecord, PaymentStatus } from './payments';
+import type { PaymentRecord } from './payments';
 import { Money } from './money';
-import type { TransferRecord, TransferStatus } from './transfers';
+import type { TransferRecord } from './transfers';
 import { copyInto } from '../src/db/pg-copy';
+import { OUTBOX_COLUMNS, outboxRows, writeRoundRows, type BatchWrite, type OutboxWrite } from './round-write';
 
 type Db = Knex | Knex.Transaction;
 
@@ -21,17 +22,23 @@ const FACTS_COLUMNS = `a.id, a.kyb_status,
 interface FactsRow { id: string; kyb_status: string; has_vibans: boolean; has_chain_wallet: boolean }
 const toFacts = (row: FactsRow): AccountFacts => ({ id: row.id, kybStatus: row.kyb_status, hasVibans: row.has_vibans, hasChainWallet: row.has_chain_wallet });
 
-export async function accountFactsById(db: Db, ids: string[]): Promise<Map<string, AccountFacts>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await db.raw(`SELECT ${FACTS_COLUMNS} FROM accounts a WHERE a.id = ANY(?::uuid[])`, [ids]);
-  return new Map((rows as FactsRow[]).map((r) => [r.id, toFacts(r)]));
-}
-
-/** Keyed by lower-cased email. */
-export async function accountFactsByEmail(db: Db, emails: string[]): Promise<Map<string, AccountFacts>> {
-  if (emails.length === 0) return new Map();
-  const { rows } = await db.raw(`SELECT lower(a.email) AS email_key, ${FACTS_COLUMNS} FROM accounts a WHERE lower(a.email) = ANY(?::text[])`, [emails.map((e) => e.toLowerCase())]);
-  return new Map((rows as Array<FactsRow & { email_key: string }>).map((r) => [r.email_key, toFacts(r)]));
+/** The facts of accounts named by id, and of accounts named by email (keyed lower-cased), in one query. */
+export async function accountFacts(db: Db, ids: string[], emails: string[]): Promise<{ byId: Map<string, AccountFacts>; byEmail: Map<string, AccountFacts> }> {
+  const byId = new Map<string, AccountFacts>();
+  const byEmail = new Map<string, AccountFacts>();
+  if (ids.length === 0 && emails.length === 0) return { byId, byEmail };
+  const wantedEmails = emails.map((e) => e.toLowerCase());
+  const { rows } = await db.raw(
+    `SELECT lower(a.email) AS email_key, ${FACTS_COLUMNS} FROM accounts a WHERE a.id = ANY(?::uuid[]) OR lower(a.email) = ANY(?::text[])`,
+    [ids, wantedEmails],
+  );
+  const idSet = new Set(ids);
+  const emailSet = new Set(wantedEmails);
+  for (const row of rows as Array<FactsRow & { email_key: string }>) {
+    if (idSet.has(row.id)) byId.set(row.id, toFacts(row));
+    if (emailSet.has(row.email_key)) byEmail.set(row.email_key, toFacts(row));
+  }
+  return { byId, byEmail };
 }
 
 /** Account numbers compare without spaces and case, as banks print them in groups. */
@@ -96,99 +103,18 @@ export async function processedOutcomes(db: Db, commandIds: string[]): Promise<M
   return new Map((rows as Array<{ command_id: string; outcome: string }>).map((r) => [r.command_id, r.outcome]));
 }
 
-export interface EntryWrite {
-  id: string;
-  kind: string;
-  commandId: string;
-  transferId: string | null;
-  quoteId: string | null;
-  paymentId: string | null;
-  postings: AppliedPosting[];
-}
+export type { BatchWrite, EntryWrite, OutboxWrite } from './round-write';
 
-export interface OutboxWrite {
-  id: string;
-  topic: string;
-  key: string;
-  accountId: string | null;
-  payload: unknown;
-  /** For an account's domain event: its number in the account's sequence, set by writeBatch. */
-  accountSeq?: number;
-}
-
-export interface BatchWrite {
-  entries: EntryWrite[];
-  balances: LedgerAccountState[];
-  newTransfers: TransferRecord[];
-  changedTransfers: TransferRecord[];
-  transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
-  /** Quotes executed in this batch, with their consumed_at. */
-  consumedQuotes: FxQuoteRecord[];
-  newPayments: PaymentRecord[];
-  changedPayments: PaymentRecord[];
-  paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
-  /** Each decided command with its outcome's JSON text. */
-  processed: Array<{ commandId: string; type: string; outcome: string }>;
-  outbox: OutboxWrite[];
-  /** The round (transaction) the outbox rows belong to, for tracking their publication. */
-  roundId: string;
-  now: Date;
-}
-
-const amountText = (amount: InstanceType<typeof Money>) => amount.toFixed();
-
-const TRANSFER_COLUMNS = [
-  'id', 'account_id', 'command_id', 'type', 'status', 'amount', 'currency', 'payout_amount', 'payout_currency', 'fx_rate', 'fx_mid_rate', 'fx_spread', 'recipient_account_id', 'recipient', 'note', 'partner',
-  'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at',
-] as const;
-
-/** Writes a decided batch, its outbox rows listed as an unpublished round. Each table is one COPY. */
-export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Promise<void> {
-  const at = batch.now.toISOString();
-  await writePayments(trx, batch.newPayments, batch.changedPayments, batch.paymentTransitions); // before the entries that name them
-  await copyInto(trx, 'journal_entries', ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'],
-    batch.entries.map((e) => ({ id: e.id, kind: e.kind, command_id: e.commandId, transfer_id: e.transferId, fx_quote_id: e.quoteId, payment_id: e.paymentId, created_at: at })));
-  // All postings of the batch in one statement: the balance trigger checks every entry in it.
-  await copyInto(trx, 'postings', ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'],
-    batch.entries.flatMap((e) => e.postings.map((p) => ({
-      id: p.id, entry_id: e.id, ledger_account_id: p.ledgerAccountId, account_id: p.ref.accountId,
-      currency: p.ref.currency, amount: amountText(p.amount), balance_after: amountText(p.balanceAfter),
-      transfer_id: e.transferId, created_at: at,
-    }))));
-  if (batch.balances.length > 0) {
-    await trx.raw(
-      `UPDATE ledger_accounts AS la SET balance = v.balance::numeric
-       FROM unnest(?::uuid[], ?::text[]) AS v(id, balance) WHERE la.id = v.id`,
-      [batch.balances.map((b) => b.id), batch.balances.map((b) => amountText(b.balance))],
-    );
-  }
-  const history = new Map<string, Array<{ from: TransferStatus | null; to: TransferStatus; at: Date }>>();
-  for (const { transferId, from, to, at: when } of batch.transitions) {
-    const transitions = history.get(transferId) ?? [];
-    transitions.push({ from, to, at: when });
-    history.set(transferId, transitions);
-  }
-  await copyInto(trx, 'transfers', [...TRANSFER_COLUMNS, 'status_history'],
-    batch.newTransfers.map((t) => ({ ...t, status_history: history.get(t.id) ?? [] })));
-  for (const t of batch.changedTransfers) {
-    await trx('transfers').where('id', t.id).update({
-      status: t.status, partner_payment_id: t.partner_payment_id, failure_code: t.failure_code,
-      failure_message: t.failure_message, updated_at: t.updated_at, completed_at: t.completed_at,
-      status_history: trx.raw('status_history || ?::jsonb', [JSON.stringify(history.get(t.id) ?? [])]),
-    });
-  }
-  if (batch.consumedQuotes.length > 0) {
-    const { rowCount } = await trx.raw(
-      `UPDATE fx_quotes AS q SET consumed_at = v.at FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, at) WHERE q.id = v.id AND q.consumed_at IS NULL`,
-      [batch.consumedQuotes.map((q) => q.id), batch.consumedQuotes.map((q) => q.consumed_at!.toISOString())],
-    );
-    // The quotes were locked and found unconsumed: anything else is a bug, and the batch must not commit.
-    if (rowCount !== batch.consumedQuotes.length) throw new Error(`${batch.consumedQuotes.length} quotes executed but ${rowCount} consumed`);
-  }
-  // Outcomes arrive as their JSON text (outcome.ts) and are stored as such.
-  await copyInto(trx, 'processed_commands', ['command_id', 'type', 'outcome', 'processed_at'],
-    batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at })));
-  if (batch.outbox.length > 0) await writeOutboxRound(trx, batch.roundId, batch.outbox, at);
+/**
+ * Writes a decided batch, its outbox rows listed as an unpublished round (round-write.ts), and
+ * removes the unpublished marks of `publishedRounds`, earlier rounds Kafka has since acknowledged.
+ * A round of more than `oneStatementMax` commands is written with COPY (round-write.ts).
+ */
+export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite, publishedRounds: string[] = [], oneStatementMax?: number): Promise<void> {
+  await numberAccountEvents(trx, batch.outbox);
+  const consumed = await writeRoundRows(trx, batch, publishedRounds, oneStatementMax);
+  // The quotes were locked and found unconsumed: anything else is a bug, and the batch must not commit.
+  if (consumed !== batch.consumedQuotes.length) throw new Error(`${batch.consumedQuotes.length} quotes executed but ${consumed} consumed`);
 }
 
 /**
@@ -199,31 +125,8 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite): Prom
 /** `at`: an ISO 8601 instant. */
 export async function writeOutboxRound(trx: Knex.Transaction, roundId: string, outbox: OutboxWrite[], at: string): Promise<void> {
   await numberAccountEvents(trx, outbox);
-  await copyInto(trx, 'outbox', ['id', 'round_id', 'topic', 'message_key', 'account_id', 'account_seq', 'payload', 'created_at'],
-    outbox.map((o) => ({ id: o.id, round_id: roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, account_seq: o.accountSeq ?? null, payload: o.payload, created_at: at })));
+  await copyInto(trx, 'outbox', OUTBOX_COLUMNS, outboxRows(roundId, outbox, at));
   await trx('outbox_unpublished_rounds').insert({ round_id: roundId, created_at: at });
-}
-
-const PAYMENT_COLUMNS = [
-  'id', 'account_id', 'customer_id', 'command_id', 'partner', 'direction', 'kind', 'amount', 'currency', 'status', 'external_id', 'claim_link',
-  'idempotency_key', 'retry_count', 'funding_method_external_id', 'payee', 'purpose', 'failure_code', 'failure_message', 'created_at', 'updated_at', 'completed_at',
-] as const;
-
-async function writePayments(trx: Knex.Transaction, created: PaymentRecord[], changed: PaymentRecord[], transitions: BatchWrite['paymentTransitions']): Promise<void> {
-  const history = new Map<string, Array<{ from: PaymentStatus | null; to: PaymentStatus; at: Date }>>();
-  for (const { paymentId, from, to, at } of transitions) history.set(paymentId, [...(history.get(paymentId) ?? []), { from, to, at }]);
-  if (created.length > 0) {
-    await trx('payments').insert(created.map((p) => ({
-      ...Object.fromEntries(PAYMENT_COLUMNS.map((c) => [c, p[c]])), payee: p.payee === null ? null : JSON.stringify(p.payee), status_history: JSON.stringify(history.get(p.id) ?? []),
-    })));
-  }
-  for (const p of changed) {
-    await trx('payments').where('id', p.id).update({
-      status: p.status, external_id: p.external_id, claim_link: p.claim_link, retry_count: p.retry_count, failure_code: p.failure_code,
-      failure_message: p.failure_message, updated_at: p.updated_at, completed_at: p.completed_at,
-      status_history: trx.raw('status_history || ?::jsonb', [JSON.stringify(history.get(p.id) ?? [])]),
-    });
-  }
 }
 
 /**
@@ -254,9 +157,9 @@ async function numberAccountEvents(trx: Knex.Transaction, outbox: OutboxWrite[])
   }
 }
 
-/** The round's messages reached Kafka. */
-export async function markRoundPublished(db: Db, roundId: string): Promise<void> {
-  await db('outbox_unpublished_rounds').where('round_id', roundId).delete();
+/** The rounds' messages reached Kafka. */
+export async function markRoundsPublished(db: Db, roundIds: string[]): Promise<void> {
+  await db('outbox_unpublished_rounds').whereIn('round_id', roundIds).delete();
 }
 
 export interface OutboxRow { topic: string; message_key: string; payload: unknown }

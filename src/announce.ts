@@ -3,7 +3,7 @@
 // publishes such a round right after its commit, so readers need not wait for the outbox sweeper,
 // which publishes it anyway if Kafka refuses now.
 import type { DomainEventEnvelope } from '../ledger/messages';
-import { markRoundPublished } from '../ledger/store';
+import { markRoundsPublished } from '../ledger/store';
 import { TOPICS } from './kafka/topics';
 import { log } from './log';
 import type { Runtime } from './runtime';
@@ -12,7 +12,7 @@ export async function publishRound(runtime: Runtime, roundId: string, events: Do
   try {
     const messages = await Promise.all(events.map(async (event) => ({ key: event.resource_id, value: await runtime.codec.encode(TOPICS.domainEvents, event) })));
     await runtime.producer.send({ topic: runtime.names.full(TOPICS.domainEvents), messages });
-    await markRoundPublished(runtime.db, roundId);
+    await markRoundsPublished(runtime.db, [roundId]);
   } catch (error) {
     log.warn({ err: error, roundId }, 'the round was not published now; the outbox sweeper will publish it');
   }

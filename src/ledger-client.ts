@@ -1,10 +1,11 @@
 // The ingress side of the command/decision round trip (DESIGN.md section 3): a command goes to
 // ledger.commands keyed by account, and the request waits, bounded, for the ledger's reply on
 // ledger.replies. Every API process reads all replies in a consumer group of its own and keeps
-// the ones addressed to it.
+// the ones addressed to it: the reply-to header says which, so the others are skipped before
+// they are decoded.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
-import type { CommandType, LedgerCommandEnvelope, LedgerReplyEnvelope } from '../ledger/messages';
+import { REPLY_TO_HEADER, type CommandType, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../ledger/messages';
 import { parseOutcome, type Outcome } from '../ledger/outcome';
 import { DomainError } from './errors';
 import { ProducerBatcher, SendDeadlineExceeded } from './kafka/batcher';
@@ -52,6 +53,13 @@ export class LedgerClient {
       topic: TOPICS.ledgerReplies,
       fromBeginning: false,
       partitionsConsumedConcurrently: this.runtime.config.kafkaPartitions,
+      // A reply without the header (sent before it existed) is decoded, and its reply_to read.
+      accepts: (headers) => {
+        const to = headers?.[REPLY_TO_HEADER];
+        return to === undefined || String(to) === this.instanceId;
+      },
+      // A consumer restarted in this process reads up to this much again: a reply settles nothing twice.
+      commitIntervalMs: 5_000,
       handleBatch: async (messages) => {
         for (const { value } of messages) {
           // A reply written before outcomes existed carries none: its request is answered as late.

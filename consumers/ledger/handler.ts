@@ -9,9 +9,9 @@ import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransfe
 import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
 import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import type { LedgerCommandEnvelope, LedgerReplyEnvelope } from '../../ledger/messages';
+import { REPLY_TO_HEADER, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
 import {
-  accountFactsByBank, accountFactsByEmail, accountFactsById, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
+  accountFacts, accountFactsByBank, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
   processedOutcomes, readPayments, readQuotes, readTransfers, writeBatch, type BatchWrite, type EntryWrite,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
@@ -19,7 +19,7 @@ import type { TransferRecord } from '../../ledger/transfers';
 import type { Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import type { Runtime } from '../../src/runtime';
-import { entryRow, eventRow, partnerCommandRow } from './outbox';
+import { entryRow, eventRow, partnerCommandRow, type OutboxMessage } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { ledgerAccountsOf, parseCommand, recipientOf, type BatchFacts, type ParsedCommand } from './plan';
 
@@ -42,9 +42,8 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create').map((c) => c.envelope.account_id);
   const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
   const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
-  const [accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments] = await Promise.all([
-    accountFactsById(runtime.db, [...new Set(senderIds)]),
-    accountFactsByEmail(runtime.db, [...new Set(emails)]),
+  const [{ byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments] = await Promise.all([
+    accountFacts(runtime.db, [...new Set(senderIds)], [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
     readTransfers(runtime.db, results, false),
     readQuotes(runtime.db, quoteIds, false),
@@ -104,7 +103,7 @@ async function ensureAccounts(runtime: Runtime, state: LedgerState, refs: Ledger
   for (const ref of unseen) state.knownLedgerAccounts.add(ref.code);
 }
 
-async function applyBatch(runtime: Runtime, state: LedgerState, commands: ParsedCommand[], facts: BatchFacts): Promise<BatchOutcome> {
+async function applyBatch(runtime: Runtime, state: LedgerState, commands: ParsedCommand[], facts: BatchFacts, publishedRounds: string[]): Promise<BatchOutcome> {
   const refs = commands.flatMap((c) => ledgerAccountsOf(c, facts, bankKey));
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
@@ -163,25 +162,35 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     write.newPayments = [...createdPayments].map((id) => payments.get(id)!);
     write.changedPayments = [...changedPayments.values()];
     write.balances = book.changedAccounts();
-    await writeBatch(trx, write);
+    await writeBatch(trx, write, publishedRounds);
     return { replies, roundId, outbox: write.outbox };
   });
 }
 
-function replyRow(command: ParsedCommand, outcome: string) {
+/** The reply, addressed in a header too: API processes skip others' replies without decoding them. */
+function replyRow(command: ParsedCommand, outcome: string): OutboxMessage {
   const envelope: LedgerReplyEnvelope = { command_id: command.envelope.id, reply_to: command.envelope.reply_to, outcome };
-  return { topic: TOPICS.ledgerReplies, key: command.envelope.id, payload: envelope };
+  return { topic: TOPICS.ledgerReplies, key: command.envelope.id, payload: envelope, headers: { [REPLY_TO_HEADER]: command.envelope.reply_to! } };
 }
 
 export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
   const { publisher } = state;
   const all = uniqueCommands(messages);
-  const done = await processedOutcomes(runtime.db, all.map((c) => c.envelope.id));
+  // The facts are read for every command, side by side with the check for commands decided
+  // before: a redelivered one is rare, and waiting for that check first cost a round trip.
+  const [done, facts] = await Promise.all([processedOutcomes(runtime.db, all.map((c) => c.envelope.id)), gatherFacts(runtime, all)]);
   const fresh = all.filter((c) => !done.has(c.envelope.id));
   const redelivered = all.filter((c) => done.has(c.envelope.id) && c.envelope.reply_to).map((c) => replyRow(c, done.get(c.envelope.id)!));
   if (redelivered.length > 0) await publisher.publish({ roundId: null, messages: redelivered });
   if (fresh.length === 0) return;
-  const outcome = await applyBatch(runtime, state, fresh, await gatherFacts(runtime, fresh));
+  const published = publisher.takeAcknowledged();
+  let outcome: BatchOutcome;
+  try {
+    outcome = await applyBatch(runtime, state, fresh, facts, published);
+  } catch (error) {
+    publisher.returnAcknowledged(published);
+    throw error;
+  }
   // Committed: the offsets may be committed now. The outbox and the replies go to Kafka in the
   // background, in order; a crash before that leaves the round to the sweeper.
   const replies = outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.outcome));

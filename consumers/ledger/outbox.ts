@@ -42,8 +42,8 @@ export function partnerCommandRow(partner: string, accountId: string, payload: T
   return { id: randomUUID(), topic: TOPICS.partnerCommands, key: payload.transfer_id, accountId: null, payload: envelope };
 }
 
-/** A message the ledger sends: a topic's base name, the message key, and the payload to encode. */
-export interface OutboxMessage { topic: string; key: string; payload: unknown }
+/** A message the ledger sends: a topic's base name, the message key, the payload to encode, and Kafka headers. */
+export interface OutboxMessage { topic: string; key: string; payload: unknown; headers?: Record<string, string> }
 
 /** Encodes messages for Kafka, grouped by topic, for one sendBatch. */
 export async function toTopicMessages(kafka: { names: TopicNames; codec: AvroCodec }, rows: OutboxMessage[]): Promise<TopicMessages[]> {
@@ -51,7 +51,7 @@ export async function toTopicMessages(kafka: { names: TopicNames; codec: AvroCod
   for (const row of rows) {
     const topic = kafka.names.full(row.topic);
     const list = byTopic.get(topic) ?? [];
-    list.push({ key: row.key, value: await kafka.codec.encode(row.topic, row.payload) });
+    list.push({ key: row.key, value: await kafka.codec.encode(row.topic, row.payload), headers: row.headers });
     byTopic.set(topic, list);
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));

@@ -4,13 +4,16 @@
 // that fails, the sweeper publishes it later (sweeper.ts). A thread that dies is restarted
 // (supervised-thread.ts) and gets again the rounds it had not reported on.
 import path from 'node:path';
-import { markRoundPublished } from '../../ledger/store';
+import { markRoundsPublished } from '../../ledger/store';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { kafkaThreadSettings } from '../../src/kafka/thread';
 import { SupervisedThread } from '../../src/kafka/supervised-thread';
 import type { OutboxMessage } from './outbox';
 import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-messages';
+
+/** How long acknowledged rounds wait for a ledger round to remove their marks before a statement of their own does. */
+const MARK_DELAY_MS = 200;
 
 export interface Publication {
   /** Null for messages that belong to no new round (replies re-sent for redelivered commands). */
@@ -24,6 +27,9 @@ export class RoundPublisher {
   private readonly inFlight = new Map<number, { roundId: string | null; messages: OutboxMessage[]; done: () => void }>();
   /** Settles once the latest publication is done; the thread works in order, so all before it are too. */
   private latest: Promise<void> = Promise.resolve();
+  /** Rounds Kafka acknowledged whose unpublished marks are still to be removed. */
+  private acknowledged: string[] = [];
+  private markTimer: NodeJS.Timeout | null = null;
 
   private constructor(private readonly runtime: Runtime, readonly thread: SupervisedThread<ToPublisher>, private readonly queuedMax: number) {
     thread.onMessage((message) => { void this.onReport(message as FromPublisher); });
@@ -52,13 +58,41 @@ export class RoundPublisher {
       if (message.kind === 'lost') {
         log.warn({ reason: message.reason, roundId: entry.roundId }, 'a committed round could not be published now; the outbox sweeper will publish it');
       } else if (entry.roundId) {
-        await markRoundPublished(this.runtime.db, entry.roundId);
+        this.acknowledged.push(entry.roundId);
+        this.markTimer ??= setTimeout(() => void this.markAcknowledged(), MARK_DELAY_MS);
       }
-    } catch (error) {
-      log.warn({ err: error, roundId: entry.roundId }, 'a published round could not be marked; the sweeper will publish it again (readers drop the duplicates by id)');
     } finally {
       this.inFlight.delete(message.id);
       entry.done();
+    }
+  }
+
+  /**
+   * Hands the acknowledged rounds to the ledger's next round, which removes their marks in its
+   * own transaction: under load no round costs a statement of its own to be marked published.
+   */
+  takeAcknowledged(): string[] {
+    const rounds = this.acknowledged;
+    this.acknowledged = [];
+    return rounds;
+  }
+
+  /** Takes back rounds whose marks a failed ledger round did not remove. */
+  returnAcknowledged(rounds: string[]): void {
+    if (rounds.length === 0) return;
+    this.acknowledged.push(...rounds);
+    this.markTimer ??= setTimeout(() => void this.markAcknowledged(), MARK_DELAY_MS);
+  }
+
+  /** Marks the acknowledged rounds no ledger round took, when the ledger is quiet. */
+  private async markAcknowledged(): Promise<void> {
+    this.markTimer = null;
+    const rounds = this.takeAcknowledged();
+    if (rounds.length === 0) return;
+    try {
+      await markRoundsPublished(this.runtime.db, rounds);
+    } catch (error) {
+      log.warn({ err: error, rounds: rounds.length }, 'published rounds could not be marked; the sweeper will publish them again (readers drop the duplicates by id)');
     }
   }
 
@@ -74,6 +108,8 @@ export class RoundPublisher {
   /** Sends what is queued, then stops the thread and its producer. */
   async stop(): Promise<void> {
     await this.flush();
+    if (this.markTimer) clearTimeout(this.markTimer);
+    await this.markAcknowledged();
     await this.thread.close();
   }
 }

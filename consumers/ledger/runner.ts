@@ -17,6 +17,8 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     topic: TOPICS.ledgerCommands,
     // Every partition's batch is handed over at once and committed in one round (group-commit.ts).
     partitionsConsumedConcurrently: runtime.config.kafkaPartitions,
+    // A command delivered again is recognised (processed_commands) and only its reply re-sent.
+    commitIntervalMs: 500,
     handleBatch: (messages, { isolating }) => (isolating ? rounds.submitAlone(messages) : rounds.submit(messages)),
   });
   const sweeper = startOutboxSweeper(runtime);

@@ -1,7 +1,7 @@
 // Publishes outbox rounds that a crashed ledger process committed but never published. Rounds
 // are claimed with SKIP LOCKED, so several ledger processes can sweep side by side; a message
 // published twice is a duplicate that readers drop by its id.
-import { claimUnpublishedRound, markRoundPublished } from '../../ledger/store';
+import { claimUnpublishedRound, markRoundsPublished } from '../../ledger/store';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { toTopicMessages } from './outbox';
@@ -19,7 +19,7 @@ export async function sweepOutboxOnce(runtime: Runtime, ageMs = UNPUBLISHED_AGE_
       if (!round) return false;
       const topicMessages = await toTopicMessages(runtime, round.rows.map((r) => ({ topic: r.topic, key: r.message_key, payload: r.payload })));
       if (topicMessages.length > 0) await runtime.producer.sendBatch({ topicMessages, acks: -1 });
-      await markRoundPublished(trx, round.roundId);
+      await markRoundsPublished(trx, [round.roundId]);
       return true;
     });
     if (!done) break;

@@ -28,6 +28,8 @@ export async function startNotifier(runtime: Runtime, hub: NotificationHub): Pro
     groupId,
     topic: TOPICS.domainEvents,
     fromBeginning: false,
+    // A consumer restarted in this process reads up to this much again: streams drop events they already sent (by id).
+    commitIntervalMs: 1_000,
     // Publishing to the hub only queues in memory and never fails for a transient reason.
     handleBatch: async (messages) => {
       for (const message of messages) hub.publish(message.value);

@@ -44,6 +44,17 @@ export interface ConsumerSpec<T> {
   sessionTimeoutMs?: number;
   /** Called each time this member has joined its group and holds its partitions. */
   onGroupJoin?: () => void;
+  /**
+   * A test on a message's headers before it is decoded: false skips the message unread (it is
+   * for another process). Skipped messages are committed like handled ones.
+   */
+  accepts?: (headers: KafkaMessage['headers']) => boolean;
+  /**
+   * Offsets are committed at most this often (default 0: after every batch). Each commit is a
+   * request the broker answers in turn; a handler that is idempotent anyway may commit less
+   * often, and a crash then delivers up to this much again.
+   */
+  commitIntervalMs?: number;
 }
 
 export interface ConsumerDeps {
@@ -156,13 +167,16 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: spec.fromBeginning ?? true });
   await consumer.run({
-    autoCommit: true,
+    // Commits are made below, after the handler succeeded, as often as commitIntervalMs allows.
+    autoCommit: false,
+    autoCommitInterval: spec.commitIntervalMs ?? 0,
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: spec.partitionsConsumedConcurrently ?? 1,
     eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary, heartbeat, isRunning, isStale }) => {
       if (batch.messages.length === 0 || !isRunning() || isStale()) return;
       const decoded: Array<{ raw: KafkaMessage; delivered: Delivered<T> }> = [];
       for (const raw of batch.messages) {
+        if (spec.accepts && !spec.accepts(raw.headers)) continue;
         try {
           if (!raw.value) throw new PoisonMessageError('message has no value');
           const value = await decodeRetrying<T>(deps.codec, raw.value, attemptsMax, backoffMsInitial, backoffMsMax);

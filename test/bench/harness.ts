@@ -24,6 +24,8 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 export interface BenchService {
   port: number;
+  /** The roles it runs (ROLES). */
+  roles: string;
   child: ChildProcess;
   output: string[];
   /** Set when the process logged that it started (the line may have left `output` since). */
@@ -61,7 +63,7 @@ export function startService(settings: ServiceSettings, label: string): BenchSer
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  const service: BenchService = { port: settings.port, child, output, started: false };
+  const service: BenchService = { port: settings.port, roles: settings.roles, child, output, started: false };
   const keep = (chunk: Buffer) => {
     const lines = chunk.toString('utf8').split('\n').filter(Boolean);
     if (lines.some((line) => line.includes('"msg":"service started"'))) service.started = true;

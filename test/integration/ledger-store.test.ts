@@ -11,7 +11,7 @@ import { available, faucetEquity, pending, type LedgerAccountRef } from '../../l
 import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
 import type { TransferCreate } from '../../ledger/messages';
 import { Money, type Currency } from '../../ledger/money';
-import { ensureLedgerAccounts, lockLedgerAccounts, markRoundPublished, writeBatch, type BatchWrite, type EntryWrite } from '../../ledger/store';
+import { ensureLedgerAccounts, lockLedgerAccounts, markRoundsPublished, writeBatch, type BatchWrite, type EntryWrite } from '../../ledger/store';
 import { testService } from '../hooks';
 
 const db = () => testService().runtime.db;
@@ -166,7 +166,11 @@ describe('ledger store: lockLedgerAccounts', () => {
 });
 
 describe('ledger store: writeBatch', () => {
-  it('writes entries, postings, balances, transfers, transitions, processed commands and outbox rows together', async () => {
+  // A small round is written by one statement, a large one by COPY table by table: both are run here.
+  for (const [path, oneStatementMax] of [['one statement', undefined], ['COPY', 0]] as const) {
+  it(`writes entries, postings, balances, transfers, transitions, processed commands and outbox rows together (${path}), and removes the marks of published rounds`, async () => {
+    const earlier = randomUUID();
+    await db()('outbox_unpublished_rounds').insert({ round_id: earlier });
     const [a, b] = await newAccounts(2);
     const refs = [faucetEquity('USD'), available(a.id, 'USD'), pending(a.id, 'USD'), available(b.id, 'USD')];
     await ensureLedgerAccounts(db(), refs);
@@ -186,8 +190,9 @@ describe('ledger store: writeBatch', () => {
         { commandId: faucetCommand, type: 'faucet.credit', decision: credit },
         { commandId: transferCommand, type: 'transfer.create', decision: transfer },
       ], book, now, true);
-      return writeBatch(trx, write);
+      return writeBatch(trx, write, [earlier], oneStatementMax);
     });
+    assert.equal(await db()('outbox_unpublished_rounds').where('round_id', earlier).first(), undefined, 'the earlier round is marked published');
     try {
       // Outbox: the rows of the round, in the order written, and the round listed as unpublished.
       assert.equal(write.outbox.length, 2 + 1 + 5); // two entries, a faucet balance event, three transfer and two balance events
@@ -231,11 +236,30 @@ describe('ledger store: writeBatch', () => {
       assert.equal(processed[1].outcome.transfer.id, transferId);
       assert.equal(processed[1].outcome.transfer.amount, '40.5');
     } finally {
-      await markRoundPublished(db(), write.roundId);
+      await markRoundsPublished(db(), [write.roundId]);
     }
     const left = await db()('outbox_unpublished_rounds').where('round_id', write.roundId).first();
     assert.equal(left, undefined, 'a published round is no longer listed');
   });
+
+  it(`refuses a round with an entry that does not balance, and writes nothing of it (${path})`, async () => {
+    const [a] = await newAccounts(1);
+    const refs = [faucetEquity('EUR'), available(a.id, 'EUR')];
+    await ensureLedgerAccounts(db(), refs);
+    let write!: BatchWrite;
+    await assert.rejects(db().transaction(async (trx) => {
+      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+      const decision = decideFaucetCredit(a.id, { entry_id: randomUUID(), currency: 'EUR', amount: '10' }, book);
+      write = batchOf([{ commandId: randomUUID(), type: 'faucet.credit', decision }], book, new Date(), true);
+      const posting = write.entries[0].postings[0];
+      write.entries[0].postings[0] = { ...posting, amount: posting.amount.plus('0.01') }; // a cent made out of nothing
+      await writeBatch(trx, write, [], oneStatementMax);
+    }), /journal entry [0-9a-f-]+ does not balance in EUR/);
+    assert.equal(await db()('journal_entries').where('id', write.entries[0].id).first(), undefined);
+    assert.equal(await db()('outbox').where('round_id', write.roundId).first(), undefined);
+    assert.equal(await balanceOf(available(a.id, 'EUR')), '0');
+  });
+  }
 
   it('a second batch with an already processed command id fails on the primary key, and writes nothing', async () => {
     const [a] = await newAccounts(1);
