@@ -13,6 +13,7 @@ import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
 import type { Principal } from '../auth/rules';
 import { koaPath, type RouteDef, type RouteRequest, type RouteResult } from './route';
+import { StageTiming } from './server-timing';
 
 /** The cross-cutting services a route runs through; each later concern plugs in here. */
 export interface Guards {
@@ -67,8 +68,10 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
   const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
 
   return async (ctx) => {
+    const timing = new StageTiming();
     await guards.rateLimit(ctx, guards.authenticationReads?.(ctx, route) ?? undefined);
     const principal = await guards.authenticate(ctx, route);
+    timing.end('auth');
     ctx.state.principal = principal;
     const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;
     ctx.state.idempotencyKey = idempotencyKey;
@@ -90,9 +93,22 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
       if (body === undefined) body = {};
     }
 
+    timing.end('validate');
+
     const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, sandboxScenario, koa: ctx };
-    const execute = () => route.handler(request);
+    let handled = false;
+    const execute = async () => {
+      if (route.idempotent) timing.end('claim');
+      try {
+        return await route.handler(request);
+      } finally {
+        handled = true;
+        timing.end('handler');
+      }
+    };
     const result = route.idempotent ? await guards.idempotent(request, route, execute) : await execute();
+    if (route.idempotent) timing.end(handled ? 'record' : 'replay');
+    ctx.set('Server-Timing', timing.header());
     ctx.status = result.status;
     ctx.body = result.body;
     for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);

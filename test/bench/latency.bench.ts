@@ -14,7 +14,7 @@ import { linkCustomer } from '../support/partner-links';
 import { benchNames, percentile, RUN_ID, runBench, sleep } from './harness';
 import { Anatomy } from './anatomy';
 import { measureKafkaFloor } from './kafka-floor';
-import { openLoop, postJson, printOpenLoop, startSplitService, type OpenLoopResult } from './open-loop';
+import { openLoop, postJson, printOpenLoop, startSplitService, type OpenLoopResult, type Sent } from './open-loop';
 
 const env = process.env;
 const RATES = (env.BENCH_RATES ?? '50,200').split(',').map(Number);
@@ -55,7 +55,7 @@ async function quotes(key: string, count: number): Promise<string[]> {
   return ids;
 }
 
-type Sender = (rate: number) => Promise<() => Promise<number> | null>;
+type Sender = (rate: number) => Promise<() => Promise<Sent> | null>;
 
 runBench(names, async (services) => {
   const floor = await measureKafkaFloor(names.kafkaTopicPrefix);
@@ -74,7 +74,7 @@ runBench(names, async (services) => {
         return () => {
           const sender = senders[i++ % SENDERS];
           const recipient = senders[(i + 3) % SENDERS];
-          return post('/v1/transfers', { recipient_email: recipient.email, amount: '0.01', currency: 'USD' }, sender.key).then((r) => r.status);
+          return post('/v1/transfers', { recipient_email: recipient.email, amount: '0.01', currency: 'USD' }, sender.key);
         };
       },
     },
@@ -82,7 +82,7 @@ runBench(names, async (services) => {
       path: '/v1/payments/add-funds',
       prepare: async () => {
         const body = { customer_id: customer.body.id, partner: 'openbank', amount: '10.00', currency: 'USD' };
-        return () => post('/v1/payments/add-funds', body, senders[0].key).then((r) => r.status);
+        return () => post('/v1/payments/add-funds', body, senders[0].key);
       },
     },
     'fx-execute': {
@@ -92,7 +92,7 @@ runBench(names, async (services) => {
         await sleep(2_000); // let the quoting load settle before the measured one
         return () => {
           const id = pool.shift();
-          return id ? post('/v1/fx/execute', { quote_id: id }, senders[1].key).then((r) => r.status) : null;
+          return id ? post('/v1/fx/execute', { quote_id: id }, senders[1].key) : null;
         };
       },
     },

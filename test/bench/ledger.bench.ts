@@ -2,16 +2,20 @@
 //   1. end to end: internal transfers for BENCH_E2E_S seconds through HTTP → Kafka → ledger →
 //      Postgres → Kafka → SSE; POST latency, and POST → transfer.completed seen on the stream;
 //   2. hot account: every transfer credits one account; how far throughput drops;
-//   3. backlog: BENCH_BACKLOG commands queued in Kafka, drained by a ledger process alone.
+//   3. scaled out: the same load on two API processes and two ledger processes, then the
+//      ledger's invariants checked (test/support/load.ts);
+//   4. backlog: BENCH_BACKLOG commands queued in Kafka, drained by a ledger process alone.
+// Each prints its anatomy per transfer (anatomy.ts).
 //
 //   npm run bench:ledger
 //
-// The service runs all roles in one process (the embedded default); BENCH_SPLIT=1 runs one
-// process per group of roles instead, as deployed (docker-compose.yml): api+notifier, ledger,
-// and partners+mock-rails+request-logs.
+// The service runs as deployed (docker-compose.yml), one process per group of roles:
+// api+notifier, ledger, and partners+mock-rails+request-logs; BENCH_SPLIT=0 runs all roles in
+// one process instead.
 //
-// Settings (environment): BENCH_E2E_S (60), BENCH_HOT_S (20), BENCH_CONNECTIONS (64),
-// BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the mock rails take the next).
+// Settings (environment): BENCH_E2E_S (60), BENCH_HOT_S (20), BENCH_SCALED_S (30),
+// BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the
+// mock rails take the next, a second API process the one after).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createKafka } from '../../src/kafka/client'; // before kafkajs: it installs the kafkajs fixes
@@ -28,9 +32,14 @@ import {
 } from './harness';
 import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares } from './cpu';
 import { encodeRequest, RawHttpConnection } from './raw-http';
+import { Anatomy } from './anatomy';
+import knex from 'knex';
+import { violations } from '../support/load';
 
 const E2E_S = Number(env.BENCH_E2E_S ?? 60);
 const HOT_S = Number(env.BENCH_HOT_S ?? 20);
+const SCALED_S = Number(env.BENCH_SCALED_S ?? 30);
+const SCALED_WARMUP_S = 10;
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 64);
 const ACCOUNTS = Number(env.BENCH_ACCOUNTS ?? 100);
 const BACKLOG = Number(env.BENCH_BACKLOG ?? 100_000);
@@ -53,10 +62,10 @@ async function signUpMembers(agent: http.Agent): Promise<Member[]> {
 }
 
 /** Watches every member's event stream and notes when each transfer's completion arrives. */
-function watchCompletions(members: Member[], completedAt: Map<string, number>): () => void {
+function watchCompletions(ports: number[], members: Member[], completedAt: Map<string, number>): () => void {
   const aborter = new AbortController();
-  for (const member of members) {
-    void followEventStream(`http://127.0.0.1:${PORT}`, member.token, (frame) => {
+  for (const [i, member] of members.entries()) {
+    void followEventStream(`http://127.0.0.1:${ports[i % ports.length]}`, member.token, (frame) => {
       if (frame.event === 'transfer.completed' && frame.data) completedAt.set(JSON.parse(frame.data).data.id, performance.now());
     }, aborter.signal).catch(() => undefined);
   }
@@ -69,9 +78,10 @@ interface LoadFigures {
   cpu: CpuShares;
 }
 
-async function transferLoad(services: BenchService[], members: Member[], seconds: number, hotRecipient: Member | null): Promise<LoadFigures> {
+/** Transfers from `CONNECTIONS` connections, spread over the API processes on `ports`. */
+async function transferLoad(services: BenchService[], ports: number[], members: Member[], seconds: number, hotRecipient: Member | null, quiet = false): Promise<LoadFigures> {
   const completedAt = new Map<string, number>();
-  const stopWatching = watchCompletions(members, completedAt);
+  const stopWatching = watchCompletions(ports, members, completedAt);
   await sleep(1_000); // let the streams open
   const sentAt = new Map<string, number>();
   const postLatencies: number[] = [];
@@ -79,8 +89,9 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
   const servicePids = services.map((s) => s.child.pid!);
   const cpuAtStart = cpuSnapshot(servicePids);
   const end = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    const connection = new RawHttpConnection(PORT);
+  const before = await anatomy!.snapshot(services);
+  await Promise.all(Array.from({ length: CONNECTIONS }, async (_, c) => {
+    const connection = new RawHttpConnection(ports[c % ports.length]);
     while (performance.now() < end) {
       const sender = members[Math.floor(Math.random() * members.length)];
       let recipient = hotRecipient ?? members[Math.floor(Math.random() * members.length)];
@@ -99,6 +110,7 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
   }));
   const cpu = cpuBetween(cpuAtStart, cpuSnapshot(servicePids), seconds * 1000);
   const elapsedS = seconds;
+  const after = await anatomy!.snapshot(services);
   await sleep(2_000); // the last completions travel to the streams
   stopWatching();
   const sseLatencies: number[] = [];
@@ -110,6 +122,7 @@ async function transferLoad(services: BenchService[], members: Member[], seconds
   }
   postLatencies.sort((a, b) => a - b);
   sseLatencies.sort((a, b) => a - b);
+  if (!quiet) anatomy!.print(`${hotRecipient ? 'the hot-account load' : 'the uniform load'} on ${ports.length} API process(es)`, postLatencies.length - non2xx, before, after);
   return {
     transfers: postLatencies.length - non2xx, perSecond: (postLatencies.length - non2xx) / elapsedS,
     postP50: percentile(postLatencies, 0.5), postP99: percentile(postLatencies, 0.99), postMax: postLatencies[postLatencies.length - 1] ?? 0,
@@ -156,6 +169,7 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
     const postingsBefore = await count(db, 'postings');
     const ledger = startService({ port: PORT + 10, roles: 'ledger', databaseUrl, extraEnv: { LOG_LEVEL: 'info' } }, 'ledger');
     await waitReady(ledger, false);
+    const before = await anatomy!.snapshot([ledger]);
     const started = performance.now();
     const cpuAtStart = cpuSnapshot([ledger.child.pid!]);
     let rss = 0;
@@ -169,6 +183,7 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuBetween(cpuAtStart, cpuSnapshot([ledger.child.pid!]), seconds * 1000);
     const postings = (await count(db, 'postings')) - postingsBefore;
+    anatomy!.print('draining the backlog (per command)', BACKLOG, before, await anatomy!.snapshot([ledger]));
     await stopService(ledger);
     return { seconds, commands: BACKLOG, postings, rss, cpu };
   } finally {
@@ -178,41 +193,82 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
 
 const ms = (value: number) => value.toFixed(1);
 
+let anatomy: Anatomy | null = null;
+
+/** Starts one process per group of roles; an API process listens on its own port, the rails on PORT + 1. */
+async function startProcesses(groups: Array<{ roles: string; port: number }>): Promise<BenchService[]> {
+  const services: BenchService[] = [];
+  for (const { roles, port } of groups) {
+    const http = roles.includes('api') || roles === 'all';
+    // Processes without HTTP are ready when they log their start (at info level).
+    const service = startService({
+      port, roles, databaseUrl: names.databaseUrl,
+      extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: http ? 'warn' : 'info', MOCK_RAILS_PORT: String(PORT + 1), MOCK_RAILS_URL: `http://127.0.0.1:${PORT + 1}` },
+    }, 'ledger');
+    services.push(service);
+    await waitReady(service, http);
+  }
+  return services;
+}
+
+const stopAll = async (services: BenchService[]) => { for (const service of [...services].reverse()) await stopService(service); };
+
+/** The ledger's invariants on the bench database: every query of LEDGER_INVARIANTS returns nothing. */
+async function invariantViolations(): Promise<Record<string, unknown[]>> {
+  const db = knex({ client: 'pg', connection: names.databaseUrl });
+  try {
+    return await violations(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+function printRow(name: string, f: LoadFigures): void {
+  console.log(`${name.padEnd(30)} | ${String(f.transfers).padStart(9)} | ${f.perSecond.toFixed(0).padStart(6)} | ${ms(f.postP50).padStart(8)} | ${ms(f.postP99).padStart(8)} | ${ms(f.postMax).padStart(8)} | ${ms(f.sseP50).padStart(8)} | ${ms(f.sseP99).padStart(8)} | ${String(f.unseen).padStart(6)} | ${String(f.non2xx).padStart(7)} | ${String(f.rss).padStart(7)}`);
+}
+
 async function main(): Promise<void> {
   await recreateDatabase(names.databaseUrl);
-  const settings = { port: PORT, databaseUrl: names.databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' } };
-  const groups = env.BENCH_SPLIT ? ['mock-rails,partners,request-logs', 'ledger', 'api,notifier'] : ['all'];
-  const services: BenchService[] = [];
+  anatomy = await Anatomy.open(names.databaseUrl, names.kafkaTopicPrefix);
+  const split = env.BENCH_SPLIT !== '0';
+  const groups = split ? ['mock-rails,partners,request-logs', 'ledger', 'api,notifier'] : ['all'];
+  let services: BenchService[] = [];
   try {
-    for (const roles of groups) {
-      const http = roles.includes('api') || roles === 'all';
-      // Processes without HTTP are ready when they log their start (at info level).
-      const service = startService({ ...settings, roles, extraEnv: { ...settings.extraEnv, LOG_LEVEL: http ? 'warn' : 'info' } }, 'ledger');
-      services.push(service);
-      await waitReady(service, http);
-    }
+    services = await startProcesses(groups.map((roles) => ({ roles, port: PORT })));
     const members = await signUpMembers(new http.Agent({ keepAlive: true, maxSockets: 8 }));
     console.log(`${ACCOUNTS} accounts funded; ${CONNECTIONS} connections; processes: ${groups.join(' | ')}`);
 
-    const uniform = await transferLoad(services, members, E2E_S, null);
-    const hot = await transferLoad(services, members, HOT_S, members[0]);
-    for (const service of [...services].reverse()) await stopService(service);
+    const uniform = await transferLoad(services, [PORT], members, E2E_S, null);
+    const hot = await transferLoad(services, [PORT], members, HOT_S, members[0]);
+    await stopAll(services);
+    // Scaled out: two ledger processes share the command partitions, and two API processes the
+    // connections; each API process reads only its own replies.
+    const scaledGroups = ['mock-rails,partners,request-logs', 'ledger', 'ledger', 'api,notifier', 'api,notifier'];
+    services = await startProcesses(scaledGroups.map((roles, i) => ({ roles, port: i === 4 ? PORT + 2 : PORT })));
+    await transferLoad(services, [PORT, PORT + 2], members, SCALED_WARMUP_S, null, true); // new processes: let their code warm up, unmeasured
+    const scaled = await transferLoad(services, [PORT, PORT + 2], members, SCALED_S, null);
+    await stopAll(services);
+    services = [];
+    const broken = await invariantViolations();
     const drain = await drainBacklog(names.databaseUrl, members);
 
-    console.log('\nscenario                 | transfers | per s  | POST p50 | POST p99 | POST max | →SSE p50 | →SSE p99 | unseen | non-2xx | RSS MiB (all service processes)');
-    for (const [name, f] of [[`end to end, ${E2E_S} s`, uniform], [`hot account, ${HOT_S} s`, hot]] as const) {
-      console.log(`${name.padEnd(24)} | ${String(f.transfers).padStart(9)} | ${f.perSecond.toFixed(0).padStart(6)} | ${ms(f.postP50).padStart(8)} | ${ms(f.postP99).padStart(8)} | ${ms(f.postMax).padStart(8)} | ${ms(f.sseP50).padStart(8)} | ${ms(f.sseP99).padStart(8)} | ${String(f.unseen).padStart(6)} | ${String(f.non2xx).padStart(7)} | ${String(f.rss).padStart(7)}`);
-    }
+    console.log('\nscenario                       | transfers | per s  | POST p50 | POST p99 | POST max | →SSE p50 | →SSE p99 | unseen | non-2xx | RSS MiB (all service processes)');
+    printRow(`end to end, ${E2E_S} s`, uniform);
+    printRow(`hot account, ${HOT_S} s`, hot);
+    printRow(`2 API + 2 ledger, ${SCALED_S} s`, scaled);
     console.log('\nCPU while the load ran, in % of one core (this host has 2 cores), and host CPU per transfer:');
-    for (const [name, f] of [['end to end', uniform], ['hot account', hot]] as const) {
+    for (const [name, f] of [['end to end', uniform], ['hot account', hot], ['scaled out', scaled]] as const) {
       const { cpu } = f;
       console.log(`${name.padEnd(12)} service ${cpu.service.toFixed(0)} %, load generator ${cpu.loadGenerator.toFixed(0)} %, postgres ${cpu.postgres.toFixed(0)} %, redis ${cpu.redis.toFixed(0)} %, JVMs ${cpu.jvm.toFixed(0)} %, other ${otherCpu(cpu).toFixed(0)} %; host busy ${cpu.host.toFixed(0)} %; ${((cpu.host - cpu.loadGenerator) * 10 / f.perSecond).toFixed(2)} ms of CPU per transfer outside the load generator`);
     }
     console.log(`hot account throughput drop: ${(uniform.perSecond / hot.perSecond).toFixed(2)}x (goal: under 2x)`);
+    console.log(`scaled out (2 API + 2 ledger processes) against one of each: ${(scaled.perSecond / uniform.perSecond).toFixed(2)}x the throughput; ledger invariants after it: ${Object.keys(broken).length === 0 ? 'all hold' : `BROKEN ${JSON.stringify(broken)}`}`);
     console.log(`\nbacklog: ${drain.commands} commands drained by one ledger process in ${drain.seconds.toFixed(1)} s: ${(drain.commands / drain.seconds).toFixed(0)} commands/s, ${(drain.postings / drain.seconds).toFixed(0)} postings/s (${drain.postings} postings), peak RSS ${drain.rss} MiB`);
     console.log(`backlog CPU, in % of one core: ledger ${drain.cpu.service.toFixed(0)} %, postgres ${drain.cpu.postgres.toFixed(0)} %, JVMs ${drain.cpu.jvm.toFixed(0)} %, other ${otherCpu(drain.cpu).toFixed(0)} %; host busy ${drain.cpu.host.toFixed(0)} %`);
+    if (Object.keys(broken).length > 0) process.exitCode = 1;
   } finally {
-    for (const service of [...services].reverse()) await stopService(service);
+    await stopAll(services);
+    await anatomy.close();
     await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)]);
   }
 }

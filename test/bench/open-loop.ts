@@ -13,17 +13,22 @@ export interface OpenLoopResult {
   statuses: Map<number, number>;
   /** Scheduled slots with nothing to send. */
   skipped: number;
+  /** Milliseconds of each step the API reported in Server-Timing (src/http/server-timing.ts), sorted. */
+  stages: Map<string, number[]>;
   cpu: CpuShares;
 }
 
 /** POSTs JSON to the service on `port`; with a key, as that key with a fresh Idempotency-Key. */
-export async function postJson(port: number, path: string, body: unknown, key: string | null): Promise<{ status: number; body: any }> {
+export async function postJson(port: number, path: string, body: unknown, key: string | null): Promise<{ status: number; body: any; serverTiming: string | null }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key) Object.assign(headers, { authorization: `Bearer ${key}`, 'idempotency-key': randomUUID() });
   const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), headers });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
+  return { status: response.status, body: text ? JSON.parse(text) : null, serverTiming: response.headers.get('server-timing') };
 }
+
+/** What one request of the load answers: its status, and its Server-Timing header when it has one. */
+export type Sent = number | { status: number; serverTiming: string | null };
 
 /** The service split as deployed, on `port` (the rails on the next one), with `extraEnv`; `processes` names each process's roles. */
 export async function startSplitService(port: number, databaseUrl: string, label: string, extraEnv: Record<string, string> = {},
@@ -40,8 +45,8 @@ export async function startSplitService(port: number, databaseUrl: string, label
 }
 
 /** Calls `send` RATE times a second; `send` answers the status, or null when it has nothing to send. */
-export async function openLoop(rate: number, warmupS: number, durationS: number, servicePids: number[], send: () => Promise<number> | null): Promise<OpenLoopResult> {
-  const result: OpenLoopResult = { latencies: [], statuses: new Map(), skipped: 0, cpu: null! };
+export async function openLoop(rate: number, warmupS: number, durationS: number, servicePids: number[], send: () => Promise<Sent> | null): Promise<OpenLoopResult> {
+  const result: OpenLoopResult = { latencies: [], statuses: new Map(), skipped: 0, stages: new Map(), cpu: null! };
   const inFlight: Promise<void>[] = [];
   const start = performance.now();
   let cpuAtStart: CpuSnapshot | null = null;
@@ -52,15 +57,24 @@ export async function openLoop(rate: number, warmupS: number, durationS: number,
     const sent = send();
     if (!sent) { result.skipped++; continue; }
     const measured = i >= warmupS * rate;
-    inFlight.push(sent.then((status) => {
+    inFlight.push(sent.then((answer) => {
       if (!measured) return;
       result.latencies.push(performance.now() - due);
+      const status = typeof answer === 'number' ? answer : answer.status;
       result.statuses.set(status, (result.statuses.get(status) ?? 0) + 1);
+      if (typeof answer !== 'number' && answer.serverTiming) {
+        for (const [, stage, ms] of answer.serverTiming.matchAll(/([\w-]+);dur=([\d.]+)/g)) {
+          const values = result.stages.get(stage) ?? [];
+          values.push(Number(ms));
+          result.stages.set(stage, values);
+        }
+      }
     }));
   }
   await Promise.all(inFlight);
   result.cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(servicePids), cpuSnapshot(servicePids), durationS * 1000);
   result.latencies.sort((a, b) => a - b);
+  for (const values of result.stages.values()) values.sort((a, b) => a - b);
   return result;
 }
 
@@ -70,5 +84,9 @@ export function printOpenLoop(what: string, rate: number, durationS: number, res
   console.log(`\n${what} at ${rate}/s for ${durationS} s: ${latencies.length} measured`);
   console.log(`  latency from scheduled send: p50 ${ms(percentile(latencies, 0.5))} ms, p99 ${ms(percentile(latencies, 0.99))} ms, max ${ms(latencies.at(-1) ?? NaN)} ms`);
   console.log(`  statuses: ${[...result.statuses].map(([s, n]) => `${s}×${n}`).join(' ')}${result.skipped > 0 ? `; ${result.skipped} slots with nothing to send` : ''}`);
+  if (result.stages.size > 0) {
+    const stages = [...result.stages].map(([stage, values]) => `${stage} ${ms(percentile(values, 0.5))}/${ms(percentile(values, 0.99))}`);
+    console.log(`  in the API process (Server-Timing, p50/p99 ms): ${stages.join(', ')}`);
+  }
   console.log(`  service RSS ${servicePids.reduce((sum, pid) => sum + rssMiB(pid), 0).toFixed(0)} MiB; CPU % of one core: service ${cpu.service.toFixed(0)}, postgres ${cpu.postgres.toFixed(0)}, redis ${cpu.redis.toFixed(0)}, JVMs ${cpu.jvm.toFixed(0)}, load generator ${cpu.loadGenerator.toFixed(0)}, other ${otherCpu(cpu).toFixed(0)} (host has ${os.cpus().length} cores)`);
 }
