@@ -5,12 +5,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { derivedUuid, LedgerClient } from '../../src/ledger-client';
+import { REPLY_TO_HEADER } from '../../ledger/messages';
+import { deadLetterTopic, TOPICS } from '../../src/kafka/topics';
 import { fingerprint, IdempotencyGuard } from '../../src/http/idempotency';
 import type { RouteDef, RouteRequest } from '../../src/http/route';
 import { isDomainError } from '../../src/errors';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail } from '../support/accounts';
-import { call } from '../support/http';
+import { call, eventually } from '../support/http';
 import { fund, transferReaches } from '../support/money';
 
 describe('requests in progress', () => {
@@ -126,4 +128,37 @@ describe('requests in progress', () => {
       await client.stop();
     }
   });
+
+  it('skips, without decoding, a reply whose reply-to header names another API process', async () => {
+    const { runtime } = testService();
+    const owner = await signUp(base());
+    const client = new LedgerClient(runtime);
+    await client.start();
+    const replies = runtime.names.full(TOPICS.ledgerReplies);
+    const deadLetters = runtime.names.full(deadLetterTopic(TOPICS.ledgerReplies));
+    const deadLettered = async () => (await runtime.admin.fetchTopicOffsets(deadLetters)).reduce((sum, p) => sum + Number(p.high), 0);
+    // Waits for a decision of this client: every reply sent before it on its partition was read by then.
+    const decided = async () => {
+      const commandId = derivedUuid('test.faucet', randomUUID());
+      const outcome = await client.execute('faucet.credit', commandId, owner.account.id, { entry_id: derivedUuid('entry', commandId), currency: 'USD', amount: '1' }, 10_000);
+      assert.equal(outcome?.kind, 'faucet_credit');
+    };
+    try {
+      await decided();
+      const before = await deadLettered();
+      // Bytes no registry can decode, on every partition: decoded, they would go to the dead-letter topic.
+      const garbage = (headers: Record<string, string>) => Array.from({ length: runtime.config.kafkaPartitions }, (_, partition) => ({ partition, value: Buffer.from('not avro'), headers }));
+      await runtime.producer.send({ topic: replies, acks: -1, messages: garbage({ [REPLY_TO_HEADER]: randomUUID() }) });
+      await decided();
+      assert.equal(await deadLettered(), before, 'replies for another process are not decoded');
+
+      // Control: the same bytes without the header are decoded, found undecodable, and dead-lettered.
+      await runtime.producer.send({ topic: replies, acks: -1, messages: garbage({}) });
+      await decided();
+      await eventually(async () => ((await deadLettered()) > before ? true : undefined), 10_000, 'the headerless garbage to be dead-lettered');
+    } finally {
+      await client.stop();
+    }
+  });
 });
+

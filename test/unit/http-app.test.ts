@@ -110,3 +110,56 @@ describe('HTTP contract of every route', () => {
     assert.equal(response.body.details, response.headers.get('request-id'));
   });
 });
+
+describe('Server-Timing: where a request spent its time in the API process', () => {
+  let server: Server;
+  let base: string;
+  const slow: RouteDef = {
+    method: 'POST', path: '/v1/slow', operationId: 'slow', summary: 'slow', tag: 'test',
+    auth: { kind: 'public' }, idempotent: true,
+    body: { type: 'object', properties: {} },
+    response: { status: 201, description: 'done' },
+    handler: async () => { await new Promise((resolve) => setTimeout(resolve, 30)); return { status: 201, body: { done: true } }; },
+  };
+  // An idempotency guard in memory: the first request with a key executes, the next replays.
+  const answered = new Map<string, { status: number; body: unknown }>();
+  before(async () => {
+    const app = createApp({
+      routes: [slow, echo],
+      guards: {
+        ...openGuards,
+        idempotent: async (request, _route, execute) => {
+          const stored = answered.get(request.idempotencyKey!);
+          if (stored) return stored;
+          const result = await execute();
+          answered.set(request.idempotencyKey!, result);
+          return result;
+        },
+      },
+      bodyLimitBytes: 1024,
+    });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise((resolve) => server.close(resolve)));
+
+  const stagesOf = (header: string | null) => [...(header ?? '').matchAll(/(\w+);dur=([\d.]+)/g)].map(([, stage, ms]) => ({ stage, ms: Number(ms) }));
+
+  it('names each step of an idempotent request in order, the handler with its own time', async () => {
+    const response = await fetch(`${base}/v1/slow`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'timing-1' }, body: '{}' });
+    assert.equal(response.status, 201);
+    const stages = stagesOf(response.headers.get('server-timing'));
+    assert.deepEqual(stages.map((s) => s.stage), ['auth', 'validate', 'claim', 'handler', 'record']);
+    const handler = stages.find((s) => s.stage === 'handler')!;
+    assert.ok(handler.ms >= 25, `the handler slept 30 ms, and took ${handler.ms}`);
+    assert.ok(stages.filter((s) => s.stage !== 'handler').every((s) => s.ms < 25), JSON.stringify(stages));
+  });
+
+  it('says replay when the handler did not run, and has no claim for a route without an Idempotency-Key', async () => {
+    const replayed = await fetch(`${base}/v1/slow`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'timing-1' }, body: '{}' });
+    assert.deepEqual(stagesOf(replayed.headers.get('server-timing')).map((s) => s.stage), ['auth', 'validate', 'replay']);
+    const plain = await fetch(`${base}/v1/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '1', country_code: 'GB' }) });
+    assert.deepEqual(stagesOf(plain.headers.get('server-timing')).map((s) => s.stage), ['auth', 'validate', 'handler']);
+  });
+});
