@@ -57,7 +57,8 @@ export async function openLoop(rate: number, warmupS: number, durationS: number,
     const sent = send();
     if (!sent) { result.skipped++; continue; }
     const measured = i >= warmupS * rate;
-    inFlight.push(sent.then((answer) => {
+    // A request that fails outright (the service refused or timed out the connection) counts as status -1.
+    inFlight.push(sent.catch((): Sent => -1).then((answer) => {
       if (!measured) return;
       result.latencies.push(performance.now() - due);
       const status = typeof answer === 'number' ? answer : answer.status;
