@@ -45,7 +45,7 @@ export function partnerCommandRow(partner: string, accountId: string, payload: T
 /** A message the ledger sends: a topic's base name, the message key, the payload to encode, and Kafka headers. */
 export interface OutboxMessage { topic: string; key: string; payload: unknown; headers?: Record<string, string> }
 
-/** Encodes messages for Kafka, grouped by topic, for one sendBatch. */
+/** Encodes messages for Kafka, grouped by topic, for sendBatches. */
 export async function toTopicMessages(kafka: { names: TopicNames; codec: AvroCodec }, rows: OutboxMessage[]): Promise<TopicMessages[]> {
   const byTopic = new Map<string, Message[]>();
   for (const row of rows) {

@@ -3,6 +3,7 @@
 // published twice is a duplicate that readers drop by its id.
 import { claimUnpublishedRound, markRoundsPublished } from '../../ledger/store';
 import { log } from '../../src/log';
+import { sendBatches } from '../../src/kafka/send-batches';
 import type { Runtime } from '../../src/runtime';
 import { toTopicMessages } from './outbox';
 
@@ -18,7 +19,7 @@ export async function sweepOutboxOnce(runtime: Runtime, ageMs = UNPUBLISHED_AGE_
       const round = await claimUnpublishedRound(trx, ageMs);
       if (!round) return false;
       const topicMessages = await toTopicMessages(runtime, round.rows.map((r) => ({ topic: r.topic, key: r.message_key, payload: r.payload })));
-      if (topicMessages.length > 0) await runtime.producer.sendBatch({ topicMessages, acks: -1 });
+      await sendBatches(runtime.producer, topicMessages);
       await markRoundsPublished(trx, [round.roundId]);
       return true;
     });

@@ -5,7 +5,7 @@
 // `partner_result:<transfer_id>`, so the ledger drops a repeated result. An instruction whose
 // partner has no final word yet goes back to partner.commands with its attempt counted.
 //
-// Every output of a batch leaves in one producer.sendBatch before the handler resolves, and the
+// Every output of a batch is sent (src/kafka/send-batches.ts) before the handler resolves, and the
 // consumer runner commits offsets only after that: at-least-once, made exactly-once in effect by
 // the two ids above.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
 import { PoisonMessageError, type Delivered } from '../../src/kafka/consumer';
 import type { AvroCodec } from '../../src/kafka/registry';
+import { sendBatches } from '../../src/kafka/send-batches';
 import { TOPICS, type TopicNames } from '../../src/kafka/topics';
 import { PARTNER_SLUGS } from '../../src/partners/registry';
 import { PartnerClient, type PartnerPayment } from '../../src/partners/client';
@@ -211,7 +212,7 @@ async function encodeOutputs(deps: PartnerDispatcherDeps, instructions: Instruct
 
 /**
  * Executes a batch of partner commands and sends every result and re-queued instruction in
- * one sendBatch (acks -1) before resolving.
+ * requests of bounded size (acks -1) before resolving.
  * @throws PoisonMessageError for a command that is not a valid transfer.execute; any other
  * non-partner error from the calls (a bug). Either way nothing of the batch is sent, and the
  * runner re-applies its messages one by one, dead-lettering the bad one.
@@ -226,5 +227,5 @@ export async function handlePartnerBatch(deps: PartnerDispatcherDeps, messages: 
       : { kind: 'requeue', attempt: instruction.command.attempt };
   });
   const topicMessages = await encodeOutputs(deps, instructions, outputs);
-  if (topicMessages.length > 0) await deps.producer.sendBatch({ topicMessages, acks: -1 });
+  await sendBatches(deps.producer, topicMessages);
 }

@@ -7,6 +7,7 @@
 // still queues is dropped, never sent, so a backlog of requests that were already answered does
 // not build up and pour into Kafka when it returns.
 import type { Message, Producer, TopicMessages } from 'kafkajs';
+import { sendBatches } from './send-batches';
 
 /** The deadline passed; `sent` says whether the message had been handed to Kafka by then. */
 export class SendDeadlineExceeded extends Error {
@@ -72,7 +73,7 @@ export class ProducerBatcher {
     }
     const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
     try {
-      await this.producer.sendBatch({ topicMessages, acks: -1 });
+      await sendBatches(this.producer, topicMessages);
       for (const item of batch) item.resolve();
     } catch (error) {
       for (const item of batch) item.reject(error);

@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { TcpProxy } from '../support/tcp-proxy';
+import type { Producer } from 'kafkajs';
+import { createKafka, createProducer } from '../../src/kafka/client';
+import { sendBatches } from '../../src/kafka/send-batches';
 import { eventually } from '../support/http';
 
 describe('kafka producer after a lost produce reply', function () {
@@ -67,3 +70,47 @@ async function readAll(topic: string): Promise<string[]> {
   await consumer.disconnect();
   return values;
 }
+
+describe('kafka producer: a batch larger than the broker takes in one request', function () {
+  this.timeout(60_000);
+  const topic = `${process.env.KAFKA_TOPIC_PREFIX}producer-large.${randomUUID()}`;
+  const kafka = createKafka((process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), 'producer-large');
+  const admin = kafka.admin();
+  let producer: Producer;
+  before(async () => {
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    producer = await createProducer(kafka);
+  });
+  after(async () => {
+    await producer.disconnect();
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin.disconnect();
+  });
+  const stored = async () => Number((await admin.fetchTopicOffsets(topic))[0].high);
+  // 2.4 MB for one partition, as a large ledger round puts on its busiest partition and more.
+  const messages = Array.from({ length: 6_000 }, (_, i) => ({ key: 'one-account', value: Buffer.from(`${String(i).padStart(6, '0')}${'x'.repeat(394)}`) }));
+
+  it('is refused whole when sent as one request (the broker limit is real)', async () => {
+    const control = await createProducer(kafka);
+    try {
+      await assert.rejects(control.sendBatch({ topicMessages: [{ topic, messages }], acks: -1 }), { type: 'MESSAGE_TOO_LARGE' });
+    } finally {
+      await control.disconnect();
+    }
+    assert.equal(await stored(), 0);
+  });
+
+  it('is stored whole and in order by sendBatches, in requests under the limit', async () => {
+    await sendBatches(producer, [{ topic, messages }]);
+    assert.equal(await stored(), messages.length);
+    const consumer = kafka.consumer({ groupId: `${topic}.reader` });
+    const seen: number[] = [];
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => { seen.push(Number(message.value!.subarray(0, 6).toString())); } });
+    await eventually(async () => (seen.length >= messages.length ? true : undefined), 30_000, 'every message to be read back');
+    await consumer.disconnect();
+    assert.deepEqual(seen, messages.map((_, i) => i));
+  });
+});
