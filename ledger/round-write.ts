@@ -111,7 +111,11 @@ interface RoundRows {
 /** The status changes of a round, by transfer or payment id, in order. */
 function historyBy(transitions: Array<{ id: string; from: unknown; to: unknown; at: Date }>): Map<string, unknown[]> {
   const history = new Map<string, unknown[]>();
-  for (const { id, from, to, at } of transitions) history.set(id, [...(history.get(id) ?? []), { from, to, at }]);
+  for (const { id, from, to, at } of transitions) {
+    const changes = history.get(id) ?? [];
+    changes.push({ from, to, at });
+    history.set(id, changes);
+  }
   return history;
 }
 
@@ -133,7 +137,7 @@ function roundRows(batch: BatchWrite): RoundRows {
     newTransfers: batch.newTransfers.map(withHistory(transferHistory)),
     changedTransfers: batch.changedTransfers.map(withHistory(transferHistory)),
     consumedQuotes: batch.consumedQuotes.map((q) => ({ id: q.id, consumed_at: q.consumed_at!.toISOString() })),
-    // Outcomes are JSON text (outcome.ts): COPY stores the text, and the JSON path parses it once.
+    // Outcomes are JSON text (outcome.ts): COPY stores the text as it is (processedJson for one statement).
     processed: batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at })),
     outbox: outboxRows(batch.roundId, batch.outbox, at),
     rounds: batch.outbox.length > 0 ? [{ round_id: batch.roundId, created_at: at }] : [],
@@ -144,6 +148,13 @@ export const outboxRows = (roundId: string, outbox: OutboxWrite[], at: string): 
   id: o.id, round_id: roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, account_seq: o.accountSeq ?? null, payload: o.payload, created_at: at,
 }));
 
+/** The processed commands as a JSON array, each outcome's JSON text set in as it is, not parsed and written again. */
+function processedJson(batch: BatchWrite): string {
+  const at = JSON.stringify(batch.now.toISOString());
+  const items = batch.processed.map((p) => `{"command_id":${JSON.stringify(p.commandId)},"type":${JSON.stringify(p.type)},"processed_at":${at},"outcome":${p.outcome}}`);
+  return `[${items.join(',')}]`;
+}
+
 /**
  * Writes the round's rows in its transaction and removes the unpublished marks of
  * `publishedRounds`; returns the number of executed quotes found unconsumed.
@@ -151,11 +162,10 @@ export const outboxRows = (roundId: string, outbox: OutboxWrite[], at: string): 
 export async function writeRoundRows(trx: Knex.Transaction, batch: BatchWrite, publishedRounds: string[], oneStatementMax = ONE_STATEMENT_COMMANDS_MAX): Promise<number> {
   const rows = roundRows(batch);
   if (batch.processed.length <= oneStatementMax) {
-    // The outcome's text goes in as a JSON string: the statement parses it into the jsonb column.
-    const processed = rows.processed.map((p) => ({ ...p, outcome: JSON.parse(p.outcome as string) }));
     const { rows: result } = await trx.raw(ONE_STATEMENT, [
       ...[rows.newPayments, rows.changedPayments, rows.entries, rows.postings, rows.balances, rows.newTransfers, rows.changedTransfers,
-        rows.consumedQuotes, processed, rows.outbox, rows.rounds].map((r) => JSON.stringify(r)),
+        rows.consumedQuotes].map((r) => JSON.stringify(r)),
+      processedJson(batch), JSON.stringify(rows.outbox), JSON.stringify(rows.rounds),
       publishedRounds,
     ]);
     return result[0].quotes_consumed;

@@ -79,7 +79,7 @@ interface LoadFigures {
 }
 
 /** Transfers from `CONNECTIONS` connections, spread over the API processes on `ports`. */
-async function transferLoad(services: BenchService[], ports: number[], members: Member[], seconds: number, hotRecipient: Member | null, quiet = false): Promise<LoadFigures> {
+async function transferLoad(anatomy: Anatomy, services: BenchService[], ports: number[], members: Member[], seconds: number, hotRecipient: Member | null, quiet = false): Promise<LoadFigures> {
   const completedAt = new Map<string, number>();
   const stopWatching = watchCompletions(ports, members, completedAt);
   await sleep(1_000); // let the streams open
@@ -89,7 +89,7 @@ async function transferLoad(services: BenchService[], ports: number[], members: 
   const servicePids = services.map((s) => s.child.pid!);
   const cpuAtStart = cpuSnapshot(servicePids);
   const end = performance.now() + seconds * 1000;
-  const before = await anatomy!.snapshot(services);
+  const before = await anatomy.snapshot(services);
   await Promise.all(Array.from({ length: CONNECTIONS }, async (_, c) => {
     const connection = new RawHttpConnection(ports[c % ports.length]);
     while (performance.now() < end) {
@@ -110,7 +110,7 @@ async function transferLoad(services: BenchService[], ports: number[], members: 
   }));
   const cpu = cpuBetween(cpuAtStart, cpuSnapshot(servicePids), seconds * 1000);
   const elapsedS = seconds;
-  const after = await anatomy!.snapshot(services);
+  const after = await anatomy.snapshot(services);
   await sleep(2_000); // the last completions travel to the streams
   stopWatching();
   const sseLatencies: number[] = [];
@@ -122,7 +122,7 @@ async function transferLoad(services: BenchService[], ports: number[], members: 
   }
   postLatencies.sort((a, b) => a - b);
   sseLatencies.sort((a, b) => a - b);
-  if (!quiet) anatomy!.print(`${hotRecipient ? 'the hot-account load' : 'the uniform load'} on ${ports.length} API process(es)`, postLatencies.length - non2xx, before, after);
+  if (!quiet) anatomy.print(`${hotRecipient ? 'the hot-account load' : 'the uniform load'} on ${ports.length} API process(es)`, postLatencies.length - non2xx, before, after);
   return {
     transfers: postLatencies.length - non2xx, perSecond: (postLatencies.length - non2xx) / elapsedS,
     postP50: percentile(postLatencies, 0.5), postP99: percentile(postLatencies, 0.99), postMax: postLatencies[postLatencies.length - 1] ?? 0,
@@ -160,7 +160,7 @@ async function count(db: pg.Client, table: string): Promise<number> {
   return rows[0].n;
 }
 
-async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ seconds: number; commands: number; postings: number; rss: number; cpu: CpuShares }> {
+async function drainBacklog(anatomy: Anatomy, databaseUrl: string, members: Member[]): Promise<{ seconds: number; commands: number; postings: number; rss: number; cpu: CpuShares }> {
   await queueBacklog(members, BACKLOG);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
@@ -169,7 +169,7 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
     const postingsBefore = await count(db, 'postings');
     const ledger = startService({ port: PORT + 10, roles: 'ledger', databaseUrl, extraEnv: { LOG_LEVEL: 'info' } }, 'ledger');
     await waitReady(ledger, false);
-    const before = await anatomy!.snapshot([ledger]);
+    const before = await anatomy.snapshot([ledger]);
     const started = performance.now();
     const cpuAtStart = cpuSnapshot([ledger.child.pid!]);
     let rss = 0;
@@ -183,7 +183,7 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuBetween(cpuAtStart, cpuSnapshot([ledger.child.pid!]), seconds * 1000);
     const postings = (await count(db, 'postings')) - postingsBefore;
-    anatomy!.print('draining the backlog (per command)', BACKLOG, before, await anatomy!.snapshot([ledger]));
+    anatomy.print('draining the backlog (per command)', BACKLOG, before, await anatomy.snapshot([ledger]));
     await stopService(ledger);
     return { seconds, commands: BACKLOG, postings, rss, cpu };
   } finally {
@@ -192,8 +192,6 @@ async function drainBacklog(databaseUrl: string, members: Member[]): Promise<{ s
 }
 
 const ms = (value: number) => value.toFixed(1);
-
-let anatomy: Anatomy | null = null;
 
 /** Starts one process per group of roles; an API process listens on its own port, the rails on PORT + 1. */
 async function startProcesses(groups: Array<{ roles: string; port: number }>): Promise<BenchService[]> {
@@ -229,7 +227,7 @@ function printRow(name: string, f: LoadFigures): void {
 
 async function main(): Promise<void> {
   await recreateDatabase(names.databaseUrl);
-  anatomy = await Anatomy.open(names.databaseUrl, names.kafkaTopicPrefix);
+  const anatomy = await Anatomy.open(names.databaseUrl, names.kafkaTopicPrefix);
   const split = env.BENCH_SPLIT !== '0';
   const groups = split ? ['mock-rails,partners,request-logs', 'ledger', 'api,notifier'] : ['all'];
   let services: BenchService[] = [];
@@ -238,19 +236,19 @@ async function main(): Promise<void> {
     const members = await signUpMembers(new http.Agent({ keepAlive: true, maxSockets: 8 }));
     console.log(`${ACCOUNTS} accounts funded; ${CONNECTIONS} connections; processes: ${groups.join(' | ')}`);
 
-    const uniform = await transferLoad(services, [PORT], members, E2E_S, null);
-    const hot = await transferLoad(services, [PORT], members, HOT_S, members[0]);
+    const uniform = await transferLoad(anatomy, services, [PORT], members, E2E_S, null);
+    const hot = await transferLoad(anatomy, services, [PORT], members, HOT_S, members[0]);
     await stopAll(services);
     // Scaled out: two ledger processes share the command partitions, and two API processes the
     // connections; each API process reads only its own replies.
     const scaledGroups = ['mock-rails,partners,request-logs', 'ledger', 'ledger', 'api,notifier', 'api,notifier'];
     services = await startProcesses(scaledGroups.map((roles, i) => ({ roles, port: i === 4 ? PORT + 2 : PORT })));
-    await transferLoad(services, [PORT, PORT + 2], members, SCALED_WARMUP_S, null, true); // new processes: let their code warm up, unmeasured
-    const scaled = await transferLoad(services, [PORT, PORT + 2], members, SCALED_S, null);
+    await transferLoad(anatomy, services, [PORT, PORT + 2], members, SCALED_WARMUP_S, null, true); // new processes: let their code warm up, unmeasured
+    const scaled = await transferLoad(anatomy, services, [PORT, PORT + 2], members, SCALED_S, null);
     await stopAll(services);
     services = [];
     const broken = await invariantViolations();
-    const drain = await drainBacklog(names.databaseUrl, members);
+    const drain = await drainBacklog(anatomy, names.databaseUrl, members);
 
     console.log('\nscenario                       | transfers | per s  | POST p50 | POST p99 | POST max | →SSE p50 | →SSE p99 | unseen | non-2xx | RSS MiB (all service processes)');
     printRow(`end to end, ${E2E_S} s`, uniform);
