@@ -45,11 +45,17 @@ export function requestLogRoutes(reads: RequestLogReads): RouteDef[] {
     {
       method: 'GET', path: '/v1/request-logs', operationId: 'listRequestLogs', tag: 'request-logs',
       summary: 'Logged requests of the account, newest first', auth: { kind: 'key', scope: 'request_logs:read' },
-      query: listQuerySchema(),
+      query: listQuerySchema({
+        status: { type: 'string', pattern: '^([1-5]xx|[1-5][0-9]{2})$', description: 'a status class (2xx, 4xx, 5xx, ...) or one status code (404)' },
+        path_prefix: { type: 'string', pattern: '^/', minLength: 1, maxLength: 2048, description: 'only requests whose path starts with this (e.g. /v1/transfers)' },
+        since: { type: 'string', format: 'date-time', description: 'only requests made at or after this instant (ISO 8601)' },
+      }),
       response: { status: 200, description: 'a page of logs', schema: listResponseSchema(logSchema) },
       handler: async (request) => {
         const principal = request.principal!;
-        return { status: 200, body: await reads.page(principal.isAdmin ? null : principal.accountId, request.query, view) };
+        const { status, path_prefix: pathPrefix, since } = request.query;
+        const filter = { status, pathPrefix, since: since === undefined ? undefined : new Date(since) };
+        return { status: 200, body: await reads.page(principal.isAdmin ? null : principal.accountId, filter, request.query, view) };
       },
     },
   ];

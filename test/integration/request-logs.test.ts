@@ -116,6 +116,33 @@ describe('request logs', () => {
     assert.equal(othersView.body.data.some((l: { id: string }) => requestIds.includes(l.id)), false, 'another account does not see these logs');
   });
 
+  it('filters the list by status class or code, path prefix and a first instant', async () => {
+    const owner = await signUp(base());
+    const since = new Date().toISOString();
+    const created = await createCustomer(base(), owner.key);
+    const refused = await call(base(), 'POST', '/v1/customers', { email: 'not-an-email', business_name: 'X', country_code: 'GB' }, { token: owner.key, idempotencyKey: randomUUID() });
+    const missing = await call(base(), 'GET', `/v1/transfers/${randomUUID()}`, undefined, { token: owner.key });
+    const ids = [created, refused, missing].map((r) => r.headers.get('request-id')!);
+    for (const id of ids) await loggedRequest(id);
+    const [createdId, refusedId, missingId] = ids;
+    const listed = async (query: string) => {
+      const page = await call(base(), 'GET', `/v1/request-logs?${query}`, undefined, { token: owner.key });
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      return page.body.data.map((l: { id: string }) => l.id).filter((id: string) => ids.includes(id));
+    };
+    assert.deepEqual(await listed('status=4xx'), [missingId, refusedId]);
+    assert.deepEqual(await listed('status=2xx'), [createdId]);
+    assert.deepEqual(await listed('status=404'), [missingId]);
+    assert.deepEqual(await listed('path_prefix=/v1/customers'), [refusedId, createdId]);
+    assert.deepEqual(await listed('path_prefix=/v1/transfers&status=4xx'), [missingId]);
+    assert.deepEqual(await listed('path_prefix=/v1/cust%25'), [], 'a % in the prefix is taken literally');
+    assert.deepEqual(await listed(`since=${encodeURIComponent(since)}`), [missingId, refusedId, createdId]);
+    assert.deepEqual(await listed(`since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`), []);
+    for (const [query, field] of [['status=4x', 'status'], ['status=600', 'status'], ['path_prefix=v1', 'path_prefix'], ['since=yesterday', 'since']]) {
+      expectError(await call(base(), 'GET', `/v1/request-logs?${query}`, undefined, { token: owner.key }), 400, 'invalid_request', field, query);
+    }
+  });
+
   it('rejects, in order, reads of logs the caller may not see and bad list parameters', async () => {
     const owner = await signUp(base());
     const stranger = await signUp(base());
