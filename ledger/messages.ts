@@ -6,7 +6,7 @@ import type { Currency } from './money';
 export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
-/** Envelope on ledger.commands (schemas/ledger.commands.v1.avsc). */
+/** Envelope on ledger.commands (schemas/ledger.commands.v2.avsc). */
 export interface LedgerCommandEnvelope {
   id: string;
   type: CommandType;
@@ -14,6 +14,14 @@ export interface LedgerCommandEnvelope {
   reply_to: string | null;
   issued_at: string;
   payload: string;
+  /**
+   * For a command whose processed record is its Idempotency-Key's record (DESIGN.md section 5f):
+   * the key, and the fingerprint of the request that sent it. Null for the others.
+   */
+  idempotency_key?: string | null;
+  fingerprint?: string | null;
+  /** Names the request waiting on this message; its reply carries it back. */
+  request_id?: string | null;
 }
 
 export interface FaucetCredit {
@@ -92,12 +100,16 @@ export interface TransferPartnerResult {
  */
 export const REPLY_TO_HEADER = 'reply-to';
 
-/** Envelope on ledger.replies (schemas/ledger.replies.v2.avsc). */
+/** Envelope on ledger.replies (schemas/ledger.replies.v3.avsc). */
 export interface LedgerReplyEnvelope {
   command_id: string;
   reply_to: string | null;
   /** The outcome's JSON text (outcome.ts). */
   outcome: string;
+  /** The request_id of the command message answered; null in a reply written before it existed. */
+  request_id?: string | null;
+  /** The command had been decided before this message arrived: the outcome is the stored one. */
+  replayed?: boolean;
 }
 
 /** Envelope on partner.commands (schemas/partner.commands.v1.avsc). */

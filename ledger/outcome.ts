@@ -11,7 +11,9 @@ import type { TransferRecord } from './transfers';
 export type RefusalCode =
   | 'resource_not_found' | 'account_not_active' | 'sender_no_chain_wallet' | 'recipient_not_found' | 'invalid_request'
   | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found' | 'unsupported_pair'
-  | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed' | 'payment_not_found';
+  | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed' | 'payment_not_found'
+  // Not a decision on the command: its Idempotency-Key already names another request (never stored).
+  | 'idempotency_conflict';
 
 export interface Refused { kind: 'refused'; code: RefusalCode; message: string; field: string | null }
 

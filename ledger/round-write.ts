@@ -43,8 +43,8 @@ export interface BatchWrite {
   newPayments: PaymentRecord[];
   changedPayments: PaymentRecord[];
   paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
-  /** Each decided command with its outcome's JSON text. */
-  processed: Array<{ commandId: string; type: string; outcome: string }>;
+  /** Each decided command with its outcome's JSON text, and the Idempotency-Key it is the record of (DESIGN.md section 5f). */
+  processed: Array<{ commandId: string; type: string; outcome: string; accountId: string | null; idempotencyKey: string | null; fingerprint: string | null }>;
   outbox: OutboxWrite[];
   /** The round (transaction) the outbox rows belong to, for tracking their publication. */
   roundId: string;
@@ -64,7 +64,7 @@ const PAYMENT_COLUMNS = [
 ] as const;
 const ENTRY_COLUMNS = ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'] as const;
 const POSTING_COLUMNS = ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'] as const;
-const PROCESSED_COLUMNS = ['command_id', 'type', 'outcome', 'processed_at'] as const;
+const PROCESSED_COLUMNS = ['command_id', 'type', 'outcome', 'processed_at', 'account_id', 'idempotency_key', 'fingerprint'] as const;
 export const OUTBOX_COLUMNS = ['id', 'round_id', 'topic', 'message_key', 'account_id', 'account_seq', 'payload', 'created_at'] as const;
 
 type Row = Record<string, unknown>;
@@ -138,7 +138,9 @@ function roundRows(batch: BatchWrite): RoundRows {
     changedTransfers: batch.changedTransfers.map(withHistory(transferHistory)),
     consumedQuotes: batch.consumedQuotes.map((q) => ({ id: q.id, consumed_at: q.consumed_at!.toISOString() })),
     // Outcomes are JSON text (outcome.ts): COPY stores the text as it is (processedJson for one statement).
-    processed: batch.processed.map((p) => ({ command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at })),
+    processed: batch.processed.map((p) => ({
+      command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at, account_id: p.accountId, idempotency_key: p.idempotencyKey, fingerprint: p.fingerprint,
+    })),
     outbox: outboxRows(batch.roundId, batch.outbox, at),
     rounds: batch.outbox.length > 0 ? [{ round_id: batch.roundId, created_at: at }] : [],
   };
@@ -151,7 +153,8 @@ export const outboxRows = (roundId: string, outbox: OutboxWrite[], at: string): 
 /** The processed commands as a JSON array, each outcome's JSON text set in as it is, not parsed and written again. */
 function processedJson(batch: BatchWrite): string {
   const at = JSON.stringify(batch.now.toISOString());
-  const items = batch.processed.map((p) => `{"command_id":${JSON.stringify(p.commandId)},"type":${JSON.stringify(p.type)},"processed_at":${at},"outcome":${p.outcome}}`);
+  const items = batch.processed.map((p) => `{"command_id":${JSON.stringify(p.commandId)},"type":${JSON.stringify(p.type)},"processed_at":${at},`
+    + `"account_id":${JSON.stringify(p.accountId)},"idempotency_key":${JSON.stringify(p.idempotencyKey)},"fingerprint":${JSON.stringify(p.fingerprint)},"outcome":${p.outcome}}`);
   return `[${items.join(',')}]`;
 }
 

@@ -96,11 +96,35 @@ export const readTransfers = (db: Db, ids: string[], lock: boolean) => readById<
 export const readQuotes = (db: Db, ids: string[], lock: boolean) => readById<FxQuoteRecord>(db, 'fx_quotes', ids, lock);
 export const readPayments = (db: Db, ids: string[], lock: boolean) => readById<PaymentRecord>(db, 'payments', ids, lock);
 
-/** The outcomes (their JSON text, outcome.ts) of the commands already decided, by command id. */
-export async function processedOutcomes(db: Db, commandIds: string[]): Promise<Map<string, string>> {
-  if (commandIds.length === 0) return new Map();
-  const { rows } = await db.raw('SELECT command_id, outcome::text AS outcome FROM processed_commands WHERE command_id = ANY(?::text[])', [commandIds]);
-  return new Map((rows as Array<{ command_id: string; outcome: string }>).map((r) => [r.command_id, r.outcome]));
+/** What the ledger already knows of a command it is handed. */
+export interface KnownCommand {
+  /** The outcome (its JSON text, outcome.ts) and the request fingerprint of a command decided before. */
+  decided: { outcome: string; fingerprint: string | null } | null;
+  /** The command's Idempotency-Key is held by a request of a route the API keeps the record of (DESIGN.md section 5). */
+  keyHeldByApi: boolean;
+}
+
+export interface CommandRef { id: string; accountId: string; idempotencyKey: string | null }
+
+/**
+ * For each command, whether it was decided before (with its outcome) and whether its
+ * Idempotency-Key is already the key of another route's request: one statement, beside the facts.
+ */
+export async function knownCommands(db: Db, commands: CommandRef[]): Promise<Map<string, KnownCommand>> {
+  if (commands.length === 0) return new Map();
+  const { rows } = await db.raw(
+    `SELECT c.command_id, p.outcome::text AS outcome, p.fingerprint,
+            c.key IS NOT NULL AND EXISTS (
+              SELECT 1 FROM idempotency_records r WHERE r.scope = c.account_id AND r.idempotency_key = c.key AND r.expires_at > now()
+            ) AS key_held_by_api
+       FROM unnest(?::text[], ?::text[], ?::text[]) AS c(command_id, account_id, key)
+       LEFT JOIN processed_commands p ON p.command_id = c.command_id`,
+    [commands.map((c) => c.id), commands.map((c) => c.accountId), commands.map((c) => c.idempotencyKey) as string[]],
+  );
+  return new Map((rows as Array<{ command_id: string; outcome: string | null; fingerprint: string | null; key_held_by_api: boolean }>).map((r) => [
+    r.command_id,
+    { decided: r.outcome === null ? null : { outcome: r.outcome, fingerprint: r.fingerprint }, keyHeldByApi: r.key_held_by_api },
+  ]));
 }
 
 export type { BatchWrite, EntryWrite, OutboxWrite } from './round-write';

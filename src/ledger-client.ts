@@ -2,7 +2,8 @@
 // ledger.commands keyed by account, and the request waits, bounded, for the ledger's reply on
 // ledger.replies. Every API process reads all replies in a consumer group of its own and keeps
 // the ones addressed to it: the reply-to header says which, so the others are skipped before
-// they are decoded.
+// they are decoded. Each message names the request waiting on it, and its reply names it back:
+// two requests that send one command (a retry racing the first) each get an answer of their own.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import { REPLY_TO_HEADER, type CommandType, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../ledger/messages';
@@ -31,13 +32,24 @@ export const PENDING_REPLIES_MAX = 50_000;
  */
 export const COMMAND_SEND_DEADLINE_MS = 5_000;
 
-interface Waiter { resolve: (reply: Outcome | null) => void; timer: NodeJS.Timeout }
+/** The ledger's answer to one message: the decision, and whether it was made before this message. */
+export interface LedgerDecision { outcome: Outcome; replayed: boolean }
+
+/**
+ * For a command whose processed record is its Idempotency-Key's record (DESIGN.md section 5f):
+ * the key and the request's fingerprint travel with it, and the ledger compares them.
+ */
+export interface CommandIdempotency { key: string; fingerprint: string }
+
+/** The id of the ledger command an account's Idempotency-Key names, on every route the ledger decides. */
+export const idempotentCommandId = (accountId: string, key: string): string => derivedUuid('idempotency-key', accountId, key);
+
+interface Waiter { commandId: string; resolve: (reply: LedgerDecision | null) => void; timer: NodeJS.Timeout }
 
 export class LedgerClient {
   readonly instanceId = randomUUID();
-  /** Requests waiting for their decision, by command id (two requests may name one command). */
-  private readonly waiting = new Map<string, Waiter[]>();
-  private waitersCount = 0;
+  /** Requests waiting for their decision, by the request id their message carries. */
+  private readonly waiting = new Map<string, Waiter>();
   private readonly batcher: ProducerBatcher;
   private consumer: Consumer | null = null;
 
@@ -64,7 +76,7 @@ export class LedgerClient {
         for (const { value } of messages) {
           // A reply written before outcomes existed carries none: its request is answered as late.
           if (value.reply_to !== this.instanceId || value.outcome === '') continue;
-          this.settle(value.command_id, parseOutcome(value.outcome));
+          this.settle(value.command_id, value.request_id ?? null, { outcome: parseOutcome(value.outcome), replayed: value.replayed ?? false });
         }
       },
       onGroupJoin: () => markJoined(),
@@ -73,26 +85,22 @@ export class LedgerClient {
     await joined;
   }
 
-  /** Hands the decision to every request waiting for `commandId`. */
-  private settle(commandId: string, outcome: Outcome): void {
-    const waiters = this.waiting.get(commandId);
-    if (!waiters) return;
-    this.waiting.delete(commandId);
-    this.waitersCount -= waiters.length;
-    for (const waiter of waiters) {
+  /** Hands the decision to the request its message named; a reply that names none, to every request waiting for the command. */
+  private settle(commandId: string, requestId: string | null, decision: LedgerDecision): void {
+    const named = requestId === null ? [...this.waiting].filter(([, w]) => w.commandId === commandId) : [[requestId, this.waiting.get(requestId)] as const];
+    for (const [id, waiter] of named) {
+      if (!waiter || waiter.commandId !== commandId) continue;
+      this.waiting.delete(id);
       clearTimeout(waiter.timer);
-      waiter.resolve(outcome);
+      waiter.resolve(decision);
     }
   }
 
   /** Ends one request's wait: null, the decision is late (or the command never left). */
-  private giveUp(commandId: string, waiter: Waiter): void {
-    const waiters = this.waiting.get(commandId);
-    const index = waiters?.indexOf(waiter) ?? -1;
-    if (index < 0) return;
-    waiters!.splice(index, 1);
-    if (waiters!.length === 0) this.waiting.delete(commandId);
-    this.waitersCount--;
+  private giveUp(requestId: string): void {
+    const waiter = this.waiting.get(requestId);
+    if (!waiter) return;
+    this.waiting.delete(requestId);
     clearTimeout(waiter.timer);
     waiter.resolve(null);
   }
@@ -101,28 +109,25 @@ export class LedgerClient {
    * Sends a command and waits up to `timeoutMs` for the decision; null when it is late (the
    * command stays queued and will be decided).
    */
-  async execute(type: CommandType, commandId: string, accountId: string, payload: unknown, timeoutMs: number): Promise<Outcome | null> {
+  async execute(type: CommandType, commandId: string, accountId: string, payload: unknown, timeoutMs: number, idempotency?: CommandIdempotency): Promise<LedgerDecision | null> {
     // A full waiting list refuses the command before it is sent: a 202 here would promise a
     // decision for a command that never left.
-    if (this.waitersCount >= this.waitersMax) {
+    if (this.waiting.size >= this.waitersMax) {
       throw new DomainError('service_unavailable', 'the service is overloaded; repeat the request with the same Idempotency-Key', null, { 'Retry-After': '1' });
     }
+    const requestId = randomUUID();
     const envelope: LedgerCommandEnvelope = {
       id: commandId, type, account_id: accountId, reply_to: this.instanceId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
+      idempotency_key: idempotency?.key ?? null, fingerprint: idempotency?.fingerprint ?? null, request_id: requestId,
     };
-    let waiter!: Waiter;
-    const reply = new Promise<Outcome | null>((resolve) => {
-      waiter = { resolve, timer: setTimeout(() => this.giveUp(commandId, waiter), timeoutMs) };
+    const reply = new Promise<LedgerDecision | null>((resolve) => {
+      this.waiting.set(requestId, { commandId, resolve, timer: setTimeout(() => this.giveUp(requestId), timeoutMs) });
     });
-    const waiters = this.waiting.get(commandId) ?? [];
-    waiters.push(waiter);
-    this.waiting.set(commandId, waiters);
-    this.waitersCount++;
     try {
       const value = await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope);
       await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value }, COMMAND_SEND_DEADLINE_MS);
     } catch (error) {
-      this.giveUp(commandId, waiter); // nobody waits for this decision now
+      this.giveUp(requestId); // nobody waits for this decision now
       if (error instanceof SendDeadlineExceeded) throw kafkaTooSlow(error.sent);
       throw error;
     }

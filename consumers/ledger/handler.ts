@@ -1,26 +1,27 @@
 // The ledger consumer: the only writer of money (DESIGN.md section 3). A batch of commands is
 // decided and written in one Postgres transaction (postings, balances, transfers, processed
-// command ids, outbox); offsets are committed by the runner only after this resolves. After
-// commit the outbox rows and the replies are published; a redelivered command changes nothing
-// and re-sends its stored reply.
+// commands, outbox); offsets are committed by the runner only after this resolves. After commit
+// the replies go out first, then the outbox. A command decided before changes nothing: each of
+// its messages is answered with the stored outcome, or, when the message is another request under
+// the same Idempotency-Key, with a conflict (DESIGN.md section 5f).
 import { randomUUID } from 'node:crypto';
 import { BalanceBook } from '../../ledger/balances';
 import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
 import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
 import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import { REPLY_TO_HEADER, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import {
-  accountFacts, accountFactsByBank, bankKey, ensureLedgerAccounts, lockLedgerAccounts,
-  processedOutcomes, readPayments, readQuotes, readTransfers, writeBatch, type BatchWrite, type EntryWrite,
+  accountFacts, accountFactsByBank, bankKey, ensureLedgerAccounts, knownCommands, lockLedgerAccounts,
+  readPayments, readQuotes, readTransfers, writeBatch, type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { Delivered } from '../../src/kafka/consumer';
-import { TOPICS } from '../../src/kafka/topics';
 import type { Runtime } from '../../src/runtime';
-import { entryRow, eventRow, partnerCommandRow, type OutboxMessage } from './outbox';
+import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
+import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
 import { ledgerAccountsOf, parseCommand, recipientOf, type BatchFacts, type ParsedCommand } from './plan';
 
 function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCommand[] {
@@ -79,8 +80,8 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
 }
 
 interface BatchOutcome {
-  /** Each decided command with its outcome's JSON text. */
-  replies: Array<{ command: ParsedCommand; outcome: string }>;
+  /** Each decided command's outcome JSON text, by command id. */
+  outcomes: Map<string, string>;
   roundId: string;
   outbox: BatchWrite['outbox'];
 }
@@ -88,6 +89,7 @@ interface BatchOutcome {
 /** What the ledger keeps between rounds. */
 export interface LedgerState {
   publisher: RoundPublisher;
+  replies: ReplySender;
   /** Codes of ledger accounts known to exist (they are never deleted): no insert is tried for them. */
   knownLedgerAccounts: Set<string>;
 }
@@ -119,7 +121,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
       entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [],
       newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], roundId, now,
     };
-    const replies: BatchOutcome['replies'] = [];
+    const outcomes = new Map<string, string>();
     const changed = new Map<string, TransferRecord>();
     // A payment created in this batch is inserted once, in its latest state; others are updated.
     const createdPayments = new Set<string>();
@@ -155,34 +157,61 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         write.outbox.push(partnerCommandRow(partner, accountId, payload, now));
       }
       const outcome = JSON.stringify(decision.outcome);
-      write.processed.push({ commandId: command.envelope.id, type: command.type, outcome });
-      replies.push({ command, outcome });
+      const { envelope } = command;
+      write.processed.push({
+        commandId: envelope.id, type: command.type, outcome,
+        accountId: envelope.idempotency_key ? envelope.account_id : null, idempotencyKey: envelope.idempotency_key ?? null, fingerprint: envelope.fingerprint ?? null,
+      });
+      outcomes.set(envelope.id, outcome);
     }
     write.changedTransfers = [...changed.values()];
     write.newPayments = [...createdPayments].map((id) => payments.get(id)!);
     write.changedPayments = [...changedPayments.values()];
     write.balances = book.changedAccounts();
     await writeBatch(trx, write, publishedRounds);
-    return { replies, roundId, outbox: write.outbox };
+    return { outcomes, roundId, outbox: write.outbox };
   });
 }
 
-/** The reply, addressed in a header too: API processes skip others' replies without decoding them. */
-function replyRow(command: ParsedCommand, outcome: string): OutboxMessage {
-  const envelope: LedgerReplyEnvelope = { command_id: command.envelope.id, reply_to: command.envelope.reply_to, outcome };
-  return { topic: TOPICS.ledgerReplies, key: command.envelope.id, payload: envelope, headers: { [REPLY_TO_HEADER]: command.envelope.reply_to! } };
+/** Whether a command is decided now: not decided before, and its key not held by another route's request. */
+const isFresh = (known: KnownCommand | undefined) => !known || (known.decided === null && !known.keyHeldByApi);
+
+/**
+ * Every message of the batch answered, in order: the first message of a command decided in
+ * this round gets its outcome; any other message of the same command (a retry, a duplicate
+ * racing it, a redelivery) gets that outcome as a replay, or a conflict when it is another
+ * request under the same key.
+ */
+function answers(messages: Delivered<LedgerCommandEnvelope>[], known: Map<string, KnownCommand>, decidedNow: Map<string, string>): Reply[] {
+  const firstMessage = new Map<string, LedgerCommandEnvelope>();
+  const replies: Reply[] = [];
+  for (const { value: message } of messages) {
+    const first = firstMessage.get(message.id);
+    if (!first) firstMessage.set(message.id, message);
+    const outcome = decidedNow.get(message.id);
+    if (outcome !== undefined) {
+      replies.push(first ? answerTo(message, outcome, first.fingerprint ?? null, true) : { message, outcome, replayed: false });
+      continue;
+    }
+    const before = known.get(message.id);
+    if (before?.decided) replies.push(answerTo(message, before.decided.outcome, before.decided.fingerprint, true));
+    else if (before?.keyHeldByApi) replies.push(conflictWith(message));
+  }
+  return replies;
 }
 
 export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
   const { publisher } = state;
   const all = uniqueCommands(messages);
   // The facts are read for every command, side by side with the check for commands decided
-  // before: a redelivered one is rare, and waiting for that check first cost a round trip.
-  const [done, facts] = await Promise.all([processedOutcomes(runtime.db, all.map((c) => c.envelope.id)), gatherFacts(runtime, all)]);
-  const fresh = all.filter((c) => !done.has(c.envelope.id));
-  const redelivered = all.filter((c) => done.has(c.envelope.id) && c.envelope.reply_to).map((c) => replyRow(c, done.get(c.envelope.id)!));
-  if (redelivered.length > 0) await publisher.publish({ roundId: null, messages: redelivered });
-  if (fresh.length === 0) return;
+  // before: a command decided before is rare, and waiting for that check first cost a round trip.
+  const refs = all.map(({ envelope }) => ({ id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
+  const [known, facts] = await Promise.all([knownCommands(runtime.db, refs), gatherFacts(runtime, all)]);
+  const fresh = all.filter((c) => isFresh(known.get(c.envelope.id)));
+  if (fresh.length === 0) {
+    await state.replies.send(answers(messages, known, new Map()));
+    return;
+  }
   const published = publisher.takeAcknowledged();
   let outcome: BatchOutcome;
   try {
@@ -191,8 +220,8 @@ export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, me
     publisher.returnAcknowledged(published);
     throw error;
   }
-  // Committed: the offsets may be committed now. The outbox and the replies go to Kafka in the
-  // background, in order; a crash before that leaves the round to the sweeper.
-  const replies = outcome.replies.filter((r) => r.command.envelope.reply_to).map((r) => replyRow(r.command, r.outcome));
-  await publisher.publish({ roundId: outcome.roundId, messages: [...outcome.outbox, ...replies] });
+  // Committed: the offsets may be committed now. The replies go out first, then the outbox, in
+  // the background and in order; a crash before that leaves the round to the sweeper.
+  await state.replies.send(answers(messages, known, outcome.outcomes));
+  await publisher.publish({ roundId: outcome.roundId, messages: outcome.outbox });
 }

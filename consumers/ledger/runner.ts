@@ -6,11 +6,13 @@ import type { RunningRole, Runtime } from '../../src/runtime';
 import { GroupCommit } from './group-commit';
 import { handleLedgerBatch } from './handler';
 import { RoundPublisher } from './publisher';
+import { ReplySender } from './replies';
 import { startOutboxSweeper } from './sweeper';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
-  const state = { publisher, knownLedgerAccounts: new Set<string>() };
+  const replies = new ReplySender(runtime);
+  const state = { publisher, replies, knownLedgerAccounts: new Set<string>() };
   const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
   const consumer = await startConsumer<LedgerCommandEnvelope>(runtime, {
     groupId: `${runtime.names.prefix}ledger`,
@@ -27,6 +29,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     stop: async () => {
       await sweeper.stop();
       await consumer.disconnect();
+      await replies.flush();
       await publisher.stop();
     },
   };

@@ -12,6 +12,7 @@ import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
 import type { Principal } from '../auth/rules';
+import { requestFingerprint } from './idempotency';
 import { koaPath, type RouteDef, type RouteRequest, type RouteResult } from './route';
 import { StageTiming } from './server-timing';
 
@@ -95,10 +96,13 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
 
     timing.end('validate');
 
-    const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, sandboxScenario, koa: ctx };
+    const print = route.idempotent ? requestFingerprint(route.method, ctx.path, sandboxScenario, body) : null;
+    const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, fingerprint: print, sandboxScenario, koa: ctx };
+    // The API keeps the key's record, unless the ledger's decision is the answer (DESIGN.md section 5f).
+    const guarded = route.idempotent === true;
     let handled = false;
     const execute = async () => {
-      if (route.idempotent) timing.end('claim');
+      if (guarded) timing.end('claim');
       try {
         return await route.handler(request);
       } finally {
@@ -106,8 +110,8 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
         timing.end('handler');
       }
     };
-    const result = route.idempotent ? await guards.idempotent(request, route, execute) : await execute();
-    if (route.idempotent) timing.end(handled ? 'record' : 'replay');
+    const result = guarded ? await guards.idempotent(request, route, execute) : await execute();
+    if (guarded) timing.end(handled ? 'record' : 'replay');
     ctx.set('Server-Timing', timing.header());
     ctx.status = result.status;
     ctx.body = result.body;

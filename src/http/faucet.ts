@@ -5,9 +5,9 @@ import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { RETRY_AFTER_SECONDS } from './idempotency';
-import { derivedUuid, type LedgerClient } from '../ledger-client';
+import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
 import { actingAccountIdForWrite } from './acting';
-import { faucetAnswer, refusalAnswer, unexpectedOutcome } from './outcomes';
+import { decisionAnswer, faucetAnswer } from './outcomes';
 import { withBody, type RouteDef, type RouteResult } from './route';
 
 const faucetCreditSchema = {
@@ -26,7 +26,7 @@ export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environm
       properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
     }, {
       method: 'POST', path: '/v1/sandbox/faucet', operationId: 'sandboxFaucet', tag: 'sandbox',
-      summary: "Credit test funds to the caller's account through the ledger", auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true,
+      summary: "Credit test funds to the caller's account through the ledger", auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger',
       response: { status: 201, description: 'the credit and the new balance', schema: faucetCreditSchema },
       provisionalSchema: { type: 'object', required: ['status', 'currency', 'amount'], properties: { status: { type: 'string', const: 'pending' }, currency: { type: 'string' }, amount: { type: 'string' } } },
       provisional: async (request) => {
@@ -38,11 +38,10 @@ export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environm
         const accountId = await actingAccountIdForWrite(request, db);
         const currency = requireCurrency(request.body.currency);
         const amount = parseAmount(request.body.amount, currency);
-        const commandId = derivedUuid('faucet.credit', accountId, request.idempotencyKey!);
-        const outcome = await ledger.execute('faucet.credit', commandId, accountId, { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() }, replyTimeoutMs);
-        if (!outcome) return faucetPending(currency, amount);
-        if (outcome.kind === 'refused') return refusalAnswer(outcome);
-        return outcome.kind === 'faucet_credit' ? faucetAnswer(outcome) : unexpectedOutcome(outcome);
+        const commandId = idempotentCommandId(accountId, request.idempotencyKey!);
+        const credit = { entry_id: derivedUuid('entry', commandId), currency, amount: amount.toFixed() };
+        const decision = await ledger.execute('faucet.credit', commandId, accountId, credit, replyTimeoutMs, { key: request.idempotencyKey!, fingerprint: request.fingerprint! });
+        return decision ? decisionAnswer(decision, 'faucet_credit', faucetAnswer) : faucetPending(currency, amount);
       },
     }),
   ];

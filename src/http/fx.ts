@@ -10,9 +10,9 @@ import { DomainError } from '../errors';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { FxExecute } from '../../ledger/messages';
 import type { FxQuotes } from '../fx/quotes';
-import { derivedUuid, type LedgerClient } from '../ledger-client';
+import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
 import { RETRY_AFTER_SECONDS } from './idempotency';
-import { fxExecutionAnswer, quoteView, refusalAnswer, unexpectedOutcome } from './outcomes';
+import { decisionAnswer, fxExecutionAnswer, quoteView } from './outcomes';
 import { isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
 import { actingAccountIdForWrite } from './acting';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from './route';
@@ -141,7 +141,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
     } as const, {
       method: 'POST', path: '/v1/fx/execute', operationId: 'executeFxQuote', tag: 'fx',
       summary: 'Convert inside the caller\'s account at a persisted quote\'s locked rate, once',
-      auth: { kind: 'key', scope: 'fx:write', moneyMoving: true }, idempotent: true,
+      auth: { kind: 'key', scope: 'fx:write', moneyMoving: true }, idempotent: 'ledger',
       response: { status: 201, description: 'the quote, consumed, and the conversion\'s transactions', schema: executionSchema },
       errors: ['quote_not_found', 'quote_expired', 'quote_already_consumed', 'insufficient_funds'],
       provisional: async (request) => pendingExecution(request.body.quote_id),
@@ -149,14 +149,12 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       handler: async (request) => {
         // The ledger decides (the quote's record, under a row lock): Redis never decides money.
         const accountId = await actingAccountIdForWrite(request, db);
-        const commandId = derivedUuid('fx.execute', accountId, request.idempotencyKey!);
+        const commandId = idempotentCommandId(accountId, request.idempotencyKey!);
         const command: FxExecute = { quote_id: request.body.quote_id, entry_id: derivedUuid('entry', commandId) };
-        const outcome = await ledger.execute('fx.execute', commandId, accountId, command, replyTimeoutMs);
-        if (!outcome) return pendingExecution(command.quote_id);
-        if (outcome.kind === 'refused') return refusalAnswer(outcome);
-        if (outcome.kind !== 'fx_execution') return unexpectedOutcome(outcome);
-        await quotes.releaseLock(command.quote_id);
-        return fxExecutionAnswer(outcome);
+        const decision = await ledger.execute('fx.execute', commandId, accountId, command, replyTimeoutMs, { key: request.idempotencyKey!, fingerprint: request.fingerprint! });
+        if (!decision) return pendingExecution(command.quote_id);
+        if (decision.outcome.kind === 'fx_execution') await quotes.releaseLock(command.quote_id);
+        return decisionAnswer(decision, 'fx_execution', fxExecutionAnswer);
       },
     }),
     {

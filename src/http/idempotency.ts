@@ -1,10 +1,15 @@
-// Idempotency of write routes (DESIGN.md section 5). Postgres holds the authoritative record,
-// so a second execution is impossible even if Redis loses every key; Redis answers replays
-// without touching Postgres. A handler's returned result is an executed outcome and is stored;
-// a thrown error (validation, 5xx) is not, so the client's retry runs again.
+// Idempotency of the write routes whose record the API keeps (DESIGN.md section 5). Postgres
+// holds the authoritative record, so a second execution is impossible even if Redis loses every
+// key; Redis answers replays without touching Postgres. A handler's returned result is an
+// executed outcome and is stored; a thrown error (validation, 5xx) is not, so the client's retry
+// runs again. Routes whose answer is the ledger's decision keep no record here: the ledger's
+// processed command is their key's record (section 5f). Keys are the account's across both
+// kinds of route, so a claim here is refused when the ledger holds the key, and the ledger
+// refuses a key held here (ledger/store.ts knownCommands).
 import { createHash } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
+import { idempotentCommandId } from '../ledger-client';
 import { namedAccountId } from './acting';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { log } from '../log';
@@ -46,6 +51,18 @@ export function canonicalJson(value: unknown): string {
 export function fingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
 }
+
+/** A request's fingerprint: a scenario is part of what was asked, so the same key with another scenario is another request. */
+export function requestFingerprint(method: string, path: string, scenario: string | null, body: unknown): string {
+  return fingerprint(method, scenario ? `${path}#${scenario}` : path, body);
+}
+
+/** A stored answer given again: a creation's 201 is 200 (SPEC.md section 4), and the header says it is a replay. */
+export function asReplay(result: RouteResult): RouteResult {
+  return { ...result, status: result.status === 201 ? 200 : result.status, headers: { ...result.headers, 'Idempotent-Replayed': 'true' } };
+}
+
+const conflict = () => new DomainError('idempotency_conflict', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -90,21 +107,29 @@ export class IdempotencyGuard {
     }
   }
 
-  /** Claims the key in Postgres; returns the existing record when another request holds it. */
+  /**
+   * Claims the key in Postgres; returns the existing record when another request holds it. A key
+   * the ledger holds (a transfer, a faucet credit, an FX execution sent under it) is a conflict:
+   * no request of this route can have that fingerprint.
+   */
   private async claim(scope: string, key: string, print: string): Promise<RecordRow | null> {
-    const inserted = await this.db.raw(
-      `INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, locked_until, expires_at)
-       VALUES (?, ?, ?, 'in_progress', now() + make_interval(secs => ?), now() + make_interval(secs => ?))
-       ON CONFLICT (scope, idempotency_key) DO UPDATE
-         SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
-             locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
-         WHERE idempotency_records.expires_at < now()
-            OR (idempotency_records.state = 'in_progress' AND idempotency_records.locked_until < now()
-                AND idempotency_records.fingerprint = EXCLUDED.fingerprint)
-       RETURNING 1`,
-      [scope, key, print, LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS],
+    const { rows } = await this.db.raw(
+      `WITH ledger AS (SELECT EXISTS (SELECT 1 FROM processed_commands WHERE command_id = ?) AS holds),
+       claimed AS (
+         INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, locked_until, expires_at)
+         SELECT ?, ?, ?, 'in_progress', now() + make_interval(secs => ?), now() + make_interval(secs => ?) WHERE NOT (SELECT holds FROM ledger)
+         ON CONFLICT (scope, idempotency_key) DO UPDATE
+           SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
+               locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
+           WHERE idempotency_records.expires_at < now()
+              OR (idempotency_records.state = 'in_progress' AND idempotency_records.locked_until < now()
+                  AND idempotency_records.fingerprint = EXCLUDED.fingerprint)
+         RETURNING 1)
+       SELECT (SELECT holds FROM ledger) AS ledger_holds, EXISTS (SELECT 1 FROM claimed) AS claimed`,
+      [idempotentCommandId(scope, key), scope, key, print, LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS],
     );
-    if (inserted.rowCount === 1) return null;
+    if (rows[0].ledger_holds) throw conflict();
+    if (rows[0].claimed) return null;
     const existing: RecordRow | undefined = await this.db('idempotency_records')
       .where({ scope, idempotency_key: key })
       .first('fingerprint', 'state', 'response_status', 'response_body');
@@ -113,12 +138,8 @@ export class IdempotencyGuard {
   }
 
   private replay(outcome: StoredOutcome, print: string): RouteResult {
-    if (outcome.fingerprint !== print) {
-      throw new DomainError('idempotency_conflict', 'this Idempotency-Key was already used with a different request body', 'Idempotency-Key');
-    }
-    // SPEC.md section 4: a replay of a created resource answers 200, not 201.
-    const status = outcome.status === 201 ? 200 : outcome.status;
-    return { status, body: outcome.body, headers: { 'Idempotent-Replayed': 'true' } };
+    if (outcome.fingerprint !== print) throw conflict();
+    return asReplay({ status: outcome.status, body: outcome.body });
   }
 
   /** The answer to a duplicate whose first request is still running: provisional, retriable. */
@@ -146,8 +167,7 @@ export class IdempotencyGuard {
     const named = namedAccountId(request);
     const scope = principal?.accountId ?? named ?? principal?.credentialId ?? 'anonymous';
     const key = request.idempotencyKey!;
-    // A scenario is part of what was asked: the same key with another scenario is another request.
-    const print = fingerprint(route.method, request.sandboxScenario ? `${request.koa.path}#${request.sandboxScenario}` : request.koa.path, request.body);
+    const print = request.fingerprint!;
     const deadline = Date.now() + this.waitMsMax;
 
     for (;;) {

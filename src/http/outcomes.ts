@@ -8,6 +8,8 @@ import type { FaucetCredited, FxExecuted, Outcome, Refused, TransferOutcome } fr
 import type { PaymentRecord } from '../../ledger/payments';
 import type { TransferRecord } from '../../ledger/transfers';
 import { DomainError, errorBody } from '../errors';
+import type { LedgerDecision } from '../ledger-client';
+import { asReplay } from './idempotency';
 import type { RouteResult } from './route';
 
 /** The API representation of a transfer (create response, GET, list). */
@@ -90,4 +92,20 @@ export function faucetAnswer(outcome: FaucetCredited): RouteResult {
 /** An outcome of a kind the route did not expect is a bug, not a client error. */
 export function unexpectedOutcome(outcome: Outcome): never {
   throw new Error(`the ledger answered a ${outcome.kind} outcome where the route expects another`);
+}
+
+/**
+ * The answer to the ledger's decision on a route whose Idempotency-Key the ledger keeps (DESIGN.md
+ * section 5f): a refusal's error body (a conflict under the key among them), or what `accepted`
+ * makes of an outcome of the expected kind; a decision made before this request, as a replay.
+ */
+export function decisionAnswer<K extends Exclude<Outcome['kind'], 'refused'>>(
+  decision: LedgerDecision, kind: K, accepted: (outcome: Extract<Outcome, { kind: K }>) => RouteResult,
+): RouteResult {
+  const { outcome } = decision;
+  let result: RouteResult;
+  if (outcome.kind === 'refused') result = refusalAnswer(outcome);
+  else if (outcome.kind === kind) result = accepted(outcome as Extract<Outcome, { kind: K }>);
+  else unexpectedOutcome(outcome);
+  return decision.replayed ? asReplay(result) : result;
 }

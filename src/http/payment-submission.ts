@@ -32,8 +32,8 @@ export interface PaymentRouteDeps {
 
 /** Tells the ledger what became of a payment; the payment as the ledger then holds it. */
 export async function recordPaymentUpdate(deps: PaymentRouteDeps, payment: PaymentRecord, update: PaymentUpdate): Promise<PaymentRecord> {
-  const outcome = await deps.ledger.execute('payment.update', paymentUpdateCommandId(payment.id, update.status), payment.account_id, update, deps.replyTimeoutMs);
-  return outcome?.kind === 'payment' ? outcome.payment : (await deps.reads.byId(payment.id)) ?? payment;
+  const decision = await deps.ledger.execute('payment.update', paymentUpdateCommandId(payment.id, update.status), payment.account_id, update, deps.replyTimeoutMs);
+  return decision?.outcome.kind === 'payment' ? decision.outcome.payment : (await deps.reads.byId(payment.id)) ?? payment;
 }
 
 /** The answer while the ledger has not recorded the payment yet: repeat with the same key. */
@@ -72,8 +72,9 @@ export async function createAndSubmit(
   submission: { beneficiary?: object; scenario: SandboxScenario | null },
 ): Promise<RouteResult> {
   const { ledger, links, clients, reads, replyTimeoutMs } = deps;
-  const created = await ledger.execute('payment.create', commandId, accountId, create, replyTimeoutMs);
-  if (!created) return pendingAnswer(create.payment_id);
+  const decision = await ledger.execute('payment.create', commandId, accountId, create, replyTimeoutMs);
+  if (!decision) return pendingAnswer(create.payment_id);
+  const created = decision.outcome;
   if (created.kind === 'refused') return refusalAnswer(created);
   if (created.kind !== 'payment') return unexpectedOutcome(created);
   // A repeated request finds the payment as it is now; only one the partner has not accepted is submitted (again).

@@ -20,6 +20,8 @@ export interface RouteRequest<B = unknown, Q = any, P = any> {
   body: B;
   principal: Principal | null;
   idempotencyKey: string | null;
+  /** For idempotent routes: the request's fingerprint (method, path, scenario, canonical body; idempotency.ts). */
+  fingerprint: string | null;
   /** The sandbox failure asked for with the Sandbox-Scenario header, on routes that take one. */
   sandboxScenario: SandboxScenario | null;
   koa: Koa.Context;
@@ -53,8 +55,13 @@ export interface RouteDef<B = unknown> {
   summary: string;
   tag: string;
   auth: AuthRule;
-  /** Write routes whose effect is executed at most once per Idempotency-Key (DESIGN.md section 5). */
-  idempotent?: boolean;
+  /**
+   * Write routes whose effect is executed at most once per Idempotency-Key. `true`: the API keeps
+   * the key's record (DESIGN.md section 5, src/http/idempotency.ts); `'ledger'`: the answer is the
+   * ledger's decision, and the ledger's processed command is the key's record (section 5f): the
+   * handler sends the key and the fingerprint with its command.
+   */
+  idempotent?: boolean | 'ledger';
   /** Routes that move money through a partner take the Sandbox-Scenario header (src/partners/scenarios.ts). */
   sandboxScenario?: boolean;
   params?: JsonSchema;

@@ -1,10 +1,10 @@
 // Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
 // returns its decision. It never reads a balance to decide.
-import { derivedUuid, type LedgerClient } from '../ledger-client';
+import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
 import { isSupportedPair } from '../../ledger/fx-rates';
 import type { TransferCreate } from '../../ledger/messages';
 import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
-import { refusalAnswer, transferAnswer, transferView, unexpectedOutcome } from './outcomes';
+import { decisionAnswer, transferAnswer, transferView } from './outcomes';
 import { countryCodeSchema } from '../countries';
 import type { Environment } from '../config';
 import type { Db } from '../db';
@@ -139,7 +139,7 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
   // Ids derive from the account and the Idempotency-Key: a retry names the same command and transfer.
   const commandOf = async (request: RouteRequest<CreateTransferBody>) => {
     const accountId = await actingAccountIdForWrite(request, db);
-    const commandId = derivedUuid('transfer.create', accountId, request.idempotencyKey!);
+    const commandId = idempotentCommandId(accountId, request.idempotencyKey!);
     if (request.sandboxScenario && environment !== 'sandbox') {
       throw new DomainError('invalid_request', 'sandbox scenarios exist only in the sandbox', 'Sandbox-Scenario');
     }
@@ -156,17 +156,15 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
     withBody(createBodySchema, {
       method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
       summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank), converted when the bank account is in another currency',
-      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: true, sandboxScenario: true,
+      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger', sandboxScenario: true,
       response: { status: 201, description: 'the transfer', schema: transferSchema },
       errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency', 'unsupported_pair'],
       provisional: async (request) => lateDecision((await commandOf(request)).command),
       provisionalSchema: provisionalTransferSchema,
       handler: async (request) => {
         const { accountId, commandId, command } = await commandOf(request);
-        const outcome = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs);
-        if (!outcome) return lateDecision(command);
-        if (outcome.kind === 'refused') return refusalAnswer(outcome);
-        return outcome.kind === 'transfer' ? transferAnswer(outcome) : unexpectedOutcome(outcome);
+        const decision = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs, { key: request.idempotencyKey!, fingerprint: request.fingerprint! });
+        return decision ? decisionAnswer(decision, 'transfer', transferAnswer) : lateDecision(command);
       },
     }),
     {

@@ -42,7 +42,7 @@ describe('requests in progress', () => {
     const { runtime } = testService();
     const guard = new IdempotencyGuard(runtime.db, runtime.redis, 200);
     const key = randomUUID();
-    const request = { requestId: randomUUID(), params: {}, query: {}, body: { n: 1 }, principal: null, idempotencyKey: key, koa: { path: '/v1/test' } } as unknown as RouteRequest;
+    const request = { requestId: randomUUID(), params: {}, query: {}, body: { n: 1 }, principal: null, idempotencyKey: key, fingerprint: fingerprint('POST', '/v1/test', { n: 1 }), koa: { path: '/v1/test' } } as unknown as RouteRequest;
     let finish!: () => void;
     const slow = new Promise<void>((resolve) => { finish = resolve; });
     const route = (provisional?: RouteDef['provisional']) => ({ method: 'POST', path: '/v1/test', provisional } as unknown as RouteDef);
@@ -98,8 +98,9 @@ describe('requests in progress', () => {
         client.execute('faucet.credit', commandId, owner.account.id, payload, 10_000),
       ]);
       assert.ok(first && second, 'neither request was left without the decision');
-      assert.equal(first.kind, 'faucet_credit');
-      assert.deepEqual(second, first);
+      assert.equal(first.outcome.kind, 'faucet_credit');
+      assert.deepEqual(second.outcome, first.outcome);
+      assert.deepEqual([first.replayed, second.replayed], [false, true], 'each request got an answer of its own: the decision, then its replay');
     } finally {
       await client.stop();
     }
@@ -121,7 +122,7 @@ describe('requests in progress', () => {
         assert.equal(error.headers['Retry-After'], '1');
         return true;
       });
-      assert.equal((await waiting)?.kind, 'faucet_credit');
+      assert.equal((await waiting)?.outcome.kind, 'faucet_credit');
       // Commands of one account are decided in order: the admitted one is decided, so the refused one would have been too.
       assert.equal((await runtime.db('processed_commands').where('command_id', refused)).length, 0);
     } finally {
@@ -141,7 +142,7 @@ describe('requests in progress', () => {
     const decided = async () => {
       const commandId = derivedUuid('test.faucet', randomUUID());
       const outcome = await client.execute('faucet.credit', commandId, owner.account.id, { entry_id: derivedUuid('entry', commandId), currency: 'USD', amount: '1' }, 10_000);
-      assert.equal(outcome?.kind, 'faucet_credit');
+      assert.equal(outcome?.outcome.kind, 'faucet_credit');
     };
     try {
       await decided();

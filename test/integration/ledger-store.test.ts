@@ -47,7 +47,7 @@ function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: b
     if (decision.transfer) (decision.transferIsNew ? write.newTransfers : write.changedTransfers).push(decision.transfer);
     write.transitions.push(...decision.transitions);
     if (withOutbox) write.outbox.push(...decision.events.map((e) => eventRow(e, 'sandbox', now)));
-    write.processed.push({ commandId, type, outcome: JSON.stringify(decision.outcome) });
+    write.processed.push({ commandId, type, outcome: JSON.stringify(decision.outcome), accountId: null, idempotencyKey: null, fingerprint: null });
   }
   return write;
 }
