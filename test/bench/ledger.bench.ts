@@ -23,7 +23,7 @@ import { Partitioners } from 'kafkajs';
 import pg from 'pg';
 import { AvroCodec, createRegistry } from '../../src/kafka/registry';
 import { TOPICS, TopicNames } from '../../src/kafka/topics';
-import { derivedUuid } from '../../src/ledger-client';
+import { derivedUuid, idempotentCommandId } from '../../src/ledger-client';
 import type { LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
 import { followEventStream } from '../support/sse';
 import {
@@ -67,7 +67,7 @@ function watchCompletions(ports: number[], members: Member[], completedAt: Map<s
   for (const [i, member] of members.entries()) {
     void followEventStream(`http://127.0.0.1:${ports[i % ports.length]}`, member.token, (frame) => {
       if (frame.event === 'transfer.completed' && frame.data) completedAt.set(JSON.parse(frame.data).data.id, performance.now());
-    }, aborter.signal).catch(() => undefined);
+    }, aborter.signal).catch((error) => { if (!aborter.signal.aborted) console.error(`event stream of ${member.email}: ${(error as Error).message}`); });
   }
   return () => aborter.abort();
 }
@@ -97,7 +97,7 @@ async function transferLoad(anatomy: Anatomy, services: BenchService[], ports: n
       let recipient = hotRecipient ?? members[Math.floor(Math.random() * members.length)];
       if (recipient === sender) recipient = members[(members.indexOf(sender) + 1) % members.length];
       const key = randomUUID();
-      const transferId = derivedUuid('transfer', derivedUuid('transfer.create', sender.id, key));
+      const transferId = derivedUuid('transfer', idempotentCommandId(sender.id, key));
       const started = performance.now();
       sentAt.set(transferId, started);
       const body = JSON.stringify({ recipient_email: recipient.email, amount: '0.01', currency: 'USD' });
