@@ -65,7 +65,7 @@ const PAYMENT_COLUMNS = [
 const ENTRY_COLUMNS = ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'] as const;
 const POSTING_COLUMNS = ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'] as const;
 const PROCESSED_COLUMNS = ['command_id', 'type', 'outcome', 'processed_at', 'account_id', 'idempotency_key', 'fingerprint'] as const;
-export const OUTBOX_COLUMNS = ['id', 'round_id', 'topic', 'message_key', 'account_id', 'account_seq', 'payload', 'created_at'] as const;
+export const ACCOUNT_EVENT_COLUMNS = ['account_id', 'account_seq', 'id', 'payload'] as const;
 
 type Row = Record<string, unknown>;
 
@@ -85,8 +85,8 @@ const UPDATE_TRANSFERS = `UPDATE transfers AS t SET status = v.status, partner_p
 const UPDATE_BALANCES = 'UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ?::jsonb) AS v WHERE la.id = v.id';
 // Executed quotes were locked and found unconsumed: the count returned must be theirs.
 const CONSUME_QUOTES = 'UPDATE fx_quotes AS q SET consumed_at = v.consumed_at FROM jsonb_populate_recordset(NULL::fx_quotes, ?::jsonb) AS v WHERE q.id = v.id AND q.consumed_at IS NULL RETURNING 1';
-const INSERT_ROUND = 'INSERT INTO outbox_unpublished_rounds (round_id, created_at) SELECT round_id, created_at FROM jsonb_populate_recordset(NULL::outbox_unpublished_rounds, ?::jsonb)';
-const DELETE_PUBLISHED = 'DELETE FROM outbox_unpublished_rounds WHERE round_id = ANY(?::uuid[])';
+export const INSERT_ROUND = 'INSERT INTO outbox_rounds (round_id, created_at, messages, events) SELECT round_id, created_at, messages, events FROM jsonb_populate_recordset(NULL::outbox_rounds, ?::jsonb)';
+const DELETE_PUBLISHED = 'DELETE FROM outbox_rounds WHERE round_id = ANY(?::uuid[])';
 
 const ONE_STATEMENT = `WITH
   new_payments AS (${insertFromJson('payments', PAYMENT_COLUMNS)}),
@@ -98,14 +98,14 @@ const ONE_STATEMENT = `WITH
   changed_transfers AS (${UPDATE_TRANSFERS}),
   consumed_quotes AS (${CONSUME_QUOTES}),
   processed AS (${insertFromJson('processed_commands', PROCESSED_COLUMNS)}),
-  outbox AS (${insertFromJson('outbox', OUTBOX_COLUMNS)}),
+  events AS (${insertFromJson('account_events', ACCOUNT_EVENT_COLUMNS)}),
   round AS (${INSERT_ROUND}),
   published AS (${DELETE_PUBLISHED})
 SELECT (SELECT count(*) FROM consumed_quotes)::int AS quotes_consumed`;
 
 interface RoundRows {
   newPayments: Row[]; changedPayments: Row[]; entries: Row[]; postings: Row[]; balances: Row[]; newTransfers: Row[]; changedTransfers: Row[];
-  consumedQuotes: Row[]; processed: Row[]; outbox: Row[]; rounds: Row[];
+  consumedQuotes: Row[]; processed: Row[]; accountEvents: Row[]; rounds: Row[];
 }
 
 /** The status changes of a round, by transfer or payment id, in order. */
@@ -141,14 +141,29 @@ function roundRows(batch: BatchWrite): RoundRows {
     processed: batch.processed.map((p) => ({
       command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at, account_id: p.accountId, idempotency_key: p.idempotencyKey, fingerprint: p.fingerprint,
     })),
-    outbox: outboxRows(batch.roundId, batch.outbox, at),
-    rounds: batch.outbox.length > 0 ? [{ round_id: batch.roundId, created_at: at }] : [],
+    ...outboxRoundRows(batch.roundId, batch.outbox, at),
   };
 }
 
-export const outboxRows = (roundId: string, outbox: OutboxWrite[], at: string): Row[] => outbox.map((o) => ({
-  id: o.id, round_id: roundId, topic: o.topic, message_key: o.key, account_id: o.accountId, account_seq: o.accountSeq ?? null, payload: o.payload, created_at: at,
-}));
+/**
+ * A round's outbox: its account events, kept for good in account_events (numbered already), and
+ * the round itself until Kafka has it: the messages no other table keeps (entries, partner
+ * instructions, operator events) and references to its account events, in order.
+ */
+export function outboxRoundRows(roundId: string, outbox: OutboxWrite[], at: string): { accountEvents: Row[]; rounds: Row[] } {
+  const accountEvents: Row[] = [];
+  const messages: Row[] = [];
+  const events: Array<[string, number]> = [];
+  for (const o of outbox) {
+    if (o.accountId !== null) {
+      accountEvents.push({ account_id: o.accountId, account_seq: o.accountSeq, id: o.id, payload: o.payload });
+      events.push([o.accountId, o.accountSeq!]);
+    } else {
+      messages.push({ topic: o.topic, key: o.key, payload: o.payload });
+    }
+  }
+  return { accountEvents, rounds: outbox.length > 0 ? [{ round_id: roundId, created_at: at, messages, events }] : [] };
+}
 
 /** The processed commands as a JSON array, each outcome's JSON text set in as it is, not parsed and written again. */
 function processedJson(batch: BatchWrite): string {
@@ -168,7 +183,7 @@ export async function writeRoundRows(trx: Knex.Transaction, batch: BatchWrite, p
     const { rows: result } = await trx.raw(ONE_STATEMENT, [
       ...[rows.newPayments, rows.changedPayments, rows.entries, rows.postings, rows.balances, rows.newTransfers, rows.changedTransfers,
         rows.consumedQuotes].map((r) => JSON.stringify(r)),
-      processedJson(batch), JSON.stringify(rows.outbox), JSON.stringify(rows.rounds),
+      processedJson(batch), JSON.stringify(rows.accountEvents), JSON.stringify(rows.rounds),
       publishedRounds,
     ]);
     return result[0].quotes_consumed;
@@ -185,7 +200,7 @@ export async function writeRoundRows(trx: Knex.Transaction, batch: BatchWrite, p
   let consumed = 0;
   if (rows.consumedQuotes.length > 0) consumed = (await trx.raw(CONSUME_QUOTES, json(rows.consumedQuotes))).rowCount;
   await copyInto(trx, 'processed_commands', PROCESSED_COLUMNS, rows.processed);
-  await copyInto(trx, 'outbox', OUTBOX_COLUMNS, rows.outbox);
+  await copyInto(trx, 'account_events', ACCOUNT_EVENT_COLUMNS, rows.accountEvents);
   if (rows.rounds.length > 0) await trx.raw(INSERT_ROUND, json(rows.rounds));
   if (publishedRounds.length > 0) await trx.raw(DELETE_PUBLISHED, [publishedRounds]);
   return consumed;

@@ -11,7 +11,8 @@ import type { PaymentRecord } from './payments';
 import { Money } from './money';
 import type { TransferRecord } from './transfers';
 import { copyInto } from '../src/db/pg-copy';
-import { OUTBOX_COLUMNS, outboxRows, writeRoundRows, type BatchWrite, type OutboxWrite } from './round-write';
+import type { DomainEventEnvelope } from './messages';
+import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, outboxRoundRows, writeRoundRows, type BatchWrite, type OutboxWrite } from './round-write';
 
 type Db = Knex | Knex.Transaction;
 
@@ -149,8 +150,9 @@ export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite, publi
 /** `at`: an ISO 8601 instant. */
 export async function writeOutboxRound(trx: Knex.Transaction, roundId: string, outbox: OutboxWrite[], at: string): Promise<void> {
   await numberAccountEvents(trx, outbox);
-  await copyInto(trx, 'outbox', OUTBOX_COLUMNS, outboxRows(roundId, outbox, at));
-  await trx('outbox_unpublished_rounds').insert({ round_id: roundId, created_at: at });
+  const { accountEvents, rounds } = outboxRoundRows(roundId, outbox, at);
+  await copyInto(trx, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
+  await trx.raw(INSERT_ROUND, [JSON.stringify(rounds)]);
 }
 
 /**
@@ -183,24 +185,35 @@ async function numberAccountEvents(trx: Knex.Transaction, outbox: OutboxWrite[])
 
 /** The rounds' messages reached Kafka. */
 export async function markRoundsPublished(db: Db, roundIds: string[]): Promise<void> {
-  await db('outbox_unpublished_rounds').whereIn('round_id', roundIds).delete();
+  await db('outbox_rounds').whereIn('round_id', roundIds).delete();
 }
 
-export interface OutboxRow { topic: string; message_key: string; payload: unknown }
+export interface UnpublishedRound {
+  roundId: string;
+  /** The messages no other table keeps (entries, partner instructions, operator events), in order. */
+  messages: Array<{ topic: string; key: string; payload: unknown }>;
+  /** The round's account events, in order. */
+  events: DomainEventEnvelope[];
+}
 
 /**
  * Claims the oldest round a crashed (or slow) process left unpublished for longer than `ageMs`,
- * with its messages in order; null when there is none. The claim holds until `trx` ends.
+ * its account events read back from account_events; null when there is none. The claim holds
+ * until `trx` ends.
  */
-export async function claimUnpublishedRound(trx: Knex.Transaction, ageMs: number): Promise<{ roundId: string; rows: OutboxRow[] } | null> {
+export async function claimUnpublishedRound(trx: Knex.Transaction, ageMs: number): Promise<UnpublishedRound | null> {
   const { rows: rounds } = await trx.raw(
-    `SELECT round_id FROM outbox_unpublished_rounds WHERE created_at < now() - make_interval(secs => ?)
+    `SELECT round_id, messages, events FROM outbox_rounds WHERE created_at < now() - make_interval(secs => ?)
      ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
     [ageMs / 1000],
   );
   if (rounds.length === 0) return null;
-  const roundId: string = rounds[0].round_id;
-  const rows: OutboxRow[] = await trx('outbox').where('round_id', roundId).orderBy('seq').select('topic', 'message_key', 'payload');
-  return { roundId, rows };
+  const round: { round_id: string; messages: UnpublishedRound['messages']; events: Array<[string, number]> } = rounds[0];
+  const { rows: events } = round.events.length === 0 ? { rows: [] } : await trx.raw(
+    `SELECT e.payload FROM jsonb_array_elements(?::jsonb) WITH ORDINALITY AS ref(value, n)
+       JOIN account_events e ON e.account_id = (ref.value->>0)::uuid AND e.account_seq = (ref.value->>1)::bigint
+      ORDER BY ref.n`,
+    [JSON.stringify(round.events)],
+  );
+  return { roundId: round.round_id, messages: round.messages, events: (events as Array<{ payload: DomainEventEnvelope }>).map((e) => e.payload) };
 }
-

@@ -1,6 +1,7 @@
-// Reads an account's domain events back from the outbox, where they stay after publication
-// (migrations/20261122110000_ledger.ts), by the account's event sequence number (account_seq:
-// gapless, in commit order), so a reconnecting stream replays exactly what it missed.
+// Reads an account's domain events back from account_events, where the ledger writes them with
+// the money they announce (migrations/20261124130000_account_events_and_outbox_rounds.ts), by the
+// account's event sequence number (account_seq: gapless, in commit order), so a reconnecting
+// stream replays exactly what it missed.
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import type { Db } from '../db';
 
@@ -12,8 +13,9 @@ export interface StoredEvent {
 
 /** The sequence number of the account's event `eventId`, or null when the account has no such event. */
 export async function findEventSeq(db: Db, accountId: string, eventId: string): Promise<number | null> {
-  const row: { account_seq: string | null } | undefined = await db('outbox')
-    .where({ id: eventId, topic: 'domain.events', account_id: accountId })
+  // Within the account's events (the primary key's prefix): a reconnecting client names a recent one.
+  const row: { account_seq: string | null } | undefined = await db('account_events')
+    .where({ account_id: accountId, id: eventId })
     .first('account_seq');
   return row?.account_seq ? Number(row.account_seq) : null;
 }
@@ -24,11 +26,10 @@ export async function lastEventSeq(db: Db, accountId: string): Promise<number> {
   return row ? Number(row.last_seq) : 0;
 }
 
-/** The account's events numbered after `afterSeq`, in order, at most `limit` (served by outbox_account_seq). */
+/** The account's events numbered after `afterSeq`, in order, at most `limit` (served by the primary key). */
 export async function eventsAfter(db: Db, accountId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
-  const rows: Array<{ account_seq: string; payload: DomainEventEnvelope }> = await db('outbox')
+  const rows: Array<{ account_seq: string; payload: DomainEventEnvelope }> = await db('account_events')
     .where({ account_id: accountId })
-    .whereNotNull('account_seq')
     .where('account_seq', '>', afterSeq)
     .orderBy('account_seq')
     .limit(limit)

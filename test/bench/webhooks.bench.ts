@@ -97,8 +97,8 @@ runBench(names, async (services) => {
     // Every event of the backlog senders since their endpoints were made: what must be delivered.
     const db = createDb(names.databaseUrl, 1);
     try {
-      const { rows } = await db.raw(`SELECT count(*)::int AS n FROM outbox o JOIN webhook_endpoints e ON e.account_id = o.account_id
-        WHERE o.topic = 'domain.events' AND o.created_at >= e.created_at AND e.url = ?`, [backlog.url]);
+      const { rows } = await db.raw(`SELECT count(*)::int AS n FROM account_events o JOIN webhook_endpoints e ON e.account_id = o.account_id
+        WHERE (o.payload->>'created_at')::timestamptz >= e.created_at AND e.url = ?`, [backlog.url]);
       return rows[0].n as number;
     } finally {
       await db.destroy();

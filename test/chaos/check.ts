@@ -53,7 +53,7 @@ async function webhooksComplete(db: Db, group: SignedUp[], receivers: Receiver[]
   const missing = async () => {
     const gaps: string[] = [];
     for (let i = 0; i < group.length; i++) {
-      const { rows } = await db.raw(`SELECT id FROM outbox WHERE topic = 'domain.events' AND account_id = ?`, [group[i].account.id]);
+      const { rows } = await db.raw(`SELECT id FROM account_events WHERE account_id = ?`, [group[i].account.id]);
       const got = new Set(receivers[i].received.map((r) => r.event.id as string));
       const lost = rows.filter((row: { id: string }) => !got.has(row.id)).length;
       const foreign = got.size - (rows.length - lost);
@@ -148,7 +148,7 @@ export async function check(baseUrl: string, firstDay: string, databaseUrl: stri
 
     await sleep(5_000); // the last events reach the streams
     for (let i = 0; i < group.length; i++) {
-      const { rows } = await db.raw(`SELECT count(*)::int AS n FROM outbox WHERE topic = 'domain.events' AND account_id = ?`, [group[i].account.id]);
+      const { rows } = await db.raw(`SELECT count(*)::int AS n FROM account_events WHERE account_id = ?`, [group[i].account.id]);
       const seqs = streams[i].seqs;
       const inOrder = seqs.every((seq, k) => seq === k + 1);
       if (seqs.length !== rows[0].n || !inOrder) failures.push(`account ${i}: its stream saw ${seqs.length} of ${rows[0].n} events${inOrder ? '' : ', not once each in order'}`);

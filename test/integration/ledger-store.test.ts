@@ -170,7 +170,7 @@ describe('ledger store: writeBatch', () => {
   for (const [path, oneStatementMax] of [['one statement', undefined], ['COPY', 0]] as const) {
   it(`writes entries, postings, balances, transfers, transitions, processed commands and outbox rows together (${path}), and removes the marks of published rounds`, async () => {
     const earlier = randomUUID();
-    await db()('outbox_unpublished_rounds').insert({ round_id: earlier });
+    await db()('outbox_rounds').insert({ round_id: earlier, messages: JSON.stringify([]), events: JSON.stringify([]) });
     const [a, b] = await newAccounts(2);
     const refs = [faucetEquity('USD'), available(a.id, 'USD'), pending(a.id, 'USD'), available(b.id, 'USD')];
     await ensureLedgerAccounts(db(), refs);
@@ -192,13 +192,21 @@ describe('ledger store: writeBatch', () => {
       ], book, now, true);
       return writeBatch(trx, write, [earlier], oneStatementMax);
     });
-    assert.equal(await db()('outbox_unpublished_rounds').where('round_id', earlier).first(), undefined, 'the earlier round is marked published');
+    assert.equal(await db()('outbox_rounds').where('round_id', earlier).first(), undefined, 'the earlier round is marked published');
     try {
-      // Outbox: the rows of the round, in the order written, and the round listed as unpublished.
+      // Outbox: the account events kept for good, numbered in each account's sequence; the round,
+      // until published, with the messages no other table keeps and its events by reference, in order.
       assert.equal(write.outbox.length, 2 + 1 + 5); // two entries, a faucet balance event, three transfer and two balance events
-      const outbox = await db()('outbox').where('round_id', write.roundId).orderBy('seq').select('id');
-      assert.deepEqual(outbox.map((r) => r.id), write.outbox.map((o) => o.id));
-      assert.ok(await db()('outbox_unpublished_rounds').where('round_id', write.roundId).first(), 'the round waits for publication');
+      const events = write.outbox.filter((o) => o.accountId !== null);
+      const stored = await db()('account_events').whereIn('id', events.map((e) => e.id)).select('id', 'account_id', 'account_seq', 'payload');
+      assert.deepEqual(stored.map((e) => e.id).sort(), events.map((e) => e.id).sort());
+      for (const row of stored) assert.equal(row.payload.account_seq, Number(row.account_seq), 'the payload carries its number');
+      assert.deepEqual(stored.filter((e) => e.account_id === a.id).map((e) => Number(e.account_seq)).sort(), [1, 2, 3, 4, 5]);
+      assert.deepEqual(stored.filter((e) => e.account_id === b.id).map((e) => Number(e.account_seq)), [1]);
+      const round = await db()('outbox_rounds').where('round_id', write.roundId).first();
+      assert.ok(round, 'the round waits for publication');
+      assert.deepEqual(round.messages.map((m: { key: string }) => m.key), write.entries.map((e) => e.id), 'the entries, in order');
+      assert.deepEqual(round.events, events.map((e) => [e.accountId, e.accountSeq]), 'its events, by reference, in order');
 
       // Entries and postings: each entry balances, and postings carry the balance they left.
       const entries = await db()('journal_entries').whereIn('id', write.entries.map((e) => e.id)).select('id', 'kind', 'command_id', 'transfer_id');
@@ -238,7 +246,7 @@ describe('ledger store: writeBatch', () => {
     } finally {
       await markRoundsPublished(db(), [write.roundId]);
     }
-    const left = await db()('outbox_unpublished_rounds').where('round_id', write.roundId).first();
+    const left = await db()('outbox_rounds').where('round_id', write.roundId).first();
     assert.equal(left, undefined, 'a published round is no longer listed');
   });
 
@@ -256,7 +264,7 @@ describe('ledger store: writeBatch', () => {
       await writeBatch(trx, write, [], oneStatementMax);
     }), /journal entry [0-9a-f-]+ does not balance in EUR/);
     assert.equal(await db()('journal_entries').where('id', write.entries[0].id).first(), undefined);
-    assert.equal(await db()('outbox').where('round_id', write.roundId).first(), undefined);
+    assert.equal(await db()('outbox_rounds').where('round_id', write.roundId).first(), undefined);
     assert.equal(await balanceOf(available(a.id, 'EUR')), '0');
   });
   }

@@ -71,4 +71,36 @@ describe('migrations', () => {
     const again = await db.raw(`SELECT outcome::text AS outcome FROM processed_commands WHERE command_id = 'c-faucet'`);
     assert.deepEqual(parseOutcome(again.rows[0].outcome), outcomes['c-faucet'], 'down and up again keep the outcome');
   });
+
+  it('moves account events to account_events and unpublished rounds to outbox_rounds, and back', async () => {
+    const roundsMigration = { ...migrationConfig(), name: '20261124130000_account_events_and_outbox_rounds.js' };
+    await db.migrate.latest(migrationConfig());
+    await db.migrate.down(roundsMigration);
+    const account = randomUUID();
+    const [published, unpublished] = [randomUUID(), randomUUID()];
+    const event = (seq: number, round: string) => ({
+      id: randomUUID(), round_id: round, topic: 'domain.events', message_key: `transfer-${seq}`, account_id: account, account_seq: seq,
+      payload: { id: `e${seq}`, type: 'transfer.completed', resource_id: `transfer-${seq}`, account_id: account, account_seq: seq, created_at: '2026-11-20T10:00:00.000Z' },
+    });
+    const entry = { id: randomUUID(), round_id: unpublished, topic: 'ledger.entries', message_key: 'entry-2', account_id: null, account_seq: null, payload: { id: 'entry-2', kind: 'faucet_credit' } };
+    await db('outbox').insert([event(1, published), event(2, unpublished), entry, event(3, unpublished)]);
+    await db('outbox_unpublished_rounds').insert({ round_id: unpublished });
+
+    await db.migrate.up(roundsMigration);
+    const events = await db('account_events').where('account_id', account).orderBy('account_seq');
+    assert.deepEqual(events.map((e) => [Number(e.account_seq), e.payload.id]), [[1, 'e1'], [2, 'e2'], [3, 'e3']], 'every account event is kept, published or not');
+    const rounds = await db('outbox_rounds').select('round_id', 'messages', 'events');
+    assert.deepEqual(rounds.map((r) => r.round_id), [unpublished], 'only the unpublished round is waiting');
+    assert.deepEqual(rounds[0].messages, [{ topic: 'ledger.entries', key: 'entry-2', payload: entry.payload }]);
+    assert.deepEqual(rounds[0].events, [[account, 2], [account, 3]]);
+
+    await db.migrate.down(roundsMigration);
+    const back = await db('outbox').orderBy('seq').select('topic', 'message_key', 'account_seq', 'round_id');
+    assert.deepEqual(back.map((r) => [r.topic, r.message_key, r.account_seq === null ? null : Number(r.account_seq)]).sort(),
+      [['domain.events', 'transfer-1', 1], ['domain.events', 'transfer-2', 2], ['domain.events', 'transfer-3', 3], ['ledger.entries', 'entry-2', null]].sort());
+    assert.deepEqual((await db('outbox_unpublished_rounds').select('round_id')).map((r) => r.round_id), [unpublished]);
+    const waiting = back.filter((r) => r.round_id === unpublished).map((r) => r.message_key).sort();
+    assert.deepEqual(waiting, ['entry-2', 'transfer-2', 'transfer-3'], 'the unpublished round has its messages again');
+    await db.migrate.latest(migrationConfig());
+  });
 });

@@ -53,10 +53,7 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
         `INSERT INTO account_event_sequences AS s (account_id, last_seq) VALUES (?, 1)
          ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + 1 RETURNING last_seq`, [accountId]);
       envelope.account_seq = Number(rows[0].last_seq);
-      await trx('outbox').insert({
-        id: envelope.id, round_id: randomUUID(), topic: TOPICS.domainEvents, message_key: resourceId, account_id: accountId,
-        account_seq: envelope.account_seq, payload: envelope,
-      });
+      await trx('account_events').insert({ account_id: accountId, account_seq: envelope.account_seq, id: envelope.id, payload: envelope });
     });
     if (options.kafka !== false) {
       const value = await runtime.codec.encode(TOPICS.domainEvents, envelope);

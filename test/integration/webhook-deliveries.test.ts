@@ -59,7 +59,7 @@ describe('webhook deliveries', function () {
   };
   /** The account's events after `afterSeq`, from the outbox, in its sequence. */
   const accountEvents = async (accountId: string, afterSeq: number) =>
-    testService().runtime.db('outbox').where({ account_id: accountId, topic: 'domain.events' }).where('account_seq', '>', afterSeq).orderBy('account_seq').select('id', 'account_seq', 'payload');
+    testService().runtime.db('account_events').where({ account_id: accountId }).where('account_seq', '>', afterSeq).orderBy('account_seq').select('id', 'account_seq', 'payload');
   const lastSeq = async (accountId: string) => Number((await testService().runtime.db('account_event_sequences').where('account_id', accountId).first())?.last_seq ?? 0);
 
   it('delivers every event of the account, signed, in the SPEC.md envelope with its account_seq', async () => {
@@ -224,7 +224,7 @@ describe('webhook deliveries', function () {
     }
     assert.ok(Date.now() - started >= 2_500, 'not before the time');
     assert.equal(read.disabled_reason, 'every delivery failed for 3 seconds');
-    const events = await testService().runtime.db('outbox').where({ account_id: sender.account.id }).whereRaw(`payload->>'type' = 'webhook_endpoint.disabled'`);
+    const events = await testService().runtime.db('account_events').where({ account_id: sender.account.id }).whereRaw(`payload->>'type' = 'webhook_endpoint.disabled'`);
     assert.equal(events.length, 1, 'announced once');
     const enabled = await request(sender, 'PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: true });
     assert.deepEqual([enabled.body.enabled, enabled.body.disabled_reason], [true, null]);

@@ -87,10 +87,13 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
   'no customer balance is negative': `SELECT code FROM ledger_accounts WHERE kind <> 'system' AND balance < 0`,
   'all customer money came from the faucet': `SELECT currency FROM ledger_accounts GROUP BY currency HAVING sum(balance) <> 0`,
   "each account's events are numbered 1..n without a gap or a repeat":
-    `SELECT account_id FROM outbox WHERE topic = 'domain.events' AND account_id IS NOT NULL GROUP BY account_id
-     HAVING count(account_seq) <> count(*) OR min(account_seq) <> 1 OR max(account_seq) <> count(*) OR count(DISTINCT account_seq) <> count(*)`,
-  'an operator event (reconciliation.completed) is outside every account\'s sequence':
-    `SELECT id FROM outbox WHERE topic = 'domain.events' AND account_id IS NULL AND (account_seq IS NOT NULL OR payload->>'type' <> 'reconciliation.completed')`,
+    `SELECT account_id FROM account_events GROUP BY account_id
+     HAVING min(account_seq) <> 1 OR max(account_seq) <> count(*) OR count(DISTINCT account_seq) <> count(*)
+     UNION ALL
+     SELECT e.account_id FROM account_events e LEFT JOIN account_event_sequences s USING (account_id)
+      GROUP BY e.account_id, s.last_seq HAVING s.last_seq IS DISTINCT FROM max(e.account_seq)`,
+  "each account event is its account's, under its number":
+    `SELECT id FROM account_events WHERE (payload->>'account_id')::uuid IS DISTINCT FROM account_id OR (payload->>'account_seq')::bigint <> account_seq`,
   'a transfer is held or moved once, and settled or released at most once':
     `SELECT transfer_id FROM journal_entries WHERE transfer_id IS NOT NULL GROUP BY transfer_id
      HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold')) <> 1
@@ -184,7 +187,7 @@ export async function collectEvents(baseUrl: string, token: string, reconnectEve
 }
 
 export async function accountEventIds(db: Db, accountId: string): Promise<string[]> {
-  const rows: Array<{ id: string }> = await db('outbox').where({ topic: 'domain.events', account_id: accountId }).select('id');
+  const rows: Array<{ id: string }> = await db('account_events').where({ account_id: accountId }).select('id');
   return rows.map((r) => r.id);
 }
 
