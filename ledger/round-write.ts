@@ -1,12 +1,13 @@
 // Writes a decided round's rows. A large round goes table by table with COPY, which Postgres
 // parses fastest for thousands of rows but which costs two round trips a table. At light load a
-// round holds a command or two, and those round trips were most of the ledger's work per
-// transfer: a small round is written instead by one statement, every table a data-modifying
-// CTE fed by a JSON parameter. Its rows are checked as COPY's are: the postings trigger sees all
-// of them at the end of the statement, and foreign keys are checked then too, so the order of
-// the CTEs does not matter. Updates are one statement per table either way.
-import type { Knex } from 'knex';
-import { copyInto } from '../src/db/pg-copy';
+// round holds a command or two, and round trips were most of the ledger's work per transfer: a
+// small round is written instead by one statement, every table a data-modifying CTE fed by a JSON
+// parameter, its account events numbered inside it, and it goes to Postgres together with the
+// COMMIT (round-transaction.ts). Its rows are checked as COPY's are: the postings trigger sees all
+// of them at the end of the statement, and foreign keys are checked then too, so the order of the
+// CTEs does not matter. Updates are one statement per table either way.
+import type pg from 'pg';
+import { copyIntoClient } from '../src/db/pg-copy';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord, PaymentStatus } from './payments';
@@ -70,43 +71,61 @@ export const ACCOUNT_EVENT_COLUMNS = ['account_id', 'account_seq', 'id', 'payloa
 type Row = Record<string, unknown>;
 
 /** Inserts the rows of a JSON array parameter into a table, by column name. */
-const insertFromJson = (table: string, columns: readonly string[]) =>
-  `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM jsonb_populate_recordset(NULL::${table}, ?::jsonb)`;
+const insertFromJson = (table: string, columns: readonly string[], param: string) =>
+  `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM jsonb_populate_recordset(NULL::${table}, ${param}::jsonb)`;
 
 // Each update takes a JSON array of rows with the table's column names; status histories append.
-const UPDATE_PAYMENTS = `UPDATE payments AS p SET status = v.status, external_id = v.external_id, claim_link = v.claim_link, retry_count = v.retry_count,
+const updatePayments = (param: string) => `UPDATE payments AS p SET status = v.status, external_id = v.external_id, claim_link = v.claim_link, retry_count = v.retry_count,
     failure_code = v.failure_code, failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at,
     status_history = p.status_history || v.status_history
-  FROM jsonb_populate_recordset(NULL::payments, ?::jsonb) AS v WHERE p.id = v.id`;
-const UPDATE_TRANSFERS = `UPDATE transfers AS t SET status = v.status, partner_payment_id = v.partner_payment_id, failure_code = v.failure_code,
+  FROM jsonb_populate_recordset(NULL::payments, ${param}::jsonb) AS v WHERE p.id = v.id`;
+const updateTransfers = (param: string) => `UPDATE transfers AS t SET status = v.status, partner_payment_id = v.partner_payment_id, failure_code = v.failure_code,
     failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at,
     status_history = t.status_history || v.status_history
-  FROM jsonb_populate_recordset(NULL::transfers, ?::jsonb) AS v WHERE t.id = v.id`;
-const UPDATE_BALANCES = 'UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ?::jsonb) AS v WHERE la.id = v.id';
+  FROM jsonb_populate_recordset(NULL::transfers, ${param}::jsonb) AS v WHERE t.id = v.id`;
+const updateBalances = (param: string) => `UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ${param}::jsonb) AS v WHERE la.id = v.id`;
 // Executed quotes were locked and found unconsumed: the count returned must be theirs.
-const CONSUME_QUOTES = 'UPDATE fx_quotes AS q SET consumed_at = v.consumed_at FROM jsonb_populate_recordset(NULL::fx_quotes, ?::jsonb) AS v WHERE q.id = v.id AND q.consumed_at IS NULL RETURNING 1';
-export const INSERT_ROUND = 'INSERT INTO outbox_rounds (round_id, created_at, messages, events) SELECT round_id, created_at, messages, events FROM jsonb_populate_recordset(NULL::outbox_rounds, ?::jsonb)';
-const DELETE_PUBLISHED = 'DELETE FROM outbox_rounds WHERE round_id = ANY(?::uuid[])';
+const consumeQuotes = (param: string) => `UPDATE fx_quotes AS q SET consumed_at = v.consumed_at FROM jsonb_populate_recordset(NULL::fx_quotes, ${param}::jsonb) AS v WHERE q.id = v.id AND q.consumed_at IS NULL RETURNING 1`;
+export const INSERT_ROUND = 'INSERT INTO outbox_rounds (round_id, created_at, messages, events) SELECT round_id, created_at, messages, events FROM jsonb_populate_recordset(NULL::outbox_rounds, $1::jsonb)';
+const deletePublished = (param: string) => `DELETE FROM outbox_rounds WHERE round_id = ANY(${param}::uuid[])`;
+
+/**
+ * Numbers the round's account events after each account's last one, in round order, from the
+ * counter rows: taken in account order, after every ledger-account lock of the transaction, and
+ * held until commit, so numbers are gapless and follow commit order, and no two transactions wait
+ * on each other in a circle. Returns each event's id with its number.
+ */
+const NUMBERED_EVENTS = `
+  event_input AS (SELECT * FROM jsonb_to_recordset($10::jsonb) AS e(ord int, account_id uuid, id uuid, payload jsonb)),
+  event_counts AS (SELECT account_id, count(*) AS n FROM event_input GROUP BY account_id),
+  event_seqs AS (
+    INSERT INTO account_event_sequences AS s (account_id, last_seq) SELECT account_id, n FROM event_counts ORDER BY account_id
+    ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + EXCLUDED.last_seq
+    RETURNING account_id, last_seq),
+  numbered AS (
+    SELECT e.ord, e.account_id, e.id, e.payload, s.last_seq - c.n + row_number() OVER (PARTITION BY e.account_id ORDER BY e.ord) AS account_seq
+      FROM event_input e JOIN event_seqs s USING (account_id) JOIN event_counts c USING (account_id)),
+  events AS (
+    INSERT INTO account_events (account_id, account_seq, id, payload)
+    SELECT account_id, account_seq, id, jsonb_set(payload, '{account_seq}', to_jsonb(account_seq)) FROM numbered),
+  round AS (
+    INSERT INTO outbox_rounds (round_id, created_at, messages, events)
+    SELECT r.round_id, r.created_at, r.messages, coalesce((SELECT jsonb_agg(jsonb_build_array(account_id, account_seq) ORDER BY ord) FROM numbered), '[]')
+      FROM jsonb_to_recordset($11::jsonb) AS r(round_id uuid, created_at timestamptz, messages jsonb))`;
 
 const ONE_STATEMENT = `WITH
-  new_payments AS (${insertFromJson('payments', PAYMENT_COLUMNS)}),
-  changed_payments AS (${UPDATE_PAYMENTS}),
-  entries AS (${insertFromJson('journal_entries', ENTRY_COLUMNS)}),
-  postings AS (${insertFromJson('postings', POSTING_COLUMNS)}),
-  balances AS (${UPDATE_BALANCES}),
-  new_transfers AS (${insertFromJson('transfers', TRANSFER_COLUMNS)}),
-  changed_transfers AS (${UPDATE_TRANSFERS}),
-  consumed_quotes AS (${CONSUME_QUOTES}),
-  processed AS (${insertFromJson('processed_commands', PROCESSED_COLUMNS)}),
-  events AS (${insertFromJson('account_events', ACCOUNT_EVENT_COLUMNS)}),
-  round AS (${INSERT_ROUND}),
-  published AS (${DELETE_PUBLISHED})
-SELECT (SELECT count(*) FROM consumed_quotes)::int AS quotes_consumed`;
-
-interface RoundRows {
-  newPayments: Row[]; changedPayments: Row[]; entries: Row[]; postings: Row[]; balances: Row[]; newTransfers: Row[]; changedTransfers: Row[];
-  consumedQuotes: Row[]; processed: Row[]; accountEvents: Row[]; rounds: Row[];
-}
+  new_payments AS (${insertFromJson('payments', PAYMENT_COLUMNS, '$1')}),
+  changed_payments AS (${updatePayments('$2')}),
+  entries AS (${insertFromJson('journal_entries', ENTRY_COLUMNS, '$3')}),
+  postings AS (${insertFromJson('postings', POSTING_COLUMNS, '$4')}),
+  balances AS (${updateBalances('$5')}),
+  new_transfers AS (${insertFromJson('transfers', TRANSFER_COLUMNS, '$6')}),
+  changed_transfers AS (${updateTransfers('$7')}),
+  consumed_quotes AS (${consumeQuotes('$8')}),
+  processed AS (${insertFromJson('processed_commands', PROCESSED_COLUMNS, '$9')}),${NUMBERED_EVENTS},
+  published AS (${deletePublished('$12')})
+SELECT ledger_assert((SELECT count(*) FROM consumed_quotes) = $13, 'an executed quote was consumed already') AS quotes_checked,
+       (SELECT coalesce(json_agg(json_build_array(id, account_seq)), '[]') FROM numbered) AS event_seqs`;
 
 /** The status changes of a round, by transfer or payment id, in order. */
 function historyBy(transitions: Array<{ id: string; from: unknown; to: unknown; at: Date }>): Map<string, unknown[]> {
@@ -119,8 +138,8 @@ function historyBy(transitions: Array<{ id: string; from: unknown; to: unknown; 
   return history;
 }
 
-/** The round's rows, keyed by column name; account events must be numbered already. */
-function roundRows(batch: BatchWrite): RoundRows {
+/** The round's rows other than its outbox, keyed by column name. */
+function roundRows(batch: BatchWrite) {
   const at = batch.now.toISOString();
   const transferHistory = historyBy(batch.transitions.map((t) => ({ id: t.transferId, from: t.from, to: t.to, at: t.at })));
   const paymentHistory = historyBy(batch.paymentTransitions.map((t) => ({ id: t.paymentId, from: t.from, to: t.to, at: t.at })));
@@ -141,28 +160,23 @@ function roundRows(batch: BatchWrite): RoundRows {
     processed: batch.processed.map((p) => ({
       command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at, account_id: p.accountId, idempotency_key: p.idempotencyKey, fingerprint: p.fingerprint,
     })),
-    ...outboxRoundRows(batch.roundId, batch.outbox, at),
   };
 }
 
+/** The messages of a round that no other table keeps: its entries, partner instructions and operator events. */
+const unkeptMessages = (outbox: OutboxWrite[]): Row[] => outbox.filter((o) => o.accountId === null).map((o) => ({ topic: o.topic, key: o.key, payload: o.payload }));
+
 /**
- * A round's outbox: its account events, kept for good in account_events (numbered already), and
- * the round itself until Kafka has it: the messages no other table keeps (entries, partner
- * instructions, operator events) and references to its account events, in order.
+ * A round's outbox once its account events are numbered: the events, kept for good in
+ * account_events, and the round itself until Kafka has it, with the messages no other table keeps
+ * and references to its account events, in order.
  */
 export function outboxRoundRows(roundId: string, outbox: OutboxWrite[], at: string): { accountEvents: Row[]; rounds: Row[] } {
-  const accountEvents: Row[] = [];
-  const messages: Row[] = [];
-  const events: Array<[string, number]> = [];
-  for (const o of outbox) {
-    if (o.accountId !== null) {
-      accountEvents.push({ account_id: o.accountId, account_seq: o.accountSeq, id: o.id, payload: o.payload });
-      events.push([o.accountId, o.accountSeq!]);
-    } else {
-      messages.push({ topic: o.topic, key: o.key, payload: o.payload });
-    }
-  }
-  return { accountEvents, rounds: outbox.length > 0 ? [{ round_id: roundId, created_at: at, messages, events }] : [] };
+  const events = outbox.filter((o) => o.accountId !== null);
+  return {
+    accountEvents: events.map((o) => ({ account_id: o.accountId, account_seq: o.accountSeq, id: o.id, payload: o.payload })),
+    rounds: outbox.length > 0 ? [{ round_id: roundId, created_at: at, messages: unkeptMessages(outbox), events: events.map((o) => [o.accountId, o.accountSeq]) }] : [],
+  };
 }
 
 /** The processed commands as a JSON array, each outcome's JSON text set in as it is, not parsed and written again. */
@@ -173,35 +187,80 @@ function processedJson(batch: BatchWrite): string {
   return `[${items.join(',')}]`;
 }
 
+/** Sets an account event's number on it and in its payload, as Kafka and the event streams carry it. */
+function setSeq(event: OutboxWrite, seq: number): void {
+  event.accountSeq = seq;
+  (event.payload as { account_seq?: number }).account_seq = seq;
+}
+
 /**
- * Writes the round's rows in its transaction and removes the unpublished marks of
- * `publishedRounds`; returns the number of executed quotes found unconsumed.
+ * The one statement that writes a small round ($1..$13), and what to do with its result. The
+ * quotes executed must all be found unconsumed (they were locked and read so): else the statement
+ * fails, and the round is not committed.
  */
-export async function writeRoundRows(trx: Knex.Transaction, batch: BatchWrite, publishedRounds: string[], oneStatementMax = ONE_STATEMENT_COMMANDS_MAX): Promise<number> {
+export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]): { text: string; params: unknown[]; done: (row: Row) => void } {
   const rows = roundRows(batch);
-  if (batch.processed.length <= oneStatementMax) {
-    const { rows: result } = await trx.raw(ONE_STATEMENT, [
-      ...[rows.newPayments, rows.changedPayments, rows.entries, rows.postings, rows.balances, rows.newTransfers, rows.changedTransfers,
-        rows.consumedQuotes].map((r) => JSON.stringify(r)),
-      processedJson(batch), JSON.stringify(rows.accountEvents), JSON.stringify(rows.rounds),
-      publishedRounds,
-    ]);
-    return result[0].quotes_consumed;
-  }
+  const events = batch.outbox.flatMap((o, ord) => (o.accountId === null ? [] : [{ ord, account_id: o.accountId, id: o.id, payload: o.payload }]));
+  const round = batch.outbox.length > 0 ? [{ round_id: batch.roundId, created_at: batch.now.toISOString(), messages: unkeptMessages(batch.outbox) }] : [];
+  const params = [
+    ...[rows.newPayments, rows.changedPayments, rows.entries, rows.postings, rows.balances, rows.newTransfers, rows.changedTransfers, rows.consumedQuotes].map((r) => JSON.stringify(r)),
+    processedJson(batch), JSON.stringify(events), JSON.stringify(round), publishedRounds, batch.consumedQuotes.length,
+  ];
+  const done = (row: Row) => {
+    const seqs = new Map((row.event_seqs as Array<[string, number | string]>).map(([id, seq]) => [id, Number(seq)]));
+    for (const event of batch.outbox) if (event.accountId !== null) setSeq(event, seqs.get(event.id)!);
+  };
+  return { text: ONE_STATEMENT, params, done };
+}
+
+/**
+ * Writes a large round on `client`, in its transaction: events numbered, then table by table with
+ * COPY, and removes the unpublished marks of `publishedRounds`. Returns the number of executed
+ * quotes found unconsumed.
+ */
+export async function writeLargeRound(client: pg.ClientBase, batch: BatchWrite, publishedRounds: string[]): Promise<number> {
+  await numberAccountEvents(client, batch.outbox);
+  const rows = roundRows(batch);
+  const { accountEvents, rounds } = outboxRoundRows(batch.roundId, batch.outbox, batch.now.toISOString());
   const json = (r: Row[]) => [JSON.stringify(r)];
-  if (rows.newPayments.length > 0) await trx.raw(insertFromJson('payments', PAYMENT_COLUMNS), json(rows.newPayments)); // before the entries that name them
-  if (rows.changedPayments.length > 0) await trx.raw(UPDATE_PAYMENTS, json(rows.changedPayments));
-  await copyInto(trx, 'journal_entries', ENTRY_COLUMNS, rows.entries);
+  if (rows.newPayments.length > 0) await client.query(insertFromJson('payments', PAYMENT_COLUMNS, '$1'), json(rows.newPayments)); // before the entries that name them
+  if (rows.changedPayments.length > 0) await client.query(updatePayments('$1'), json(rows.changedPayments));
+  await copyIntoClient(client, 'journal_entries', ENTRY_COLUMNS, rows.entries);
   // All postings of the round in one statement: the balance trigger checks every entry in it.
-  await copyInto(trx, 'postings', POSTING_COLUMNS, rows.postings);
-  if (rows.balances.length > 0) await trx.raw(UPDATE_BALANCES, json(rows.balances));
-  await copyInto(trx, 'transfers', TRANSFER_COLUMNS, rows.newTransfers);
-  if (rows.changedTransfers.length > 0) await trx.raw(UPDATE_TRANSFERS, json(rows.changedTransfers));
-  let consumed = 0;
-  if (rows.consumedQuotes.length > 0) consumed = (await trx.raw(CONSUME_QUOTES, json(rows.consumedQuotes))).rowCount;
-  await copyInto(trx, 'processed_commands', PROCESSED_COLUMNS, rows.processed);
-  await copyInto(trx, 'account_events', ACCOUNT_EVENT_COLUMNS, rows.accountEvents);
-  if (rows.rounds.length > 0) await trx.raw(INSERT_ROUND, json(rows.rounds));
-  if (publishedRounds.length > 0) await trx.raw(DELETE_PUBLISHED, [publishedRounds]);
+  await copyIntoClient(client, 'postings', POSTING_COLUMNS, rows.postings);
+  if (rows.balances.length > 0) await client.query(updateBalances('$1'), json(rows.balances));
+  await copyIntoClient(client, 'transfers', TRANSFER_COLUMNS, rows.newTransfers);
+  if (rows.changedTransfers.length > 0) await client.query(updateTransfers('$1'), json(rows.changedTransfers));
+  const consumed = rows.consumedQuotes.length > 0 ? (await client.query(consumeQuotes('$1'), json(rows.consumedQuotes))).rowCount ?? 0 : 0;
+  await copyIntoClient(client, 'processed_commands', PROCESSED_COLUMNS, rows.processed);
+  await copyIntoClient(client, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
+  if (rounds.length > 0) await client.query(INSERT_ROUND, json(rounds));
+  if (publishedRounds.length > 0) await client.query(deletePublished('$1'), [publishedRounds]);
   return consumed;
+}
+
+/**
+ * Numbers the account events of `outbox` after each account's last one, in order, and writes the
+ * number into each event (`account_seq`): the same rule as the one statement's numbering, for
+ * rounds written otherwise (a large round, an event announced outside the ledger).
+ */
+export async function numberAccountEvents(client: pg.ClientBase, outbox: OutboxWrite[]): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const row of outbox) if (row.accountId) counts.set(row.accountId, (counts.get(row.accountId) ?? 0) + 1);
+  if (counts.size === 0) return;
+  const accounts = [...counts.keys()].sort();
+  const { rows }: { rows: Array<{ account_id: string; last_seq: string }> } = await client.query(
+    `INSERT INTO account_event_sequences AS s (account_id, last_seq)
+     SELECT * FROM unnest($1::uuid[], $2::bigint[]) ORDER BY 1
+     ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + EXCLUDED.last_seq
+     RETURNING account_id, last_seq`,
+    [accounts, accounts.map((id) => counts.get(id)!)],
+  );
+  const next = new Map(rows.map((r) => [r.account_id, Number(r.last_seq) - counts.get(r.account_id)!]));
+  for (const row of outbox) {
+    if (!row.accountId) continue;
+    const seq = next.get(row.accountId)! + 1;
+    next.set(row.accountId, seq);
+    setSeq(row, seq);
+  }
 }

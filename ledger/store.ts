@@ -1,18 +1,17 @@
-// Reads and locks the ledger's tables, and writes a decided batch through round-write.ts.
-// Batches lock in one global order (transfers by id, then ledger accounts by code) so concurrent
-// batches never deadlock.
+// Reads the ledger's tables for a round (what it knows of the commands, the accounts' facts, the
+// records they name), creates missing ledger accounts, and keeps the outbox rounds. A round locks
+// and writes in its own transaction (round-transaction.ts).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AccountFacts } from './decide';
-import type { LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord } from './payments';
-import { Money } from './money';
 import type { TransferRecord } from './transfers';
-import { copyInto } from '../src/db/pg-copy';
+import type pg from 'pg';
+import { copyIntoClient } from '../src/db/pg-copy';
 import type { DomainEventEnvelope } from './messages';
-import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, outboxRoundRows, writeRoundRows, type BatchWrite, type OutboxWrite } from './round-write';
+import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, numberAccountEvents, outboxRoundRows, type OutboxWrite } from './round-write';
 
 type Db = Knex | Knex.Transaction;
 
@@ -72,30 +71,16 @@ export async function ensureLedgerAccounts(db: Knex, refs: LedgerAccountRef[]): 
     .onConflict('code').ignore();
 }
 
-export async function lockLedgerAccounts(trx: Knex.Transaction, refs: LedgerAccountRef[]): Promise<LedgerAccountState[]> {
-  const byCode = new Map(refs.map((r) => [r.code, r]));
-  const { rows } = await trx.raw(
-    'SELECT id, code, balance FROM ledger_accounts WHERE code = ANY(?::text[]) ORDER BY code FOR UPDATE',
-    [[...byCode.keys()]],
-  );
-  return (rows as Array<{ id: string; code: string; balance: string }>).map((r) => ({ id: r.id, ref: byCode.get(r.code)!, balance: new Money(r.balance) }));
-}
-
-/**
- * Rows of a ledger-decided table by id; locked (in id order, the same in every batch, so batches
- * never wait on each other in a circle) when the batch decides on them.
- */
-async function readById<Row extends { id: string }>(db: Db, table: string, ids: string[], lock: boolean): Promise<Map<string, Row>> {
+/** Rows of a ledger-decided table by id, as they are before a round locks them. */
+async function readById<Row extends { id: string }>(db: Db, table: string, ids: string[]): Promise<Map<string, Row>> {
   if (ids.length === 0) return new Map();
-  const query = db(table).whereIn('id', [...new Set(ids)]).orderBy('id');
-  if (lock) query.forUpdate();
-  const rows: Row[] = await query;
+  const rows: Row[] = await db(table).whereIn('id', [...new Set(ids)]);
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-export const readTransfers = (db: Db, ids: string[], lock: boolean) => readById<TransferRecord>(db, 'transfers', ids, lock);
-export const readQuotes = (db: Db, ids: string[], lock: boolean) => readById<FxQuoteRecord>(db, 'fx_quotes', ids, lock);
-export const readPayments = (db: Db, ids: string[], lock: boolean) => readById<PaymentRecord>(db, 'payments', ids, lock);
+export const readTransfers = (db: Db, ids: string[]) => readById<TransferRecord>(db, 'transfers', ids);
+export const readQuotes = (db: Db, ids: string[]) => readById<FxQuoteRecord>(db, 'fx_quotes', ids);
+export const readPayments = (db: Db, ids: string[]) => readById<PaymentRecord>(db, 'payments', ids);
 
 /** What the ledger already knows of a command it is handed. */
 export interface KnownCommand {
@@ -131,56 +116,18 @@ export async function knownCommands(db: Db, commands: CommandRef[]): Promise<Map
 export type { BatchWrite, EntryWrite, OutboxWrite } from './round-write';
 
 /**
- * Writes a decided batch, its outbox rows listed as an unpublished round (round-write.ts), and
- * removes the unpublished marks of `publishedRounds`, earlier rounds Kafka has since acknowledged.
- * A round of more than `oneStatementMax` commands is written with COPY (round-write.ts).
- */
-export async function writeBatch(trx: Knex.Transaction, batch: BatchWrite, publishedRounds: string[] = [], oneStatementMax?: number): Promise<void> {
-  await numberAccountEvents(trx, batch.outbox);
-  const consumed = await writeRoundRows(trx, batch, publishedRounds, oneStatementMax);
-  // The quotes were locked and found unconsumed: anything else is a bug, and the batch must not commit.
-  if (consumed !== batch.consumedQuotes.length) throw new Error(`${batch.consumedQuotes.length} quotes executed but ${consumed} consumed`);
-}
-
-/**
  * Writes a round of messages to the outbox, its account events numbered, and marks it unpublished
  * until Kafka has it (the writer's publisher, or the sweeper). Outside the ledger, the webhook
  * dispatcher announces an endpoint it disabled this way.
  */
 /** `at`: an ISO 8601 instant. */
 export async function writeOutboxRound(trx: Knex.Transaction, roundId: string, outbox: OutboxWrite[], at: string): Promise<void> {
-  await numberAccountEvents(trx, outbox);
+  // Inside a transaction knex hands out the connection the transaction runs on.
+  const client = (await trx.client.acquireConnection()) as pg.Client;
+  await numberAccountEvents(client, outbox);
   const { accountEvents, rounds } = outboxRoundRows(roundId, outbox, at);
-  await copyInto(trx, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
-  await trx.raw(INSERT_ROUND, [JSON.stringify(rounds)]);
-}
-
-/**
- * Numbers the batch's events of each account after the account's last one, in batch order, and
- * writes the number into the event (`account_seq`). The counter rows are taken in account order,
- * after every ledger-account lock of the transaction, and stay locked until commit: numbers are
- * gapless and follow commit order, and no two transactions wait on each other in a circle.
- */
-async function numberAccountEvents(trx: Knex.Transaction, outbox: OutboxWrite[]): Promise<void> {
-  const counts = new Map<string, number>();
-  for (const row of outbox) if (row.accountId) counts.set(row.accountId, (counts.get(row.accountId) ?? 0) + 1);
-  if (counts.size === 0) return;
-  const accounts = [...counts.keys()].sort();
-  const { rows }: { rows: Array<{ account_id: string; last_seq: string }> } = await trx.raw(
-    `INSERT INTO account_event_sequences AS s (account_id, last_seq)
-     SELECT * FROM unnest(?::uuid[], ?::bigint[]) ORDER BY 1
-     ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + EXCLUDED.last_seq
-     RETURNING account_id, last_seq`,
-    [accounts, accounts.map((id) => counts.get(id)!)],
-  );
-  const next = new Map(rows.map((r) => [r.account_id, Number(r.last_seq) - counts.get(r.account_id)!]));
-  for (const row of outbox) {
-    if (!row.accountId) continue;
-    const seq = next.get(row.accountId)! + 1;
-    next.set(row.accountId, seq);
-    row.accountSeq = seq;
-    (row.payload as { account_seq?: number }).account_seq = seq;
-  }
+  await copyIntoClient(client, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
+  await client.query(INSERT_ROUND, [JSON.stringify(rounds)]);
 }
 
 /** The rounds' messages reached Kafka. */

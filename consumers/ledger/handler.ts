@@ -11,9 +11,10 @@ import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-pa
 import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import { LedgerRound } from '../../ledger/round-transaction';
 import {
-  accountFacts, accountFactsByBank, bankKey, ensureLedgerAccounts, knownCommands, lockLedgerAccounts,
-  readPayments, readQuotes, readTransfers, writeBatch, type BatchWrite, type EntryWrite, type KnownCommand,
+  accountFacts, accountFactsByBank, bankKey, ensureLedgerAccounts, knownCommands,
+  readPayments, readQuotes, readTransfers, type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
 import type { TransferRecord } from '../../ledger/transfers';
@@ -46,9 +47,9 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const [{ byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments] = await Promise.all([
     accountFacts(runtime.db, [...new Set(senderIds)], [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
-    readTransfers(runtime.db, results, false),
-    readQuotes(runtime.db, quoteIds, false),
-    readPayments(runtime.db, paymentIds, false),
+    readTransfers(runtime.db, results),
+    readQuotes(runtime.db, quoteIds),
+    readPayments(runtime.db, paymentIds),
   ]);
   return { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments };
 }
@@ -109,12 +110,11 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
   const refs = commands.flatMap((c) => ledgerAccountsOf(c, facts, bankKey));
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
-  return runtime.db.transaction(async (trx) => {
-    // Lock order, the same in every batch: transfers, quotes and payments by id, then ledger accounts by code.
-    const transfers = await readTransfers(trx, [...facts.transfers.keys()], true);
-    const quotes = await readQuotes(trx, [...facts.quotes.keys()], true);
-    const payments = await readPayments(trx, [...facts.payments.keys()], true);
-    const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+  return LedgerRound.run(runtime.db, async (round) => {
+    const { transfers, quotes, payments, balances } = await round.lock({
+      transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()], refs,
+    });
+    const book = new BalanceBook(balances);
     const now = new Date();
     const roundId = randomUUID();
     const write: BatchWrite = {
@@ -168,7 +168,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     write.newPayments = [...createdPayments].map((id) => payments.get(id)!);
     write.changedPayments = [...changedPayments.values()];
     write.balances = book.changedAccounts();
-    await writeBatch(trx, write, publishedRounds);
+    await round.commit(write, publishedRounds);
     return { outcomes, roundId, outbox: write.outbox };
   });
 }

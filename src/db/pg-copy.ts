@@ -43,7 +43,12 @@ export function copyText<Row extends object>(columns: ReadonlyArray<keyof Row & 
 export async function copyInto<Row extends object>(trx: Knex.Transaction, table: string, columns: ReadonlyArray<keyof Row & string>, rows: readonly Row[]): Promise<number> {
   if (rows.length === 0) return 0;
   // Inside a transaction knex hands out the connection the transaction runs on.
-  const client = (await trx.client.acquireConnection()) as pg.Client;
+  return copyIntoClient((await trx.client.acquireConnection()) as pg.Client, table, columns, rows);
+}
+
+/** copyInto on a connection of one's own, in whatever transaction it has open. */
+export async function copyIntoClient<Row extends object>(client: pg.ClientBase, table: string, columns: ReadonlyArray<keyof Row & string>, rows: readonly Row[]): Promise<number> {
+  if (rows.length === 0) return 0;
   const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
   const finished = once(stream, 'finish'); // rejects on the stream's 'error': the server refused a row
   stream.end(copyText(columns, rows));

@@ -1,7 +1,8 @@
-// The ledger store (ledger/store.ts) and the handler's outbox rows (consumers/ledger/outbox.ts)
-// against the real Postgres: ledger accounts are created idempotently, locked with their
-// balances, a decided batch is written whole, a redelivered command cannot be recorded twice, and
-// batches that lock the same ledger accounts in opposite orders never deadlock.
+// The ledger store (ledger/store.ts), a round's transaction (ledger/round-transaction.ts) and the
+// handler's outbox rows (consumers/ledger/outbox.ts) against the real Postgres: ledger accounts
+// are created idempotently, locked with their balances, a decided round is written whole, a
+// redelivered command cannot be recorded twice, and rounds that lock the same ledger accounts in
+// opposite orders never deadlock.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -11,7 +12,8 @@ import { available, faucetEquity, pending, type LedgerAccountRef } from '../../l
 import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
 import type { TransferCreate } from '../../ledger/messages';
 import { Money, type Currency } from '../../ledger/money';
-import { ensureLedgerAccounts, lockLedgerAccounts, markRoundsPublished, writeBatch, type BatchWrite, type EntryWrite } from '../../ledger/store';
+import { LedgerRound } from '../../ledger/round-transaction';
+import { ensureLedgerAccounts, markRoundsPublished, type BatchWrite, type EntryWrite } from '../../ledger/store';
 import { testService } from '../hooks';
 
 const db = () => testService().runtime.db;
@@ -34,6 +36,9 @@ function internal(amount: string, currency: Currency, recipientId: string): Tran
 }
 
 interface Decided { commandId: string; type: string; decision: Decision }
+
+/** A round that writes nothing, to end a transaction that only locked. */
+const nothingDecided = (): BatchWrite => batchOf([], new BalanceBook([]), new Date(), false);
 
 /** A decided batch as the ledger handler writes it (consumers/ledger/handler.ts applyBatch). */
 function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: boolean): BatchWrite {
@@ -67,10 +72,10 @@ async function postedTo(ref: LedgerAccountRef): Promise<string> {
 async function fund(accountId: string, currency: Currency, amount: string): Promise<void> {
   const refs = [faucetEquity(currency), available(accountId, currency)];
   await ensureLedgerAccounts(db(), refs);
-  await db().transaction(async (trx) => {
-    const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+  await LedgerRound.run(db(), async (round) => {
+    const book = new BalanceBook((await round.lock({ refs })).balances);
     const decision = decideFaucetCredit(accountId, { entry_id: randomUUID(), currency, amount }, book);
-    await writeBatch(trx, batchOf([{ commandId: randomUUID(), type: 'faucet.credit', decision }], book, new Date(), false));
+    await round.commit(batchOf([{ commandId: randomUUID(), type: 'faucet.credit', decision }], book, new Date(), false));
   });
 }
 
@@ -100,7 +105,7 @@ describe('ledger store: ensureLedgerAccounts', () => {
   });
 });
 
-describe('ledger store: lockLedgerAccounts', () => {
+describe('ledger round: lock', () => {
   it('returns each ledger account with its balance and ref, in code order, whatever order they were asked in', async () => {
     const [a, b] = await newAccounts(2);
     await fund(a.id, 'USD', '12.34');
@@ -108,7 +113,11 @@ describe('ledger store: lockLedgerAccounts', () => {
     const refs = [available(b.id, 'USDC'), pending(a.id, 'USD'), available(a.id, 'USD')];
     await ensureLedgerAccounts(db(), refs);
 
-    const states = await db().transaction((trx) => lockLedgerAccounts(trx, refs));
+    const states = await LedgerRound.run(db(), async (round) => {
+      const { balances } = await round.lock({ refs });
+      await round.commit(nothingDecided());
+      return balances;
+    });
 
     const byCode = new Map(states.map((s) => [s.ref.code, s]));
     assert.equal(states.length, 3);
@@ -132,26 +141,26 @@ describe('ledger store: lockLedgerAccounts', () => {
     const firstMayCommit = new Promise<void>((resolve) => { releaseFirst = resolve; });
     let firstLocked!: () => void;
     const firstHasLock = new Promise<void>((resolve) => { firstLocked = resolve; });
-    let secondPid = 0;
 
-    const first = db().transaction(async (trx) => {
-      await lockLedgerAccounts(trx, refs);
+    const first = LedgerRound.run(db(), async (round) => {
+      await round.lock({ refs });
       firstLocked();
       await firstMayCommit;
       order.push('first commits');
+      await round.commit(nothingDecided());
     });
     await firstHasLock;
-    const second = db().transaction(async (trx) => {
-      await trx.raw("SET LOCAL lock_timeout = '10s'");
-      secondPid = (await trx.raw('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-      await lockLedgerAccounts(trx, refs);
+    const second = LedgerRound.run(db(), async (round) => {
+      await round.lock({ refs });
       order.push('second locked');
+      await round.commit(nothingDecided());
     });
     // Wait, with a deadline, until Postgres shows the second transaction waiting for a row lock.
     try {
       const deadline = Date.now() + 5_000;
       for (;;) {
-        const waiting = secondPid !== 0 && (await db().raw('SELECT 1 FROM pg_stat_activity WHERE pid = ? AND wait_event_type = ?', [secondPid, 'Lock'])).rows.length === 1;
+        const { rows: waitingRows } = await db().raw('SELECT 1 FROM pg_stat_activity WHERE wait_event_type = ? AND query LIKE ?', ['Lock', `%${refs[0].code}%`]);
+        const waiting = waitingRows.length === 1;
         if (waiting) break;
         assert.ok(Date.now() < deadline, 'the second transaction never waited for the lock');
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -165,7 +174,7 @@ describe('ledger store: lockLedgerAccounts', () => {
   });
 });
 
-describe('ledger store: writeBatch', () => {
+describe('ledger round: commit', () => {
   // A small round is written by one statement, a large one by COPY table by table: both are run here.
   for (const [path, oneStatementMax] of [['one statement', undefined], ['COPY', 0]] as const) {
   it(`writes entries, postings, balances, transfers, transitions, processed commands and outbox rows together (${path}), and removes the marks of published rounds`, async () => {
@@ -180,8 +189,8 @@ describe('ledger store: writeBatch', () => {
 
     let faucetBefore = '';
     let write!: BatchWrite;
-    await db().transaction(async (trx) => {
-      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+    await LedgerRound.run(db(), async (round) => {
+      const book = new BalanceBook((await round.lock({ refs })).balances);
       faucetBefore = book.balance(faucetEquity('USD')).toFixed();
       const credit = decideFaucetCredit(a.id, { entry_id: randomUUID(), currency: 'USD', amount: '100' }, book);
       const transfer = decideTransferCreate(transferCommand, internal('40.5', 'USD', b.id), { sender: a, recipient: b }, book, now);
@@ -190,7 +199,7 @@ describe('ledger store: writeBatch', () => {
         { commandId: faucetCommand, type: 'faucet.credit', decision: credit },
         { commandId: transferCommand, type: 'transfer.create', decision: transfer },
       ], book, now, true);
-      return writeBatch(trx, write, [earlier], oneStatementMax);
+      await round.commit(write, [earlier], oneStatementMax);
     });
     assert.equal(await db()('outbox_rounds').where('round_id', earlier).first(), undefined, 'the earlier round is marked published');
     try {
@@ -255,13 +264,13 @@ describe('ledger store: writeBatch', () => {
     const refs = [faucetEquity('EUR'), available(a.id, 'EUR')];
     await ensureLedgerAccounts(db(), refs);
     let write!: BatchWrite;
-    await assert.rejects(db().transaction(async (trx) => {
-      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+    await assert.rejects(LedgerRound.run(db(), async (round) => {
+      const book = new BalanceBook((await round.lock({ refs })).balances);
       const decision = decideFaucetCredit(a.id, { entry_id: randomUUID(), currency: 'EUR', amount: '10' }, book);
       write = batchOf([{ commandId: randomUUID(), type: 'faucet.credit', decision }], book, new Date(), true);
       const posting = write.entries[0].postings[0];
       write.entries[0].postings[0] = { ...posting, amount: posting.amount.plus('0.01') }; // a cent made out of nothing
-      await writeBatch(trx, write, [], oneStatementMax);
+      await round.commit(write, [], oneStatementMax);
     }), /journal entry [0-9a-f-]+ does not balance in EUR/);
     assert.equal(await db()('journal_entries').where('id', write.entries[0].id).first(), undefined);
     assert.equal(await db()('outbox_rounds').where('round_id', write.roundId).first(), undefined);
@@ -274,10 +283,10 @@ describe('ledger store: writeBatch', () => {
     const refs = [faucetEquity('GBP'), available(a.id, 'GBP')];
     await ensureLedgerAccounts(db(), refs);
     const commandId = randomUUID();
-    const credit = async (entryId: string) => db().transaction(async (trx) => {
-      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+    const credit = async (entryId: string) => LedgerRound.run(db(), async (round) => {
+      const book = new BalanceBook((await round.lock({ refs })).balances);
       const decision = decideFaucetCredit(a.id, { entry_id: entryId, currency: 'GBP', amount: '25' }, book);
-      await writeBatch(trx, batchOf([{ commandId, type: 'faucet.credit', decision }], book, new Date(), false));
+      await round.commit(batchOf([{ commandId, type: 'faucet.credit', decision }], book, new Date(), false));
     });
 
     await credit(randomUUID());
@@ -304,16 +313,15 @@ describe('ledger store: lock order', () => {
     const bToA = [available(b.id, 'USD'), pending(b.id, 'USD'), available(a.id, 'USD')];
     await ensureLedgerAccounts(db(), [...aToB, ...bToA]);
 
-    /** One transfer of 0.01, locking `refs` in the order given (lockLedgerAccounts sorts them). */
-    const send = (sender: AccountFacts, recipient: AccountFacts, refs: LedgerAccountRef[]) => db().transaction(async (trx) => {
-      await trx.raw("SET LOCAL lock_timeout = '20s'");
-      const book = new BalanceBook(await lockLedgerAccounts(trx, refs));
+    /** One transfer of 0.01, locking `refs` in the order given (the round sorts them). */
+    const send = (sender: AccountFacts, recipient: AccountFacts, refs: LedgerAccountRef[]) => LedgerRound.run(db(), async (round) => {
+      const book = new BalanceBook((await round.lock({ refs })).balances);
       // Hold the locks a moment, so the two halves of a pair overlap.
-      await trx.raw('SELECT pg_sleep(0.005)');
+      await new Promise((resolve) => setTimeout(resolve, 5));
       const commandId = randomUUID();
       const decision = decideTransferCreate(commandId, internal('0.01', 'USD', recipient.id), { sender, recipient }, book, new Date());
       assert.equal(decision.outcome.kind, 'transfer', JSON.stringify(decision.outcome));
-      await writeBatch(trx, batchOf([{ commandId, type: 'transfer.create', decision }], book, new Date(), false));
+      await round.commit(batchOf([{ commandId, type: 'transfer.create', decision }], book, new Date(), false));
       return decision.transfer!.id;
     });
 
