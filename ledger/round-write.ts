@@ -29,6 +29,8 @@ export interface OutboxWrite {
   key: string;
   accountId: string | null;
   payload: unknown;
+  /** Kafka headers of the message. */
+  headers?: Record<string, string>;
   /** For an account's domain event: its number in the account's sequence, set by writeBatch. */
   accountSeq?: number;
 }

@@ -22,25 +22,6 @@ const FACTS_COLUMNS = `a.id, a.kyb_status,
 interface FactsRow { id: string; kyb_status: string; has_vibans: boolean; has_chain_wallet: boolean }
 const toFacts = (row: FactsRow): AccountFacts => ({ id: row.id, kybStatus: row.kyb_status, hasVibans: row.has_vibans, hasChainWallet: row.has_chain_wallet });
 
-/** The facts of accounts named by id, and of accounts named by email (keyed lower-cased), in one query. */
-export async function accountFacts(db: Db, ids: string[], emails: string[]): Promise<{ byId: Map<string, AccountFacts>; byEmail: Map<string, AccountFacts> }> {
-  const byId = new Map<string, AccountFacts>();
-  const byEmail = new Map<string, AccountFacts>();
-  if (ids.length === 0 && emails.length === 0) return { byId, byEmail };
-  const wantedEmails = emails.map((e) => e.toLowerCase());
-  const { rows } = await db.raw(
-    `SELECT lower(a.email) AS email_key, ${FACTS_COLUMNS} FROM accounts a WHERE a.id = ANY(?::uuid[]) OR lower(a.email) = ANY(?::text[])`,
-    [ids, wantedEmails],
-  );
-  const idSet = new Set(ids);
-  const emailSet = new Set(wantedEmails);
-  for (const row of rows as Array<FactsRow & { email_key: string }>) {
-    if (idSet.has(row.id)) byId.set(row.id, toFacts(row));
-    if (emailSet.has(row.email_key)) byEmail.set(row.email_key, toFacts(row));
-  }
-  return { byId, byEmail };
-}
-
 /** Account numbers compare without spaces and case, as banks print them in groups. */
 function normaliseAccountNumber(text: string): string {
   return text.replace(/[\s-]+/g, '').toUpperCase();
@@ -92,25 +73,49 @@ export interface KnownCommand {
 
 export interface CommandRef { id: string; accountId: string; idempotencyKey: string | null }
 
+export interface RoundFacts {
+  /** For each command: whether it was decided before, and whether another route's request holds its key. */
+  known: Map<string, KnownCommand>;
+  /** The accounts named by id, and those named by email (keyed lower-cased). */
+  byId: Map<string, AccountFacts>;
+  byEmail: Map<string, AccountFacts>;
+}
+
 /**
- * For each command, whether it was decided before (with its outcome) and whether its
- * Idempotency-Key is already the key of another route's request: one statement, beside the facts.
+ * What a round needs to know before it locks anything, in one statement: what was decided
+ * before of its commands, and the facts of the accounts its commands name by id or by email.
  */
-export async function knownCommands(db: Db, commands: CommandRef[]): Promise<Map<string, KnownCommand>> {
-  if (commands.length === 0) return new Map();
+export async function roundFacts(db: Db, commands: CommandRef[], ids: string[], emails: string[]): Promise<RoundFacts> {
+  const facts: RoundFacts = { known: new Map(), byId: new Map(), byEmail: new Map() };
+  if (commands.length === 0 && ids.length === 0 && emails.length === 0) return facts;
+  const wantedEmails = emails.map((e) => e.toLowerCase());
   const { rows } = await db.raw(
     `SELECT c.command_id, p.outcome::text AS outcome, p.fingerprint,
             c.key IS NOT NULL AND EXISTS (
               SELECT 1 FROM idempotency_records r WHERE r.scope = c.account_id AND r.idempotency_key = c.key AND r.expires_at > now()
-            ) AS key_held_by_api
+            ) AS key_held_by_api,
+            NULL::text AS email_key, NULL::uuid AS id, NULL::text AS kyb_status, NULL::boolean AS has_vibans, NULL::boolean AS has_chain_wallet
        FROM unnest(?::text[], ?::text[], ?::text[]) AS c(command_id, account_id, key)
-       LEFT JOIN processed_commands p ON p.command_id = c.command_id`,
-    [commands.map((c) => c.id), commands.map((c) => c.accountId), commands.map((c) => c.idempotencyKey) as string[]],
+       LEFT JOIN processed_commands p ON p.command_id = c.command_id
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, lower(a.email), ${FACTS_COLUMNS}
+       FROM accounts a WHERE a.id = ANY(?::uuid[]) OR lower(a.email) = ANY(?::text[])`,
+    [commands.map((c) => c.id), commands.map((c) => c.accountId), commands.map((c) => c.idempotencyKey) as string[], ids, wantedEmails],
   );
-  return new Map((rows as Array<{ command_id: string; outcome: string | null; fingerprint: string | null; key_held_by_api: boolean }>).map((r) => [
-    r.command_id,
-    { decided: r.outcome === null ? null : { outcome: r.outcome, fingerprint: r.fingerprint }, keyHeldByApi: r.key_held_by_api },
-  ]));
+  const idSet = new Set(ids);
+  const emailSet = new Set(wantedEmails);
+  type Row = FactsRow & { command_id: string | null; outcome: string | null; fingerprint: string | null; key_held_by_api: boolean | null; email_key: string | null };
+  for (const row of rows as Row[]) {
+    if (row.command_id !== null) {
+      facts.known.set(row.command_id, {
+        decided: row.outcome === null ? null : { outcome: row.outcome, fingerprint: row.fingerprint }, keyHeldByApi: row.key_held_by_api === true,
+      });
+      continue;
+    }
+    if (idSet.has(row.id)) facts.byId.set(row.id, toFacts(row));
+    if (emailSet.has(row.email_key!)) facts.byEmail.set(row.email_key!, toFacts(row));
+  }
+  return facts;
 }
 
 export type { BatchWrite, EntryWrite, OutboxWrite } from './round-write';

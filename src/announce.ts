@@ -4,13 +4,15 @@
 // which publishes it anyway if Kafka refuses now.
 import type { DomainEventEnvelope } from '../ledger/messages';
 import { markRoundsPublished } from '../ledger/store';
-import { TOPICS } from './kafka/topics';
+import { domainEventHeaders, TOPICS } from './kafka/topics';
 import { log } from './log';
 import type { Runtime } from './runtime';
 
 export async function publishRound(runtime: Runtime, roundId: string, events: DomainEventEnvelope[]): Promise<void> {
   try {
-    const messages = await Promise.all(events.map(async (event) => ({ key: event.resource_id, value: await runtime.codec.encode(TOPICS.domainEvents, event) })));
+    const messages = await Promise.all(events.map(async (event) => ({
+      key: event.resource_id, value: await runtime.codec.encode(TOPICS.domainEvents, event), headers: domainEventHeaders(event.account_id),
+    })));
     await runtime.producer.send({ topic: runtime.names.full(TOPICS.domainEvents), messages });
     await markRoundsPublished(runtime.db, [roundId]);
   } catch (error) {

@@ -13,8 +13,8 @@ import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { LedgerRound } from '../../ledger/round-transaction';
 import {
-  accountFacts, accountFactsByBank, bankKey, ensureLedgerAccounts, knownCommands,
-  readPayments, readQuotes, readTransfers, type BatchWrite, type EntryWrite, type KnownCommand,
+  accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, roundFacts,
+  type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
 import type { TransferRecord } from '../../ledger/transfers';
@@ -36,7 +36,8 @@ function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCom
   return commands;
 }
 
-async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise<BatchFacts> {
+/** What the round knows before it locks: the commands decided before, the accounts' facts, the records named. */
+async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise<{ known: Map<string, KnownCommand>; facts: BatchFacts }> {
   const creates = commands.flatMap((c) => (c.type === 'transfer.create' ? [c.payload] : []));
   const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
   const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
@@ -44,14 +45,15 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create').map((c) => c.envelope.account_id);
   const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
   const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
-  const [{ byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments] = await Promise.all([
-    accountFacts(runtime.db, [...new Set(senderIds)], [...new Set(emails)]),
+  const refs = commands.map(({ envelope }) => ({ id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
+  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments] = await Promise.all([
+    roundFacts(runtime.db, refs, [...new Set(senderIds)], [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
     readTransfers(runtime.db, results),
     readQuotes(runtime.db, quoteIds),
     readPayments(runtime.db, paymentIds),
   ]);
-  return { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments };
+  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments } };
 }
 
 /** The records a batch decides on, as locked in its transaction and changed by its earlier commands. */
@@ -203,10 +205,9 @@ function answers(messages: Delivered<LedgerCommandEnvelope>[], known: Map<string
 export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, messages: Delivered<LedgerCommandEnvelope>[]): Promise<void> {
   const { publisher } = state;
   const all = uniqueCommands(messages);
-  // The facts are read for every command, side by side with the check for commands decided
+  // The facts are read for every command, in the statement that checks for commands decided
   // before: a command decided before is rare, and waiting for that check first cost a round trip.
-  const refs = all.map(({ envelope }) => ({ id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
-  const [known, facts] = await Promise.all([knownCommands(runtime.db, refs), gatherFacts(runtime, all)]);
+  const { known, facts } = await gatherFacts(runtime, all);
   const fresh = all.filter((c) => isFresh(known.get(c.envelope.id)));
   if (fresh.length === 0) {
     await state.replies.send(answers(messages, known, new Map()));

@@ -6,7 +6,7 @@ import type { EventDraft } from '../../ledger/decide';
 import type { DomainEventEnvelope, PartnerCommandEnvelope, TransferExecute } from '../../ledger/messages';
 import type { EntryWrite, OutboxWrite } from '../../ledger/store';
 import type { AvroCodec } from '../../src/kafka/registry';
-import { TOPICS, type TopicNames } from '../../src/kafka/topics';
+import { domainEventHeaders, TOPICS, type TopicNames } from '../../src/kafka/topics';
 
 export function eventRow(event: EventDraft, environment: string, now: Date): OutboxWrite {
   const envelope: DomainEventEnvelope = {
@@ -18,7 +18,7 @@ export function eventRow(event: EventDraft, environment: string, now: Date): Out
       attributes: event.attributes ? JSON.stringify(event.attributes) : null,
     },
   };
-  return { id: envelope.id, topic: TOPICS.domainEvents, key: event.resourceId, accountId: event.accountId, payload: envelope };
+  return { id: envelope.id, topic: TOPICS.domainEvents, key: event.resourceId, accountId: event.accountId, payload: envelope, headers: domainEventHeaders(event.accountId) };
 }
 
 export function entryRow(entry: EntryWrite, now: Date): OutboxWrite {

@@ -4,7 +4,7 @@
 import { claimUnpublishedRound, markRoundsPublished } from '../../ledger/store';
 import { log } from '../../src/log';
 import { sendBatches } from '../../src/kafka/send-batches';
-import { TOPICS } from '../../src/kafka/topics';
+import { domainEventHeaders, TOPICS } from '../../src/kafka/topics';
 import type { Runtime } from '../../src/runtime';
 import { toTopicMessages } from './outbox';
 
@@ -19,7 +19,7 @@ export async function sweepOutboxOnce(runtime: Runtime, ageMs = UNPUBLISHED_AGE_
     const done = await runtime.db.transaction(async (trx) => {
       const round = await claimUnpublishedRound(trx, ageMs);
       if (!round) return false;
-      const events = round.events.map((event) => ({ topic: TOPICS.domainEvents, key: event.resource_id, payload: event }));
+      const events = round.events.map((event) => ({ topic: TOPICS.domainEvents, key: event.resource_id, payload: event, headers: domainEventHeaders(event.account_id) }));
       const topicMessages = await toTopicMessages(runtime, [...round.messages, ...events]);
       await sendBatches(runtime.producer, topicMessages);
       await markRoundsPublished(trx, [round.roundId]);

@@ -7,10 +7,22 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
-import { TOPICS } from '../../src/kafka/topics';
+import type { KafkaMessage } from 'kafkajs';
+import { ACCOUNT_ID_HEADER, TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { NotificationHub } from '../../src/notifications/hub';
 import type { RunningRole, Runtime } from '../../src/runtime';
+
+/**
+ * Whether this process decodes an event: only those of accounts with an open stream here. An
+ * event without the header (published before it existed, or an operator event) is decoded.
+ */
+export function acceptsEventFor(hub: NotificationHub): (headers: KafkaMessage['headers']) => boolean {
+  return (headers) => {
+    const accountId = headers?.[ACCOUNT_ID_HEADER];
+    return accountId === undefined || hub.subscriberCount(String(accountId)) > 0;
+  };
+}
 
 /** A group no other process shares: `<prefix>notifier.<host>.<pid>.<random>`. */
 export const notifierGroupId = (prefix: string): string => `${prefix}notifier.${os.hostname()}.${process.pid}.${randomUUID().slice(0, 8)}`;
@@ -28,6 +40,7 @@ export async function startNotifier(runtime: Runtime, hub: NotificationHub): Pro
     groupId,
     topic: TOPICS.domainEvents,
     fromBeginning: false,
+    accepts: acceptsEventFor(hub),
     // A consumer restarted in this process reads up to this much again: streams drop events they already sent (by id).
     commitIntervalMs: 1_000,
     // Publishing to the hub only queues in memory and never fails for a transient reason.

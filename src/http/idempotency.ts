@@ -5,7 +5,7 @@
 // runs again. Routes whose answer is the ledger's decision keep no record here: the ledger's
 // processed command is their key's record (section 5f). Keys are the account's across both
 // kinds of route, so a claim here is refused when the ledger holds the key, and the ledger
-// refuses a key held here (ledger/store.ts knownCommands).
+// refuses a key held here (ledger/store.ts roundFacts).
 import { createHash } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../errors';

@@ -12,6 +12,15 @@ export const TOPICS = {
 } as const;
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
 
+/**
+ * The Kafka header on an account's domain event naming the account: a notifier skips, without
+ * decoding it, an event of an account that has no open stream in its process.
+ */
+export const ACCOUNT_ID_HEADER = 'account-id';
+
+/** The headers of a domain event on Kafka. */
+export const domainEventHeaders = (accountId: string | null): Record<string, string> | undefined => (accountId ? { [ACCOUNT_ID_HEADER]: accountId } : undefined);
+
 /** Topics a consumer reads get a dead-letter twin that keeps the poison message and the reason. */
 export const deadLetterTopic = (topic: string): string => `${topic}.dlq`;
 

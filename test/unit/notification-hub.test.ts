@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { DomainError } from '../../src/errors';
+import { acceptsEventFor } from '../../consumers/notifier/runner';
+import { ACCOUNT_ID_HEADER } from '../../src/kafka/topics';
 import { HUB_LIMITS_DEFAULT, NotificationHub, RecentIds, type HubLimits, type Subscription } from '../../src/notifications/hub';
 
 function event(accountId: string, id: string = randomUUID()): DomainEventEnvelope {
@@ -172,5 +174,20 @@ describe('NotificationHub', () => {
     second.close('unsubscribed');
     hub.subscribe(alice); // a closed stream frees its place
     assert.equal(hub.subscriberCount(), 3);
+  });
+});
+
+describe('the notifier\'s header test (consumers/notifier/runner.ts)', () => {
+  it('decodes only the events of accounts with an open stream here, and every event without the header', () => {
+    const hub = new NotificationHub();
+    const watched = randomUUID();
+    const accepts = acceptsEventFor(hub);
+    const subscription = hub.subscribe(watched);
+    assert.equal(accepts({ [ACCOUNT_ID_HEADER]: Buffer.from(watched) }), true, 'an account with a stream here');
+    assert.equal(accepts({ [ACCOUNT_ID_HEADER]: Buffer.from(randomUUID()) }), false, 'an account without one is skipped unread');
+    assert.equal(accepts({}), true, 'an event without the header (an operator event, or one sent before the header existed)');
+    assert.equal(accepts(undefined), true);
+    subscription.close('unsubscribed');
+    assert.equal(accepts({ [ACCOUNT_ID_HEADER]: Buffer.from(watched) }), false, 'once its last stream closed');
   });
 });
