@@ -49,6 +49,7 @@ import type { RouteDef } from './http/route';
 import { IdempotencyGuard } from './http/idempotency';
 import { log } from './log';
 import { RateLimiter } from './guards/rate-limit';
+import { LedgerAnswerCache } from './http/answer-cache';
 import { kafkaThreadSettings } from './kafka/thread';
 import { RequestLogRecorder } from './request-logs/recorder';
 import type { RunningRole, Runtime } from './runtime';
@@ -128,6 +129,7 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
     authenticate: authenticator.authenticate,
     rateLimit: new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst).limit,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
+    ledgerAnswers: new LedgerAnswerCache(runtime.redis),
     recordRequest: recorder.record,
   };
   const { hub } = context;

@@ -8,9 +8,9 @@ import { DomainError } from '../errors';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 
-// KEYS[1] bucket, KEYS[2] (optional) a key to read in the same call; ARGV rate per second,
-// burst. Time comes from the Redis server, so every API process sees one clock. Returns
-// {allowed, tokens left, ms until one token, value of KEYS[2] or false}.
+// KEYS[1] bucket, KEYS[2..] keys to read in the same call; ARGV rate per second, burst. Time
+// comes from the Redis server, so every API process sees one clock. Returns {allowed, tokens
+// left, ms until one token, then the value of each key to read, or false}.
 const TOKEN_BUCKET = `
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
@@ -30,23 +30,23 @@ else
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-local along = false
-if KEYS[2] then along = redis.call('GET', KEYS[2]) end
-return {allowed, math.floor(tokens), wait, along}
+local answer = {allowed, math.floor(tokens), wait}
+for i = 2, #KEYS do answer[i + 2] = redis.call('GET', KEYS[i]) end
+return answer
 `;
 
 /** A Redis key read in the rate limiter's call; `value` is set by the call. */
 export interface ReadAlong {
   key: string;
   /** The credential's bucket name, from a digest the caller computed anyway (saves a hash). */
-  subject: string;
+  subject?: string;
   value?: string | null;
 }
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    takeToken(key: string, rate: number, burst: number): Result<[number, number, number, null], Context>;
-    takeTokenAndRead(key: string, readKey: string, rate: number, burst: number): Result<[number, number, number, string | null], Context>;
+    /** numberOfKeys, the bucket, the keys to read, rate, burst. */
+    takeTokenAndRead(...args: Array<string | number>): Result<Array<number | string | null>, Context>;
   }
 }
 
@@ -54,26 +54,25 @@ export class RateLimiter {
   private lastFailOpenLogMs = 0;
 
   constructor(private readonly redis: RedisClient, private readonly ratePerSecond: number, private readonly burst: number) {
-    redis.defineCommand('takeToken', { numberOfKeys: 1, lua: TOKEN_BUCKET });
-    redis.defineCommand('takeTokenAndRead', { numberOfKeys: 2, lua: TOKEN_BUCKET });
+    redis.defineCommand('takeTokenAndRead', { lua: TOKEN_BUCKET });
   }
 
   /**
    * Runs before authentication, keyed by a hash of the presented credential: a caller is
-   * limited per credential, and guessing keys is limited too. `readAlong` names a key that
-   * authentication will need (a cached API key): it is read in the same call and its value
-   * (null when absent) stored in it; left undefined when Redis could not be asked.
+   * limited per credential, and guessing keys is limited too. `reads` names keys the request
+   * will need (a cached API key, a cached answer): they are read in the same call and each value
+   * (null when absent) stored in it; left undefined when Redis could not be asked. The first
+   * read's subject, when it has one, names the bucket.
    */
-  limit = async (ctx: Koa.Context, readAlong?: ReadAlong): Promise<void> => {
+  limit = async (ctx: Koa.Context, reads: ReadAlong[] = []): Promise<void> => {
     if (this.ratePerSecond === 0) return; // 0 turns the limiter off
     const credential = ctx.get('authorization');
-    const subject = readAlong ? `key:${readAlong.subject}`
+    const named = reads[0]?.subject;
+    const subject = named ? `key:${named}`
       : credential ? `cred:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}` : `ip:${ctx.ip}`;
-    let allowed: number, remaining: number, waitMs: number, along: string | null;
+    let answer: Array<number | string | null>;
     try {
-      [allowed, remaining, waitMs, along] = readAlong
-        ? await this.redis.takeTokenAndRead(`rl:${subject}`, readAlong.key, this.ratePerSecond, this.burst)
-        : await this.redis.takeToken(`rl:${subject}`, this.ratePerSecond, this.burst);
+      answer = await this.redis.takeTokenAndRead(1 + reads.length, `rl:${subject}`, ...reads.map((r) => r.key), this.ratePerSecond, this.burst);
     } catch (error) {
       if (Date.now() - this.lastFailOpenLogMs > 10_000) {
         this.lastFailOpenLogMs = Date.now();
@@ -81,7 +80,8 @@ export class RateLimiter {
       }
       return;
     }
-    if (readAlong) readAlong.value = along ?? null;
+    const [allowed, remaining, waitMs] = answer as number[];
+    reads.forEach((read, i) => { read.value = (answer[3 + i] as string | null) ?? null; });
     const resetSeconds = Math.ceil(waitMs / 1000);
     ctx.set('RateLimit-Limit', String(this.burst));
     ctx.set('RateLimit-Remaining', String(remaining));

@@ -21,9 +21,18 @@ export interface Guards {
   /** The Redis key authentication will read (a cached API key), so the rate limiter's call reads it. */
   authenticationReads?(ctx: Koa.Context, route: RouteDef): ReadAlong | null;
   authenticate(ctx: Koa.Context, route: RouteDef): Promise<Principal | null>;
-  rateLimit(ctx: Koa.Context, readAlong?: ReadAlong): Promise<void>;
+  rateLimit(ctx: Koa.Context, reads?: ReadAlong[]): Promise<void>;
   /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
   idempotent(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult>;
+  /**
+   * For routes the ledger decides (DESIGN.md section 5f): the cached answer a replay of the
+   * request would get, read in the rate limiter's call, and the answer itself: the cached one, or
+   * the handler's (answer-cache.ts).
+   */
+  ledgerAnswers?: {
+    reads(ctx: Koa.Context, route: RouteDef): ReadAlong | null;
+    answer(request: RouteRequest, read: ReadAlong | null, execute: () => Promise<RouteResult>): Promise<RouteResult>;
+  };
   /** Called once per request after the response is known (request logs). */
   recordRequest(ctx: Koa.Context): void;
 }
@@ -70,7 +79,9 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
 
   return async (ctx) => {
     const timing = new StageTiming();
-    await guards.rateLimit(ctx, guards.authenticationReads?.(ctx, route) ?? undefined);
+    const authenticationRead = guards.authenticationReads?.(ctx, route) ?? null;
+    const answerRead = guards.ledgerAnswers?.reads(ctx, route) ?? null;
+    await guards.rateLimit(ctx, [authenticationRead, answerRead].filter((read): read is ReadAlong => read !== null));
     const principal = await guards.authenticate(ctx, route);
     timing.end('auth');
     ctx.state.principal = principal;
@@ -110,7 +121,9 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
         timing.end('handler');
       }
     };
-    const result = guarded ? await guards.idempotent(request, route, execute) : await execute();
+    const result = guarded ? await guards.idempotent(request, route, execute)
+      : route.idempotent === 'ledger' && guards.ledgerAnswers ? await guards.ledgerAnswers.answer(request, answerRead, execute)
+        : await execute();
     if (guarded) timing.end(handled ? 'record' : 'replay');
     ctx.set('Server-Timing', timing.header());
     ctx.status = result.status;

@@ -104,6 +104,8 @@ export function decisionAnswer<K extends Exclude<Outcome['kind'], 'refused'>>(
 ): RouteResult {
   const { outcome } = decision;
   let result: RouteResult;
+  // A conflict answers this request, not the key: it is not the key's final answer.
+  if (outcome.kind === 'refused' && outcome.code === 'idempotency_conflict') return { ...refusalAnswer(outcome), final: false };
   if (outcome.kind === 'refused') result = refusalAnswer(outcome);
   else if (outcome.kind === kind) result = accepted(outcome as Extract<Outcome, { kind: K }>);
   else unexpectedOutcome(outcome);

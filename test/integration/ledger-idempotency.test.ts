@@ -68,6 +68,28 @@ describe('idempotency of the routes the ledger decides (DESIGN.md section 5f)', 
     assert.equal(processed[0].outcome.transfer.id, first.body.transfer_id);
   });
 
+  it('caches the final answer in Redis for fast replays, never a provisional answer or a conflict', async () => {
+    const { sender, recipient } = await pair();
+    const key = randomUUID();
+    const body = { recipient_email: recipient.email, amount: '2.00', currency: 'USD' };
+    const first = await call(base(), 'POST', '/v1/transfers', body, { token: sender.key, idempotencyKey: key });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    expectError(await call(base(), 'POST', '/v1/transfers', { ...body, amount: '3.00' }, { token: sender.key, idempotencyKey: key }), 409, 'idempotency_conflict');
+    const raw = new Redis(testService().config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await raw.connect();
+    try {
+      const [, keys] = await raw.scan('0', 'MATCH', `${testService().config.redisKeyPrefix}idem:ledger:*:${key}`, 'COUNT', 100_000);
+      assert.equal(keys.length, 1, 'one entry, for the API key that sent it');
+      const cached = JSON.parse((await raw.get(keys[0]))!);
+      assert.deepEqual([cached.status, cached.body], [200, first.body], 'what a replay answers: the stored answer, 201 as 200');
+    } finally {
+      raw.disconnect();
+    }
+    const replay = await call(base(), 'POST', '/v1/transfers', body, { token: sender.key, idempotencyKey: key });
+    assert.deepEqual([replay.status, replay.headers.get('idempotent-replayed'), replay.body], [200, 'true', first.body]);
+    expectError(await call(base(), 'POST', '/v1/transfers', { ...body, amount: '3.00' }, { token: sender.key, idempotencyKey: key }), 409, 'idempotency_conflict', 'Idempotency-Key', 'a conflict answered from the cache');
+  });
+
   it('refuses, with 409 idempotency_conflict and nothing moved, every other request under a key the ledger holds', async () => {
     const { sender, recipient } = await pair();
     const key = randomUUID();
