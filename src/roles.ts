@@ -49,6 +49,8 @@ import type { RouteDef } from './http/route';
 import { IdempotencyGuard } from './http/idempotency';
 import { log } from './log';
 import { RateLimiter } from './guards/rate-limit';
+import { exercise, fillPool, knowTopics, warmUp, type WarmUpRequest } from './warm-up';
+import { TOPICS } from './kafka/topics';
 import { LedgerAnswerCache } from './http/answer-cache';
 import { kafkaThreadSettings } from './kafka/thread';
 import { RequestLogRecorder } from './request-logs/recorder';
@@ -124,10 +126,11 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   const ledger = new LedgerClient(runtime);
   await ledger.start();
   const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
+  const limiter = new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst);
   const guards: Guards = {
     authenticationReads: authenticator.reads,
     authenticate: authenticator.authenticate,
-    rateLimit: new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst).limit,
+    rateLimit: limiter.limit,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     ledgerAnswers: new LedgerAnswerCache(runtime.redis),
     recordRequest: recorder.record,
@@ -135,7 +138,17 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   const { hub } = context;
   let publicUrl = config.publicUrl ?? '';
   const deps: ApiDeps = { ledger, hub, publicUrl: () => publicUrl, railsUrl: context.rails?.url ?? config.mockRailsUrl };
-  const app = createApp({ routes: apiRoutes(runtime, deps), guards, bodyLimitBytes: config.bodyLimitBytes });
+  const routes = apiRoutes(runtime, deps);
+  const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes });
+  // Warm-up requests are served apart, neither limited nor logged: they are not clients'.
+  const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes });
+  // Before it listens: its first clients meet a process as fast as it will be.
+  await warmUp('api', [
+    () => fillPool(runtime.db),
+    () => knowTopics(runtime, [TOPICS.ledgerCommands]),
+    () => limiter.warm(),
+    () => exercise(warmUpApp, API_WARM_UP_REQUESTS, 100),
+  ]);
   const server = app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
@@ -158,6 +171,16 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
     },
   };
 }
+
+/**
+ * What the API's warm-up sends: the request paths every client takes (validation, pricing, the
+ * credential check against Postgres, the error body), none of which stores anything.
+ */
+const API_WARM_UP_REQUESTS: WarmUpRequest[] = [
+  { method: 'POST', path: '/v1/fx/quotes', body: { from_currency: 'USD', to_currency: 'EUR', from_amount: '10.00' } },
+  { method: 'POST', path: '/v1/transfers', headers: { authorization: 'Bearer sk_sandbox_warmupwarmupwarmupwarmupwarmup', 'idempotency-key': 'warm-up' }, body: { recipient_email: 'nobody@example.com', amount: '1.00', currency: 'USD' } },
+  { method: 'GET', path: '/healthz' },
+];
 
 /** What roles of one process share. */
 interface ProcessContext {

@@ -8,6 +8,7 @@ import { AvroCodec, createRegistry } from './kafka/registry';
 import { ensureTopics, TopicNames } from './kafka/topics';
 import { log } from './log';
 import { supervisedThreads } from './kafka/supervised-thread';
+import { stillWarming, WARM_CONNECTIONS } from './warm-up';
 import { createRedis, redisReady, type RedisClient } from './redis';
 
 export interface Runtime {
@@ -38,7 +39,8 @@ export interface ReadinessReport {
 /** Connects everything, runs migrations, creates topics and registers schemas. */
 export async function openRuntime(config: Config): Promise<Runtime> {
   await ensureDatabase(config.databaseUrl);
-  const db = createDb(config.databaseUrl, 20);
+  // The connections warmed before the process says it is ready stay open (src/warm-up.ts).
+  const db = createDb(config.databaseUrl, 20, WARM_CONNECTIONS);
   const applied = await migrateLatest(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
 
@@ -88,6 +90,9 @@ export async function checkReadiness(runtime: Runtime): Promise<ReadinessReport>
     }),
   ]);
   const checks: ReadinessReport['checks'] = { postgres, redis, kafka, schema_registry: registry };
+  // A process that is still warming up would serve its first requests slower than later ones.
+  const warming = stillWarming();
+  checks.warm = { ok: warming.length === 0, latency_ms: 0, ...(warming.length > 0 ? { error: `warming up: ${warming.join(', ')}` } : {}) };
   // The process's Kafka threads (request-log shipper, outbox publisher): down while restarting.
   for (const thread of supervisedThreads()) {
     const { ok, error } = thread.health();

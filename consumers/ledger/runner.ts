@@ -3,6 +3,7 @@ import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import type { RunningRole, Runtime } from '../../src/runtime';
+import { fillPool, knowTopics, warmUp } from '../../src/warm-up';
 import { GroupCommit } from './group-commit';
 import { handleLedgerBatch } from './handler';
 import { RoundPublisher } from './publisher';
@@ -14,6 +15,8 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const replies = new ReplySender(runtime);
   const state = { publisher, replies, knownLedgerAccounts: new Set<string>() };
   const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
+  let markJoined: () => void = () => undefined;
+  const joined = new Promise<void>((resolve) => { markJoined = resolve; });
   const consumer = await startConsumer<LedgerCommandEnvelope>(runtime, {
     groupId: `${runtime.names.prefix}ledger`,
     topic: TOPICS.ledgerCommands,
@@ -22,7 +25,15 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     // A command delivered again is recognised (processed_commands) and only its reply re-sent.
     commitIntervalMs: 500,
     handleBatch: (messages, { isolating }) => (isolating ? rounds.submitAlone(messages) : rounds.submit(messages)),
+    onGroupJoin: () => markJoined(),
   });
+  // Ready once it holds its partitions, with its connections open and the metadata of the topics
+  // it writes known: a command sent right after the start is decided as fast as later ones.
+  await warmUp('ledger', [
+    () => joined,
+    () => fillPool(runtime.db),
+    () => knowTopics(runtime, [TOPICS.ledgerReplies, TOPICS.domainEvents, TOPICS.ledgerEntries, TOPICS.partnerCommands]),
+  ]);
   const sweeper = startOutboxSweeper(runtime);
   return {
     role: 'ledger',

@@ -11,13 +11,13 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
 
 export type Db = Knex;
 
-export function createDb(databaseUrl: string, poolMax = 10): Db {
+export function createDb(databaseUrl: string, poolMax = 10, poolMin = 0): Db {
   return knex({
     client: 'pg',
     // Bounded waits, so a request meets a Postgres that is away with a 503 within seconds
     // (src/http/unavailable.ts) rather than hang: connecting, acquiring, and any one query.
     connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000, query_timeout: 30_000 },
-    pool: { min: 0, max: poolMax },
+    pool: { min: poolMin, max: poolMax },
     acquireConnectionTimeout: 5_000,
     // knex writes its own warnings to the console; they belong in the service's log.
     log: {

@@ -57,6 +57,11 @@ export class RateLimiter {
     redis.defineCommand('takeTokenAndRead', { lua: TOKEN_BUCKET });
   }
 
+  /** Loads the limiter's script into Redis (its first call would), on a bucket of its own. */
+  async warm(): Promise<void> {
+    await this.redis.takeTokenAndRead(1, `rl:warm-up:${process.pid}`, 1, 1);
+  }
+
   /**
    * Runs before authentication, keyed by a hash of the presented credential: a caller is
    * limited per credential, and guessing keys is limited too. `reads` names keys the request

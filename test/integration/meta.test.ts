@@ -18,7 +18,7 @@ describe('service health and description', () => {
     const response = await call(testService().baseUrl, 'GET', '/readyz');
     assert.equal(response.status, 200, JSON.stringify(response.body));
     assert.equal(response.body.ready, true);
-    assert.deepEqual(Object.keys(response.body.checks).sort(), ['kafka', 'postgres', 'redis', 'schema_registry', 'thread:outbox', 'thread:request-logs']);
+    assert.deepEqual(Object.keys(response.body.checks).sort(), ['kafka', 'postgres', 'redis', 'schema_registry', 'thread:outbox', 'thread:request-logs', 'warm']);
     for (const check of Object.values<any>(response.body.checks)) assert.equal(check.ok, true);
   });
 
