@@ -58,11 +58,18 @@ export function formatAmount(amount: Amount | string, currency: Currency): strin
   return new Money(amount).toFixed(CURRENCY_SCALE[currency], BigNumber.ROUND_HALF_EVEN);
 }
 
+/**
+ * A positive decimal string: at most 18 digits before the point and 6 after, not zero. The
+ * currency's own scale (2 decimals for USD, EUR and GBP) is a rule across two fields, said in
+ * the description and checked by parseAmount.
+ */
 export const amountSchema = {
   type: 'string',
-  pattern: '^(0|[1-9][0-9]{0,17})(\\.[0-9]+)?$',
-  description: 'positive decimal string, at most the currency scale (2 for fiat, 6 for stablecoins)',
-  examples: ['10.00'],
+  pattern: '^([1-9][0-9]{0,17}(\\.[0-9]{1,6})?|0\\.(0{0,5}[1-9]|0{0,4}[1-9][0-9]|0{0,3}[1-9][0-9]{2}|0{0,2}[1-9][0-9]{3}|0?[1-9][0-9]{4}|[1-9][0-9]{5}))$',
+  description: 'a positive decimal string such as "10.00", with at most the currency\'s decimals: 2 for USD, EUR and GBP, 6 for USDC and EURC',
+  examples: ['10.00', '0.50', '1250'],
 } as const;
 
-export const currencySchema = { type: 'string', description: `one of ${CURRENCIES.join(', ')}`, examples: ['USD', 'EUR', 'GBP'] } as const;
+export const currencySchema = {
+  type: 'string', enum: CURRENCIES, 'x-error': 'invalid_currency', description: `one of ${CURRENCIES.join(', ')}`, examples: ['USD', 'EUR', 'GBP'],
+} as const;

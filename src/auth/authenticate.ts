@@ -124,18 +124,19 @@ export class Authenticator {
 export function authorize(principal: AuthenticatedPrincipal, route: Guarded): void {
   const rule = route.auth;
   const regularKey = principal.kind === 'secret' || principal.kind === 'publishable' || principal.kind === 'restricted';
+  if (rule.kind === 'dashboard' && regularKey) {
+    throw new DomainError('dashboard_access_denied', 'dashboard routes take a session token or the master key, not an API key');
+  }
+  // SPEC.md section 5: a publishable key's write is refused as such, whatever the route.
+  if (principal.kind === 'publishable' && route.method !== 'GET') {
+    throw new DomainError('publishable_key_write_denied', 'publishable keys can only read; use a secret or restricted key to write');
+  }
   if (rule.kind === 'admin') {
     if (!principal.isAdmin) throw new DomainError('insufficient_scope', 'this route requires the master key');
     return;
   }
-  if (rule.kind === 'dashboard' && regularKey) {
-    throw new DomainError('dashboard_access_denied', 'dashboard routes take a session token or the master key, not an API key');
-  }
   if (principal.kind === 'publishable' && rule.kind === 'key' && rule.publishableDenied) {
-    throw new DomainError('insufficient_scope', 'publishable keys cannot manage this resource; use a secret key or a session');
-  }
-  if (principal.kind === 'publishable' && route.method !== 'GET') {
-    throw new DomainError('publishable_key_write_denied', 'publishable keys can only read; use a secret or restricted key to write');
+    throw new DomainError('insufficient_scope', 'publishable keys cannot read this resource; use a secret key or a session');
   }
   if (rule.kind === 'key' && principal.kind === 'restricted' && rule.scope !== null && !principal.scopes.includes(rule.scope)) {
     throw new DomainError('insufficient_scope', `this restricted key lacks the ${rule.scope} scope`, rule.scope);

@@ -10,11 +10,11 @@ import { AccountStatement, type AccountStatementLine } from '../finance/account-
 import { journal, JOURNAL_CSV_COLUMNS, trialBalance } from '../finance/books';
 import { csvRow } from '../finance/formats';
 import { accountIdQuerySchema, actingAccountId } from './acting';
+import { instantOf, instantOrDay } from './dates';
 import type { JsonSchema, RouteDef } from './route';
 
 const DAY_MS = 86_400_000;
 const decimal = { type: 'string', description: 'a decimal amount at the currency\'s scale' };
-const instant = (description: string) => ({ type: 'string', format: 'date-time', description });
 
 /**
  * A response body read from `chunks` as the client takes it: in byte mode, so at most one chunk
@@ -31,10 +31,10 @@ export function wantsCsv(ctx: Koa.Context, json = 'application/json'): boolean {
 
 export const csvText = (description: string): JsonSchema => ({ type: 'string', description });
 
-/** The `from`/`to` of a query: instants, `to` after `from`; by default the `defaultSpanMs` up to now. */
+/** The `from`/`to` of a query: instants (a calendar date: its start), `to` after `from`; by default the `defaultSpanMs` up to now. */
 function period(query: { from?: string; to?: string }, defaultSpanMs: number): { from: Date; to: Date } {
-  const to = query.to ? new Date(query.to) : new Date();
-  const from = query.from ? new Date(query.from) : new Date(to.getTime() - defaultSpanMs);
+  const to = query.to ? instantOf(query.to, 'to') : new Date();
+  const from = query.from ? instantOf(query.from, 'from') : new Date(to.getTime() - defaultSpanMs);
   if (from.getTime() >= to.getTime()) throw new DomainError('invalid_request', 'from must be before to', 'from');
   return { from, to };
 }
@@ -119,8 +119,8 @@ export function financeRoutes(db: Db): RouteDef[] {
       query: {
         type: 'object', additionalProperties: false, required: ['currency'],
         properties: {
-          currency: { type: 'string', enum: [...CURRENCIES] }, from: instant('start, inclusive; default: 24 hours before to'),
-          to: instant('end, exclusive; default: now'), account_id: accountIdQuerySchema,
+          currency: { type: 'string', enum: [...CURRENCIES] }, from: instantOrDay('the start, inclusive; default: 24 hours before to'),
+          to: instantOrDay('the end, exclusive; default: now'), account_id: accountIdQuerySchema,
         },
       },
       response: { status: 200, description: 'the statement', schema: STATEMENT_SCHEMA, alternatives: [{ contentType: 'text/csv', schema: csvText(`the lines, with a header row: ${STATEMENT_CSV_COLUMNS.join(',')}`) }] },
@@ -136,11 +136,11 @@ export function financeRoutes(db: Db): RouteDef[] {
     {
       method: 'GET', path: '/v1/ledger/trial-balance', operationId: 'getTrialBalance', tag: 'finance',
       summary: 'Every ledger account\'s debits, credits and net at an instant; each currency nets to zero (master key)', auth: { kind: 'admin' },
-      query: { type: 'object', additionalProperties: false, properties: { at: instant('the instant; default: now') } },
+      query: { type: 'object', additionalProperties: false, properties: { at: instantOrDay('the instant; default: now') } },
       response: { status: 200, description: 'the trial balance', schema: TRIAL_BALANCE_SCHEMA },
       handler: async (request) => {
         const { at } = request.query as { at?: string };
-        return { status: 200, body: await trialBalance(db, at ? new Date(at) : new Date()) };
+        return { status: 200, body: await trialBalance(db, at ? instantOf(at, 'at') : new Date()) };
       },
     },
     {
@@ -149,7 +149,7 @@ export function financeRoutes(db: Db): RouteDef[] {
       auth: { kind: 'admin' },
       query: {
         type: 'object', additionalProperties: false,
-        properties: { from: instant('start, inclusive; default: 24 hours before to'), to: instant('end, exclusive; default: now') },
+        properties: { from: instantOrDay('the start, inclusive; default: 24 hours before to'), to: instantOrDay('the end, exclusive; default: now') },
       },
       response: {
         status: 200, description: 'the journal, oldest entry first', contentType: 'application/x-ndjson',

@@ -34,6 +34,8 @@ const quoteSchema = {
 
 const quoteBodySchema = {
   type: 'object', additionalProperties: false, required: ['from_currency', 'to_currency', 'from_amount'],
+  description: 'two different currencies of USD, EUR and GBP (any other pair is 400 unsupported_pair)',
+  examples: [{ from_currency: 'USD', to_currency: 'EUR', from_amount: '100.00' }],
   properties: { from_currency: currencySchema, to_currency: currencySchema, from_amount: amountSchema },
 } as const;
 

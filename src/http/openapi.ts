@@ -61,10 +61,9 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
     add('authentication_required', 'invalid_api_key', 'token_expired', 'invalid_token', 'environment_mismatch', 'cross_account_access_denied', 'resource_not_found');
     if (auth.kind === 'admin') add('insufficient_scope');
     if (auth.kind === 'dashboard') add('dashboard_access_denied');
-    if (auth.kind === 'key') {
-      if (auth.scope) add('insufficient_scope');
-      if (route.method !== 'GET') add('publishable_key_write_denied');
-    }
+    if (auth.kind === 'key' && (auth.scope || auth.publishableDenied)) add('insufficient_scope');
+    // A publishable key's write, on any route a key may reach (SPEC.md section 5).
+    if ((auth.kind === 'key' || auth.kind === 'admin') && route.method !== 'GET') add('publishable_key_write_denied');
     if (auth.moneyMoving) add('account_not_active');
   }
   add(...(route.errors ?? []));
@@ -99,7 +98,11 @@ function successResponses(route: RouteDef): Record<string, unknown> {
 
 function operation(route: RouteDef): Record<string, unknown> {
   const headerParams = [
-    ...(route.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } }] : []),
+    ...(route.idempotent ? [{
+      name: 'Idempotency-Key', in: 'header', required: true,
+      description: 'unique per request of the account, e.g. a UUID or an invoice number; 1 to 255 printable ASCII characters without spaces',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]{1,255}$', examples: ['3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13'] },
+    }] : []),
     ...(route.sandboxScenario ? [{
       name: SANDBOX_SCENARIO_HEADER, in: 'header', required: false, schema: { type: 'string', enum: [...SANDBOX_SCENARIOS] },
       description: `sandbox only: a failure for the partner to act out; without it the payment succeeds. ${SANDBOX_SCENARIOS.map((s) => `${s}: ${SCENARIO_EFFECTS[s]}`).join('; ')}`,

@@ -47,6 +47,9 @@ function page(title: string, message: string): string {
 <body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`;
 }
 
+/** A partner slug; another is 400 invalid_partner. */
+const partnerSchema = { type: 'string', enum: [...PARTNER_SLUGS], 'x-error': 'invalid_partner', description: `one of ${PARTNER_SLUGS.join(', ')}` } as const;
+
 /** @throws DomainError invalid_partner */
 export function requirePartner(value: string, field = 'partner'): PartnerSlug {
   if (!isPartnerSlug(value)) throw new DomainError('invalid_partner', `partner must be one of ${PARTNER_SLUGS.join(', ')}`, field);
@@ -61,7 +64,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
   return [
     withBody({
       type: 'object', additionalProperties: false, required: ['partner'],
-      properties: { partner: { type: 'string', description: `one of ${PARTNER_SLUGS.join(', ')}` } },
+      properties: { partner: partnerSchema },
     } as const, {
       method: 'POST', path: '/v1/customers/{id}/partner-links', operationId: 'createPartnerLink', tag: 'partner-links',
       summary: 'Start linking a customer with a partner: the customer gives consent at authorize_url',
@@ -102,7 +105,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       method: 'GET', path: '/v1/customers/{id}/funding-methods', operationId: 'listFundingMethods', tag: 'partner-links',
       summary: 'Where a linked customer\'s payments through a partner can come from, as the partner lists them',
       auth: { kind: 'key', scope: 'customers:read' }, params: customerParams,
-      query: { type: 'object', additionalProperties: false, required: ['partner'], properties: { partner: { type: 'string', description: `one of ${PARTNER_SLUGS.join(', ')}` } } },
+      query: { type: 'object', additionalProperties: false, required: ['partner'], properties: { partner: partnerSchema } },
       response: { status: 200, description: 'the funding methods; add-funds and send use the default one when the request names none', schema: listResponseSchema(fundingMethodSchema) },
       errors: ['invalid_partner', 'customer_not_linked', 'partner_unavailable', 'partner_error'],
       handler: async (request) => {
@@ -116,7 +119,10 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       method: 'GET', path: '/v1/partner-links/callback', operationId: 'partnerLinkCallback', tag: 'partner-links',
       summary: 'Where the partner sends the customer\'s browser back after consent (an HTML page)', auth: { kind: 'public' },
       response: { status: 200, description: 'the link is active', schema: { type: 'string' }, contentType: 'text/html' },
-      extraResponses: [{ status: 400, description: 'consent denied, an unknown or used link request, or a code the partner refused', schema: { type: 'string' }, contentType: 'text/html' }],
+      extraResponses: [
+        { status: 400, description: 'consent denied, or a code the partner refused', schema: { type: 'string' }, contentType: 'text/html' },
+        { status: 404, description: 'an unknown link request, or one already used', schema: { type: 'string' }, contentType: 'text/html' },
+      ],
       handler: async (request) => {
         // Query values the partner sends; a repeated one counts once.
         const first = (name: string) => { const v = request.koa.query[name]; return Array.isArray(v) ? v[0] : v; };
@@ -125,7 +131,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
           return { status: 200, body: page('Account linked', `Your ${outcome.link.partner} account is linked. You can close this window.`) };
         }
         if (outcome.kind === 'failed') return { status: 400, body: page('Account not linked', outcome.link.failure_message ?? 'the link failed') };
-        return { status: 400, body: page('Link request not recognised', 'This link request is unknown or was already used. Start again from the application that sent you here.') };
+        return { status: 404, body: page('Link request not recognised', 'This link request is unknown or was already used. Start again from the application that sent you here.') };
       },
     },
   ];

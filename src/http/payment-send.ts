@@ -19,8 +19,8 @@ const payeeSchema = {
   type: 'object', additionalProperties: false, required: ['email', 'first_name', 'last_name', 'country_code', 'kind'],
   properties: {
     email: { type: 'string', format: 'email', maxLength: 254 }, first_name: text(100), last_name: text(100), country_code: countryCodeSchema,
-    phone_country_code: { type: 'string', pattern: '^\\+[0-9]{1,4}$', description: 'dialling prefix with plus sign' },
-    phone_number: { type: 'string', pattern: '^[0-9 ]{4,20}$' },
+    phone_country_code: { type: 'string', pattern: '^\\+[0-9]{1,4}$', description: 'dialling prefix with plus sign; with phone_number, or neither', examples: ['+44'] },
+    phone_number: { type: 'string', pattern: '^[0-9 ]{4,20}$', description: 'with phone_country_code, or neither', examples: ['7700 900123'] },
     kind: { type: 'string', enum: ['personal', 'business'] },
     business: {
       type: 'object', additionalProperties: false, required: ['business_name'],
@@ -44,8 +44,13 @@ const payeeSchema = {
 
 const sendBodySchema = {
   type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency', 'purpose', 'payee'],
+  description: 'a fiat payout needs payee.bank, in the payment\'s currency; a business payee needs payee.business (its tax_id_number, else 403 requires_action)',
+  examples: [{
+    customer_id: '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13', partner: 'claimless', amount: '25.00', currency: 'EUR', purpose: 'invoice 7',
+    payee: { email: 'payee@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'DE', kind: 'personal' },
+  }],
   properties: {
-    customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', description: 'fiat (bank payee), claimless (claim link) or chain (stablecoins)' },
+    customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['fiat', 'claimless', 'chain'], 'x-error': 'invalid_partner', description: 'fiat (bank payee), claimless (claim link) or chain (stablecoins)' },
     amount: amountSchema, currency: currencySchema, purpose: text(200),
     source_funding_method_external_id: { type: 'string', minLength: 1, maxLength: 200, description: 'optional: the customer\'s default funding method in the currency otherwise' },
     source_funding_method_kind: { type: 'string', enum: ['wallet', 'bank', 'viban'] },

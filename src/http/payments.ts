@@ -22,7 +22,7 @@ import { withBody, type RouteDef } from './route';
 const addFundsBodySchema = {
   type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency'],
   properties: {
-    customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', description: 'openbank brings funds in' },
+    customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['openbank'], 'x-error': 'invalid_partner', description: 'openbank brings funds in' },
     amount: amountSchema, currency: currencySchema,
     source_funding_method_external_id: { type: 'string', minLength: 1, maxLength: 200, description: 'optional: the customer\'s default funding method in the currency otherwise' },
   },

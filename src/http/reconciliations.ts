@@ -1,9 +1,8 @@
 // Reconciliation of the ledger against partner statements (DESIGN.md section 5e), for the
 // operator (master key): run one (or a dry run), list the stored reports, read one as JSON or,
 // with every item including the matched ones, as CSV.
-import { DomainError } from '../errors';
 import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from '../finance/reconciliations';
-import { isCalendarDate } from '../finance/formats';
+import { dayOrInstant, utcDayOf } from './dates';
 import { STATEMENT_CSV_LINES_MAX } from '../finance/statement-csv';
 import { PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { csvText, streamed, wantsCsv } from './finance';
@@ -14,7 +13,6 @@ import { idParams } from './webhooks';
 /** A CSV statement of STATEMENT_CSV_LINES_MAX lines fits. */
 const UPLOAD_BYTES_MAX = 24 * 1024 * 1024;
 const DATE_TOLERANCE_DAYS_MAX = 7;
-const date = (description: string) => ({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description } as const);
 const nullableText = { type: ['string', 'null'] };
 
 const ITEM_SCHEMA = {
@@ -56,7 +54,7 @@ const RECONCILE_BODY = {
   type: 'object', additionalProperties: false, required: ['partner', 'from', 'to'],
   properties: {
     partner: { type: 'string', enum: [...PARTNER_SLUGS] },
-    from: date('first day, UTC, inclusive'), to: date(`last day, inclusive; at most ${RANGE_DAYS_MAX} days`),
+    from: dayOrInstant('the first day, inclusive'), to: dayOrInstant(`the last day, inclusive; at most ${RANGE_DAYS_MAX} days`),
     dry_run: { type: 'boolean', default: false, description: 'compute the report without storing or announcing it' },
     amount_tolerance: { type: 'string', pattern: '^\\d{1,12}(\\.\\d{1,6})?$', default: '0', description: 'an amount drift still matched, in the currency\'s units' },
     date_tolerance_days: { type: 'integer', minimum: 0, maximum: DATE_TOLERANCE_DAYS_MAX, default: 1, description: 'a value date this many days from the posting still matches' },
@@ -66,11 +64,6 @@ const RECONCILE_BODY = {
     },
   },
 } as const;
-
-function calendarDate(text: string, field: string): string {
-  if (!isCalendarDate(text)) throw new DomainError('invalid_request', `${field} is not a calendar date`, field);
-  return text;
-}
 
 export function reconciliationRoutes(reconciliations: Reconciliations): RouteDef[] {
   return [
@@ -83,7 +76,7 @@ export function reconciliationRoutes(reconciliations: Reconciliations): RouteDef
       errors: ['partner_unavailable', 'partner_error'],
       handler: async ({ body }) => {
         const report = await reconciliations.run({
-          partner: body.partner as PartnerSlug, from: calendarDate(body.from, 'from'), to: calendarDate(body.to, 'to'), dryRun: body.dry_run ?? false,
+          partner: body.partner as PartnerSlug, from: utcDayOf(body.from, 'from'), to: utcDayOf(body.to, 'to'), dryRun: body.dry_run ?? false,
           amountTolerance: body.amount_tolerance ?? '0', dateToleranceDays: body.date_tolerance_days ?? 1, statementCsv: body.statement_csv ?? null, trigger: 'api',
         });
         return { status: report!.dry_run ? 200 : 201, body: report };

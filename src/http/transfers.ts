@@ -13,7 +13,6 @@ import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './a
 import type { StoredTransfer, TransferReads } from '../read-models/transfers';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from './route';
-import { bodyValidator } from './validation';
 import { RETRY_AFTER_SECONDS } from './idempotency';
 
 const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
@@ -33,18 +32,17 @@ const recipientSchema = {
 } as const;
 const createBodySchema = {
   type: 'object', additionalProperties: false, required: ['amount', 'currency'],
-  description: 'internal when recipient_email is given; external when recipient.bank is given',
+  description: 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both; else 400 naming the other',
+  examples: [{ recipient_email: 'friend@example.com', amount: '10.00', currency: 'USD', note: 'dinner' }],
   properties: {
     recipient_email: emailSchema,
-    recipient: { type: 'object', description: 'bank recipient: email, name, bank' },
+    recipient: recipientSchema,
     amount: amountSchema,
     currency: currencySchema,
     note: { type: 'string', maxLength: 500 },
     account_id: { type: 'string', format: 'uuid', description: 'master key only' },
   },
 } as const;
-// Validated apart, after the shape is known, with paths named from the body's root.
-const validateRecipient = bodyValidator({ type: 'object', properties: { recipient: recipientSchema } });
 
 const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
 const nullableString = { type: ['string', 'null'] };
@@ -113,8 +111,7 @@ export function transferCommand(body: CreateTransferBody, transferId: string): T
   }
   const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null };
   if (hasEmail) return { ...base, type: 'internal', recipient_email: body.recipient_email };
-  validateRecipient({ recipient: body.recipient });
-  const recipient = body.recipient as BodyOf<typeof recipientSchema>; // its shape was validated just above
+  const recipient = body.recipient!;
   const bankCurrency = requireCurrency(recipient.bank.currency, 'recipient.bank.currency');
   if (bankCurrency !== currency && !isSupportedPair(currency, bankCurrency)) {
     throw new DomainError('unsupported_pair', `${currency} cannot be paid out in ${bankCurrency}; USD, EUR and GBP convert among themselves`, 'recipient.bank.currency');

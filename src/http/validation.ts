@@ -17,6 +17,15 @@ for (const ajv of [bodyAjv, textAjv]) {
 
 export type Validator = (data: unknown) => void;
 
+/** What a value of a format looks like, for the message of a value that is not one. */
+const FORMAT_EXAMPLES: Record<string, string> = {
+  'date-time': 'ISO 8601 with a time and an offset, e.g. 2026-11-24T10:00:00Z',
+  date: 'YYYY-MM-DD',
+  uuid: 'e.g. 3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13',
+  email: 'e.g. name@example.com',
+  uri: 'an absolute URL, e.g. https://example.com/hook',
+};
+
 function fieldPath(error: ErrorObject, location: string): string {
   const base = error.instancePath.split('/').filter(Boolean).join('.');
   let field = base;
@@ -35,8 +44,16 @@ function describe(error: ErrorObject, field: string): string {
       const description = (error.parentSchema as { description?: string } | undefined)?.description;
       return allowed.length <= 12 ? `${field} must be one of: ${allowed.join(', ')}` : `${field} must be a valid ${description ?? 'value'}`;
     }
-    case 'format': return `${field} must be a valid ${(error.params as { format: string }).format}`;
-    case 'pattern': return `${field} has an invalid format`;
+    case 'format': {
+      const format = (error.params as { format: string }).format;
+      return `${field} must be a valid ${format}${FORMAT_EXAMPLES[format] ? ` (${FORMAT_EXAMPLES[format]})` : ''}`;
+    }
+    // The schema's description says which form the field takes.
+    case 'pattern':
+    case 'anyOf': {
+      const description = (error.parentSchema as { description?: string } | undefined)?.description;
+      return description ? `${field} must be ${description}` : `${field} has an invalid format`;
+    }
     default: return `${field} ${error.message ?? 'is invalid'}`;
   }
 }
@@ -53,7 +70,8 @@ function toDomainError(error: ErrorObject, location: string): DomainError {
 function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
   const validate: ValidateFunction = ajv.compile(schema);
   return (data: unknown) => {
-    if (!validate(data)) throw toDomainError(validate.errors![0], location);
+    // A field that may take one of several forms fails as a whole, with its description.
+    if (!validate(data)) throw toDomainError(validate.errors!.find((e) => e.keyword === 'anyOf') ?? validate.errors![0], location);
   };
 }
 

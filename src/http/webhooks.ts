@@ -15,7 +15,10 @@ import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './a
 import { listQuerySchema, listResponseSchema } from './pagination';
 import { withBody, type RouteDef, type RouteRequest } from './route';
 
-const urlSchema = { type: 'string', minLength: 1, maxLength: 2048, description: 'where events are POSTed: HTTPS (plain HTTP on any address is allowed in the sandbox)' } as const;
+const urlSchema = {
+  type: 'string', minLength: 1, maxLength: 2048, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', examples: ['https://example.com/webhooks'],
+  description: 'where events are POSTed: an absolute HTTPS URL without credentials (plain HTTP on any address is allowed in the sandbox)',
+} as const;
 const eventsSchema = {
   type: 'array', uniqueItems: true, maxItems: WEBHOOK_EVENT_TYPES.length, items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
   description: 'the event types to deliver; empty or absent: all of them',

@@ -28,6 +28,8 @@ from client.models import (
     ExecuteFxQuoteBody, ExecuteFxQuoteResponse201, ExecuteFxQuoteResponse202, GetFxQuoteResponse200, GetMyBalanceResponse200,
     GetTransactionResponse200, GetTransferResponse200, ListRequestLogsResponse200,
     ListTransactionsResponse200, SandboxFaucetBody, SandboxFaucetResponse201, SandboxFaucetResponse202,
+    SandboxFaucetBodyCurrency, CreateTransferBodyCurrency, CreateFxQuoteBodyFromCurrency, CreateFxQuoteBodyToCurrency,
+    CreatePublicFxQuoteBodyFromCurrency, CreatePublicFxQuoteBodyToCurrency,
 )
 
 base_url = sys.argv[1]
@@ -64,7 +66,7 @@ assert str(me.id) == str(alice.account.id), (me.id, alice.account.id)
 # Funding: 201 when the ledger decided in time, 202 (repeat with the same key) when it did not.
 faucet_key = str(uuid.uuid4())
 for _ in range(20):
-    funded = sandbox_faucet.sync(client=alice_client, body=SandboxFaucetBody(currency="USD", amount="100.00"), idempotency_key=faucet_key)
+    funded = sandbox_faucet.sync(client=alice_client, body=SandboxFaucetBody(currency=SandboxFaucetBodyCurrency.USD, amount="100.00"), idempotency_key=faucet_key)
     if not isinstance(funded, SandboxFaucetResponse202):
         break
 expect(funded, SandboxFaucetResponse201, "POST /v1/sandbox/faucet")
@@ -72,7 +74,7 @@ expect(funded, SandboxFaucetResponse201, "POST /v1/sandbox/faucet")
 transfer_key = str(uuid.uuid4())
 for _ in range(20):
     sent = create_transfer.sync(client=alice_client, idempotency_key=transfer_key,
-                                body=CreateTransferBody(amount="12.34", currency="USD", recipient_email=bob_email))
+                                body=CreateTransferBody(amount="12.34", currency=CreateTransferBodyCurrency.USD, recipient_email=bob_email))
     if not isinstance(sent, CreateTransferResponse202):
         break
 sent = expect(sent, CreateTransferResponse201, "POST /v1/transfers")
@@ -85,10 +87,10 @@ assert usd and Decimal(usd[0].available) == Decimal("87.66"), balance.to_dict()
 
 # FX: a public price, a locked quote, its execution once, and the refusal of a second.
 price = expect(create_public_fx_quote.sync(client=Client(base_url=base_url), body=CreatePublicFxQuoteBody(
-    from_currency="USD", to_currency="EUR", from_amount="10.00")), CreatePublicFxQuoteResponse200, "POST /v1/fx/quotes")
+    from_currency=CreatePublicFxQuoteBodyFromCurrency.USD, to_currency=CreatePublicFxQuoteBodyToCurrency.EUR, from_amount="10.00")), CreatePublicFxQuoteResponse200, "POST /v1/fx/quotes")
 assert Decimal(price.rate) < Decimal(price.mid_rate), price.to_dict()
 quote = expect(create_fx_quote.sync(client=alice_client, idempotency_key=str(uuid.uuid4()), body=CreateFxQuoteBody(
-    from_currency="USD", to_currency="EUR", from_amount="10.00")), CreateFxQuoteResponse201, "POST /v1/fx/quote")
+    from_currency=CreateFxQuoteBodyFromCurrency.USD, to_currency=CreateFxQuoteBodyToCurrency.EUR, from_amount="10.00")), CreateFxQuoteResponse201, "POST /v1/fx/quote")
 execute_key = str(uuid.uuid4())
 for _ in range(20):
     executed = execute_fx_quote.sync(client=alice_client, idempotency_key=execute_key, body=ExecuteFxQuoteBody(quote_id=quote.id))
@@ -122,7 +124,7 @@ contact = create_contact.sync(client=alice_client, idempotency_key=str(uuid.uuid
 assert contact is not None and not isinstance(contact, Error), contact
 
 refused = expect(create_transfer.sync(client=alice_client, idempotency_key=str(uuid.uuid4()),
-                                      body=CreateTransferBody(amount="1000000.00", currency="USD", recipient_email=bob_email)),
+                                      body=CreateTransferBody(amount="1000000.00", currency=CreateTransferBodyCurrency.USD, recipient_email=bob_email)),
                  Error, "POST /v1/transfers beyond the balance")
 assert refused.error.value == "insufficient_funds", refused.to_dict()
 

@@ -58,7 +58,7 @@ describe('partner links (three-legged OAuth)', () => {
     assert.throws(() => new SecretVault('another secret', 'partner-token-vault').open(row.access_token_sealed), 'another key cannot open it');
 
     const replayed = await browse(callback);
-    assert.equal(replayed.status, 400, 'a callback is good once');
+    assert.equal(replayed.status, 404, 'a callback is good once: the link request is gone');
     assert.match(replayed.html, /unknown or was already used/);
     assert.equal((await linkRow(created.body.id)).status, 'active');
   });
@@ -79,7 +79,7 @@ describe('partner links (three-legged OAuth)', () => {
     const firstCallback = new URL(await consent(first.body.authorize_url, 'approve'));
     const forged = new URL(firstCallback);
     forged.searchParams.set('state', 'x'.repeat(43));
-    assert.equal((await browse(forged.toString())).status, 400);
+    assert.equal((await browse(forged.toString())).status, 404, 'a state it never issued is an unknown link request');
     assert.equal((await linkRow(first.body.id)).status, 'pending', 'a forged state changes nothing');
     assert.equal((await browse(firstCallback.toString())).status, 200);
 

@@ -182,6 +182,19 @@ describe('reconciliation against partner statements', function () {
     assert.deepEqual(await service.runtime.db('reconciliations').count({ n: '*' }), before, 'nothing stored');
   });
 
+  it('takes from and to as calendar dates or as ISO 8601 instants (their UTC day), and says which forms it takes', async () => {
+    const byDates = await reconcile({ dry_run: true });
+    const byInstants = await reconcile({ from: `${today()}T08:15:00Z`, to: `${today()}T23:59:59.999+00:00`, dry_run: true });
+    assert.equal(byInstants.status, 200, JSON.stringify(byInstants.body));
+    assert.deepEqual([byInstants.body.from, byInstants.body.to, byInstants.body.summary], [today(), today(), byDates.body.summary]);
+    for (const [field, value] of [['from', 'yesterday'], ['to', '24/11/2026'], ['from', '2026-11-24 10:00']]) {
+      const refused = await reconcile({ [field]: value });
+      expectError(refused, 400, 'invalid_request', field, `${field}=${value}`);
+      assert.match(refused.body.message, /a calendar date \(YYYY-MM-DD\), or an ISO 8601 instant taken as its UTC day/);
+    }
+    expectError(await reconcile({ from: '2026-02-30' }), 400, 'invalid_request', 'from');
+  });
+
   it('exports and reconciles 100,000 entries in bounded memory', async () => {
     const day = '2026-01-15';
     const count = 100_000;

@@ -75,7 +75,7 @@ describe('webhook endpoints', () => {
     const reader = await createKey(base(), owner.token, 'restricted', ['webhooks:read']);
     const writer = await createKey(base(), owner.token, 'restricted', ['webhooks:write']);
     expectError(await request('GET', '/v1/webhooks', undefined, publishable.key), 403, 'insufficient_scope');
-    expectError(await create({ url: 'https://example.com/x' }, publishable.key), 403, 'insufficient_scope');
+    expectError(await create({ url: 'https://example.com/x' }, publishable.key), 403, 'publishable_key_write_denied', undefined, 'a publishable key\'s write is refused as such (SPEC.md section 5)');
     assert.equal((await request('GET', `/v1/webhooks/${created.body.id}`, undefined, reader.key)).status, 200);
     expectError(await create({ url: 'https://example.com/x' }, reader.key), 403, 'insufficient_scope');
     assert.equal((await create({ url: 'https://example.com/x' }, writer.key)).status, 201);

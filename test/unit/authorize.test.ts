@@ -28,6 +28,8 @@ const readTransfers = route('GET', { kind: 'key', scope: 'transfers:read' });
 const dashboardRead = route('GET', { kind: 'dashboard' });
 const dashboardWrite = route('POST', { kind: 'dashboard' });
 const adminWrite = route('PATCH', { kind: 'admin' });
+const manageWebhooks = route('POST', { kind: 'key', scope: 'webhooks:write', publishableDenied: true });
+const readWebhooks = route('GET', { kind: 'key', scope: 'webhooks:read', publishableDenied: true });
 
 describe('authorize(): may this caller call this route (SPEC.md section 5)', () => {
   it('rejects, in order of precedence, each caller a route does not admit', () => {
@@ -38,6 +40,9 @@ describe('authorize(): may this caller call this route (SPEC.md section 5)', () 
       ['a publishable key on a dashboard write (dashboard rule first)', principal('publishable'), dashboardWrite, 'dashboard_access_denied'],
       ['a restricted key on a dashboard route', principal('restricted', { scopes: ['transfers:read'] }), dashboardRead, 'dashboard_access_denied'],
       ['a publishable key on a write', principal('publishable'), sendMoney, 'publishable_key_write_denied'],
+      ['a publishable key on a write of a resource it may not even read (webhooks)', principal('publishable'), manageWebhooks, 'publishable_key_write_denied'],
+      ['a publishable key on an admin write', principal('publishable'), adminWrite, 'publishable_key_write_denied'],
+      ['a publishable key reading a resource it may not read (webhooks)', principal('publishable'), readWebhooks, 'insufficient_scope'],
       ['a restricted key without the scope', principal('restricted', { scopes: ['transfers:read'] }), sendMoney, 'insufficient_scope'],
       ['a restricted key without the read scope', principal('restricted', { scopes: ['transfers:write'] }), readTransfers, 'insufficient_scope'],
       ['a secret key of a pending account moving money', principal('secret', { kybStatus: 'pending' }), sendMoney, 'account_not_active'],

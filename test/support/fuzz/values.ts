@@ -70,3 +70,48 @@ function jsonType(value: unknown): string {
 
 /** JSON text nested `depth` levels deep (JSON.stringify would overflow the stack first). */
 export const deeplyNested = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+
+/**
+ * The first value a schema allows, chosen the way a client generated from the document would
+ * build one: the const, the first enum value, the first example, a value of the format, the
+ * minimum. A string with a pattern must carry an example: the document says what it looks like.
+ */
+export function firstValid(schema: Schema, where = 'value'): unknown {
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum.find((v: unknown) => v !== null);
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  for (const alternatives of [schema.anyOf, schema.oneOf]) {
+    if (Array.isArray(alternatives) && alternatives.length > 0 && !schema.properties) return firstValid({ ...schema, anyOf: undefined, oneOf: undefined, ...alternatives[0] }, where);
+  }
+  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'string': {
+      switch (schema.format) {
+        case 'uuid': return randomUUID();
+        case 'email': return `client-${randomUUID()}@example.com`;
+        case 'date-time': return new Date().toISOString();
+        case 'date': return new Date().toISOString().slice(0, 10);
+        case 'uri': return 'https://example.com/';
+        default: break;
+      }
+      if (schema.pattern !== undefined) throw new Error(`${where}: a pattern without an example (${schema.pattern})`);
+      return 'a'.repeat(Math.max(1, schema.minLength ?? 1));
+    }
+    case 'integer':
+    case 'number': return schema.default ?? schema.minimum ?? 1;
+    case 'boolean': return schema.default ?? false;
+    case 'array': return Array.from({ length: schema.minItems ?? 0 }, (_, i) => firstValid(schema.items ?? {}, `${where}[${i}]`));
+    case 'object': {
+      const required = new Set<string>(schema.required ?? []);
+      const out: Record<string, unknown> = {};
+      // An object that must have more fields than it requires (a PATCH of at least one): the first optional ones too.
+      const properties = Object.entries<Schema>(schema.properties ?? {});
+      const optional = properties.filter(([name]) => !required.has(name) && name !== 'account_id').slice(0, Math.max(0, (schema.minProperties ?? 0) - required.size));
+      for (const [name, property] of [...properties.filter(([name]) => required.has(name)), ...optional]) {
+        out[name] = firstValid(property, `${where}.${name}`);
+      }
+      return out;
+    }
+    default: return 'a';
+  }
+}

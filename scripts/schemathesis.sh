@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The stock fuzzer (schemathesis, from PyPI) against a service of its own: every operation of
+# /v1/openapi.json with a secret key, a session and the master key. It reports server errors,
+# answers the document does not declare, and requests the service rejected although the document
+# allows them. Not part of `npm test` (it takes minutes); run it after changing a route.
+#   bash scripts/schemathesis.sh            # FUZZ_EXAMPLES (25) cases per operation and credential
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/stack-env.sh
+source scripts/stack-env.sh
+command -v schemathesis >/dev/null 2>&1 || pip install --quiet schemathesis
+run=$(date +%s)
+port=${FUZZ_PORT:-3990}
+log=$(mktemp)
+# A namespace of its own, named like a benchmark's, so the test hooks clean it up when it is old.
+env DATABASE_URL="${DATABASE_URL%/*}/payments_bench_${run}" REDIS_KEY_PREFIX="bench:${run}:fuzz:" KAFKA_TOPIC_PREFIX="bench.${run}." \
+  PORT="$port" MOCK_RAILS_PORT=$((port + 1)) RATE_LIMIT_RPS=100000 RATE_LIMIT_BURST=100000 LOG_LEVEL=warn \
+  node dist/src/main.js >"$log" 2>&1 &
+service=$!
+trap 'kill $service 2>/dev/null; wait $service 2>/dev/null; rm -f "$log"' EXIT
+base="http://127.0.0.1:$port"
+for _ in $(seq 120); do curl -sf "$base/readyz" >/dev/null 2>&1 && break; sleep 1; done
+curl -sf "$base/readyz" >/dev/null || { cat "$log"; echo "the service did not become ready" >&2; exit 1; }
+account=$(curl -s -X POST "$base/v1/sandbox/accounts" -H 'Content-Type: application/json' \
+  -d "{\"email\":\"fuzz-$run@example.com\",\"password\":\"a long password\",\"business_name\":\"Fuzz Ltd\",\"country_code\":\"GB\"}")
+key=$(node -p 'JSON.parse(process.argv[1]).api_key.key' "$account")
+token=$(node -p 'JSON.parse(process.argv[1]).session.token' "$account")
+master=${MASTER_KEY:-$(node -p 'require("./dist/src/config").loadConfig(process.env).masterKey')}
+status=0
+for credential in "secret key:$key" "session:$token" "master key:$master"; do
+  echo "== schemathesis with the ${credential%%:*}"
+  schemathesis run "$base/v1/openapi.json" -H "Authorization: Bearer ${credential#*:}" \
+    --max-examples "${FUZZ_EXAMPLES:-25}" --checks all --exclude-checks ignored_auth,positive_data_acceptance --no-color || status=$?
+done
+exit $status
