@@ -30,6 +30,7 @@ status=0
 for credential in "secret key:$key" "session:$token" "master key:$master"; do
   echo "== schemathesis with the ${credential%%:*}"
   schemathesis run "$base/v1/openapi.json" -H "Authorization: Bearer ${credential#*:}" \
-    --max-examples "${FUZZ_EXAMPLES:-25}" --checks all --exclude-checks ignored_auth,positive_data_acceptance --no-color || status=$?
+    --max-examples "${FUZZ_EXAMPLES:-25}" --checks all --exclude-checks ignored_auth,positive_data_acceptance --no-color \
+    --generation-allow-x00 false || status=$?  # text fields take no NUL: Postgres cannot store it (400 naming the field)
 done
 exit $status

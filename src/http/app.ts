@@ -3,7 +3,7 @@
 // → validation → idempotent execution → handler. The order is the precedence of the errors.
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
-import Router from '@koa/router';
+import Router, { type Layer } from '@koa/router';
 import { DomainError } from '../errors';
 import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
@@ -72,7 +72,16 @@ function readSandboxScenario(ctx: Koa.Context): SandboxScenario | null {
   return value;
 }
 
-function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number): Koa.Middleware {
+/** The methods of the routes that take `path` (their parameters fit), for a 405's Allow. */
+type AllowedMethods = (path: string) => string[];
+
+/** A 405 naming the methods the path takes. */
+function methodNotAllowed(method: string, path: string, allowed: string[]): DomainError {
+  const allow = allowed.join(', ');
+  return new DomainError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allow}`, method, { Allow: allow });
+}
+
+function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number, allowedMethods: AllowedMethods): Koa.Middleware {
   const validateParams: Validator | null = route.params ? textValidator(route.params, 'path') : null;
   const validateQuery: Validator | null = route.query ? textValidator(route.query, 'query') : null;
   const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
@@ -94,7 +103,13 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     // Parameters a route does not declare are never read, so only declared ones are checked.
     if (route.params) assertStorableText(params, 'path');
     if (route.query) assertStorableText(query, 'query');
-    validateParams?.(params);
+    try {
+      validateParams?.(params);
+    } catch (error) {
+      // The path is another route's (GET /v1/payments/add-funds is not GET /v1/payments/{id}).
+      const allowed = allowedMethods(ctx.path);
+      throw allowed.length > 0 ? methodNotAllowed(ctx.method, ctx.path, allowed) : error;
+    }
     validateQuery?.(query);
     let body: unknown = undefined;
     if (validateBody) {
@@ -136,8 +151,23 @@ export function createApp({ routes, guards, bodyLimitBytes }: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
+  // A path names a route when its parameters are what the route takes: /v1/payments/add-funds is
+  // not GET /v1/payments/{id}, whose id is a uuid (what a 405's Allow header lists).
+  const takesPath = new Map<Layer, (params: Record<string, string>) => boolean>();
+  const allowedMethods: AllowedMethods = (path) => {
+    const allowed = new Set<string>();
+    for (const layer of router.stack) {
+      if (!layer.match(path) || !(takesPath.get(layer)?.(layer.params(path, layer.captures(path))) ?? true)) continue;
+      layer.methods.filter((m) => m !== 'HEAD').forEach((m) => allowed.add(m));
+    }
+    return [...allowed];
+  };
   for (const route of routes) {
-    router.register(koaPath(route.path), [route.method], routeMiddleware(route, guards, bodyLimitBytes));
+    const layer = router.register(koaPath(route.path), [route.method], routeMiddleware(route, guards, bodyLimitBytes, allowedMethods)) as Layer;
+    const validateParams = route.params ? textValidator(route.params, 'path') : null;
+    takesPath.set(layer, (params) => {
+      try { validateParams?.({ ...params }); return true; } catch { return false; }
+    });
   }
 
   app.use(async (ctx, next) => {
@@ -159,14 +189,8 @@ export function createApp({ routes, guards, bodyLimitBytes }: AppOptions): Koa {
   app.use(router.routes());
   app.use(async (ctx) => {
     // Reached only when no route matched: a known path with another method is 405 with Allow.
-    const allowed = new Set<string>();
-    for (const layer of router.stack) {
-      if (layer.match(ctx.path)) layer.methods.filter((m) => m !== 'HEAD').forEach((m) => allowed.add(m));
-    }
-    if (allowed.size > 0) {
-      const allow = [...allowed].join(', ');
-      throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, ctx.method, { Allow: allow });
-    }
+    const allowed = allowedMethods(ctx.path);
+    if (allowed.length > 0) throw methodNotAllowed(ctx.method, ctx.path, allowed);
     throw new DomainError('resource_not_found', `no route for ${ctx.method} ${ctx.path}`, ctx.path);
   });
   app.silent = true;

@@ -5,17 +5,16 @@
 import { isCalendarDate } from '../finance/formats';
 import { DomainError } from '../errors';
 
-const CALENDAR_DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 
 /** A day: a calendar date, or an instant taken as its UTC day. */
 export const dayOrInstant = (description: string) => ({
-  type: 'string', anyOf: [{ pattern: CALENDAR_DATE }, { format: 'date-time' }],
+  type: 'string', anyOf: [{ format: 'date' }, { format: 'date-time' }],
   description: `${description}: a calendar date (YYYY-MM-DD), or an ISO 8601 instant taken as its UTC day`, examples: ['2026-11-24', '2026-11-24T09:30:00Z'],
 } as const);
 
 /** An instant: an ISO 8601 instant, or a calendar date taken as its start, 00:00 UTC. */
 export const instantOrDay = (description: string) => ({
-  type: 'string', anyOf: [{ format: 'date-time' }, { pattern: CALENDAR_DATE }],
+  type: 'string', anyOf: [{ format: 'date-time' }, { format: 'date' }],
   description: `${description}: an ISO 8601 instant, or a calendar date (YYYY-MM-DD) taken as its start, 00:00 UTC`, examples: ['2026-11-24T09:30:00Z', '2026-11-24'],
 } as const);
 

@@ -1,7 +1,7 @@
 // Payments through the partners (SPEC.md section 4, Payments; DESIGN.md section 5c): add funds
 // (credited only when the partner settles, consumers/partners/settler.ts), send (payment-send.ts)
 // and the reads. How a payment is recorded and submitted: payment-submission.ts.
-import { amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
+import { amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { PaymentCreate } from '../../ledger/messages';
 import { PAYMENT_STATUSES } from '../../ledger/payments';
 import { DomainError } from '../errors';
@@ -23,7 +23,8 @@ const addFundsBodySchema = {
   type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency'],
   properties: {
     customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['openbank'], 'x-error': 'invalid_partner', description: 'openbank brings funds in' },
-    amount: amountSchema, currency: currencySchema,
+    amount: amountSchema,
+    currency: { type: 'string', enum: [...PAY_IN_CURRENCIES.openbank!], 'x-error': 'invalid_currency', description: 'a currency openbank brings in' },
     source_funding_method_external_id: { type: 'string', minLength: 1, maxLength: 200, description: 'optional: the customer\'s default funding method in the currency otherwise' },
   },
 } as const;

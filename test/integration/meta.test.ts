@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { apiRoutes } from '../../src/roles';
 import { testService } from '../hooks';
+import { signUp } from '../support/accounts';
 import { checkResponse } from '../support/contract';
 import { call } from '../support/http';
 
@@ -49,5 +50,20 @@ describe('service health and description', () => {
     await assert.rejects(checkResponse(base, 'GET', '/healthz', 200, 'application/json', { status: 'ok', extra: 1 }), /does not match the declared schema/);
     await assert.rejects(checkResponse(base, 'GET', '/healthz', 418, 'application/json', {}), /declares no 418/);
     await assert.rejects(checkResponse(base, 'GET', '/v1/accounts/me/balance', 200, 'application/json', { totals: [{ currency: 'USD' }], breakdown: [] }), /must have required property/);
+  });
+
+  it('answers 405 with Allow for a path of another route, even where a route with a parameter could match it', async () => {
+    const base = testService().baseUrl;
+    const owner = await signUp(base);
+    // GET /v1/payments/{id} takes a uuid: /v1/payments/add-funds is POST's alone.
+    for (const path of ['/v1/payments/add-funds', '/v1/payments/send']) {
+      const response = await fetch(`${base}${path}`, { method: 'GET', headers: { authorization: `Bearer ${owner.key}` } });
+      assert.equal(response.status, 405, path);
+      assert.equal(response.headers.get('allow'), 'POST', path);
+    }
+    const options = await fetch(`${base}/v1/payments/add-funds`, { method: 'OPTIONS' });
+    assert.deepEqual([options.status, options.headers.get('allow')], [405, 'POST']);
+    const badId = await fetch(`${base}/v1/payments/not-a-uuid`, { headers: { authorization: `Bearer ${owner.key}` } });
+    assert.equal(badId.status, 400, 'a malformed id of the one route the path fits is a bad request');
   });
 });

@@ -101,6 +101,14 @@ describe('HTTP contract of every route', () => {
     const response = await call(base, 'GET', '/v1/echo');
     expectError(response, 405, 'method_not_allowed');
     assert.equal(response.headers.get('allow'), 'POST');
+    const other = await call(base, 'PUT', '/v1/boom/7d2f43c4-2b43-4c1e-9f55-0b8f8c7c8f11');
+    expectError(other, 405, 'method_not_allowed');
+    assert.equal(other.headers.get('allow'), 'GET');
+  });
+
+  it('lists in Allow only the routes whose parameters the path fits: a path no route takes is 404', async () => {
+    // GET /v1/boom/{id} takes a uuid: /v1/boom/not-a-uuid names no route, with any method.
+    expectError(await call(base, 'PUT', '/v1/boom/not-a-uuid'), 404, 'resource_not_found');
   });
 
   it('hides the internals of an unexpected failure behind an opaque 500', async () => {
