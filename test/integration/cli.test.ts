@@ -1,0 +1,232 @@
+// payctl, the command-line tool (src/cli), run as its users run it: the launcher the package's
+// bin names, as a child process, against the real service. Logging in keeps the credential in a
+// 0600 file; listen forwards each event, signed as a webhook delivery that a stock Standard
+// Webhooks library verifies, once each even across a restart of the service under it; logs tail
+// shows requests made after it started; an API error says its code and exits 1.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { testService } from '../hooks';
+import { signUp, type SignedUp } from '../support/accounts';
+import { eventually } from '../support/http';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const LAUNCHER = path.join(ROOT, 'scripts', 'payctl.js');
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+describe('payctl, the command-line tool', function () {
+  this.timeout(120_000);
+  const base = () => testService().baseUrl;
+  let home: string;
+  const running: ChildProcess[] = [];
+
+  beforeEach(() => { home = fs.mkdtempSync(path.join(os.tmpdir(), 'payctl-')); });
+  afterEach(() => {
+    for (const child of running.splice(0)) child.kill('SIGTERM');
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  const environment = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: home, ...extra };
+    delete env.PAYCTL_API_KEY;
+    delete env.PAYCTL_BASE_URL;
+    return { ...env, ...extra };
+  };
+
+  /** Runs payctl to its end. */
+  function payctl(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [LAUNCHER, ...args], { env: environment(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+      child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+      child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  /** Starts a payctl that runs until stopped (listen, logs tail); its output so far is `output()`. */
+  function follow(args: string[], extra: NodeJS.ProcessEnv = {}): { output: () => string; child: ChildProcess } {
+    const child = spawn(process.execPath, [LAUNCHER, ...args], { env: environment(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    running.push(child);
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    return { output: () => output, child };
+  }
+
+  /** A local server that verifies each POST with the standardwebhooks library and keeps what it verified. */
+  async function receiver(): Promise<{ url: string; events: Array<{ id: string; type: string }>; refused: number; secret: (s: string) => void; close: () => Promise<void> }> {
+    let verifier: Webhook | null = null;
+    const state = { events: [] as Array<{ id: string; type: string }>, refused: 0 };
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+      req.on('end', () => {
+        try {
+          const event = verifier!.verify(body, req.headers as Record<string, string>) as { id: string; type: string };
+          state.events.push({ id: event.id, type: event.type });
+          res.writeHead(204).end();
+        } catch {
+          state.refused++;
+          res.writeHead(400).end();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+      get events() { return state.events; },
+      get refused() { return state.refused; },
+      secret: (secret: string) => { verifier = new Webhook(secret.slice('whsec_'.length)); },
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  const loginWithSession = (account: SignedUp, baseUrl = base()) =>
+    payctl(['login', '--email', account.email, '--password', account.password, '--base-url', baseUrl]);
+
+  it('logs in with an API key into a 0600 file, calls the API as tables or JSON, and says an API error\'s code with exit status 1', async () => {
+    const account = await signUp(base());
+    const login = await payctl(['login', '--api-key', account.key, '--base-url', base()]);
+    assert.equal(login.code, 0, login.stderr);
+    const file = path.join(home, 'payctl', 'config.json');
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'the credential file is readable by its owner alone');
+    assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).profiles.default.apiKey, account.key);
+
+    const me = await payctl(['get', '/v1/accounts/me', '--json']);
+    assert.equal(me.code, 0, me.stderr);
+    assert.equal(JSON.parse(me.stdout).email, account.email);
+
+    const created = await payctl(['post', '/v1/contacts', '-d', 'name=Ada Lovelace', '-d', `email=ada-${randomUUID()}@example.com`, '-d', 'bank.country=DE', '-d', 'bank.bank_name=Bank',
+      '-d', 'bank.account_number=DE89370400440532013000', '-d', 'bank.currency=EUR']);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stderr, /^Idempotency-Key: [0-9a-f-]{36}$/m, 'the key it added is printed');
+    assert.match(created.stdout, /^name\s+Ada Lovelace$/m);
+    const listed = await payctl(['get', '/v1/contacts']);
+    assert.match(listed.stdout, /^ID\s+NAME\s+EMAIL/m, 'a list is a table');
+    assert.match(listed.stdout, /Ada Lovelace/);
+
+    const refused = await payctl(['post', '/v1/contacts', '-d', 'name=No Email']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /Error 400 invalid_request: .*\(email\)/);
+
+    const wrongKey = await payctl(['get', '/v1/transfers'], { PAYCTL_API_KEY: 'sk_sandbox_thisisnotakeyatallthisisnotakey' });
+    assert.equal(wrongKey.code, 1);
+    assert.match(wrongKey.stderr, /Error 401 invalid_api_key: the API key is not valid/);
+    const wrongLogin = await payctl(['login', '--api-key', 'sk_sandbox_thisisnotakeyatallthisisnotakey', '--base-url', base()]);
+    assert.equal(wrongLogin.code, 1);
+    assert.match(wrongLogin.stderr, /invalid_api_key/);
+    const nowhere = await payctl(['get', '/v1/transfers'], { PAYCTL_BASE_URL: 'http://127.0.0.1:9' });
+    assert.equal(nowhere.code, 1);
+    assert.match(nowhere.stderr, /cannot reach http:\/\/127\.0\.0\.1:9 .*is the service running/);
+  });
+
+  it('forwards a triggered event to a local server, signed so a stock Standard Webhooks library verifies it', async () => {
+    const account = await signUp(base());
+    assert.equal((await loginWithSession(account)).code, 0);
+    const local = await receiver();
+    try {
+      const listening = follow(['listen', '--forward-to', local.url]);
+      const ready = await eventually(async () => /Ready! .* signing secret is (whsec_\S+)/.exec(listening.output())?.[1], 30_000, 'listen to be ready');
+      local.secret(ready);
+      const triggered = await payctl(['trigger', 'transfer.completed']);
+      assert.equal(triggered.code, 0, triggered.stderr);
+      assert.match(triggered.stdout, /Triggered transfer\.completed: transfer [0-9a-f-]{36} to .*: completed/);
+      await eventually(async () => (local.events.some((e) => e.type === 'transfer.completed') ? true : undefined), 20_000, 'the event at the local server');
+      assert.equal(local.refused, 0, 'every forwarded event verified');
+      assert.ok(local.events.some((e) => e.type === 'balance.updated'), 'the faucet credit came first');
+      await eventually(async () => (/transfer\.completed\s+[0-9a-f-]{36}\s+-> 204/.test(listening.output()) ? true : undefined), 5_000, 'listen to print the delivery');
+    } finally {
+      await local.close();
+    }
+    const filtered = await payctl(['trigger', 'nonsense.event']);
+    assert.equal(filtered.code, 1);
+    assert.match(filtered.stderr, /cannot trigger "nonsense\.event"; payctl trigger --list/);
+  });
+
+  it('says what to do when listen has an API key and no session', async () => {
+    const account = await signUp(base());
+    await payctl(['login', '--api-key', account.key, '--base-url', base()]);
+    const refused = await payctl(['listen', '--forward-to', 'http://127.0.0.1:9/hooks']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /listen follows the event stream, which takes a session, not an API key: run payctl login --email/);
+  });
+
+  it('tails the request logs made after it started, filtered by status', async () => {
+    const account = await signUp(base());
+    await payctl(['login', '--api-key', account.key, '--base-url', base()]);
+    const tail = follow(['logs', 'tail', '--status', '4xx']);
+    await eventually(async () => (tail.output().includes('Tailing request logs') ? true : undefined), 20_000, 'the tail to start');
+    const missing = `/v1/transfers/${randomUUID()}`;
+    await payctl(['get', missing]);
+    await payctl(['get', '/v1/transfers']);
+    await eventually(async () => (tail.output().includes(missing) ? true : undefined), 20_000, 'the failed request in the tail');
+    assert.match(tail.output(), new RegExp(`404  GET    ${missing}`));
+    assert.doesNotMatch(tail.output(), / 200  GET    \/v1\/transfers /, 'the status filter leaves out a 200');
+  });
+
+  it('loses no event when the service restarts under listen: it resumes with Last-Event-ID and forwards each event once', async () => {
+    const account = await signUp(base());
+    // A service of its own (the API alone, the suite's service runs the ledger) on a port it keeps across its restart.
+    let api = await startApi('0');
+    const port = new URL(api.url).port;
+    assert.equal((await loginWithSession(account, api.url)).code, 0);
+    const local = await receiver();
+    try {
+      const listening = follow(['listen', '--forward-to', local.url]);
+      local.secret(await eventually(async () => /signing secret is (whsec_\S+)/.exec(listening.output())?.[1], 30_000, 'listen to be ready'));
+      const triggerHere = () => payctl(['trigger', 'balance.updated'], { PAYCTL_BASE_URL: base() });
+      await triggerHere();
+      await eventually(async () => (local.events.length >= 1 ? true : undefined), 20_000, 'the first event');
+
+      await stopApi(api);
+      await eventually(async () => (listening.output().includes('stream dropped') ? true : undefined), 20_000, 'listen to notice');
+      for (let i = 0; i < 3; i++) assert.equal((await triggerHere()).code, 0, 'events made while listen has no stream');
+      api = await startApi(port);
+
+      const stored = async () => (await testService().runtime.db('account_events').where('account_id', account.account.id).select('id')).map((r) => r.id as string);
+      await eventually(async () => {
+        const all = await stored();
+        return all.length >= 4 && all.every((id) => local.events.some((e) => e.id === id)) ? true : undefined;
+      }, 45_000, 'every event of the account at the local server');
+      const ids = local.events.map((e) => e.id);
+      assert.equal(new Set(ids).size, ids.length, 'each event forwarded once');
+      assert.deepEqual(ids.sort(), (await stored()).sort(), 'no event lost, none of another account');
+      assert.equal(local.refused, 0);
+    } finally {
+      await local.close();
+      await stopApi(api);
+    }
+  });
+});
+
+interface ApiProcess { child: ChildProcess; url: string }
+
+/** An API process of its own, in the suite's namespace, on `port` (0: a free one). */
+async function startApi(port: string): Promise<ApiProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
+    env: { ...process.env, ROLES: 'api,notifier', PORT: port, LOG_LEVEL: 'info', RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const url = await eventually(async () => /"url":"(http:\/\/[^"]+)","msg":"api listening"/.exec(output)?.[1], 60_000, 'the API process to listen')
+    .catch((error: Error) => { child.kill('SIGKILL'); throw new Error(`${error.message}: ${output.slice(-2000)}`); });
+  return { child, url };
+}
+
+async function stopApi(api: ApiProcess): Promise<void> {
+  if (api.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => api.child.once('exit', resolve));
+  api.child.kill('SIGTERM');
+  await exited;
+}
