@@ -14,7 +14,10 @@ export DATABASE_URL="${DATABASE_URL%/*}/payments_test_${run_id}"
 export REDIS_KEY_PREFIX="test:${run_id}:"
 export KAFKA_TOPIC_PREFIX="test.${run_id}."
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
-# `npm test -- dist/test/integration/x.test.js` runs the files named; without any, the whole suite.
+# `npm test -- dist/test/integration/x.test.js` runs the files named; without any, the whole suite,
+# its files spread over TEST_JOBS worker processes (test/hooks.ts gives each a namespace of its
+# own): most of a test's time is waiting (Kafka, the rails, a retry), which other files fill.
 specs=("dist/test/**/*.test.js")
-for arg in "$@"; do case $arg in *.test.js) specs=() ;; esac; done
-exec node_modules/.bin/mocha "${specs[@]}" "$@"
+parallel=(--parallel --jobs "${TEST_JOBS:-2}")
+for arg in "$@"; do case $arg in *.test.js) specs=() parallel=() ;; esac; done
+exec node_modules/.bin/mocha "${parallel[@]}" "${specs[@]}" "$@"

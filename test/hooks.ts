@@ -1,9 +1,19 @@
-// Root hooks: one service for the whole run, started against the real stack in the test
-// namespace (scripts/test.sh), and a clean test database each run.
+// Root hooks: one service per test process, started against the real stack in the test
+// namespace (scripts/test.sh), and a clean test database. The whole suite runs its files in
+// parallel worker processes (scripts/test.sh): each worker is a run of its own, with its own
+// database, topics and Redis prefix, and one service that its files share.
 import pg from 'pg';
 import { createKafka } from '../src/kafka/client';
 import { recreateDatabase } from './support/database';
 import { startService, type TestService } from './support/service';
+
+// Set as this module loads, before any test file reads them (some do, as they load).
+const workerId = process.env.MOCHA_WORKER_ID;
+if (workerId !== undefined) {
+  process.env.DATABASE_URL = `${process.env.DATABASE_URL}_w${workerId}`;
+  process.env.KAFKA_TOPIC_PREFIX = `${process.env.KAFKA_TOPIC_PREFIX}w${workerId}.`;
+  process.env.REDIS_KEY_PREFIX = `${process.env.REDIS_KEY_PREFIX}w${workerId}:`;
+}
 
 let service: TestService | null = null;
 
@@ -15,7 +25,7 @@ export function testService(): TestService {
 // Runs are named test.<unix seconds>. (topics) and payments_test_<unix seconds> (databases);
 // a run deletes its own topics when it ends (each topic adds to the broker's restart time), and
 // what earlier runs left behind is removed once it is old enough not to belong to a run that is
-// still going on this machine. The database stays until then, for reading after a failure.
+// still going on this machine. The databases stay until then, for reading after a failure.
 const STALE_AFTER_SECONDS = 2 * 60 * 60;
 const isStale = (runSeconds: string | undefined) => runSeconds !== undefined && Date.now() / 1000 - Number.parseInt(runSeconds, 10) > STALE_AFTER_SECONDS;
 
@@ -37,29 +47,41 @@ async function dropOldTestDatabases(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
   try {
-    const { rows } = await client.query(`SELECT datname FROM pg_database WHERE datname ~ '^payments_(test|bench)_[0-9]+(_migrations)?$'`);
+    const { rows } = await client.query(`SELECT datname FROM pg_database WHERE datname ~ '^payments_(test|bench)_[0-9]+(_[a-z0-9_]+)?$'`);
     for (const { datname } of rows) {
-      if (isStale(/_(\d+)(?:_migrations)?$/.exec(datname)?.[1])) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+      if (isStale(/^payments_(?:test|bench)_(\d+)/.exec(datname)?.[1])) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     }
   } finally {
     await client.end();
   }
 }
 
+/** Once per run, in the main process: what earlier runs left behind goes. */
+export async function mochaGlobalSetup(): Promise<void> {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl || !/\/payments_test(_\d+)?$/.test(databaseUrl)) throw new Error('DATABASE_URL must name a payments_test database (run the tests through npm test)');
+  await dropOldTestDatabases(databaseUrl);
+  await deleteTestTopics(brokers(), (topic) => isStale(/^(?:test|bench)\.(\d+)\./.exec(topic)?.[1]));
+}
+
+/** Once per run, in the main process, after every test: the run's topics (every worker's) go. */
+export async function mochaGlobalTeardown(): Promise<void> {
+  const prefix = process.env.KAFKA_TOPIC_PREFIX;
+  if (prefix) await deleteTestTopics(brokers(), (topic) => topic.startsWith(prefix));
+}
+
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
+    if (service) return; // a worker's later files share its service
     this.timeout(120_000);
-    const databaseUrl = process.env.DATABASE_URL;
-    if (!databaseUrl || !/\/payments_test(_\d+)?$/.test(databaseUrl)) throw new Error('DATABASE_URL must name a payments_test database (run the tests through npm test)');
-    await recreateDatabase(databaseUrl);
-    await dropOldTestDatabases(databaseUrl);
-    await deleteTestTopics(brokers(), (topic) => isStale(/^(?:test|bench)\.(\d+)\./.exec(topic)?.[1]));
+    await recreateDatabase(process.env.DATABASE_URL!);
     service = await startService();
   },
   async afterAll(this: Mocha.Context) {
+    // A worker runs this after each of its files; its service stays for the next, and ends with it.
+    if (workerId !== undefined) return;
     this.timeout(60_000);
     await service?.stop();
-    const prefix = process.env.KAFKA_TOPIC_PREFIX;
-    if (prefix) await deleteTestTopics(brokers(), (topic) => topic.startsWith(prefix));
+    service = null;
   },
 };

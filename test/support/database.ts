@@ -6,7 +6,7 @@ import pg from 'pg';
 export async function recreateDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = url.pathname.slice(1);
-  if (!/^payments_(test|bench)(_\d+)?$/.test(name)) throw new Error(`refusing to recreate "${name}": not a test or benchmark database`);
+  if (!/^payments_(test|bench)(_\d+)?(_w\d+)?$/.test(name)) throw new Error(`refusing to recreate "${name}": not a test or benchmark database`);
   url.pathname = '/postgres';
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
