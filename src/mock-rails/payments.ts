@@ -1,17 +1,14 @@
 // One partner's payment book: validation, idempotency by the caller's reference, the sandbox
 // failure scenarios a caller asks for by name (src/partners/scenarios.ts) and the status a
-// payment reaches over time.
+// payment reaches over time. Kept in the partner's books (books.ts), so that a restart changes no
+// payment and no statement.
 import { randomBytes } from 'node:crypto';
 import BigNumber from 'bignumber.js';
-import { setBounded } from './bounded';
+import { SCHEMA, type PartnerBook } from './books';
 import { RailError } from './http';
 import { isSandboxScenario, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
 import { currencyScale, type PartnerProfile, type PaymentStatus } from './partners';
 
-/** Bound of the payment table; past it new payments are refused with 507. */
-export const PAYMENTS_MAX = 100_000;
-/** Bound of the per-reference outage attempt counters; the oldest counter is forgotten first. */
-export const OUTAGE_REFERENCES_MAX = 10_000;
 /** Submits of a reference in the outage scenario that fail before one succeeds. */
 export const OUTAGE_FAILURES = 2;
 export const REFERENCE_LENGTH_MAX = 128;
@@ -31,17 +28,6 @@ export interface PaymentView {
   created_at: string;
   tx_hash?: string;
   claim_link?: string;
-}
-
-interface PaymentRecord {
-  view: PaymentView;
-  /** A status change due at a time (chain confirmation, open-banking settlement, reversal). */
-  transition: { status: PaymentStatus; atMs: number } | null;
-  /** The user whose token submitted it: a customer of the client, or the client itself. */
-  ownerUserId: number;
-  scenario: SandboxScenario | null;
-  /** When the payment completed, which is when the partner settled it with the client. */
-  settledAtMs: number | null;
 }
 
 /** A payment the partner settled, as its statement needs it (statements.ts). */
@@ -94,13 +80,35 @@ function parseSubmit(body: Record<string, unknown>): SubmitRequest {
   return { reference, amount, currency, scenario: scenario ?? null };
 }
 
+interface PaymentRow {
+  id: string;
+  reference: string;
+  amount: string;
+  currency: string;
+  status: PaymentStatus;
+  created_at: Date;
+  tx_hash: string | null;
+  claim_link: string | null;
+  owner_user_id: string;
+  scenario: SandboxScenario | null;
+  settled_at: Date | null;
+}
+
+function viewOf(row: PaymentRow): PaymentView {
+  const view: PaymentView = {
+    id: row.id, reference: row.reference, amount: row.amount, currency: row.currency, status: row.status, created_at: row.created_at.toISOString(),
+  };
+  if (row.tx_hash !== null) view.tx_hash = row.tx_hash;
+  if (row.claim_link !== null) view.claim_link = row.claim_link;
+  return view;
+}
+
+const COLUMNS = 'id, reference, amount, currency, status, created_at, tx_hash, claim_link, owner_user_id, scenario, settled_at';
+
 export class PaymentBook {
-  private readonly payments = new Map<string, PaymentRecord>();
-  private readonly paymentIdByReference = new Map<string, string>();
-  private readonly outageAttemptsByReference = new Map<string, number>();
   private readonly nowMs: () => number;
 
-  constructor(private readonly profile: PartnerProfile, private readonly options: PaymentBookOptions) {
+  constructor(private readonly profile: PartnerProfile, private readonly books: PartnerBook, private readonly options: PaymentBookOptions) {
     this.nowMs = options.nowMs ?? Date.now;
   }
 
@@ -111,7 +119,7 @@ export class PaymentBook {
    * scenario asked for (503, 422, 500), then a new payment (201; in lost_answer created, but
    * answered 500).
    */
-  submit(body: Record<string, unknown>, ownerUserId: number): { created: boolean; payment: PaymentView } {
+  async submit(body: Record<string, unknown>, ownerUserId: number): Promise<{ created: boolean; payment: PaymentView }> {
     const request = parseSubmit(body);
     if (!this.profile.currencies.includes(request.currency)) {
       throw new RailError(400, 'unsupported_currency', `${this.profile.slug} does not handle ${request.currency}`);
@@ -121,72 +129,86 @@ export class PaymentBook {
     if ((amount.decimalPlaces() ?? 0) > scale) {
       throw invalid(`${request.currency} amounts have at most ${scale} decimal places`);
     }
-    const existingId = this.paymentIdByReference.get(request.reference);
-    if (existingId !== undefined) return { created: false, payment: this.replay(existingId, request, amount) };
-    this.actOut(request);
-    const payment = this.create(request, amount.toFixed(scale), ownerUserId);
+    const existing = await this.byReference(request.reference);
+    if (existing !== undefined) return { created: false, payment: replay(existing, request, amount) };
+    await this.actOut(request);
+    const created = await this.create(request, amount.toFixed(scale), ownerUserId);
+    // A submit racing this one with the same reference made the payment first: this is its retry.
+    if (created === undefined) return { created: false, payment: replay(await this.find(await this.idOfReference(request.reference)), request, amount) };
     if (request.scenario === 'lost_answer') {
       throw new RailError(500, 'internal', 'the payment was created but the answer was lost (sandbox scenario lost_answer)');
     }
-    return { created: true, payment };
+    return { created: true, payment: created };
   }
 
   /** GET /v1/payments/{id}: 404 not_found for an id this partner never issued. */
-  get(id: string): PaymentView {
-    return this.advance(this.find(id));
+  get(id: string): Promise<PaymentView> {
+    return this.find(id);
   }
 
   /** The payment a claim link is for, as its payee sees it. */
-  claimable(id: string): PaymentView {
-    return this.advance(this.find(id));
+  claimable(id: string): Promise<PaymentView> {
+    return this.find(id);
   }
 
   /** The payee claims on the claim page: a pending claimless payment completes. */
-  claim(id: string): PaymentView {
-    const record = this.find(id);
-    const status = this.advance(record).status;
-    if (status !== 'pending') throw new RailError(409, 'not_claimable', `payment is ${status}`);
-    record.view.status = 'completed';
-    record.transition = null;
-    record.settledAtMs = this.nowMs();
-    return { ...record.view };
+  claim(id: string): Promise<PaymentView> {
+    return this.finish(id, { status: 'completed', settled_at: new Date(this.nowMs()) });
   }
 
   /** Sandbox control: an unclaimed claim link expires now. */
-  expireClaim(id: string): PaymentView {
-    const record = this.find(id);
-    if (this.advance(record).status !== 'pending' || !record.view.claim_link) throw new RailError(409, 'not_claimable', `payment is ${record.view.status}`);
-    record.view.status = 'expired';
-    record.transition = null;
-    return { ...record.view };
+  expireClaim(id: string): Promise<PaymentView> {
+    return this.finish(id, { status: 'expired' }, 'claim_link IS NOT NULL');
   }
 
-  private find(id: string): PaymentRecord {
-    const record = this.payments.get(id);
-    if (!record) throw new RailError(404, 'not_found', `no payment ${id}`);
-    return record;
+  /** Every payment that settled between the two instants (milliseconds, from inclusive, to exclusive). */
+  async settledBetween(fromMs: number, toMs: number): Promise<SettledPayment[]> {
+    await this.advanceDue();
+    const rows = await this.payments().where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs))
+      .orderBy([{ column: 'settled_at' }, { column: 'id' }]).select(COLUMNS.split(', ')) as PaymentRow[];
+    return rows.map((row) => ({ view: viewOf(row), ownerUserId: Number(row.owner_user_id), scenario: row.scenario, settledAtMs: row.settled_at!.getTime() }));
   }
 
-  /** Applies a status change that has come due, then returns a copy of the view. */
-  private advance(record: PaymentRecord): PaymentView {
-    if (record.transition !== null && this.nowMs() >= record.transition.atMs) {
-      record.view.status = record.transition.status;
-      if (record.view.status === 'completed') record.settledAtMs = record.transition.atMs;
-      record.transition = null;
-    }
-    return { ...record.view };
+  /** The payment with `id`, with any status change that has come due applied first. */
+  private async find(id: string): Promise<PaymentView> {
+    await this.advanceDue(id);
+    const row = await this.payments().where({ id }).first(COLUMNS.split(', ')) as PaymentRow | undefined;
+    if (!row) throw new RailError(404, 'not_found', `no payment ${id}`);
+    return viewOf(row);
   }
 
-  private replay(id: string, request: SubmitRequest, amount: BigNumber): PaymentView {
-    const view = this.get(id);
-    if (view.currency !== request.currency || !amount.isEqualTo(view.amount)) {
-      throw new RailError(409, 'reference_conflict', `reference ${request.reference} was used for ${view.amount} ${view.currency}`);
-    }
-    return view;
+  /** Moves a pending payment (claimable: `condition`) to its end now; 409 not_claimable otherwise. */
+  private async finish(id: string, change: { status: PaymentStatus; settled_at?: Date }, condition = 'true'): Promise<PaymentView> {
+    const current = await this.find(id);
+    const [row] = await this.payments().where({ id, status: 'pending' }).whereRaw(condition)
+      .update({ ...change, due_status: null, due_at: null }, COLUMNS.split(', ')) as PaymentRow[];
+    if (!row) throw new RailError(409, 'not_claimable', `payment is ${current.status}`);
+    return viewOf(row);
+  }
+
+  /** Applies the status changes that have come due (of one payment, or of every payment). */
+  private async advanceDue(id?: string): Promise<void> {
+    const due = this.payments().where('due_at', '<=', new Date(this.nowMs()));
+    await (id === undefined ? due : due.where({ id })).update({
+      status: this.books.db.raw('due_status'),
+      settled_at: this.books.db.raw(`CASE WHEN due_status = 'completed' THEN due_at ELSE settled_at END`),
+      due_status: null,
+      due_at: null,
+    });
+  }
+
+  private async byReference(reference: string): Promise<PaymentView | undefined> {
+    const id = await this.payments().where({ reference }).first('id') as { id: string } | undefined;
+    return id === undefined ? undefined : this.find(id.id);
+  }
+
+  private async idOfReference(reference: string): Promise<string> {
+    const { id } = await this.payments().where({ reference }).first('id') as { id: string };
+    return id;
   }
 
   /** The failures of the scenario asked for that come before a payment exists. */
-  private actOut(request: SubmitRequest): void {
+  private async actOut(request: SubmitRequest): Promise<void> {
     switch (request.scenario) {
       case 'decline':
         throw new RailError(422, 'declined', 'the beneficiary bank declined the payment (sandbox scenario decline)');
@@ -195,9 +217,11 @@ export class PaymentBook {
       case 'unavailable':
         throw new RailError(503, 'temporarily_unavailable', 'the partner is down (sandbox scenario unavailable)', { 'retry-after': '0' });
       case 'outage': {
-        const attempts = (this.outageAttemptsByReference.get(request.reference) ?? 0) + 1;
-        setBounded(this.outageAttemptsByReference, request.reference, attempts, OUTAGE_REFERENCES_MAX);
-        if (attempts <= OUTAGE_FAILURES) {
+        const { rows } = await this.books.db.raw<{ rows: Array<{ attempts: number }> }>(`
+          INSERT INTO ${SCHEMA}.outage_attempts AS o (book, partner, reference, attempts) VALUES (?, ?, ?, 1)
+          ON CONFLICT (book, partner, reference) DO UPDATE SET attempts = o.attempts + 1
+          RETURNING attempts`, [this.books.book, this.books.partner, request.reference]);
+        if (rows[0].attempts <= OUTAGE_FAILURES) {
           throw new RailError(503, 'temporarily_unavailable', undefined, { 'retry-after': '0' });
         }
         return;
@@ -214,42 +238,38 @@ export class PaymentBook {
     }
   }
 
-  /** Every payment that settled between the two instants (milliseconds, from inclusive, to exclusive). */
-  settledBetween(fromMs: number, toMs: number): SettledPayment[] {
-    const settled: SettledPayment[] = [];
-    for (const record of this.payments.values()) {
-      this.advance(record);
-      const at = record.settledAtMs;
-      if (at !== null && at >= fromMs && at < toMs) settled.push({ view: { ...record.view }, ownerUserId: record.ownerUserId, scenario: record.scenario, settledAtMs: at });
-    }
-    return settled.sort((a, b) => a.settledAtMs - b.settledAtMs || a.view.id.localeCompare(b.view.id));
-  }
-
-  private create(request: SubmitRequest, amount: string, ownerUserId: number): PaymentView {
-    if (this.payments.size >= PAYMENTS_MAX) {
-      throw new RailError(507, 'insufficient_storage', `the sandbox holds at most ${PAYMENTS_MAX} payments per partner`);
-    }
+  /** A new payment, or undefined when its reference was taken meanwhile. */
+  private async create(request: SubmitRequest, amount: string, ownerUserId: number): Promise<PaymentView | undefined> {
+    const nowMs = this.nowMs();
     const id = `${this.profile.slug}_${randomBytes(12).toString('hex')}`;
     const reversed = request.scenario === 'reverse';
-    const view: PaymentView = {
-      id,
-      reference: request.reference,
-      amount,
-      currency: request.currency,
-      // A payment that will be reversed is never final at submission, even on fiat.
-      status: reversed ? 'pending' : this.profile.submitStatus,
-      created_at: new Date(this.nowMs()).toISOString(),
-    };
-    if (this.profile.issuesTxHash) view.tx_hash = `0x${randomBytes(32).toString('hex')}`;
-    if (this.profile.issuesClaimLink) view.claim_link = `${this.options.publicUrl()}/${this.profile.slug}/claim/${id}`;
+    // A payment that will be reversed is never final at submission, even on fiat.
+    const status = reversed ? 'pending' : this.profile.submitStatus;
     const laterStatus = reversed ? 'reversed' : this.profile.settledStatus;
-    const transition = laterStatus !== null ? { status: laterStatus, atMs: this.nowMs() + this.options.chainConfirmMs }
-      : this.profile.issuesClaimLink ? { status: 'expired' as const, atMs: this.nowMs() + (this.options.claimTtlMs ?? CLAIM_TTL_MS_DEFAULT) }
+    const due = laterStatus !== null ? { status: laterStatus, atMs: nowMs + this.options.chainConfirmMs }
+      : this.profile.issuesClaimLink ? { status: 'expired' as const, atMs: nowMs + (this.options.claimTtlMs ?? CLAIM_TTL_MS_DEFAULT) }
         : null;
-    const settledAtMs = view.status === 'completed' ? this.nowMs() : null;
-    this.payments.set(id, { view, transition, ownerUserId, scenario: request.scenario, settledAtMs });
-    this.paymentIdByReference.set(request.reference, id);
-    this.outageAttemptsByReference.delete(request.reference);
-    return { ...view };
+    const [row] = await this.books.db(`${SCHEMA}.payments`).insert({
+      book: this.books.book, partner: this.books.partner, id, reference: request.reference, amount, currency: request.currency, status,
+      created_at: new Date(nowMs),
+      tx_hash: this.profile.issuesTxHash ? `0x${randomBytes(32).toString('hex')}` : null,
+      claim_link: this.profile.issuesClaimLink ? `${this.options.publicUrl()}/${this.profile.slug}/claim/${id}` : null,
+      due_status: due?.status ?? null, due_at: due === null ? null : new Date(due.atMs),
+      owner_user_id: ownerUserId, scenario: request.scenario, settled_at: status === 'completed' ? new Date(nowMs) : null,
+    }).onConflict(['book', 'partner', 'reference']).ignore().returning(COLUMNS.split(', ')) as PaymentRow[];
+    if (row === undefined) return undefined;
+    await this.books.db(`${SCHEMA}.outage_attempts`).where({ book: this.books.book, partner: this.books.partner, reference: request.reference }).delete();
+    return viewOf(row);
   }
+
+  private payments() {
+    return this.books.db(`${SCHEMA}.payments`).where({ book: this.books.book, partner: this.books.partner });
+  }
+}
+
+function replay(view: PaymentView, request: SubmitRequest, amount: BigNumber): PaymentView {
+  if (view.currency !== request.currency || !amount.isEqualTo(view.amount)) {
+    throw new RailError(409, 'reference_conflict', `reference ${request.reference} was used for ${view.amount} ${view.currency}`);
+  }
+  return view;
 }

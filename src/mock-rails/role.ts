@@ -7,6 +7,7 @@ import { startMockRails, type MockRails } from './server';
 export async function startMockRailsRole(runtime: Runtime): Promise<RunningRole & { rails: MockRails }> {
   const { config } = runtime;
   const rails = await startMockRails({
+    databaseUrl: config.databaseUrl,
     host: config.host,
     port: config.mockRailsPort,
     tokenTtlSeconds: config.partnerTokenTtlSeconds,

@@ -1,7 +1,9 @@
 // The mock rails: one real HTTP server standing for the four outside partners (DESIGN.md
 // section 5, Partners). Each partner lives under /<slug> with its own OAuth 2.0 token space
-// (SPEC.md section 5, Partner-side OAuth 2.0) and its own payment book. State is in memory:
-// this simulates systems we do not own, so nothing here is durable on purpose.
+// (SPEC.md section 5, Partner-side OAuth 2.0) and its own payment book, kept in Postgres in a
+// schema of the rails' own (books.ts): a partner keeps its books, so a restart changes no
+// payment, statement or grant. The sandbox controls below (counters, forced refusals) are the
+// process's own and start afresh.
 //
 // Routes, per partner slug (fiat, chain, claimless, openbank):
 //   GET  /<slug>/healthz
@@ -31,9 +33,14 @@ import { CLIENT_USER_ID, TokenSpace, type OAuthClient, type Principal } from './
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { fundingMethodsOf, PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
+import { openBooks, type RailsBooks } from './books';
 import { dailyStatement } from './statements';
 
 export interface MockRailsOptions {
+  /** The Postgres database the books are kept in (schema mock_rails). */
+  databaseUrl: string;
+  /** Which books: a restart with the same name finds them as they were (default "sandbox"). */
+  book?: string;
   host: string;
   port: number;
   tokenTtlSeconds: number;
@@ -57,6 +64,9 @@ export interface MockRails {
   registerRedirectUri(uri: string): void;
   stop(): Promise<void>;
 }
+
+/** The books of the sandbox's own rails; tests name books of their own. */
+export const DEFAULT_BOOK = 'sandbox';
 
 interface PartnerRail {
   profile: PartnerProfile;
@@ -105,15 +115,15 @@ async function issueToken({ rail, req, res, query }: Exchange): Promise<void> {
   rail.stats.tokenRequests += 1;
   rail.tokens.authenticateClient(basicCredentials(req));
   const form = await readForm(req);
-  sendJson(res, 200, rail.tokens.grant(form, query));
+  sendJson(res, 200, await rail.tokens.grant(form, query));
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The consent page: who asks for what, and a form to approve or deny, posted to this same address. */
-function authorize({ rail, res, query }: Exchange): void {
+async function authorize({ rail, res, query }: Exchange): Promise<void> {
   const request = rail.tokens.checkAuthorization(query);
-  const token = rail.tokens.consentFormToken(request);
+  const token = await rail.tokens.consentFormToken(request);
   const name = escapeHtml(rail.profile.displayName);
   const page = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${name}: authorize access</title>
@@ -137,7 +147,7 @@ function authorize({ rail, res, query }: Exchange): void {
 async function answerConsent({ rail, req, res, query }: Exchange): Promise<void> {
   const request = rail.tokens.checkAuthorization(query);
   const form = await readForm(req);
-  const code = rail.tokens.decide(request, form.get('consent_token'), form.get('decision'));
+  const code = await rail.tokens.decide(request, form.get('consent_token'), form.get('decision'));
   const location = new URL(request.redirectUri);
   if (code === null) location.searchParams.set('error', 'access_denied');
   else location.searchParams.set('code', code);
@@ -147,9 +157,9 @@ async function answerConsent({ rail, req, res, query }: Exchange): Promise<void>
 }
 
 /** Bearer authentication of an API call; refusals are counted so tests can see renewals. */
-function authenticate(rail: PartnerRail, req: IncomingMessage): Principal {
+async function authenticate(rail: PartnerRail, req: IncomingMessage): Promise<Principal> {
   try {
-    const principal = rail.tokens.verify(bearerToken(req));
+    const principal = await rail.tokens.verify(bearerToken(req));
     const spurious = rail.spurious.pending > 0 || (rail.spurious.rate > 0 && Math.random() < rail.spurious.rate);
     if (spurious) {
       rail.spurious.pending = Math.max(0, rail.spurious.pending - 1);
@@ -163,29 +173,29 @@ function authenticate(rail: PartnerRail, req: IncomingMessage): Principal {
 }
 
 async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
-  const { userId } = authenticate(rail, req);
+  const { userId } = await authenticate(rail, req);
   // Counted once authenticated: a 401 that makes the client renew its token is no submit.
   rail.stats.submitAttempts += 1;
-  const { created, payment } = rail.payments.submit(await readJsonObject(req), userId);
+  const { created, payment } = await rail.payments.submit(await readJsonObject(req), userId);
   sendJson(res, created ? 201 : 200, payment);
 }
 
 /** The funding methods of the user the token acts for: where its payments come from. */
-function listFundingMethods({ rail, req, res }: Exchange): void {
-  const { userId } = authenticate(rail, req);
+async function listFundingMethods({ rail, req, res }: Exchange): Promise<void> {
+  const { userId } = await authenticate(rail, req);
   sendJson(res, 200, { data: fundingMethodsOf(rail.profile, userId) });
 }
 
 /** The client's settlement statement of one value date; a customer's token may not read it. */
-function getStatement({ rail, req, res, id }: Exchange): void {
-  const { userId } = authenticate(rail, req);
+async function getStatement({ rail, req, res, id }: Exchange): Promise<void> {
+  const { userId } = await authenticate(rail, req);
   if (userId !== CLIENT_USER_ID) throw new RailError(403, 'insufficient_scope', 'settlement statements are the client\'s: use a client-credentials token');
-  sendJson(res, 200, dailyStatement(rail.profile, rail.payments, id, Date.now()));
+  sendJson(res, 200, await dailyStatement(rail.profile, rail.payments, id, Date.now()));
 }
 
-function getPayment({ rail, req, res, id }: Exchange): void {
-  authenticate(rail, req);
-  sendJson(res, 200, rail.payments.get(id));
+async function getPayment({ rail, req, res, id }: Exchange): Promise<void> {
+  await authenticate(rail, req);
+  sendJson(res, 200, await rail.payments.get(id));
 }
 
 function htmlPage(res: ServerResponse, status: number, title: string, body: string): void {
@@ -197,9 +207,9 @@ function htmlPage(res: ServerResponse, status: number, title: string, body: stri
 }
 
 /** The page a payee opens from a claim link: the amount, and a form to claim it (posted to this same address). */
-function claimPage({ rail, res, id }: Exchange): void {
+async function claimPage({ rail, res, id }: Exchange): Promise<void> {
   if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
-  const payment = rail.payments.claimable(id);
+  const payment = await rail.payments.claimable(id);
   const amount = `${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)}`;
   if (payment.status !== 'pending') {
     htmlPage(res, 410, 'This link can no longer be claimed', `<p>The payment of ${amount} is ${escapeHtml(payment.status)}.</p>`);
@@ -213,17 +223,17 @@ async function claimPayment({ rail, req, res, id }: Exchange): Promise<void> {
   if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
   const form = await readForm(req);
   if (form.get('decision') !== 'claim') throw new RailError(400, 'invalid_request', 'decision must be claim');
-  const payment = rail.payments.claim(id);
+  const payment = await rail.payments.claim(id);
   htmlPage(res, 200, 'Claimed', `<p>${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)} are on their way to you.</p>`);
 }
 
-function expireClaim({ rail, res, id }: Exchange): void {
+async function expireClaim({ rail, res, id }: Exchange): Promise<void> {
   if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
-  sendJson(res, 200, rail.payments.expireClaim(id));
+  sendJson(res, 200, await rail.payments.expireClaim(id));
 }
 
-function expireTokens({ rail, res }: Exchange): void {
-  sendJson(res, 200, { expired: rail.tokens.expireAccessTokens() });
+async function expireTokens({ rail, res }: Exchange): Promise<void> {
+  sendJson(res, 200, { expired: await rail.tokens.expireAccessTokens() });
 }
 
 function refuseNextTokens({ rail, res, query }: Exchange): void {
@@ -286,13 +296,14 @@ function answerFailure(res: ServerResponse, error: unknown): void {
   sendRailError(res, new RailError(500, 'internal'));
 }
 
-function createRails(client: OAuthClient, options: MockRailsOptions, publicUrl: () => string): Map<PartnerSlug, PartnerRail> {
+function createRails(client: OAuthClient, options: MockRailsOptions, books: RailsBooks, publicUrl: () => string): Map<PartnerSlug, PartnerRail> {
   return new Map(PARTNER_SLUGS.map((slug) => {
     const profile = PARTNERS[slug];
+    const partnerBook = { db: books.db, book: books.book, partner: slug };
     return [slug, {
       profile,
-      tokens: new TokenSpace(client, options.tokenTtlSeconds, profile.clientAccountId),
-      payments: new PaymentBook(profile, { chainConfirmMs: options.chainConfirmMs, publicUrl, claimTtlMs: options.claimTtlMs }),
+      tokens: new TokenSpace(client, options.tokenTtlSeconds, profile.clientAccountId, partnerBook),
+      payments: new PaymentBook(profile, partnerBook, { chainConfirmMs: options.chainConfirmMs, publicUrl, claimTtlMs: options.claimTtlMs }),
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
       spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
     }];
@@ -317,15 +328,34 @@ function close(server: Server): Promise<void> {
   });
 }
 
+/** How often grants that can no longer be used are deleted from the books. */
+const FORGET_EXPIRED_MS = 60_000;
+
 export async function startMockRails(options: MockRailsOptions): Promise<MockRails> {
   let url = '';
   const client = { clientId: options.clientId, clientSecret: options.clientSecret, redirectUris: [...options.redirectUris] };
-  const rails = createRails(client, options, () => url);
+  const books = await openBooks(options.databaseUrl, options.book ?? DEFAULT_BOOK);
+  const rails = createRails(client, options, books, () => url);
   const server = createServer((req, res) => {
     dispatch(rails, req, res).catch((error: unknown) => answerFailure(res, error));
   });
-  const address = await listen(server, options.port, options.host);
+  const address = await listen(server, options.port, options.host).catch(async (error: unknown) => {
+    await books.close();
+    throw error;
+  });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   url = `http://${host}:${address.port}`;
-  return { url, registerRedirectUri: (uri) => client.redirectUris.push(uri), stop: () => close(server) };
+  const forgetting = setInterval(() => {
+    for (const rail of rails.values()) rail.tokens.forgetExpired().catch((error: unknown) => log.warn({ err: error }, 'mock rails could not forget expired grants'));
+  }, FORGET_EXPIRED_MS);
+  forgetting.unref();
+  return {
+    url,
+    registerRedirectUri: (uri) => client.redirectUris.push(uri),
+    async stop() {
+      clearInterval(forgetting);
+      await close(server);
+      await books.close();
+    },
+  };
 }

@@ -86,10 +86,10 @@ function batchLines(profile: PartnerProfile, date: string, lines: StatementLine[
 }
 
 /** The statement of value date `date`. */
-export function dailyStatement(profile: PartnerProfile, book: PaymentBook, date: string, nowMs: number): Statement {
+export async function dailyStatement(profile: PartnerProfile, book: PaymentBook, date: string, nowMs: number): Promise<Statement> {
   const startMs = dayStartMs(date);
-  const settled = book.settledBetween(startMs - STATEMENT_LATE_DAYS * DAY_MS, startMs + DAY_MS)
-    .filter((p) => p.ownerUserId !== CLIENT_USER_ID && valueDateOf(p) === date);
+  const settled = (await book.settledBetween(startMs - STATEMENT_LATE_DAYS * DAY_MS, startMs + DAY_MS)
+    ).filter((p) => p.ownerUserId !== CLIENT_USER_ID && valueDateOf(p) === date);
   const lines: StatementLine[] = [];
   const batched: StatementLine[] = [];
   for (const payment of settled) {

@@ -3,6 +3,7 @@
 // block runs its own server on a free port.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { ownRailsBooks } from '../support/service';
 import { startMockRails, type MockRails, type MockRailsOptions } from '../../src/mock-rails/server';
 import { call, eventually, type JsonResponse } from '../support/http';
 
@@ -14,7 +15,7 @@ const CHAIN_CONFIRM_MS = 150;
 
 function railsOptions(overrides: Partial<MockRailsOptions> = {}): MockRailsOptions {
   return {
-    host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+    ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
     redirectUris: [REDIRECT_URI, REDIRECT_URI_OTHER], chainConfirmMs: CHAIN_CONFIRM_MS, ...overrides,
   };
 }
@@ -501,5 +502,85 @@ describe('mock rails: payments', () => {
       assert.deepEqual([response.status, response.body.error], [400, 'invalid_request']);
       assert.equal((await submit('fiat', { ...body, scenario: undefined })).status, 201, 'the reference was not taken');
     });
+  });
+});
+
+describe('mock rails: books that outlive a restart', () => {
+  const options = railsOptions();
+  let rails: MockRails;
+
+  before(async () => {
+    rails = await startMockRails(options);
+  });
+  after(async () => {
+    await rails.stop();
+  });
+
+  /** Stops the rails and starts them again with the same books, on a new port. */
+  async function restart(): Promise<void> {
+    await rails.stop();
+    rails = await startMockRails(options);
+  }
+
+  it('keeps payments, statements, grants and end users across a restart', async () => {
+    const url = () => `${rails.url}/openbank`;
+    const clientToken = await clientCredentialsToken(url());
+    const grant = (await tokenRequest(url(), { grant_type: 'authorization_code', scope: 'all', code: await authorizationCode(url(), REDIRECT_URI), redirect_uri: REDIRECT_URI })).body;
+    const payIn = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '25.00', currency: 'USD' }, { token: grant.access_token });
+    assert.equal(payIn.status, 201, JSON.stringify(payIn.body));
+    const batched = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '4.00', currency: 'USD', scenario: 'statement_batched' }, { token: grant.access_token });
+    const settled = (id: string) => eventually(async () => ((await call(url(), 'GET', `/v1/payments/${id}`, undefined, { token: clientToken })).body.status === 'completed' ? true : undefined), 5_000, `${id} to settle`);
+    await settled(payIn.body.id);
+    await settled(batched.body.id);
+    const today = new Date().toISOString().slice(0, 10);
+    const before = await call(url(), 'GET', `/v1/statements/${today}`, undefined, { token: clientToken });
+    assert.equal(before.status, 200);
+    assert.deepEqual(before.body.lines.map((l: { type: string }) => l.type), ['pay_in', 'batch']);
+    const late = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '6.00', currency: 'USD' }, { token: grant.access_token });
+    assert.equal(late.body.status, 'authorized', 'it settles later');
+
+    await restart();
+
+    await settled(late.body.id);
+    const after = await call(url(), 'GET', `/v1/statements/${today}`, undefined, { token: clientToken });
+    assert.equal(after.status, 200, 'the client\'s token is still good');
+    const lateLine = after.body.lines.find((l: { reference: string }) => l.reference === late.body.id);
+    assert.equal(lateLine?.amount, '6.00', 'the payment made just before the restart settles onto the statement');
+    assert.deepEqual(after.body.lines.filter((l: { reference: string }) => l !== lateLine), before.body.lines, 'the rest of the statement is the same');
+    const again = await call(url(), 'GET', `/v1/payments/${payIn.body.id}`, undefined, { token: grant.access_token });
+    assert.deepEqual(again.body, { ...payIn.body, status: 'completed' }, 'the payment is as it was');
+    const retry = await call(url(), 'POST', '/v1/payments', { reference: payIn.body.reference, amount: '25.00', currency: 'USD' }, { token: grant.access_token });
+    assert.deepEqual([retry.status, retry.body.id], [200, payIn.body.id], 'a retry after the restart finds the payment by its reference');
+    const refreshed = await tokenRequest(url(), { grant_type: 'refresh_token' }, { query: `?refresh_token=${encodeURIComponent(grant.refresh_token)}` });
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    assert.equal(refreshed.body.user_id, grant.user_id, 'the refresh token still stands for the same customer');
+    const next = (await tokenRequest(url(), { grant_type: 'authorization_code', scope: 'all', code: await authorizationCode(url(), REDIRECT_URI), redirect_uri: REDIRECT_URI })).body;
+    assert.equal(next.user_id, grant.user_id + 1, 'the next customer gets a new number, not one already given');
+  });
+
+  it('forgets nothing a pending payment is waiting for: it settles on time after a restart', async () => {
+    const url = () => `${rails.url}/chain`;
+    const token = await clientCredentialsToken(url());
+    const submitted = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '5.000000', currency: 'USDC' }, { token });
+    assert.equal(submitted.body.status, 'pending');
+    await restart();
+    const confirmed = await eventually(async () => {
+      const now = await call(url(), 'GET', `/v1/payments/${submitted.body.id}`, undefined, { token });
+      return now.body.status === 'completed' ? now.body : undefined;
+    }, 5_000, 'the confirmation');
+    assert.equal(confirmed.tx_hash, submitted.body.tx_hash);
+  });
+
+  it('keeps each book apart: other rails in the same database see none of these payments', async () => {
+    const other = await startMockRails(railsOptions());
+    try {
+      const token = await clientCredentialsToken(`${rails.url}/fiat`);
+      const made = await call(`${rails.url}/fiat`, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'USD' }, { token });
+      const otherToken = await clientCredentialsToken(`${other.url}/fiat`);
+      assert.equal((await call(`${other.url}/fiat`, 'GET', `/v1/payments/${made.body.id}`, undefined, { token: otherToken })).status, 404);
+      assert.equal((await call(`${other.url}/fiat`, 'GET', '/v1/payments/x', undefined, { token })).status, 401, 'a token of one book is unknown to another');
+    } finally {
+      await other.stop();
+    }
   });
 });

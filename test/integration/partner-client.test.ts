@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ownRailsBooks } from '../support/service';
 import { startMockRails, type MockRails } from '../../src/mock-rails/server';
 import { PartnerClient, type PartnerClientOptions } from '../../src/partners/client';
 import { PartnerError } from '../../src/partners/errors';
@@ -73,7 +74,7 @@ describe('PartnerClient against the mock rails', () => {
 
   before(async () => {
     rails = await startMockRails({
-      host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
       redirectUris: ['https://app.example.test/oauth/callback'], chainConfirmMs: 100,
     });
   });
@@ -237,7 +238,7 @@ describe('PartnerClient with short-lived tokens', () => {
 
   before(async () => {
     rails = await startMockRails({
-      host: '127.0.0.1', port: 0, tokenTtlSeconds: 1, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 1, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
       redirectUris: [], chainConfirmMs: 100,
     });
   });

@@ -13,6 +13,7 @@ import type { Currency } from '../../ledger/money';
 import { loadConfig, type Config } from '../../src/config';
 import { createKafka } from '../../src/kafka/client';
 import { deadLetterTopic, TopicNames, TOPICS } from '../../src/kafka/topics';
+import { ownRailsBooks } from '../support/service';
 import { startMockRails, type MockRails } from '../../src/mock-rails/server';
 import { PartnerClient } from '../../src/partners/client';
 import { openRuntime, type RunningRole, type Runtime } from '../../src/runtime';
@@ -71,7 +72,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     await createSettledTopics(config);
     runtime = await openRuntime(config);
     rails = await startMockRails({
-      host: config.host, port: 0, tokenTtlSeconds: config.partnerTokenTtlSeconds,
+      ...ownRailsBooks(), host: config.host, port: 0, tokenTtlSeconds: config.partnerTokenTtlSeconds,
       clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
       redirectUris: [`http://${config.host}:${config.port}/v1/partners/oauth/callback`], chainConfirmMs: config.chainConfirmMs,
     });

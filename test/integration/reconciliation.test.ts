@@ -17,6 +17,8 @@ import type { Consumer } from 'kafkajs';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
+import { startMockRailsRole } from '../../src/mock-rails/role';
+import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -193,6 +195,28 @@ describe('reconciliation against partner statements', function () {
       assert.match(refused.body.message, /a calendar date \(YYYY-MM-DD\), or an ISO 8601 instant taken as its UTC day/);
     }
     expectError(await reconcile({ from: '2026-02-30' }), 400, 'invalid_request', 'from');
+  });
+
+  it('reconciles a day the same after the partners restart: they keep their books', async () => {
+    const paid = await settledPayIn('41.00');
+    const before = await reconcile({ dry_run: true });
+    assert.equal(before.status, 200, JSON.stringify(before.body));
+    assert.ok(before.body.items.every((i: { reference: string }) => i.reference !== paid.external_id), 'the pay-in is matched');
+
+    const index = service.roles.findIndex((r) => r.role === 'mock-rails');
+    const port = new URL(service.roles[index].url!).port;
+    await service.roles[index].stop();
+    const restarted = await startMockRailsRole({ ...service.runtime, config: { ...service.config, mockRailsPort: Number(port) } });
+    service.roles[index] = restarted;
+    restarted.rails.registerRedirectUri(`${base()}${PARTNER_LINK_CALLBACK_PATH}`);
+
+    const after = await reconcile({ dry_run: true });
+    assert.equal(after.status, 200, JSON.stringify(after.body));
+    const comparable = (report: { summary: unknown; totals: unknown; items: Array<Record<string, unknown>> }) => ({ summary: report.summary, totals: report.totals, items: report.items.map(({ id: _, ...item }) => item) });
+    assert.deepEqual(comparable(after.body), comparable(before.body), 'the same statement, so the same report');
+    const next = await settledPayIn('42.00');
+    const later = await reconcile({ dry_run: true });
+    assert.deepEqual(later.body.summary, { ...before.body.summary, matched: before.body.summary.matched + 1 }, `${next.external_id}: payments after the restart settle and match too`);
   });
 
   it('exports and reconciles 100,000 entries in bounded memory', async () => {

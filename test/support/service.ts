@@ -1,5 +1,6 @@
 // Starts the whole service in this process against the real stack, with the test settings
 // exported by scripts/test.sh (own database, topic prefix and Redis prefix).
+import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config';
 import { startRoles, type RunningRole } from '../../src/roles';
 import { openRuntime, type Runtime } from '../../src/runtime';
@@ -34,4 +35,9 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
       await runtime.close();
     },
   };
+}
+
+/** Books of their own for mock rails a test starts beside the service's (src/mock-rails/books.ts). */
+export function ownRailsBooks(): { databaseUrl: string; book: string } {
+  return { databaseUrl: process.env.DATABASE_URL!, book: `test_${randomUUID()}` };
 }

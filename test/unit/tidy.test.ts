@@ -35,7 +35,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'consumers/partners': ['ledger', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
   'consumers/webhooks': ['ledger', 'src/announce', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime', 'src/vault', 'src/webhooks'],
   'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
-  'src/mock-rails': ['src/log', 'src/partners', 'src/runtime'],
+  'src/mock-rails': ['src/db', 'src/log', 'src/partners', 'src/runtime'],
   // The CLI is a client of /v1 alone (DESIGN.md section 3): nothing of the server.
   'src/cli': [],
   // What they use: authentication, accounts, reads, the ledger's client, streams, logs.
