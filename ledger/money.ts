@@ -60,8 +60,8 @@ export function formatAmount(amount: Amount | string, currency: Currency): strin
 
 /**
  * A positive decimal string: at most 18 digits before the point and 6 after, not zero. The
- * currency's own scale (2 decimals for USD, EUR and GBP) is a rule across two fields, said in
- * the description and checked by parseAmount.
+ * currency's own scale (2 decimals for USD, EUR and GBP) is a rule across two fields: the body
+ * states it with amountScaleRule, and parseAmount checks it again.
  */
 export const amountSchema = {
   type: 'string',
@@ -73,3 +73,17 @@ export const amountSchema = {
 export const currencySchema = {
   type: 'string', enum: CURRENCIES, 'x-error': 'invalid_currency', description: `one of ${CURRENCIES.join(', ')}`, examples: ['USD', 'EUR', 'GBP'],
 } as const;
+
+/** A fiat amount: as amountSchema, with at most 2 decimals. */
+const FIAT_AMOUNT_PATTERN = '^([1-9][0-9]{0,17}(\\.[0-9]{1,2})?|0\\.(0[1-9]|[1-9][0-9]?))$';
+
+/**
+ * The currency's scale as a rule of the object that holds both fields, for the document and the
+ * validation alike: a fiat currency's amount has at most 2 decimals (amountSchema allows 6).
+ */
+export function amountScaleRule(amountField = 'amount', currencyField = 'currency') {
+  return {
+    if: { properties: { [currencyField]: { enum: FIAT_CURRENCIES } }, required: [currencyField] },
+    then: { properties: { [amountField]: { type: 'string', pattern: FIAT_AMOUNT_PATTERN, description: `a positive decimal string with at most 2 decimal places for ${FIAT_CURRENCIES.join(', ')}` } } },
+  } as const;
+}

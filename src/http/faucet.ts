@@ -1,6 +1,6 @@
 // The sandbox faucet: credits test funds to an account through the ledger, as a command like any
 // other money movement (the ledger is the only writer of money).
-import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
+import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
@@ -22,7 +22,7 @@ const faucetCreditSchema = {
 export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
   return [
     withBody({
-      type: 'object', additionalProperties: false, required: ['currency', 'amount'],
+      type: 'object', additionalProperties: false, required: ['currency', 'amount'], ...amountScaleRule(),
       properties: { currency: currencySchema, amount: amountSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
     }, {
       method: 'POST', path: '/v1/sandbox/faucet', operationId: 'sandboxFaucet', tag: 'sandbox',

@@ -3,7 +3,7 @@
 // beside the rate, and says until when that price would hold. Callers without a credential are
 // rate-limited by their address (src/guards/rate-limit.ts). A persisted quote locks that price
 // for the caller's account (src/fx/quotes.ts); sandbox time can expire it at once.
-import { amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
+import { amountScaleRule, amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
@@ -36,6 +36,7 @@ const quoteBodySchema = {
   type: 'object', additionalProperties: false, required: ['from_currency', 'to_currency', 'from_amount'],
   description: 'two different currencies of USD, EUR and GBP (any other pair is 400 unsupported_pair)',
   examples: [{ from_currency: 'USD', to_currency: 'EUR', from_amount: '100.00' }],
+  ...amountScaleRule('from_amount', 'from_currency'),
   properties: { from_currency: currencySchema, to_currency: currencySchema, from_amount: amountSchema },
 } as const;
 

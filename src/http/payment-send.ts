@@ -2,7 +2,7 @@
 // payee, through a partner the customer is linked with. The ledger holds the amount first (422
 // insufficient_funds, nothing held); fiat pays a bank payee, claimless sends the payee a claim
 // link, chain pays stablecoins. Every payee field is checked before anything moves.
-import { amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
+import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { PaymentCreate } from '../../ledger/messages';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';
@@ -12,6 +12,7 @@ import { requirePartner } from './partner-links';
 import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
 import { paymentSchema } from './payments-schema';
 import { ownCustomer } from './customers';
+import type { JSONSchema } from 'json-schema-to-ts';
 import { withBody, type BodyOf, type RouteDef } from './route';
 
 const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength } as const);
@@ -42,6 +43,21 @@ const payeeSchema = {
   },
 } as const;
 
+/** Each corridor of PAYOUT_CORRIDORS as a rule of the body: the partner's currencies and countries. */
+function corridorRules(): JSONSchema[] {
+  return Object.entries(PAYOUT_CORRIDORS).map(([partner, corridor]): JSONSchema => {
+    const countries = corridor.countries && { enum: corridor.countries, 'x-error': 'corridor_unavailable', description: `a country ${partner} pays out to: ${corridor.countries.join(', ')}` };
+    const currencies = { enum: corridor.currencies, 'x-error': 'invalid_currency' };
+    const payee: Record<string, JSONSchema> = countries === null ? {} : partner === 'fiat'
+      ? { payee: { type: 'object', properties: { bank: { type: 'object', properties: { iso_country_code: { type: 'string', ...countries } } } } } }
+      : { payee: { type: 'object', properties: { country_code: { type: 'string', ...countries } } } };
+    return {
+      if: { properties: { partner: { const: partner } }, required: ['partner'] },
+      then: { properties: { currency: { type: 'string', ...currencies, description: `a currency ${partner} carries: ${corridor.currencies.join(', ')}` }, ...payee } },
+    };
+  });
+}
+
 const sendBodySchema = {
   type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency', 'purpose', 'payee'],
   description: 'a fiat payout needs payee.bank, in the payment\'s currency; a business payee needs payee.business (its tax_id_number, else 403 requires_action)',
@@ -49,6 +65,8 @@ const sendBodySchema = {
     customer_id: '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13', partner: 'claimless', amount: '25.00', currency: 'EUR', purpose: 'invoice 7',
     payee: { email: 'payee@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'DE', kind: 'personal' },
   }],
+  // What each partner carries and where it pays out (PAYOUT_CORRIDORS); fiat amounts have 2 decimals.
+  allOf: [amountScaleRule(), ...corridorRules()],
   properties: {
     customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['fiat', 'claimless', 'chain'], 'x-error': 'invalid_partner', description: 'fiat (bank payee), claimless (claim link) or chain (stablecoins)' },
     amount: amountSchema, currency: currencySchema, purpose: text(200),

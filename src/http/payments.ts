@@ -1,7 +1,7 @@
 // Payments through the partners (SPEC.md section 4, Payments; DESIGN.md section 5c): add funds
 // (credited only when the partner settles, consumers/partners/settler.ts), send (payment-send.ts)
 // and the reads. How a payment is recorded and submitted: payment-submission.ts.
-import { amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
+import { amountScaleRule, amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { PaymentCreate } from '../../ledger/messages';
 import { PAYMENT_STATUSES } from '../../ledger/payments';
 import { DomainError } from '../errors';
@@ -20,7 +20,7 @@ import { withBody, type RouteDef } from './route';
 
 
 const addFundsBodySchema = {
-  type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency'],
+  type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency'], ...amountScaleRule(),
   properties: {
     customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['openbank'], 'x-error': 'invalid_partner', description: 'openbank brings funds in' },
     amount: amountSchema,

@@ -3,7 +3,7 @@
 import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
 import { isSupportedPair } from '../../ledger/fx-rates';
 import type { TransferCreate } from '../../ledger/messages';
-import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
+import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
 import { decisionAnswer, transferAnswer, transferView } from './outcomes';
 import { countryCodeSchema } from '../countries';
 import type { Environment } from '../config';
@@ -30,10 +30,17 @@ const recipientSchema = {
   type: 'object', additionalProperties: false, required: ['email', 'name', 'bank'],
   properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
 } as const;
+const EITHER_FORM = 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both';
 const createBodySchema = {
   type: 'object', additionalProperties: false, required: ['amount', 'currency'],
-  description: 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both; else 400 naming the other',
+  description: EITHER_FORM,
   examples: [{ recipient_email: 'friend@example.com', amount: '10.00', currency: 'USD', note: 'dinner' }],
+  // Exactly one form: without recipient, recipient_email is required; with it, recipient is not allowed.
+  allOf: [
+    { if: { not: { required: ['recipient'] } }, then: { required: ['recipient_email'], 'x-message': `give ${EITHER_FORM}` } },
+    { if: { required: ['recipient_email'] }, then: { not: { required: ['recipient'] }, 'x-message': `give ${EITHER_FORM}`, 'x-field': 'recipient' } },
+    amountScaleRule(),
+  ],
   properties: {
     recipient_email: emailSchema,
     recipient: recipientSchema,

@@ -5,14 +5,18 @@ import addFormats from 'ajv-formats';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema } from './route';
 
-const bodyAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: false });
+// strictRequired off: a rule across fields (if/then) names a required field declared beside it.
+const bodyAjv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, coerceTypes: false });
 // Query strings and path parameters are text on the wire; let "limit=10" satisfy an integer.
 // Declared defaults apply to absent parameters (an absent `limit` is the default page size).
 const textAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: true, useDefaults: true });
 for (const ajv of [bodyAjv, textAjv]) {
   addFormats(ajv);
-  // A schema may name the error code its failure maps to (e.g. invalid_country_code).
+  // A schema may name the error code its failure maps to (e.g. invalid_country_code), and a rule
+  // across fields the message and the field its failure reports.
   ajv.addKeyword({ keyword: 'x-error', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-field', schemaType: 'string' });
 }
 
 export type Validator = (data: unknown) => void;
@@ -59,19 +63,21 @@ function describe(error: ErrorObject, field: string): string {
 }
 
 function toDomainError(error: ErrorObject, location: string): DomainError {
-  const field = fieldPath(error, location);
-  const override = (error.parentSchema as Record<string, unknown> | undefined)?.['x-error'];
+  const parent = error.parentSchema as Record<string, unknown> | undefined;
+  const field = typeof parent?.['x-field'] === 'string' ? parent['x-field'] : fieldPath(error, location);
+  const override = parent?.['x-error'];
   const code: ErrorCode = typeof override === 'string' && override in ERROR_STATUS && error.keyword !== 'required' && error.keyword !== 'type'
     ? (override as ErrorCode)
     : 'invalid_request';
-  return new DomainError(code, describe(error, field), field);
+  return new DomainError(code, typeof parent?.['x-message'] === 'string' ? parent['x-message'] : describe(error, field), field);
 }
 
 function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
   const validate: ValidateFunction = ajv.compile(schema);
   return (data: unknown) => {
+    if (validate(data)) return;
     // A field that may take one of several forms fails as a whole, with its description.
-    if (!validate(data)) throw toDomainError(validate.errors!.find((e) => e.keyword === 'anyOf') ?? validate.errors![0], location);
+    throw toDomainError(validate.errors!.find((e) => e.keyword === 'anyOf') ?? validate.errors![0], location);
   };
 }
 

@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { testService } from '../hooks';
 import { signUp } from '../support/accounts';
 import { firstValid, type Schema } from '../support/fuzz/values';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 
 interface Parameter { name: string; in: string; required?: boolean; schema: Schema }
 
@@ -52,5 +54,51 @@ describe('the OpenAPI document describes requests as strictly as the validation'
     }
     assert.ok(sent >= 60, `every operation of the document (${sent} sent)`);
     assert.deepEqual(refused, []);
+  });
+});
+
+describe('the OpenAPI document states the rules across fields that the validation enforces', function () {
+  this.timeout(60_000);
+  const base = () => testService().baseUrl;
+  type Operation = { requestBody: { content: { 'application/json': { schema: Record<string, unknown> } } } };
+
+  /** Whether the document's own body schema of `method path` accepts `body`, by a stock validator. */
+  async function documentAccepts(method: string, path: string, body: unknown): Promise<boolean> {
+    const document = await (await fetch(`${base()}/v1/openapi.json`)).json() as { paths: Record<string, Record<string, Operation>> };
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    return ajv.validate(document.paths[path][method].requestBody.content['application/json'].schema, body);
+  }
+
+  const payee = (country: string) => ({ email: 'payee@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: country, kind: 'personal' });
+  const cases: Array<[string, string, string, Record<string, unknown>, number, string, string]> = [
+    ['a transfer with both recipient forms', 'post', '/v1/transfers',
+      { recipient_email: 'a@example.com', recipient: { email: 'b@example.com', name: 'B', bank: { country: 'DE', bank_name: 'Bank', account_number: 'DE0012341234', currency: 'EUR' } }, amount: '1.00', currency: 'USD' },
+      400, 'invalid_request', 'recipient'],
+    ['a transfer with neither recipient form', 'post', '/v1/transfers', { amount: '1.00', currency: 'USD' }, 400, 'invalid_request', 'recipient_email'],
+    ['three decimals of USD', 'post', '/v1/transfers', { recipient_email: 'a@example.com', amount: '1.001', currency: 'USD' }, 400, 'invalid_request', 'amount'],
+    ['three decimals of GBP from the faucet', 'post', '/v1/sandbox/faucet', { amount: '1.001', currency: 'GBP' }, 400, 'invalid_request', 'amount'],
+    ['three decimals of EUR to quote', 'post', '/v1/fx/quotes', { from_currency: 'EUR', to_currency: 'USD', from_amount: '1.001' }, 400, 'invalid_request', 'from_amount'],
+    ['a fiat currency on chain', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'chain', amount: '1.00', currency: 'USD', purpose: 'p', payee: payee('DE') }, 400, 'invalid_currency', 'currency'],
+    ['a country claimless does not pay out to', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('ZW') }, 503, 'corridor_unavailable', 'payee.country_code'],
+  ];
+
+  for (const [name, method, path, body, status, code, field] of cases) {
+    it(`refuses ${name} in the document and in the answer alike`, async () => {
+      assert.equal(await documentAccepts(method, path, body), false, 'the document refuses it');
+      const owner = await signUp(base());
+      const response = await fetch(`${base()}${path}`, {
+        method: method.toUpperCase(), body: JSON.stringify(body),
+        headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      });
+      const answer = await response.json() as { error: string; details: string };
+      assert.deepEqual([response.status, answer.error, answer.details], [status, code, field], JSON.stringify(answer));
+    });
+  }
+
+  it('accepts in the document the same bodies with the rule kept', async () => {
+    assert.equal(await documentAccepts('post', '/v1/transfers', { recipient_email: 'a@example.com', amount: '1.00', currency: 'USD' }), true);
+    assert.equal(await documentAccepts('post', '/v1/transfers', { recipient_email: 'a@example.com', amount: '1.000001', currency: 'USDC' }), true);
+    assert.equal(await documentAccepts('post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('DE') }), true);
   });
 });
