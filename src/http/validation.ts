@@ -6,7 +6,8 @@ import { DomainError, ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema } from './route';
 
 // strictRequired off: a rule across fields (if/then) names a required field declared beside it.
-const bodyAjv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, coerceTypes: false });
+// allErrors: a field's own rule is reported before a rule across fields that it also breaks.
+const bodyAjv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, coerceTypes: false });
 // Query strings and path parameters are text on the wire; let "limit=10" satisfy an integer.
 // Declared defaults apply to absent parameters (an absent `limit` is the default page size).
 const textAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: true, useDefaults: true });
@@ -76,8 +77,13 @@ function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
   const validate: ValidateFunction = ajv.compile(schema);
   return (data: unknown) => {
     if (validate(data)) return;
-    // A field that may take one of several forms fails as a whole, with its description.
-    throw toDomainError(validate.errors!.find((e) => e.keyword === 'anyOf') ?? validate.errors![0], location);
+    const errors = validate.errors!;
+    // A field that may take one of several forms fails as a whole, with its description; a rule
+    // across fields (under if/then) speaks only when no field breaks a rule of its own.
+    const acrossFields = (error: ErrorObject) => error.keyword === 'if' || error.schemaPath.includes('/then/');
+    const first = errors.find((e) => !acrossFields(e)) ?? errors.find((e) => e.keyword !== 'if')!;
+    const whole = first.schemaPath.includes('/anyOf/') ? errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath) : undefined;
+    throw toDomainError(whole ?? first, location);
   };
 }
 

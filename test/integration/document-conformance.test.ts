@@ -80,6 +80,7 @@ describe('the OpenAPI document states the rules across fields that the validatio
     ['three decimals of GBP from the faucet', 'post', '/v1/sandbox/faucet', { amount: '1.001', currency: 'GBP' }, 400, 'invalid_request', 'amount'],
     ['three decimals of EUR to quote', 'post', '/v1/fx/quotes', { from_currency: 'EUR', to_currency: 'USD', from_amount: '1.001' }, 400, 'invalid_request', 'from_amount'],
     ['a fiat currency on chain', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'chain', amount: '1.00', currency: 'USD', purpose: 'p', payee: payee('DE') }, 400, 'invalid_currency', 'currency'],
+    ['a country code that is none, on claimless: the field\'s own rule first', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('AAA') }, 400, 'invalid_country_code', 'payee.country_code'],
     ['a country claimless does not pay out to', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('ZW') }, 503, 'corridor_unavailable', 'payee.country_code'],
   ];
 
