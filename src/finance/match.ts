@@ -6,11 +6,15 @@
 //      is a duplicate, `statement_only`;
 //   2. one to one by currency, amount within the amount tolerance and date within the date
 //      tolerance, for lines whose reference names nothing in the ledger;
-//   3. one to many: a line that settles several movements at once (a batch), when the movements
-//      of its currency and direction within the date tolerance add up to it, or all of them but one;
-//   4. what is left: `ledger_only` and `statement_only`.
+//   3. one to many by the settlement detail: a batch line that lists the partner references it
+//      settles is matched with the movements of those references;
+//   4. one to many by amount: a batch line without detail (an uploaded statement) is matched with
+//      the smallest set of movements of its currency and direction within the date tolerance that
+//      adds up to it (batch.ts: a search bounded in size and in steps);
+//   5. what is left: `ledger_only` and `statement_only`.
 // Pure: the caller reads the ledger and the statements, and stores the report.
 import { CURRENCY_SCALE, Money, type Amount, type Currency } from '../../ledger/money';
+import { subsetAddingUpTo } from './batch';
 
 /** A movement on the settlement account, signed as the partner sees it: + credited to us (a pay-in settled), − debited. */
 export interface LedgerMovement {
@@ -33,6 +37,8 @@ export interface StatementEntry {
   /** amount − fee: what the ledger should have moved. */
   net: Amount;
   valueDate: string;
+  /** A batch line's settlement detail: the partner references it settles (null: none given). */
+  settles: string[] | null;
 }
 
 export interface MatchRules {
@@ -168,28 +174,41 @@ class Matcher {
     }
   }
 
-  oneToMany(movements: LedgerMovement[], lines: StatementEntry[]): void {
-    for (const line of lines.filter((l) => !this.lineUsed.has(l))) {
-      const near = movements.filter((m) => !this.movementUsed.has(m) && m.currency === line.currency
-        && m.amount.isNegative() === line.net.isNegative() && this.closeDate(m.date, line.valueDate));
-      const group = this.settledGroup(line, near) ?? this.settledGroup(line, near.filter((m) => m.date === line.valueDate));
-      if (!group) continue;
+  /** Batch lines that list what they settle, matched with the movements of those references. */
+  byBatchDetail(movements: LedgerMovement[], lines: StatementEntry[]): void {
+    const byReference = new Map<string, LedgerMovement>();
+    for (const m of movements) if (m.reference !== null && !this.movementUsed.has(m)) byReference.set(m.reference, m);
+    for (const line of lines.filter((l) => !this.lineUsed.has(l) && l.settles !== null && l.settles.length > 0)) {
+      const group = line.settles!.map((reference) => byReference.get(reference)).filter((m): m is LedgerMovement => m !== undefined && !this.movementUsed.has(m));
+      if (group.length === 0) continue;
       this.lineUsed.add(line);
+      const total = group.reduce((sum, m) => sum.plus(m.amount), new Money(0));
+      const agrees = group.length === line.settles!.length && this.closeAmount(total, line.net);
       for (const m of group) {
         this.movementUsed.add(m);
-        this.add(m, line, { category: 'matched', field: null, ledger_value: null, statement_value: null, reason: `one of ${group.length} movements that batch line ${line.lineId} settles together` });
+        this.add(m, line, agrees
+          ? { category: 'matched', field: null, ledger_value: null, statement_value: null, reason: `listed by batch line ${line.lineId} among the ${line.settles!.length} payments it settles (settlement detail)` }
+          : {
+            category: 'mismatched', field: 'amount', ledger_value: format(total, m.currency), statement_value: format(line.net, m.currency),
+            reason: `listed by batch line ${line.lineId}, but the ${group.length} of its ${line.settles!.length} payments the ledger has add up to another amount`,
+          });
       }
     }
   }
 
-  /** The movements that add up to the line: all of them, or all but one (a movement the statement left out). */
-  private settledGroup(line: StatementEntry, near: LedgerMovement[]): LedgerMovement[] | null {
-    if (near.length < 2) return null;
-    const total = near.reduce((sum, m) => sum.plus(m.amount), new Money(0));
-    if (this.closeAmount(total, line.net)) return near;
-    if (near.length < 3) return null;
-    const left = near.find((m) => this.closeAmount(total.minus(m.amount), line.net));
-    return left ? near.filter((m) => m !== left) : null;
+  /** Batch lines without detail, matched with the smallest set of movements that adds up to them. */
+  byBatchAmount(movements: LedgerMovement[], lines: StatementEntry[]): void {
+    for (const line of lines.filter((l) => !this.lineUsed.has(l))) {
+      const near = movements.filter((m) => !this.movementUsed.has(m) && m.currency === line.currency
+        && m.amount.isNegative() === line.net.isNegative() && this.closeDate(m.date, line.valueDate));
+      const group = subsetAddingUpTo(near, line.net, this.rules.amountTolerance);
+      if (!group) continue;
+      this.lineUsed.add(line);
+      for (const m of group) {
+        this.movementUsed.add(m);
+        this.add(m, line, { category: 'matched', field: null, ledger_value: null, statement_value: null, reason: `one of ${group.length} movements that add up to batch line ${line.lineId} (no settlement detail: matched by amount)` });
+      }
+    }
   }
 
   leftovers(movements: LedgerMovement[], lines: StatementEntry[]): void {
@@ -220,7 +239,8 @@ export function reconcile(movements: LedgerMovement[], lines: StatementEntry[], 
   const matcher = new Matcher(rules);
   matcher.byReference(orderedMovements, lines);
   matcher.byAmountAndDate(orderedMovements, lines);
-  matcher.oneToMany(orderedMovements, lines);
+  matcher.byBatchDetail(orderedMovements, lines);
+  matcher.byBatchAmount(orderedMovements, lines);
   matcher.leftovers(orderedMovements, lines);
   const summary: Record<ItemCategory, number> = { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 };
   for (const item of matcher.items) summary[item.category] += 1;

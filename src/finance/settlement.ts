@@ -47,7 +47,10 @@ function entryOf(line: PartnerStatementLine): StatementEntry | null {
   if (!isCurrency(line.currency)) return null;
   const scale = CURRENCY_SCALE[line.currency];
   const amount = (text: string) => new Money(text).decimalPlaces(scale);
-  return { lineId: line.id, reference: line.reference, currency: line.currency, amount: amount(line.amount), fee: amount(line.fee), net: amount(line.net), valueDate: line.value_date };
+  return {
+    lineId: line.id, reference: line.reference, currency: line.currency, amount: amount(line.amount), fee: amount(line.fee), net: amount(line.net), valueDate: line.value_date,
+    settles: Array.isArray(line.settles) ? line.settles.filter((r): r is string => typeof r === 'string') : null,
+  };
 }
 
 /** The partner's statements of every day from `from` to `to`, as one list of lines. */

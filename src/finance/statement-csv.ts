@@ -74,6 +74,6 @@ export function parseStatementCsv(text: string): StatementEntry[] {
     if (fee.isNegative()) throw invalid(`line ${line}: fee must not be negative`);
     const net = decimal('net', amount.minus(fee).toFixed());
     if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
-    return { lineId: id, reference, currency, amount, fee, net, valueDate };
+    return { lineId: id, reference, currency, amount, fee, net, valueDate, settles: null };
   });
 }

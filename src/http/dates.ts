@@ -12,10 +12,13 @@ export const dayOrInstant = (description: string) => ({
   description: `${description}: a calendar date (YYYY-MM-DD), or an ISO 8601 instant taken as its UTC day`, examples: ['2026-11-24', '2026-11-24T09:30:00Z'],
 } as const);
 
-/** An instant: an ISO 8601 instant, or a calendar date taken as its start, 00:00 UTC. */
-export const instantOrDay = (description: string) => ({
+/**
+ * An instant: an ISO 8601 instant, or a calendar date taken as its start, 00:00 UTC. The start of
+ * a window gives examples of the day before its end's, so examples taken together make a window.
+ */
+export const instantOrDay = (description: string, exampleDay: '2026-11-23' | '2026-11-24' = '2026-11-24') => ({
   type: 'string', anyOf: [{ format: 'date-time' }, { format: 'date' }],
-  description: `${description}: an ISO 8601 instant, or a calendar date (YYYY-MM-DD) taken as its start, 00:00 UTC`, examples: ['2026-11-24T09:30:00Z', '2026-11-24'],
+  description: `${description}: an ISO 8601 instant, or a calendar date (YYYY-MM-DD) taken as its start, 00:00 UTC`, examples: [`${exampleDay}T09:30:00Z`, exampleDay],
 } as const);
 
 /** The UTC day (YYYY-MM-DD) a value of dayOrInstant names. */

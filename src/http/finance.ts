@@ -119,7 +119,7 @@ export function financeRoutes(db: Db): RouteDef[] {
       query: {
         type: 'object', additionalProperties: false, required: ['currency'],
         properties: {
-          currency: { type: 'string', enum: [...CURRENCIES] }, from: instantOrDay('the start, inclusive; default: 24 hours before to'),
+          currency: { type: 'string', enum: [...CURRENCIES] }, from: instantOrDay('the start, inclusive; default: 24 hours before to', '2026-11-23'),
           to: instantOrDay('the end, exclusive; default: now'), account_id: accountIdQuerySchema,
         },
       },
@@ -149,7 +149,7 @@ export function financeRoutes(db: Db): RouteDef[] {
       auth: { kind: 'admin' },
       query: {
         type: 'object', additionalProperties: false,
-        properties: { from: instantOrDay('the start, inclusive; default: 24 hours before to'), to: instantOrDay('the end, exclusive; default: now') },
+        properties: { from: instantOrDay('the start, inclusive; default: 24 hours before to', '2026-11-23'), to: instantOrDay('the end, exclusive; default: now') },
       },
       response: {
         status: 200, description: 'the journal, oldest entry first', contentType: 'application/x-ndjson',

@@ -34,6 +34,8 @@ export interface StatementLine {
   value_date: string;
   /** A batch line: how many payments it settles. */
   batch_size?: number;
+  /** A batch line: the partner's payment ids it settles, as a settlement detail lists them. */
+  settles?: string[];
 }
 
 export interface Statement {
@@ -81,6 +83,7 @@ function batchLines(profile: PartnerProfile, date: string, lines: StatementLine[
     return {
       id: `stl_batch_${date}_${key}`, type: 'batch', reference: `batch_${profile.slug}_${date}_${key}`, client_reference: null,
       amount: sum('amount'), fee: sum('fee'), net: sum('net'), currency: members[0].currency, value_date: date, batch_size: members.length,
+      settles: members.map((m) => m.reference),
     };
   });
 }

@@ -33,6 +33,8 @@ export interface PartnerStatementLine {
   net: string;
   currency: string;
   value_date: string;
+  /** A batch line: the partner's payment ids it settles. */
+  settles?: string[];
 }
 
 export interface PartnerStatement { date: string; final: boolean; lines: PartnerStatementLine[] }

@@ -197,6 +197,21 @@ describe('reconciliation against partner statements', function () {
     expectError(await reconcile({ from: '2026-02-30' }), 400, 'invalid_request', 'from');
   });
 
+  it('matches a batch line by the payments it lists, on a day with other unmatched movements, the same on every run', async () => {
+    const missing = [await settledPayIn('51.00', 'statement_missing'), await settledPayIn('52.00', 'statement_missing')];
+    const batched = [await settledPayIn('53.00', 'statement_batched'), await settledPayIn('54.00', 'statement_batched'), await settledPayIn('55.00', 'statement_batched')];
+    for (let run = 1; run <= 2; run += 1) {
+      const report = await reconcile({ dry_run: true });
+      assert.equal(report.status, 200, JSON.stringify(report.body));
+      const itemOf = (external: string) => report.body.items.find((i: { reference: string }) => i.reference === external);
+      for (const p of missing) assert.equal(itemOf(p.external_id)?.category, 'ledger_only', `run ${run}: ${p.external_id} is left off the statement`);
+      for (const p of batched) assert.equal(itemOf(p.external_id), undefined, `run ${run}: ${p.external_id} is matched, not an exception`);
+      assert.ok(!report.body.items.some((i: { category: string; statement_line_id: string | null }) => i.category === 'statement_only' && i.statement_line_id?.startsWith('stl_batch_')), `run ${run}: the batch line is matched`);
+    }
+    const csv = await (await fetch(`${base()}/v1/reconciliations/${(await reconcile({})).body.id}`, { headers: { authorization: `Bearer ${master()}`, accept: 'text/csv' } })).text();
+    for (const p of batched) assert.match(csv.split('\n').find((row) => row.includes(p.external_id)) ?? '', /settlement detail/, `${p.external_id} says how it matched`);
+  });
+
   it('reconciles a day the same after the partners restart: they keep their books', async () => {
     const paid = await settledPayIn('41.00');
     const before = await reconcile({ dry_run: true });

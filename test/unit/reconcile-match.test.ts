@@ -6,8 +6,8 @@ import { Money } from '../../ledger/money';
 const DAY = '2026-11-20';
 const rules = { from: DAY, to: DAY, amountTolerance: new Money(0), dateToleranceDays: 1 };
 const move = (entryId: string, amount: string, reference: string | null = null, date = DAY): LedgerMovement => ({ entryId, reference, currency: 'USD', amount: new Money(amount), date });
-const line = (lineId: string, amount: string, reference = `ref-${lineId}`, valueDate = DAY, fee = '0'): StatementEntry => ({
-  lineId, reference, currency: 'USD', amount: new Money(amount), fee: new Money(fee), net: new Money(amount).minus(fee), valueDate,
+const line = (lineId: string, amount: string, reference = `ref-${lineId}`, valueDate = DAY, fee = '0', settles: string[] | null = null): StatementEntry => ({
+  lineId, reference, currency: 'USD', amount: new Money(amount), fee: new Money(fee), net: new Money(amount).minus(fee), valueDate, settles,
 });
 
 describe('reconciliation matching', () => {
@@ -37,6 +37,39 @@ describe('reconciliation matching', () => {
       ['e3', 'l3', 'mismatched', 'value_date', DAY, '2026-11-23'],
       ['e3', 'l3b', 'statement_only', 'reference', null, 'p3'],
     ]);
+  });
+
+  describe('a batch line on a day with other unmatched movements', () => {
+    // Two pay-ins the partner left off its statement, and three it settled in one batch line.
+    const movements = [move('missing1', '10.00', 'pm1'), move('missing2', '20.00', 'pm2'), move('b1', '5.00', 'pb1'), move('b2', '6.00', 'pb2'), move('b3', '7.00', 'pb3')];
+    const categories = (report: ReturnType<typeof reconcile>) => Object.fromEntries(report.items.map((i) => [i.ledger_entry_id ?? i.statement_line_id, i.category]));
+
+    it('matches by the settlement detail the line lists, and leaves the left-off pay-ins ledger_only', () => {
+      const report = reconcile(movements, [line('batch', '18.00', 'batch-ref', DAY, '0', ['pb1', 'pb2', 'pb3'])], rules);
+      assert.deepEqual(categories(report), { missing1: 'ledger_only', missing2: 'ledger_only', b1: 'matched', b2: 'matched', b3: 'matched' });
+      assert.match(report.items.find((i) => i.ledger_entry_id === 'b1')!.reason, /settlement detail/);
+      assert.equal(reconcile(movements, [line('batch', '18.00', 'batch-ref', DAY, '0', ['pb1', 'pb2', 'pb3'])], rules).items.length, 5, 'the same every run');
+    });
+
+    it('without detail (an uploaded statement), finds the movements that add up to the line', () => {
+      const report = reconcile(movements, [line('batch', '18.00', 'batch-ref')], rules);
+      assert.deepEqual(categories(report), { missing1: 'ledger_only', missing2: 'ledger_only', b1: 'matched', b2: 'matched', b3: 'matched' });
+      assert.match(report.items.find((i) => i.ledger_entry_id === 'b3')!.reason, /matched by amount/);
+    });
+
+    it('reports the listed payments as mismatched when they do not add up to the line', () => {
+      const report = reconcile(movements, [line('batch', '19.00', 'batch-ref', DAY, '0', ['pb1', 'pb2', 'pb3'])], rules);
+      const b1 = report.items.find((i) => i.ledger_entry_id === 'b1')!;
+      assert.deepEqual([b1.category, b1.field, b1.ledger_value, b1.statement_value], ['mismatched', 'amount', '18.00', '19.00']);
+    });
+
+    it('gives up within its bounds on a line no set of movements adds up to', () => {
+      const many = Array.from({ length: 40 }, (_, i) => move(`m${i}`, `${(i + 1) * 2}.00`, `p${i}`));
+      const started = Date.now();
+      const report = reconcile(many, [line('odd', '41.00', 'odd-ref')], rules); // even amounts never add up to an odd one
+      assert.equal(categories(report).odd, 'statement_only');
+      assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+    });
   });
 
   it('settles a batch line against the movements it adds up to, even with one of them missing from the statement', () => {
