@@ -27,7 +27,8 @@ key=$(node -p 'JSON.parse(process.argv[1]).api_key.key' "$account")
 token=$(node -p 'JSON.parse(process.argv[1]).session.token' "$account")
 # The account every credential acts for (the master key names it), with money to move, and the
 # recipient the document's transfer example names, so a request built from the examples succeeds.
-export FUZZ_ACCOUNT_ID=$(node -p 'JSON.parse(process.argv[1]).account.id' "$account")
+FUZZ_ACCOUNT_ID=$(node -p 'JSON.parse(process.argv[1]).account.id' "$account")
+export FUZZ_ACCOUNT_ID
 for currency in USD EUR GBP; do
   curl -sf -X POST "$base/v1/sandbox/faucet" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
     -H "Idempotency-Key: fuzz-$run-$currency" -d "{\"currency\":\"$currency\",\"amount\":\"100000.00\"}" >/dev/null
