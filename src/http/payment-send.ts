@@ -16,8 +16,15 @@ import type { JSONSchema } from 'json-schema-to-ts';
 import { withBody, type BodyOf, type RouteDef } from './route';
 
 const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength } as const);
+const PHONE_RULE = 'give both phone_country_code and phone_number, or neither';
 const payeeSchema = {
   type: 'object', additionalProperties: false, required: ['email', 'first_name', 'last_name', 'country_code', 'kind'],
+  // The rules across the payee's fields (checkPayee checks them again).
+  allOf: [
+    { if: { required: ['phone_number'] }, then: { required: ['phone_country_code'], 'x-message': PHONE_RULE } },
+    { if: { required: ['phone_country_code'] }, then: { required: ['phone_number'], 'x-message': PHONE_RULE } },
+    { if: { properties: { kind: { const: 'business' } }, required: ['kind'] }, then: { required: ['business'], 'x-message': 'a business payee needs payee.business' } },
+  ],
   properties: {
     email: { type: 'string', format: 'email', maxLength: 254 }, first_name: text(100), last_name: text(100), country_code: countryCodeSchema,
     phone_country_code: { type: 'string', pattern: '^\\+[0-9]{1,4}$', description: 'dialling prefix with plus sign; with phone_number, or neither', examples: ['+44'] },
@@ -43,13 +50,15 @@ const payeeSchema = {
   },
 } as const;
 
+const FIAT_NEEDS_BANK = { 'x-message': 'a fiat payout needs payee.bank' };
+
 /** Each corridor of PAYOUT_CORRIDORS as a rule of the body: the partner's currencies and countries. */
 function corridorRules(): JSONSchema[] {
   return Object.entries(PAYOUT_CORRIDORS).map(([partner, corridor]): JSONSchema => {
     const countries = corridor.countries && { enum: corridor.countries, 'x-error': 'corridor_unavailable', description: `a country ${partner} pays out to: ${corridor.countries.join(', ')}` };
     const currencies = { enum: corridor.currencies, 'x-error': 'invalid_currency' };
     const payee: Record<string, JSONSchema> = countries === null ? {} : partner === 'fiat'
-      ? { payee: { type: 'object', properties: { bank: { type: 'object', properties: { iso_country_code: { type: 'string', ...countries } } } } } }
+      ? { payee: { type: 'object', required: ['bank'], ...FIAT_NEEDS_BANK, properties: { bank: { type: 'object', properties: { iso_country_code: { type: 'string', ...countries } } } } } }
       : { payee: { type: 'object', properties: { country_code: { type: 'string', ...countries } } } };
     return {
       if: { properties: { partner: { const: partner } }, required: ['partner'] },

@@ -81,6 +81,9 @@ describe('the OpenAPI document states the rules across fields that the validatio
     ['three decimals of EUR to quote', 'post', '/v1/fx/quotes', { from_currency: 'EUR', to_currency: 'USD', from_amount: '1.001' }, 400, 'invalid_request', 'from_amount'],
     ['a fiat currency on chain', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'chain', amount: '1.00', currency: 'USD', purpose: 'p', payee: payee('DE') }, 400, 'invalid_currency', 'currency'],
     ['a country code that is none, on claimless: the field\'s own rule first', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('AAA') }, 400, 'invalid_country_code', 'payee.country_code'],
+    ['a business payee without its business', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: { ...payee('DE'), kind: 'business' } }, 400, 'invalid_request', 'payee.business'],
+    ['a phone number without its prefix', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: { ...payee('DE'), phone_number: '7700 900123' } }, 400, 'invalid_request', 'payee.phone_country_code'],
+    ['a fiat payout without a bank account', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'fiat', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('DE') }, 400, 'invalid_request', 'payee.bank'],
     ['a country claimless does not pay out to', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('ZW') }, 503, 'corridor_unavailable', 'payee.country_code'],
   ];
 
