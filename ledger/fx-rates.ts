@@ -5,7 +5,7 @@
 // SPREAD, rounded down to 6 decimals, and to_amount = from_amount × rate rounded down to the
 // target currency's scale: every step rounds against the client, so no round trip makes money.
 // All of it is decimal arithmetic on integers and bignumber.js, never a JS float.
-import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
+import { CURRENCIES, CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
 
 /** What the client pays over the mid-rate, as a fraction of the amount: 0.25 %. */
 export const SPREAD = new Money('0.0025');
@@ -23,6 +23,29 @@ const QUOTED: ReadonlyArray<{ from: Currency; to: Currency; base: Amount; phaseM
 /** USD, EUR and GBP among themselves, either way. */
 export function isSupportedPair(from: Currency, to: Currency): boolean {
   return QUOTED.some((pair) => (pair.from === from && pair.to === to) || (pair.from === to && pair.to === from));
+}
+
+/** The currencies `from` converts to. */
+export const conversionTargets = (from: Currency): Currency[] => CURRENCIES.filter((to) => to !== from && isSupportedPair(from, to));
+
+/**
+ * The supported pairs as rules of a request body (for the OpenAPI document and the validation
+ * alike): for each currency `from` may hold, the currencies `to` may hold; a pair outside them
+ * is 400 unsupported_pair on `to`. `to` is a path of property names; `same` allows `to` to be
+ * `from` itself (a payout in the currency sent).
+ */
+export function conversionRules(from: string, to: string[], same: boolean): Array<Record<string, unknown>> {
+  return CURRENCIES.map((currency) => {
+    const allowed = [...(same ? [currency] : []), ...conversionTargets(currency)];
+    const message = `${currency} ${same ? 'is paid out in' : 'converts to'} ${allowed.length > 0 ? allowed.join(', ') : 'no other currency'} only; USD, EUR and GBP convert among themselves`;
+    const leaf: Record<string, unknown> = allowed.length > 0
+      ? { type: 'string', enum: allowed, 'x-error': 'unsupported_pair', 'x-message': message }
+      : { not: {}, 'x-error': 'unsupported_pair', 'x-message': message };
+    // The body itself is an object already; the objects on the way to `to` are said to be.
+    let rule: Record<string, unknown> = leaf;
+    for (let i = to.length - 1; i > 0; i -= 1) rule = { type: 'object', properties: { [to[i]]: rule } };
+    return { if: { properties: { [from]: { const: currency } }, required: [from] }, then: { properties: { [to[0]]: rule } } };
+  });
 }
 
 /** A triangle wave in [-1, 1] of the clock, exact: integers, then one decimal division. */

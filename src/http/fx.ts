@@ -13,7 +13,7 @@ import type { FxQuotes } from '../fx/quotes';
 import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
 import { RETRY_AFTER_SECONDS } from './idempotency';
 import { decisionAnswer, fxExecutionAnswer, quoteView } from './outcomes';
-import { isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
+import { conversionRules, isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
 import { actingAccountIdForWrite } from './acting';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from './route';
 
@@ -36,8 +36,13 @@ const quoteBodySchema = {
   type: 'object', additionalProperties: false, required: ['from_currency', 'to_currency', 'from_amount'],
   description: 'two different currencies of USD, EUR and GBP (any other pair is 400 unsupported_pair)',
   examples: [{ from_currency: 'USD', to_currency: 'EUR', from_amount: '100.00' }],
-  ...amountScaleRule('from_amount', 'from_currency'),
+  allOf: [amountScaleRule('from_amount', 'from_currency'), ...conversionRules('from_currency', ['to_currency'], false)],
   properties: { from_currency: currencySchema, to_currency: currencySchema, from_amount: amountSchema },
+} as const;
+/** A persisted quote's body: the master key names the account it quotes for. */
+const persistedQuoteBodySchema = {
+  ...quoteBodySchema,
+  properties: { ...quoteBodySchema.properties, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
 } as const;
 
 const persistedQuoteSchema = {
@@ -126,7 +131,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
         };
       },
     }),
-    withBody(quoteBodySchema, {
+    withBody(persistedQuoteBodySchema, {
       method: 'POST', path: '/v1/fx/quote', operationId: 'createFxQuote', tag: 'fx',
       summary: 'Lock a rate for the caller\'s account for 30 seconds, to execute with POST /v1/fx/execute',
       auth: { kind: 'key', scope: 'fx:write' }, idempotent: true,
@@ -140,7 +145,10 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
     }),
     withBody({
       type: 'object', additionalProperties: false, required: ['quote_id'],
-      properties: { quote_id: { type: 'string', format: 'uuid', description: 'a persisted quote of the caller (POST /v1/fx/quote)' } },
+      properties: {
+        quote_id: { type: 'string', format: 'uuid', description: 'a persisted quote of the caller (POST /v1/fx/quote)' },
+        account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+      },
     } as const, {
       method: 'POST', path: '/v1/fx/execute', operationId: 'executeFxQuote', tag: 'fx',
       summary: 'Convert inside the caller\'s account at a persisted quote\'s locked rate, once',

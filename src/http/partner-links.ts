@@ -5,7 +5,6 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
-import { actingAccountId, actingAccountIdForWrite } from './acting';
 import { listResponseSchema } from './pagination';
 import { ownCustomer } from './customers';
 import { withBody, type RouteDef, type RouteRequest } from './route';
@@ -73,7 +72,6 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       errors: ['invalid_partner'],
       handler: async (request) => {
         const partner = requirePartner(request.body.partner);
-        await actingAccountIdForWrite(request, db);
         const customer = await pathCustomer(request);
         const { link, authorizeUrl } = await links.create(customer.account_id, customer.id, partner);
         return { status: 201, body: linkView(link, authorizeUrl) };
@@ -84,7 +82,6 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       summary: 'A customer\'s partner links, newest first', auth: { kind: 'key', scope: 'customers:read' }, params: customerParams,
       response: { status: 200, description: 'the links', schema: listResponseSchema(linkSchema) },
       handler: async (request) => {
-        actingAccountId(request);
         const customer = await pathCustomer(request);
         return { status: 200, body: { data: (await links.ofCustomer(customer.id)).map((link) => linkView(link)), has_more: false, next_cursor: null } };
       },

@@ -1,7 +1,7 @@
 // Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
 // returns its decision. It never reads a balance to decide.
 import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
-import { isSupportedPair } from '../../ledger/fx-rates';
+import { conversionRules, isSupportedPair } from '../../ledger/fx-rates';
 import type { TransferCreate } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
 import { decisionAnswer, transferAnswer, transferView } from './outcomes';
@@ -40,6 +40,7 @@ const createBodySchema = {
     { if: { not: { required: ['recipient'] } }, then: { required: ['recipient_email'], 'x-message': `give ${EITHER_FORM}` } },
     { if: { required: ['recipient_email'] }, then: { not: { required: ['recipient'] }, 'x-message': `give ${EITHER_FORM}`, 'x-field': 'recipient' } },
     amountScaleRule(),
+    ...conversionRules('currency', ['recipient', 'bank', 'currency'], true),
   ],
   properties: {
     recipient_email: emailSchema,

@@ -84,6 +84,11 @@ describe('the OpenAPI document states the rules across fields that the validatio
     ['a business payee without its business', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: { ...payee('DE'), kind: 'business' } }, 400, 'invalid_request', 'payee.business'],
     ['a phone number without its prefix', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: { ...payee('DE'), phone_number: '7700 900123' } }, 400, 'invalid_request', 'payee.phone_country_code'],
     ['a fiat payout without a bank account', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'fiat', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('DE') }, 400, 'invalid_request', 'payee.bank'],
+    ['a conversion of a currency into itself', 'post', '/v1/fx/quote', { from_currency: 'EUR', to_currency: 'EUR', from_amount: '1.00' }, 400, 'unsupported_pair', 'to_currency'],
+    ['a conversion of a stablecoin', 'post', '/v1/fx/quotes', { from_currency: 'USDC', to_currency: 'USD', from_amount: '1.00' }, 400, 'unsupported_pair', 'to_currency'],
+    ['a payout of USD into a USDC bank account', 'post', '/v1/transfers',
+      { recipient: { email: 'b@example.com', name: 'B', bank: { country: 'DE', bank_name: 'Bank', account_number: 'DE0012341234', currency: 'USDC' } }, amount: '1.00', currency: 'USD' },
+      400, 'unsupported_pair', 'recipient.bank.currency'],
     ['a country claimless does not pay out to', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('ZW') }, 503, 'corridor_unavailable', 'payee.country_code'],
   ];
 
@@ -103,6 +108,10 @@ describe('the OpenAPI document states the rules across fields that the validatio
   it('accepts in the document the same bodies with the rule kept', async () => {
     assert.equal(await documentAccepts('post', '/v1/transfers', { recipient_email: 'a@example.com', amount: '1.00', currency: 'USD' }), true);
     assert.equal(await documentAccepts('post', '/v1/transfers', { recipient_email: 'a@example.com', amount: '1.000001', currency: 'USDC' }), true);
+    assert.equal(await documentAccepts('post', '/v1/fx/quote', { from_currency: 'GBP', to_currency: 'EUR', from_amount: '1.00', account_id: randomUUID() }), true);
+    assert.equal(await documentAccepts('post', '/v1/transfers', {
+      recipient: { email: 'b@example.com', name: 'B', bank: { country: 'DE', bank_name: 'Bank', account_number: 'DE0012341234', currency: 'EUR' } }, amount: '1.00', currency: 'USD',
+    }), true);
     assert.equal(await documentAccepts('post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('DE') }), true);
   });
 });

@@ -28,6 +28,16 @@ describe('partner links (three-legged OAuth)', () => {
   const links = async () => (await call(base(), 'GET', `/v1/customers/${customerId}/partner-links`, undefined, { token: owner.key })).body.data;
   const linkRow = (id: string) => testService().runtime.db('partner_links').where('id', id).first();
 
+  it('lets the master key link and list any customer\'s partners, acting for the customer\'s account', async () => {
+    const master = testService().runtime.config.masterKey;
+    const created = await createLink('chain', customerId, master);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const listed = await call(base(), 'GET', `/v1/customers/${customerId}/partner-links`, undefined, { token: master });
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.ok(listed.body.data.some((link: { id: string }) => link.id === created.body.id));
+    expectError(await createLink('chain', customerId, (await signUp(base())).key), 403, 'cross_account_access_denied', customerId);
+  });
+
   it('links a customer: consent page, form, redirect, callback, active with sealed tokens', async () => {
     const created = await createLink('openbank');
     assert.equal(created.status, 201, JSON.stringify(created.body));
