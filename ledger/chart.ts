@@ -40,6 +40,14 @@ export function fxSpread(currency: Currency): LedgerAccountRef {
   return { code: `sys:fx:spread:${currency}`, accountId: null, kind: 'system', currency };
 }
 
+/**
+ * Where finance parks a difference between the ledger and a partner's statement that it has
+ * adjusted (a reconciliation exception resolved as `adjusted`) until it is cleared.
+ */
+export function reconciliationSuspense(currency: Currency): LedgerAccountRef {
+  return { code: `sys:reconciliation:suspense:${currency}`, accountId: null, kind: 'system', currency };
+}
+
 /** What a partner owes or is owed in one currency: pay-ins are credited from it once settled. */
 export function partnerSettlement(partner: string, currency: Currency): LedgerAccountRef {
   return { code: `sys:partner:${partner}:${currency}`, accountId: null, kind: 'system', currency };

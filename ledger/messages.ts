@@ -3,7 +3,7 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v2.avsc). */
@@ -71,6 +71,20 @@ export interface PaymentCreate {
   funding_method_external_id: string | null;
   payee?: Record<string, unknown> | null;
   purpose?: string | null;
+}
+
+/**
+ * Finance resolves a reconciliation exception by adjusting (DESIGN.md section 5e): the ledger
+ * moves `amount` (the difference statement − ledger, signed as the partner sees it) between the
+ * partner's settlement account and the suspense account. The entry id is derived from the
+ * exception, so the exception is adjusted once however often this is sent.
+ */
+export interface ReconciliationAdjust {
+  exception_id: string;
+  entry_id: string;
+  partner: string;
+  currency: Currency;
+  amount: string;
 }
 
 /** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */

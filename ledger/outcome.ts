@@ -40,7 +40,10 @@ export interface FxExecuted {
 /** A payment recorded by the command (`created`), or its state after an update. */
 export interface PaymentOutcome { kind: 'payment'; created: boolean; payment: PaymentRecord }
 
-export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome;
+/** A reconciliation exception adjusted: the entry posted between settlement and suspense. */
+export interface ReconciliationAdjusted { kind: 'reconciliation_adjustment'; entry_id: string; partner: string; currency: Currency; amount: string }
+
+export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome | ReconciliationAdjusted;
 
 export const refused = (code: RefusalCode, message: string, field: string | null = null): Refused => ({ kind: 'refused', code, message, field });
 

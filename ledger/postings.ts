@@ -2,7 +2,7 @@
 // signed: a positive amount raises the holder's balance, and every entry sums to zero per
 // currency (checked here and again by Postgres).
 import assert from 'node:assert/strict';
-import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending } from './chart';
+import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending, reconciliationSuspense } from './chart';
 import type { EntryDraft, EntryKind, PostingDraft } from './entry';
 import { assertEntryBalances } from './invariants';
 import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
@@ -126,5 +126,17 @@ export function paymentRelease(id: string, paymentId: string, accountId: string,
   return entry(id, 'payment_release', { paymentId }, [
     { account: pending(accountId, currency), amount: amount.negated() },
     { account: available(accountId, currency), amount },
+  ]);
+}
+
+/**
+ * A reconciliation adjustment: `difference` (statement − ledger, as the partner sees it) moves
+ * between the partner's settlement account and suspense. A pay-in the partner settled lowers its
+ * settlement account, so the partner crediting more than the ledger has lowers it further.
+ */
+export function reconciliationAdjustment(id: string, partner: string, currency: Currency, difference: Amount): EntryDraft {
+  return entry(id, 'reconciliation_adjustment', {}, [
+    { account: partnerSettlement(partner, currency), amount: difference.negated() },
+    { account: reconciliationSuspense(currency), amount: difference },
   ]);
 }

@@ -12,9 +12,10 @@ command -v schemathesis >/dev/null 2>&1 || pip install --quiet schemathesis
 run=$(date +%s)
 port=${FUZZ_PORT:-3990}
 log=$(mktemp)
+# Quotes live 10 minutes here, not 30 s: the fuzzer executes quotes it made minutes before.
 # A namespace of its own, named like a benchmark's, so the test hooks clean it up when it is old.
 env DATABASE_URL="${DATABASE_URL%/*}/payments_bench_${run}" REDIS_KEY_PREFIX="bench:${run}:fuzz:" KAFKA_TOPIC_PREFIX="bench.${run}." \
-  PORT="$port" MOCK_RAILS_PORT=$((port + 1)) RATE_LIMIT_RPS=100000 RATE_LIMIT_BURST=100000 LOG_LEVEL=warn \
+  FX_QUOTE_LIFETIME_MS=600000 PORT="$port" MOCK_RAILS_PORT=$((port + 1)) RATE_LIMIT_RPS=100000 RATE_LIMIT_BURST=100000 LOG_LEVEL=warn \
   node dist/src/main.js >"$log" 2>&1 &
 service=$!
 trap 'kill $service 2>/dev/null; wait $service 2>/dev/null; rm -f "$log"' EXIT
@@ -22,14 +23,14 @@ base="http://127.0.0.1:$port"
 for _ in $(seq 120); do curl -sf "$base/readyz" >/dev/null 2>&1 && break; sleep 1; done
 curl -sf "$base/readyz" >/dev/null || { cat "$log"; echo "the service did not become ready" >&2; exit 1; }
 account=$(curl -s -X POST "$base/v1/sandbox/accounts" -H 'Content-Type: application/json' \
-  -d "{\"email\":\"fuzz-$run@example.com\",\"password\":\"a long password\",\"business_name\":\"Fuzz Ltd\",\"country_code\":\"GB\"}")
+  -d "{\"email\":\"fuzz-$run@example.com\",\"password\":\"a long password\",\"business_name\":\"Fuzz Ltd\",\"country_code\":\"GB\",\"chain_wallet\":true}")
 key=$(node -p 'JSON.parse(process.argv[1]).api_key.key' "$account")
 token=$(node -p 'JSON.parse(process.argv[1]).session.token' "$account")
 # The account every credential acts for (the master key names it), with money to move, and the
 # recipient the document's transfer example names, so a request built from the examples succeeds.
 FUZZ_ACCOUNT_ID=$(node -p 'JSON.parse(process.argv[1]).account.id' "$account")
 export FUZZ_ACCOUNT_ID
-for currency in USD EUR GBP; do
+for currency in USD EUR GBP USDC EURC; do
   curl -sf -X POST "$base/v1/sandbox/faucet" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
     -H "Idempotency-Key: fuzz-$run-$currency" -d "{\"currency\":\"$currency\",\"amount\":\"100000.00\"}" >/dev/null
 done
@@ -53,7 +54,7 @@ master=${MASTER_KEY:-$(node -p 'require("./dist/src/config").loadConfig(process.
 status=0
 for credential in "secret key:$key" "session:$token" "master key:$master"; do
   echo "== schemathesis with the ${credential%%:*}"
-  SCHEMATHESIS_HOOKS=scripts/schemathesis_hooks.py schemathesis --config-file scripts/schemathesis.toml run "$base/v1/openapi.json" -H "Authorization: Bearer ${credential#*:}" \
+  FUZZ_TOKEN=${credential#*:} SCHEMATHESIS_HOOKS=scripts/schemathesis_hooks.py schemathesis --config-file scripts/schemathesis.toml run "$base/v1/openapi.json" \
     --max-examples "${FUZZ_EXAMPLES:-25}" --checks all --exclude-checks ignored_auth,positive_data_acceptance --no-color \
     --generation-allow-x00 false || status=$?  # text fields take no NUL: Postgres cannot store it (400 naming the field)
 done

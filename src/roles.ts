@@ -22,6 +22,8 @@ import { fxRoutes } from './http/fx';
 import { ledgerReadRoutes } from './http/ledger-reads';
 import { financeRoutes } from './http/finance';
 import { reconciliationRoutes } from './http/reconciliations';
+import { reconciliationExceptionRoutes } from './http/reconciliation-exceptions';
+import { ExceptionDesk } from './finance/exception-desk';
 import { Reconciliations } from './finance/reconciliations';
 import { transferRoutes } from './http/transfers';
 import { notificationRoutes } from './http/notifications';
@@ -106,6 +108,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...webhookDeliveryRoutes(webhookEndpoints, new WebhookDeliveries(db), config.environment),
     ...financeRoutes(db),
     ...reconciliationRoutes(new Reconciliations(runtime, partners.clients)),
+    ...reconciliationExceptionRoutes(new ExceptionDesk(runtime, deps.ledger, config.ledgerReplyTimeoutMs)),
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...plannedRoutes(),
   );

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { BalanceBook } from '../../ledger/balances';
 import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
+import { decideReconciliationAdjust } from '../../ledger/decide-adjustments';
 import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
 import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
@@ -79,6 +80,8 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
       return decidePaymentCreate(command.envelope.id, command.payload, facts.accountsById.get(command.envelope.account_id) ?? null, book, now);
     case 'payment.update':
       return decidePaymentUpdate(command.payload, payments.get(command.payload.payment_id) ?? null, book, now);
+    case 'reconciliation.adjust':
+      return decideReconciliationAdjust(command.payload, book);
   }
 }
 

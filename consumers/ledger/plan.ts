@@ -1,11 +1,11 @@
 // Reads the commands of a batch and works out what the ledger needs to know before it locks
 // anything: account facts, transfers, and the ledger accounts each command will touch.
-import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending, type LedgerAccountRef } from '../../ledger/chart';
+import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import type { FaucetCredit, FxExecute, LedgerCommandEnvelope, PaymentCreate, PaymentUpdate, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { FaucetCredit, FxExecute, LedgerCommandEnvelope, PaymentCreate, PaymentUpdate, ReconciliationAdjust, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import type { PaymentRecord } from '../../ledger/payments';
-import type { Currency } from '../../ledger/money';
+import { isCurrency, type Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 
@@ -15,7 +15,8 @@ export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'transfer.partner_result'; payload: TransferPartnerResult }
   | { envelope: LedgerCommandEnvelope; type: 'fx.execute'; payload: FxExecute }
   | { envelope: LedgerCommandEnvelope; type: 'payment.create'; payload: PaymentCreate }
-  | { envelope: LedgerCommandEnvelope; type: 'payment.update'; payload: PaymentUpdate };
+  | { envelope: LedgerCommandEnvelope; type: 'payment.update'; payload: PaymentUpdate }
+  | { envelope: LedgerCommandEnvelope; type: 'reconciliation.adjust'; payload: ReconciliationAdjust };
 
 export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
   let payload: unknown;
@@ -31,6 +32,7 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'fx.execute': return { envelope, type: envelope.type, payload: payload as FxExecute };
     case 'payment.create': return { envelope, type: envelope.type, payload: payload as PaymentCreate };
     case 'payment.update': return { envelope, type: envelope.type, payload: payload as PaymentUpdate };
+    case 'reconciliation.adjust': return { envelope, type: envelope.type, payload: payload as ReconciliationAdjust };
     default: throw new PoisonMessageError(`unknown command type "${String(envelope.type)}"`);
   }
 }
@@ -90,6 +92,11 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       const payment = facts.payments.get(command.payload.payment_id);
       if (!payment) return [];
       return [partnerSettlement(payment.partner, payment.currency), available(payment.account_id, payment.currency), pending(payment.account_id, payment.currency)];
+    }
+    case 'reconciliation.adjust': {
+      const { partner, currency } = command.payload;
+      if (!isCurrency(currency)) return []; // refused: no such currency
+      return [partnerSettlement(partner, currency), reconciliationSuspense(currency)];
     }
   }
 }

@@ -23,7 +23,7 @@ export interface Page<T> {
 }
 
 /**
- * Newest-first page over `query` on `table` (a table name or alias with an `id`): rows strictly
+ * Newest-first page (or oldest-first, with `order` asc) over `query` on `table` (a table name or alias with an `id`): rows strictly
  * before the `before` row in the order of `orderColumns` (descending; they must identify a row),
  * or after the first `offset` rows, as the list envelope. The cursor row is looked up within
  * `query`, which holds the caller's scope, so a cursor from another account's list finds nothing;
@@ -32,14 +32,15 @@ export interface Page<T> {
  */
 export async function keysetPage<Row extends { id: string }, Item>(
   query: Knex.QueryBuilder, table: string, page: PageRequest, view: (row: Row) => Item,
-  orderColumns: readonly string[] = ['created_at', 'id'],
+  orderColumns: readonly string[] = ['created_at', 'id'], order: 'desc' | 'asc' = 'desc',
 ): Promise<Page<Item>> {
   assertOneStart(page);
   const keys = orderColumns.map((column) => `${table}.${column}`);
   const cursorRow = page.before ? query.clone().where(`${table}.id`, page.before) : null;
-  if (cursorRow) query.whereRaw(`(${keys.join(', ')}) < ?`, [cursorRow.clone().clearSelect().select(keys)]);
+  // The cursor names the last row of the previous page: the page goes on past it, in the list's order.
+  if (cursorRow) query.whereRaw(`(${keys.join(', ')}) ${order === 'desc' ? '<' : '>'} ?`, [cursorRow.clone().clearSelect().select(keys)]);
   if (page.offset) query.offset(page.offset);
-  const rows: Row[] = await query.orderBy(keys.map((column) => ({ column, order: 'desc' }))).limit(page.limit + 1);
+  const rows: Row[] = await query.orderBy(keys.map((column) => ({ column, order }))).limit(page.limit + 1);
   if (cursorRow && rows.length === 0 && !(await cursorRow.clearSelect().first(`${table}.id`))) throw unknownCursor();
   const has_more = rows.length > page.limit;
   const kept = has_more ? rows.slice(0, page.limit) : rows;

@@ -4,7 +4,7 @@
 // opening_balance + the sum of the lines = closing_balance, to the unit of the currency's scale.
 import type { Db } from '../db';
 import { available } from '../../ledger/chart';
-import type { EntryKind } from '../../ledger/entry';
+import type { CustomerEntryKind } from '../../ledger/entry';
 import { formatAmount, Money, type Amount, type Currency } from '../../ledger/money';
 
 const CHUNK = 2000;
@@ -25,12 +25,12 @@ export interface AccountStatementLine {
 
 export interface StatementPeriod { accountId: string; currency: Currency; from: Date; to: Date }
 
-const KIND: Record<EntryKind, StatementLineKind> = {
+const KIND: Record<CustomerEntryKind, StatementLineKind> = {
   faucet_credit: 'faucet', internal_transfer: 'transfer', transfer_hold: 'transfer', transfer_settle: 'transfer', transfer_release: 'transfer',
   fx_conversion: 'fx', payment_settle: 'payment', payment_hold: 'payment', payment_release: 'payment',
 };
 
-function describe(kind: EntryKind, credit: boolean): string {
+function describe(kind: CustomerEntryKind, credit: boolean): string {
   switch (kind) {
     case 'faucet_credit': return 'sandbox test funds';
     case 'internal_transfer': return credit ? 'transfer received' : 'transfer sent';
@@ -44,7 +44,7 @@ function describe(kind: EntryKind, credit: boolean): string {
   }
 }
 
-interface PostingRow { seq: string; entry_id: string; amount: string; created_at: Date; kind: EntryKind; transfer_id: string | null; payment_id: string | null; fx_quote_id: string | null }
+interface PostingRow { seq: string; entry_id: string; amount: string; created_at: Date; kind: CustomerEntryKind; transfer_id: string | null; payment_id: string | null; fx_quote_id: string | null }
 
 export class AccountStatement {
   private constructor(

@@ -14,6 +14,7 @@ import { TOPICS } from '../kafka/topics';
 import type { PartnerClient } from '../partners/client';
 import type { PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
+import { recordExceptions, resolvedEvent } from './exceptions';
 import { reconcile, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
 import { addDays, daysOf, fetchStatements, LOOKAROUND_DAYS, settlementMovements } from './settlement';
 import { csvRow } from './formats';
@@ -49,14 +50,19 @@ export interface ReconciliationView {
   created_at: string;
   summary: Record<ItemCategory, number>;
   totals: CurrencyTotals[];
+  /** Exceptions this run opened, and earlier ones its matching settled (none for a dry run). */
+  exceptions: ExceptionCounts;
   /** The items that are not matched, in report order, at most ITEMS_SHOWN_MAX of them. */
   items: ReportItem[];
   items_omitted: number;
 }
 
+export interface ExceptionCounts { opened: number; resolved: number }
+
 interface ReconciliationRow {
   id: string; partner: string; from_date: string; to_date: string; trigger: 'api' | 'schedule'; source: 'partner' | 'upload';
   amount_tolerance: string; date_tolerance_days: number; summary: Record<ItemCategory, number>; totals: CurrencyTotals[]; created_at: Date;
+  exceptions: ExceptionCounts;
 }
 
 const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
@@ -73,7 +79,7 @@ function summaryOf(row: ReconciliationRow, dryRun = false): ReconciliationSummar
   return {
     id: row.id, status: 'completed', dry_run: dryRun, partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source,
     amount_tolerance: row.amount_tolerance, date_tolerance_days: row.date_tolerance_days, created_at: row.created_at.toISOString(),
-    summary: row.summary, totals: row.totals,
+    summary: row.summary, totals: row.totals, exceptions: row.exceptions,
   };
 }
 
@@ -100,20 +106,26 @@ export class Reconciliations {
     const row: ReconciliationRow = {
       id: randomUUID(), partner: request.partner, from_date: request.from, to_date: request.to, trigger: request.trigger, source: uploaded ? 'upload' : 'partner',
       amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: report.summary, totals: report.totals, created_at: new Date(),
+      exceptions: { opened: 0, resolved: 0 },
     };
     const exceptions = report.items.filter((item) => item.category !== 'matched');
     if (request.dryRun) return viewOf(row, true, exceptions, exceptions.length);
-    const event = this.completedEvent(row);
     const roundId = randomUUID();
-    const stored = await this.runtime.db.transaction(async (trx) => {
-      if (!(await this.insert(trx, row))) return false;
+    const events = await this.runtime.db.transaction(async (trx) => {
+      if (!(await this.insert(trx, row))) return null;
+      // Exceptions first: the matched items that settle one say so in the items stored.
+      const recorded = await recordExceptions(trx, row, report.items);
+      row.exceptions = { opened: recorded.opened, resolved: recorded.resolved.length };
+      await trx('reconciliations').where('id', row.id).update({ exceptions: JSON.stringify(row.exceptions) });
       await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
         report.items.map((item, seq) => ({ reconciliation_id: row.id, seq, ...item })));
-      await writeOutboxRound(trx, roundId, [{ id: event.id, topic: TOPICS.domainEvents, key: row.id, accountId: null, payload: event }], event.created_at);
-      return true;
+      const environment = this.runtime.config.environment;
+      const announced = [this.completedEvent(row), ...recorded.resolved.map((exception) => resolvedEvent(exception, environment, null))];
+      await writeOutboxRound(trx, roundId, announced.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })), row.created_at.toISOString());
+      return announced;
     });
-    if (!stored) return null;
-    await publishRound(this.runtime, roundId, [event]);
+    if (!events) return null;
+    await publishRound(this.runtime, roundId, events);
     return viewOf(row, false, exceptions, exceptions.length);
   }
 
@@ -135,7 +147,10 @@ export class Reconciliations {
       resource_type: 'reconciliation', resource_id: row.id, account_id: null, account_seq: 0,
       data: {
         id: row.id, status: 'completed', amount: null, currency: null,
-        attributes: JSON.stringify({ partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source, ...row.summary }),
+        attributes: JSON.stringify({
+          partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source, ...row.summary,
+          exceptions_opened: row.exceptions.opened, exceptions_resolved: row.exceptions.resolved,
+        }),
       },
     };
   }

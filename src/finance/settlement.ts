@@ -27,6 +27,7 @@ export function daysOf(from: string, to: string): string[] {
  * The movements on the partner's settlement accounts posted from `from` to `to` (days, UTC,
  * inclusive), signed as the partner sees them: a settled pay-in is posted −x on the settlement
  * account (it owes us less) and is +x on the partner's side; a payout the other way round.
+ * Finance's adjustments are left out: they answer exceptions (exceptions.ts), which keep them.
  */
 export async function settlementMovements(db: Db, partner: string, from: string, to: string): Promise<LedgerMovement[]> {
   const { rows }: { rows: Array<{ entry_id: string; currency: string; amount: string; day: string; external_id: string | null }> } = await db.raw(
@@ -35,7 +36,8 @@ export async function settlementMovements(db: Db, partner: string, from: string,
        JOIN journal_entries e ON e.id = p.entry_id
        LEFT JOIN payments pay ON pay.id = e.payment_id
       WHERE p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE ? AND kind = 'system')
-        AND p.created_at >= ?::date AND p.created_at < ?::date + 1`,
+        AND p.created_at >= ?::date AND p.created_at < ?::date + 1
+        AND e.kind <> 'reconciliation_adjustment'`,
     [`sys:partner:${partner}:%`, from, to],
   );
   return rows.filter((row) => isCurrency(row.currency)).map((row) => ({

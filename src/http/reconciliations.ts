@@ -31,7 +31,7 @@ const ITEM_SCHEMA = {
 const COUNT = { type: 'integer', minimum: 0 };
 const REPORT_SCHEMA = {
   type: 'object',
-  required: ['id', 'status', 'dry_run', 'partner', 'from', 'to', 'trigger', 'source', 'amount_tolerance', 'date_tolerance_days', 'created_at', 'summary', 'totals', 'items', 'items_omitted'],
+  required: ['id', 'status', 'dry_run', 'partner', 'from', 'to', 'trigger', 'source', 'amount_tolerance', 'date_tolerance_days', 'created_at', 'summary', 'totals', 'exceptions', 'items', 'items_omitted'],
   properties: {
     id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: ['completed'] }, dry_run: { type: 'boolean', description: 'a dry run is neither stored nor announced' },
     partner: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, trigger: { type: 'string', enum: ['api', 'schedule'] },
@@ -43,6 +43,13 @@ const REPORT_SCHEMA = {
       items: {
         type: 'object', required: ['currency', 'ledger', 'statement', 'matched', 'difference'],
         properties: { currency: { type: 'string' }, ledger: { type: 'string' }, statement: { type: 'string' }, matched: { type: 'string' }, difference: { type: 'string', description: 'statement − ledger' } },
+      },
+    },
+    exceptions: {
+      type: 'object', required: ['opened', 'resolved'], description: 'GET /v1/reconciliation-exceptions: what this run added to the queue; zero for a dry run',
+      properties: {
+        opened: { ...COUNT, description: 'unmatched items not reported before, each now an open exception' },
+        resolved: { ...COUNT, description: 'open exceptions of earlier reports that this run\'s matching settled (resolution matched); their matched items say which' },
       },
     },
     items: { type: 'array', items: ITEM_SCHEMA, description: `the items that are not matched, at most ${ITEMS_SHOWN_MAX}; the CSV form lists every item` },

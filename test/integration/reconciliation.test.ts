@@ -111,7 +111,9 @@ describe('reconciliation against partner statements', function () {
     assert.equal(event.type, 'reconciliation.completed');
     assert.equal(event.account_id, null);
     assert.equal(event.account_seq, 0);
-    assert.deepEqual(JSON.parse(event.data.attributes!), { partner: 'openbank', from: today(), to: today(), trigger: 'api', source: 'partner', matched: 3, ledger_only: 0, statement_only: 0, mismatched: 0 });
+    assert.deepEqual(JSON.parse(event.data.attributes!), {
+      partner: 'openbank', from: today(), to: today(), trigger: 'api', source: 'partner', matched: 3, ledger_only: 0, statement_only: 0, mismatched: 0, exceptions_opened: 0, exceptions_resolved: 0,
+    });
     await eventually(async () => ((await service.runtime.db('outbox_rounds').count({ n: '*' }).first())?.n === '0' ? true : undefined), 10_000, 'every round published');
   });
 

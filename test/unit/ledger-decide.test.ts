@@ -24,6 +24,7 @@ function answer(decision: Decision): { status: number; body: unknown } {
     case 'faucet_credit': return faucetAnswer(outcome);
     case 'fx_execution': return fxExecutionAnswer(outcome);
     case 'payment': return { status: 201, body: paymentView(outcome.payment) }; // as the payment routes answer (payment-submission.ts)
+    case 'reconciliation_adjustment': return { status: 200, body: outcome }; // finance answers with the exception (finance/exceptions.ts)
   }
 }
 

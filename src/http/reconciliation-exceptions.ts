@@ -1,0 +1,108 @@
+// The reconciliation exceptions queue (DESIGN.md section 5e), for finance (master key): list it
+// oldest first, read one, resolve one as matched, explained or adjusted.
+import type { ExceptionDesk } from '../finance/exception-desk';
+import { PARTNER_SLUGS } from '../partners/registry';
+import { instantOf, instantOrDay } from './dates';
+import { listQuerySchema, listResponseSchema } from './pagination';
+import { withBody, type RouteDef } from './route';
+import { idParams } from './webhooks';
+
+const nullableText = { type: ['string', 'null'] };
+const EXCEPTION_SCHEMA = {
+  type: 'object',
+  required: [
+    'id', 'reconciliation_id', 'partner', 'category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
+    'field', 'ledger_value', 'statement_value', 'reason', 'amount_tolerance', 'status', 'resolution', 'note', 'resolved_by', 'resolved_at',
+    'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at',
+  ],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    reconciliation_id: { type: 'string', format: 'uuid', description: 'the report that first reported it' },
+    partner: { type: 'string' },
+    category: { type: 'string', enum: ['ledger_only', 'statement_only', 'mismatched'] },
+    ledger_entry_id: { type: ['string', 'null'], format: 'uuid', description: 'the journal entry of the movement on the partner\'s settlement account' },
+    statement_line_id: { ...nullableText, description: 'the partner statement\'s line' },
+    reference: nullableText, currency: { type: 'string' },
+    ledger_amount: { ...nullableText, description: 'signed as the partner sees it: + credited to us' },
+    statement_amount: { ...nullableText, description: 'the line\'s net (amount − fee)' },
+    field: { type: ['string', 'null'], enum: ['currency', 'fee', 'amount', 'value_date', 'reference', null] },
+    ledger_value: nullableText, statement_value: nullableText, reason: { type: 'string' },
+    amount_tolerance: { type: 'string', description: 'the report\'s: how far a pair matched by hand may differ' },
+    status: { type: 'string', enum: ['open', 'resolved'] },
+    resolution: { type: ['string', 'null'], enum: ['matched', 'explained', 'adjusted', null] },
+    note: { ...nullableText, description: 'why, as finance (or the run that settled it) wrote it' },
+    resolved_by: { ...nullableText, description: 'the credential that resolved it (master_key), or reconciliation:<id> for a later run' },
+    resolved_at: { type: ['string', 'null'], format: 'date-time' },
+    resolved_by_reconciliation_id: { type: ['string', 'null'], format: 'uuid', description: 'the later run whose matching settled it' },
+    counterpart_exception_id: { type: ['string', 'null'], format: 'uuid', description: 'matched by hand: the exception of the other side' },
+    adjustment_entry_id: { type: ['string', 'null'], format: 'uuid', description: 'adjusted: the journal entry between settlement and sys:reconciliation:suspense:<currency>' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const ONLY_MATCHED = { not: {}, 'x-message': 'only a matched resolution names another side' };
+const RESOLVE_BODY = {
+  type: 'object', additionalProperties: false, required: ['resolution', 'note'],
+  description: 'matched names the other side with statement_line_id (for a ledger_only exception) or ledger_entry_id (for a statement_only one); explained and adjusted name none',
+  examples: [{ resolution: 'explained', note: 'the partner confirmed the fee by email on 2026-11-24' }],
+  properties: {
+    resolution: {
+      type: 'string', enum: ['matched', 'explained', 'adjusted'],
+      description: 'matched: paired by hand, both exceptions close; explained: no money moves; adjusted: the ledger posts the difference (statement − ledger) between the partner\'s settlement account and suspense',
+    },
+    note: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'why: kept with the exception and announced' },
+    statement_line_id: { type: 'string', minLength: 1, maxLength: 200, description: 'matched: the line of an open statement_only exception of the same partner and currency' },
+    ledger_entry_id: { type: 'string', format: 'uuid', description: 'matched: the entry of an open ledger_only exception of the same partner and currency' },
+  },
+  // matched names exactly one other side; the others name none.
+  allOf: [
+    {
+      if: { properties: { resolution: { const: 'matched' } }, required: ['resolution'], not: { required: ['statement_line_id'] } },
+      then: { required: ['ledger_entry_id'], 'x-message': 'matched names the other side: statement_line_id or ledger_entry_id', 'x-field': 'statement_line_id' },
+    },
+    { if: { required: ['statement_line_id'] }, then: { not: { required: ['ledger_entry_id'] }, 'x-message': 'name statement_line_id or ledger_entry_id, not both', 'x-field': 'ledger_entry_id' } },
+    {
+      if: { properties: { resolution: { enum: ['explained', 'adjusted'] } }, required: ['resolution'] },
+      then: { properties: { statement_line_id: ONLY_MATCHED, ledger_entry_id: ONLY_MATCHED } },
+    },
+  ],
+} as const;
+
+export function reconciliationExceptionRoutes(desk: ExceptionDesk): RouteDef[] {
+  return [
+    {
+      method: 'GET', path: '/v1/reconciliation-exceptions', operationId: 'listReconciliationExceptions', tag: 'finance',
+      summary: 'The exceptions of stored reconciliation reports, oldest first (master key)', auth: { kind: 'admin' },
+      query: listQuerySchema({
+        partner: { type: 'string', enum: [...PARTNER_SLUGS] }, status: { type: 'string', enum: ['open', 'resolved'] },
+        from: instantOrDay('raised at or after', '2026-11-23'), to: instantOrDay('raised before'),
+      }),
+      response: { status: 200, description: 'a page of exceptions; next_cursor goes on to later ones', schema: listResponseSchema(EXCEPTION_SCHEMA) },
+      handler: async (request) => {
+        const { partner, status, from, to, ...page } = request.query as { partner?: string; status?: 'open' | 'resolved'; from?: string; to?: string; limit: number; before?: string; offset?: number };
+        const filter = { partner, status, from: from === undefined ? undefined : instantOf(from, 'from'), to: to === undefined ? undefined : instantOf(to, 'to') };
+        return { status: 200, body: await desk.list(page, filter) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/reconciliation-exceptions/{id}', operationId: 'getReconciliationException', tag: 'finance',
+      summary: 'One exception, with its resolution once resolved (master key)', auth: { kind: 'admin' }, params: idParams,
+      response: { status: 200, description: 'the exception', schema: EXCEPTION_SCHEMA },
+      errors: ['reconciliation_exception_not_found'],
+      handler: async (request) => ({ status: 200, body: await desk.get((request.params as { id: string }).id) }),
+    },
+    withBody(RESOLVE_BODY, {
+      method: 'POST', path: '/v1/reconciliation-exceptions/{id}/resolve', operationId: 'resolveReconciliationException', tag: 'finance',
+      summary: 'Resolve an open exception: matched by hand, explained, or adjusted through the ledger (master key)', auth: { kind: 'admin' },
+      idempotent: true, params: idParams,
+      response: { status: 200, description: 'the exception, resolved (for matched, the one named in the path)', schema: EXCEPTION_SCHEMA },
+      errors: ['reconciliation_exception_not_found', 'exception_already_resolved', 'exception_pair_mismatch', 'nothing_to_adjust', 'service_unavailable'],
+      handler: async (request) => {
+        const { id } = request.params as { id: string };
+        const { resolution, note, statement_line_id: statementLineId, ledger_entry_id: ledgerEntryId } = request.body;
+        const by = request.principal!.kind === 'master' ? 'master_key' : `${request.principal!.kind}:${request.principal!.credentialId}`;
+        return { status: 200, body: await desk.resolve(id, { resolution, note, statementLineId, ledgerEntryId, by }) };
+      },
+    }),
+  ];
+}
