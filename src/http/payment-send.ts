@@ -2,7 +2,7 @@
 // payee, through a partner the customer is linked with. The ledger holds the amount first (422
 // insufficient_funds, nothing held); fiat pays a bank payee, claimless sends the payee a claim
 // link, chain pays stablecoins. Every payee field is checked before anything moves.
-import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
+import { amountScaleRule, amountSchema, CURRENCIES, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { PaymentCreate } from '../../ledger/messages';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';
@@ -67,6 +67,20 @@ function corridorRules(): JSONSchema[] {
   });
 }
 
+const BANK_CURRENCY_ERROR = { 'x-error': 'invalid_currency', 'x-message': 'payee.bank.currency_code must be the payment\'s currency' };
+/** A payee's bank account is in the payment's currency. */
+const BANK_IN_PAYMENT_CURRENCY = CURRENCIES.map((currency): JSONSchema => ({
+  if: { properties: { currency: { const: currency } }, required: ['currency'] },
+  then: {
+    properties: {
+      payee: {
+        type: 'object',
+        properties: { bank: { type: 'object', properties: { currency_code: { const: currency, ...BANK_CURRENCY_ERROR } } } },
+      },
+    },
+  },
+}));
+
 const sendBodySchema = {
   type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency', 'purpose', 'payee'],
   description: 'a fiat payout needs payee.bank, in the payment\'s currency; a business payee needs payee.business (its tax_id_number, else 403 requires_action)',
@@ -75,7 +89,7 @@ const sendBodySchema = {
     payee: { email: 'payee@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'DE', kind: 'personal' },
   }],
   // What each partner carries and where it pays out (PAYOUT_CORRIDORS); fiat amounts have 2 decimals.
-  allOf: [amountScaleRule(), ...corridorRules()],
+  allOf: [amountScaleRule(), ...corridorRules(), ...BANK_IN_PAYMENT_CURRENCY],
   properties: {
     customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['fiat', 'claimless', 'chain'], 'x-error': 'invalid_partner', description: 'fiat (bank payee), claimless (claim link) or chain (stablecoins)' },
     amount: amountSchema, currency: currencySchema, purpose: text(200),

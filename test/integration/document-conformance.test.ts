@@ -89,6 +89,9 @@ describe('the OpenAPI document states the rules across fields that the validatio
     ['a payout of USD into a USDC bank account', 'post', '/v1/transfers',
       { recipient: { email: 'b@example.com', name: 'B', bank: { country: 'DE', bank_name: 'Bank', account_number: 'DE0012341234', currency: 'USDC' } }, amount: '1.00', currency: 'USD' },
       400, 'unsupported_pair', 'recipient.bank.currency'],
+    ['a payee bank account in another currency than the payment\'s', 'post', '/v1/payments/send',
+      { customer_id: randomUUID(), partner: 'fiat', amount: '1.00', currency: 'EUR', purpose: 'p', payee: { ...payee('DE'), bank: { bank_name: 'Bank', bank_account_number: 'DE0012341234', iso_country_code: 'DE', currency_code: 'USD' } } },
+      400, 'invalid_currency', 'payee.bank.currency_code'],
     ['a country claimless does not pay out to', 'post', '/v1/payments/send', { customer_id: randomUUID(), partner: 'claimless', amount: '1.00', currency: 'EUR', purpose: 'p', payee: payee('ZW') }, 503, 'corridor_unavailable', 'payee.country_code'],
   ];
 
