@@ -50,7 +50,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
   'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners', 'src/vault'],
   'src/webhooks': ['src/db', 'src/retry-after', 'src/vault'],
-  'src/finance': ['ledger', 'src/announce', 'src/db', 'src/errors', 'src/kafka', 'src/log', 'src/partners', 'src/runtime'],
+  'src/finance': ['ledger', 'src/announce', 'src/db', 'src/errors', 'src/kafka', 'src/ledger-client', 'src/log', 'src/partners', 'src/runtime'],
   'src/announce': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
   // The domain, and the plumbing under everything.
   ledger: ['src/db'],
