@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import type { ReportItem } from './match';
 
 export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched';
 export type ExceptionResolution = 'matched' | 'explained' | 'adjusted';
@@ -53,71 +52,46 @@ export interface RecordedExceptions { opened: number; resolved: ExceptionRow[] }
 interface RunOf { id: string; partner: string; from_date: string; to_date: string; amount_tolerance: string; created_at: Date }
 
 /**
- * Closes the open exceptions this run's matching settles, then opens one for each unmatched
- * item not yet known. A matched pair settles the exceptions of either side (a movement once
- * reported alone, a line once reported alone, a pair once mismatched); a mismatched pair settles
- * only the "alone" ones of its sides, since a disagreement is still one. The matched items that
- * closed an exception say so in their reason.
+ * From the run's stored items: closes the open exceptions its matching settles, then opens one
+ * for each unmatched item not yet known. A matched pair settles the exceptions of either side (a
+ * movement once reported alone, a line once reported alone, a pair once mismatched); a
+ * mismatched pair settles only the "alone" ones of its sides, since a disagreement is still one.
+ * The items that closed an exception say so in their reason.
  */
-export async function recordExceptions(trx: Knex.Transaction, run: RunOf, items: ReportItem[]): Promise<RecordedExceptions> {
-  const matchedEntries = new Set<string>();
-  const matchedLines = new Set<string>();
-  const pairedEntries = new Set<string>();
-  const pairedLines = new Set<string>();
-  for (const item of items) {
-    if (item.category === 'matched') {
-      if (item.ledger_entry_id) matchedEntries.add(item.ledger_entry_id);
-      if (item.statement_line_id) matchedLines.add(item.statement_line_id);
-    } else if (item.category === 'mismatched') {
-      pairedEntries.add(item.ledger_entry_id!);
-      pairedLines.add(item.statement_line_id!);
-    }
-  }
+export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promise<RecordedExceptions> {
+  const itemsOf = (category: string, side: string) => `SELECT ${side} FROM reconciliation_items WHERE reconciliation_id = :run AND category = '${category}' AND ${side} IS NOT NULL`;
   const note = `settled by reconciliation ${run.id} of ${run.from_date} to ${run.to_date}, whose matching paired it`;
   const { rows: resolved }: { rows: ExceptionRow[] } = await trx.raw(
     `UPDATE reconciliation_exceptions
-        SET status = 'resolved', resolution = 'matched', note = ?, resolved_by = ?, resolved_at = ?, resolved_by_reconciliation_id = ?
-      WHERE partner = ? AND status = 'open' AND (
-            (category IN ('ledger_only', 'mismatched') AND ledger_entry_id = ANY(?::uuid[]))
-         OR (category IN ('statement_only', 'mismatched') AND statement_line_id = ANY(?::text[]))
-         OR (category = 'ledger_only' AND ledger_entry_id = ANY(?::uuid[]))
-         OR (category = 'statement_only' AND ledger_entry_id IS NULL AND statement_line_id = ANY(?::text[])))
+        SET status = 'resolved', resolution = 'matched', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run
+      WHERE partner = :partner AND status = 'open' AND (
+            (category IN ('ledger_only', 'mismatched') AND ledger_entry_id IN (${itemsOf('matched', 'ledger_entry_id')}))
+         OR (category IN ('statement_only', 'mismatched') AND statement_line_id IN (${itemsOf('matched', 'statement_line_id')}))
+         OR (category = 'ledger_only' AND ledger_entry_id IN (${itemsOf('mismatched', 'ledger_entry_id')}))
+         OR (category = 'statement_only' AND ledger_entry_id IS NULL AND statement_line_id IN (${itemsOf('mismatched', 'statement_line_id')})))
       RETURNING ${EXCEPTION_COLUMNS.join(', ')}`,
-    [note, `reconciliation:${run.id}`, run.created_at, run.id, run.partner, [...matchedEntries], [...matchedLines], [...pairedEntries], [...pairedLines]],
+    { note, by: `reconciliation:${run.id}`, at: run.created_at, run: run.id, partner: run.partner },
   );
-  noteClosures(items, resolved);
-  const open = items.filter((item) => item.category !== 'matched');
-  if (open.length === 0) return { opened: 0, resolved };
-  const column = (name: keyof ReportItem) => open.map((item) => item[name]) as string[];
-  const { rows: inserted } = await trx.raw(
+  if (resolved.length > 0) {
+    await trx.raw(
+      `UPDATE reconciliation_items i SET reason = i.reason || closed.what
+         FROM (SELECT i2.seq, string_agg(format('; closes exception %s (%s, reported by reconciliation %s)', x.id, x.category, x.reconciliation_id), '' ORDER BY x.seq) AS what
+                 FROM reconciliation_items i2 JOIN reconciliation_exceptions x ON x.resolved_by_reconciliation_id = i2.reconciliation_id
+                  AND ((x.category <> 'statement_only' AND x.ledger_entry_id = i2.ledger_entry_id) OR (x.category <> 'ledger_only' AND x.statement_line_id = i2.statement_line_id))
+                WHERE i2.reconciliation_id = :run AND i2.category IN ('matched', 'mismatched')
+                GROUP BY i2.seq) closed
+        WHERE i.reconciliation_id = :run AND i.seq = closed.seq`,
+      { run: run.id },
+    );
+  }
+  const inserted = await trx.raw(
     `INSERT INTO reconciliation_exceptions (id, reconciliation_id, partner, category, ledger_entry_id, statement_line_id, reference, currency,
             ledger_amount, statement_amount, field, ledger_value, statement_value, reason, amount_tolerance, status, created_at)
-     SELECT gen_random_uuid(), ?, ?, i.category, i.ledger_entry_id, i.statement_line_id, i.reference, i.currency, i.ledger_amount, i.statement_amount,
-            i.field, i.ledger_value, i.statement_value, i.reason, ?, 'open', ?
-       FROM unnest(?::text[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-            WITH ORDINALITY AS i(category, ledger_entry_id, statement_line_id, reference, currency, ledger_amount, statement_amount, field, ledger_value, statement_value, reason, n)
-      ORDER BY i.n
-     ON CONFLICT DO NOTHING RETURNING id`,
-    [run.id, run.partner, run.amount_tolerance, run.created_at,
-      column('category'), column('ledger_entry_id'), column('statement_line_id'), column('reference'), column('currency'), column('ledger_amount'),
-      column('statement_amount'), column('field'), column('ledger_value'), column('statement_value'), column('reason')],
+     SELECT gen_random_uuid(), :run, :partner, category, ledger_entry_id, statement_line_id, reference, currency, ledger_amount, statement_amount,
+            field, ledger_value, statement_value, reason, :tolerance, 'open', :at
+       FROM reconciliation_items WHERE reconciliation_id = :run AND category <> 'matched' ORDER BY seq
+     ON CONFLICT DO NOTHING`,
+    { run: run.id, partner: run.partner, tolerance: run.amount_tolerance, at: run.created_at },
   );
-  return { opened: inserted.length, resolved };
-}
-
-/** Each matched item that settled an open exception names it in its reason. */
-function noteClosures(items: ReportItem[], resolved: ExceptionRow[]): void {
-  if (resolved.length === 0) return;
-  const byEntry = new Map<string, ExceptionRow>();
-  const byLine = new Map<string, ExceptionRow>();
-  for (const row of resolved) {
-    if (row.ledger_entry_id && row.category !== 'statement_only') byEntry.set(row.ledger_entry_id, row);
-    if (row.statement_line_id && row.category !== 'ledger_only') byLine.set(row.statement_line_id, row);
-  }
-  for (const item of items) {
-    if (item.category === 'ledger_only' || item.category === 'statement_only') continue;
-    const closed = [item.ledger_entry_id && byEntry.get(item.ledger_entry_id), item.statement_line_id && byLine.get(item.statement_line_id)]
-      .filter((row): row is ExceptionRow => Boolean(row));
-    for (const row of new Set(closed)) item.reason += `; closes exception ${row.id} (${row.category}, reported by reconciliation ${row.reconciliation_id})`;
-  }
+  return { opened: inserted.rowCount ?? 0, resolved };
 }

@@ -4,15 +4,17 @@
 //   1. one to one by the partner's reference; a pair that disagrees is `mismatched`, naming the
 //      field (currency, fee, amount, value_date), and any further line with the same reference
 //      is a duplicate, `statement_only`;
-//   2. one to one by currency, amount within the amount tolerance and date within the date
-//      tolerance, for lines whose reference names nothing in the ledger;
-//   3. one to many by the settlement detail: a batch line that lists the partner references it
+//   2. one to many by the settlement detail: a batch line that lists the partner references it
 //      settles is matched with the movements of those references;
+//   3. one to one by currency, amount within the amount tolerance and date within the date
+//      tolerance, for lines whose reference names nothing in the ledger;
 //   4. one to many by amount: a batch line without detail (an uploaded statement) is matched with
 //      the smallest set of movements of its currency and direction within the date tolerance that
 //      adds up to it (batch.ts: a search bounded in size and in steps);
 //   5. what is left: `ledger_only` and `statement_only`.
-// Pure: the caller reads the ledger and the statements, and stores the report.
+// Pure: the caller reads the ledger and the statements, and stores the report. A run of the
+// service does passes 1 and 2 in SQL over both sides staged in Postgres (staged.ts) and these
+// passes over what they leave, so a day of any size is never held here whole.
 import { CURRENCY_SCALE, Money, type Amount, type Currency } from '../../ledger/money';
 import { subsetAddingUpTo } from './batch';
 
@@ -75,6 +77,14 @@ export interface MatchReport {
   items: ReportItem[];
 }
 
+/** The reasons items give, shared with the passes that run in SQL (staged.ts). */
+export const REASONS = {
+  byReference: 'same partner reference',
+  duplicate: (reference: string, lineId: string) => `a second line for reference ${reference}, which line ${lineId} already settles: the partner counted it twice`,
+  batchListed: (lineId: string, listed: number | string) => `listed by batch line ${lineId} among the ${listed} payments it settles (settlement detail)`,
+  batchDisagrees: (lineId: string, found: number | string, listed: number | string) => `listed by batch line ${lineId}, but the ${found} of its ${listed} payments the ledger has add up to another amount`,
+};
+
 const DAY_MS = 86_400_000;
 const daysBetween = (a: string, b: string) => Math.abs(Date.parse(`${a}T00:00:00Z`) - Date.parse(`${b}T00:00:00Z`)) / DAY_MS;
 const format = (amount: Amount, currency: Currency) => amount.toFixed(CURRENCY_SCALE[currency], Money.ROUND_HALF_EVEN);
@@ -135,12 +145,12 @@ class Matcher {
       if (!candidates) continue;
       const line = candidates.find((l) => !this.lineUsed.has(l) && l.currency === m.currency) ?? candidates.find((l) => !this.lineUsed.has(l));
       if (!line) continue;
-      this.pair(m, line, 'same partner reference');
+      this.pair(m, line, REASONS.byReference);
       for (const duplicate of candidates.filter((l) => !this.lineUsed.has(l))) {
         this.lineUsed.add(duplicate);
         this.add(m, duplicate, {
           category: 'statement_only', field: 'reference', ledger_value: null, statement_value: duplicate.reference,
-          reason: `a second line for reference ${duplicate.reference}, which line ${line.lineId} already settles: the partner counted it twice`,
+          reason: REASONS.duplicate(duplicate.reference, line.lineId),
         });
       }
     }
@@ -187,10 +197,10 @@ class Matcher {
       for (const m of group) {
         this.movementUsed.add(m);
         this.add(m, line, agrees
-          ? { category: 'matched', field: null, ledger_value: null, statement_value: null, reason: `listed by batch line ${line.lineId} among the ${line.settles!.length} payments it settles (settlement detail)` }
+          ? { category: 'matched', field: null, ledger_value: null, statement_value: null, reason: REASONS.batchListed(line.lineId, line.settles!.length) }
           : {
             category: 'mismatched', field: 'amount', ledger_value: format(total, m.currency), statement_value: format(line.net, m.currency),
-            reason: `listed by batch line ${line.lineId}, but the ${group.length} of its ${line.settles!.length} payments the ledger has add up to another amount`,
+            reason: REASONS.batchDisagrees(line.lineId, group.length, line.settles!.length),
           });
       }
     }
@@ -238,8 +248,8 @@ export function reconcile(movements: LedgerMovement[], lines: StatementEntry[], 
   const orderedMovements = [...movements].sort((a, b) => a.date.localeCompare(b.date) || a.entryId.localeCompare(b.entryId));
   const matcher = new Matcher(rules);
   matcher.byReference(orderedMovements, lines);
-  matcher.byAmountAndDate(orderedMovements, lines);
   matcher.byBatchDetail(orderedMovements, lines);
+  matcher.byAmountAndDate(orderedMovements, lines);
   matcher.byBatchAmount(orderedMovements, lines);
   matcher.leftovers(orderedMovements, lines);
   const summary: Record<ItemCategory, number> = { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 };

@@ -1,6 +1,6 @@
-// Reconciliation runs (DESIGN.md section 5e): read both sides, match them (match.ts), and store
-// the report with its items and a `reconciliation.completed` event in one transaction, so a
-// report is either whole with its event or absent. A dry run stores and announces nothing.
+// Reconciliation runs (DESIGN.md section 5e): stage both sides and match them (staged.ts), and
+// store the report with its items, its exceptions and its events in one transaction, so a report
+// is either whole with its events or absent. A dry run stores and announces nothing.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { DomainEventEnvelope } from '../../ledger/messages';
@@ -8,17 +8,17 @@ import { Money } from '../../ledger/money';
 import { writeOutboxRound } from '../../ledger/store';
 import { publishRound } from '../announce';
 import { keysetPage, type Page, type PageRequest } from '../db/pagination';
-import { copyInto } from '../db/pg-copy';
 import { DomainError } from '../errors';
 import { TOPICS } from '../kafka/topics';
 import type { PartnerClient } from '../partners/client';
 import type { PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
 import { recordExceptions, resolvedEvent } from './exceptions';
-import { reconcile, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
-import { addDays, daysOf, fetchStatements, LOOKAROUND_DAYS, settlementMovements } from './settlement';
+import type { CurrencyTotals, ItemCategory, ReportItem } from './match';
+import { addDays, daysOf, LOOKAROUND_DAYS, statementDays } from './settlement';
+import { ITEM_COLUMNS, reconcileStaged, type StagedReport } from './staged';
 import { csvRow } from './formats';
-import { parseStatementCsv } from './statement-csv';
+import { statementCsvChunks } from './statement-csv';
 
 export const RANGE_DAYS_MAX = 31;
 /** Items of a report shown in its JSON form; the CSV form has them all. */
@@ -65,7 +65,12 @@ interface ReconciliationRow {
   exceptions: ExceptionCounts;
 }
 
-const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
+const exceptionCount = (row: ReconciliationRow) => row.summary.ledger_only + row.summary.statement_only + row.summary.mismatched;
+
+/** The first unmatched items of a stored report, in report order. */
+function shownExceptions(db: Knex, id: string): Promise<ReportItem[]> {
+  return db('reconciliation_items').where('reconciliation_id', id).whereNot('category', 'matched').orderBy('seq').limit(ITEMS_SHOWN_MAX).select(ITEM_COLUMNS);
+}
 
 function checkRange(from: string, to: string): void {
   if (from > to) throw new DomainError('invalid_request', 'from must not be after to', 'from');
@@ -90,43 +95,54 @@ function viewOf(row: ReconciliationRow, dryRun: boolean, exceptions: ReportItem[
 export class Reconciliations {
   constructor(private readonly runtime: Runtime, private readonly clients: (partner: PartnerSlug) => PartnerClient) {}
 
-  /** Runs one reconciliation; null when it was the schedule's and another process has already reconciled that day. */
+  /**
+   * Runs one reconciliation; null when it was the schedule's and another process has already
+   * reconciled that day. Everything happens in one transaction: the report, its items, its
+   * exceptions and its events commit together, or (a dry run, a partner that fails) not at all.
+   */
   async run(request: ReconcileRequest): Promise<ReconciliationView | null> {
     checkRange(request.from, request.to);
-    const uploaded = request.statementCsv === null ? null : parseStatementCsv(request.statementCsv);
+    const uploaded = request.statementCsv === null ? null : statementCsvChunks(request.statementCsv);
     const wideFrom = addDays(request.from, -LOOKAROUND_DAYS);
     const wideTo = addDays(request.to, LOOKAROUND_DAYS);
-    const [lines, movements] = await Promise.all([
-      uploaded ?? fetchStatements(this.clients(request.partner), request.partner, wideFrom, wideTo),
-      settlementMovements(this.runtime.db, request.partner, wideFrom, wideTo),
-    ]);
-    const report = reconcile(movements, lines, {
-      from: request.from, to: request.to, amountTolerance: new Money(request.amountTolerance), dateToleranceDays: request.dateToleranceDays,
-    });
     const row: ReconciliationRow = {
       id: randomUUID(), partner: request.partner, from_date: request.from, to_date: request.to, trigger: request.trigger, source: uploaded ? 'upload' : 'partner',
-      amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: report.summary, totals: report.totals, created_at: new Date(),
-      exceptions: { opened: 0, resolved: 0 },
+      amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 },
+      totals: [], created_at: new Date(), exceptions: { opened: 0, resolved: 0 },
     };
-    const exceptions = report.items.filter((item) => item.category !== 'matched');
-    if (request.dryRun) return viewOf(row, true, exceptions, exceptions.length);
+    const lines = uploaded ?? statementDays(this.clients(request.partner), request.partner, wideFrom, wideTo);
+    const rules = { from: request.from, to: request.to, amountTolerance: new Money(request.amountTolerance), dateToleranceDays: request.dateToleranceDays };
     const roundId = randomUUID();
-    const events = await this.runtime.db.transaction(async (trx) => {
-      if (!(await this.insert(trx, row))) return null;
-      // Exceptions first: the matched items that settle one say so in the items stored.
-      const recorded = await recordExceptions(trx, row, report.items);
+    const trx = await this.runtime.db.transaction();
+    let answer: { view: ReconciliationView; events: DomainEventEnvelope[] } | null;
+    try {
+      answer = await this.runIn(trx, row, request.dryRun, roundId, () => reconcileStaged(trx, { reconciliationId: row.id, partner: row.partner, wideFrom, wideTo, rules }, lines));
+      if (answer && !request.dryRun) await trx.commit();
+      else await trx.rollback(); // a dry run stores and announces nothing
+    } catch (error) {
+      await trx.rollback().catch(() => undefined);
+      throw error;
+    }
+    if (!answer) return null;
+    if (!request.dryRun) await publishRound(this.runtime, roundId, answer.events);
+    return answer.view;
+  }
+
+  private async runIn(trx: Knex.Transaction, row: ReconciliationRow, dryRun: boolean, roundId: string, match: () => Promise<StagedReport>): Promise<{ view: ReconciliationView; events: DomainEventEnvelope[] } | null> {
+    if (!(await this.insert(trx, row))) return null;
+    const report = await match();
+    row.summary = report.summary;
+    row.totals = report.totals;
+    if (!dryRun) {
+      const recorded = await recordExceptions(trx, row);
       row.exceptions = { opened: recorded.opened, resolved: recorded.resolved.length };
-      await trx('reconciliations').where('id', row.id).update({ exceptions: JSON.stringify(row.exceptions) });
-      await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
-        report.items.map((item, seq) => ({ reconciliation_id: row.id, seq, ...item })));
       const environment = this.runtime.config.environment;
-      const announced = [this.completedEvent(row), ...recorded.resolved.map((exception) => resolvedEvent(exception, environment, null))];
-      await writeOutboxRound(trx, roundId, announced.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })), row.created_at.toISOString());
-      return announced;
-    });
-    if (!events) return null;
-    await publishRound(this.runtime, roundId, events);
-    return viewOf(row, false, exceptions, exceptions.length);
+      const events = [this.completedEvent(row), ...recorded.resolved.map((exception) => resolvedEvent(exception, environment, null))];
+      await trx('reconciliations').where('id', row.id).update({ summary: JSON.stringify(row.summary), totals: JSON.stringify(row.totals), exceptions: JSON.stringify(row.exceptions) });
+      await writeOutboxRound(trx, roundId, events.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })), row.created_at.toISOString());
+      return { view: viewOf(row, false, await shownExceptions(trx, row.id), exceptionCount(row)), events };
+    }
+    return { view: viewOf(row, true, await shownExceptions(trx, row.id), exceptionCount(row)), events: [] };
   }
 
   /** Inserts the report's row; false for a scheduled day already reconciled. */
@@ -157,10 +173,7 @@ export class Reconciliations {
 
   async get(id: string): Promise<ReconciliationView> {
     const row = await this.rowOf(id);
-    const exceptions: ReportItem[] = await this.runtime.db('reconciliation_items').where('reconciliation_id', id).whereNot('category', 'matched')
-      .orderBy('seq').limit(ITEMS_SHOWN_MAX).select(ITEM_COLUMNS);
-    const count = row.summary.ledger_only + row.summary.statement_only + row.summary.mismatched;
-    return viewOf(row, false, exceptions, count);
+    return viewOf(row, false, await shownExceptions(this.runtime.db, id), exceptionCount(row));
   }
 
   /** Stored reports, newest first, of one partner or all. */

@@ -1,6 +1,7 @@
 // A partner statement an operator uploads as CSV instead of the service fetching it: a header
-// row naming the columns (id, reference, amount, currency, value_date; fee and net optional),
-// then one line per row. Fields may be quoted ("..."; "" is a quote inside). Every error names
+// row naming the columns (id, reference, amount, currency, value_date; fee, net and settles
+// optional: settles lists the references a batch line settles, separated by spaces), then one
+// line per row. Fields may be quoted ("..."; "" is a quote inside). Every error names
 // the line and the column, and nothing is reconciled from a statement that has one.
 import { DomainError } from '../errors';
 import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
@@ -43,37 +44,71 @@ function fieldsOf(record: string, lineNumber: number): string[] {
   }
 }
 
-export function parseStatementCsv(text: string): StatementEntry[] {
-  const records = text.split(/\r?\n/).map((record, index) => ({ record, line: index + 1 })).filter(({ record }) => record.trim() !== '');
-  if (records.length === 0) throw invalid('the statement is empty: a header row is required');
-  if (records.length - 1 > STATEMENT_CSV_LINES_MAX) throw invalid(`at most ${STATEMENT_CSV_LINES_MAX} lines`);
-  const header = fieldsOf(records[0].record, records[0].line).map((name) => name.toLowerCase());
+/** The non-blank records of `text`, with their line numbers, read in place (no copy of the whole text). */
+function* recordsOf(text: string): Generator<{ record: string; line: number }> {
+  let line = 0;
+  for (let start = 0; start < text.length;) {
+    const end = text.indexOf('\n', start);
+    const stop = end < 0 ? text.length : end;
+    line += 1;
+    const record = text.slice(start, stop > start && text[stop - 1] === '\r' ? stop - 1 : stop);
+    if (record.trim() !== '') yield { record, line };
+    start = stop + 1;
+  }
+}
+
+function countRecords(text: string): number {
+  let records = 0;
+  for (const record of recordsOf(text)) if (record) records += 1;
+  return records;
+}
+
+/**
+ * Checks the header and the size, then reads the statement's lines a chunk at a time: a line
+ * in error throws as it is reached, naming it, and the caller's transaction stores nothing.
+ */
+export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<StatementEntry[]> {
+  const records = recordsOf(text);
+  const first = records.next();
+  if (first.done) throw invalid('the statement is empty: a header row is required');
+  if (countRecords(text) - 1 > STATEMENT_CSV_LINES_MAX) throw invalid(`at most ${STATEMENT_CSV_LINES_MAX} lines`);
+  const header = fieldsOf(first.value.record, first.value.line).map((name) => name.toLowerCase());
   const missing = REQUIRED.filter((name) => !header.includes(name));
-  if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally fee, net)`);
-  const column = (name: string) => header.indexOf(name);
+  if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally fee, net, settles)`);
   const seen = new Set<string>();
-  return records.slice(1).map(({ record, line }) => {
-    const fields = fieldsOf(record, line);
-    if (fields.length !== header.length) throw invalid(`line ${line}: ${fields.length} fields, the header has ${header.length}`);
-    const get = (name: string) => (column(name) < 0 ? '' : fields[column(name)]);
-    const [id, reference, currency, valueDate] = [get('id'), get('reference'), get('currency'), get('value_date')];
-    if (id === '' || seen.has(id)) throw invalid(`line ${line}: id must be present and unique`);
-    seen.add(id);
-    if (reference === '') throw invalid(`line ${line}: reference is empty`);
-    if (!isCurrency(currency)) throw invalid(`line ${line}: currency "${currency}" is not one of ${Object.keys(CURRENCY_SCALE).join(', ')}`);
-    if (!isCalendarDate(valueDate)) throw invalid(`line ${line}: value_date must be a date, YYYY-MM-DD`);
-    const decimal = (name: string, fallback: string | null) => {
-      const value = get(name) === '' && fallback !== null ? fallback : get(name);
-      if (!SIGNED_DECIMAL.test(value)) throw invalid(`line ${line}: ${name} must be a decimal such as "-10.00"`);
-      const amount = new Money(value);
-      if ((amount.decimalPlaces() ?? 0) > CURRENCY_SCALE[currency]) throw invalid(`line ${line}: ${name} has more than the ${CURRENCY_SCALE[currency]} decimals of ${currency}`);
-      return amount;
-    };
-    const amount = decimal('amount', null);
-    const fee = decimal('fee', '0');
-    if (fee.isNegative()) throw invalid(`line ${line}: fee must not be negative`);
-    const net = decimal('net', amount.minus(fee).toFixed());
-    if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
-    return { lineId: id, reference, currency, amount, fee, net, valueDate, settles: null };
-  });
+  async function* chunks(): AsyncGenerator<StatementEntry[]> {
+    let chunk: StatementEntry[] = [];
+    for (const { record, line } of records) {
+      chunk.push(entryOf(header, fieldsOf(record, line), line, seen));
+      if (chunk.length === size) { yield chunk; chunk = []; }
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+  return chunks();
+}
+
+function entryOf(header: string[], fields: string[], line: number, seen: Set<string>): StatementEntry {
+  if (fields.length !== header.length) throw invalid(`line ${line}: ${fields.length} fields, the header has ${header.length}`);
+  const get = (name: string) => (header.indexOf(name) < 0 ? '' : fields[header.indexOf(name)]);
+  const [id, reference, currency, valueDate] = [get('id'), get('reference'), get('currency'), get('value_date')];
+  if (id === '' || seen.has(id)) throw invalid(`line ${line}: id must be present and unique`);
+  seen.add(id);
+  if (reference === '') throw invalid(`line ${line}: reference is empty`);
+  if (!isCurrency(currency)) throw invalid(`line ${line}: currency "${currency}" is not one of ${Object.keys(CURRENCY_SCALE).join(', ')}`);
+  if (!isCalendarDate(valueDate)) throw invalid(`line ${line}: value_date must be a date, YYYY-MM-DD`);
+  const decimal = (name: string, fallback: string | null) => {
+    const value = get(name) === '' && fallback !== null ? fallback : get(name);
+    if (!SIGNED_DECIMAL.test(value)) throw invalid(`line ${line}: ${name} must be a decimal such as "-10.00"`);
+    const amount = new Money(value);
+    if ((amount.decimalPlaces() ?? 0) > CURRENCY_SCALE[currency]) throw invalid(`line ${line}: ${name} has more than the ${CURRENCY_SCALE[currency]} decimals of ${currency}`);
+    return amount;
+  };
+  const amount = decimal('amount', null);
+  const fee = decimal('fee', '0');
+  if (fee.isNegative()) throw invalid(`line ${line}: fee must not be negative`);
+  const net = decimal('net', amount.minus(fee).toFixed());
+  if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
+  // A batch line's settlement detail: the references it settles, separated by spaces.
+  const settles = get('settles') === '' ? null : get('settles').split(/\s+/).filter((r) => r !== '');
+  return { lineId: id, reference, currency, amount, fee, net, valueDate, settles };
 }

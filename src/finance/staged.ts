@@ -1,0 +1,232 @@
+// A reconciliation run over days of any size (DESIGN.md section 5e): both sides are staged in
+// temporary tables of the run's transaction (the ledger's movements copied by Postgres itself,
+// the statement's lines a chunk at a time), the two certain passes of match.ts run there as SQL
+// (one to one by reference; batch lines by their settlement detail), and the items go straight
+// into reconciliation_items. Only what those passes leave (movements and lines without a
+// counterpart: the exceptions, and batch lines without detail) comes back to this process, for
+// the passes that search (match.ts). The process holds a chunk of lines and the leftovers, never
+// the day.
+import type { Knex } from 'knex';
+import { CURRENCIES, CURRENCY_SCALE, isCurrency, Money, type Amount, type Currency } from '../../ledger/money';
+import { copyInto } from '../db/pg-copy';
+import { reconcile, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
+
+export const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
+
+/** The statement's lines, a chunk at a time. */
+export type LineChunks = AsyncIterable<StatementEntry[]>;
+
+export interface StagedRun {
+  reconciliationId: string;
+  partner: string;
+  /** The days read on both sides: the range and the days around it. */
+  wideFrom: string;
+  wideTo: string;
+  rules: MatchRules;
+}
+
+export interface StagedReport { summary: Record<ItemCategory, number>; totals: CurrencyTotals[] }
+
+const SCALE_SQL = `CASE currency ${CURRENCIES.map((c) => `WHEN '${c}' THEN ${CURRENCY_SCALE[c]}`).join(' ')} END`;
+/** An amount at its currency's scale, as match.ts formats it (the staged amounts are exact at that scale). */
+const fmt = (expression: string, currency: string) => `round(${expression}, ${SCALE_SQL.replaceAll('currency', currency)})::text`;
+
+async function stageLines(trx: Knex.Transaction, chunks: LineChunks): Promise<void> {
+  await trx.raw(`CREATE TEMP TABLE recon_lines (seq bigserial, line_id text, reference text, currency text, amount numeric, fee numeric, net numeric, value_date date, settles jsonb) ON COMMIT DROP`);
+  for await (const chunk of chunks) {
+    await copyInto(trx, 'recon_lines', ['line_id', 'reference', 'currency', 'amount', 'fee', 'net', 'value_date', 'settles'], chunk.map((line) => ({
+      line_id: line.lineId, reference: line.reference, currency: line.currency, amount: line.amount.toFixed(), fee: line.fee.toFixed(), net: line.net.toFixed(),
+      value_date: line.valueDate, settles: line.settles,
+    })));
+  }
+}
+
+/** The movements on the partner's settlement accounts, signed as the partner sees them (settlement.ts), ordered as match.ts orders them. */
+async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
+  await trx.raw(
+    `CREATE TEMP TABLE recon_moves ON COMMIT DROP AS
+     SELECT row_number() OVER (ORDER BY day, entry_id::text) AS seq, * FROM (
+       SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, pay.external_id AS reference
+         FROM postings p
+         JOIN journal_entries e ON e.id = p.entry_id
+         LEFT JOIN payments pay ON pay.id = e.payment_id
+        WHERE p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE ? AND kind = 'system')
+          AND p.created_at >= ?::date AND p.created_at < ?::date + 1
+          AND e.kind <> 'reconciliation_adjustment'
+          AND p.currency = ANY(?::text[])) AS m`,
+    [`sys:partner:${run.partner}:%`, run.wideFrom, run.wideTo, CURRENCIES],
+  );
+  await trx.raw('CREATE INDEX ON recon_moves (reference)');
+  await trx.raw('CREATE INDEX ON recon_lines (reference)');
+  await trx.raw('ANALYZE recon_moves');
+  await trx.raw('ANALYZE recon_lines');
+}
+
+/**
+ * `:name` placeholders (never a `::cast`) to positional bindings: the values go to Postgres as
+ * parameters, never into the text.
+ */
+function named(sql: string, params: Record<string, Knex.Value>): [string, Knex.Value[]] {
+  const values: Knex.Value[] = [];
+  const text = sql.replace(/(?<!:):([a-z]\w*)/g, (_, name: string) => {
+    if (!(name in params)) throw new Error(`no value for :${name}`);
+    values.push(params[name]);
+    return '?';
+  });
+  return [text, values];
+}
+
+/** Items of this run whose movement or line falls on a reported day (match.ts: Matcher.add). */
+const reported = (move: string, line: string) => `((${move}.day BETWEEN :from::date AND :to::date) OR (${line}.value_date BETWEEN :from::date AND :to::date))`;
+
+/**
+ * Pass 1, one to one by reference: the first movement of each reference takes its first line
+ * (of its currency first); further lines of that reference are duplicates. A pair that
+ * disagrees is mismatched, naming the field.
+ */
+async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void> {
+  await trx.raw(
+    `CREATE TEMP TABLE recon_ref ON COMMIT DROP AS
+     WITH firsts AS (
+       SELECT DISTINCT ON (m.reference) m.seq AS move_seq, m.reference, m.currency
+         FROM recon_moves m WHERE m.reference IS NOT NULL AND EXISTS (SELECT 1 FROM recon_lines l WHERE l.reference = m.reference)
+        ORDER BY m.reference, m.seq)
+     SELECT f.move_seq, l.seq AS line_seq, row_number() OVER (PARTITION BY f.move_seq ORDER BY (l.currency = f.currency) DESC, l.seq) AS rank
+       FROM firsts f JOIN recon_lines l ON l.reference = f.reference`,
+  );
+  const how = REASONS.byReference;
+  await trx.raw(...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
+     SELECT :id, row_number() OVER (ORDER BY r.move_seq, r.rank) - 1, x.* FROM recon_ref r
+       JOIN recon_moves m ON m.seq = r.move_seq
+       JOIN recon_lines l ON l.seq = r.line_seq
+       LEFT JOIN recon_ref pr ON pr.move_seq = r.move_seq AND pr.rank = 1
+       LEFT JOIN recon_lines pl ON pl.seq = pr.line_seq
+       CROSS JOIN LATERAL (SELECT
+         CASE WHEN r.rank > 1 THEN 'statement_only'
+              WHEN m.currency <> l.currency OR abs(m.amount - l.net) > :tol::numeric OR abs(m.day - l.value_date) > :days::int THEN 'mismatched'
+              ELSE 'matched' END AS category,
+         m.entry_id, l.line_id, coalesce(m.reference, l.reference), m.currency, ${fmt('m.amount', 'm.currency')}, ${fmt('l.net', 'l.currency')},
+         CASE WHEN r.rank > 1 THEN 'reference' WHEN m.currency <> l.currency THEN 'currency'
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN 'fee' ELSE 'amount' END
+              WHEN abs(m.day - l.value_date) > :days::int THEN 'value_date' END AS field,
+         CASE WHEN r.rank > 1 THEN NULL WHEN m.currency <> l.currency THEN m.currency
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN ${fmt('0::numeric', 'm.currency')} ELSE ${fmt('m.amount', 'm.currency')} END
+              WHEN abs(m.day - l.value_date) > :days::int THEN m.day::text END,
+         CASE WHEN r.rank > 1 THEN l.reference WHEN m.currency <> l.currency THEN l.currency
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN ${fmt('l.fee', 'm.currency')} ELSE ${fmt('l.net', 'm.currency')} END
+              WHEN abs(m.day - l.value_date) > :days::int THEN l.value_date::text END,
+         CASE WHEN r.rank > 1 THEN format(:duplicate::text, l.reference, pl.line_id)
+              WHEN m.currency <> l.currency THEN :how::text || ', but the currencies differ'
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN :how::text || ', but the partner took a fee the ledger does not have' ELSE :how::text || ', but the amounts differ' END
+              WHEN abs(m.day - l.value_date) > :days::int THEN format(:late::text, abs(m.day - l.value_date), :days::int)
+              ELSE :how::text END) AS x
+      WHERE ${reported('m', 'l')}`,
+    {
+      id: run.reconciliationId, tol: run.rules.amountTolerance.toFixed(), days: run.rules.dateToleranceDays, from: run.rules.from, to: run.rules.to, how,
+      duplicate: REASONS.duplicate('%s', '%s'), late: `${how}, but the value date is %s days from the posting, beyond the tolerance of %s`,
+    },
+  ));
+}
+
+/** Pass 2, one to many by settlement detail: a batch line with the unpaired movements of the references it lists. */
+async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
+  await trx.raw(
+    `CREATE TEMP TABLE recon_batch ON COMMIT DROP AS
+     SELECT DISTINCT ON (m.seq) l.seq AS line_seq, m.seq AS move_seq, jsonb_array_length(l.settles) AS listed
+       FROM recon_lines l
+       CROSS JOIN LATERAL jsonb_array_elements_text(l.settles) AS s(reference)
+       JOIN recon_moves m ON m.reference = s.reference
+      WHERE jsonb_typeof(l.settles) = 'array' AND jsonb_array_length(l.settles) > 0
+        AND NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
+        AND NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
+      ORDER BY m.seq, l.seq`,
+  );
+  await trx.raw(...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY b.line_seq, b.move_seq) - 1,
+            CASE WHEN g.agrees THEN 'matched' ELSE 'mismatched' END, m.entry_id, l.line_id, coalesce(m.reference, l.reference), m.currency,
+            ${fmt('m.amount', 'm.currency')}, ${fmt('l.net', 'l.currency')},
+            CASE WHEN g.agrees THEN NULL ELSE 'amount' END,
+            CASE WHEN g.agrees THEN NULL ELSE ${fmt('g.total', 'm.currency')} END,
+            CASE WHEN g.agrees THEN NULL ELSE ${fmt('l.net', 'm.currency')} END,
+            CASE WHEN g.agrees THEN format(:listed::text, l.line_id, b.listed) ELSE format(:disagrees::text, l.line_id, g.n, b.listed) END
+       FROM recon_batch b
+       JOIN recon_moves m ON m.seq = b.move_seq
+       JOIN recon_lines l ON l.seq = b.line_seq
+       JOIN (SELECT b2.line_seq, count(*) AS n, sum(m2.amount) AS total,
+                    count(*) = max(b2.listed) AND abs(sum(m2.amount) - max(l2.net)) <= :tol::numeric AS agrees
+               FROM recon_batch b2 JOIN recon_moves m2 ON m2.seq = b2.move_seq JOIN recon_lines l2 ON l2.seq = b2.line_seq
+              GROUP BY b2.line_seq) g ON g.line_seq = b.line_seq
+      WHERE ${reported('m', 'l')}`,
+    {
+      id: run.reconciliationId, seqFrom, tol: run.rules.amountTolerance.toFixed(), from: run.rules.from, to: run.rules.to,
+      listed: REASONS.batchListed('%s', '%s'), disagrees: REASONS.batchDisagrees('%s', '%s', '%s'),
+    },
+  ));
+}
+
+/** What the two passes left: movements and lines without a counterpart, for match.ts's searching passes. */
+async function leftovers(trx: Knex.Transaction): Promise<{ movements: LedgerMovement[]; lines: StatementEntry[] }> {
+  const { rows: moves } = await trx.raw(
+    `SELECT entry_id, reference, currency, amount::text AS amount, day::text AS day FROM recon_moves m
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.move_seq = m.seq)
+      ORDER BY m.seq`,
+  );
+  const { rows: lines } = await trx.raw(
+    `SELECT line_id, reference, currency, amount::text AS amount, fee::text AS fee, net::text AS net, value_date::text AS value_date, settles FROM recon_lines l
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)
+      ORDER BY l.seq`,
+  );
+  return {
+    movements: moves.map((m: { entry_id: string; reference: string | null; currency: Currency; amount: string; day: string }) => ({
+      entryId: m.entry_id, reference: m.reference, currency: m.currency, amount: new Money(m.amount), date: m.day,
+    })),
+    lines: lines.map((l: { line_id: string; reference: string; currency: Currency; amount: string; fee: string; net: string; value_date: string; settles: unknown }) => ({
+      lineId: l.line_id, reference: l.reference, currency: l.currency, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net), valueDate: l.value_date,
+      settles: Array.isArray(l.settles) ? l.settles.filter((r): r is string => typeof r === 'string') : null,
+    })),
+  };
+}
+
+async function itemCount(trx: Knex.Transaction, id: string): Promise<number> {
+  const row = await trx('reconciliation_items').where('reconciliation_id', id).count({ n: '*' }).first();
+  return Number(row?.n ?? 0);
+}
+
+/** Per currency, over the reported days: the ledger's and the statement's sums, what matched, and the difference. */
+async function totalsOf(trx: Knex.Transaction, run: StagedRun): Promise<CurrencyTotals[]> {
+  const { rows } = await trx.raw(...named(
+    `SELECT currency, sum(ledger)::text AS ledger, sum(statement)::text AS statement, sum(matched)::text AS matched FROM (
+       SELECT currency, amount AS ledger, 0 AS statement, 0 AS matched FROM recon_moves WHERE day BETWEEN :from::date AND :to::date
+       UNION ALL SELECT currency, 0, net, 0 FROM recon_lines WHERE value_date BETWEEN :from::date AND :to::date
+       UNION ALL SELECT currency, 0, 0, ledger_amount::numeric FROM reconciliation_items WHERE reconciliation_id = :id AND category = 'matched' AND ledger_amount IS NOT NULL
+     ) t GROUP BY currency ORDER BY currency`,
+    { from: run.rules.from, to: run.rules.to, id: run.reconciliationId },
+  ));
+  const format = (amount: Amount, currency: Currency) => amount.toFixed(CURRENCY_SCALE[currency], Money.ROUND_HALF_EVEN);
+  return rows.filter((row: { currency: string }) => isCurrency(row.currency)).map((row: { currency: Currency; ledger: string; statement: string; matched: string }) => ({
+    currency: row.currency, ledger: format(new Money(row.ledger), row.currency), statement: format(new Money(row.statement), row.currency),
+    matched: format(new Money(row.matched), row.currency), difference: format(new Money(row.statement).minus(row.ledger), row.currency),
+  }));
+}
+
+/** Matches the staged sides into reconciliation_items of `run.reconciliationId`, in the caller's transaction. */
+export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lines: LineChunks): Promise<StagedReport> {
+  await stageLines(trx, lines);
+  await stageMovements(trx, run);
+  await byReference(trx, run);
+  await byBatchDetail(trx, run, await itemCount(trx, run.reconciliationId));
+  const left = await leftovers(trx);
+  const searched = reconcile(left.movements, left.lines, run.rules);
+  const seqFrom = await itemCount(trx, run.reconciliationId);
+  await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
+    searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
+  const { rows } = await trx.raw('SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);
+  const summary: Record<ItemCategory, number> = { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 };
+  for (const row of rows as Array<{ category: ItemCategory; n: number }>) summary[row.category] = row.n;
+  return { summary, totals: await totalsOf(trx, run) };
+}
+
