@@ -10,8 +10,6 @@ import type { StatementEntry } from './match';
 const DAY_MS = 86_400_000;
 /** Days before and after the range read on both sides, so that a line a few days early or late still finds its movement. */
 export const LOOKAROUND_DAYS = 7;
-/** Statements fetched at once from a partner. */
-const FETCH_CONCURRENCY = 4;
 
 export const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
@@ -32,30 +30,25 @@ function entryOf(line: PartnerStatementLine): StatementEntry | null {
   };
 }
 
+/** Lines asked of a partner at once. */
+const STATEMENT_PAGE_LINES = 10_000;
+
 /**
- * The partner's statements of every day from `from` to `to`, a day's lines at a time, in day
- * order; up to FETCH_CONCURRENCY days are fetched ahead, so at most that many are held at once.
+ * The partner's statements of every day from `from` to `to`, in day order, a page of lines at a
+ * time: however busy a day or long the range, one page is held at once.
  */
 export async function* statementDays(client: PartnerClient, partner: string, from: string, to: string): AsyncGenerator<StatementEntry[]> {
-  const days = daysOf(from, to);
-  const fetchDay = async (day: string): Promise<StatementEntry[]> => {
+  for (const day of daysOf(from, to)) {
     try {
-      const statement = await client.getStatement(day);
-      return statement.lines.map(entryOf).filter((entry): entry is StatementEntry => entry !== null);
+      for await (const page of client.statementPages(day, STATEMENT_PAGE_LINES)) {
+        yield page.lines.map(entryOf).filter((entry): entry is StatementEntry => entry !== null);
+      }
     } catch (error) {
+      if (error instanceof DomainError) throw error;
       if (isPartnerError(error) && error.kind === 'unavailable') {
         throw new DomainError('partner_unavailable', `${partner} did not give its statement of ${day}: ${error.message}; nothing was reconciled`, 'partner', { 'Retry-After': '5' });
       }
       throw new DomainError('partner_error', `${partner} answered the statement of ${day} with an error: ${(error as Error).message}; nothing was reconciled`, 'partner');
     }
-  };
-  const ahead: Array<Promise<StatementEntry[]>> = [];
-  // A day fetched ahead that fails is awaited in its turn; until then its rejection is held.
-  const fetchAhead = (day: string) => { const pending = fetchDay(day); pending.catch(() => undefined); ahead.push(pending); };
-  days.slice(0, FETCH_CONCURRENCY).forEach(fetchAhead);
-  for (let next = FETCH_CONCURRENCY; ahead.length > 0; next += 1) {
-    const lines = await ahead.shift()!;
-    if (next < days.length) fetchAhead(days[next]);
-    yield lines;
   }
 }

@@ -186,15 +186,22 @@ export class PartnerClient {
 
   /**
    * The partner's settlement statement of one value date (YYYY-MM-DD), read with the client's own
-   * token. Raises PartnerError; an answer that is not a statement is `unexpected`.
+   * token a page of `pageSize` lines at a time, so a busy day is never held whole. Raises
+   * PartnerError; an answer that is not a page of that statement is `unexpected`.
    */
-  async getStatement(date: string): Promise<PartnerStatement> {
-    const what = `get statement ${date}`;
-    const payload = await this.callApi(what, 'GET', `/v1/statements/${encodeURIComponent(date)}`);
-    const lines = isRecord(payload) && Array.isArray(payload.lines) ? payload.lines : null;
-    const valid = lines?.every((l) => isRecord(l) && ['id', 'reference', 'amount', 'fee', 'net', 'currency', 'value_date'].every((f) => typeof l[f] === 'string'));
-    if (!lines || !valid || !isRecord(payload) || payload.date !== date) throw unexpectedAnswer(what, 'the partner answered with something that is not a statement of that date');
-    return { date, final: payload.final === true, lines: lines as PartnerStatementLine[] };
+  async *statementPages(date: string, pageSize: number): AsyncGenerator<PartnerStatement> {
+    for (let cursor: string | null = '0'; cursor !== null;) {
+      const what = `get statement ${date} from line ${cursor}`;
+      const payload = await this.callApi(what, 'GET', `/v1/statements/${encodeURIComponent(date)}?limit=${pageSize}&cursor=${encodeURIComponent(cursor)}`);
+      const lines = isRecord(payload) && Array.isArray(payload.lines) ? payload.lines : null;
+      const valid = lines?.every((l) => isRecord(l) && ['id', 'reference', 'amount', 'fee', 'net', 'currency', 'value_date'].every((f) => typeof l[f] === 'string'));
+      const next = isRecord(payload) ? payload.next_cursor : undefined;
+      if (!lines || !valid || !isRecord(payload) || payload.date !== date || (next !== null && typeof next !== 'string')) {
+        throw unexpectedAnswer(what, 'the partner answered with something that is not a page of the statement of that date');
+      }
+      yield { date, final: payload.final === true, lines: lines as PartnerStatementLine[] };
+      cursor = next as string | null;
+    }
   }
 
   /** The partner's current view of a payment. Raises PartnerError (rejected 404 for an unknown id). */

@@ -1,31 +1,51 @@
-// Reconciliation at scale (DESIGN.md section 5e): a partner day of BENCH_ENTRIES settled pay-ins
-// (seeded straight into Postgres, balanced, as test/support/seed-ledger.ts describes) and its
-// settlement statement of as many lines, uploaded: some left off, some charged a fee, some
-// settled in batch lines that list what they settle. The day is reconciled against the service
-// in a process of its own, timed, with the service's peak RSS; then the same day again, which
-// finds every exception already known.
+// Reconciliation at scale (DESIGN.md section 5e): BENCH_DAYS busy partner days of BENCH_ENTRIES
+// settled pay-ins each, seeded straight into Postgres on both sides (the ledger, balanced, and
+// openbank's book, as test/support/seed-ledger.ts describes), so that the partner's statements
+// list them: some left off, some charged a fee, some settled in a batch line that lists what it
+// settles. The service reconciles against the partner's statements as it does for a client,
+// timed, with its peak RSS: the first day alone, then every day in one request. The partner
+// runs in a process of its own, so the service's memory is the service's.
 //
 //   npm run bench:reconcile
 //
-// Settings (environment): BENCH_ENTRIES (100000), BENCH_PORT (3410).
+// Settings (environment): BENCH_ENTRIES (100000 per day), BENCH_DAYS (1), BENCH_PORT (3410).
 import { performance } from 'node:perf_hooks';
 import { createDb } from '../../src/db';
-import { seedSettledPayIns, seededBusyStatementCsv } from '../support/seed-ledger';
-import { benchNames, RUN_ID, rssMiB, runBench, startService, waitReady } from './harness';
+import { seedPartnerBook, seedSettledPayIns } from '../support/seed-ledger';
+import { benchNames, RUN_ID, rssMiB, runBench, startService, waitReady, type BenchService } from './harness';
 import { postJson } from './open-loop';
 
 const env = process.env;
 const ENTRIES = Number(env.BENCH_ENTRIES ?? 100_000);
+const DAYS = Number(env.BENCH_DAYS ?? 1);
 const PORT = Number(env.BENCH_PORT ?? 3410);
-const DAY = '2026-01-15';
+const FIRST_DAY = '2026-01-15';
 const MASTER_KEY = env.MASTER_KEY ?? 'mk_bench_reconcile_master_key_0123456789';
 const names = benchNames('reconcile');
+const dayOf = (n: number) => new Date(Date.parse(`${FIRST_DAY}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+async function reconcileTimed(service: BenchService, label: string, from: string, to: string, movements: number): Promise<void> {
+  const baseMiB = rssMiB(service.child.pid!);
+  let peakMiB = baseMiB;
+  const sampler = setInterval(() => { peakMiB = Math.max(peakMiB, rssMiB(service.child.pid!)); }, 25);
+  const started = performance.now();
+  const answer = await postJson(PORT, '/v1/reconciliations', { partner: 'openbank', from, to }, MASTER_KEY);
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  if (answer.status !== 201) throw new Error(`reconciliation: ${answer.status} ${JSON.stringify(answer.body).slice(0, 400)}`);
+  console.log(`${label.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s   ${String(Math.round(movements / seconds)).padStart(6)} movements/s   service RSS ${baseMiB} → peak ${peakMiB} MiB (+${peakMiB - baseMiB})`);
+  console.log(`${''.padEnd(28)} ${JSON.stringify(answer.body.summary)}   exceptions ${JSON.stringify(answer.body.exceptions)}`);
+}
 
 runBench(names, async (services) => {
-  console.log(`reconciliation benchmark: ${ENTRIES} settled pay-ins on ${DAY}; run ${RUN_ID}`);
-  const service = startService({ port: PORT, roles: 'all', databaseUrl: names.databaseUrl, extraEnv: { MASTER_KEY, RECONCILIATION_CHECK_MS: '0' } }, 'reconcile');
+  console.log(`reconciliation benchmark: ${DAYS} day(s) of ${ENTRIES} settled pay-ins from ${FIRST_DAY}; run ${RUN_ID}`);
+  const extraEnv = { MASTER_KEY, RECONCILIATION_CHECK_MS: '0' };
+  const service = startService({ port: PORT, roles: 'api,ledger,partners,notifier,webhooks,request-logs', databaseUrl: names.databaseUrl, extraEnv }, 'reconcile');
   services.push(service);
-  await waitReady(service);
+  await waitReady(service); // it creates the database and brings its schema up to date first
+  const partner = startService({ port: PORT, roles: 'mock-rails', databaseUrl: names.databaseUrl, extraEnv: { ...extraEnv, LOG_LEVEL: 'info' } }, 'reconcile');
+  services.push(partner);
+  await waitReady(partner, false);
   const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: `bench-reconcile-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Reconcile Ltd', country_code: 'GB' }),
@@ -36,22 +56,15 @@ runBench(names, async (services) => {
 
   const db = createDb(names.databaseUrl);
   const seedStarted = performance.now();
-  await seedSettledPayIns(db, account.account.id, customer.body.id, ENTRIES, DAY, 'bench');
-  await db.destroy();
-  const day = seededBusyStatementCsv(ENTRIES, DAY, 'bench');
-  console.log(`seeded ${ENTRIES} pay-ins in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s; statement: ${day.plain} plain lines, ${day.withFee} with a fee, `
-    + `${day.batched} pay-ins in ${day.batchLines} batch lines, ${day.missing} left off (${(day.csv.length / 2 ** 20).toFixed(1)} MiB)\n`);
-
-  for (const run of ['first run', 'second run (exceptions known)']) {
-    const baseMiB = rssMiB(service.child.pid!);
-    let peakMiB = baseMiB;
-    const sampler = setInterval(() => { peakMiB = Math.max(peakMiB, rssMiB(service.child.pid!)); }, 25);
-    const started = performance.now();
-    const answer = await postJson(PORT, '/v1/reconciliations', { partner: 'openbank', from: DAY, to: DAY, statement_csv: day.csv }, MASTER_KEY);
-    const seconds = (performance.now() - started) / 1000;
-    clearInterval(sampler);
-    if (answer.status !== 201) throw new Error(`reconciliation: ${answer.status} ${JSON.stringify(answer.body).slice(0, 400)}`);
-    console.log(`${run.padEnd(30)} ${seconds.toFixed(2).padStart(6)} s   ${Math.round(ENTRIES / seconds)} movements/s   service RSS ${baseMiB} → peak ${peakMiB} MiB (+${peakMiB - baseMiB})`);
-    console.log(`${''.padEnd(30)} ${JSON.stringify(answer.body.summary)}   exceptions ${JSON.stringify(answer.body.exceptions)}`);
+  for (let n = 0; n < DAYS; n += 1) {
+    await seedSettledPayIns(db, account.account.id, customer.body.id, ENTRIES, dayOf(n), `bench_d${n}`);
+    await seedPartnerBook(db, ENTRIES, dayOf(n), `bench_d${n}`);
   }
+  await db.destroy();
+  console.log(`seeded ${DAYS} × ${ENTRIES} pay-ins on both sides in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s; each day: `
+    + `${ENTRIES / 50} left off the statement, ${Math.round(ENTRIES * 0.98 / 20)} with a fee, about ${Math.round(ENTRIES * 0.98 * 0.95 / 10)} in the batch line\n`);
+
+  await reconcileTimed(service, `one day (${FIRST_DAY})`, FIRST_DAY, FIRST_DAY, ENTRIES);
+  await reconcileTimed(service, 'the same day again', FIRST_DAY, FIRST_DAY, ENTRIES);
+  if (DAYS > 1) await reconcileTimed(service, `${DAYS} days in one request`, FIRST_DAY, dayOf(DAYS - 1), ENTRIES * DAYS);
 });

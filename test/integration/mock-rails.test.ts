@@ -314,6 +314,20 @@ describe('mock rails: payments', () => {
     for (const bad of ['2026-13-45', '2026-02-30', 'yesterday']) {
       assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
     }
+
+    // Paged: a line at a time, the pages are the statement, in order, and the last says so.
+    const paged: unknown[] = [];
+    for (let cursor: string | null = '0'; cursor !== null;) {
+      const page: { status: number; body: { lines: unknown[]; next_cursor: string | null } } = await call(fiatUrl, 'GET', `/v1/statements/${today}?limit=1&cursor=${cursor}`, undefined, { token: tokens.fiat });
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      assert.ok(page.body.lines.length <= 1);
+      paged.push(...page.body.lines);
+      cursor = page.body.next_cursor;
+    }
+    assert.deepEqual(paged, (await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: tokens.fiat })).body.lines);
+    for (const bad of ['limit=0', 'limit=10001', 'limit=5&cursor=-1', 'limit=x']) {
+      assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${today}?${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
+    }
   });
 
   it('fiat completes a payment in the submit response', async () => {

@@ -51,47 +51,18 @@ export function seededStatementCsv(count: number, day: string, tag: string): str
   return `${lines.join('\n')}\n`;
 }
 
-/** What a busy day's statement does to the seeded pay-ins (seededBusyStatementCsv). */
-export interface BusyDay { csv: string; missing: number; withFee: number; batched: number; batchLines: number; plain: number }
-
 /**
- * A busy day's statement of the seeded pay-ins, as a partner's settlement file: every 50th
- * pay-in left off (missing), every 20th of the rest charged a fee of 0.50, every 10th of the
- * rest settled in batch lines of 100 that list what they settle, the others one line each.
+ * The partner's side of the seeded pay-ins: openbank's book (schema mock_rails, book `sandbox`)
+ * holds each as a payment of a customer, settled at the moment the ledger settled it, so its
+ * daily statement lists them. The day is busy: every 50th pay-in is left off the statement,
+ * every 20th of the rest charged a fee, every 10th of the rest settled in the day's batch line.
  */
-export function seededBusyStatementCsv(count: number, day: string, tag: string): BusyDay {
-  const lines = ['id,reference,amount,fee,net,currency,value_date,settles'];
-  const busy: BusyDay = { csv: '', missing: 0, withFee: 0, batched: 0, batchLines: 0, plain: 0 };
-  let batch: Array<{ reference: string; cents: number }> = [];
-  const flush = () => {
-    if (batch.length === 0) return;
-    const cents = batch.reduce((sum, b) => sum + b.cents, 0);
-    const amount = (cents / 100).toFixed(2); // exact: cents below 2^53
-    busy.batchLines += 1;
-    lines.push(`batch_${tag}_${busy.batchLines},batch_${tag}_${busy.batchLines},${amount},0.00,${amount},USD,${day},${batch.map((b) => b.reference).join(' ')}`);
-    batch = [];
-  };
-  for (let i = 1; i <= count; i += 1) {
-    const cents = (i % 10000) + 100;
-    const amount = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
-    const reference = `openbank_seed_${tag}_${i}`;
-    if (i % 50 === 0) { busy.missing += 1; continue; }
-    if (i % 20 === 0 && cents > 50) {
-      busy.withFee += 1;
-      const net = cents - 50;
-      lines.push(`stl_${tag}_${i},${reference},${amount},0.50,${Math.floor(net / 100)}.${String(net % 100).padStart(2, '0')},USD,${day},`);
-      continue;
-    }
-    if (i % 10 === 3) {
-      busy.batched += 1;
-      batch.push({ reference, cents });
-      if (batch.length === 100) flush();
-      continue;
-    }
-    busy.plain += 1;
-    lines.push(`stl_${tag}_${i},${reference},${amount},0.00,${amount},USD,${day},`);
-  }
-  flush();
-  busy.csv = `${lines.join('\n')}\n`;
-  return busy;
+export async function seedPartnerBook(db: Db, count: number, day: string, tag: string): Promise<void> {
+  await db.raw(
+    `INSERT INTO mock_rails.payments (book, partner, id, reference, amount, currency, status, created_at, owner_user_id, scenario, settled_at)
+     SELECT 'sandbox', 'openbank', 'openbank_seed_' || ? || '_' || i, 'ref_seed_' || ? || '_' || i, ${seededAmountSql}, 'USD', 'completed', at, 2,
+            CASE WHEN i % 50 = 0 THEN 'statement_missing' WHEN i % 20 = 0 THEN 'statement_fee' WHEN i % 10 = 3 THEN 'statement_batched' END, at
+       FROM (SELECT i, ?::date + make_interval(secs => i * 86000.0 / ?) AS at FROM generate_series(1, ?) AS i) s`,
+    [tag, tag, day, count, count],
+  );
 }
