@@ -18,3 +18,5 @@ bash scripts/patch-dependencies.sh # a no-op once applied; npm ci's postinstall 
 log "compiling TypeScript"
 rm -rf dist
 node_modules/.bin/tsc -p tsconfig.json
+log "building the dashboard"
+node scripts/build-dashboard.mjs

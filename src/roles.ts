@@ -23,6 +23,7 @@ import { ledgerReadRoutes } from './http/ledger-reads';
 import { financeRoutes } from './http/finance';
 import { reconciliationRoutes } from './http/reconciliations';
 import { reconciliationExceptionRoutes } from './http/reconciliation-exceptions';
+import { dashboardMiddleware } from './http/dashboard';
 import { ExceptionDesk } from './finance/exception-desk';
 import { Reconciliations } from './finance/reconciliations';
 import { transferRoutes } from './http/transfers';
@@ -142,7 +143,7 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   let publicUrl = config.publicUrl ?? '';
   const deps: ApiDeps = { ledger, hub, publicUrl: () => publicUrl, railsUrl: context.rails?.url ?? config.mockRailsUrl };
   const routes = apiRoutes(runtime, deps);
-  const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes });
+  const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes, dashboard: dashboardMiddleware() });
   // Warm-up requests are served apart, neither limited nor logged: they are not clients'.
   const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes });
   // Before it listens: its first clients meet a process as fast as it will be.

@@ -51,6 +51,7 @@ async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<vo
          JOIN journal_entries e ON e.id = p.entry_id
          LEFT JOIN payments pay ON pay.id = e.payment_id
         WHERE p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE ? AND kind = 'system')
+          AND p.account_id IS NULL -- a system account's posting: postings_system_account_created
           AND p.created_at >= ?::date AND p.created_at < ?::date + 1
           AND e.kind <> 'reconciliation_adjustment'
           AND p.currency = ANY(?::text[])) AS m`,

@@ -48,6 +48,8 @@ export interface AppOptions {
   routes: RouteDef[];
   guards: Guards;
   bodyLimitBytes: number;
+  /** Serves the browser dashboard at /dashboard (the api role's app), before the API. */
+  dashboard?: Koa.Middleware;
 }
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -147,9 +149,11 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
   };
 }
 
-export function createApp({ routes, guards, bodyLimitBytes }: AppOptions): Koa {
+export function createApp({ routes, guards, bodyLimitBytes, dashboard }: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
+  // The dashboard's page and assets are not API requests: neither logged nor limited.
+  if (dashboard) app.use(dashboard);
   const router = new Router();
   // A path names a route when its parameters are what the route takes: /v1/payments/add-funds is
   // not GET /v1/payments/{id}, whose id is a uuid (what a 405's Allow header lists).

@@ -269,8 +269,15 @@ describe('reconciliation against partner statements', function () {
     } finally {
       clearInterval(sampler);
     }
-    const report = await reconcile({ from: day, to: day, statement_csv: seededStatementCsv(count, day, 'bulk') });
+    // The reconciliation stages both sides in Postgres: the process holds the upload and chunks of it, not the day.
+    const statementCsv = seededStatementCsv(count, day, 'bulk');
+    const before = retained();
+    let reconcilingPeak = before;
+    const reconcileSampler = setInterval(() => { reconcilingPeak = Math.max(reconcilingPeak, retained()); }, 100);
+    const report = await reconcile({ from: day, to: day, statement_csv: statementCsv }).finally(() => clearInterval(reconcileSampler));
     assert.equal(report.status, 201, JSON.stringify(report.body).slice(0, 500));
+    const reconcilingGrew = (reconcilingPeak - before) / 2 ** 20;
+    assert.ok(reconcilingGrew < 40, `the heap grew ${reconcilingGrew.toFixed(0)} MiB while reconciling ${count} movements against a ${(statementCsv.length / 2 ** 20).toFixed(1)} MiB statement`);
     assert.deepEqual(report.body.summary, { matched: count, ledger_only: 0, statement_only: 0, mismatched: 0 });
     assert.deepEqual(report.body.totals, [{ currency: 'USD', ledger: seeded.total, statement: seeded.total, matched: seeded.total, difference: '0.00' }]);
     assert.deepEqual(await violations(service.runtime.db), {}, 'the seeded ledger is a sound one');

@@ -1,0 +1,78 @@
+// The dashboard: signed out, the sign-in and sign-up forms; signed in, the areas of the sandbox
+// (the address's #fragment names the area, never a credential) and the account's live events.
+import { useEffect, useState } from 'preact/hooks';
+import { setApiToken } from './api';
+import { followEvents, type DomainEvent } from './events';
+import { Overview } from './pages/overview';
+import { SignIn, SignUp } from './pages/sign-in';
+import { Transfers } from './pages/transfers';
+import { forgetSession, loadSession, saveSession, type Session } from './session';
+
+const AREAS = [
+  { hash: '#/overview', label: 'Overview' },
+  { hash: '#/transfers', label: 'Transfers' },
+] as const;
+const EVENTS_KEPT = 100;
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash || '#/overview');
+  useEffect(() => {
+    const follow = () => setHash(location.hash || '#/overview');
+    addEventListener('hashchange', follow);
+    return () => removeEventListener('hashchange', follow);
+  }, []);
+  return hash;
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | null>(loadSession);
+  const [events, setEvents] = useState<DomainEvent[]>([]);
+  const [live, setLive] = useState(false);
+  const hash = useHash();
+  const signOut = () => { forgetSession(); setApiToken(null, () => undefined); setEvents([]); setSession(null); };
+  setApiToken(session?.token ?? null, signOut);
+
+  useEffect(() => {
+    if (!session) return undefined;
+    const stop = new AbortController();
+    void followEvents((event) => setEvents((all) => (all.some((e) => e.id === event.id) ? all : [event, ...all].slice(0, EVENTS_KEPT))), setLive, stop.signal);
+    return () => stop.abort();
+  }, [session?.token]);
+
+  useEffect(() => {
+    const area = AREAS.find((a) => a.hash === hash)?.label ?? 'Overview';
+    document.title = session ? `${area} · Sandbox dashboard` : 'Sign in · Sandbox dashboard';
+    document.getElementById('main')?.focus();
+  }, [hash, session !== null]);
+
+  if (!session) {
+    const signedIn = (s: Session) => { saveSession(s); setSession(s); };
+    return (
+      <>
+        <header class="bar"><p class="brand">Payments sandbox</p></header>
+        <main id="main" tabIndex={-1} class="signed-out">
+          <h1>Sandbox dashboard</h1>
+          <SignIn onSignedIn={signedIn} />
+          <SignUp onSignedIn={signedIn} />
+        </main>
+      </>
+    );
+  }
+  const area = AREAS.find((a) => a.hash === hash) ?? AREAS[0];
+  return (
+    <>
+      <header class="bar">
+        <p class="brand">Payments sandbox</p>
+        <nav aria-label="Areas">
+          <ul>{AREAS.map((a) => <li key={a.hash}><a href={a.hash} aria-current={a === area ? 'page' : undefined}>{a.label}</a></li>)}</ul>
+        </nav>
+        <p class="who"><span class="hint">{session.email}</span> <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span></p>
+        <button type="button" onClick={signOut}>Sign out</button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <h1>{area.label}</h1>
+        {area.hash === '#/transfers' ? <Transfers events={events} /> : <Overview events={events} />}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,51 @@
+// The account's live events (GET /v1/notifications, server-sent events). EventSource cannot send
+// the session in a header, so the stream is read with fetch; after a drop it reconnects with
+// Last-Event-ID, and the API replays what was missed first.
+import { authorization } from './api';
+
+export interface DomainEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  resource_type: string;
+  resource_id: string;
+  data: { id: string; status: string; amount: string | null; currency: string | null };
+}
+
+/** Follows the stream until `signal` aborts; `onEvent` gets each event once, in order. */
+export async function followEvents(onEvent: (event: DomainEvent) => void, onState: (connected: boolean) => void, signal: AbortSignal): Promise<void> {
+  let lastEventId: string | null = null;
+  let backoffMs = 500;
+  while (!signal.aborted) {
+    try {
+      const headers: Record<string, string> = { ...authorization(), Accept: 'text/event-stream' };
+      if (lastEventId) headers['Last-Event-ID'] = lastEventId;
+      const response = await fetch('/v1/notifications', { headers, signal });
+      if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
+      onState(true);
+      backoffMs = 500;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+          const id = frame.split('\n').find((line) => line.startsWith('id: '))?.slice(4);
+          if (!data) continue; // a heartbeat
+          if (id) lastEventId = id;
+          onEvent(JSON.parse(data) as DomainEvent);
+        }
+      }
+    } catch {
+      if (signal.aborted) return;
+    }
+    onState(false);
+    await new Promise((resolve) => setTimeout(resolve, backoffMs));
+    backoffMs = Math.min(backoffMs * 2, 10_000);
+  }
+}

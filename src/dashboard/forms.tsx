@@ -1,0 +1,81 @@
+// Form pieces: every input has a visible label, and the API's error message for a field is shown
+// next to that field (aria-invalid, aria-describedby), the others above the form.
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError } from './api';
+
+export interface FieldProps {
+  label: string;
+  name: string;
+  value: string;
+  onInput: (value: string) => void;
+  error?: string | null;
+  type?: string;
+  autoComplete?: string;
+  required?: boolean;
+  inputMode?: 'decimal' | 'email' | 'text';
+}
+
+export function Field({ label, name, value, onInput, error, type = 'text', autoComplete, required = true, inputMode }: FieldProps) {
+  const id = `field-${name}`;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} name={name} type={type} value={value} required={required} autoComplete={autoComplete} inputMode={inputMode}
+        aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined}
+        onInput={(e) => onInput((e.target as HTMLInputElement).value)} />
+      {error ? <p id={`${id}-error`} class="field-error">{error}</p> : null}
+    </div>
+  );
+}
+
+export function Select({ label, name, value, options, onInput }: { label: string; name: string; value: string; options: string[]; onInput: (value: string) => void }) {
+  const id = `field-${name}`;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} name={name} value={value} onChange={(e) => onInput((e.target as HTMLSelectElement).value)}>
+        {options.map((option) => <option key={option} value={option}>{option}</option>)}
+      </select>
+    </div>
+  );
+}
+
+/** A form's errors: by field (the API's `details`, mapped to the form's own names), or for the whole form. */
+export interface FormErrors { fields: Record<string, string>; form: string | null }
+
+export function useSubmit(fieldOf: (details: string | null) => string | null = (d) => d) {
+  const [errors, setErrors] = useState<FormErrors>({ fields: {}, form: null });
+  const [busy, setBusy] = useState(false);
+  async function submit(work: () => Promise<void>) {
+    setBusy(true);
+    setErrors({ fields: {}, form: null });
+    try {
+      await work();
+    } catch (error) {
+      if (error instanceof ApiError) {
+        const field = fieldOf(error.body.details);
+        setErrors(field ? { fields: { [field]: error.body.message }, form: null } : { fields: {}, form: error.body.message });
+      } else {
+        setErrors({ fields: {}, form: (error as Error).message });
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { errors, busy, submit };
+}
+
+export function FormError({ message }: { message: string | null }) {
+  return message ? <p class="form-error" role="alert">{message}</p> : null;
+}
+
+export function Section({ title, children }: { title: string; children: ComponentChildren }) {
+  const id = `section-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;
+  return (
+    <section aria-labelledby={id} class="card">
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,183 @@
+// The browser dashboard (/dashboard), walked as a person walks it, in Debian's Chromium driven by
+// playwright-core: create a sandbox account and copy its secret key, add test funds, send a
+// transfer and watch it complete in the Activity feed, refuse bad input next to its field, sign
+// out and in again, from the keyboard, at 375 px and at 1280 px. axe-core checks every page (no
+// serious or critical violation), and the page runs under a Content-Security-Policy that allows
+// no inline script, with no violation reported. Screenshots go to DASHBOARD_SCREENSHOTS_DIR
+// (the README's were taken so), else to a temporary folder.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { testService } from '../hooks';
+import { signUp, TEST_PASSWORD } from '../support/accounts';
+import { call } from '../support/http';
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'dashboard-shots-'));
+const BUILT = path.join(__dirname, '..', '..', 'dashboard');
+
+interface AxeViolation { id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function accessibilityViolations(page: Page): Promise<string[]> {
+  // Evaluated through the browser's debugging protocol, which the page's CSP does not govern.
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((result) => result.violations)') as AxeViolation[];
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+}
+
+describe('the dashboard in a browser', function () {
+  this.timeout(120_000);
+  const base = () => testService().baseUrl;
+  let browser: Browser;
+  let page: Page;
+  const cspViolations: string[] = [];
+  const email = `dashboard-${Date.now()}@example.com`;
+
+  before(async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
+  });
+  after(async () => browser?.close());
+
+  const expectAccessible = async (what: string) => assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
+  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+
+  it('serves the page under a Content-Security-Policy without inline script, never cached, its assets cached for good', async () => {
+    const response = await fetch(`${base()}/dashboard`);
+    assert.equal(response.status, 200);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    const html = await response.text();
+    assert.doesNotMatch(html, /<script>(?!<)/, 'no inline script');
+    const script = /src="(\/dashboard\/assets\/app-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+    assert.ok(script, html);
+    const asset = await fetch(`${base()}${script}`);
+    assert.deepEqual([asset.status, asset.headers.get('cache-control')], [200, 'public, max-age=31536000, immutable']);
+    assert.equal((await fetch(`${base()}/dashboard/assets/nothing.js`)).status, 404);
+  });
+
+  it('keeps the JavaScript and CSS together under 150 KB gzipped', () => {
+    const files = readdirSync(path.join(BUILT, 'assets'));
+    const gzipped = files.reduce((sum, file) => sum + gzipSync(readFileSync(path.join(BUILT, 'assets', file))).length, 0);
+    console.log(`      dashboard JS + CSS: ${(gzipped / 1024).toFixed(1)} KB gzipped (${files.join(', ')})`);
+    assert.ok(gzipped <= 150 * 1024, `${gzipped} bytes gzipped`);
+  });
+
+  it('creates a sandbox account, shows its secret key once with a copy button, and signs in with the session in this tab only', async () => {
+    await page.goto(`${base()}/dashboard`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await expectAccessible('the sign-in page');
+    await shot('sign-in');
+    const signUpForm = page.getByRole('region', { name: 'Create sandbox account' });
+    await signUpForm.getByLabel('Email').fill(email);
+    await signUpForm.getByLabel(/Password/).fill(TEST_PASSWORD);
+    await signUpForm.getByLabel('Business name').fill('Dashboard Ltd');
+    await signUpForm.getByLabel(/Country/).fill('XX');
+    await signUpForm.getByRole('button', { name: 'Create sandbox account' }).click();
+    const countryError = page.locator('#field-country_code-error');
+    await countryError.waitFor();
+    assert.match(await countryError.textContent() ?? '', /country_code/, 'the API\'s message next to the field');
+    assert.equal(await signUpForm.getByLabel(/Country/).getAttribute('aria-invalid'), 'true');
+
+    await signUpForm.getByLabel(/Country/).fill('GB');
+    await signUpForm.getByRole('button', { name: 'Create sandbox account' }).click();
+    const key = await page.getByTestId('secret-key').textContent();
+    assert.match(key ?? '', /^sk_/);
+    assert.ok(await page.getByRole('button', { name: 'Copy secret key' }).isVisible());
+    await shot('secret-key');
+    await page.getByRole('button', { name: 'Continue to the dashboard' }).click();
+    await page.getByRole('heading', { name: 'Balances' }).waitFor();
+    assert.doesNotMatch(page.url(), /sk_|eyJ/, 'no credential in the address');
+    const stored = await page.evaluate('sessionStorage.getItem("dashboard.session")') as string | null;
+    assert.ok(stored && JSON.parse(stored).token, 'the session is kept in this tab\'s sessionStorage');
+    assert.equal(await page.evaluate('document.cookie'), '', 'and in no cookie');
+  });
+
+  it('adds test funds, refuses bad input next to the field, and shows the balance move', async () => {
+    const started = Date.now();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Balances' }).waitFor();
+    const paint = await page.evaluate('performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null') as number | null;
+    console.log(`      overview: first contentful paint ${paint === null ? 'n/a' : `${Math.round(paint)} ms`}, balances shown ${Date.now() - started} ms after the reload began`);
+
+    const funds = page.getByRole('region', { name: 'Add test funds' });
+    await funds.getByLabel('Amount').fill('12.345');
+    await funds.getByRole('button', { name: 'Add test funds' }).click();
+    await page.locator('#field-faucet-amount-error').waitFor();
+    assert.match(await page.locator('#field-faucet-amount-error').textContent() ?? '', /decimal/);
+
+    await funds.getByLabel('Currency').selectOption('USD');
+    await funds.getByLabel('Amount').fill('100.00');
+    await funds.getByRole('button', { name: 'Add test funds' }).click();
+    const balances = page.getByRole('region', { name: 'Balances by currency' });
+    await balances.getByRole('row', { name: /USD\s+100\.00\s+0\.00/ }).waitFor();
+    await page.getByRole('log', { name: 'Activity' }).getByText('balance.updated').first().waitFor();
+    await expectAccessible('the overview');
+    await shot('overview');
+  });
+
+  it('sends a transfer from the keyboard and watches it complete, in the form and in the Activity feed', async () => {
+    const friend = await signUp(base());
+    // From the keyboard: the Transfers link, then the form's fields in order.
+    await page.getByRole('link', { name: 'Transfers' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Send' }).waitFor();
+    await page.getByLabel('Recipient email').focus();
+    await page.keyboard.type(friend.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('10.00');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('sent-status').filter({ hasText: 'completed' }).waitFor();
+    await page.getByRole('region', { name: 'Transfers' }).getByRole('cell', { name: friend.email }).waitFor();
+    const received = await call(base(), 'GET', '/v1/accounts/me/balance', undefined, { token: friend.token });
+    assert.equal(received.body.breakdown.find((b: { currency: string }) => b.currency === 'USD').available, '10.00');
+
+    await page.getByLabel('Recipient email').fill('nobody-here@example.com');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('#field-email-error').waitFor();
+    assert.match(await page.locator('#field-email-error').textContent() ?? '', /no account is registered/);
+    await expectAccessible('the transfers page');
+    await shot('transfers');
+
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('log', { name: 'Activity' }).getByText('transfer.completed').waitFor();
+  });
+
+  it('is usable at 375 px: nothing wider than the screen, every area reachable', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const area of ['Overview', 'Transfers']) {
+      await page.getByRole('link', { name: area }).click();
+      await page.getByRole('heading', { level: 1, name: area }).waitFor();
+      const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth') as number;
+      assert.ok(overflow <= 0, `${area} is ${overflow} px wider than the screen`);
+      await expectAccessible(`${area} at 375 px`);
+    }
+    await shot('transfers-375');
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('signs out, forgetting the session, and signs in again with email and password', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    assert.equal(await page.evaluate('sessionStorage.getItem("dashboard.session")') as string | null, null);
+    const signIn = page.getByRole('region', { name: 'Sign in' });
+    await signIn.getByLabel('Email').fill(email);
+    await signIn.getByLabel('Password').fill('not the password');
+    await signIn.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await signIn.getByLabel('Password').fill(TEST_PASSWORD);
+    await signIn.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Balances' }).waitFor();
+    assert.deepEqual(cspViolations, [], 'the page broke no rule of its Content-Security-Policy');
+  });
+});
