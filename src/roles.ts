@@ -24,6 +24,7 @@ import { financeRoutes } from './http/finance';
 import { reconciliationRoutes } from './http/reconciliations';
 import { reconciliationExceptionRoutes } from './http/reconciliation-exceptions';
 import { dashboardMiddleware } from './http/dashboard';
+import { eventRoutes } from './http/events';
 import { ExceptionDesk } from './finance/exception-desk';
 import { Reconciliations } from './finance/reconciliations';
 import { transferRoutes } from './http/transfers';
@@ -104,6 +105,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
       environment: config.environment, replyTimeoutMs: config.ledgerReplyTimeoutMs,
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
+    ...eventRoutes(db),
     ...partnerLinkRoutes(db, partners.links),
     ...webhookRoutes(db, webhookEndpoints, config.environment),
     ...webhookDeliveryRoutes(webhookEndpoints, new WebhookDeliveries(db), config.environment),

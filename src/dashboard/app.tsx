@@ -29,7 +29,8 @@ export function App() {
   const [events, setEvents] = useState<DomainEvent[]>([]);
   const [live, setLive] = useState(false);
   const hash = useHash();
-  const signOut = () => { forgetSession(); setApiToken(null, () => undefined); setEvents([]); setSession(null); };
+  // Signing out also leaves the area, so the next person to sign in starts at the overview.
+  const signOut = () => { forgetSession(); setApiToken(null, () => undefined); setEvents([]); setSession(null); location.hash = '#/overview'; };
   setApiToken(session?.token ?? null, signOut);
 
   useEffect(() => {

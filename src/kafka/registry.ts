@@ -37,10 +37,16 @@ export class AvroCodec {
   async registerAll(files: SchemaFile[] = readSchemaFiles()): Promise<Map<string, number>> {
     for (const file of files) {
       const subject = `${this.names.full(file.topic)}-value`;
-      const { id } = await this.registry.register(
-        { type: SchemaType.AVRO, schema: file.schema },
-        { subject, compatibility: COMPATIBILITY.BACKWARD },
-      );
+      const schema = { type: SchemaType.AVRO as const, schema: file.schema };
+      let id: number;
+      try {
+        ({ id } = await this.registry.register(schema, { subject, compatibility: COMPATIBILITY.BACKWARD }));
+      } catch (error) {
+        // Another process of the service set the subject's rule first (processes of several roles
+        // starting together): the rule is the one wanted, so register under it.
+        if (!/rule named 'COMPATIBILITY' already exists/i.test((error as Error).message)) throw error;
+        ({ id } = await this.registry.register(schema, { subject }));
+      }
       this.ids.set(file.topic, id);
     }
     return this.ids;

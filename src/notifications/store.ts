@@ -36,3 +36,15 @@ export async function eventsAfter(db: Db, accountId: string, afterSeq: number, l
     .select('account_seq', 'payload');
   return rows.map((row) => ({ seq: Number(row.account_seq), event: { ...row.payload, account_seq: Number(row.account_seq) } }));
 }
+
+/**
+ * The account's events numbered before `beforeSeq` (all, when null), newest first, at most
+ * `limit`, of one type when `type` is given (served by the primary key).
+ */
+export async function eventsBefore(db: Db, accountId: string, beforeSeq: number | null, limit: number, type: string | null): Promise<StoredEvent[]> {
+  const query = db('account_events').where({ account_id: accountId });
+  if (beforeSeq !== null) query.where('account_seq', '<', beforeSeq);
+  if (type !== null) query.whereRaw(`payload->>'type' = ?`, [type]);
+  const rows: Array<{ account_seq: string; payload: DomainEventEnvelope }> = await query.orderBy('account_seq', 'desc').limit(limit).select('account_seq', 'payload');
+  return rows.map((row) => ({ seq: Number(row.account_seq), event: { ...row.payload, account_seq: Number(row.account_seq) } }));
+}
