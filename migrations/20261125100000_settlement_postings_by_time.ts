@@ -1,6 +1,5 @@
 // A reconciliation reads the postings of a partner's settlement account over a few days
-// (src/finance/staged.ts). Without this index it walks every posting the account ever had, so a
-// day took 6 s on a ledger of one busy day and 43 s on one of 31. Only system accounts (no
+// (src/finance/staged.ts). Without this index it walks every posting the account ever had. Only system accounts (no
 // account_id) are indexed: customer-to-customer postings, most of the ledger's writes, pay nothing.
 import type { Knex } from 'knex';
 

@@ -103,6 +103,11 @@ export class Reconciliations {
   async run(request: ReconcileRequest): Promise<ReconciliationView | null> {
     checkRange(request.from, request.to);
     const uploaded = request.statementCsv === null ? null : statementCsvChunks(request.statementCsv);
+    // Both sides are read in full over the range and its date tolerance; a line further off meets
+    // its movement by reference, up to LOOKAROUND_DAYS away; a movement whose line comes later
+    // stays ledger_only until the run of that line's day pairs it (and closes the exception).
+    const nearFrom = addDays(request.from, -request.dateToleranceDays);
+    const nearTo = addDays(request.to, request.dateToleranceDays);
     const wideFrom = addDays(request.from, -LOOKAROUND_DAYS);
     const wideTo = addDays(request.to, LOOKAROUND_DAYS);
     const row: ReconciliationRow = {
@@ -110,13 +115,13 @@ export class Reconciliations {
       amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 },
       totals: [], created_at: new Date(), exceptions: { opened: 0, resolved: 0 },
     };
-    const lines = uploaded ?? statementDays(this.clients(request.partner), request.partner, wideFrom, wideTo);
+    const lines = uploaded ?? statementDays(this.clients(request.partner), request.partner, nearFrom, nearTo);
     const rules = { from: request.from, to: request.to, amountTolerance: new Money(request.amountTolerance), dateToleranceDays: request.dateToleranceDays };
     const roundId = randomUUID();
     const trx = await this.runtime.db.transaction();
     let answer: { view: ReconciliationView; events: DomainEventEnvelope[] } | null;
     try {
-      answer = await this.runIn(trx, row, request.dryRun, roundId, () => reconcileStaged(trx, { reconciliationId: row.id, partner: row.partner, wideFrom, wideTo, rules }, lines));
+      answer = await this.runIn(trx, row, request.dryRun, roundId, () => reconcileStaged(trx, { reconciliationId: row.id, partner: row.partner, nearFrom, nearTo, wideFrom, wideTo, rules }, lines));
       if (answer && !request.dryRun) await trx.commit();
       else await trx.rollback(); // a dry run stores and announces nothing
     } catch (error) {

@@ -8,7 +8,7 @@ import { isPartnerError } from '../partners/errors';
 import type { StatementEntry } from './match';
 
 const DAY_MS = 86_400_000;
-/** Days before and after the range read on both sides, so that a line a few days early or late still finds its movement. */
+/** How many days before and after the range the ledger is searched for a line's movement by its reference, so a line days early or late still meets it. */
 export const LOOKAROUND_DAYS = 7;
 
 export const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);

@@ -19,7 +19,10 @@ export type LineChunks = AsyncIterable<StatementEntry[]>;
 export interface StagedRun {
   reconciliationId: string;
   partner: string;
-  /** The days read on both sides: the range and the days around it. */
+  /** The days read in full on both sides: the range and the date tolerance around it. */
+  nearFrom: string;
+  nearTo: string;
+  /** How far around the range the ledger is searched for the movement of a line's reference. */
   wideFrom: string;
   wideTo: string;
   rules: MatchRules;
@@ -41,22 +44,39 @@ async function stageLines(trx: Knex.Transaction, chunks: LineChunks): Promise<vo
   }
 }
 
-/** The movements on the partner's settlement accounts, signed as the partner sees them (settlement.ts), ordered as match.ts orders them. */
+/**
+ * The movements on the partner's settlement accounts, signed as the partner sees them
+ * (settlement.ts), ordered as match.ts orders them: every one of the days read in full, and from
+ * the days around them only those of a payment a staged line names (its reference, or one its
+ * batch settles), found through the payment, so a line days early or late still meets its
+ * movement without the ledger reading those days whole.
+ */
 async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
-  await trx.raw(
+  const movement = `SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, pay.external_id AS reference`;
+  const onSettlementAccount = `p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE :accounts AND kind = 'system')
+          AND p.account_id IS NULL -- a system account's posting: postings_system_account_created
+          AND e.kind <> 'reconciliation_adjustment' AND p.currency = ANY(:currencies::text[])`;
+  await trx.raw(...named(
     `CREATE TEMP TABLE recon_moves ON COMMIT DROP AS
      SELECT row_number() OVER (ORDER BY day, entry_id::text) AS seq, * FROM (
-       SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, pay.external_id AS reference
+       ${movement}
          FROM postings p
          JOIN journal_entries e ON e.id = p.entry_id
          LEFT JOIN payments pay ON pay.id = e.payment_id
-        WHERE p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE ? AND kind = 'system')
-          AND p.account_id IS NULL -- a system account's posting: postings_system_account_created
-          AND p.created_at >= ?::date AND p.created_at < ?::date + 1
-          AND e.kind <> 'reconciliation_adjustment'
-          AND p.currency = ANY(?::text[])) AS m`,
-    [`sys:partner:${run.partner}:%`, run.wideFrom, run.wideTo, CURRENCIES],
-  );
+        WHERE ${onSettlementAccount}
+          AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1
+       UNION
+       ${movement}
+         FROM payments pay
+         JOIN journal_entries e ON e.payment_id = pay.id -- journal_entries_payment
+         JOIN postings p ON p.entry_id = e.id
+        WHERE pay.partner = :partner -- payments_partner_reference
+          AND pay.external_id IN (SELECT reference FROM recon_lines WHERE reference IS NOT NULL
+                                  UNION SELECT jsonb_array_elements_text(settles) FROM recon_lines WHERE jsonb_typeof(settles) = 'array')
+          AND ${onSettlementAccount}
+          AND p.created_at >= :wideFrom::date AND p.created_at < :wideTo::date + 1) AS m`,
+    { accounts: `sys:partner:${run.partner}:%`, currencies: [...CURRENCIES], partner: run.partner, nearFrom: run.nearFrom, nearTo: run.nearTo, wideFrom: run.wideFrom, wideTo: run.wideTo },
+  ));
   await trx.raw('CREATE INDEX ON recon_moves (reference)');
   await trx.raw('CREATE INDEX ON recon_lines (reference)');
   await trx.raw('ANALYZE recon_moves');

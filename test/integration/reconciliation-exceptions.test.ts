@@ -99,7 +99,7 @@ describe('reconciliation exceptions: the queue finance works', function () {
     exceptions = open.body.data;
     assert.equal(exceptions.length, 6);
     assert.deepEqual(exceptions.map((e) => e.reconciliation_id), Array(6).fill(first.body.id), 'oldest first: all from the first report');
-    assert.deepEqual([about('missing').category, about('twice').category, about('fee').field, about('late').field], ['ledger_only', 'statement_only', 'fee', 'value_date']);
+    assert.deepEqual([about('missing').category, about('twice').category, about('fee').field, about('late').category], ['ledger_only', 'statement_only', 'fee', 'ledger_only']);
     assert.ok(!exceptions.some((e) => e.reference === paid.clean.external_id), 'a matched item is no exception');
 
     const firstPage = await list('status=open&limit=4');
@@ -144,7 +144,6 @@ describe('reconciliation exceptions: the queue finance works', function () {
     assert.deepEqual([replay.status, replay.body], [200, explained.body], 'the same Idempotency-Key replays the answer');
     expectError(await resolve(about('twiceMore').id, { resolution: 'explained', note: 'again' }), 409, 'exception_already_resolved', 'id');
 
-    expectError(await resolve(about('late').id, { resolution: 'adjusted', note: 'n' }), 422, 'nothing_to_adjust', 'resolution', 'a value date is no amount');
     const adjusted = await resolve(about('fee').id, { resolution: 'adjusted', note: 'the partner\'s fee of 0.50 is ours to bear' });
     assert.equal(adjusted.status, 200, JSON.stringify(adjusted.body));
     const entryId = adjusted.body.adjustment_entry_id;
@@ -187,5 +186,14 @@ describe('reconciliation exceptions: the queue finance works', function () {
     assert.equal(JSON.parse(event.data.attributes!).resolved_by_reconciliation_id, later.body.id);
     const open = (await list('status=open')).body.data.map((e: Exception) => e.id);
     assert.deepEqual(open, [about('twiceEur').id], 'only the exception nobody worked is open');
+
+    // The line's own day, with the default tolerance of a day: the pair disagrees on the value date,
+    // an exception with no amount to adjust.
+    const lateDay = new Date(Date.parse(`${today()}T00:00:00Z`) + 3 * 86_400_000).toISOString().slice(0, 10);
+    const ofLateDay = await reconcile({ from: lateDay, to: lateDay });
+    assert.deepEqual([ofLateDay.status, ofLateDay.body.exceptions], [201, { opened: 1, resolved: 0 }], JSON.stringify(ofLateDay.body));
+    const dated = (await list('status=open')).body.data.find((e: Exception) => e.reference === paid.late.external_id);
+    assert.deepEqual([dated?.category, dated?.field], ['mismatched', 'value_date']);
+    expectError(await resolve(dated!.id, { resolution: 'adjusted', note: 'n' }), 422, 'nothing_to_adjust', 'resolution', 'a value date is no amount');
   });
 });
