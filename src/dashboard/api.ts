@@ -18,21 +18,40 @@ export function setApiToken(value: string | null, unauthorized: () => void): voi
   onUnauthorized = unauthorized;
 }
 
-export function authorization(): Record<string, string> {
-  return token ? { Authorization: `Bearer ${token}` } : {};
+/** Another credential for one call (the master key the Finance area asks for); the session otherwise. */
+export interface CallOptions { credential?: string }
+
+export function authorization(options: CallOptions = {}): Record<string, string> {
+  const bearer = options.credential ?? token;
+  return bearer ? { Authorization: `Bearer ${bearer}` } : {};
 }
 
-export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { ...authorization(), Accept: 'application/json' };
+async function refusal(response: Response, options: CallOptions): Promise<ApiError> {
+  const text = await response.text();
+  const parsed = text.startsWith('{') ? JSON.parse(text) : null;
+  // Only the session's refusal signs out; a mistyped master key does not.
+  if (response.status === 401 && token && options.credential === undefined) onUnauthorized();
+  return new ApiError(response.status, parsed && typeof parsed.error === 'string' ? parsed as ApiErrorBody : { error: 'unexpected', message: `the API answered ${response.status}`, details: null });
+}
+
+export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { ...authorization(options), Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET') headers['Idempotency-Key'] = crypto.randomUUID();
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!response.ok) throw await refusal(response, options);
   const text = await response.text();
-  const parsed = text ? JSON.parse(text) : null;
-  if (!response.ok) {
-    if (response.status === 401 && token) onUnauthorized();
-    const error = parsed && typeof parsed.error === 'string' ? parsed as ApiErrorBody : { error: 'unexpected', message: `the API answered ${response.status}`, details: null };
-    throw new ApiError(response.status, error);
-  }
-  return parsed as T;
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+/** Saves what `path` answers as CSV to a file named `filename`, as the browser saves any download. */
+export async function downloadCsv(path: string, filename: string, options: CallOptions = {}): Promise<void> {
+  const response = await fetch(path, { headers: { ...authorization(options), Accept: 'text/csv' } });
+  if (!response.ok) throw await refusal(response, options);
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }

@@ -1,17 +1,37 @@
 // The dashboard: signed out, the sign-in and sign-up forms; signed in, the areas of the sandbox
 // (the address's #fragment names the area, never a credential) and the account's live events.
+import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { setApiToken } from './api';
 import { followEvents, type DomainEvent } from './events';
+import { ApiKeys } from './pages/api-keys';
+import { Customers } from './pages/customers';
+import { EventList } from './pages/event-list';
+import { Finance } from './pages/finance';
+import { Fx } from './pages/fx';
 import { Overview } from './pages/overview';
+import { Payments } from './pages/payments';
+import { RequestLogs } from './pages/request-logs';
 import { SignIn, SignUp } from './pages/sign-in';
 import { Transfers } from './pages/transfers';
+import { Webhooks } from './pages/webhooks';
 import { forgetSession, loadSession, saveSession, type Session } from './session';
 
-const AREAS = [
-  { hash: '#/overview', label: 'Overview' },
-  { hash: '#/transfers', label: 'Transfers' },
-] as const;
+type Area = { hash: string; label: string; page: (events: DomainEvent[]) => JSX.Element; developers?: true };
+const AREAS: Area[] = [
+  { hash: '#/overview', label: 'Overview', page: (events) => <Overview events={events} /> },
+  { hash: '#/transfers', label: 'Transfers', page: (events) => <Transfers events={events} /> },
+  { hash: '#/fx', label: 'FX', page: () => <Fx /> },
+  { hash: '#/customers', label: 'Customers', page: () => <Customers /> },
+  { hash: '#/payments', label: 'Payments', page: (events) => <Payments events={events} /> },
+  { hash: '#/developers', label: 'API keys', page: () => <ApiKeys />, developers: true },
+  { hash: '#/developers/logs', label: 'Request logs', page: () => <RequestLogs />, developers: true },
+  { hash: '#/developers/webhooks', label: 'Webhooks', page: (events) => <Webhooks events={events} />, developers: true },
+  { hash: '#/developers/events', label: 'Events', page: (events) => <EventList events={events} />, developers: true },
+  { hash: '#/finance', label: 'Finance', page: () => <Finance /> },
+];
+/** The top bar names Developers once; its own areas are listed on its pages. */
+const TOP_AREAS = AREAS.filter((a) => !a.developers || a.hash === '#/developers');
 const EVENTS_KEPT = 100;
 
 function useHash(): string {
@@ -65,14 +85,21 @@ export function App() {
       <header class="bar">
         <p class="brand">Payments sandbox</p>
         <nav aria-label="Areas">
-          <ul>{AREAS.map((a) => <li key={a.hash}><a href={a.hash} aria-current={a === area ? 'page' : undefined}>{a.label}</a></li>)}</ul>
+          <ul>{TOP_AREAS.map((a) => (
+            <li key={a.hash}><a href={a.hash} aria-current={a === area || (a.developers && area.developers) ? 'page' : undefined}>{a.developers ? 'Developers' : a.label}</a></li>
+          ))}</ul>
         </nav>
         <p class="who"><span class="hint">{session.email}</span> <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span></p>
         <button type="button" onClick={signOut}>Sign out</button>
       </header>
       <main id="main" tabIndex={-1}>
         <h1>{area.label}</h1>
-        {area.hash === '#/transfers' ? <Transfers events={events} /> : <Overview events={events} />}
+        {area.developers ? (
+          <nav aria-label="Developers" class="subnav">
+            <ul>{AREAS.filter((a) => a.developers).map((a) => <li key={a.hash}><a href={a.hash} aria-current={a === area ? 'page' : undefined}>{a.label}</a></li>)}</ul>
+          </nav>
+        ) : null}
+        {area.page(events)}
       </main>
     </>
   );

@@ -79,3 +79,17 @@ export function Section({ title, children }: { title: string; children: Componen
     </section>
   );
 }
+
+/** A secret the API shows once (a key, a signing secret): shown with a button that copies it. */
+export function ShownOnce({ title, intro, secret, copyLabel, onDone, doneLabel = 'Done' }: { title: string; intro: string; secret: string; copyLabel: string; onDone: () => void; doneLabel?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <Section title={title}>
+      <p>{intro}</p>
+      <p><code class="secret" data-testid="secret">{secret}</code></p>
+      <button type="button" onClick={() => { void navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false)); }}>{copyLabel}</button>
+      <span role="status" class="hint">{copied ? ' Copied' : ''}</span>
+      <p><button type="button" onClick={onDone}>{doneLabel}</button></p>
+    </Section>
+  );
+}

@@ -4,14 +4,13 @@
 // installed by `scripts/stack.sh tools`, which `npm test` runs.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 import { testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
 
-// The flags this machine's closed network needs (no background connections, no sandbox as root).
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe('the partner pages in a browser', function () {
   this.timeout(60_000);
@@ -20,7 +19,7 @@ describe('the partner pages in a browser', function () {
   let owner: SignedUp;
   let customerId: string;
   before(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     owner = await signUp(base());
     customerId = (await createCustomer(base(), owner.key)).body.id;
   });

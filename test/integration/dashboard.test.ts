@@ -6,29 +6,16 @@
 // no inline script, with no violation reported. Screenshots go to DASHBOARD_SCREENSHOTS_DIR
 // (the README's were taken so), else to a temporary folder.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { testService } from '../hooks';
 import { signUp, TEST_PASSWORD } from '../support/accounts';
 import { call } from '../support/http';
+import { accessibilityViolations, launchChromium, overflowOf, screenshot } from '../support/browser';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const SHOTS = process.env.DASHBOARD_SCREENSHOTS_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'dashboard-shots-'));
 const BUILT = path.join(__dirname, '..', '..', 'dashboard');
-
-interface AxeViolation { id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function accessibilityViolations(page: Page): Promise<string[]> {
-  // Evaluated through the browser's debugging protocol, which the page's CSP does not govern.
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((result) => result.violations)') as AxeViolation[];
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-}
 
 describe('the dashboard in a browser', function () {
   this.timeout(120_000);
@@ -39,14 +26,19 @@ describe('the dashboard in a browser', function () {
   const email = `dashboard-${Date.now()}@example.com`;
 
   before(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
   });
   after(async () => browser?.close());
 
-  const expectAccessible = async (what: string) => assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  /** No serious or critical accessibility violation, and nothing wider than the window. */
+  const expectAccessible = async (what: string) => {
+    assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
+    const { overflow, sticking } = await overflowOf(page);
+    assert.ok(overflow <= 0, `${what} is ${overflow} px wider than the window (${sticking})`);
+  };
+  const shot = (name: string) => screenshot(page, name);
 
   it('serves the page under a Content-Security-Policy without inline script, never cached, its assets cached for good', async () => {
     const response = await fetch(`${base()}/dashboard`);
@@ -89,7 +81,7 @@ describe('the dashboard in a browser', function () {
 
     await signUpForm.getByLabel(/Country/).fill('GB');
     await signUpForm.getByRole('button', { name: 'Create sandbox account' }).click();
-    const key = await page.getByTestId('secret-key').textContent();
+    const key = await page.getByTestId('secret').textContent();
     assert.match(key ?? '', /^sk_/);
     assert.ok(await page.getByRole('button', { name: 'Copy secret key' }).isVisible());
     await shot('secret-key');
@@ -138,7 +130,7 @@ describe('the dashboard in a browser', function () {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByTestId('sent-status').filter({ hasText: 'completed' }).waitFor();
-    await page.getByRole('region', { name: 'Transfers' }).getByRole('cell', { name: friend.email }).waitFor();
+    await page.getByRole('region', { name: 'Transfers list' }).getByRole('cell', { name: friend.email }).waitFor();
     const received = await call(base(), 'GET', '/v1/accounts/me/balance', undefined, { token: friend.token });
     assert.equal(received.body.breakdown.find((b: { currency: string }) => b.currency === 'USD').available, '10.00');
 
@@ -155,11 +147,12 @@ describe('the dashboard in a browser', function () {
 
   it('is usable at 375 px: nothing wider than the screen, every area reachable', async () => {
     await page.setViewportSize({ width: 375, height: 800 });
-    for (const area of ['Overview', 'Transfers']) {
-      await page.getByRole('link', { name: area }).click();
-      await page.getByRole('heading', { level: 1, name: area }).waitFor();
-      const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth') as number;
-      assert.ok(overflow <= 0, `${area} is ${overflow} px wider than the screen`);
+    const areas = [['Overview', 'Overview'], ['Transfers', 'Transfers'], ['FX', 'FX'], ['Customers', 'Customers'], ['Payments', 'Payments'], ['Developers', 'API keys'], ['Finance', 'Finance']];
+    for (const [link, area] of areas) {
+      await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: link, exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: area, exact: true }).waitFor();
+      const { overflow, sticking } = await overflowOf(page);
+      assert.ok(overflow <= 0, `${area} is ${overflow} px wider than the screen (${sticking})`);
       await expectAccessible(`${area} at 375 px`);
     }
     await shot('transfers-375');

@@ -12,7 +12,7 @@ function sources(folder: string): Array<{ file: string; text: string }> {
   for (const entry of fs.readdirSync(path.join(ROOT, folder), { withFileTypes: true })) {
     const relative = path.join(folder, entry.name);
     if (entry.isDirectory()) found.push(...sources(relative));
-    else if (entry.name.endsWith('.ts')) found.push({ file: relative, text: fs.readFileSync(path.join(ROOT, relative), 'utf8') });
+    else if (/\.tsx?$/.test(entry.name)) found.push({ file: relative, text: fs.readFileSync(path.join(ROOT, relative), 'utf8') });
   }
   return found;
 }
@@ -89,7 +89,7 @@ describe('house rules', () => {
 
   it('imports across folders only what the map allows', () => {
     const offenders = code.flatMap(({ file, text }) => {
-      const from = folderOf(file.replace(/\.ts$/, ''));
+      const from = folderOf(file.replace(/\.tsx?$/, ''));
       const allowed = MAY_IMPORT[from];
       if (!allowed) return [`${file}: its folder ${from} is not in the map`];
       return importsOf(file, text).map(folderOf).filter((to) => to !== from && !allowed.includes(to)).map((to) => `${file} imports ${to}`);
@@ -106,7 +106,7 @@ describe('house rules', () => {
   });
 
   it('has no import circles between modules', () => {
-    const graph = new Map(code.map(({ file, text }) => [file.replace(/\.ts$/, ''), importsOf(file, text)]));
+    const graph = new Map(code.map(({ file, text }) => [file.replace(/\.tsx?$/, ''), importsOf(file, text)]));
     const circles: string[] = [];
     const state = new Map<string, 'open' | 'done'>();
     const visit = (module: string, trail: string[]) => {

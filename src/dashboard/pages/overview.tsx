@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
+import { BalanceChart } from './balance-chart';
 
 interface Balance { currency: string; available: string; pending: string }
 export const CURRENCIES = ['USD', 'EUR', 'GBP', 'USDC', 'EURC'];
@@ -30,6 +31,7 @@ export function Overview({ events }: { events: DomainEvent[] }) {
           </div>
         )}
       </Section>
+      {balances === null ? null : <BalanceChart currencies={balances.map((b) => b.currency)} refreshOn={balanceEvents} />}
       <Section title="Add test funds">
         <form onSubmit={(e) => {
           e.preventDefault();

@@ -2,7 +2,7 @@
 // with a button to copy it.
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Field, FormError, Section, useSubmit } from '../forms';
+import { Field, FormError, Section, ShownOnce, useSubmit } from '../forms';
 import type { Session } from '../session';
 
 interface SessionAnswer { token: string; expires_at: string }
@@ -33,18 +33,12 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
 export function SignUp({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [form, setForm] = useState({ email: '', password: '', business_name: '', country_code: '' });
   const [created, setCreated] = useState<{ key: string; session: Session } | null>(null);
-  const [copied, setCopied] = useState(false);
   const signUp = useSubmit();
   const set = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
   if (created) {
     return (
-      <Section title="Your secret key">
-        <p>Copy it now: it is shown only once. It moves money for your sandbox account from your code.</p>
-        <p><code class="secret" data-testid="secret-key">{created.key}</code></p>
-        <button type="button" onClick={() => { void navigator.clipboard?.writeText(created.key).then(() => setCopied(true), () => setCopied(false)); }}>Copy secret key</button>
-        <span role="status" class="hint">{copied ? ' Copied' : ''}</span>
-        <p><button type="button" onClick={() => onSignedIn(created.session)}>Continue to the dashboard</button></p>
-      </Section>
+      <ShownOnce title="Your secret key" intro="Copy it now: it is shown only once. It moves money for your sandbox account from your code."
+        secret={created.key} copyLabel="Copy secret key" doneLabel="Continue to the dashboard" onDone={() => onSignedIn(created.session)} />
     );
   }
   return (

@@ -5,10 +5,11 @@ import { api } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { CURRENCIES } from './overview';
+import { StatusHistory, usePaged, When, type StatusChange } from '../lists';
 
 interface Transfer { transfer_id: string; status: string; amount: string; currency: string; type: string; created_at: string; recipient?: { email?: string } | null }
-interface Page { data: Transfer[]; has_more: boolean; next_cursor: string | null }
 const STATUSES = ['all', 'pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
+const FINAL = new Set(['completed', 'failed', 'rolled_back']);
 
 /** The API names the body's fields; the form names them the same but for the recipient. */
 const fieldOf = (details: string | null) => (details === 'recipient_email' ? 'email' : details);
@@ -18,9 +19,15 @@ export function Transfers({ events }: { events: DomainEvent[] }) {
   const [sent, setSent] = useState<Transfer | null>(null);
   const send = useSubmit(fieldOf);
   const set = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
-  // The latest event about the transfer just sent says its status now.
+  // The latest event about the transfer just sent says its status now; while it is not final the
+  // transfer is also read again each second, so a dropped event stream cannot leave it pending.
   const latest = sent ? events.find((e) => e.resource_type === 'transfer' && e.resource_id === sent.transfer_id) : undefined;
-  const status = latest?.data.status ?? sent?.status;
+  const status = sent && FINAL.has(sent.status) ? sent.status : latest?.data.status ?? sent?.status;
+  useEffect(() => {
+    if (!sent || !status || FINAL.has(status)) return undefined;
+    const timer = setTimeout(() => { void api<Transfer>('GET', `/v1/transfers/${sent.transfer_id}`).then(setSent, () => undefined); }, 1000);
+    return () => clearTimeout(timer);
+  }, [sent, status]);
   return (
     <>
       <Section title="Send">
@@ -45,35 +52,54 @@ export function Transfers({ events }: { events: DomainEvent[] }) {
 
 function TransferList({ refreshOn }: { refreshOn: number }) {
   const [status, setStatus] = useState('all');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const [page, setPage] = useState<Page | null>(null);
-  const before = cursors[cursors.length - 1];
-  useEffect(() => {
-    const query = new URLSearchParams({ limit: '10' });
-    if (status !== 'all') query.set('status', status);
-    if (before) query.set('before', before);
-    void api<Page>('GET', `/v1/transfers?${query}`).then(setPage, () => setPage({ data: [], has_more: false, next_cursor: null }));
-  }, [status, before, refreshOn]);
+  const [shown, setShown] = useState<string | null>(null);
+  const { page, error, pager } = usePaged<Transfer>('/v1/transfers', { status: status === 'all' ? undefined : status }, refreshOn);
   return (
-    <Section title="Transfers">
-      <Select label="Status" name="status-filter" value={status} options={STATUSES} onInput={(value) => { setStatus(value); setCursors([]); }} />
-      {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No transfers{status === 'all' ? '' : ` ${status}`} yet.</p> : (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Transfers">
-          <table>
-            <thead><tr><th scope="col">Created</th><th scope="col">Recipient</th><th scope="col">Amount</th><th scope="col">Status</th></tr></thead>
-            <tbody>{page.data.map((t) => (
-              <tr key={t.transfer_id}>
-                <td><time dateTime={t.created_at}>{new Date(t.created_at).toLocaleString()}</time></td>
-                <td>{t.recipient?.email ?? t.type}</td><td class="amount">{t.amount} {t.currency}</td><td>{t.status}</td>
-              </tr>
-            ))}</tbody>
-          </table>
-        </div>
+    <>
+      <Section title="Transfers">
+        <Select label="Status" name="status-filter" value={status} options={STATUSES} onInput={setStatus} />
+        <FormError message={error} />
+        {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No transfers{status === 'all' ? '' : ` ${status}`} yet.</p> : (
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Transfers list">
+            <table>
+              <thead><tr><th scope="col">Created</th><th scope="col">Recipient</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead>
+              <tbody>{page.data.map((t) => (
+                <tr key={t.transfer_id}>
+                  <td><When at={t.created_at} /></td>
+                  <td>{t.recipient?.email ?? t.type}</td><td class="amount">{t.amount} {t.currency}</td><td>{t.status}</td>
+                  <td><button type="button" class="link" aria-label={`Details of the transfer of ${t.amount} ${t.currency} created ${new Date(t.created_at).toLocaleString()}`} onClick={() => setShown(t.transfer_id)}>Details</button></td>
+                </tr>
+              ))}</tbody>
+            </table>
+          </div>
+        )}
+        {pager}
+      </Section>
+      {shown ? <TransferDetail id={shown} refreshOn={refreshOn} /> : null}
+    </>
+  );
+}
+
+interface TransferWithHistory extends Transfer { status_history: StatusChange[]; failure: { code: string; message: string } | null; note: string | null }
+
+function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
+  const [transfer, setTransfer] = useState<TransferWithHistory | null>(null);
+  useEffect(() => { void api<TransferWithHistory>('GET', `/v1/transfers/${id}`).then(setTransfer); }, [id, refreshOn]);
+  return (
+    <Section title="Transfer details">
+      {transfer === null ? <p>Loading…</p> : (
+        <>
+          <dl class="facts">
+            <dt>Id</dt><dd><code>{transfer.transfer_id}</code></dd>
+            <dt>Amount</dt><dd class="amount">{transfer.amount} {transfer.currency}</dd>
+            <dt>Recipient</dt><dd>{transfer.recipient?.email ?? transfer.type}</dd>
+            <dt>Status</dt><dd>{transfer.status}</dd>
+            {transfer.failure ? <><dt>Failure</dt><dd>{transfer.failure.message}</dd></> : null}
+          </dl>
+          <h3>Status history</h3>
+          <StatusHistory history={transfer.status_history} />
+        </>
       )}
-      <div class="pager">
-        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-        <button type="button" disabled={!page?.has_more} onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}>Next page</button>
-      </div>
     </Section>
   );
 }

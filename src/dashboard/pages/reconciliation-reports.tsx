@@ -1,0 +1,101 @@
+// Reconciliation reports (master key): run one for a partner and a day, list the stored ones, and
+// read one: each category's count, the totals per currency, the unmatched items by category, and
+// every item (the matched ones too) as CSV.
+import { useState } from 'preact/hooks';
+import { api, downloadCsv } from '../api';
+import { Field, FormError, Section, Select, useSubmit } from '../forms';
+import { usePaged, When } from '../lists';
+
+interface Item { category: string; statement_line_id: string | null; ledger_entry_id: string | null; reference: string | null; currency: string; ledger_amount: string | null; statement_amount: string | null; reason: string }
+interface Report {
+  id: string; partner: string; from: string; to: string; created_at: string; dry_run: boolean;
+  summary: Record<'matched' | 'ledger_only' | 'statement_only' | 'mismatched', number>;
+  totals: Array<{ currency: string; ledger: string; statement: string; matched: string; difference: string }>;
+  exceptions: { opened: number; resolved: number };
+  items: Item[]; items_omitted: number;
+}
+const PARTNERS = ['openbank', 'claimless', 'fiat', 'chain'];
+const UNMATCHED = ['ledger_only', 'statement_only', 'mismatched'] as const;
+const yesterday = () => new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+
+export function Reconciliations({ master }: { master: string }) {
+  const [runs, setRuns] = useState(0);
+  const [shown, setShown] = useState<Report | null>(null);
+  const [form, setForm] = useState({ partner: 'openbank', day: yesterday() });
+  const run = useSubmit((details) => (details === 'from' || details === 'to' ? 'day' : details));
+  const open = useSubmit(() => null);
+  const { page, error, pager } = usePaged<Report>('/v1/reconciliations', {}, runs, { credential: master });
+  return (
+    <>
+      <Section title="Reconciliations">
+        <form onSubmit={(e) => {
+          e.preventDefault();
+          void run.submit(async () => {
+            setShown(await api<Report>('POST', '/v1/reconciliations', { partner: form.partner, from: form.day, to: form.day }, { credential: master }));
+            setRuns((n) => n + 1);
+          });
+        }}>
+          <FormError message={run.errors.form ?? run.errors.fields.partner} />
+          <Select label="Partner to reconcile" name="recon-partner" value={form.partner} options={PARTNERS} onInput={(partner) => setForm({ ...form, partner })} />
+          <Field label="Day to reconcile" name="recon-day" type="date" value={form.day} onInput={(day) => setForm({ ...form, day })} error={run.errors.fields.day} />
+          <button type="submit" disabled={run.busy}>Reconcile</button>
+        </form>
+        <FormError message={error ?? open.errors.form} />
+        {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No reports yet.</p> : (
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Reconciliation reports list">
+            <table>
+              <thead><tr><th scope="col">Partner</th><th scope="col">Days</th><th scope="col">Matched</th><th scope="col">Exceptions</th><th scope="col">Run</th><th scope="col"><span class="visually-hidden">Report</span></th></tr></thead>
+              <tbody>{page.data.map((r) => (
+                <tr key={r.id}>
+                  <td>{r.partner}</td><td>{r.from === r.to ? r.from : `${r.from} to ${r.to}`}</td><td>{r.summary.matched}</td>
+                  <td>{r.summary.ledger_only + r.summary.statement_only + r.summary.mismatched}</td><td><When at={r.created_at} /></td>
+                  <td><button type="button" class="link" aria-label={`Open the ${r.partner} report of ${r.from}`} onClick={() => void open.submit(async () => setShown(await api<Report>('GET', `/v1/reconciliations/${r.id}`, undefined, { credential: master })))}>Open</button></td>
+                </tr>
+              ))}</tbody>
+            </table>
+          </div>
+        )}
+        {pager}
+      </Section>
+      {shown ? <ReportView report={shown} master={master} /> : null}
+    </>
+  );
+}
+
+function ReportView({ report, master }: { report: Report; master: string }) {
+  const download = useSubmit(() => null);
+  return (
+    <Section title={`Report: ${report.partner}, ${report.from === report.to ? report.from : `${report.from} to ${report.to}`}`}>
+      <ul class="summary" aria-label="Items by category">
+        {(['matched', ...UNMATCHED] as const).map((category) => <li key={category}><span class="event-type">{category}</span> <strong data-testid={`count-${category}`}>{report.summary[category]}</strong></li>)}
+      </ul>
+      <p>Exceptions opened {report.exceptions.opened}, resolved by this run {report.exceptions.resolved}.</p>
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Totals per currency">
+        <table>
+          <thead><tr><th scope="col">Currency</th><th scope="col">Ledger</th><th scope="col">Statement</th><th scope="col">Matched</th><th scope="col">Difference</th></tr></thead>
+          <tbody>{report.totals.map((t) => <tr key={t.currency}><th scope="row">{t.currency}</th><td class="amount">{t.ledger}</td><td class="amount">{t.statement}</td><td class="amount">{t.matched}</td><td class="amount">{t.difference}</td></tr>)}</tbody>
+        </table>
+      </div>
+      {UNMATCHED.map((category) => {
+        const items = report.items.filter((item) => item.category === category);
+        return items.length === 0 ? null : (
+          <div key={category}>
+            <h3>{category} ({items.length})</h3>
+            <ul class="items">
+              {items.map((item) => (
+                <li key={`${item.statement_line_id}-${item.ledger_entry_id}`}>
+                  <code>{item.reference ?? item.statement_line_id ?? item.ledger_entry_id}</code>: ledger {item.ledger_amount ?? '—'}, statement {item.statement_amount ?? '—'} {item.currency}. {item.reason}
+                </li>
+              ))}
+            </ul>
+          </div>
+        );
+      })}
+      {report.items_omitted > 0 ? <p class="hint">{report.items_omitted} more unmatched items are in the CSV.</p> : null}
+      <FormError message={download.errors.form} />
+      {report.dry_run ? null : (
+        <button type="button" disabled={download.busy} onClick={() => void download.submit(() => downloadCsv(`/v1/reconciliations/${report.id}`, `reconciliation-${report.partner}-${report.from}.csv`, { credential: master }))}>Download every item (CSV)</button>
+      )}
+    </Section>
+  );
+}

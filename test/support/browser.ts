@@ -1,0 +1,56 @@
+// Debian's Chromium driven by playwright-core, for the pages a person uses: launched with the
+// flags this machine's closed network needs, axe-core's serious and critical violations of a
+// page, screenshots, and signing in to the dashboard through its own form.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** No background connections, no sandbox as root. */
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Where screenshots go: DASHBOARD_SCREENSHOTS_DIR (the README's were taken so), else a temporary folder. */
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'dashboard-shots-'));
+
+/** The whole page as it is now, as `<name>.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+interface AxeViolation { id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  // Evaluated through the browser's debugging protocol, which the page's CSP does not govern.
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((result) => result.violations)') as AxeViolation[];
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+}
+
+/** How far the page is wider than its window (0 or less: it fits), naming the outermost elements that stick out. */
+export async function overflowOf(page: Page): Promise<{ overflow: number; sticking: string }> {
+  return await page.evaluate(`(() => {
+    const width = document.documentElement.clientWidth;
+    const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5);
+    const outermost = out.filter((e) => !out.includes(e.parentElement));
+    return {
+      overflow: document.documentElement.scrollWidth - width,
+      sticking: outermost.slice(0, 3).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' ' + Math.round(e.getBoundingClientRect().right) + 'px').join(', '),
+    };
+  })()`) as { overflow: number; sticking: string };
+}
+
+/** Opens the dashboard and signs in with its form; resolves on the overview. */
+export async function signInToDashboard(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard`);
+  const form = page.getByRole('region', { name: 'Sign in' });
+  await form.getByLabel('Email').fill(email);
+  await form.getByLabel('Password').fill(password);
+  await form.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Balances' }).waitFor();
+}
