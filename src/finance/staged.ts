@@ -7,8 +7,10 @@
 // the passes that search (match.ts). The process holds a chunk of lines and the leftovers, never
 // the day.
 import type { Knex } from 'knex';
+import { performance } from 'node:perf_hooks';
 import { CURRENCIES, CURRENCY_SCALE, isCurrency, Money, type Amount, type Currency } from '../../ledger/money';
 import { copyInto } from '../db/pg-copy';
+import { log } from '../log';
 import { reconcile, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
 
 export const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
@@ -34,13 +36,23 @@ const SCALE_SQL = `CASE currency ${CURRENCIES.map((c) => `WHEN '${c}' THEN ${CUR
 /** An amount at its currency's scale, as match.ts formats it (the staged amounts are exact at that scale). */
 const fmt = (expression: string, currency: string) => `round(${expression}, ${SCALE_SQL.replaceAll('currency', currency)})::text`;
 
+/** The lines, a chunk at a time; the next chunk is fetched while Postgres copies this one. */
 async function stageLines(trx: Knex.Transaction, chunks: LineChunks): Promise<void> {
   await trx.raw(`CREATE TEMP TABLE recon_lines (seq bigserial, line_id text, reference text, currency text, amount numeric, fee numeric, net numeric, value_date date, settles jsonb) ON COMMIT DROP`);
-  for await (const chunk of chunks) {
-    await copyInto(trx, 'recon_lines', ['line_id', 'reference', 'currency', 'amount', 'fee', 'net', 'value_date', 'settles'], chunk.map((line) => ({
-      line_id: line.lineId, reference: line.reference, currency: line.currency, amount: line.amount.toFixed(), fee: line.fee.toFixed(), net: line.net.toFixed(),
-      value_date: line.valueDate, settles: line.settles,
-    })));
+  const pages = chunks[Symbol.asyncIterator]();
+  let next = pages.next();
+  try {
+    for (let page = await next; !page.done; page = await next) {
+      next = pages.next();
+      await copyInto(trx, 'recon_lines', ['line_id', 'reference', 'currency', 'amount', 'fee', 'net', 'value_date', 'settles'], page.value.map((line) => ({
+        line_id: line.lineId, reference: line.reference, currency: line.currency, amount: line.amount.toFixed(), fee: line.fee.toFixed(), net: line.net.toFixed(),
+        value_date: line.valueDate, settles: line.settles,
+      })));
+    }
+  } catch (error) {
+    // The fetch already under way settles on its own; its failure is not this one's.
+    next.then(() => pages.return?.(), () => undefined);
+    throw error;
   }
 }
 
@@ -48,39 +60,61 @@ async function stageLines(trx: Knex.Transaction, chunks: LineChunks): Promise<vo
  * The movements on the partner's settlement accounts, signed as the partner sees them
  * (settlement.ts), ordered as match.ts orders them: every one of the days read in full, and from
  * the days around them only those of a payment a staged line names (its reference, or one its
- * batch settles), found through the payment, so a line days early or late still meets its
- * movement without the ledger reading those days whole.
+ * batch settles) that the days read in full do not have, found through the payment, so a line
+ * days early or late still meets its movement without the ledger reading those days whole.
  */
 async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
   const movement = `SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, pay.external_id AS reference`;
   const onSettlementAccount = `p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE :accounts AND kind = 'system')
           AND p.account_id IS NULL -- a system account's posting: postings_system_account_created
           AND e.kind <> 'reconciliation_adjustment' AND p.currency = ANY(:currencies::text[])`;
+  const params = { accounts: `sys:partner:${run.partner}:%`, currencies: [...CURRENCIES], partner: run.partner, nearFrom: run.nearFrom, nearTo: run.nearTo, wideFrom: run.wideFrom, wideTo: run.wideTo };
+  await trx.raw(...named(
+    `CREATE TEMP TABLE recon_near ON COMMIT DROP AS
+     ${movement}
+       FROM postings p
+       JOIN journal_entries e ON e.id = p.entry_id
+       LEFT JOIN payments pay ON pay.id = e.payment_id
+      WHERE ${onSettlementAccount}
+        AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1`,
+    params,
+  ));
+  await analyzed(trx, 'recon_near', ['reference']);
+  // The references the lines name that the days read in full do not have: usually a handful, and
+  // the planner must know it to look them up one by one rather than hash every payment.
+  await trx.raw(
+    `CREATE TEMP TABLE recon_missing ON COMMIT DROP AS
+     SELECT reference FROM (
+       SELECT reference FROM recon_lines WHERE reference IS NOT NULL
+       UNION SELECT jsonb_array_elements_text(settles) FROM recon_lines WHERE jsonb_typeof(settles) = 'array') AS named
+      WHERE NOT EXISTS (SELECT 1 FROM recon_near m WHERE m.reference = named.reference)`,
+  );
+  await trx.raw('ANALYZE recon_missing');
   await trx.raw(...named(
     `CREATE TEMP TABLE recon_moves ON COMMIT DROP AS
-     SELECT row_number() OVER (ORDER BY day, entry_id::text) AS seq, * FROM (
+     SELECT row_number() OVER (ORDER BY day, entry_id) AS seq, * FROM ( -- a uuid sorts as its text does, cheaper
+       SELECT * FROM recon_near
+       UNION ALL
        ${movement}
-         FROM postings p
-         JOIN journal_entries e ON e.id = p.entry_id
-         LEFT JOIN payments pay ON pay.id = e.payment_id
-        WHERE ${onSettlementAccount}
-          AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1
-       UNION
-       ${movement}
-         FROM payments pay
+         FROM recon_missing w
+         JOIN payments pay ON pay.partner = :partner AND pay.external_id = w.reference -- payments_partner_reference
          JOIN journal_entries e ON e.payment_id = pay.id -- journal_entries_payment
          JOIN postings p ON p.entry_id = e.id
-        WHERE pay.partner = :partner -- payments_partner_reference
-          AND pay.external_id IN (SELECT reference FROM recon_lines WHERE reference IS NOT NULL
-                                  UNION SELECT jsonb_array_elements_text(settles) FROM recon_lines WHERE jsonb_typeof(settles) = 'array')
-          AND ${onSettlementAccount}
+        WHERE ${onSettlementAccount}
           AND p.created_at >= :wideFrom::date AND p.created_at < :wideTo::date + 1) AS m`,
-    { accounts: `sys:partner:${run.partner}:%`, currencies: [...CURRENCIES], partner: run.partner, nearFrom: run.nearFrom, nearTo: run.nearTo, wideFrom: run.wideFrom, wideTo: run.wideTo },
+    params,
   ));
-  await trx.raw('CREATE INDEX ON recon_moves (reference)');
-  await trx.raw('CREATE INDEX ON recon_lines (reference)');
-  await trx.raw('ANALYZE recon_moves');
-  await trx.raw('ANALYZE recon_lines');
+  await analyzed(trx, 'recon_moves', ['reference', 'seq']);
+  await analyzed(trx, 'recon_lines', ['reference', 'seq']);
+}
+
+/**
+ * A staged table indexed on `columns` and analyzed: autovacuum never sees a temporary table, and
+ * without statistics the planner takes a table of 100,000 rows for a few and loops over it.
+ */
+async function analyzed(trx: Knex.Transaction, table: string, columns: string[]): Promise<void> {
+  for (const column of columns) await trx.raw(`CREATE INDEX ON ${table} (${column})`);
+  await trx.raw(`ANALYZE ${table}`);
 }
 
 /**
@@ -115,6 +149,7 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
      SELECT f.move_seq, l.seq AS line_seq, row_number() OVER (PARTITION BY f.move_seq ORDER BY (l.currency = f.currency) DESC, l.seq) AS rank
        FROM firsts f JOIN recon_lines l ON l.reference = f.reference`,
   );
+  await analyzed(trx, 'recon_ref', ['move_seq', 'line_seq']);
   const how = REASONS.byReference;
   await trx.raw(...named(
     `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
@@ -154,15 +189,20 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
 async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
   await trx.raw(
     `CREATE TEMP TABLE recon_batch ON COMMIT DROP AS
-     SELECT DISTINCT ON (m.seq) l.seq AS line_seq, m.seq AS move_seq, jsonb_array_length(l.settles) AS listed
-       FROM recon_lines l
-       CROSS JOIN LATERAL jsonb_array_elements_text(l.settles) AS s(reference)
+     -- Each batch's settlement detail is measured once: in the select list it would be read
+     -- again (de-TOASTed whole) for every movement it lists.
+     WITH batches AS MATERIALIZED (
+       SELECT l.seq, l.settles, jsonb_array_length(l.settles) AS listed FROM recon_lines l
+        WHERE jsonb_typeof(l.settles) = 'array' AND jsonb_array_length(l.settles) > 0
+          AND NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq))
+     SELECT DISTINCT ON (m.seq) b.seq AS line_seq, m.seq AS move_seq, b.listed
+       FROM batches b
+       CROSS JOIN LATERAL jsonb_array_elements_text(b.settles) AS s(reference)
        JOIN recon_moves m ON m.reference = s.reference
-      WHERE jsonb_typeof(l.settles) = 'array' AND jsonb_array_length(l.settles) > 0
-        AND NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
-        AND NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
-      ORDER BY m.seq, l.seq`,
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
+      ORDER BY m.seq, b.seq`,
   );
+  await analyzed(trx, 'recon_batch', ['move_seq', 'line_seq']);
   await trx.raw(...named(
     `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
      SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY b.line_seq, b.move_seq) - 1,
@@ -236,18 +276,44 @@ async function totalsOf(trx: Knex.Transaction, run: StagedRun): Promise<Currency
 
 /** Matches the staged sides into reconciliation_items of `run.reconciliationId`, in the caller's transaction. */
 export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lines: LineChunks): Promise<StagedReport> {
+  const clock = phaseClock();
+  // The passes sort and hash a day's rows at once (about 30 MB for 100,000 of each side): in
+  // memory, for this transaction only, rather than in files.
+  await trx.raw(`SET LOCAL work_mem = '64MB'`);
   await stageLines(trx, lines);
+  clock.lap('statement');
   await stageMovements(trx, run);
+  clock.lap('ledger');
   await byReference(trx, run);
+  clock.lap('by_reference');
   await byBatchDetail(trx, run, await itemCount(trx, run.reconciliationId));
+  clock.lap('by_batch_detail');
   const left = await leftovers(trx);
   const searched = reconcile(left.movements, left.lines, run.rules);
   const seqFrom = await itemCount(trx, run.reconciliationId);
   await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
     searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
+  clock.lap('searched');
   const { rows } = await trx.raw('SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);
   const summary: Record<ItemCategory, number> = { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 };
   for (const row of rows as Array<{ category: ItemCategory; n: number }>) summary[row.category] = row.n;
-  return { summary, totals: await totalsOf(trx, run) };
+  const totals = await totalsOf(trx, run);
+  clock.lap('totals');
+  log.info({ reconciliation: run.reconciliationId, partner: run.partner, leftovers: { movements: left.movements.length, lines: left.lines.length }, ms: clock.laps }, 'reconciliation matched');
+  return { summary, totals };
+}
+
+/** Milliseconds spent in each phase of a run, for the log: where a slow day spends its time. */
+function phaseClock() {
+  const laps: Record<string, number> = {};
+  let last = performance.now();
+  return {
+    laps,
+    lap(phase: string) {
+      const now = performance.now();
+      laps[phase] = Math.round(now - last);
+      last = now;
+    },
+  };
 }
 
