@@ -1,5 +1,6 @@
 // Lists the way the API pages them (data, has_more, next_cursor; the next page `before` the
 // cursor), a status history, and times shown in the reader's own locale.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, type CallOptions } from './api';
 
@@ -50,4 +51,35 @@ export function StatusHistory({ history }: { history: StatusChange[] }) {
       {history.map((change) => <li key={`${change.to}-${change.at}`}><strong>{change.to}</strong> <When at={change.at} /></li>)}
     </ol>
   );
+}
+
+/** A column heading; `{ hidden }` names a column of buttons for screen readers only. */
+export type Column = string | { hidden: string };
+
+/**
+ * A table under `columns` that scrolls sideways inside its card on a narrow screen, reachable
+ * and named for the keyboard and screen readers; `children` are its rows.
+ */
+export function ScrollTable({ label, columns, children }: { label: string; columns: Column[]; children: ComponentChildren }) {
+  return (
+    <div class="table-scroll" tabIndex={0} role="region" aria-label={label}>
+      <table>
+        <thead><tr>{columns.map((column) => typeof column === 'string'
+          ? <th scope="col" key={column}>{column}</th>
+          : <th scope="col" key={column.hidden}><span class="visually-hidden">{column.hidden}</span></th>)}</tr></thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** `path` as the API answers it, read again when `refreshOn` changes; null until it answers. */
+export function useFetched<T>(path: string, refreshOn: unknown): T | null {
+  const [value, setValue] = useState<T | null>(null);
+  useEffect(() => {
+    let current = true;
+    api<T>('GET', path).then((answer) => { if (current) setValue(answer); }, () => undefined);
+    return () => { current = false; };
+  }, [path, refreshOn]);
+  return value;
 }

@@ -5,7 +5,7 @@ import { DomainError } from '../errors';
 import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
 import type { PartnerClient, PartnerStatementLine } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
-import type { StatementEntry } from './match';
+import type { StagedLine } from './staged';
 
 const DAY_MS = 86_400_000;
 /** How many days before and after the range the ledger is searched for a line's movement by its reference, so a line days early or late still meets it. */
@@ -20,12 +20,24 @@ export function daysOf(from: string, to: string): string[] {
   return days;
 }
 
-function entryOf(line: PartnerStatementLine): StatementEntry | null {
+const DECIMAL = /^-?\d{1,30}(?:\.(\d{1,30}))?$/;
+
+/** `text` as a decimal at `scale` places at most (rounded when the partner gives more); null when it is no decimal. */
+function atScale(text: string, scale: number): string | null {
+  const decimal = DECIMAL.exec(text);
+  if (!decimal) return null;
+  return (decimal[1]?.length ?? 0) <= scale ? text : new Money(text).decimalPlaces(scale).toFixed();
+}
+
+function entryOf(line: PartnerStatementLine): StagedLine | null {
   if (!isCurrency(line.currency)) return null;
   const scale = CURRENCY_SCALE[line.currency];
-  const amount = (text: string) => new Money(text).decimalPlaces(scale);
+  const [amount, fee, net] = [atScale(line.amount, scale), atScale(line.fee, scale), atScale(line.net, scale)];
+  if (amount === null || fee === null || net === null) {
+    throw new DomainError('partner_error', `the partner's statement line ${line.id} has an amount that is no decimal; nothing was reconciled`, 'partner');
+  }
   return {
-    lineId: line.id, reference: line.reference, currency: line.currency, amount: amount(line.amount), fee: amount(line.fee), net: amount(line.net), valueDate: line.value_date,
+    lineId: line.id, reference: line.reference, currency: line.currency, amount, fee, net, valueDate: line.value_date,
     settles: Array.isArray(line.settles) ? line.settles.filter((r): r is string => typeof r === 'string') : null,
   };
 }
@@ -37,11 +49,11 @@ const STATEMENT_PAGE_LINES = 10_000;
  * The partner's statements of every day from `from` to `to`, in day order, a page of lines at a
  * time: however busy a day or long the range, one page is held at once.
  */
-export async function* statementDays(client: PartnerClient, partner: string, from: string, to: string): AsyncGenerator<StatementEntry[]> {
+export async function* statementDays(client: PartnerClient, partner: string, from: string, to: string): AsyncGenerator<StagedLine[]> {
   for (const day of daysOf(from, to)) {
     try {
       for await (const page of client.statementPages(day, STATEMENT_PAGE_LINES)) {
-        yield page.lines.map(entryOf).filter((entry): entry is StatementEntry => entry !== null);
+        yield page.lines.map(entryOf).filter((entry): entry is StagedLine => entry !== null);
       }
     } catch (error) {
       if (error instanceof DomainError) throw error;

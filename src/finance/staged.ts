@@ -15,8 +15,14 @@ import { reconcile, REASONS, type CurrencyTotals, type ItemCategory, type Ledger
 
 export const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
 
+/**
+ * A statement line as it is staged: its amounts exact decimal text at the currency's scale, which
+ * Postgres parses (a busy day's lines never become Money objects in this process).
+ */
+export type StagedLine = Omit<StatementEntry, 'amount' | 'fee' | 'net'> & { amount: string; fee: string; net: string };
+
 /** The statement's lines, a chunk at a time. */
-export type LineChunks = AsyncIterable<StatementEntry[]>;
+export type LineChunks = AsyncIterable<StagedLine[]>;
 
 export interface StagedRun {
   reconciliationId: string;
@@ -36,76 +42,90 @@ const SCALE_SQL = `CASE currency ${CURRENCIES.map((c) => `WHEN '${c}' THEN ${CUR
 /** An amount at its currency's scale, as match.ts formats it (the staged amounts are exact at that scale). */
 const fmt = (expression: string, currency: string) => `round(${expression}, ${SCALE_SQL.replaceAll('currency', currency)})::text`;
 
-/** The lines, a chunk at a time; the next chunk is fetched while Postgres copies this one. */
-async function stageLines(trx: Knex.Transaction, chunks: LineChunks): Promise<void> {
+/**
+ * The lines, a chunk at a time from `next` (the first, already asked for) on; each next chunk is
+ * fetched while Postgres copies the last.
+ */
+async function stageLines(trx: Knex.Transaction, pages: AsyncIterator<StagedLine[]>, first: Promise<IteratorResult<StagedLine[]>>): Promise<void> {
   await trx.raw(`CREATE TEMP TABLE recon_lines (seq bigserial, line_id text, reference text, currency text, amount numeric, fee numeric, net numeric, value_date date, settles jsonb) ON COMMIT DROP`);
-  const pages = chunks[Symbol.asyncIterator]();
-  let next = pages.next();
+  let next = first;
   try {
     for (let page = await next; !page.done; page = await next) {
       next = pages.next();
       await copyInto(trx, 'recon_lines', ['line_id', 'reference', 'currency', 'amount', 'fee', 'net', 'value_date', 'settles'], page.value.map((line) => ({
-        line_id: line.lineId, reference: line.reference, currency: line.currency, amount: line.amount.toFixed(), fee: line.fee.toFixed(), net: line.net.toFixed(),
+        line_id: line.lineId, reference: line.reference, currency: line.currency, amount: line.amount, fee: line.fee, net: line.net,
         value_date: line.valueDate, settles: line.settles,
       })));
     }
   } catch (error) {
-    // The fetch already under way settles on its own; its failure is not this one's.
-    next.then(() => pages.return?.(), () => undefined);
+    abandon(pages, next);
     throw error;
   }
+  await analyzed(trx, 'recon_lines', ['reference', 'seq']);
 }
 
-/**
- * The movements on the partner's settlement accounts, signed as the partner sees them
- * (settlement.ts), ordered as match.ts orders them: every one of the days read in full, and from
- * the days around them only those of a payment a staged line names (its reference, or one its
- * batch settles) that the days read in full do not have, found through the payment, so a line
- * days early or late still meets its movement without the ledger reading those days whole.
- */
-async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
-  const movement = `SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, pay.external_id AS reference`;
-  const onSettlementAccount = `p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE :accounts AND kind = 'system')
+/** Stops reading a statement: the fetch already under way settles on its own, and its failure is not the one reported. */
+function abandon(pages: AsyncIterator<StagedLine[]>, pending: Promise<IteratorResult<StagedLine[]>>): void {
+  pending.then(() => pages.return?.(), () => undefined);
+}
+
+const MOVEMENT = `SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, pay.external_id AS reference`;
+const ON_SETTLEMENT_ACCOUNT = `p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE :accounts AND kind = 'system')
           AND p.account_id IS NULL -- a system account's posting: postings_system_account_created
           AND e.kind <> 'reconciliation_adjustment' AND p.currency = ANY(:currencies::text[])`;
-  const params = { accounts: `sys:partner:${run.partner}:%`, currencies: [...CURRENCIES], partner: run.partner, nearFrom: run.nearFrom, nearTo: run.nearTo, wideFrom: run.wideFrom, wideTo: run.wideTo };
+const settlementParams = (run: StagedRun) => ({ accounts: `sys:partner:${run.partner}:%`, currencies: [...CURRENCIES] });
+
+/**
+ * The movements on the partner's settlement accounts on the days read in full, signed as the
+ * partner sees them (settlement.ts).
+ */
+async function stageNearMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
   await trx.raw(...named(
-    `CREATE TEMP TABLE recon_near ON COMMIT DROP AS
-     ${movement}
-       FROM postings p
-       JOIN journal_entries e ON e.id = p.entry_id
-       LEFT JOIN payments pay ON pay.id = e.payment_id
-      WHERE ${onSettlementAccount}
-        AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1`,
-    params,
+    `CREATE TEMP TABLE recon_moves ON COMMIT DROP AS
+     SELECT row_number() OVER (ORDER BY day, entry_id) AS seq, * FROM ( -- a uuid sorts as its text does, cheaper
+       ${MOVEMENT}
+         FROM postings p
+         JOIN journal_entries e ON e.id = p.entry_id
+         LEFT JOIN payments pay ON pay.id = e.payment_id
+        WHERE ${ON_SETTLEMENT_ACCOUNT}
+          AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1) AS m`,
+    { ...settlementParams(run), nearFrom: run.nearFrom, nearTo: run.nearTo },
   ));
-  await analyzed(trx, 'recon_near', ['reference']);
-  // The references the lines name that the days read in full do not have: usually a handful, and
-  // the planner must know it to look them up one by one rather than hash every payment.
+  await analyzed(trx, 'recon_moves', []);
+}
+
+/** Numbers the movements from beyond the days read in full below (days before) or above (days after) theirs. */
+const BEYOND_SEQ = 1_000_000_000_000;
+
+/**
+ * Every movement of the run, ordered as match.ts orders them: those of the days read in full,
+ * and from the days around them those of a payment a staged line names (its reference, or one its
+ * batch settles) that the days read in full lack, found through the payment, so a line days early
+ * or late still meets its movement without the ledger reading those days whole.
+ */
+async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
+  // Usually a handful, and the planner must know it to look them up one by one rather than hash every payment.
   await trx.raw(
     `CREATE TEMP TABLE recon_missing ON COMMIT DROP AS
      SELECT reference FROM (
        SELECT reference FROM recon_lines WHERE reference IS NOT NULL
        UNION SELECT jsonb_array_elements_text(settles) FROM recon_lines WHERE jsonb_typeof(settles) = 'array') AS named
-      WHERE NOT EXISTS (SELECT 1 FROM recon_near m WHERE m.reference = named.reference)`,
+      WHERE NOT EXISTS (SELECT 1 FROM recon_moves m WHERE m.reference = named.reference)`,
   );
   await trx.raw('ANALYZE recon_missing');
   await trx.raw(...named(
-    `CREATE TEMP TABLE recon_moves ON COMMIT DROP AS
-     SELECT row_number() OVER (ORDER BY day, entry_id) AS seq, * FROM ( -- a uuid sorts as its text does, cheaper
-       SELECT * FROM recon_near
-       UNION ALL
-       ${movement}
+    `INSERT INTO recon_moves
+     SELECT CASE WHEN day < :nearFrom::date THEN -:beyond::bigint ELSE :beyond::bigint END + row_number() OVER (ORDER BY day, entry_id), * FROM (
+       ${MOVEMENT}
          FROM recon_missing w
          JOIN payments pay ON pay.partner = :partner AND pay.external_id = w.reference -- payments_partner_reference
          JOIN journal_entries e ON e.payment_id = pay.id -- journal_entries_payment
          JOIN postings p ON p.entry_id = e.id
-        WHERE ${onSettlementAccount}
+        WHERE ${ON_SETTLEMENT_ACCOUNT}
           AND p.created_at >= :wideFrom::date AND p.created_at < :wideTo::date + 1) AS m`,
-    params,
+    { ...settlementParams(run), partner: run.partner, wideFrom: run.wideFrom, wideTo: run.wideTo, nearFrom: run.nearFrom, beyond: BEYOND_SEQ },
   ));
   await analyzed(trx, 'recon_moves', ['reference', 'seq']);
-  await analyzed(trx, 'recon_lines', ['reference', 'seq']);
 }
 
 /**
@@ -280,10 +300,21 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
   // The passes sort and hash a day's rows at once (about 30 MB for 100,000 of each side): in
   // memory, for this transaction only, rather than in files.
   await trx.raw(`SET LOCAL work_mem = '64MB'`);
-  await stageLines(trx, lines);
+  // The partner builds the statement's first page while Postgres reads the ledger's days.
+  const pages = lines[Symbol.asyncIterator]();
+  const first = pages.next();
+  first.catch(() => undefined); // a partner that fails meanwhile is reported when its page is awaited, not as unhandled
+  try {
+    await stageNearMovements(trx, run);
+  } catch (error) {
+    abandon(pages, first);
+    throw error;
+  }
+  clock.lap('ledger');
+  await stageLines(trx, pages, first);
   clock.lap('statement');
   await stageMovements(trx, run);
-  clock.lap('ledger');
+  clock.lap('ledger_beyond');
   await byReference(trx, run);
   clock.lap('by_reference');
   await byBatchDetail(trx, run, await itemCount(trx, run.reconciliationId));

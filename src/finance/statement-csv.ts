@@ -6,7 +6,7 @@
 import { DomainError } from '../errors';
 import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
 import { isCalendarDate } from './formats';
-import type { StatementEntry } from './match';
+import type { StagedLine } from './staged';
 
 const REQUIRED = ['id', 'reference', 'amount', 'currency', 'value_date'] as const;
 const SIGNED_DECIMAL = /^-?\d{1,20}(?:\.\d{1,18})?$/;
@@ -67,7 +67,7 @@ function countRecords(text: string): number {
  * Checks the header and the size, then reads the statement's lines a chunk at a time: a line
  * in error throws as it is reached, naming it, and the caller's transaction stores nothing.
  */
-export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<StatementEntry[]> {
+export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<StagedLine[]> {
   const records = recordsOf(text);
   const first = records.next();
   if (first.done) throw invalid('the statement is empty: a header row is required');
@@ -76,8 +76,8 @@ export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<St
   const missing = REQUIRED.filter((name) => !header.includes(name));
   if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally fee, net, settles)`);
   const seen = new Set<string>();
-  async function* chunks(): AsyncGenerator<StatementEntry[]> {
-    let chunk: StatementEntry[] = [];
+  async function* chunks(): AsyncGenerator<StagedLine[]> {
+    let chunk: StagedLine[] = [];
     for (const { record, line } of records) {
       chunk.push(entryOf(header, fieldsOf(record, line), line, seen));
       if (chunk.length === size) { yield chunk; chunk = []; }
@@ -87,7 +87,7 @@ export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<St
   return chunks();
 }
 
-function entryOf(header: string[], fields: string[], line: number, seen: Set<string>): StatementEntry {
+function entryOf(header: string[], fields: string[], line: number, seen: Set<string>): StagedLine {
   if (fields.length !== header.length) throw invalid(`line ${line}: ${fields.length} fields, the header has ${header.length}`);
   const get = (name: string) => (header.indexOf(name) < 0 ? '' : fields[header.indexOf(name)]);
   const [id, reference, currency, valueDate] = [get('id'), get('reference'), get('currency'), get('value_date')];
@@ -110,5 +110,5 @@ function entryOf(header: string[], fields: string[], line: number, seen: Set<str
   if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
   // A batch line's settlement detail: the references it settles, separated by spaces.
   const settles = get('settles') === '' ? null : get('settles').split(/\s+/).filter((r) => r !== '');
-  return { lineId: id, reference, currency, amount, fee, net, valueDate, settles };
+  return { lineId: id, reference, currency, amount: amount.toFixed(), fee: fee.toFixed(), net: net.toFixed(), valueDate, settles };
 }

@@ -161,10 +161,13 @@ export class PaymentBook {
     return this.finish(id, { status: 'expired' }, 'claim_link IS NOT NULL');
   }
 
-  /** Every payment that settled between the two instants (milliseconds, from inclusive, to exclusive). */
-  async settledBetween(fromMs: number, toMs: number): Promise<SettledPayment[]> {
+  /** Every payment that settled between the two instants (milliseconds, from inclusive, to exclusive), and those of the `late` scenario that settled in its range. */
+  async settledBetween(fromMs: number, toMs: number, late?: { scenario: string; fromMs: number; toMs: number }): Promise<SettledPayment[]> {
     await this.advanceDue();
-    const rows = await this.payments().where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs))
+    const rows = await this.payments().where((settled) => {
+      void settled.where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs));
+      if (late) void settled.orWhere((early) => early.where('scenario', late.scenario).where('settled_at', '>=', new Date(late.fromMs)).where('settled_at', '<', new Date(late.toMs)));
+    })
       .orderBy([{ column: 'settled_at' }, { column: 'id' }]).select(COLUMNS.split(', ')) as PaymentRow[];
     return rows.map((row) => ({ view: viewOf(row), ownerUserId: Number(row.owner_user_id), scenario: row.scenario, settledAtMs: row.settled_at!.getTime() }));
   }

@@ -76,7 +76,12 @@ function paymentLine(profile: PartnerProfile, payment: SettledPayment, id: strin
 /** One line per batch of statement_batched payments of the same currency and direction. */
 function batchLines(profile: PartnerProfile, date: string, lines: StatementLine[]): StatementLine[] {
   const batches = new Map<string, StatementLine[]>();
-  for (const line of lines) batches.set(`${line.currency}_${line.type}`, [...(batches.get(`${line.currency}_${line.type}`) ?? []), line]);
+  for (const line of lines) {
+    const key = `${line.currency}_${line.type}`;
+    const members = batches.get(key);
+    if (members) members.push(line);
+    else batches.set(key, [line]);
+  }
   return [...batches].map(([key, members]) => {
     const scale = currencyScale(members[0].currency);
     const sum = (field: 'amount' | 'fee' | 'net') => members.reduce((total, m) => total.plus(m[field]), new BigNumber(0)).toFixed(scale);
@@ -91,7 +96,9 @@ function batchLines(profile: PartnerProfile, date: string, lines: StatementLine[
 /** The statement of value date `date`. */
 export async function dailyStatement(profile: PartnerProfile, book: PaymentBook, date: string, nowMs: number): Promise<Statement> {
   const startMs = dayStartMs(date);
-  const settled = (await book.settledBetween(startMs - STATEMENT_LATE_DAYS * DAY_MS, startMs + DAY_MS)
+  // Settled that day, and the late lines of the payments settled STATEMENT_LATE_DAYS before it.
+  const lateFromMs = startMs - STATEMENT_LATE_DAYS * DAY_MS;
+  const settled = (await book.settledBetween(startMs, startMs + DAY_MS, { scenario: 'statement_late', fromMs: lateFromMs, toMs: lateFromMs + DAY_MS })
     ).filter((p) => p.ownerUserId !== CLIENT_USER_ID && valueDateOf(p) === date);
   const lines: StatementLine[] = [];
   const batched: StatementLine[] = [];

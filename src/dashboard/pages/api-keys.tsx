@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Field, FormError, Section, Select, ShownOnce, useSubmit } from '../forms';
-import { usePaged, When } from '../lists';
+import { ScrollTable, usePaged, When } from '../lists';
 
 interface ApiKey { id: string; type: string; name: string | null; key_hint: string; scopes: string[]; revoked_at: string | null; created_at: string }
 interface Document { paths: Record<string, { post?: { requestBody?: { content: { 'application/json': { schema: { properties: { scopes: { items: { enum: string[] } } } } } } } } }> }
@@ -29,10 +29,7 @@ export function ApiKeys() {
       <Section title="API keys">
         <FormError message={error ?? revoke.errors.form} />
         {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No API keys yet.</p> : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="API keys list">
-            <table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
-              <tbody>{page.data.map((k) => (
+          <ScrollTable label="API keys list" columns={['Name', 'Type', 'Key', 'Scopes', 'Created', 'State']}>{page.data.map((k) => (
                 <tr key={k.id}>
                   <td>{k.name ?? <span class="hint">unnamed</span>}</td><td>{k.type}</td><td><code>{k.key_hint}</code></td>
                   <td>{k.scopes.join(', ') || <span class="hint">all</span>}</td><td><When at={k.created_at} /></td>
@@ -43,9 +40,7 @@ export function ApiKeys() {
                     }}>Revoke</button>
                   )}</td>
                 </tr>
-              ))}</tbody>
-            </table>
-          </div>
+              ))}</ScrollTable>
         )}
         {pager}
       </Section>

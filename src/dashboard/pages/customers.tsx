@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
-import { usePaged, When } from '../lists';
+import { ScrollTable, usePaged, When } from '../lists';
 import { SendPayment } from './send-payment';
 
 interface Customer { id: string; email: string; business_name: string; country_code: string; created_at: string }
@@ -80,12 +80,7 @@ function CustomerDetail({ customer }: { customer: Customer }) {
     <>
       <Section title={`Partner links of ${customer.business_name}`}>
         {links === null ? <p>Loading…</p> : links.length === 0 ? <p>Not linked with any partner yet.</p> : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Partner links">
-            <table>
-              <thead><tr><th scope="col">Partner</th><th scope="col">Status</th><th scope="col">Linked</th></tr></thead>
-              <tbody>{links.map((l) => <tr key={l.id}><td>{l.partner}</td><td>{l.status}</td><td><When at={l.linked_at} /></td></tr>)}</tbody>
-            </table>
-          </div>
+          <ScrollTable label="Partner links" columns={['Partner', 'Status', 'Linked']}>{links.map((l) => <tr key={l.id}><td>{l.partner}</td><td>{l.status}</td><td><When at={l.linked_at} /></td></tr>)}</ScrollTable>
         )}
         <form onSubmit={(e) => {
           e.preventDefault();

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, downloadCsv } from '../api';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
-import { When } from '../lists';
+import { ScrollTable, When } from '../lists';
 import { CURRENCIES } from './overview';
 import { Reconciliations } from './reconciliation-reports';
 
@@ -59,14 +59,9 @@ function StatementSection() {
         <>
           <p>Opening balance <strong class="amount">{statement.opening_balance} {statement.currency}</strong>, closing balance <strong class="amount" data-testid="closing-balance">{statement.closing_balance} {statement.currency}</strong>.</p>
           {statement.lines.length === 0 ? <p>No movements in these days.</p> : (
-            <div class="table-scroll" tabIndex={0} role="region" aria-label="Statement lines">
-              <table>
-                <thead><tr><th scope="col">Posted</th><th scope="col">Description</th><th scope="col">Amount</th><th scope="col">Balance</th></tr></thead>
-                <tbody>{statement.lines.map((line) => (
+            <ScrollTable label="Statement lines" columns={['Posted', 'Description', 'Amount', 'Balance']}>{statement.lines.map((line) => (
                   <tr key={line.entry_id}><td><When at={line.posted_at} /></td><td>{line.description}</td><td class="amount">{line.amount}</td><td class="amount">{line.balance_after}</td></tr>
-                ))}</tbody>
-              </table>
-            </div>
+                ))}</ScrollTable>
           )}
         </>
       ) : null}
@@ -85,20 +80,10 @@ function TrialBalanceSection({ master }: { master: string }) {
       {balance ? (
         <>
           <p>At <When at={balance.at} />, over {balance.accounts.length} ledger accounts: {balance.totals.every((t) => t.debits === t.credits) ? 'debits equal credits in every currency.' : 'debits and credits differ: see the totals.'}</p>
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Trial balance totals">
-            <table>
-              <thead><tr><th scope="col">Currency</th><th scope="col">Debits</th><th scope="col">Credits</th><th scope="col">Net</th></tr></thead>
-              <tbody>{balance.totals.map((t) => <tr key={t.currency}><th scope="row">{t.currency}</th><td class="amount">{t.debits}</td><td class="amount">{t.credits}</td><td class="amount">{t.net}</td></tr>)}</tbody>
-            </table>
-          </div>
+          <ScrollTable label="Trial balance totals" columns={['Currency', 'Debits', 'Credits', 'Net']}>{balance.totals.map((t) => <tr key={t.currency}><th scope="row">{t.currency}</th><td class="amount">{t.debits}</td><td class="amount">{t.credits}</td><td class="amount">{t.net}</td></tr>)}</ScrollTable>
           <details>
             <summary>The service's own accounts ({system.length})</summary>
-            <div class="table-scroll" tabIndex={0} role="region" aria-label="The service's own accounts">
-              <table>
-                <thead><tr><th scope="col">Ledger account</th><th scope="col">Debits</th><th scope="col">Credits</th><th scope="col">Net</th></tr></thead>
-                <tbody>{system.map((a) => <tr key={a.ledger_account}><td><code>{a.ledger_account}</code></td><td class="amount">{a.debits}</td><td class="amount">{a.credits}</td><td class="amount">{a.net} {a.currency}</td></tr>)}</tbody>
-              </table>
-            </div>
+            <ScrollTable label="The service's own accounts" columns={['Ledger account', 'Debits', 'Credits', 'Net']}>{system.map((a) => <tr key={a.ledger_account}><td><code>{a.ledger_account}</code></td><td class="amount">{a.debits}</td><td class="amount">{a.credits}</td><td class="amount">{a.net} {a.currency}</td></tr>)}</ScrollTable>
           </details>
         </>
       ) : null}

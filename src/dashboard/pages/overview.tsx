@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
+import { ScrollTable } from '../lists';
 import { BalanceChart } from './balance-chart';
 
 interface Balance { currency: string; available: string; pending: string }
@@ -23,12 +24,7 @@ export function Overview({ events }: { events: DomainEvent[] }) {
     <>
       <Section title="Balances">
         {balances === null ? <p>Loading…</p> : balances.length === 0 ? <p>No money yet: add test funds below.</p> : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Balances by currency">
-            <table>
-              <thead><tr><th scope="col">Currency</th><th scope="col">Available</th><th scope="col">Pending</th></tr></thead>
-              <tbody>{balances.map((b) => <tr key={b.currency}><th scope="row">{b.currency}</th><td class="amount">{b.available}</td><td class="amount">{b.pending}</td></tr>)}</tbody>
-            </table>
-          </div>
+          <ScrollTable label="Balances by currency" columns={['Currency', 'Available', 'Pending']}>{balances.map((b) => <tr key={b.currency}><th scope="row">{b.currency}</th><td class="amount">{b.available}</td><td class="amount">{b.pending}</td></tr>)}</ScrollTable>
         )}
       </Section>
       {balances === null ? null : <BalanceChart currencies={balances.map((b) => b.currency)} refreshOn={balanceEvents} />}

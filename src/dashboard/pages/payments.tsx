@@ -1,10 +1,9 @@
 // Payments: the account's payments through partners (money in and out), by status, a page at a
 // time, and one payment's status history and claim link. A payment event refreshes both.
-import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
+import { useState } from 'preact/hooks';
 import type { DomainEvent } from '../events';
 import { FormError, Section, Select } from '../forms';
-import { StatusHistory, usePaged, When, type StatusChange } from '../lists';
+import { ScrollTable, useFetched, type StatusChange, StatusHistory, usePaged, When } from '../lists';
 
 interface Payment {
   id: string; partner: string; kind: string; direction: string; amount: string; currency: string; status: string;
@@ -24,18 +23,13 @@ export function Payments({ events }: { events: DomainEvent[] }) {
         <Select label="Status" name="payment-status" value={status} options={STATUSES} onInput={setStatus} />
         <FormError message={error} />
         {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No payments{status === 'all' ? '' : ` ${status}`} yet: customers add funds and send from Customers.</p> : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Payments list">
-            <table>
-              <thead><tr><th scope="col">Created</th><th scope="col">Partner</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead>
-              <tbody>{page.data.map((p) => (
+          <ScrollTable label="Payments list" columns={['Created', 'Partner', 'Kind', 'Amount', 'Status', { hidden: 'Details' }]}>{page.data.map((p) => (
                 <tr key={p.id}>
                   <td><When at={p.created_at} /></td><td>{p.partner}</td><td>{p.kind}</td>
                   <td class="amount">{p.amount} {p.currency}</td><td>{p.status}</td>
                   <td><button type="button" class="link" aria-label={`Details of the ${p.kind} payment of ${p.amount} ${p.currency}`} onClick={() => setShown(p.id)}>Details</button></td>
                 </tr>
-              ))}</tbody>
-            </table>
-          </div>
+              ))}</ScrollTable>
         )}
         {pager}
       </Section>
@@ -45,8 +39,7 @@ export function Payments({ events }: { events: DomainEvent[] }) {
 }
 
 function PaymentDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
-  const [payment, setPayment] = useState<PaymentWithHistory | null>(null);
-  useEffect(() => { void api<PaymentWithHistory>('GET', `/v1/payments/${id}`).then(setPayment); }, [id, refreshOn]);
+  const payment = useFetched<PaymentWithHistory>(`/v1/payments/${id}`, refreshOn);
   return (
     <Section title="Payment details">
       {payment === null ? <p>Loading…</p> : (

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, downloadCsv } from '../api';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
-import { usePaged, When } from '../lists';
+import { ScrollTable, usePaged, When } from '../lists';
 
 interface Item { category: string; statement_line_id: string | null; ledger_entry_id: string | null; reference: string | null; currency: string; ledger_amount: string | null; statement_amount: string | null; reason: string }
 interface Report {
@@ -42,18 +42,13 @@ export function Reconciliations({ master }: { master: string }) {
         </form>
         <FormError message={error ?? open.errors.form} />
         {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No reports yet.</p> : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Reconciliation reports list">
-            <table>
-              <thead><tr><th scope="col">Partner</th><th scope="col">Days</th><th scope="col">Matched</th><th scope="col">Exceptions</th><th scope="col">Run</th><th scope="col"><span class="visually-hidden">Report</span></th></tr></thead>
-              <tbody>{page.data.map((r) => (
+          <ScrollTable label="Reconciliation reports list" columns={['Partner', 'Days', 'Matched', 'Exceptions', 'Run', { hidden: 'Report' }]}>{page.data.map((r) => (
                 <tr key={r.id}>
                   <td>{r.partner}</td><td>{r.from === r.to ? r.from : `${r.from} to ${r.to}`}</td><td>{r.summary.matched}</td>
                   <td>{r.summary.ledger_only + r.summary.statement_only + r.summary.mismatched}</td><td><When at={r.created_at} /></td>
                   <td><button type="button" class="link" aria-label={`Open the ${r.partner} report of ${r.from}`} onClick={() => void open.submit(async () => setShown(await api<Report>('GET', `/v1/reconciliations/${r.id}`, undefined, { credential: master })))}>Open</button></td>
                 </tr>
-              ))}</tbody>
-            </table>
-          </div>
+              ))}</ScrollTable>
         )}
         {pager}
       </Section>
@@ -70,12 +65,7 @@ function ReportView({ report, master }: { report: Report; master: string }) {
         {(['matched', ...UNMATCHED] as const).map((category) => <li key={category}><span class="event-type">{category}</span> <strong data-testid={`count-${category}`}>{report.summary[category]}</strong></li>)}
       </ul>
       <p>Exceptions opened {report.exceptions.opened}, resolved by this run {report.exceptions.resolved}.</p>
-      <div class="table-scroll" tabIndex={0} role="region" aria-label="Totals per currency">
-        <table>
-          <thead><tr><th scope="col">Currency</th><th scope="col">Ledger</th><th scope="col">Statement</th><th scope="col">Matched</th><th scope="col">Difference</th></tr></thead>
-          <tbody>{report.totals.map((t) => <tr key={t.currency}><th scope="row">{t.currency}</th><td class="amount">{t.ledger}</td><td class="amount">{t.statement}</td><td class="amount">{t.matched}</td><td class="amount">{t.difference}</td></tr>)}</tbody>
-        </table>
-      </div>
+      <ScrollTable label="Totals per currency" columns={['Currency', 'Ledger', 'Statement', 'Matched', 'Difference']}>{report.totals.map((t) => <tr key={t.currency}><th scope="row">{t.currency}</th><td class="amount">{t.ledger}</td><td class="amount">{t.statement}</td><td class="amount">{t.matched}</td><td class="amount">{t.difference}</td></tr>)}</ScrollTable>
       {UNMATCHED.map((category) => {
         const items = report.items.filter((item) => item.category === category);
         return items.length === 0 ? null : (

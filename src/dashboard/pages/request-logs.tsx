@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { FormError, Section, Select } from '../forms';
-import { usePaged, When } from '../lists';
+import { ScrollTable, usePaged, When } from '../lists';
 
 interface RequestLog {
   id: string; method: string; path: string; query: string; status: number; duration_ms: string; created_at: string;
@@ -25,18 +25,13 @@ export function RequestLogs() {
         </div>
         <FormError message={error} />
         {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No requests{statusClass === 'all' ? '' : ` answered ${statusClass}`} yet.</p> : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Request logs list">
-            <table>
-              <thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Bodies</span></th></tr></thead>
-              <tbody>{page.data.map((log) => (
+          <ScrollTable label="Request logs list" columns={['Time', 'Method', 'Path', 'Status', { hidden: 'Bodies' }]}>{page.data.map((log) => (
                 <tr key={log.id}>
                   <td><When at={log.created_at} /></td><td>{log.method}</td><td><code>{log.path}</code></td>
                   <td class={log.status >= 400 ? 'bad' : undefined}>{log.status}</td>
                   <td><button type="button" class="link" aria-label={`Bodies of ${log.method} ${log.path} answered ${log.status}`} onClick={() => setShown(log.id)}>Bodies</button></td>
                 </tr>
-              ))}</tbody>
-            </table>
-          </div>
+              ))}</ScrollTable>
         )}
         {pager}
       </Section>

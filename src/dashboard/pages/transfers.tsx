@@ -5,7 +5,7 @@ import { api } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { CURRENCIES } from './overview';
-import { StatusHistory, usePaged, When, type StatusChange } from '../lists';
+import { ScrollTable, useFetched, type StatusChange, StatusHistory, usePaged, When } from '../lists';
 
 interface Transfer { transfer_id: string; status: string; amount: string; currency: string; type: string; created_at: string; recipient?: { email?: string } | null }
 const STATUSES = ['all', 'pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
@@ -60,18 +60,13 @@ function TransferList({ refreshOn }: { refreshOn: number }) {
         <Select label="Status" name="status-filter" value={status} options={STATUSES} onInput={setStatus} />
         <FormError message={error} />
         {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No transfers{status === 'all' ? '' : ` ${status}`} yet.</p> : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Transfers list">
-            <table>
-              <thead><tr><th scope="col">Created</th><th scope="col">Recipient</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead>
-              <tbody>{page.data.map((t) => (
+          <ScrollTable label="Transfers list" columns={['Created', 'Recipient', 'Amount', 'Status', { hidden: 'Details' }]}>{page.data.map((t) => (
                 <tr key={t.transfer_id}>
                   <td><When at={t.created_at} /></td>
                   <td>{t.recipient?.email ?? t.type}</td><td class="amount">{t.amount} {t.currency}</td><td>{t.status}</td>
                   <td><button type="button" class="link" aria-label={`Details of the transfer of ${t.amount} ${t.currency} created ${new Date(t.created_at).toLocaleString()}`} onClick={() => setShown(t.transfer_id)}>Details</button></td>
                 </tr>
-              ))}</tbody>
-            </table>
-          </div>
+              ))}</ScrollTable>
         )}
         {pager}
       </Section>
@@ -83,8 +78,7 @@ function TransferList({ refreshOn }: { refreshOn: number }) {
 interface TransferWithHistory extends Transfer { status_history: StatusChange[]; failure: { code: string; message: string } | null; note: string | null }
 
 function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
-  const [transfer, setTransfer] = useState<TransferWithHistory | null>(null);
-  useEffect(() => { void api<TransferWithHistory>('GET', `/v1/transfers/${id}`).then(setTransfer); }, [id, refreshOn]);
+  const transfer = useFetched<TransferWithHistory>(`/v1/transfers/${id}`, refreshOn);
   return (
     <Section title="Transfer details">
       {transfer === null ? <p>Loading…</p> : (
