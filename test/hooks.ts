@@ -4,7 +4,7 @@
 // database, topics and Redis prefix, and one service that its files share.
 import pg from 'pg';
 import { createKafka } from '../src/kafka/client';
-import { recreateDatabase } from './support/database';
+import { dropDatabase, recreateDatabase } from './support/database';
 import { startService, type TestService } from './support/service';
 
 // Set as this module loads, before any test file reads them (some do, as they load).
@@ -49,7 +49,7 @@ async function dropOldTestDatabases(databaseUrl: string): Promise<void> {
   try {
     const { rows } = await client.query(`SELECT datname FROM pg_database WHERE datname ~ '^payments_(test|bench)_[0-9]+(_[a-z0-9_]+)?$'`);
     for (const { datname } of rows) {
-      if (isStale(/^payments_(?:test|bench)_(\d+)/.exec(datname)?.[1])) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+      if (isStale(/^payments_(?:test|bench)_(\d+)/.exec(datname)?.[1])) await dropDatabase(client, datname);
     }
   } finally {
     await client.end();

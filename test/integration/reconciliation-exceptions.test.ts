@@ -4,7 +4,6 @@
 // ledger), once each, with bad pairs refused; a later run settles what its matching now pairs.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import type { Consumer } from 'kafkajs';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
@@ -14,18 +13,10 @@ import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { linkCustomer } from '../support/partner-links';
+import { dropDatabaseOf } from '../support/database';
 import { startService, type TestService } from '../support/service';
 
 const today = () => new Date().toISOString().slice(0, 10);
-
-async function dropDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try { await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); } finally { await client.end(); }
-}
 
 interface Exception { id: string; category: string; reference: string | null; currency: string; status: string; resolution: string | null; field: string | null; statement_line_id: string | null; ledger_entry_id: string | null; [k: string]: unknown }
 
@@ -45,7 +36,7 @@ describe('reconciliation exceptions: the queue finance works', function () {
   const about = (name: string) => exceptions.find((e) => e.reference === paid[name].external_id && (e.category !== 'statement_only' || e.field === 'reference'))!;
 
   before(async () => {
-    await dropDatabase(databaseUrl);
+    await dropDatabaseOf(databaseUrl);
     service = await startService({
       DATABASE_URL: databaseUrl, KAFKA_TOPIC_PREFIX: `${process.env.KAFKA_TOPIC_PREFIX}exceptions.`, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}exceptions:`,
       PAYMENT_SETTLE_INTERVAL_MS: '100',
@@ -61,7 +52,7 @@ describe('reconciliation exceptions: the queue finance works', function () {
   after(async () => {
     await eventsReader?.disconnect();
     await service?.stop();
-    await dropDatabase(databaseUrl);
+    await dropDatabaseOf(databaseUrl);
   });
 
   async function settledPayIn(amount: string, scenario: string | null, currency = 'USD'): Promise<{ id: string; external_id: string }> {

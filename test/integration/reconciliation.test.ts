@@ -5,13 +5,13 @@
 // 100,000 entries are exported and reconciled in bounded memory.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { linkCustomer } from '../support/partner-links';
 import { seedSettledPayIns, seededStatementCsv } from '../support/seed-ledger';
+import { dropDatabaseOf } from '../support/database';
 import { startService, type TestService } from '../support/service';
 import type { Consumer } from 'kafkajs';
 import type { DomainEventEnvelope } from '../../ledger/messages';
@@ -21,15 +21,6 @@ import { startMockRailsRole } from '../../src/mock-rails/role';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
 
 const today = () => new Date().toISOString().slice(0, 10);
-
-async function dropDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try { await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); } finally { await client.end(); }
-}
 
 describe('reconciliation against partner statements', function () {
   this.timeout(240_000);
@@ -44,7 +35,7 @@ describe('reconciliation against partner statements', function () {
   const databaseUrl = `${process.env.DATABASE_URL}_finance`;
 
   before(async () => {
-    await dropDatabase(databaseUrl);
+    await dropDatabaseOf(databaseUrl);
     service = await startService({
       DATABASE_URL: databaseUrl, KAFKA_TOPIC_PREFIX: `${process.env.KAFKA_TOPIC_PREFIX}finance.`, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}finance:`,
       RECONCILIATION_CHECK_MS: '300', PAYMENT_SETTLE_INTERVAL_MS: '100',
@@ -60,7 +51,7 @@ describe('reconciliation against partner statements', function () {
   after(async () => {
     await eventsReader?.disconnect();
     await service?.stop();
-    await dropDatabase(databaseUrl);
+    await dropDatabaseOf(databaseUrl);
   });
 
   /** Adds funds through openbank (a pay-in) and waits until the ledger has settled it. */

@@ -11,11 +11,39 @@ export async function recreateDatabase(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
   try {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropDatabase(client, name);
     await client.query(`CREATE DATABASE ${name}`);
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Drops a database, closing its connections first. An autovacuum worker busy in it (after a bulk
+ * load) belongs to no role, so Postgres refuses to terminate it for a non-superuser (42501); it
+ * gives way by itself within moments, so the drop is tried again.
+ */
+export async function dropDatabase(client: pg.Client, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      return;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if ((code !== '42501' && code !== '55006') || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** Drops the database a URL names, connecting to the server's `postgres` database to do it. */
+export async function dropDatabaseOf(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = url.pathname.slice(1);
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try { await dropDatabase(client, name); } finally { await client.end(); }
 }
 
 /** Runs `work` in a transaction of `db` that is always rolled back. */
