@@ -44,23 +44,72 @@ function entryOf(line: PartnerStatementLine): StagedLine | null {
 
 /** Lines asked of a partner at once. */
 const STATEMENT_PAGE_LINES = 10_000;
+/** Days whose statements are read at once, and pages read ahead of the reader in each. */
+const DAYS_AT_ONCE = 3;
+const PAGES_AHEAD = 2;
 
 /**
  * The partner's statements of every day from `from` to `to`, in day order, a page of lines at a
- * time: however busy a day or long the range, one page is held at once.
+ * time. The next days' statements are read while this one is (the partner answers each page after
+ * a query of its own, so one page at a time spent most of a run waiting): at most DAYS_AT_ONCE ×
+ * PAGES_AHEAD pages are held, however busy a day or long the range.
  */
 export async function* statementDays(client: PartnerClient, partner: string, from: string, to: string): AsyncGenerator<StagedLine[]> {
-  for (const day of daysOf(from, to)) {
-    try {
-      for await (const page of client.statementPages(day, STATEMENT_PAGE_LINES)) {
-        yield page.lines.map(entryOf).filter((entry): entry is StagedLine => entry !== null);
-      }
-    } catch (error) {
-      if (error instanceof DomainError) throw error;
-      if (isPartnerError(error) && error.kind === 'unavailable') {
-        throw new DomainError('partner_unavailable', `${partner} did not give its statement of ${day}: ${error.message}; nothing was reconciled`, 'partner', { 'Retry-After': '5' });
-      }
-      throw new DomainError('partner_error', `${partner} answered the statement of ${day} with an error: ${(error as Error).message}; nothing was reconciled`, 'partner');
+  const days = daysOf(from, to);
+  const readers = new Map<number, AsyncIterator<StagedLine[]>>();
+  const open = (i: number) => { if (i < days.length && !readers.has(i)) readers.set(i, readAhead(dayPages(client, partner, days[i]), PAGES_AHEAD)); };
+  try {
+    for (let i = 0; i < days.length; i++) {
+      for (let j = i; j < i + DAYS_AT_ONCE; j++) open(j);
+      const reader = readers.get(i)!;
+      for (let page = await reader.next(); !page.done; page = await reader.next()) yield page.value;
+      readers.delete(i);
     }
+  } finally {
+    for (const reader of readers.values()) void reader.return?.().catch(() => undefined);
   }
+}
+
+/** One day's statement, a page at a time, its failures as the errors a reconciliation answers. */
+async function* dayPages(client: PartnerClient, partner: string, day: string): AsyncGenerator<StagedLine[]> {
+  try {
+    for await (const page of client.statementPages(day, STATEMENT_PAGE_LINES)) {
+      yield page.lines.map(entryOf).filter((entry): entry is StagedLine => entry !== null);
+    }
+  } catch (error) {
+    if (error instanceof DomainError) throw error;
+    if (isPartnerError(error) && error.kind === 'unavailable') {
+      throw new DomainError('partner_unavailable', `${partner} did not give its statement of ${day}: ${error.message}; nothing was reconciled`, 'partner', { 'Retry-After': '5' });
+    }
+    throw new DomainError('partner_error', `${partner} answered the statement of ${day} with an error: ${(error as Error).message}; nothing was reconciled`, 'partner');
+  }
+}
+
+/**
+ * `source` read `depth` items ahead of its reader: an async generator runs on to its next item
+ * as soon as one is asked of it, while the reader is busy with the last. A failure ahead is
+ * raised when the reader reaches it.
+ */
+function readAhead<T>(source: AsyncGenerator<T>, depth: number): AsyncIterator<T> {
+  const ahead: Array<Promise<IteratorResult<T>>> = [];
+  const fill = () => {
+    while (ahead.length < depth) {
+      const next = source.next();
+      next.catch(() => undefined); // raised to the reader when it gets there, never as unhandled
+      ahead.push(next);
+    }
+  };
+  fill();
+  return {
+    async next() {
+      if (ahead.length === 0) fill();
+      const result = await ahead.shift()!;
+      if (!result.done) fill();
+      return result;
+    },
+    async return() {
+      ahead.length = 0;
+      return source.return(undefined);
+    },
+  };
 }

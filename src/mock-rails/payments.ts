@@ -4,6 +4,7 @@
 // payment and no statement.
 import { randomBytes } from 'node:crypto';
 import BigNumber from 'bignumber.js';
+import type { Knex } from 'knex';
 import { SCHEMA, type PartnerBook } from './books';
 import { RailError } from './http';
 import { isSandboxScenario, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
@@ -30,12 +31,30 @@ export interface PaymentView {
   claim_link?: string;
 }
 
-/** A payment the partner settled, as its statement needs it (statements.ts). */
+/** A payment the partner settled, as its statement needs it (statements.ts): no more than that, for a day of 100,000. */
 export interface SettledPayment {
-  view: PaymentView;
-  ownerUserId: number;
+  id: string;
+  reference: string;
+  /** Decimal text at the currency's scale, as the payment was made. */
+  amount: string;
+  currency: string;
   scenario: SandboxScenario | null;
-  settledAtMs: number;
+  /** ISO 8601, to the microsecond. */
+  settled_at: string;
+}
+
+/** Where a statement page goes on from: the last payment of the page before. */
+export interface SettledCursor { settledAt: string; id: string }
+
+/**
+ * What a statement day lists: payments settled from `fromMs` (inclusive) to `toMs` (exclusive),
+ * but those of the `late` scenario settled in its own range instead; none of `exceptOwner`.
+ */
+export interface StatementDay {
+  fromMs: number;
+  toMs: number;
+  late: { scenario: SandboxScenario; fromMs: number; toMs: number };
+  exceptOwner: number;
 }
 
 interface SubmitRequest {
@@ -161,15 +180,34 @@ export class PaymentBook {
     return this.finish(id, { status: 'expired' }, 'claim_link IS NOT NULL');
   }
 
-  /** Every payment that settled between the two instants (milliseconds, from inclusive, to exclusive), and those of the `late` scenario that settled in its range. */
-  async settledBetween(fromMs: number, toMs: number, late?: { scenario: string; fromMs: number; toMs: number }): Promise<SettledPayment[]> {
+  /** A page of the payments a statement day lists a line for, in settlement order after `after`: at most `limit`. */
+  async settledPage(day: StatementDay, after: SettledCursor | null, limit: number): Promise<SettledPayment[]> {
     await this.advanceDue();
-    const rows = await this.payments().where((settled) => {
-      void settled.where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs));
-      if (late) void settled.orWhere((early) => early.where('scenario', late.scenario).where('settled_at', '>=', new Date(late.fromMs)).where('settled_at', '<', new Date(late.toMs)));
-    })
-      .orderBy([{ column: 'settled_at' }, { column: 'id' }]).select(COLUMNS.split(', ')) as PaymentRow[];
-    return rows.map((row) => ({ view: viewOf(row), ownerUserId: Number(row.owner_user_id), scenario: row.scenario, settledAtMs: row.settled_at!.getTime() }));
+    const onTime = this.settledIn(day.fromMs, day.toMs, day.exceptOwner)
+      .whereRaw(`coalesce(scenario, '') NOT IN ('statement_missing', 'statement_batched', ?)`, [day.late.scenario]);
+    const late = this.settledIn(day.late.fromMs, day.late.toMs, day.exceptOwner).where('scenario', day.late.scenario);
+    // Two ranges of the settlement index, each bounded, merged in order (an OR of them would
+    // read on past the day for its last page).
+    const query = this.books.db.queryBuilder().from(onTime.unionAll(late, true).as('p'));
+    if (after !== null) void query.whereRaw('(settled_at, id) > (?::timestamptz, ?)', [after.settledAt, after.id]);
+    return this.settled(query.orderBy([{ column: 'settled_at' }, { column: 'id' }]).limit(limit));
+  }
+
+  /** The payments a statement day settles in a batch, in settlement order. */
+  async settledInBatches(day: StatementDay): Promise<SettledPayment[]> {
+    return this.settled(this.settledIn(day.fromMs, day.toMs, day.exceptOwner).where('scenario', 'statement_batched').orderBy([{ column: 'settled_at' }, { column: 'id' }]));
+  }
+
+  /** Payments settled from `fromMs` (inclusive) to `toMs` (exclusive), not `exceptOwner`'s. */
+  private settledIn(fromMs: number, toMs: number, exceptOwner: number) {
+    return this.payments().whereNot('owner_user_id', exceptOwner).where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs))
+      .select('id', 'reference', 'amount', 'currency', 'scenario', 'settled_at');
+  }
+
+  private async settled(query: Knex.QueryBuilder): Promise<SettledPayment[]> {
+    // The instant as text to the microsecond (a page's cursor), never parsed as a date.
+    return await query.clearSelect().select('id', 'reference', this.books.db.raw('amount::text AS amount'), 'currency', 'scenario',
+      this.books.db.raw(`to_char(settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS settled_at`)) as SettledPayment[];
   }
 
   /** The payment with `id`, with any status change that has come due applied first. */

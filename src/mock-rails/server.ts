@@ -34,7 +34,7 @@ import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/regi
 import { fundingMethodsOf, PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
 import { openBooks, type RailsBooks } from './books';
-import { dailyStatement, type Statement } from './statements';
+import { dailyStatement, statementPage } from './statements';
 
 export interface MockRailsOptions {
   /** The Postgres database the books are kept in (schema mock_rails). */
@@ -75,8 +75,6 @@ interface PartnerRail {
   stats: { tokenRequests: number; submitAttempts: number; rejectedTokens: number };
   /** API calls still to refuse with a spurious "Invalid token" (the control route), and the share refused at random. */
   spurious: { pending: number; rate: number };
-  /** The statement last paged through, so each page does not rebuild the day. */
-  paged: { date: string; at: number; statement: Statement } | null;
 }
 
 interface Exchange {
@@ -189,7 +187,6 @@ async function listFundingMethods({ rail, req, res }: Exchange): Promise<void> {
 }
 
 const STATEMENT_PAGE_MAX = 10_000;
-const PAGED_STATEMENT_TTL_MS = 60_000;
 
 /**
  * The client's settlement statement of one value date; a customer's token may not read it. With
@@ -204,17 +201,8 @@ async function getStatement({ rail, req, res, id, query }: Exchange): Promise<vo
     return;
   }
   const limit = Number(limitText);
-  const offset = Number(query.get('cursor') ?? '0');
   if (!Number.isInteger(limit) || limit < 1 || limit > STATEMENT_PAGE_MAX) throw new RailError(400, 'invalid_request', `limit must be 1 to ${STATEMENT_PAGE_MAX}`);
-  if (!Number.isInteger(offset) || offset < 0) throw new RailError(400, 'invalid_request', 'cursor must be a next_cursor this route gave');
-  const now = Date.now();
-  // The first page builds the day; the following ones read the same build.
-  if (offset === 0 || rail.paged?.date !== id || now - rail.paged.at > PAGED_STATEMENT_TTL_MS) {
-    rail.paged = { date: id, at: now, statement: await dailyStatement(rail.profile, rail.payments, id, now) };
-  }
-  const { statement } = rail.paged;
-  const end = Math.min(offset + limit, statement.lines.length);
-  sendJson(res, 200, { ...statement, lines: statement.lines.slice(offset, end), next_cursor: end < statement.lines.length ? String(end) : null });
+  sendJson(res, 200, await statementPage(rail.profile, rail.payments, id, Date.now(), limit, query.get('cursor')));
 }
 
 async function getPayment({ rail, req, res, id }: Exchange): Promise<void> {
@@ -329,7 +317,7 @@ function createRails(client: OAuthClient, options: MockRailsOptions, books: Rail
       tokens: new TokenSpace(client, options.tokenTtlSeconds, profile.clientAccountId, partnerBook),
       payments: new PaymentBook(profile, partnerBook, { chainConfirmMs: options.chainConfirmMs, publicUrl, claimTtlMs: options.claimTtlMs }),
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
-      spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 }, paged: null,
+      spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
     }];
   }));
 }

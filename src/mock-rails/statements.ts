@@ -10,7 +10,7 @@ import { CLIENT_USER_ID } from './oauth';
 import { PAY_IN_CURRENCIES, type PartnerSlug } from '../partners/registry';
 import { STATEMENT_FEE, STATEMENT_LATE_DAYS } from '../partners/scenarios';
 import { currencyScale, type PartnerProfile } from './partners';
-import type { PaymentBook, SettledPayment } from './payments';
+import type { PaymentBook, SettledCursor, SettledPayment, StatementDay } from './payments';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -46,6 +46,9 @@ export interface Statement {
   lines: StatementLine[];
 }
 
+/** A page of a statement: `next_cursor` asks for the next one; null on the last. */
+export interface StatementPage extends Statement { next_cursor: string | null }
+
 /** Start of the UTC day `date` (YYYY-MM-DD), or a 400 for anything else. */
 function dayStartMs(date: string): number {
   const ms = ISO_DATE.test(date) ? Date.parse(`${date}T00:00:00.000Z`) : Number.NaN;
@@ -55,21 +58,19 @@ function dayStartMs(date: string): number {
   return ms;
 }
 
-const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-function valueDateOf(payment: SettledPayment): string {
-  return dateOf(payment.settledAtMs + (payment.scenario === 'statement_late' ? STATEMENT_LATE_DAYS * DAY_MS : 0));
-}
-
-function paymentLine(profile: PartnerProfile, payment: SettledPayment, id: string): StatementLine {
-  const { view } = payment;
-  const scale = currencyScale(view.currency);
+/** The line of a payment settled on value date `date`. */
+function paymentLine(profile: PartnerProfile, payment: SettledPayment, date: string): StatementLine {
+  const scale = currencyScale(payment.currency);
   const payIn = PAY_IN_CURRENCIES[profile.slug] !== undefined;
-  const amount = new BigNumber(view.amount).times(payIn ? 1 : -1);
-  const fee = new BigNumber(payment.scenario === 'statement_fee' ? STATEMENT_FEE : 0);
+  const fee = payment.scenario === 'statement_fee' ? STATEMENT_FEE : '0';
+  const dot = payment.amount.indexOf('.');
+  // Most lines: the amount as it was made, nothing kept, so no arithmetic for 100,000 of them.
+  const asMade = fee === '0' && dot >= 0 && payment.amount.length - dot - 1 === scale;
+  const amount = asMade ? (payIn ? payment.amount : `-${payment.amount}`) : new BigNumber(payment.amount).times(payIn ? 1 : -1).toFixed(scale);
   return {
-    id, type: payIn ? 'pay_in' : 'payout', reference: view.id, client_reference: view.reference,
-    amount: amount.toFixed(scale), fee: fee.toFixed(scale), net: amount.minus(fee).toFixed(scale), currency: view.currency, value_date: valueDateOf(payment),
+    id: `stl_${payment.id}`, type: payIn ? 'pay_in' : 'payout', reference: payment.id, client_reference: payment.reference,
+    amount, fee: asMade ? `0.${'0'.repeat(scale)}` : new BigNumber(fee).toFixed(scale), net: asMade ? amount : new BigNumber(amount).minus(fee).toFixed(scale),
+    currency: payment.currency, value_date: date,
   };
 }
 
@@ -93,23 +94,66 @@ function batchLines(profile: PartnerProfile, date: string, lines: StatementLine[
   });
 }
 
-/** The statement of value date `date`. */
+/** Lines of a page when none is asked for: the whole statement is read a page at a time. */
+const WHOLE_PAGE_LINES = 10_000;
+
+/** The statement of value date `date`, whole. */
 export async function dailyStatement(profile: PartnerProfile, book: PaymentBook, date: string, nowMs: number): Promise<Statement> {
-  const startMs = dayStartMs(date);
-  // Settled that day, and the late lines of the payments settled STATEMENT_LATE_DAYS before it.
-  const lateFromMs = startMs - STATEMENT_LATE_DAYS * DAY_MS;
-  const settled = (await book.settledBetween(startMs, startMs + DAY_MS, { scenario: 'statement_late', fromMs: lateFromMs, toMs: lateFromMs + DAY_MS })
-    ).filter((p) => p.ownerUserId !== CLIENT_USER_ID && valueDateOf(p) === date);
   const lines: StatementLine[] = [];
-  const batched: StatementLine[] = [];
-  for (const payment of settled) {
-    const line = paymentLine(profile, payment, `stl_${payment.view.id}`);
-    switch (payment.scenario) {
-      case 'statement_missing': break;
-      case 'statement_duplicate': lines.push(line, { ...line, id: `${line.id}_2` }); break;
-      case 'statement_batched': batched.push(line); break;
-      default: lines.push(line);
+  let page = await statementPage(profile, book, date, nowMs, WHOLE_PAGE_LINES, null);
+  for (lines.push(...page.lines); page.next_cursor !== null; lines.push(...page.lines)) {
+    page = await statementPage(profile, book, date, nowMs, WHOLE_PAGE_LINES, page.next_cursor);
+  }
+  return { partner: profile.slug, date, final: page.final, lines };
+}
+
+// A page goes on after the last payment it listed (its settlement instant and id), or, once the
+// payments are listed, from the n-th batch line.
+const PAYMENT_CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)_(.{1,200})$/;
+const BATCH_CURSOR = /^batch_(\d{1,6})$/;
+const paymentCursor = (payment: SettledPayment) => `${payment.settled_at}_${payment.id}`;
+
+function parseCursor(cursor: string | null): { after: SettledCursor | null; batchFrom: number | null } {
+  if (cursor === null) return { after: null, batchFrom: null };
+  const payment = PAYMENT_CURSOR.exec(cursor);
+  if (payment) return { after: { settledAt: payment[1], id: payment[2] }, batchFrom: null };
+  const batch = BATCH_CURSOR.exec(cursor);
+  if (batch) return { after: null, batchFrom: Number(batch[1]) };
+  throw new RailError(400, 'invalid_request', 'cursor must be a next_cursor this route gave');
+}
+
+/**
+ * A page of the statement of value date `date`: at most `limit` lines (a payment's two lines in
+ * the duplicate scenario are never split, so a page of one line can hold two), the payments in
+ * settlement order, then the batch lines. Read from the book a page at a time: however busy the
+ * day, the partner holds one page (and the references its batch lines list).
+ */
+export async function statementPage(profile: PartnerProfile, book: PaymentBook, date: string, nowMs: number, limit: number, cursor: string | null): Promise<StatementPage> {
+  const startMs = dayStartMs(date);
+  const { after, batchFrom } = parseCursor(cursor);
+  const lateFromMs = startMs - STATEMENT_LATE_DAYS * DAY_MS;
+  const day: StatementDay = { fromMs: startMs, toMs: startMs + DAY_MS, late: { scenario: 'statement_late', fromMs: lateFromMs, toMs: lateFromMs + DAY_MS }, exceptOwner: CLIENT_USER_ID };
+  const page: StatementPage = { partner: profile.slug, date, final: nowMs >= startMs + DAY_MS, lines: [], next_cursor: null };
+  if (batchFrom === null) {
+    const payments = await book.settledPage(day, after, limit);
+    for (const [i, payment] of payments.entries()) {
+      const line = paymentLine(profile, payment, date);
+      const lines = payment.scenario === 'statement_duplicate' ? [line, { ...line, id: `${line.id}_2` }] : [line];
+      if (i > 0 && page.lines.length + lines.length > limit) {
+        page.next_cursor = paymentCursor(payments[i - 1]);
+        return page;
+      }
+      page.lines.push(...lines);
+    }
+    if (payments.length === limit) {
+      page.next_cursor = paymentCursor(payments[payments.length - 1]);
+      return page;
     }
   }
-  return { partner: profile.slug, date, final: nowMs >= startMs + DAY_MS, lines: [...lines, ...batchLines(profile, date, batched)] };
+  const batches = batchLines(profile, date, (await book.settledInBatches(day)).map((payment) => paymentLine(profile, payment, date)));
+  const from = batchFrom ?? 0;
+  const shown = batches.slice(from, from + Math.max(0, limit - page.lines.length));
+  page.lines.push(...shown);
+  if (from + shown.length < batches.length) page.next_cursor = `batch_${from + shown.length}`;
+  return page;
 }

@@ -190,9 +190,10 @@ export class PartnerClient {
    * PartnerError; an answer that is not a page of that statement is `unexpected`.
    */
   async *statementPages(date: string, pageSize: number): AsyncGenerator<PartnerStatement> {
-    for (let cursor: string | null = '0'; cursor !== null;) {
-      const what = `get statement ${date} from line ${cursor}`;
-      const payload = await this.callApi(what, 'GET', `/v1/statements/${encodeURIComponent(date)}?limit=${pageSize}&cursor=${encodeURIComponent(cursor)}`);
+    for (let cursor: string | null = null, first = true; first || cursor !== null; first = false) {
+      const what = cursor === null ? `get statement ${date}` : `get statement ${date} from ${cursor}`;
+      const goOn = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const payload = await this.callApi(what, 'GET', `/v1/statements/${encodeURIComponent(date)}?limit=${pageSize}${goOn}`);
       const lines = isRecord(payload) && Array.isArray(payload.lines) ? payload.lines : null;
       const valid = lines?.every((l) => isRecord(l) && ['id', 'reference', 'amount', 'fee', 'net', 'currency', 'value_date'].every((f) => typeof l[f] === 'string'));
       const next = isRecord(payload) ? payload.next_cursor : undefined;

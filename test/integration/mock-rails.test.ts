@@ -299,6 +299,9 @@ describe('mock rails: payments', () => {
     const customers = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '12.5', currency: 'EUR' }, { token: userToken });
     const fee = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '3.00', currency: 'EUR', scenario: 'statement_fee' }, { token: userToken });
     const clients = await submit('fiat', { reference: reference(), amount: '7.00', currency: 'EUR' });
+    const twice = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'EUR', scenario: 'statement_duplicate' }, { token: userToken });
+    const batched: JsonResponse[] = [];
+    for (const amount of ['2.00', '4.25']) batched.push(await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount, currency: 'EUR', scenario: 'statement_batched' }, { token: userToken }));
     const today = new Date().toISOString().slice(0, 10);
     const statement = await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: tokens.fiat });
     assert.equal(statement.status, 200, JSON.stringify(statement.body));
@@ -310,22 +313,31 @@ describe('mock rails: payments', () => {
     const charged = statement.body.lines.find((l: { reference: string }) => l.reference === fee.body.id);
     assert.deepEqual([charged.amount, charged.fee, charged.net], ['-3.00', '0.50', '-3.50']);
     assert.ok(!statement.body.lines.some((l: { reference: string }) => l.reference === clients.body.id), 'the client\'s own submissions settle on-us');
+    assert.deepEqual(statement.body.lines.filter((l: { reference: string }) => l.reference === twice.body.id).map((l: { id: string }) => l.id), [`stl_${twice.body.id}`, `stl_${twice.body.id}_2`]);
+    const batch = statement.body.lines.find((l: { type: string; currency: string }) => l.type === 'batch' && l.currency === 'EUR');
+    assert.deepEqual([batch.amount, batch.net, batch.batch_size], ['-6.25', '-6.25', 2]);
+    assert.deepEqual(batch.settles, batched.map((b) => b.body.id), 'a batch line lists the payments it settles');
+    assert.ok(!statement.body.lines.some((l: { reference: string }) => batched.some((b) => b.body.id === l.reference)), 'a batched payment has no line of its own');
     assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: userToken })).status, 403, 'a customer may not read the client\'s statement');
     for (const bad of ['2026-13-45', '2026-02-30', 'yesterday']) {
       assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
     }
 
-    // Paged: a line at a time, the pages are the statement, in order, and the last says so.
-    const paged: unknown[] = [];
-    for (let cursor: string | null = '0'; cursor !== null;) {
-      const page: { status: number; body: { lines: unknown[]; next_cursor: string | null } } = await call(fiatUrl, 'GET', `/v1/statements/${today}?limit=1&cursor=${cursor}`, undefined, { token: tokens.fiat });
-      assert.equal(page.status, 200, JSON.stringify(page.body));
-      assert.ok(page.body.lines.length <= 1);
-      paged.push(...page.body.lines);
-      cursor = page.body.next_cursor;
+    // Paged: a line at a time (a payment's two lines together), the pages are the statement, in
+    // order, and the last says so.
+    for (const limit of [1, 2, 3]) {
+      const paged: Array<{ reference: string }> = [];
+      for (let cursor: string | null = null, first = true; first || cursor !== null; first = false) {
+        const goOn: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+        const page: { status: number; body: { lines: Array<{ reference: string }>; next_cursor: string | null } } = await call(fiatUrl, 'GET', `/v1/statements/${today}?limit=${limit}${goOn}`, undefined, { token: tokens.fiat });
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        assert.ok(page.body.lines.length <= limit || page.body.lines.every((l) => l.reference === twice.body.id), `a page of ${page.body.lines.length} lines`);
+        paged.push(...page.body.lines);
+        cursor = page.body.next_cursor;
+      }
+      assert.deepEqual(paged, statement.body.lines, `pages of ${limit}`);
     }
-    assert.deepEqual(paged, (await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: tokens.fiat })).body.lines);
-    for (const bad of ['limit=0', 'limit=10001', 'limit=5&cursor=-1', 'limit=x']) {
+    for (const bad of ['limit=0', 'limit=10001', 'limit=5&cursor=-1', 'limit=5&cursor=batch_x', 'limit=5&cursor=2026-01-01T00:00:00Z_x', 'limit=x']) {
       assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${today}?${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
     }
   });

@@ -211,7 +211,7 @@ describe('reconciliation against partner statements', function () {
     for (const p of batched) assert.match(csv.split('\n').find((row) => row.includes(p.external_id)) ?? '', /settlement detail/, `${p.external_id} says how it matched`);
   });
 
-  it('reconciles a day the same after the partners restart: they keep their books', async () => {
+  it('reconciles a day the same after the partners restart (they keep their books), and nothing while they are away', async () => {
     const paid = await settledPayIn('41.00');
     const before = await reconcile({ dry_run: true });
     assert.equal(before.status, 200, JSON.stringify(before.body));
@@ -220,6 +220,12 @@ describe('reconciliation against partner statements', function () {
     const index = service.roles.findIndex((r) => r.role === 'mock-rails');
     const port = new URL(service.roles[index].url!).port;
     await service.roles[index].stop();
+    // While the partner is away, a run that cannot read its statements (the days around the
+    // range are read at once) answers 503 and stores nothing.
+    const storedIds = async () => (await call(base(), 'GET', '/v1/reconciliations?limit=100', undefined, { token: master() })).body.data.map((r: { id: string }) => r.id);
+    const stored = await storedIds();
+    expectError(await reconcile({ date_tolerance_days: 2 }), 503, 'partner_unavailable');
+    assert.deepEqual(await storedIds(), stored, 'nothing stored');
     const restarted = await startMockRailsRole({ ...service.runtime, config: { ...service.config, mockRailsPort: Number(port) } });
     service.roles[index] = restarted;
     restarted.rails.registerRedirectUri(`${base()}${PARTNER_LINK_CALLBACK_PATH}`);

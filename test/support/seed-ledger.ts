@@ -8,7 +8,7 @@ import type { Db } from '../../src/db';
 export interface SeededPayIns { day: string; count: number; total: string }
 
 /** Amount of the i-th seeded pay-in: distinct cents, 1.00 to 100.99. */
-export const seededAmountSql = '((i % 10000) + 100) / 100.0';
+export const seededAmountSql = 'round(((i % 10000) + 100) / 100.0, 2)'; // at the currency's scale, as a payment is made
 
 export async function seedSettledPayIns(db: Db, accountId: string, customerId: string, count: number, day: string, tag: string): Promise<SeededPayIns> {
   await db.transaction(async (trx) => {
