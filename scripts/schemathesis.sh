@@ -4,6 +4,8 @@
 # answers the document does not declare, and requests the service rejected although the document
 # allows them. Not part of `npm test` (it takes minutes); run it after changing a route.
 #   bash scripts/schemathesis.sh            # FUZZ_EXAMPLES (25) cases per operation and credential
+#   bash scripts/schemathesis.sh --include-path /v1/transfers   # further arguments go to each run
+#   FUZZ_REPORT_DIR=/tmp/fuzz bash scripts/schemathesis.sh      # every exchange and case, per credential (HAR, NDJSON)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/stack-env.sh
@@ -56,6 +58,6 @@ for credential in "secret key:$key" "session:$token" "master key:$master"; do
   echo "== schemathesis with the ${credential%%:*}"
   FUZZ_TOKEN=${credential#*:} SCHEMATHESIS_HOOKS=scripts/schemathesis_hooks.py schemathesis --config-file scripts/schemathesis.toml run "$base/v1/openapi.json" \
     --max-examples "${FUZZ_EXAMPLES:-25}" --checks all --exclude-checks ignored_auth,positive_data_acceptance --no-color \
-    --generation-allow-x00 false || status=$?  # text fields take no NUL: Postgres cannot store it (400 naming the field)
+    --generation-allow-x00 false ${FUZZ_REPORT_DIR:+--report har,ndjson --report-har-path "$FUZZ_REPORT_DIR/${credential%%[ :]*}.har" --report-ndjson-path "$FUZZ_REPORT_DIR/${credential%%[ :]*}.ndjson"} "$@" || status=$?  # text fields take no NUL: Postgres cannot store it (400 naming the field)
 done
 exit $status

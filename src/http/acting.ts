@@ -3,7 +3,7 @@ import type { Db } from '../db';
 import { DomainError } from '../errors';
 import type { RouteRequest } from './route';
 
-export const accountIdQuerySchema = { type: 'string', format: 'uuid', description: 'master key only: the account to act for' };
+export const accountIdQuerySchema = { type: 'string', format: 'uuid', description: 'master key only: the account to act for' } as const;
 
 /**
  * The caller's own account; the master key names one with `account_id`. A regular credential
@@ -48,5 +48,11 @@ export function assertOwnResource(request: RouteRequest, ownerAccountId: string,
   const principal = request.principal!;
   if (!principal.isAdmin && principal.accountId !== ownerAccountId) {
     throw new DomainError('cross_account_access_denied', 'this resource belongs to another account', resourceId);
+  }
+  // The master key acting for a named account touches that account's resources only: a payment
+  // for one account may not draw on another's customer.
+  const named = principal.isAdmin ? namedAccountId(request) : undefined;
+  if (named !== undefined && named !== ownerAccountId) {
+    throw new DomainError('cross_account_access_denied', 'this resource belongs to another account than account_id', resourceId);
   }
 }

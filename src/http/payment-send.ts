@@ -7,7 +7,7 @@ import type { PaymentCreate } from '../../ledger/messages';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';
 import { PAYOUT_CORRIDORS } from '../partners/registry';
-import { actingAccountIdForWrite } from './acting';
+import { accountIdQuerySchema, actingAccountIdForWrite } from './acting';
 import { requirePartner } from './partner-links';
 import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
 import { paymentSchema } from './payments-schema';
@@ -92,6 +92,7 @@ const sendBodySchema = {
   allOf: [amountScaleRule(), ...corridorRules(), ...BANK_IN_PAYMENT_CURRENCY],
   properties: {
     customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['fiat', 'claimless', 'chain'], 'x-error': 'invalid_partner', description: 'fiat (bank payee), claimless (claim link) or chain (stablecoins)' },
+    account_id: accountIdQuerySchema,
     amount: amountSchema, currency: currencySchema, purpose: text(200),
     source_funding_method_external_id: { type: 'string', minLength: 1, maxLength: 200, description: 'optional: the customer\'s default funding method in the currency otherwise' },
     source_funding_method_kind: { type: 'string', enum: ['wallet', 'bank', 'viban'] },

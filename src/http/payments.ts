@@ -6,7 +6,7 @@ import type { PaymentCreate } from '../../ledger/messages';
 import { PAYMENT_STATUSES } from '../../ledger/payments';
 import { DomainError } from '../errors';
 import { PAY_IN_CURRENCIES } from '../partners/registry';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
+import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { paymentView } from './outcomes';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import { requirePartner } from './partner-links';
@@ -23,6 +23,7 @@ const addFundsBodySchema = {
   type: 'object', additionalProperties: false, required: ['customer_id', 'partner', 'amount', 'currency'], ...amountScaleRule(),
   properties: {
     customer_id: { type: 'string', format: 'uuid' }, partner: { type: 'string', enum: ['openbank'], 'x-error': 'invalid_partner', description: 'openbank brings funds in' },
+    account_id: accountIdQuerySchema,
     amount: amountSchema,
     currency: { type: 'string', enum: [...PAY_IN_CURRENCIES.openbank!], 'x-error': 'invalid_currency', description: 'a currency openbank brings in' },
     source_funding_method_external_id: { type: 'string', minLength: 1, maxLength: 200, description: 'optional: the customer\'s default funding method in the currency otherwise' },

@@ -217,6 +217,12 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
       ['the master key naming an unknown account (customer)', () => call(base(), 'POST', '/v1/customers', { ...customer(), account_id: randomUUID() }, { token: masterKey, idempotencyKey: randomUUID() }), 404, 'resource_not_found', 'account_id'],
       ['the master key naming an unknown account (contact)', () => call(base(), 'POST', '/v1/contacts', { name: 'N', email: uniqueEmail(), account_id: randomUUID() }, { token: masterKey, idempotencyKey: randomUUID() }), 404, 'resource_not_found', 'account_id'],
     ];
+    const bobsCustomer = (await call(base(), 'POST', '/v1/customers', customer(), { token: bob.key, idempotencyKey: randomUUID() })).body.id as string;
+    const funds = { customer_id: bobsCustomer, partner: 'openbank', amount: '5.00', currency: 'USD' };
+    table.push(
+      ['the master key naming an account but drawing on another account\'s customer', () => call(base(), 'POST', '/v1/payments/add-funds', { ...funds, account_id: alice.account.id }, { token: masterKey, idempotencyKey: randomUUID() }), 403, 'cross_account_access_denied', 'customer_id'],
+      ['the master key naming the customer\'s account, but the customer is not linked', () => call(base(), 'POST', '/v1/payments/add-funds', { ...funds, account_id: bob.account.id }, { token: masterKey, idempotencyKey: randomUUID() }), 400, 'customer_not_linked', 'customer_id'],
+    );
     for (const [what, request, status, code, details] of table) expectError(await request(), status, code, details, what);
 
     const ownName = await call(base(), 'POST', '/v1/customers', { ...customer(), account_id: bob.account.id }, { token: bob.key, idempotencyKey: randomUUID() });
@@ -227,7 +233,7 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
     const alicesList = await call(base(), 'GET', '/v1/customers', undefined, { token: alice.key });
     assert.deepEqual(alicesList.body.data.map((c: { id: string }) => c.id), [byMaster.body.id]);
     const bobsList = await call(base(), 'GET', '/v1/customers', undefined, { token: bob.key });
-    assert.deepEqual(bobsList.body.data.map((c: { id: string }) => c.id), [ownName.body.id], 'nothing was created for bob by the refused requests');
+    assert.deepEqual(bobsList.body.data.map((c: { id: string }) => c.id).sort(), [ownName.body.id, bobsCustomer].sort(), 'nothing was created for bob by the refused requests');
 
     const unknownKeyAccount = await call(base(), 'POST', '/v1/api-keys', { type: 'secret', account_id: randomUUID() }, { token: masterKey, idempotencyKey: randomUUID() });
     expectError(unknownKeyAccount, 404, 'resource_not_found');

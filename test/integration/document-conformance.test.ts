@@ -55,6 +55,35 @@ describe('the OpenAPI document describes requests as strictly as the validation'
     assert.ok(sent >= 60, `every operation of the document (${sent} sent)`);
     assert.deepEqual(refused, []);
   });
+
+  it('lets the master key name the account it acts for on every write that acts for an account', async () => {
+    const document = await (await fetch(`${base()}/v1/openapi.json`)).json() as { paths: Record<string, Record<string, any>> };
+    const owner = await signUp(base());
+    const refused: string[] = [];
+    let checked = 0;
+    for (const [template, item] of Object.entries<Record<string, any>>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        const schemes = (operation.security ?? []).flatMap((requirement: Record<string, string[]>) => Object.keys(requirement));
+        // Writes that act for an account (not on a resource named in the path, which says whose it is), any credential.
+        if (method === 'get' || template.includes('{') || !schemes.includes('masterKey') || schemes.length === 1) continue;
+        checked++;
+        const where = `${method.toUpperCase()} ${template}`;
+        const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+        if (!bodySchema?.properties?.account_id) {
+          refused.push(`${where}: the document gives the master key no account_id`);
+          continue;
+        }
+        const body = { ...(firstValid(bodySchema, `${where} body`) as Record<string, unknown>), account_id: owner.account.id };
+        const response = await fetch(`${base()}${template}`, {
+          method: method.toUpperCase(), body: JSON.stringify(body),
+          headers: { authorization: `Bearer ${testService().config.masterKey}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        });
+        if (response.status === 400) refused.push(`${where}: 400 ${(await response.text()).slice(0, 300)}`);
+      }
+    }
+    assert.ok(checked >= 10, `${checked} operations checked`);
+    assert.deepEqual(refused, []);
+  });
 });
 
 describe('the OpenAPI document states the rules across fields that the validation enforces', function () {
