@@ -22,6 +22,7 @@ env DATABASE_URL="${DATABASE_URL%/*}/payments_bench_${run}" REDIS_KEY_PREFIX="be
 service=$!
 trap 'kill $service 2>/dev/null; wait $service 2>/dev/null; rm -f "$log"' EXIT
 base="http://127.0.0.1:$port"
+export FUZZ_BASE_URL=$base
 for _ in $(seq 120); do curl -sf "$base/readyz" >/dev/null 2>&1 && break; sleep 1; done
 curl -sf "$base/readyz" >/dev/null || { cat "$log"; echo "the service did not become ready" >&2; exit 1; }
 account=$(curl -s -X POST "$base/v1/sandbox/accounts" -H 'Content-Type: application/json' \
@@ -36,8 +37,13 @@ for currency in USD EUR GBP USDC EURC; do
   curl -sf -X POST "$base/v1/sandbox/faucet" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
     -H "Idempotency-Key: fuzz-$run-$currency" -d "{\"currency\":\"$currency\",\"amount\":\"100000.00\"}" >/dev/null
 done
-curl -sf -X POST "$base/v1/sandbox/accounts" -H 'Content-Type: application/json' \
-  -d '{"email":"friend@example.com","password":"a long password","business_name":"Friend Ltd","country_code":"GB"}' >/dev/null
+friend=$(curl -sf -X POST "$base/v1/sandbox/accounts" -H 'Content-Type: application/json' \
+  -d '{"email":"friend@example.com","password":"a long password","business_name":"Friend Ltd","country_code":"GB","chain_wallet":true}')
+# The recipient's bank accounts by currency: an external transfer in the sandbox pays only a
+# registered account (SPEC.md section 1), which the hooks name for the fuzzer.
+FUZZ_RECIPIENT_BANKS=$(curl -sf "$base/v1/accounts/me/vibans" -H "Authorization: Bearer $(node -p 'JSON.parse(process.argv[1]).session.token' "$friend")" \
+  | node -p 'JSON.stringify(Object.fromEntries(JSON.parse(require("fs").readFileSync(0)).data.map((v) => [v.currency, v.account_number])))')
+export FUZZ_RECIPIENT_BANKS
 # A customer linked with every partner, whose funding methods the fuzzer lists: the customer
 # approves each partner's consent page, as a browser would.
 customer=$(curl -sf -X POST "$base/v1/customers" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
@@ -53,6 +59,7 @@ for partner in openbank fiat chain claimless; do
   curl -sf "$callback" >/dev/null || { echo "linking the fuzz customer with $partner failed" >&2; exit 1; }
 done
 master=${MASTER_KEY:-$(node -p 'require("./dist/src/config").loadConfig(process.env).masterKey')}
+export FUZZ_MASTER_KEY=$master
 status=0
 for credential in "secret key:$key" "session:$token" "master key:$master"; do
   echo "== schemathesis with the ${credential%%:*}"

@@ -80,6 +80,7 @@ export interface MatchReport {
 /** The reasons items give, shared with the passes that run in SQL (staged.ts). */
 export const REASONS = {
   byReference: 'same partner reference',
+  noLine: 'no statement line settles it',
   duplicate: (reference: string, lineId: string) => `a second line for reference ${reference}, which line ${lineId} already settles: the partner counted it twice`,
   batchListed: (lineId: string, listed: number | string) => `listed by batch line ${lineId} among the ${listed} payments it settles (settlement detail)`,
   batchDisagrees: (lineId: string, found: number | string, listed: number | string) => `listed by batch line ${lineId}, but the ${found} of its ${listed} payments the ledger has add up to another amount`,
@@ -223,7 +224,7 @@ class Matcher {
 
   leftovers(movements: LedgerMovement[], lines: StatementEntry[]): void {
     for (const m of movements.filter((x) => !this.movementUsed.has(x))) {
-      this.add(m, null, { category: 'ledger_only', field: null, ledger_value: null, statement_value: null, reason: `no statement line settles it${m.reference ? ` (partner reference ${m.reference})` : ''}` });
+      this.add(m, null, { category: 'ledger_only', field: null, ledger_value: null, statement_value: null, reason: `${REASONS.noLine}${m.reference ? ` (partner reference ${m.reference})` : ''}` });
     }
     for (const line of lines.filter((l) => !this.lineUsed.has(l))) {
       this.add(null, line, { category: 'statement_only', field: null, ledger_value: null, statement_value: null, reason: 'no ledger movement matches this line' });

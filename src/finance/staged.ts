@@ -249,29 +249,46 @@ async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: num
   ));
 }
 
-/** What the two passes left: movements and lines without a counterpart, for match.ts's searching passes. */
-async function leftovers(trx: Knex.Transaction): Promise<{ movements: LedgerMovement[]; lines: StatementEntry[] }> {
-  const { rows: moves } = await trx.raw(
-    `SELECT entry_id, reference, currency, amount::text AS amount, day::text AS day FROM recon_moves m
+const UNPAIRED_MOVES = `FROM recon_moves m
       WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
-        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.move_seq = m.seq)
-      ORDER BY m.seq`,
-  );
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.move_seq = m.seq)`;
+
+/** The lines the two passes left without a counterpart, for match.ts's searching passes: usually few. */
+async function leftoverLines(trx: Knex.Transaction): Promise<StatementEntry[]> {
   const { rows: lines } = await trx.raw(
     `SELECT line_id, reference, currency, amount::text AS amount, fee::text AS fee, net::text AS net, value_date::text AS value_date, settles FROM recon_lines l
       WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
         AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)
       ORDER BY l.seq`,
   );
-  return {
-    movements: moves.map((m: { entry_id: string; reference: string | null; currency: Currency; amount: string; day: string }) => ({
-      entryId: m.entry_id, reference: m.reference, currency: m.currency, amount: new Money(m.amount), date: m.day,
-    })),
-    lines: lines.map((l: { line_id: string; reference: string; currency: Currency; amount: string; fee: string; net: string; value_date: string; settles: unknown }) => ({
-      lineId: l.line_id, reference: l.reference, currency: l.currency, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net), valueDate: l.value_date,
-      settles: Array.isArray(l.settles) ? l.settles.filter((r): r is string => typeof r === 'string') : null,
-    })),
-  };
+  return lines.map((l: { line_id: string; reference: string; currency: Currency; amount: string; fee: string; net: string; value_date: string; settles: unknown }) => ({
+    lineId: l.line_id, reference: l.reference, currency: l.currency, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net), valueDate: l.value_date,
+    settles: Array.isArray(l.settles) ? l.settles.filter((r): r is string => typeof r === 'string') : null,
+  }));
+}
+
+/** The movements the two passes left without a counterpart, for match.ts's searching passes. */
+async function leftoverMovements(trx: Knex.Transaction): Promise<LedgerMovement[]> {
+  const { rows: moves } = await trx.raw(`SELECT entry_id, reference, currency, amount::text AS amount, day::text AS day ${UNPAIRED_MOVES} ORDER BY m.seq`);
+  return moves.map((m: { entry_id: string; reference: string | null; currency: Currency; amount: string; day: string }) => ({
+    entryId: m.entry_id, reference: m.reference, currency: m.currency, amount: new Money(m.amount), date: m.day,
+  }));
+}
+
+/**
+ * With no line left to search for, every movement left is ledger_only: written as match.ts's
+ * last pass writes them, in its order, by Postgres (a month's exceptions never come to this process).
+ */
+async function unpairedMovementsLedgerOnly(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<number> {
+  const { rowCount } = await trx.raw(...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY m.day, m.entry_id) - 1, 'ledger_only', m.entry_id, NULL, m.reference, m.currency,
+            ${fmt('m.amount', 'm.currency')}, NULL, NULL, NULL, NULL,
+            :reason::text || CASE WHEN m.reference IS NULL THEN '' ELSE format(' (partner reference %s)', m.reference) END
+       ${UNPAIRED_MOVES} AND m.day BETWEEN :from::date AND :to::date`,
+    { id: run.reconciliationId, seqFrom, from: run.rules.from, to: run.rules.to, reason: REASONS.noLine },
+  ));
+  return rowCount ?? 0;
 }
 
 async function itemCount(trx: Knex.Transaction, id: string): Promise<number> {
@@ -321,18 +338,25 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
   clock.lap('by_reference');
   await byBatchDetail(trx, run, await itemCount(trx, run.reconciliationId));
   clock.lap('by_batch_detail');
-  const left = await leftovers(trx);
-  const searched = reconcile(left.movements, left.lines, run.rules);
+  const openLines = await leftoverLines(trx);
   const seqFrom = await itemCount(trx, run.reconciliationId);
-  await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
-    searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
+  const left = { lines: openLines.length, movements: 0 };
+  if (openLines.length === 0) {
+    left.movements = await unpairedMovementsLedgerOnly(trx, run, seqFrom);
+  } else {
+    const movements = await leftoverMovements(trx);
+    left.movements = movements.length;
+    const searched = reconcile(movements, openLines, run.rules);
+    await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
+      searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
+  }
   clock.lap('searched');
   const { rows } = await trx.raw('SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);
   const summary: Record<ItemCategory, number> = { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 };
   for (const row of rows as Array<{ category: ItemCategory; n: number }>) summary[row.category] = row.n;
   const totals = await totalsOf(trx, run);
   clock.lap('totals');
-  log.info({ reconciliation: run.reconciliationId, partner: run.partner, leftovers: { movements: left.movements.length, lines: left.lines.length }, ms: clock.laps }, 'reconciliation matched');
+  log.info({ reconciliation: run.reconciliationId, partner: run.partner, leftovers: left, ms: clock.laps }, 'reconciliation matched');
   return { summary, totals };
 }
 

@@ -70,7 +70,17 @@ export function notificationRoutes(db: Db, hub: NotificationHub, heartbeatMs: nu
       response: {
         status: 200, contentType: 'text/event-stream',
         description: `frames "id: <event id>\\nevent: <type>\\ndata: <event envelope JSON>", in the account's sequence (the envelope's account_seq: 1, 2, 3, ... in commit order, each event once); ": heartbeat" comments while idle; after a reconnection with Last-Event-ID, every later event, a replay of at most ${REPLAY_EVENTS_MAX} per connection`,
-        schema: { type: 'string' },
+        // For an event stream, the schema describes each event (OpenAPI before 3.2), as a client's
+        // event-source reader gives it: its id, its type and its data (the envelope as JSON text).
+        schema: {
+          type: 'object', required: ['id', 'event', 'data'],
+          properties: {
+            id: { type: 'string', format: 'uuid', description: 'the event id, for Last-Event-ID' },
+            event: { type: 'string', description: 'the event type, e.g. transfer.completed' },
+            data: { type: 'string', contentMediaType: 'application/json', description: 'the event envelope as JSON' },
+            retry: { type: 'integer', description: 'the reconnection delay in milliseconds' },
+          },
+        },
       },
       errors: ['invalid_request', 'rate_limit_exceeded', 'service_unavailable'],
       handler: async (request) => {

@@ -121,6 +121,7 @@ describe('reconciliation against partner statements', function () {
 
     const [lost] = about(missing.external_id);
     assert.deepEqual([about(missing.external_id).length, lost.category, lost.ledger_entry_id, lost.statement_line_id, lost.ledger_amount], [1, 'ledger_only', await entryOf(missing.id), null, '21.00']);
+    assert.equal(lost.reason, `no statement line settles it (partner reference ${missing.external_id})`);
     const [twice] = about(duplicate.external_id);
     assert.deepEqual([about(duplicate.external_id).length, twice.category, twice.field, twice.ledger_entry_id, twice.statement_line_id],
       [1, 'statement_only', 'reference', await entryOf(duplicate.id), `stl_${duplicate.external_id}_2`]);
