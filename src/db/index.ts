@@ -16,9 +16,7 @@ export function createDb(databaseUrl: string, poolMax = 10, poolMin = 0): Db {
     client: 'pg',
     // Bounded waits, so a request meets a Postgres that is away with a 503 within seconds
     // (src/http/unavailable.ts) rather than hang: connecting, acquiring, and any one query.
-    // No JIT: it compiled each big query of a reconciliation or a statement page for 20-50 ms, more
-    // than it saved; every other query is under its cost threshold anyway.
-    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000, query_timeout: 30_000, options: '-c jit=off' },
+    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000, query_timeout: 30_000 },
     pool: { min: poolMin, max: poolMax },
     acquireConnectionTimeout: 5_000,
     // knex writes its own warnings to the console; they belong in the service's log.
