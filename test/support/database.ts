@@ -21,7 +21,7 @@ export async function recreateDatabase(databaseUrl: string): Promise<void> {
 /**
  * Drops a database, closing its connections first. An autovacuum worker busy in it (after a bulk
  * load) belongs to no role, so Postgres refuses to terminate it for a non-superuser (42501); it
- * gives way by itself within moments, so the drop is tried again.
+ * gives way by itself within moments, so the drop is tried again, for up to 30 s.
  */
 export async function dropDatabase(client: pg.Client, name: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -30,7 +30,7 @@ export async function dropDatabase(client: pg.Client, name: string): Promise<voi
       return;
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if ((code !== '42501' && code !== '55006') || attempt >= 20) throw error;
+      if ((code !== '42501' && code !== '55006') || attempt >= 60) throw error;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
