@@ -11,12 +11,29 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
 
 export type Db = Knex;
 
-export function createDb(databaseUrl: string, poolMax = 10, poolMin = 0): Db {
+/** The longest any one query may take before the caller gets an error (a 503 for a request). */
+export const QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * The longest a statement of a bulk job may take. A reconciliation's statements grow with the days
+ * it covers: over 31 busy days (3.1 million movements) one pass took longer than QUERY_TIMEOUT_MS.
+ */
+export const BULK_QUERY_TIMEOUT_MS = 600_000;
+
+/** A raw statement of a bulk job, allowed BULK_QUERY_TIMEOUT_MS rather than the pool's timeout. */
+export function bulkRaw(db: Knex, sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Knex.Raw {
+  return db.raw(sql, bindings).options({ query_timeout: BULK_QUERY_TIMEOUT_MS });
+}
+
+/** Settings of every session of a pool, as `-c name=value` options (e.g. `-c jit=off`). */
+export type SessionOptions = string;
+
+export function createDb(databaseUrl: string, poolMax = 10, poolMin = 0, sessionOptions?: SessionOptions): Db {
   return knex({
     client: 'pg',
     // Bounded waits, so a request meets a Postgres that is away with a 503 within seconds
     // (src/http/unavailable.ts) rather than hang: connecting, acquiring, and any one query.
-    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000, query_timeout: 30_000 },
+    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000, query_timeout: QUERY_TIMEOUT_MS, options: sessionOptions },
     pool: { min: poolMin, max: poolMax },
     acquireConnectionTimeout: 5_000,
     // knex writes its own warnings to the console; they belong in the service's log.

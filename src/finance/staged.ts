@@ -9,6 +9,7 @@
 import type { Knex } from 'knex';
 import { performance } from 'node:perf_hooks';
 import { CURRENCIES, CURRENCY_SCALE, isCurrency, Money, type Amount, type Currency } from '../../ledger/money';
+import { bulkRaw } from '../db';
 import { copyInto } from '../db/pg-copy';
 import { log } from '../log';
 import { reconcile, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
@@ -47,7 +48,7 @@ const fmt = (expression: string, currency: string) => `round(${expression}, ${SC
  * fetched while Postgres copies the last.
  */
 async function stageLines(trx: Knex.Transaction, pages: AsyncIterator<StagedLine[]>, first: Promise<IteratorResult<StagedLine[]>>): Promise<void> {
-  await trx.raw(`CREATE TEMP TABLE recon_lines (seq bigserial, line_id text, reference text, currency text, amount numeric, fee numeric, net numeric, value_date date, settles jsonb) ON COMMIT DROP`);
+  await bulkRaw(trx, `CREATE TEMP TABLE recon_lines (seq bigserial, line_id text, reference text, currency text, amount numeric, fee numeric, net numeric, value_date date, settles jsonb) ON COMMIT DROP`);
   let next = first;
   try {
     for (let page = await next; !page.done; page = await next) {
@@ -80,7 +81,7 @@ const settlementParams = (run: StagedRun) => ({ accounts: `sys:partner:${run.par
  * partner sees them (settlement.ts).
  */
 async function stageNearMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
-  await trx.raw(...named(
+  await bulkRaw(trx, ...named(
     `CREATE TEMP TABLE recon_moves ON COMMIT DROP AS
      SELECT row_number() OVER (ORDER BY day, entry_id) AS seq, * FROM ( -- a uuid sorts as its text does, cheaper
        ${MOVEMENT}
@@ -107,15 +108,15 @@ const BEYOND_SEQ = 1_000_000_000_000;
  */
 async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
   // Usually a handful, and the planner must know it to look them up one by one rather than hash every payment.
-  await trx.raw(
+  await bulkRaw(trx, 
     `CREATE TEMP TABLE recon_missing ON COMMIT DROP AS
      SELECT reference FROM (
        SELECT reference FROM recon_lines WHERE reference IS NOT NULL
        UNION SELECT jsonb_array_elements_text(settles) FROM recon_lines WHERE jsonb_typeof(settles) = 'array') AS named
       WHERE NOT EXISTS (SELECT 1 FROM recon_moves m WHERE m.reference = named.reference)`,
   );
-  await trx.raw('ANALYZE recon_missing');
-  await trx.raw(...named(
+  await bulkRaw(trx, 'ANALYZE recon_missing');
+  await bulkRaw(trx, ...named(
     `INSERT INTO recon_moves
      SELECT CASE WHEN day < :nearFrom::date THEN -:beyond::bigint ELSE :beyond::bigint END + row_number() OVER (ORDER BY day, entry_id), * FROM (
        ${MOVEMENT}
@@ -135,8 +136,8 @@ async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<vo
  * without statistics the planner takes a table of 100,000 rows for a few and loops over it.
  */
 async function analyzed(trx: Knex.Transaction, table: string, columns: string[]): Promise<void> {
-  for (const column of columns) await trx.raw(`CREATE INDEX ON ${table} (${column})`);
-  await trx.raw(`ANALYZE ${table}`);
+  for (const column of columns) await bulkRaw(trx, `CREATE INDEX ON ${table} (${column})`);
+  await bulkRaw(trx, `ANALYZE ${table}`);
 }
 
 /**
@@ -162,7 +163,7 @@ const reported = (move: string, line: string) => `((${move}.day BETWEEN :from::d
  * disagrees is mismatched, naming the field.
  */
 async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void> {
-  await trx.raw(
+  await bulkRaw(trx, 
     `CREATE TEMP TABLE recon_ref ON COMMIT DROP AS
      WITH firsts AS (
        SELECT DISTINCT ON (m.reference) m.seq AS move_seq, m.reference, m.currency
@@ -173,7 +174,7 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
   );
   await analyzed(trx, 'recon_ref', ['move_seq', 'line_seq']);
   const how = REASONS.byReference;
-  await trx.raw(...named(
+  await bulkRaw(trx, ...named(
     `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
      SELECT :id, row_number() OVER (ORDER BY r.move_seq, r.rank) - 1, x.* FROM recon_ref r
        JOIN recon_moves m ON m.seq = r.move_seq
@@ -209,7 +210,7 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
 
 /** Pass 2, one to many by settlement detail: a batch line with the unpaired movements of the references it lists. */
 async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
-  await trx.raw(
+  await bulkRaw(trx, 
     `CREATE TEMP TABLE recon_batch ON COMMIT DROP AS
      -- Each batch's settlement detail is measured once: in the select list it would be read
      -- again (de-TOASTed whole) for every movement it lists.
@@ -225,7 +226,7 @@ async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: num
       ORDER BY m.seq, b.seq`,
   );
   await analyzed(trx, 'recon_batch', ['move_seq', 'line_seq']);
-  await trx.raw(...named(
+  await bulkRaw(trx, ...named(
     `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
      SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY b.line_seq, b.move_seq) - 1,
             CASE WHEN g.agrees THEN 'matched' ELSE 'mismatched' END, m.entry_id, l.line_id, coalesce(m.reference, l.reference), m.currency,
@@ -255,7 +256,7 @@ const UNPAIRED_MOVES = `FROM recon_moves m
 
 /** The lines the two passes left without a counterpart, for match.ts's searching passes: usually few. */
 async function leftoverLines(trx: Knex.Transaction): Promise<StatementEntry[]> {
-  const { rows: lines } = await trx.raw(
+  const { rows: lines } = await bulkRaw(trx, 
     `SELECT line_id, reference, currency, amount::text AS amount, fee::text AS fee, net::text AS net, value_date::text AS value_date, settles FROM recon_lines l
       WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
         AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)
@@ -269,7 +270,7 @@ async function leftoverLines(trx: Knex.Transaction): Promise<StatementEntry[]> {
 
 /** The movements the two passes left without a counterpart, for match.ts's searching passes. */
 async function leftoverMovements(trx: Knex.Transaction): Promise<LedgerMovement[]> {
-  const { rows: moves } = await trx.raw(`SELECT entry_id, reference, currency, amount::text AS amount, day::text AS day ${UNPAIRED_MOVES} ORDER BY m.seq`);
+  const { rows: moves } = await bulkRaw(trx, `SELECT entry_id, reference, currency, amount::text AS amount, day::text AS day ${UNPAIRED_MOVES} ORDER BY m.seq`);
   return moves.map((m: { entry_id: string; reference: string | null; currency: Currency; amount: string; day: string }) => ({
     entryId: m.entry_id, reference: m.reference, currency: m.currency, amount: new Money(m.amount), date: m.day,
   }));
@@ -280,7 +281,7 @@ async function leftoverMovements(trx: Knex.Transaction): Promise<LedgerMovement[
  * last pass writes them, in its order, by Postgres (a month's exceptions never come to this process).
  */
 async function unpairedMovementsLedgerOnly(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<number> {
-  const { rowCount } = await trx.raw(...named(
+  const { rowCount } = await bulkRaw(trx, ...named(
     `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
      SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY m.day, m.entry_id) - 1, 'ledger_only', m.entry_id, NULL, m.reference, m.currency,
             ${fmt('m.amount', 'm.currency')}, NULL, NULL, NULL, NULL,
@@ -298,7 +299,7 @@ async function itemCount(trx: Knex.Transaction, id: string): Promise<number> {
 
 /** Per currency, over the reported days: the ledger's and the statement's sums, what matched, and the difference. */
 async function totalsOf(trx: Knex.Transaction, run: StagedRun): Promise<CurrencyTotals[]> {
-  const { rows } = await trx.raw(...named(
+  const { rows } = await bulkRaw(trx, ...named(
     `SELECT currency, sum(ledger)::text AS ledger, sum(statement)::text AS statement, sum(matched)::text AS matched FROM (
        SELECT currency, amount AS ledger, 0 AS statement, 0 AS matched FROM recon_moves WHERE day BETWEEN :from::date AND :to::date
        UNION ALL SELECT currency, 0, net, 0 FROM recon_lines WHERE value_date BETWEEN :from::date AND :to::date
@@ -318,9 +319,9 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
   const clock = phaseClock();
   // The passes sort and hash a day's rows at once (about 30 MB for 100,000 of each side): in
   // memory, for this transaction only, rather than in files.
-  await trx.raw(`SET LOCAL work_mem = '64MB'`);
+  await bulkRaw(trx, `SET LOCAL work_mem = '64MB'`);
   // No JIT: it compiled each of the run's big statements for 20-50 ms, more than it saved.
-  await trx.raw('SET LOCAL jit = off');
+  await bulkRaw(trx, 'SET LOCAL jit = off');
   // The partner builds the statement's first page while Postgres reads the ledger's days.
   const pages = lines[Symbol.asyncIterator]();
   const first = pages.next();
@@ -353,7 +354,7 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
       searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
   }
   clock.lap('searched');
-  const { rows } = await trx.raw('SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);
+  const { rows } = await bulkRaw(trx, 'SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);
   const summary: Record<ItemCategory, number> = { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 };
   for (const row of rows as Array<{ category: ItemCategory; n: number }>) summary[row.category] = row.n;
   const totals = await totalsOf(trx, run);
