@@ -4,17 +4,12 @@
 // ledger), once each, with bad pairs refused; a later run settles what its matching now pairs.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Consumer } from 'kafkajs';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { startConsumer } from '../../src/kafka/consumer';
-import { TOPICS } from '../../src/kafka/topics';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
+import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
-import { linkCustomer } from '../support/partner-links';
-import { dropDatabaseOf } from '../support/database';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -22,48 +17,22 @@ interface Exception { id: string; category: string; reference: string | null; cu
 
 describe('reconciliation exceptions: the queue finance works', function () {
   this.timeout(240_000);
+  const desk = new FinanceDesk('exceptions');
   let service: TestService;
-  let owner: SignedUp;
-  let customerId: string;
-  let eventsReader: Consumer | null = null;
   const resolvedEvents = new Map<string, DomainEventEnvelope>();
   const base = () => service.baseUrl;
   const master = () => service.config.masterKey;
-  const databaseUrl = `${process.env.DATABASE_URL}_exceptions`;
   /** The day's pay-ins, by what their statement line does. */
-  const paid: Record<string, { id: string; external_id: string }> = {};
+  const paid: Record<string, SettledPayIn> = {};
   let exceptions: Exception[] = [];
   const about = (name: string) => exceptions.find((e) => e.reference === paid[name].external_id && (e.category !== 'statement_only' || e.field === 'reference'))!;
+  const settledPayIn = (amount: string, scenario: string | null, currency = 'USD') => desk.settledPayIn(amount, scenario, currency);
 
   before(async () => {
-    await dropDatabaseOf(databaseUrl);
-    service = await startService({
-      DATABASE_URL: databaseUrl, KAFKA_TOPIC_PREFIX: `${process.env.KAFKA_TOPIC_PREFIX}exceptions.`, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}exceptions:`,
-      PAYMENT_SETTLE_INTERVAL_MS: '100',
-    });
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'openbank');
-    eventsReader = await startConsumer<DomainEventEnvelope>(service.runtime, {
-      groupId: `${service.runtime.names.prefix}exception-events.${randomUUID()}`, topic: TOPICS.domainEvents, fromBeginning: true,
-      handleBatch: async (messages) => { for (const { value } of messages) if (value.type === 'reconciliation.exception_resolved') resolvedEvents.set(value.resource_id, value); },
-    });
+    await desk.start({ PAYMENT_SETTLE_INTERVAL_MS: '100' }, (event: DomainEventEnvelope) => { if (event.type === 'reconciliation.exception_resolved') resolvedEvents.set(event.resource_id, event); });
+    service = desk.service;
   });
-  after(async () => {
-    await eventsReader?.disconnect();
-    await service?.stop();
-    await dropDatabaseOf(databaseUrl);
-  });
-
-  async function settledPayIn(amount: string, scenario: string | null, currency = 'USD'): Promise<{ id: string; external_id: string }> {
-    const created = await call(base(), 'POST', '/v1/payments/add-funds', { customer_id: customerId, partner: 'openbank', amount, currency },
-      { token: owner.key, idempotencyKey: randomUUID(), headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    return eventually(async () => {
-      const now = await call(base(), 'GET', `/v1/payments/${created.body.id}`, undefined, { token: owner.key });
-      return now.body.status === 'completed' ? now.body : undefined;
-    }, 20_000, 'the pay-in settles');
-  }
+  after(() => desk.stop());
 
   const reconcile = (body: Record<string, unknown> = {}) => call(base(), 'POST', '/v1/reconciliations', { partner: 'openbank', from: today(), to: today(), ...body }, { token: master() });
   const list = (query: string) => call(base(), 'GET', `/v1/reconciliation-exceptions?${query}`, undefined, { token: master() });
@@ -103,7 +72,7 @@ describe('reconciliation exceptions: the queue finance works', function () {
     const one = await call(base(), 'GET', `/v1/reconciliation-exceptions/${about('fee').id}`, undefined, { token: master() });
     assert.deepEqual(one.body, about('fee'));
     expectError(await call(base(), 'GET', `/v1/reconciliation-exceptions/${randomUUID()}`, undefined, { token: master() }), 404, 'reconciliation_exception_not_found', 'id');
-    expectError(await call(base(), 'GET', '/v1/reconciliation-exceptions', undefined, { token: owner.key }), 403, 'insufficient_scope');
+    expectError(await call(base(), 'GET', '/v1/reconciliation-exceptions', undefined, { token: desk.owner.key }), 403, 'insufficient_scope');
   });
 
   it('refuses a pair that is no pair, naming the field, and closes both sides of one that is', async () => {

@@ -4,19 +4,14 @@
 // uploads and dry runs behave, the schedule reconciles each partner's previous day once, and
 // 100,000 entries are exported and reconciled in bounded memory.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import type { SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
+import { FinanceDesk } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
-import { linkCustomer } from '../support/partner-links';
 import { seedSettledPayIns, seededStatementCsv } from '../support/seed-ledger';
-import { dropDatabaseOf } from '../support/database';
-import { startService, type TestService } from '../support/service';
-import type { Consumer } from 'kafkajs';
+import type { TestService } from '../support/service';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { startConsumer } from '../../src/kafka/consumer';
-import { TOPICS } from '../../src/kafka/topics';
 import { startMockRailsRole } from '../../src/mock-rails/role';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
 
@@ -24,46 +19,21 @@ const today = () => new Date().toISOString().slice(0, 10);
 
 describe('reconciliation against partner statements', function () {
   this.timeout(240_000);
+  const desk = new FinanceDesk('finance');
   let service: TestService;
   let owner: SignedUp;
   let customerId: string;
-  let eventsReader: Consumer | null = null;
   /** Operator events read back from domain.events, by resource id. */
   const announced = new Map<string, DomainEventEnvelope>();
   const base = () => service.baseUrl;
   const master = () => service.config.masterKey;
-  const databaseUrl = `${process.env.DATABASE_URL}_finance`;
+  const settledPayIn = (amount: string, scenario?: string) => desk.settledPayIn(amount, scenario);
 
   before(async () => {
-    await dropDatabaseOf(databaseUrl);
-    service = await startService({
-      DATABASE_URL: databaseUrl, KAFKA_TOPIC_PREFIX: `${process.env.KAFKA_TOPIC_PREFIX}finance.`, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}finance:`,
-      RECONCILIATION_CHECK_MS: '300', PAYMENT_SETTLE_INTERVAL_MS: '100',
-    });
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'openbank');
-    eventsReader = await startConsumer<DomainEventEnvelope>(service.runtime, {
-      groupId: `${service.runtime.names.prefix}operator-events.${randomUUID()}`, topic: TOPICS.domainEvents, fromBeginning: true,
-      handleBatch: async (messages) => { for (const { value } of messages) if (value.account_id === null) announced.set(value.resource_id, value); },
-    });
+    await desk.start({ RECONCILIATION_CHECK_MS: '300', PAYMENT_SETTLE_INTERVAL_MS: '100' }, (event: DomainEventEnvelope) => { if (event.account_id === null) announced.set(event.resource_id, event); });
+    ({ service, owner, customerId } = desk);
   });
-  after(async () => {
-    await eventsReader?.disconnect();
-    await service?.stop();
-    await dropDatabaseOf(databaseUrl);
-  });
-
-  /** Adds funds through openbank (a pay-in) and waits until the ledger has settled it. */
-  async function settledPayIn(amount: string, scenario?: string): Promise<{ id: string; external_id: string }> {
-    const created = await call(base(), 'POST', '/v1/payments/add-funds', { customer_id: customerId, partner: 'openbank', amount, currency: 'USD' },
-      { token: owner.key, idempotencyKey: randomUUID(), headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    return eventually(async () => {
-      const now = await call(base(), 'GET', `/v1/payments/${created.body.id}`, undefined, { token: owner.key });
-      return now.body.status === 'completed' ? now.body : undefined;
-    }, 20_000, 'the pay-in settles');
-  }
+  after(() => desk.stop());
 
   const reconcile = (body: Record<string, unknown>) => call(base(), 'POST', '/v1/reconciliations', { partner: 'openbank', from: today(), to: today(), ...body }, { token: master() });
   const entryOf = async (paymentId: string) => (await service.runtime.db('journal_entries').where({ payment_id: paymentId, kind: 'payment_settle' }).first('id')).id;

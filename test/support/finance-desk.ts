@@ -1,0 +1,64 @@
+// A service of its own for a finance test (its database, topics and Redis prefix, named after the
+// test), so that its days hold only what the test made: an account with a customer linked with
+// openbank, pay-ins settled through it, and the domain events the test asks to see.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Consumer } from 'kafkajs';
+import type { DomainEventEnvelope } from '../../ledger/messages';
+import { startConsumer } from '../../src/kafka/consumer';
+import { TOPICS } from '../../src/kafka/topics';
+import { createCustomer, signUp, type SignedUp } from './accounts';
+import { dropDatabaseOf } from './database';
+import { call, eventually } from './http';
+import { linkCustomer } from './partner-links';
+import { startService, type TestService } from './service';
+
+export interface SettledPayIn { id: string; external_id: string }
+
+export class FinanceDesk {
+  service!: TestService;
+  owner!: SignedUp;
+  customerId!: string;
+  private eventsReader: Consumer | null = null;
+
+  constructor(private readonly name: string) {}
+
+  /** Starts the service with `env`, signs up, links a customer, and hands each domain event to `onEvent`. */
+  async start(env: Record<string, string>, onEvent: (event: DomainEventEnvelope) => void): Promise<void> {
+    const databaseUrl = this.databaseUrl();
+    await dropDatabaseOf(databaseUrl);
+    this.service = await startService({
+      DATABASE_URL: databaseUrl, KAFKA_TOPIC_PREFIX: `${process.env.KAFKA_TOPIC_PREFIX}${this.name}.`, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}${this.name}:`, ...env,
+    });
+    const base = this.service.baseUrl;
+    this.owner = await signUp(base);
+    this.customerId = (await createCustomer(base, this.owner.key)).body.id;
+    await linkCustomer(base, this.owner.key, this.customerId, 'openbank');
+    this.eventsReader = await startConsumer<DomainEventEnvelope>(this.service.runtime, {
+      groupId: `${this.service.runtime.names.prefix}${this.name}-events.${randomUUID()}`, topic: TOPICS.domainEvents, fromBeginning: true,
+      handleBatch: async (messages) => { for (const { value } of messages) onEvent(value); },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.eventsReader?.disconnect();
+    await this.service?.stop();
+    await dropDatabaseOf(this.databaseUrl());
+  }
+
+  /** Adds funds through openbank (a pay-in), with a statement scenario if named, and waits until the ledger has settled it. */
+  async settledPayIn(amount: string, scenario?: string | null, currency = 'USD'): Promise<SettledPayIn> {
+    const base = this.service.baseUrl;
+    const created = await call(base, 'POST', '/v1/payments/add-funds', { customer_id: this.customerId, partner: 'openbank', amount, currency },
+      { token: this.owner.key, idempotencyKey: randomUUID(), headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return eventually(async () => {
+      const now = await call(base, 'GET', `/v1/payments/${created.body.id}`, undefined, { token: this.owner.key });
+      return now.body.status === 'completed' ? now.body : undefined;
+    }, 20_000, 'the pay-in settles');
+  }
+
+  private databaseUrl(): string {
+    return `${process.env.DATABASE_URL}_${this.name}`;
+  }
+}
