@@ -89,7 +89,7 @@ export function App() {
             <li key={a.hash}><a href={a.hash} aria-current={a === area || (a.developers && area.developers) ? 'page' : undefined}>{a.developers ? 'Developers' : a.label}</a></li>
           ))}</ul>
         </nav>
-        <p class="who"><span class="hint">{session.email}</span> <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span></p>
+        <p class="who"><span class="hint email" title={session.email}>{session.email}</span> <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span></p>
         <button type="button" onClick={signOut}>Sign out</button>
       </header>
       <main id="main" tabIndex={-1}>
