@@ -183,14 +183,19 @@ export class PaymentBook {
   /** A page of the payments a statement day lists a line for, in settlement order after `after`: at most `limit`. */
   async settledPage(day: StatementDay, after: SettledCursor | null, limit: number): Promise<SettledPayment[]> {
     await this.advanceDue();
-    const onTime = this.settledIn(day.fromMs, day.toMs, day.exceptOwner)
-      .whereRaw(`coalesce(scenario, '') NOT IN ('statement_missing', 'statement_batched', ?)`, [day.late.scenario]);
-    const late = this.settledIn(day.late.fromMs, day.late.toMs, day.exceptOwner).where('scenario', day.late.scenario);
-    // Two ranges of the settlement index, each bounded, merged in order (an OR of them would
-    // read on past the day for its last page).
-    const query = this.books.db.queryBuilder().from(onTime.unionAll(late, true).as('p'));
-    if (after !== null) void query.whereRaw('(settled_at, id) > (?::timestamptz, ?)', [after.settledAt, after.id]);
-    return this.settled(query.orderBy([{ column: 'settled_at' }, { column: 'id' }]).limit(limit));
+    // Two ranges of the settlement index (payments_settled_order), each read in order after the
+    // cursor and cut at the page's size, then merged: an OR of them would read on past the day
+    // for its last page, and Postgres orders a union of them only by sorting all it holds.
+    const page = (range: Knex.QueryBuilder) => {
+      if (after !== null) void range.whereRaw('(settled_at, id) > (?::timestamptz, ?)', [after.settledAt, after.id]);
+      return range.orderBy([{ column: 'settled_at' }, { column: 'id' }]).limit(limit);
+    };
+    const onTime = page(this.settledIn(day.fromMs, day.toMs, day.exceptOwner)
+      .whereRaw(`coalesce(scenario, '') NOT IN ('statement_missing', 'statement_batched', ?)`, [day.late.scenario]));
+    const late = page(this.settledIn(day.late.fromMs, day.late.toMs, day.exceptOwner).where('scenario', day.late.scenario));
+    const merged = this.books.db.queryBuilder().from(this.books.db.queryBuilder().unionAll([onTime, late], true).as('p'));
+    // By the columns (p.), not the page's text form of settled_at that the select list names alike.
+    return this.settled(merged.orderBy([{ column: 'p.settled_at' }, { column: 'p.id' }]).limit(limit));
   }
 
   /** The payments a statement day settles in a batch, in settlement order. */
