@@ -12,23 +12,21 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
 export type Db = Knex;
 
 /** The longest any one query may take before the caller gets an error (a 503 for a request). */
-export const QUERY_TIMEOUT_MS = 30_000;
+const QUERY_TIMEOUT_MS = 30_000;
 
 /**
  * The longest a statement of a bulk job may take. A reconciliation's statements grow with the days
  * it covers: over 31 busy days (3.1 million movements) one pass took longer than QUERY_TIMEOUT_MS.
  */
-export const BULK_QUERY_TIMEOUT_MS = 600_000;
+const BULK_QUERY_TIMEOUT_MS = 600_000;
 
 /** A raw statement of a bulk job, allowed BULK_QUERY_TIMEOUT_MS rather than the pool's timeout. */
 export function bulkRaw(db: Knex, sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Knex.Raw {
   return db.raw(sql, bindings).options({ query_timeout: BULK_QUERY_TIMEOUT_MS });
 }
 
-/** Settings of every session of a pool, as `-c name=value` options (e.g. `-c jit=off`). */
-export type SessionOptions = string;
-
-export function createDb(databaseUrl: string, poolMax = 10, poolMin = 0, sessionOptions?: SessionOptions): Db {
+/** `sessionOptions`: settings of every session of the pool, as `-c name=value` (e.g. `-c jit=off`). */
+export function createDb(databaseUrl: string, poolMax = 10, poolMin = 0, sessionOptions?: string): Db {
   return knex({
     client: 'pg',
     // Bounded waits, so a request meets a Postgres that is away with a 503 within seconds

@@ -62,7 +62,7 @@ interface RunOf { id: string; partner: string; from_date: string; to_date: strin
 export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promise<RecordedExceptions> {
   const itemsOf = (category: string, side: string) => `SELECT ${side} FROM reconciliation_items WHERE reconciliation_id = :run AND category = '${category}' AND ${side} IS NOT NULL`;
   const note = `settled by reconciliation ${run.id} of ${run.from_date} to ${run.to_date}, whose matching paired it`;
-  const { rows: resolved }: { rows: ExceptionRow[] } = await bulkRaw(trx, 
+  const { rows: resolved }: { rows: ExceptionRow[] } = await bulkRaw(trx,
     `UPDATE reconciliation_exceptions
         SET status = 'resolved', resolution = 'matched', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run
       WHERE partner = :partner AND status = 'open' AND (
@@ -74,7 +74,7 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
     { note, by: `reconciliation:${run.id}`, at: run.created_at, run: run.id, partner: run.partner },
   );
   if (resolved.length > 0) {
-    await bulkRaw(trx, 
+    await bulkRaw(trx,
       `UPDATE reconciliation_items i SET reason = i.reason || closed.what
          FROM (SELECT i2.seq, string_agg(format('; closes exception %s (%s, reported by reconciliation %s)', x.id, x.category, x.reconciliation_id), '' ORDER BY x.seq) AS what
                  FROM reconciliation_items i2 JOIN reconciliation_exceptions x ON x.resolved_by_reconciliation_id = i2.reconciliation_id
@@ -85,7 +85,7 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
       { run: run.id },
     );
   }
-  const inserted = await bulkRaw(trx, 
+  const inserted = await bulkRaw(trx,
     `INSERT INTO reconciliation_exceptions (id, reconciliation_id, partner, category, ledger_entry_id, statement_line_id, reference, currency,
             ledger_amount, statement_amount, field, ledger_value, statement_value, reason, amount_tolerance, status, created_at)
      SELECT gen_random_uuid(), :run, :partner, category, ledger_entry_id, statement_line_id, reference, currency, ledger_amount, statement_amount,

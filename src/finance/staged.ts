@@ -108,7 +108,7 @@ const BEYOND_SEQ = 1_000_000_000_000;
  */
 async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
   // Usually a handful, and the planner must know it to look them up one by one rather than hash every payment.
-  await bulkRaw(trx, 
+  await bulkRaw(trx,
     `CREATE TEMP TABLE recon_missing ON COMMIT DROP AS
      SELECT reference FROM (
        SELECT reference FROM recon_lines WHERE reference IS NOT NULL
@@ -163,7 +163,7 @@ const reported = (move: string, line: string) => `((${move}.day BETWEEN :from::d
  * disagrees is mismatched, naming the field.
  */
 async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void> {
-  await bulkRaw(trx, 
+  await bulkRaw(trx,
     `CREATE TEMP TABLE recon_ref ON COMMIT DROP AS
      WITH firsts AS (
        SELECT DISTINCT ON (m.reference) m.seq AS move_seq, m.reference, m.currency
@@ -210,7 +210,7 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
 
 /** Pass 2, one to many by settlement detail: a batch line with the unpaired movements of the references it lists. */
 async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
-  await bulkRaw(trx, 
+  await bulkRaw(trx,
     `CREATE TEMP TABLE recon_batch ON COMMIT DROP AS
      -- Each batch's settlement detail is measured once: in the select list it would be read
      -- again (de-TOASTed whole) for every movement it lists.
@@ -256,7 +256,7 @@ const UNPAIRED_MOVES = `FROM recon_moves m
 
 /** The lines the two passes left without a counterpart, for match.ts's searching passes: usually few. */
 async function leftoverLines(trx: Knex.Transaction): Promise<StatementEntry[]> {
-  const { rows: lines } = await bulkRaw(trx, 
+  const { rows: lines } = await bulkRaw(trx,
     `SELECT line_id, reference, currency, amount::text AS amount, fee::text AS fee, net::text AS net, value_date::text AS value_date, settles FROM recon_lines l
       WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
         AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)
