@@ -46,6 +46,8 @@ import { PaymentReads } from './read-models/payments';
 import { NotificationHub } from './notifications/hub';
 import { metaRoutes } from './http/meta';
 import { requestLogRoutes } from './http/request-logs';
+import { deadLetterRoutes } from './http/dead-letters';
+import { DeadLetters } from './kafka/dead-letters';
 import { LedgerReads } from './read-models/ledger';
 import { RequestLogReads } from './read-models/request-logs';
 import { TransferReads } from './read-models/transfers';
@@ -113,6 +115,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...reconciliationRoutes(new Reconciliations(runtime, partners.clients)),
     ...reconciliationExceptionRoutes(new ExceptionDesk(runtime, deps.ledger, config.ledgerReplyTimeoutMs)),
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
+    ...deadLetterRoutes(new DeadLetters(db, runtime.producer)),
     ...plannedRoutes(),
   );
   return routes;

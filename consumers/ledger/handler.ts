@@ -6,13 +6,14 @@
 // the same Idempotency-Key, with a conflict (DESIGN.md section 5f).
 import { randomUUID } from 'node:crypto';
 import { BalanceBook } from '../../ledger/balances';
-import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, type Decision } from '../../ledger/decide';
+import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, emptyDecision, type Decision } from '../../ledger/decide';
 import { decideReconciliationAdjust } from '../../ledger/decide-adjustments';
 import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
 import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { LedgerRound } from '../../ledger/round-transaction';
+import { isCanonicalUuid, unstorable } from '../../ledger/screen';
 import {
   accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, roundFacts,
   type BatchWrite, type EntryWrite, type KnownCommand,
@@ -25,6 +26,9 @@ import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
 import { ledgerAccountsOf, parseCommand, recipientOf, type BatchFacts, type ParsedCommand } from './plan';
+
+/** The command type as recorded: what the message said, when that can be stored. */
+const storableType = (type: unknown): string => (typeof type === 'string' && !unstorable(type) ? type.slice(0, 100) : 'unknown');
 
 function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCommand[] {
   const seen = new Set<string>();
@@ -46,7 +50,9 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create').map((c) => c.envelope.account_id);
   const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
   const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
-  const refs = commands.map(({ envelope }) => ({ id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
+  const refs = commands.map(({ envelope, type }) => (type === 'refused'
+    ? { id: envelope.id, accountId: '', idempotencyKey: null } // only its own earlier answer matters
+    : { id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
   const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments] = await Promise.all([
     roundFacts(runtime.db, refs, [...new Set(senderIds)], [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
@@ -82,6 +88,8 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
       return decidePaymentUpdate(command.payload, payments.get(command.payload.payment_id) ?? null, book, now);
     case 'reconciliation.adjust':
       return decideReconciliationAdjust(command.payload, book);
+    case 'refused':
+      return emptyDecision(command.refusal);
   }
 }
 
@@ -163,9 +171,11 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
       }
       const outcome = JSON.stringify(decision.outcome);
       const { envelope } = command;
+      // A refused command keeps its key's record only when its account and key can be stored.
+      const keyed = Boolean(envelope.idempotency_key) && (command.type !== 'refused' || (isCanonicalUuid(envelope.account_id) && command.refusal.field !== 'idempotency_key' && command.refusal.field !== 'fingerprint'));
       write.processed.push({
-        commandId: envelope.id, type: command.type, outcome,
-        accountId: envelope.idempotency_key ? envelope.account_id : null, idempotencyKey: envelope.idempotency_key ?? null, fingerprint: envelope.fingerprint ?? null,
+        commandId: envelope.id, type: command.type === 'refused' ? storableType(envelope.type) : command.type, outcome,
+        accountId: keyed ? envelope.account_id : null, idempotencyKey: keyed ? envelope.idempotency_key! : null, fingerprint: keyed ? envelope.fingerprint ?? null : null,
       });
       outcomes.set(envelope.id, outcome);
     }

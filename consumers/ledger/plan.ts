@@ -3,10 +3,12 @@
 import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import type { FaucetCredit, FxExecute, LedgerCommandEnvelope, PaymentCreate, PaymentUpdate, ReconciliationAdjust, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult } from '../../ledger/messages';
 import type { PaymentRecord } from '../../ledger/payments';
 import { isCurrency, type Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
+import { refused, type Refused } from '../../ledger/outcome';
+import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 
 export type ParsedCommand =
@@ -16,15 +18,32 @@ export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'fx.execute'; payload: FxExecute }
   | { envelope: LedgerCommandEnvelope; type: 'payment.create'; payload: PaymentCreate }
   | { envelope: LedgerCommandEnvelope; type: 'payment.update'; payload: PaymentUpdate }
-  | { envelope: LedgerCommandEnvelope; type: 'reconciliation.adjust'; payload: ReconciliationAdjust };
+  | { envelope: LedgerCommandEnvelope; type: 'reconciliation.adjust'; payload: ReconciliationAdjust }
+  // Refused as it is (screen.ts): decided alone, with a final answer, touching nothing.
+  | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
 
+/**
+ * A command as the round decides it: its payload parsed and screened, or refused as it is. Only a
+ * message without an id the ledger can record its answer under is poison (the dead-letter topic).
+ */
 export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
+  if (typeof envelope.id !== 'string' || envelope.id === '' || unstorable(envelope.id)) {
+    throw new PoisonMessageError('a command without an id the ledger can store');
+  }
+  const refuse = (refusal: Refused): ParsedCommand => ({ envelope, type: 'refused', refusal });
+  const badText = firstUnstorable({ account_id: envelope.account_id, idempotency_key: envelope.idempotency_key, fingerprint: envelope.fingerprint }, 'command');
+  if (badText) return refuse(refused('invalid_request', `${badText.path} ${badText.reason}`, badText.path));
+  if (!(COMMAND_TYPES as readonly string[]).includes(envelope.type)) {
+    return refuse(refused('invalid_request', `unknown command type "${String(envelope.type).slice(0, 100)}"`, 'type'));
+  }
   let payload: unknown;
   try {
     payload = JSON.parse(envelope.payload);
   } catch {
-    throw new PoisonMessageError(`command ${envelope.id} has a payload that is not JSON`);
+    return refuse(refused('invalid_request', 'the command\'s payload is not JSON', 'payload'));
   }
+  const refusal = screenPayload(envelope.type, envelope.account_id, payload);
+  if (refusal) return refuse(refusal);
   switch (envelope.type) {
     case 'faucet.credit': return { envelope, type: envelope.type, payload: payload as FaucetCredit };
     case 'transfer.create': return { envelope, type: envelope.type, payload: payload as TransferCreate };
@@ -33,7 +52,6 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'payment.create': return { envelope, type: envelope.type, payload: payload as PaymentCreate };
     case 'payment.update': return { envelope, type: envelope.type, payload: payload as PaymentUpdate };
     case 'reconciliation.adjust': return { envelope, type: envelope.type, payload: payload as ReconciliationAdjust };
-    default: throw new PoisonMessageError(`unknown command type "${String(envelope.type)}"`);
   }
 }
 
@@ -98,5 +116,7 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       if (!isCurrency(currency)) return []; // refused: no such currency
       return [partnerSettlement(partner, currency), reconciliationSuspense(currency)];
     }
+    case 'refused':
+      return [];
   }
 }

@@ -7,6 +7,7 @@ import { fillPool, knowTopics, warmUp } from '../../src/warm-up';
 import { GroupCommit } from './group-commit';
 import { handleLedgerBatch } from './handler';
 import { RoundPublisher } from './publisher';
+import { refuseAlone } from './refuse';
 import { ReplySender } from './replies';
 import { startOutboxSweeper } from './sweeper';
 
@@ -25,6 +26,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     // A command delivered again is recognised (processed_commands) and only its reply re-sent.
     commitIntervalMs: 500,
     handleBatch: (messages, { isolating }) => (isolating ? rounds.submitAlone(messages) : rounds.submit(messages)),
+    refuseAlone: (message, error) => refuseAlone(runtime, replies, message, error),
     onGroupJoin: () => markJoined(),
   });
   // Ready once it holds its partitions, with its connections open and the metadata of the topics

@@ -1,6 +1,7 @@
 // Reads a JSON request body with a size bound. Errors are the SPEC.md error body, never a
 // framework default page.
 import type Koa from 'koa';
+import { unstorable } from '../../ledger/screen';
 import { DomainError } from '../errors';
 
 function isJsonContentType(header: string | undefined): boolean {
@@ -67,15 +68,6 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
   }
 }
 
-/**
- * Why a text cannot be stored, or null: Postgres refuses the NUL character in text and JSON, and
- * an unpaired UTF-16 surrogate in JSON (`"\ud800"`), so such input would fail deep in a handler.
- */
-function unstorable(text: string): string | null {
-  if (text.includes('\u0000')) return 'contains a NUL character (\\u0000)';
-  if (!text.isWellFormed()) return 'contains an unpaired UTF-16 surrogate';
-  return null;
-}
 
 /**
  * Refuses a request value holding text Postgres cannot store, naming the field in dotted form

@@ -2,6 +2,7 @@
 // validation, so the document cannot drift from what the server does (SPEC.md section 9).
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema, RouteDef } from './route';
+import { UUID_PATTERN } from './validation';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/endpoints';
 import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
 
@@ -25,7 +26,7 @@ function parameters(schema: JsonSchema | undefined, location: 'path' | 'query'):
     in: location,
     required: location === 'path' || required.has(name),
     ...(property.description ? { description: property.description } : {}),
-    schema: property,
+    schema: publicSchema(property),
   }));
 }
 
@@ -42,7 +43,10 @@ function security(route: RouteDef): unknown[] {
 function publicSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(publicSchema);
   if (schema === null || typeof schema !== 'object') return schema;
-  return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== 'x-error').map(([k, v]) => [k, publicSchema(v)]));
+  const copy: Record<string, unknown> = Object.fromEntries(Object.entries(schema).filter(([k]) => k !== 'x-error').map(([k, v]) => [k, publicSchema(v)]));
+  // The format alone lets a client send `urn:uuid:…`; the pattern says the one form taken.
+  if (copy.format === 'uuid' && copy.pattern === undefined) copy.pattern = UUID_PATTERN;
+  return copy;
 }
 
 /**
@@ -173,7 +177,7 @@ export function openApiDocument(routes: RouteDef[], serverUrl: string): Record<s
       },
     },
     components: {
-      schemas: { Error: ERROR_BODY_SCHEMA, WebhookEvent: WEBHOOK_EVENT_SCHEMA },
+      schemas: { Error: publicSchema(ERROR_BODY_SCHEMA), WebhookEvent: publicSchema(WEBHOOK_EVENT_SCHEMA) },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'sk_, pk_ or rk_ API key' },
         sessionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

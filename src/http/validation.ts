@@ -5,6 +5,13 @@ import addFormats from 'ajv-formats';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema } from './route';
 
+/**
+ * The one textual form of an id on the wire: 32 hex digits in 8-4-4-4-12 groups, in either case,
+ * nothing around them (no `urn:uuid:`, no braces, no spaces). A valid id is read in lower case,
+ * the form every store keeps, so `3F1E…` and `3f1e…` name the same thing (RFC 9562 section 4).
+ */
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
 // strictRequired off: a rule across fields (if/then) names a required field declared beside it.
 // allErrors: a field's own rule is reported before a rule across fields that it also breaks.
 const bodyAjv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, coerceTypes: false });
@@ -18,6 +25,24 @@ for (const ajv of [bodyAjv, textAjv]) {
   ajv.addKeyword({ keyword: 'x-error', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-field', schemaType: 'string' });
+  // ajv-formats' uuid also takes `urn:uuid:<uuid>`, which no store accepts as an id.
+  ajv.addFormat('uuid', new RegExp(UUID_PATTERN));
+  ajv.addKeyword({
+    keyword: 'x-canonical-id', schemaType: 'boolean', modifying: true, errors: false,
+    validate: (_on: boolean, data: unknown, _schema: unknown, place?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
+      if (typeof data === 'string' && place?.parentData) place.parentData[place.parentDataProperty] = data.toLowerCase();
+      return true;
+    },
+  });
+}
+
+/** The schema with every uuid field marked to be read in lower case (x-canonical-id), as a copy. */
+function withCanonicalIds(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withCanonicalIds);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, key === 'enum' || key === 'const' ? value : withCanonicalIds(value)]));
+  if (copy.format === 'uuid') copy['x-canonical-id'] = true;
+  return copy;
 }
 
 export type Validator = (data: unknown) => void;
@@ -26,7 +51,7 @@ export type Validator = (data: unknown) => void;
 const FORMAT_EXAMPLES: Record<string, string> = {
   'date-time': 'ISO 8601 with a time and an offset, e.g. 2026-11-24T10:00:00Z',
   date: 'YYYY-MM-DD',
-  uuid: 'e.g. 3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13',
+  uuid: 'a UUID as 8-4-4-4-12 hex digits, e.g. 3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13',
   email: 'e.g. name@example.com',
   uri: 'an absolute URL, e.g. https://example.com/hook',
 };
@@ -74,7 +99,7 @@ function toDomainError(error: ErrorObject, location: string): DomainError {
 }
 
 function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate: ValidateFunction = ajv.compile(withCanonicalIds(schema) as JsonSchema);
   return (data: unknown) => {
     if (validate(data)) return;
     const errors = validate.errors!;

@@ -2,13 +2,17 @@
 // offsets committed only after the handler succeeded. Transient failures (a dependency away,
 // the schema registry included) are retried with a bounded, jittered backoff and never
 // dead-lettered. A batch that fails for another reason is bisected, alone (never merged with
-// other partitions' work), until the poison message is found; only it goes to the topic's
-// dead-letter twin with the reason. A broken invariant is a bug, not bad input: it stops the process.
+// other partitions' work), until the message that fails alone is found: a consumer whose messages
+// have a client waiting (the ledger) refuses it with a final answer (refuseAlone); the others, and
+// bytes that do not decode at all, go to the topic's dead-letter twin with the reason, recorded in
+// Postgres for an operator (dead-letters.ts). A broken invariant is a bug, not bad input: it stops the process.
 import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { log } from '../log';
 import type { AvroCodec } from './registry';
 import { deadLetterTopic, type TopicNames } from './topics';
 import { isTransient } from '../transient';
+import type { Db } from '../db';
+import { recordDeadLetter } from './dead-letters';
 
 export interface Delivered<T> {
   key: string | null;
@@ -28,6 +32,12 @@ export interface ConsumerSpec<T> {
    * with other work, so another partition's poison message cannot fail them.
    */
   handleBatch(messages: Delivered<T>[], context: { isolating: boolean }): Promise<void>;
+  /**
+   * A message that fails on its own for a reason other than a dependency: decided with a final
+   * refusal instead of the dead-letter topic, so the client waiting on it learns an outcome. When
+   * this fails too (other than transiently), the message is dead-lettered.
+   */
+  refuseAlone?: (message: Delivered<T>, error: Error) => Promise<void>;
   /** Called with a broken invariant (an assertion failed); the default ends the process. */
   onBrokenInvariant?: (error: Error) => void;
   attemptsMax?: number;
@@ -58,6 +68,8 @@ export interface ConsumerSpec<T> {
 }
 
 export interface ConsumerDeps {
+  /** Where dead letters are recorded for an operator (GET /v1/dead-letters); none: the topic alone. */
+  db?: Db;
   kafka: Kafka;
   codec: AvroCodec;
   names: TopicNames;
@@ -135,6 +147,12 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
 
   const deadLetter = async (message: KafkaMessage, partition: number, reason: string) => {
     log.error({ topic, partition, offset: message.offset, reason }, 'poison message sent to the dead-letter topic');
+    // Recorded first: a failure here is retried with the batch, and the record is kept once.
+    if (deps.db) {
+      await recordDeadLetter(deps.db, {
+        consumerGroup: spec.groupId, topic, partition, offset: message.offset, key: message.key ?? null, value: message.value ?? null, reason,
+      });
+    }
     await deps.producer.send({
       topic: dlqTopic,
       acks: -1,
@@ -198,6 +216,15 @@ export async function startConsumer<T>(deps: ConsumerDeps, spec: ConsumerSpec<T>
           if (isTransient(error)) throw error;
           if (isBrokenInvariant(error)) return onBrokenInvariant(error);
           if (items.length === 1) {
+            if (spec.refuseAlone) {
+              try {
+                await withRetries(() => spec.refuseAlone!(items[0].delivered, error as Error), attemptsMax, backoffMsInitial, backoffMsMax);
+                return;
+              } catch (refusalError) {
+                if (isTransient(refusalError)) throw refusalError;
+                log.error({ err: refusalError, topic, partition: batch.partition, offset: items[0].raw.offset }, 'a message could not be refused either');
+              }
+            }
             await deadLetter(items[0].raw, batch.partition, `handler failed: ${(error as Error).message}`);
             return;
           }
