@@ -7,6 +7,7 @@ import { REPLY_TO_HEADER, type LedgerCommandEnvelope, type LedgerReplyEnvelope }
 import { refused } from '../../ledger/outcome';
 import { ProducerBatcher } from '../../src/kafka/batcher';
 import { TOPICS } from '../../src/kafka/topics';
+import { IDEMPOTENCY_CONFLICT_MESSAGE } from '../../src/errors';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 
@@ -22,7 +23,7 @@ export interface Reply {
   replayed: boolean;
 }
 
-const CONFLICT = JSON.stringify(refused('idempotency_conflict', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key'));
+const CONFLICT = JSON.stringify(refused('idempotency_conflict', IDEMPOTENCY_CONFLICT_MESSAGE, 'Idempotency-Key'));
 
 /**
  * The answer to a message whose command was decided (now or before) with the request
