@@ -72,17 +72,6 @@ export class DomainError extends Error {
   }
 }
 
-/**
- * The answer to a request under an Idempotency-Key that another request owns: another body, or
- * another route of the same account (SPEC.md section 7). One wording wherever it is decided: the
- * API's reservation, the API's record, the ledger's processed command.
- */
-export const IDEMPOTENCY_CONFLICT_MESSAGE = 'this Idempotency-Key was already used with a different request';
-
-export function idempotencyConflict(): DomainError {
-  return new DomainError('idempotency_conflict', IDEMPOTENCY_CONFLICT_MESSAGE, 'Idempotency-Key');
-}
-
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
 }

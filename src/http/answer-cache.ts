@@ -14,9 +14,9 @@ import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 import { asReplay } from './idempotency';
-import { IDEMPOTENCY_TTL_SECONDS, idempotencyScope, KeyReservations, routeName } from './key-reservations';
+import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
-import { idempotencyConflict, isDomainError } from '../errors';
+import { isDomainError } from '../errors';
 
 /** What a replay of the key answers, and the fingerprint of the request it answers. */
 interface CachedAnswer { fingerprint: string; status: number; body: unknown }

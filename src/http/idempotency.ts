@@ -9,12 +9,12 @@
 // refuses a key held here (ledger/store.ts roundFacts).
 import { createHash } from 'node:crypto';
 import type { Db } from '../db';
-import { DomainError, idempotencyConflict } from '../errors';
+import { DomainError } from '../errors';
 import { idempotentCommandId } from '../ledger-client';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
-import { IDEMPOTENCY_TTL_SECONDS, idempotencyScope, KeyReservations, routeName } from './key-reservations';
+import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import { TickBatch } from './tick-batch';
 
 export { IDEMPOTENCY_TTL_SECONDS };

@@ -12,12 +12,17 @@
 // still refuses a key held on the other side when Redis is away or lost the reservation. Only a
 // request racing a command still in Kafka is then refused late, by the ledger, rather than at once.
 import type { Result } from 'ioredis';
+import { KEY_CONFLICT } from '../../ledger/outcome';
+import { DomainError } from '../errors';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 import { namedAccountId } from './acting';
 import type { RouteDef, RouteRequest } from './route';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/** 409 idempotency_conflict, worded as the ledger words it (ledger/outcome.ts). */
+export const idempotencyConflict = (): DomainError => new DomainError(KEY_CONFLICT.code, KEY_CONFLICT.message, KEY_CONFLICT.field);
 
 /** What `idem:<account>:<key>` holds: the owning request, and its final answer once the API stored one. */
 export interface KeyEntry {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { startLedger } from '../../consumers/ledger/runner';
-import { IDEMPOTENCY_CONFLICT_MESSAGE } from '../../src/errors';
+import { KEY_CONFLICT } from '../../ledger/outcome';
 import { idempotentCommandId } from '../../src/ledger-client';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
@@ -26,7 +26,7 @@ async function timed(request: Promise<JsonResponse>): Promise<{ response: JsonRe
 
 function expectConflictAtOnce({ response, ms }: { response: JsonResponse; ms: number }, what: string): void {
   expectError(response, 409, 'idempotency_conflict', 'Idempotency-Key', what);
-  assert.equal(response.body.message, IDEMPOTENCY_CONFLICT_MESSAGE, what);
+  assert.equal(response.body.message, KEY_CONFLICT.message, what);
   assert.ok(ms < AT_ONCE_MS, `${what}: answered in ${ms} ms`);
 }
 
@@ -136,7 +136,7 @@ describe('one reservation per (account, Idempotency-Key) across every idempotent
     }
     const transfer = await call(base(), 'POST', '/v1/transfers', { recipient_email: recipient.email, amount: '1.00', currency: 'USD' }, { token: sender.key, idempotencyKey: key });
     expectError(transfer, 409, 'idempotency_conflict', 'Idempotency-Key', 'the ledger refuses a key the API holds');
-    assert.equal(transfer.body.message, IDEMPOTENCY_CONFLICT_MESSAGE);
+    assert.equal(transfer.body.message, KEY_CONFLICT.message);
     const replay = await call(base(), 'POST', '/v1/contacts', contactBody, { token: sender.key, idempotencyKey: key });
     assert.deepEqual([replay.status, replay.body.id], [200, contact.body.id], 'the refused transfer left no reservation behind');
     assert.equal((await balances(base(), sender.token)).USD.available, '100.00');
