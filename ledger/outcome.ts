@@ -47,6 +47,12 @@ export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | 
 
 export const refused = (code: RefusalCode, message: string, field: string | null = null): Refused => ({ kind: 'refused', code, message, field });
 
+/**
+ * The refusal of a request under an Idempotency-Key that another request owns (another body, or
+ * another route of the account): one wording wherever it is decided, by the ledger or the API.
+ */
+export const KEY_CONFLICT: Refused = refused('idempotency_conflict', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key');
+
 const dateOrNull = (text: unknown): Date | null => (text ? new Date(text as string) : null);
 
 /**

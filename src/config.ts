@@ -59,6 +59,8 @@ export interface Config {
   sseHeartbeatMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
+  /** How often the api role removes expired idempotency records (0: never). */
+  idempotencySweepMs: number;
   /** How long an FX quote holds its rate (SPEC.md section 8: 30 s); tests shorten it. */
   fxQuoteLifetimeMs: number;
   logLevel: string;
@@ -142,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
+    idempotencySweepMs: integer(env, 'IDEMPOTENCY_SWEEP_MS', 600_000),
     fxQuoteLifetimeMs: integer(env, 'FX_QUOTE_LIFETIME_MS', 30_000),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
   };

@@ -53,6 +53,7 @@ import { RequestLogReads } from './read-models/request-logs';
 import { TransferReads } from './read-models/transfers';
 import type { RouteDef } from './http/route';
 import { IdempotencyGuard } from './http/idempotency';
+import { startIdempotencySweeper } from './http/idempotency-sweep';
 import { log } from './log';
 import { RateLimiter } from './guards/rate-limit';
 import { exercise, fillPool, knowTopics, warmUp, type WarmUpRequest } from './warm-up';
@@ -169,12 +170,15 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
     context.rails?.registerRedirectUri(`${url}${PARTNER_LINK_CALLBACK_PATH}`);
   }
   log.info({ url }, 'api listening');
+  // The records this role writes expire after 24 hours; API processes sweep them side by side.
+  const sweeper = startIdempotencySweeper(runtime.db, config.idempotencySweepMs);
   return {
     role: 'api',
     url,
     stop: async () => {
       hub.closeAll(); // open event streams end now, so their clients reconnect elsewhere
       await closeServer(server, 10_000);
+      await sweeper.stop();
       await ledger.stop();
       await recorder.stop();
     },

@@ -4,7 +4,7 @@
 // A reply lost here (a crash, Kafka away) is not lost for good: the client repeats its request
 // with the same Idempotency-Key, and the ledger answers it again from the processed command.
 import { REPLY_TO_HEADER, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
-import { refused } from '../../ledger/outcome';
+import { KEY_CONFLICT } from '../../ledger/outcome';
 import { ProducerBatcher } from '../../src/kafka/batcher';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
@@ -22,7 +22,7 @@ export interface Reply {
   replayed: boolean;
 }
 
-const CONFLICT = JSON.stringify(refused('idempotency_conflict', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key'));
+const CONFLICT = JSON.stringify(KEY_CONFLICT);
 
 /**
  * The answer to a message whose command was decided (now or before) with the request

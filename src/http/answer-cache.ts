@@ -6,13 +6,17 @@
 // Entries are keyed by the API key that sent the request (its hash) and the Idempotency-Key, so
 // the entry is read in the rate limiter's Redis call, before authentication knows the account; a
 // request with another credential of the same account asks the ledger.
+// Before the command is sent, the request reserves its key for the account (key-reservations.ts),
+// so a request of another route under the key is refused while the command is still in Kafka,
+// and this one is refused at once when another route's request reserved the key first.
 import type Koa from 'koa';
 import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
-import { asReplay, IDEMPOTENCY_TTL_SECONDS } from './idempotency';
+import { asReplay } from './idempotency';
+import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
-import { DomainError } from '../errors';
+import { isDomainError } from '../errors';
 
 /** What a replay of the key answers, and the fingerprint of the request it answers. */
 interface CachedAnswer { fingerprint: string; status: number; body: unknown }
@@ -20,8 +24,16 @@ interface CachedAnswer { fingerprint: string; status: number; body: unknown }
 /** The hash of the request's API key, when authentication's read names one (src/auth/authenticate.ts). */
 const keyHashOf = (ctx: Koa.Context): string | null => (ctx.state.keyLookup as { hash?: string } | undefined)?.hash ?? null;
 
+/** The ledger's answer that the key is another request's: it answers this request, not the key (outcomes.ts). */
+const isConflictAnswer = (result: RouteResult): boolean =>
+  result.status === 409 && (result.body as { error?: unknown } | null)?.error === 'idempotency_conflict';
+
 export class LedgerAnswerCache {
-  constructor(private readonly redis: RedisClient) {}
+  private readonly reservations: KeyReservations;
+
+  constructor(private readonly redis: RedisClient) {
+    this.reservations = new KeyReservations(redis);
+  }
 
   /** The entry a request to a route the ledger decides would replay, read in the rate limiter's call; null when none applies. */
   reads = (ctx: Koa.Context, route: RouteDef): ReadAlong | null => {
@@ -34,15 +46,17 @@ export class LedgerAnswerCache {
 
   /**
    * The cached answer as a replay (or a conflict, for another request under the key), else the
-   * handler's answer, cached when it is the key's final answer.
+   * handler's answer, cached when it is the key's final answer. The handler runs (and sends its
+   * command) only once the key is reserved for this request, or was for the same request before
+   * (a retry of a command in flight: the ledger answers it as pending or as a replay).
    */
-  answer = async (request: RouteRequest, read: ReadAlong | null, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
+  answer = async (request: RouteRequest, route: RouteDef, read: ReadAlong | null, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
     const cached = read?.value ? parse(read.value) : null;
     if (cached) {
-      if (cached.fingerprint !== request.fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key');
+      if (cached.fingerprint !== request.fingerprint) throw idempotencyConflict();
       return { status: cached.status, body: cached.body, headers: { 'Idempotent-Replayed': 'true' } };
     }
-    const result = await execute();
+    const result = await this.reserved(request, route, execute);
     if (read && result.final !== false) {
       const replay = asReplay(result);
       const entry: CachedAnswer = { fingerprint: request.fingerprint!, status: replay.status, body: replay.body };
@@ -51,6 +65,30 @@ export class LedgerAnswerCache {
     }
     return result;
   };
+
+  /** Runs the handler under the key's reservation; another request's reservation is a conflict at once. */
+  private async reserved(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult> {
+    const scope = idempotencyScope(request);
+    const key = request.idempotencyKey!;
+    const print = request.fingerprint!;
+    const name = routeName(route);
+    const reservation = await this.reservations.reserve(scope, key, name, print);
+    if (reservation.kind === 'held' && reservation.entry.fingerprint !== print) throw idempotencyConflict();
+    // Redis away: the ledger's check against the API's records decides alone.
+    if (reservation.kind !== 'reserved') return execute();
+    let result: RouteResult;
+    try {
+      result = await execute();
+    } catch (error) {
+      // A 4xx thrown by the handler refused the request before its command was sent: the key
+      // stays free. Any other failure may have sent it, and the reservation stays with it.
+      if (isDomainError(error) && error.status < 500) await this.reservations.release(scope, key, name, print);
+      throw error;
+    }
+    // The ledger found the key another's (Redis had lost that reservation): this one is not the key's owner.
+    if (isConflictAnswer(result)) await this.reservations.release(scope, key, name, print);
+    return result;
+  }
 }
 
 function parse(raw: string): CachedAnswer | null {

@@ -31,7 +31,7 @@ export interface Guards {
    */
   ledgerAnswers?: {
     reads(ctx: Koa.Context, route: RouteDef): ReadAlong | null;
-    answer(request: RouteRequest, read: ReadAlong | null, execute: () => Promise<RouteResult>): Promise<RouteResult>;
+    answer(request: RouteRequest, route: RouteDef, read: ReadAlong | null, execute: () => Promise<RouteResult>): Promise<RouteResult>;
   };
   /** Called once per request after the response is known (request logs). */
   recordRequest(ctx: Koa.Context): void;
@@ -139,7 +139,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
       }
     };
     const result = guarded ? await guards.idempotent(request, route, execute)
-      : route.idempotent === 'ledger' && guards.ledgerAnswers ? await guards.ledgerAnswers.answer(request, answerRead, execute)
+      : route.idempotent === 'ledger' && guards.ledgerAnswers ? await guards.ledgerAnswers.answer(request, route, answerRead, execute)
         : await execute();
     if (guarded) timing.end(handled ? 'record' : 'replay');
     ctx.set('Server-Timing', timing.header());

@@ -1,6 +1,7 @@
 // Idempotency of the write routes whose record the API keeps (DESIGN.md section 5). Postgres
 // holds the authoritative record, so a second execution is impossible even if Redis loses every
-// key; Redis answers replays without touching Postgres. A handler's returned result is an
+// key; Redis holds the key's reservation (key-reservations.ts), shared with the routes the ledger
+// decides, and then its answer, so replays are answered without touching Postgres. A handler's returned result is an
 // executed outcome and is stored; a thrown error (validation, 5xx) is not, so the client's retry
 // runs again. Routes whose answer is the ledger's decision keep no record here: the ledger's
 // processed command is their key's record (section 5f). Keys are the account's across both
@@ -10,13 +11,13 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { idempotentCommandId } from '../ledger-client';
-import { namedAccountId } from './acting';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
+import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import { TickBatch } from './tick-batch';
 
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+export { IDEMPOTENCY_TTL_SECONDS };
 // An in-progress claim is leased, and its holder renews the lease while it runs: a claim whose
 // lease lapsed belongs to a process that died, and a retry may take it over within seconds.
 const LEASE_SECONDS = 5;
@@ -24,12 +25,6 @@ const LEASE_RENEW_MS = 2_000;
 const POLL_MS = 20;
 /** What a duplicate past its wait is told to wait before it repeats the request. */
 export const RETRY_AFTER_SECONDS = '1';
-
-interface StoredOutcome {
-  fingerprint: string;
-  status: number;
-  body: unknown;
-}
 
 interface RecordRow {
   fingerprint: string;
@@ -62,18 +57,21 @@ export function asReplay(result: RouteResult): RouteResult {
   return { ...result, status: result.status === 201 ? 200 : result.status, headers: { ...result.headers, 'Idempotent-Replayed': 'true' } };
 }
 
-const conflict = () => new DomainError('idempotency_conflict', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key');
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Completion { scope: string; key: string; status: number; bodyJson: string }
 
+/** What the Postgres claim found: the key taken for this request, the ledger holding it, or another request's record. */
+type Claim = { kind: 'claimed' } | { kind: 'ledger_holds' } | { kind: 'held'; holder: RecordRow };
+
 export class IdempotencyGuard {
   /** Completions of one event-loop turn are recorded with one UPDATE (tick-batch.ts). */
   private readonly completions: TickBatch<Completion>;
+  private readonly reservations: KeyReservations;
 
-  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly waitMsMax: number) {
+  constructor(private readonly db: Db, redis: RedisClient, private readonly waitMsMax: number) {
     this.completions = new TickBatch((batch) => this.recordCompletions(batch));
+    this.reservations = new KeyReservations(redis);
   }
 
   private async recordCompletions(batch: Completion[]): Promise<void> {
@@ -85,34 +83,12 @@ export class IdempotencyGuard {
     );
   }
 
-  private redisKey(scope: string, key: string): string {
-    return `idem:${scope}:${key}`;
-  }
-
-  private async cached(scope: string, key: string): Promise<StoredOutcome | null> {
-    try {
-      const raw = await this.redis.get(this.redisKey(scope, key));
-      return raw ? (JSON.parse(raw) as StoredOutcome) : null;
-    } catch (error) {
-      log.warn({ err: error }, 'idempotency cache unavailable; using Postgres');
-      return null;
-    }
-  }
-
-  private async cache(scope: string, key: string, outcome: StoredOutcome): Promise<void> {
-    try {
-      await this.redis.set(this.redisKey(scope, key), JSON.stringify(outcome), 'EX', IDEMPOTENCY_TTL_SECONDS);
-    } catch (error) {
-      log.warn({ err: error }, 'idempotency cache unavailable; the Postgres record still protects this key');
-    }
-  }
-
   /**
-   * Claims the key in Postgres; returns the existing record when another request holds it. A key
-   * the ledger holds (a transfer, a faucet credit, an FX execution sent under it) is a conflict:
-   * no request of this route can have that fingerprint.
+   * Claims the key in Postgres, or finds the record of the request that holds it. A key the
+   * ledger holds (a transfer, a faucet credit, an FX execution decided under it) is not this
+   * route's: no request of this route can have that fingerprint.
    */
-  private async claim(scope: string, key: string, print: string): Promise<RecordRow | null> {
+  private async claim(scope: string, key: string, print: string): Promise<Claim> {
     const { rows } = await this.db.raw(
       `WITH ledger AS (SELECT EXISTS (SELECT 1 FROM processed_commands WHERE command_id = ?) AS holds),
        claimed AS (
@@ -128,18 +104,13 @@ export class IdempotencyGuard {
        SELECT (SELECT holds FROM ledger) AS ledger_holds, EXISTS (SELECT 1 FROM claimed) AS claimed`,
       [idempotentCommandId(scope, key), scope, key, print, LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS],
     );
-    if (rows[0].ledger_holds) throw conflict();
-    if (rows[0].claimed) return null;
+    if (rows[0].ledger_holds) return { kind: 'ledger_holds' };
+    if (rows[0].claimed) return { kind: 'claimed' };
     const existing: RecordRow | undefined = await this.db('idempotency_records')
       .where({ scope, idempotency_key: key })
       .first('fingerprint', 'state', 'response_status', 'response_body');
     // Deleted between the two statements (the holder failed): claim again on the next poll.
-    return existing ?? { fingerprint: print, state: 'in_progress', response_status: null, response_body: null };
-  }
-
-  private replay(outcome: StoredOutcome, print: string): RouteResult {
-    if (outcome.fingerprint !== print) throw conflict();
-    return asReplay({ status: outcome.status, body: outcome.body });
+    return { kind: 'held', holder: existing ?? { fingerprint: print, state: 'in_progress', response_status: null, response_body: null } };
   }
 
   /** The answer to a duplicate whose first request is still running: provisional, retriable. */
@@ -162,24 +133,37 @@ export class IdempotencyGuard {
   }
 
   run = async (request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
-    const principal = request.principal;
-    // Keys belong to the account acted for; the master key acts for the account it names.
-    const named = namedAccountId(request);
-    const scope = principal?.accountId ?? named ?? principal?.credentialId ?? 'anonymous';
+    const scope = idempotencyScope(request);
     const key = request.idempotencyKey!;
     const print = request.fingerprint!;
+    const name = routeName(route);
     const deadline = Date.now() + this.waitMsMax;
+    // A request that reserved the key gives it back when the key proves to be another's: Redis
+    // had lost the owner's reservation, and the owner's own retry must not be refused by this one.
+    let reserved = false;
+    const refuse = async (): Promise<never> => {
+      if (reserved) await this.reservations.release(scope, key, name, print);
+      throw idempotencyConflict();
+    };
 
     for (;;) {
-      const cached = await this.cached(scope, key);
-      if (cached) return this.replay(cached, print);
-      const holder = await this.claim(scope, key, print);
-      if (holder === null) break;
-      if (holder.fingerprint !== print) return this.replay({ fingerprint: holder.fingerprint, status: 0, body: null }, print);
+      const reservation = await this.reservations.reserve(scope, key, name, print);
+      if (reservation.kind === 'reserved') reserved = true;
+      if (reservation.kind === 'held') {
+        const { entry } = reservation;
+        // Another route's request, or another body: refused at once, even while it still runs.
+        if (entry.fingerprint !== print) return refuse();
+        if (entry.status !== undefined) return asReplay({ status: entry.status, body: entry.body });
+      }
+      const claim = await this.claim(scope, key, print);
+      if (claim.kind === 'claimed') break;
+      if (claim.kind === 'ledger_holds') return refuse();
+      const { holder } = claim;
+      if (holder.fingerprint !== print) return refuse();
       if (holder.state === 'completed') {
-        const outcome = { fingerprint: holder.fingerprint, status: holder.response_status!, body: holder.response_body };
-        await this.cache(scope, key, outcome);
-        return this.replay(outcome, print);
+        const answer = { status: holder.response_status!, body: holder.response_body };
+        await this.reservations.storeAnswer(scope, key, { route: name, fingerprint: print, ...answer });
+        return asReplay(answer);
       }
       // Never 409 for "still running": SPEC.md section 7 tells clients not to retry a 409, so
       // they would never learn the outcome (DESIGN.md section 5). Answer as a late decision.
@@ -189,20 +173,26 @@ export class IdempotencyGuard {
 
     let result: RouteResult;
     const renewal = setInterval(() => void this.renewLease(scope, key), LEASE_RENEW_MS);
+    // Not executed to a final answer: the key is free again, in Postgres and in Redis, so the
+    // client's retry (with any body) runs as a first request would.
+    const giveBack = async () => {
+      await this.release(scope, key);
+      await this.reservations.release(scope, key, name, print);
+    };
     try {
       result = await execute();
     } catch (error) {
-      await this.release(scope, key);
+      await giveBack();
       throw error;
     } finally {
       clearInterval(renewal);
     }
     if (result.final === false) {
-      await this.release(scope, key);
+      await giveBack();
       return result;
     }
     await this.completions.submit({ scope, key, status: result.status, bodyJson: JSON.stringify(result.body ?? null) });
-    await this.cache(scope, key, { fingerprint: print, status: result.status, body: result.body });
+    await this.reservations.storeAnswer(scope, key, { route: name, fingerprint: print, status: result.status, body: result.body });
     return result;
   };
 }
