@@ -2,9 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db';
-import { KeysUnmarked, type KeyHold } from '../auth/key-cache';
 import { DomainError } from '../errors';
-import { log } from '../log';
 import { keysetPage, type PageRequest } from '../db/pagination';
 import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from './credentials';
 import { newChainWalletAddress, newVibans } from './vibans';
@@ -20,26 +18,22 @@ export interface SandboxAccountInput {
   vibans?: boolean;
 }
 
+/** The hold a KYB change puts on its account's keys, released after its commit. */
+export interface KeyHold {
+  keyHashes: string[];
+  marker: string;
+}
+
 /**
  * The API-key cache's markers (auth/key-cache.ts): written before a revocation or KYB change, so
- * that once it answers no process uses a cached identity from before it. Each throws
- * KeysUnmarked when Redis cannot take them; the change is then not made.
+ * that once it answers no process uses a cached identity from before it. When Redis cannot take
+ * them, markRevoked and hold throw DomainError service_unavailable and the change is not made:
+ * the same request repeated makes it.
  */
 export interface KeyMarks {
   markRevoked(keyHash: string): Promise<void>;
   hold(keyHashes: string[]): Promise<KeyHold>;
   release(hold: KeyHold): Promise<void>;
-}
-
-/** A change whose markers Redis could not take is not made: 503, and the same request again makes it. */
-async function marked<T>(mark: () => Promise<T>): Promise<T> {
-  try {
-    return await mark();
-  } catch (error) {
-    if (!(error instanceof KeysUnmarked)) throw error;
-    log.warn({ err: error.reason }, 'API-key cache unavailable: a revocation or KYB change is refused');
-    throw new DomainError('service_unavailable', 'redis is unavailable, so the change could not be made to hold in every server; nothing changed: repeat the request shortly', 'redis', { 'Retry-After': '2' });
-  }
 }
 
 export class AccountService {
@@ -108,7 +102,7 @@ export class AccountService {
       const account = await trx('accounts').where('id', accountId).forUpdate().first('id');
       if (!account) throw new DomainError('resource_not_found', 'no such account', accountId);
       const hashes: Array<{ key_hash: string }> = await trx('api_keys').where('account_id', accountId).whereNull('revoked_at').select('key_hash');
-      const held = await marked(() => this.keys.hold(hashes.map((h) => h.key_hash)));
+      const held = await this.keys.hold(hashes.map((h) => h.key_hash));
       await trx('accounts').where('id', accountId).update({ kyb_status: status, updated_at: trx.fn.now() });
       return held;
     });
@@ -144,7 +138,7 @@ export class AccountService {
     }
     // The marker before the revocation: a cache fill that read the key before it commits can no
     // longer land. Without the marker nothing is revoked, and the same request again revokes.
-    await marked(() => this.keys.markRevoked(row.key_hash));
+    await this.keys.markRevoked(row.key_hash);
     const [revoked] = await this.db('api_keys').where('id', keyId).update({ revoked_at: this.db.raw('coalesce(revoked_at, now())') }).returning('*');
     return apiKeyView(revoked as ApiKeyRow);
   }

@@ -14,10 +14,12 @@
 //   that read anything before the hold no longer finds it; one that read the hold cannot land.
 // Every marker is new (a random id), so a slot never returns to a value a fill read earlier.
 // Writing a marker is the first step of the change: if Redis cannot take it, the change is not
-// made and the caller answers 503 (KeysUnmarked), so a retry does the whole change.
+// made and the request answers 503 service_unavailable, so the same request repeated makes it.
 import { randomUUID } from 'node:crypto';
 import type { Result } from 'ioredis';
+import type { KeyHold, KeyMarks } from '../accounts/service';
 import type { AccountView } from '../accounts/views';
+import { DomainError } from '../errors';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 
@@ -37,20 +39,6 @@ export interface CachedKey {
 export interface SlotReading {
   value: string | null;
   readAtMs: number;
-}
-
-/** The hold a KYB change put on its account's keys, released after its commit. */
-export interface KeyHold {
-  keyHashes: string[];
-  marker: string;
-}
-
-/** The markers could not be written (Redis away or too slow): the change must not be made. */
-export class KeysUnmarked extends Error {
-  constructor(readonly reason: unknown) {
-    super(`the API-key cache cannot be marked: ${reason instanceof Error ? reason.message : String(reason)}`);
-    this.name = 'KeysUnmarked';
-  }
 }
 
 const ENTRY_TTL_SECONDS = 300;
@@ -115,7 +103,7 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export class KeyCache {
+export class KeyCache implements KeyMarks {
   constructor(private readonly redis: RedisClient) {
     redis.defineCommand('keyCacheFill', { numberOfKeys: 1, lua: FILL });
     redis.defineCommand('keyCacheMark', { lua: MARK });
@@ -155,7 +143,7 @@ export class KeyCache {
 
   /**
    * Before a revocation is written: no process may use the key from its cache again.
-   * @throws KeysUnmarked
+   * @throws DomainError service_unavailable
    */
   async markRevoked(keyHash: string): Promise<void> {
     await this.mark([keyHash], `${REVOKED}${randomUUID()}`, REVOKED_TTL_SECONDS, true);
@@ -164,7 +152,7 @@ export class KeyCache {
   /**
    * Before a KYB change is written: no process may use the keys' entries, nor fill them, until
    * release().
-   * @throws KeysUnmarked
+   * @throws DomainError service_unavailable
    */
   async hold(keyHashes: string[]): Promise<KeyHold> {
     const hold = { keyHashes, marker: `${HELD}${randomUUID()}` };
@@ -190,7 +178,8 @@ export class KeyCache {
     try {
       await withTimeout(this.redis.keyCacheMark(keyHashes.length, ...keyHashes.map(cacheKey), marker, ttlSeconds, overRevoked ? '1' : '0'), MARK_TIMEOUT_MS);
     } catch (error) {
-      throw new KeysUnmarked(error);
+      log.warn({ err: error, keys: keyHashes.length }, 'the API-key cache cannot be marked: a revocation or KYB change is refused');
+      throw new DomainError('service_unavailable', 'redis is unavailable, so the change could not be made to hold in every server; nothing changed: repeat the request shortly', 'redis', { 'Retry-After': '2' });
     }
   }
 }
