@@ -18,11 +18,26 @@ export interface SandboxAccountInput {
   vibans?: boolean;
 }
 
-/** Where a revoked key's cached identity is dropped, so the very next request with it fails (auth/key-cache.ts). */
-export interface RevokedKeys { forget(keyHashes: string[]): Promise<void> }
+/** The hold a KYB change puts on its account's keys, released after its commit. */
+export interface KeyHold {
+  keyHashes: string[];
+  marker: string;
+}
+
+/**
+ * The API-key cache's markers (auth/key-cache.ts): written before a revocation or KYB change, so
+ * that once it answers no process uses a cached identity from before it. When Redis cannot take
+ * them, markRevoked and hold throw DomainError service_unavailable and the change is not made:
+ * the same request repeated makes it.
+ */
+export interface KeyMarks {
+  markRevoked(keyHash: string): Promise<void>;
+  hold(keyHashes: string[]): Promise<KeyHold>;
+  release(hold: KeyHold): Promise<void>;
+}
 
 export class AccountService {
-  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: RevokedKeys) {}
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyMarks) {}
 
   /** @throws DomainError resource_already_exists when the email is taken */
   async createSandboxAccount(input: SandboxAccountInput) {
@@ -75,12 +90,23 @@ export class AccountService {
     return accountWithWalletView(row);
   }
 
+  /**
+   * Cached keys carry the KYB status: once this answers, every request in every process sees the
+   * new one. The account's keys are held before the change commits and released after it.
+   * @throws DomainError resource_not_found | service_unavailable (nothing changed)
+   */
   async setKybStatus(accountId: string, status: KybStatus) {
-    const updated = await this.db('accounts').where('id', accountId).update({ kyb_status: status, updated_at: this.db.fn.now() });
-    if (updated === 0) throw new DomainError('resource_not_found', 'no such account', accountId);
-    // Cached keys carry the KYB status: the next request must see the new one.
-    const hashes: Array<{ key_hash: string }> = await this.db('api_keys').where('account_id', accountId).select('key_hash');
-    await this.keys.forget(hashes.map((h) => h.key_hash));
+    const hold = await this.db.transaction(async (trx) => {
+      // FOR UPDATE: a key created meanwhile (its foreign key takes FOR KEY SHARE on the account)
+      // waits for this commit, so every key that could be cached with the old status is held.
+      const account = await trx('accounts').where('id', accountId).forUpdate().first('id');
+      if (!account) throw new DomainError('resource_not_found', 'no such account', accountId);
+      const hashes: Array<{ key_hash: string }> = await trx('api_keys').where('account_id', accountId).whereNull('revoked_at').select('key_hash');
+      const held = await this.keys.hold(hashes.map((h) => h.key_hash));
+      await trx('accounts').where('id', accountId).update({ kyb_status: status, updated_at: trx.fn.now() });
+      return held;
+    });
+    await this.keys.release(hold);
     return this.getAccount(accountId);
   }
 
@@ -103,15 +129,17 @@ export class AccountService {
     return keysetPage(this.db('api_keys').where('account_id', accountId).select('*'), 'api_keys', page, apiKeyView);
   }
 
-  /** @throws DomainError resource_not_found | cross_account_access_denied */
+  /** @throws DomainError resource_not_found | cross_account_access_denied | service_unavailable (nothing changed) */
   async revokeApiKey(actingAccountId: string | null, keyId: string) {
-    const row: ApiKeyRow | undefined = await this.db('api_keys').where('id', keyId).first();
+    const row: (ApiKeyRow & { key_hash: string }) | undefined = await this.db('api_keys').where('id', keyId).first();
     if (!row) throw new DomainError('resource_not_found', 'no such API key', keyId);
     if (actingAccountId !== null && row.account_id !== actingAccountId) {
       throw new DomainError('cross_account_access_denied', 'this API key belongs to another account', keyId);
     }
+    // The marker before the revocation: a cache fill that read the key before it commits can no
+    // longer land. Without the marker nothing is revoked, and the same request again revokes.
+    await this.keys.markRevoked(row.key_hash);
     const [revoked] = await this.db('api_keys').where('id', keyId).update({ revoked_at: this.db.raw('coalesce(revoked_at, now())') }).returning('*');
-    await this.keys.forget([revoked.key_hash]); // before answering: the next request must fail
     return apiKeyView(revoked as ApiKeyRow);
   }
 }

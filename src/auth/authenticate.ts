@@ -10,14 +10,17 @@ import { DomainError } from '../errors';
 import type { Guarded, Principal } from './rules';
 import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from '../accounts/credentials';
 import type { ReadAlong } from '../guards/rate-limit';
-import type { CachedKey, KeyCache } from './key-cache';
+import type { CachedKey, KeyCache, SlotReading } from './key-cache';
 
 export interface AuthenticatedPrincipal extends Principal {
   kybStatus: string | null;
 }
 
-/** An API key's cache entry, read by the rate limiter's Redis call (ReadAlong) for authentication. */
-interface KeyLookup extends ReadAlong { token: string; digest: Buffer; hash: string }
+/**
+ * An API key's cache slot, read by the rate limiter's Redis call (ReadAlong) for authentication;
+ * `readAtMs` is taken before that call, so a fill's age is never understated (key-cache.ts).
+ */
+interface KeyLookup extends ReadAlong { token: string; digest: Buffer; hash: string; readAtMs: number }
 
 const INVALID_KEY_MESSAGE = 'the API key is not valid';
 
@@ -64,7 +67,7 @@ export class Authenticator {
     if (token === null || !looksLikeApiKey(token)) return null;
     const digest = credentialDigest(token);
     const hash = digest.toString('hex');
-    const lookup: KeyLookup = { token, digest, hash, key: this.keys.redisKey(hash), subject: hash.slice(0, 32) };
+    const lookup: KeyLookup = { token, digest, hash, key: this.keys.redisKey(hash), subject: hash.slice(0, 32), readAtMs: performance.now() };
     ctx.state.keyLookup = lookup;
     return lookup;
   };
@@ -77,7 +80,8 @@ export class Authenticator {
     const parsed = parseApiKey(token);
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
-    let cached: CachedKey | null = lookup?.value !== undefined ? this.keys.parse(lookup.value) : await this.keys.get(hash);
+    const reading: SlotReading | undefined = lookup?.value !== undefined ? { value: lookup.value, readAtMs: lookup.readAtMs } : await this.keys.read(hash);
+    let cached: CachedKey | null = this.keys.parse(reading?.value ?? null);
     if (!cached) {
       const row: (AccountWithWallet & { key_id: string; type: CachedKey['type']; scopes: string[] }) | undefined = await this.db('api_keys')
         .join('accounts', 'accounts.id', 'api_keys.account_id')
@@ -86,7 +90,10 @@ export class Authenticator {
         .whereNull('api_keys.revoked_at')
         .first(['api_keys.id as key_id', 'api_keys.type', 'api_keys.scopes', ...ACCOUNT_WITH_WALLET]);
       cached = row ? { id: row.key_id, account_id: row.id, type: row.type, scopes: row.scopes, account: accountWithWalletView(row) } : null;
-      if (cached && parsed) this.keys.remember(hash, cached);
+      // Only over what was read before Postgres was asked: a revocation or KYB change that
+      // committed meanwhile has marked the slot, and the fill does not land. Without a reading
+      // (Redis away) there is nothing to compare with, so no fill.
+      if (cached && parsed && reading) this.keys.fill(hash, reading, cached);
     }
     if (!cached || !parsed) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
     return {

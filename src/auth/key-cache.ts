@@ -1,9 +1,25 @@
 // API-key principals, with their account's view, cached in Redis by key hash, so an
-// authenticated request (and GET /v1/accounts/me) needs no Postgres lookup. Revoking a key or changing an account's KYB status deletes the entries
-// before it answers, so the next request, in any process, reads Postgres again. Only valid keys
-// are cached: unknown and revoked keys always take the same Postgres path (same answer, same
-// time). If Redis is unavailable, lookups fall back to Postgres.
+// authenticated request (and GET /v1/accounts/me) needs no Postgres lookup. Only valid keys are
+// cached: unknown and revoked keys always take the same Postgres path (same answer, same time).
+// If Redis is unavailable, lookups fall back to Postgres.
+//
+// A fill (the entry written after a Postgres read) races the changes that must end it: a
+// request reads Postgres just before a revocation commits, and its write would land after it.
+// So a slot holds either an entry (JSON) or a marker (`!…`), and:
+// - a fill is conditional: it lands only if the slot still holds what the request read before
+//   it asked Postgres, and never over a `!revoked:` or `!held:` marker;
+// - a revocation writes `!revoked:<id>` before the Postgres change; it outlives any fill;
+// - a KYB change writes `!held:<id>` on every key of the account before its Postgres change,
+//   and after the commit swaps its own hold for `!stale:<id>`, which a fill may replace. A fill
+//   that read anything before the hold no longer finds it; one that read the hold cannot land.
+// Every marker is new (a random id), so a slot never returns to a value a fill read earlier.
+// Writing a marker is the first step of the change: if Redis cannot take it, the change is not
+// made and the request answers 503 service_unavailable, so the same request repeated makes it.
+import { randomUUID } from 'node:crypto';
+import type { Result } from 'ioredis';
+import type { KeyHold, KeyMarks } from '../accounts/service';
 import type { AccountView } from '../accounts/views';
+import { DomainError } from '../errors';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 
@@ -16,41 +32,154 @@ export interface CachedKey {
   account: AccountView;
 }
 
-const TTL_SECONDS = 300;
+/**
+ * What authentication read in a key's slot before it asked Postgres: the raw value (null when
+ * empty), and when (performance.now()). Absent when Redis could not be read: then no fill.
+ */
+export interface SlotReading {
+  value: string | null;
+  readAtMs: number;
+}
+
+const ENTRY_TTL_SECONDS = 300;
+// A fill older than FILL_AGE_MS_MAX is dropped, so markers outlive every fill that could still
+// land by orders of magnitude; when one expires, Postgres already holds the change.
+const FILL_AGE_MS_MAX = 10_000;
+const HOLD_TTL_SECONDS = 3_600;
+const REVOKED_TTL_SECONDS = 86_400;
+/** A change waits this long for Redis to take its markers, then answers 503. */
+const MARK_TIMEOUT_MS = 2_000;
+
+const REVOKED = '!revoked:';
+const HELD = '!held:';
+const STALE = '!stale:';
 const cacheKey = (keyHash: string) => `auth:key:v2:${keyHash}`;
 
-export class KeyCache {
-  constructor(private readonly redis: RedisClient) {}
+// KEYS[1] the slot; ARGV expected value ('' for empty), entry, TTL. 1 when written.
+const FILL = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '' then
+  if current then return 0 end
+elseif current ~= ARGV[1] then
+  return 0
+end
+if current and (string.sub(current, 1, ${REVOKED.length}) == '${REVOKED}' or string.sub(current, 1, ${HELD.length}) == '${HELD}') then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+return 1
+`;
 
-  /** The Redis key (without the connection's prefix) of a key hash's entry. */
+// KEYS the slots; ARGV marker, TTL, '1' to write over a revoked marker too. A KYB hold leaves a
+// revocation's marker in place: the key is revoked whatever the account's status.
+const MARK = `
+for i = 1, #KEYS do
+  local current = redis.call('GET', KEYS[i])
+  if ARGV[3] == '1' or not (current and string.sub(current, 1, ${REVOKED.length}) == '${REVOKED}') then
+    redis.call('SET', KEYS[i], ARGV[1], 'EX', ARGV[2])
+  end
+end
+return #KEYS
+`;
+
+// KEYS the slots; ARGV the hold's marker, the stale marker, TTL. Only slots still under this
+// hold: a later hold (another change not yet committed) or a revocation stays.
+const RELEASE = `
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+end
+return #KEYS
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    keyCacheFill(slot: string, expected: string, entry: string, ttlSeconds: number): Result<number, Context>;
+    keyCacheMark(numberOfKeys: number, ...args: Array<string | number>): Result<number, Context>;
+    keyCacheRelease(numberOfKeys: number, ...args: Array<string | number>): Result<number, Context>;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer from Redis within ${timeoutMs} ms`)), timeoutMs); });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class KeyCache implements KeyMarks {
+  constructor(private readonly redis: RedisClient) {
+    redis.defineCommand('keyCacheFill', { numberOfKeys: 1, lua: FILL });
+    redis.defineCommand('keyCacheMark', { lua: MARK });
+    redis.defineCommand('keyCacheRelease', { lua: RELEASE });
+  }
+
+  /** The Redis key (without the connection's prefix) of a key hash's slot. */
   redisKey(keyHash: string): string {
     return cacheKey(keyHash);
   }
 
-  /** An entry as read from Redis; null when absent or unreadable (Postgres is asked instead). */
+  /** The entry in a slot's value; null when empty, a marker or unreadable (Postgres is asked instead). */
   parse(raw: string | null): CachedKey | null {
+    if (!raw || raw.startsWith('!')) return null;
     try {
-      return raw ? (JSON.parse(raw) as CachedKey) : null;
+      return JSON.parse(raw) as CachedKey;
     } catch {
       return null;
     }
   }
 
-  async get(keyHash: string): Promise<CachedKey | null> {
-    return this.parse(await this.redis.get(cacheKey(keyHash)).catch(() => null));
+  /** Reads a slot; undefined when Redis could not be read. */
+  async read(keyHash: string): Promise<SlotReading | undefined> {
+    const readAtMs = performance.now();
+    try {
+      return { value: await this.redis.get(cacheKey(keyHash)), readAtMs };
+    } catch {
+      return undefined;
+    }
   }
 
-  remember(keyHash: string, value: CachedKey): void {
-    this.redis.set(cacheKey(keyHash), JSON.stringify(value), 'EX', TTL_SECONDS).catch(() => undefined);
+  /** Caches an entry read from Postgres, unless the slot changed since `reading` (see above). */
+  fill(keyHash: string, reading: SlotReading, value: CachedKey): void {
+    if (performance.now() - reading.readAtMs > FILL_AGE_MS_MAX) return;
+    this.redis.keyCacheFill(cacheKey(keyHash), reading.value ?? '', JSON.stringify(value), ENTRY_TTL_SECONDS).catch(() => undefined);
   }
 
-  /** Must run before a revocation or KYB change answers; a failure is logged loudly. */
-  async forget(keyHashes: string[]): Promise<void> {
+  /**
+   * Before a revocation is written: no process may use the key from its cache again.
+   * @throws DomainError service_unavailable
+   */
+  async markRevoked(keyHash: string): Promise<void> {
+    await this.mark([keyHash], `${REVOKED}${randomUUID()}`, REVOKED_TTL_SECONDS, true);
+  }
+
+  /**
+   * Before a KYB change is written: no process may use the keys' entries, nor fill them, until
+   * release().
+   * @throws DomainError service_unavailable
+   */
+  async hold(keyHashes: string[]): Promise<KeyHold> {
+    const hold = { keyHashes, marker: `${HELD}${randomUUID()}` };
+    await this.mark(keyHashes, hold.marker, HOLD_TTL_SECONDS, false);
+    return hold;
+  }
+
+  /**
+   * After the KYB change committed: the keys may be cached again. A failure leaves them held
+   * (read from Postgres) until the hold expires, which is slower but right.
+   */
+  async release(hold: KeyHold): Promise<void> {
+    if (hold.keyHashes.length === 0) return;
+    try {
+      await withTimeout(this.redis.keyCacheRelease(hold.keyHashes.length, ...hold.keyHashes.map(cacheKey), hold.marker, `${STALE}${randomUUID()}`, HOLD_TTL_SECONDS), MARK_TIMEOUT_MS);
+    } catch (error) {
+      log.warn({ err: error, keys: hold.keyHashes.length }, `could not release held API keys: they are read from Postgres for up to ${HOLD_TTL_SECONDS} s`);
+    }
+  }
+
+  private async mark(keyHashes: string[], marker: string, ttlSeconds: number, overRevoked: boolean): Promise<void> {
     if (keyHashes.length === 0) return;
     try {
-      await this.redis.del(...keyHashes.map(cacheKey));
+      await withTimeout(this.redis.keyCacheMark(keyHashes.length, ...keyHashes.map(cacheKey), marker, ttlSeconds, overRevoked ? '1' : '0'), MARK_TIMEOUT_MS);
     } catch (error) {
-      log.error({ err: error, keys: keyHashes.length }, `could not clear cached API keys: they stay valid for up to ${TTL_SECONDS} s`);
+      log.warn({ err: error, keys: keyHashes.length }, 'the API-key cache cannot be marked: a revocation or KYB change is refused');
+      throw new DomainError('service_unavailable', 'redis is unavailable, so the change could not be made to hold in every server; nothing changed: repeat the request shortly', 'redis', { 'Retry-After': '2' });
     }
   }
 }

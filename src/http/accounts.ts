@@ -70,7 +70,8 @@ export function accountRoutes(accounts: AccountService, environment: Environment
       summary: "Set an account's KYB status (master key)",
       auth: { kind: 'admin' }, idempotent: true,
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
-      response: { status: 200, description: 'the account', schema: accountSchema },
+      response: { status: 200, description: 'the account; from this answer on, every server applies the new status to its keys', schema: accountSchema },
+      errorNotes: { service_unavailable: 'the change could not be made to hold in every server (details "redis"): the status did not change; repeat the request after Retry-After seconds with the same Idempotency-Key' },
       handler: async ({ params, body }) => {
         sandboxOnly();
         return { status: 200, body: await accounts.setKybStatus(params.id, body.kyb_status) };

@@ -56,9 +56,10 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
     },
     {
       method: 'DELETE', path: '/v1/api-keys/{id}', operationId: 'revokeApiKey', tag: 'api-keys',
-      summary: 'Revoke an API key; it stops working on the next request', auth: { kind: 'dashboard' }, idempotent: true,
+      summary: 'Revoke an API key; no server accepts it once this answers', auth: { kind: 'dashboard' }, idempotent: true,
       params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
-      response: { status: 200, description: 'the revoked key', schema: keySchema },
+      response: { status: 200, description: 'the revoked key; from this answer on, no server accepts it', schema: keySchema },
+      errorNotes: { service_unavailable: `the revocation could not be made to hold in every server (details "redis"): nothing changed, the key still works; repeat the request after Retry-After seconds with the same Idempotency-Key` },
       handler: async (request) => ({ status: 200, body: await accounts.revokeApiKey(request.principal!.isAdmin ? null : request.principal!.accountId, request.params.id) }),
     },
   ];

@@ -78,7 +78,7 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of routeErrorCodes(route)) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => [String(status), {
-    description: `Error: ${codes.join(', ')}`,
+    description: [`Error: ${codes.join(', ')}`, ...codes.flatMap((code) => (route.errorNotes?.[code] ? [`${code}: ${route.errorNotes[code]}`] : []))].join('. '),
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   }]));
 }

@@ -82,6 +82,8 @@ export interface RouteDef<B = unknown> {
   bodyLimitBytes?: number;
   /** Extra error codes this route can answer with, for the OpenAPI document. */
   errors?: ErrorCode[];
+  /** What an error code means on this route, when it says more than the code (OpenAPI responses). */
+  errorNotes?: Partial<Record<ErrorCode, string>>;
   handler: (request: RouteRequest<B>) => Promise<RouteResult>;
 }
 

@@ -13,6 +13,8 @@ export class TcpProxy {
   port = 0;
   /** While set, what the target answers is thrown away: the request arrives, its reply never does. */
   dropReplies = false;
+  /** While above 0, what the target answers reaches the client this much later, in order (a slow network). */
+  replyDelayMs = 0;
 
   private constructor(private readonly targetHost: string, private readonly targetPort: number) {}
 
@@ -42,7 +44,18 @@ export class TcpProxy {
         socket.on('error', () => undefined);
       }
       client.pipe(upstream);
-      upstream.on('data', (chunk: Buffer) => { if (!this.dropReplies) client.write(chunk); });
+      // A delayed chunk is written at its time, and never overtaken by a later one.
+      let delivered = Promise.resolve();
+      let delayed = 0;
+      upstream.on('data', (chunk: Buffer) => {
+        if (this.dropReplies) return;
+        if (this.replyDelayMs <= 0 && delayed === 0) { client.write(chunk); return; }
+        const dueMs = Date.now() + this.replyDelayMs;
+        delayed += 1;
+        delivered = delivered
+          .then(() => new Promise((resolve) => setTimeout(resolve, Math.max(0, dueMs - Date.now()))))
+          .then(() => { delayed -= 1; client.write(chunk); });
+      });
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
