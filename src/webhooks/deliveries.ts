@@ -36,9 +36,12 @@ export interface AttemptOutcome {
   next: { status: 'delivered' } | { status: 'pending'; at: Date } | { status: 'failed' };
 }
 
-/** Whether an endpoint wants an event: its account's, a type it subscribed to, made after the endpoint. */
+/**
+ * Whether an endpoint wants an event: its account's, a type it subscribed to, made after the
+ * endpoint. A disabled endpoint wants it too: the delivery waits, pending, until it is enabled.
+ */
 export function wants(endpoint: WebhookEndpointRow, event: EventToDeliver): boolean {
-  return endpoint.enabled && endpoint.account_id === event.accountId && event.createdAt >= endpoint.created_at
+  return endpoint.account_id === event.accountId && event.createdAt >= endpoint.created_at
     && (endpoint.events.length === 0 || endpoint.events.includes(event.type));
 }
 
@@ -56,10 +59,10 @@ export class WebhookDeliveries {
   /** `leaseMs`: how long a claimed attempt may run before the delivery is due again (the API claims nothing). */
   constructor(private readonly db: Db, private readonly leaseMs = 0) {}
 
-  /** The enabled endpoints of these accounts. */
+  /** The endpoints of these accounts, enabled or not. */
   async endpointsOf(accountIds: string[]): Promise<WebhookEndpointRow[]> {
     if (accountIds.length === 0) return [];
-    return this.db('webhook_endpoints').whereIn('account_id', [...new Set(accountIds)]).andWhere('enabled', true).select('*');
+    return this.db('webhook_endpoints').whereIn('account_id', [...new Set(accountIds)]).select('*');
   }
 
   async endpointsByIds(ids: string[]): Promise<Map<string, WebhookEndpointRow>> {
@@ -86,7 +89,8 @@ export class WebhookDeliveries {
    * delivery first, then each one's second, and so on, so an endpoint with a backlog cannot crowd
    * out the others. The endpoints with pending deliveries are found by hopping through the index
    * of pending deliveries by endpoint (one probe each, whatever its backlog); only the enabled ones
-   * with room have their due deliveries read, a few each.
+   * with room have their due deliveries read, a few each. A disabled endpoint's deliveries stay
+   * pending, unread, until it is enabled again.
    */
   async claimDue(limit: number, perEndpoint: number, used: Map<string, number>): Promise<DeliveryRow[]> {
     const { rows } = await this.db.raw(

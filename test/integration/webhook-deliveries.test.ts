@@ -355,6 +355,27 @@ describe('webhook deliveries', function () {
     }
   });
 
+  it('records the events that happen while an endpoint is paused, and delivers them once it is enabled again', async () => {
+    const { sender, recipient } = await pair();
+    const r = await receiver();
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    assert.equal((await request(sender, 'PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: false })).status, 200);
+    const paid = [await pay(sender, recipient), await pay(sender, recipient)];
+    const waiting = await eventually(async () => {
+      const listed = await deliveries(sender, endpoint.id, '?status=pending');
+      return listed.length === 2 ? listed : undefined;
+    }, 10_000, 'both events recorded, waiting');
+    assert.deepEqual(waiting.map((d) => d.attempt_count), [0, 0], 'not attempted while paused');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(r.received.length, 0, 'nothing is sent while paused');
+
+    const resumed = await request(sender, 'PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: true });
+    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+    const got = await r.waitFor(2, () => true, 5_000);
+    assert.deepEqual(new Set(got.map((g) => g.event.data.id)), new Set(paid.map((t) => t.transfer_id)), 'each transfer made while paused');
+    for (const g of got) assert.ok(verify(endpoint.secret, g.headers, g.body));
+  });
+
   it('loses nothing when the dispatcher is killed mid-delivery', async () => {
     const service = testService();
     const index = service.roles.findIndex((role) => role.role === 'webhooks');
