@@ -2,8 +2,10 @@
 // way (checked here apart from the service's code), every event of the account in its sequence,
 // retried on failure with the same webhook-id, a Retry-After honoured, a hanging receiver unable
 // to delay a healthy one, rotation, disabling (410 at once, or after failing for the configured
-// time, announced by an event), inspection, retry, recovery, test events, and a dispatcher killed
-// mid-delivery losing nothing. The test service runs the schedule in seconds (test/support/service.ts).
+// time, announced by an event), inspection, retry, recovery, test events, a disabled endpoint's
+// backlog delaying nobody, endpoints served in turns, events made while an endpoint is paused
+// delivered when it is enabled, and a dispatcher killed mid-delivery losing nothing. The test
+// service runs the schedule in seconds (test/support/service.ts).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
