@@ -1,10 +1,12 @@
 // Sends webhook deliveries (DESIGN.md section 5d). New events arrive from the consumer (runner.ts)
 // and are sent at once when there is room; everything else (retries, deliveries left for lack of
 // room, manual retries and recoveries, attempts a dead dispatcher left behind) is claimed from
-// Postgres when due. Room is bounded twice: `concurrency` attempts in all, and `perEndpoint` per
-// endpoint, so a receiver that hangs holds a few slots for at most `timeoutMs` and the others go
-// on. Outcomes are written in batches by one writer; the endpoint's health follows them: a 2xx
-// clears it, a 410 disables it at once, and one failing for `disableAfterMs` is disabled.
+// Postgres when due. A disabled endpoint's deliveries are recorded too and left pending: no claim
+// takes them until it is enabled again, and then they go like any due delivery. Room is bounded
+// twice: `concurrency` attempts in all, and `perEndpoint` per endpoint, so a receiver that hangs
+// holds a few slots for at most `timeoutMs` and the others go on. Outcomes are written in batches
+// by one writer; the endpoint's health follows them: a 2xx clears it, a 410 disables it at once,
+// and one failing for `disableAfterMs` is disabled.
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { type AttemptOutcome, type DeliveryRow, type EventToDeliver, type NewDelivery, type WebhookDeliveries, wants } from '../../src/webhooks/deliveries';
@@ -65,7 +67,8 @@ export class WebhookDispatcher {
     if (endpoints.length === 0) return;
     const wanted: NewDelivery[] = [];
     for (const event of events) {
-      for (const endpoint of endpoints) if (wants(endpoint, event)) wanted.push({ event, endpointId: endpoint.id, claim: this.reserve(endpoint.id) });
+      // A disabled endpoint's delivery is recorded unclaimed: it waits until the endpoint is enabled.
+      for (const endpoint of endpoints) if (wants(endpoint, event)) wanted.push({ event, endpointId: endpoint.id, claim: endpoint.enabled && this.reserve(endpoint.id) });
     }
     let rows: DeliveryRow[] = [];
     try {

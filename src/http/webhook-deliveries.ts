@@ -28,7 +28,7 @@ const deliverySchema = {
   properties: {
     id: { type: 'string', format: 'uuid' }, webhook_id: { type: 'string', format: 'uuid' }, event_id: { type: 'string', format: 'uuid', description: 'the webhook-id header of every attempt' },
     event_type: { type: 'string' }, account_seq: { type: ['integer', 'null'], description: 'the event\'s number in the account\'s sequence; null for test events' },
-    status: { type: 'string', enum: ['pending', 'delivered', 'failed'], description: 'failed: no attempt is left (retry or recover to send it again)' },
+    status: { type: 'string', enum: ['pending', 'delivered', 'failed'], description: 'pending: an attempt is to come (while the endpoint is disabled, once it is enabled again); failed: no attempt is left (retry or recover to send it again)' },
     attempt_count: { type: 'integer' }, last_response_status: { type: ['integer', 'null'] },
     next_attempt_at: { type: ['string', 'null'], format: 'date-time', description: 'when pending: the next attempt (while one is under way, when it counts as lost)' },
     created_at: { type: 'string', format: 'date-time' }, delivered_at: { type: ['string', 'null'], format: 'date-time' },

@@ -29,7 +29,7 @@ const endpointSchema = {
   type: 'object', required: ['id', 'url', 'description', 'events', 'enabled', 'disabled_reason', 'secret_rotation_ends_at', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string', format: 'uuid' }, url: { type: 'string' }, description: { type: ['string', 'null'] },
-    events: { type: 'array', items: { type: 'string' } }, enabled: { type: 'boolean' }, disabled_reason: { type: ['string', 'null'] },
+    events: { type: 'array', items: { type: 'string' } }, enabled: { type: 'boolean', description: 'false: nothing is sent; its events wait as pending deliveries until it is enabled again' }, disabled_reason: { type: ['string', 'null'] },
     secret_rotation_ends_at: { type: ['string', 'null'], format: 'date-time', description: 'while set, the previous secret also signs deliveries' },
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' },
   },
@@ -117,7 +117,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     },
     withBody({
       type: 'object', additionalProperties: false, minProperties: 1,
-      properties: { url: urlSchema, events: eventsSchema, description: descriptionSchema, enabled: { type: 'boolean', description: 'false pauses deliveries; true resumes them' } },
+      properties: { url: urlSchema, events: eventsSchema, description: descriptionSchema, enabled: { type: 'boolean', description: 'false pauses deliveries: nothing is sent, and the events that happen meanwhile are recorded as pending deliveries; true resumes them: what waited is sent, the longest due first' } },
     } as const, {
       method: 'PATCH', path: '/v1/webhooks/{id}', operationId: 'updateWebhook', tag: 'webhooks',
       summary: 'Change an endpoint\'s url, event filter or description, or disable and enable it', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams,

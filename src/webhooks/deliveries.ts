@@ -10,10 +10,6 @@ import type { Db } from '../db';
 import type { AttemptResult } from './post';
 import type { WebhookEndpointRow } from './endpoints';
 
-/** How many of the oldest due deliveries a claim looks at, per slot it fills, and at most. */
-const CLAIM_WINDOW_PER_SLOT = 4;
-const CLAIM_WINDOW_MAX = 2000;
-
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface DeliveryRow {
@@ -40,9 +36,12 @@ export interface AttemptOutcome {
   next: { status: 'delivered' } | { status: 'pending'; at: Date } | { status: 'failed' };
 }
 
-/** Whether an endpoint wants an event: its account's, a type it subscribed to, made after the endpoint. */
+/**
+ * Whether an endpoint wants an event: its account's, a type it subscribed to, made after the
+ * endpoint. A disabled endpoint wants it too: the delivery waits, pending, until it is enabled.
+ */
 export function wants(endpoint: WebhookEndpointRow, event: EventToDeliver): boolean {
-  return endpoint.enabled && endpoint.account_id === event.accountId && event.createdAt >= endpoint.created_at
+  return endpoint.account_id === event.accountId && event.createdAt >= endpoint.created_at
     && (endpoint.events.length === 0 || endpoint.events.includes(event.type));
 }
 
@@ -60,10 +59,10 @@ export class WebhookDeliveries {
   /** `leaseMs`: how long a claimed attempt may run before the delivery is due again (the API claims nothing). */
   constructor(private readonly db: Db, private readonly leaseMs = 0) {}
 
-  /** The enabled endpoints of these accounts. */
+  /** The endpoints of these accounts, enabled or not. */
   async endpointsOf(accountIds: string[]): Promise<WebhookEndpointRow[]> {
     if (accountIds.length === 0) return [];
-    return this.db('webhook_endpoints').whereIn('account_id', [...new Set(accountIds)]).andWhere('enabled', true).select('*');
+    return this.db('webhook_endpoints').whereIn('account_id', [...new Set(accountIds)]).select('*');
   }
 
   async endpointsByIds(ids: string[]): Promise<Map<string, WebhookEndpointRow>> {
@@ -85,31 +84,38 @@ export class WebhookDeliveries {
   }
 
   /**
-   * Claims up to `limit` due deliveries of enabled endpoints, oldest due first, at most
-   * `perEndpoint` per endpoint counting the slots it already holds here (`used`): an endpoint with
-   * a backlog cannot take every slot. Endpoints with no slot left are skipped in the index scan;
-   * only the oldest due rows of the others are looked at, a few per slot to fill, so a claim stays
-   * cheap whatever the backlog.
+   * Claims up to `limit` due deliveries of enabled endpoints, at most `perEndpoint` per endpoint
+   * counting the slots it already holds here (`used`), in turns: each endpoint's oldest due
+   * delivery first, then each one's second, and so on, so an endpoint with a backlog cannot crowd
+   * out the others. The endpoints with pending deliveries are found by hopping through the index
+   * of pending deliveries by endpoint (one probe each, whatever its backlog); only the enabled ones
+   * with room have their due deliveries read, a few each. A disabled endpoint's deliveries stay
+   * pending, unread, until it is enabled again.
    */
   async claimDue(limit: number, perEndpoint: number, used: Map<string, number>): Promise<DeliveryRow[]> {
-    const full = [...used].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-    const partly = [...used].filter(([, n]) => n < perEndpoint);
     const { rows } = await this.db.raw(
-      `WITH candidates AS (
-         SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY(?::uuid[]))
-          ORDER BY next_attempt_at LIMIT ${Math.min(CLAIM_WINDOW_MAX, Math.max(64, limit * CLAIM_WINDOW_PER_SLOT))}),
-       ranked AS (
-         SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) + coalesce(u.used, 0) AS slot
-           FROM candidates c JOIN webhook_endpoints e ON e.id = c.endpoint_id AND e.enabled
-           LEFT JOIN unnest(?::uuid[], ?::int[]) AS u(endpoint_id, used) ON u.endpoint_id = c.endpoint_id),
+      `WITH RECURSIVE busy(endpoint_id) AS (
+         (SELECT endpoint_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.endpoint_id > b.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
+           FROM busy b WHERE b.endpoint_id IS NOT NULL),
+       room AS (
+         SELECT e.id, least(? - coalesce(u.used, 0), ?) AS room
+           FROM busy b JOIN webhook_endpoints e ON e.id = b.endpoint_id AND e.enabled
+           LEFT JOIN unnest(?::uuid[], ?::int[]) AS u(endpoint_id, used) ON u.endpoint_id = e.id),
+       candidates AS (
+         SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY r.id ORDER BY c.next_attempt_at) AS turn
+           FROM room r CROSS JOIN LATERAL (
+             SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+              WHERE d.endpoint_id = r.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+              ORDER BY d.next_attempt_at LIMIT greatest(r.room, 0)) c),
+       chosen AS (SELECT id FROM candidates ORDER BY turn, next_attempt_at LIMIT ?),
        due AS (
-         SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
-          WHERE r.slot <= ? AND d.status = 'pending' AND d.next_attempt_at <= now()
-          ORDER BY r.next_attempt_at LIMIT ? FOR UPDATE OF d SKIP LOCKED)
+         SELECT d.id FROM webhook_deliveries d JOIN chosen c ON c.id = d.id
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now() FOR UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_attempt_at = now(), next_attempt_at = now() + ? * interval '1 millisecond'
          FROM due WHERE d.id = due.id RETURNING d.*`,
-      [full, partly.map(([id]) => id), partly.map(([, n]) => n), perEndpoint, limit, this.leaseMs],
+      [perEndpoint, limit, [...used.keys()], [...used.values()], limit, this.leaseMs],
     );
     return rows;
   }

@@ -2,8 +2,10 @@
 // way (checked here apart from the service's code), every event of the account in its sequence,
 // retried on failure with the same webhook-id, a Retry-After honoured, a hanging receiver unable
 // to delay a healthy one, rotation, disabling (410 at once, or after failing for the configured
-// time, announced by an event), inspection, retry, recovery, test events, and a dispatcher killed
-// mid-delivery losing nothing. The test service runs the schedule in seconds (test/support/service.ts).
+// time, announced by an event), inspection, retry, recovery, test events, a disabled endpoint's
+// backlog delaying nobody, endpoints served in turns, events made while an endpoint is paused
+// delivered when it is enabled, and a dispatcher killed mid-delivery losing nothing. The test
+// service runs the schedule in seconds (test/support/service.ts).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -21,6 +23,7 @@ import { WEBHOOK_TEST_SETTINGS } from '../support/service';
 import { startReceiver, verify, type Receiver } from '../support/webhook-receiver';
 import { startRoles } from '../../src/roles';
 import { PER_ENDPOINT } from '../../consumers/webhooks/runner';
+import { WebhookDeliveries } from '../../src/webhooks/deliveries';
 import { postWebhook, RESPONSE_BODY_KEPT } from '../../src/webhooks/post';
 
 describe('webhook deliveries', function () {
@@ -276,6 +279,103 @@ describe('webhook deliveries', function () {
     assert.ok(verify(endpoint.secret, got.headers, got.body));
     assert.deepEqual([got.event.type, got.event.resource_id, got.event.account_seq, got.event.id], ['webhook.test', endpoint.id, null, sent.body.event_id]);
     await checkWebhookEvent(base(), got.event);
+  });
+
+  /**
+   * Another account's endpoint, disabled with a day of failed retries waiting, all due and older
+   * than anything a test makes afterwards; `run`, then the endpoint and its deliveries go.
+   */
+  const besideStalledEndpoint = async (run: () => Promise<void>) => {
+    const idle = await signUp(base());
+    const stalled = await subscribe(idle, 'http://127.0.0.1:9/hooks');
+    assert.equal((await request(idle, 'PATCH', `/v1/webhooks/${stalled.id}`, { enabled: false })).status, 200);
+    const db = testService().runtime.db;
+    const dueSince = Date.now() - 60_000;
+    await db('webhook_deliveries').insert(Array.from({ length: 600 }, (_, i) => ({
+      id: randomUUID(), endpoint_id: stalled.id, event_id: randomUUID(), event_type: 'balance.updated', account_seq: i + 1, body: '{}',
+      status: 'pending', attempts: 4, next_attempt_at: new Date(dueSince + i), last_attempt_at: new Date(dueSince + i), created_at: new Date(dueSince - 86_400_000),
+    })));
+    try {
+      await run();
+    } finally {
+      await db('webhook_endpoints').where('id', stalled.id).delete();
+    }
+  };
+
+  it('retries another endpoint\'s failed attempt within seconds while a disabled endpoint has 600 retries due', () => besideStalledEndpoint(async () => {
+    const { sender, recipient } = await pair();
+    const flaky = await receiver((_, n) => (n === 1 ? { status: 500 } : { status: 200 }));
+    await subscribe(sender, flaky.url, ['transfer.completed']);
+    await pay(sender, recipient);
+    const [first, retried] = await flaky.waitFor(2, () => true, 5_000);
+    assert.equal(retried.headers['webhook-id'], first.headers['webhook-id'], 'the same event, retried');
+  }));
+
+  it('sends another endpoint\'s manual retry while a disabled endpoint has 600 retries due', () => besideStalledEndpoint(async () => {
+    const { sender, recipient } = await pair();
+    const r = await receiver();
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    await pay(sender, recipient);
+    const [delivered] = await r.waitFor(1, () => true, 5_000);
+    const [delivery] = await eventually(async () => {
+      const listed = await deliveries(sender, endpoint.id, '?status=delivered');
+      return listed.length === 1 ? listed : undefined;
+    }, 5_000, 'the delivery recorded');
+    assert.equal((await request(sender, 'POST', `/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`)).status, 202);
+    await r.waitFor(2, (g) => g.event.id === delivered.event.id, 5_000);
+  }));
+
+  it('sends another endpoint\'s test event while a disabled endpoint has 600 retries due', () => besideStalledEndpoint(async () => {
+    const owner = await signUp(base());
+    const r = await receiver();
+    const endpoint = await subscribe(owner, r.url);
+    const sent = await request(owner, 'POST', `/v1/webhooks/${endpoint.id}/test`);
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const [got] = await r.waitFor(1, () => true, 5_000);
+    assert.equal(got.event.id, sent.body.event_id);
+  }));
+
+  it('takes due deliveries in turns, one per endpoint, so an endpoint with a backlog does not crowd out the others', async () => {
+    const service = testService();
+    const index = service.roles.findIndex((role) => role.role === 'webhooks');
+    await service.roles[index].stop(); // this test claims in place of the dispatcher
+    const db = service.runtime.db;
+    const owner = await signUp(base());
+    const endpoints = [await subscribe(owner, 'http://127.0.0.1:9/a'), await subscribe(owner, 'http://127.0.0.1:9/b'), await subscribe(owner, 'http://127.0.0.1:9/c')];
+    try {
+      // The first endpoint has 100 deliveries due for a year, the others one each, due a second later than its first.
+      const yearAgo = Date.now() - 365 * 86_400_000;
+      const due = (endpointId: string, at: number) => ({
+        id: randomUUID(), endpoint_id: endpointId, event_id: randomUUID(), event_type: 'balance.updated', body: '{}', status: 'pending', attempts: 0, next_attempt_at: new Date(at), created_at: new Date(at),
+      });
+      await db('webhook_deliveries').insert([...Array.from({ length: 100 }, (_, i) => due(endpoints[0].id, yearAgo + i)), due(endpoints[1].id, yearAgo + 1000), due(endpoints[2].id, yearAgo + 1000)]);
+      const claimed = await new WebhookDeliveries(db, 60_000).claimDue(3, PER_ENDPOINT, new Map());
+      assert.deepEqual(claimed.map((row) => row.endpoint_id).sort(), endpoints.map((e) => e.id).sort(), 'one delivery of each endpoint');
+    } finally {
+      await db('webhook_endpoints').whereIn('id', endpoints.map((e) => e.id)).delete();
+      [service.roles[index]] = await startRoles(service.runtime, ['webhooks']);
+    }
+  });
+
+  it('records the events that happen while an endpoint is paused, and delivers them once it is enabled again', async () => {
+    const { sender, recipient } = await pair();
+    const r = await receiver();
+    const endpoint = await subscribe(sender, r.url, ['transfer.completed']);
+    assert.equal((await request(sender, 'PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: false })).status, 200);
+    const paid = [await pay(sender, recipient), await pay(sender, recipient)];
+    const waiting = await eventually(async () => {
+      const listed = await deliveries(sender, endpoint.id, '?status=pending');
+      return listed.length === 2 ? listed : undefined;
+    }, 10_000, 'both events recorded, waiting');
+    assert.deepEqual(waiting.map((d) => d.attempt_count), [0, 0], 'not attempted while paused');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(r.received.length, 0, 'nothing is sent while paused');
+
+    const resumed = await request(sender, 'PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: true });
+    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+    const got = await r.waitFor(2, () => true, 5_000);
+    assert.deepEqual(new Set(got.map((g) => g.event.data.id)), new Set(paid.map((t) => t.transfer_id)), 'each transfer made while paused');
+    for (const g of got) assert.ok(verify(endpoint.secret, g.headers, g.body));
   });
 
   it('loses nothing when the dispatcher is killed mid-delivery', async () => {
