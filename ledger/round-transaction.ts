@@ -5,8 +5,12 @@
 // seven round trips at light load, each a wakeup of both sides on a busy two-core machine.
 // Concurrent rounds never wait on each other in a circle: transfers, quotes and payments by id,
 // then ledger accounts by code, then the accounts' event counters (round-write.ts).
+// Both messages set the round's statement timeout first (src/db localStatementTimeout): a round
+// that waits too long is cancelled by Postgres, before its COMMIT, rather than committed after the
+// client stopped waiting for it and its handler reported it failed.
 import type { Knex } from 'knex';
 import type pg from 'pg';
+import { localStatementTimeout } from '../src/db';
 import { inlineSql } from '../src/db/inline';
 import type { LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
@@ -41,12 +45,18 @@ export class LedgerRound {
   /** BEGIN was sent and neither COMMIT nor ROLLBACK since. */
   private open = false;
 
-  private constructor(private readonly client: pg.ClientBase) {}
+  /** `timeout`: the round's `SET LOCAL statement_timeout`, the first statement of each message. */
+  private constructor(private readonly client: pg.ClientBase, private readonly timeout: string) {}
 
-  /** Runs `work` on a connection of its own; a round left open by a failure is rolled back. */
-  static async run<T>(db: Knex, work: (round: LedgerRound) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on a connection of its own; a round left open by a failure is rolled back. Each
+   * statement of the round may run `statementTimeoutMs` on the server (default
+   * LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT).
+   */
+  static async run<T>(db: Knex, work: (round: LedgerRound) => Promise<T>, statementTimeoutMs?: number): Promise<T> {
+    const timeout = localStatementTimeout(statementTimeoutMs);
     const client = (await db.client.acquireConnection()) as pg.Client;
-    const round = new LedgerRound(client);
+    const round = new LedgerRound(client, timeout);
     try {
       return await work(round);
     } catch (error) {
@@ -69,11 +79,12 @@ export class LedgerRound {
     const refsByCode = new Map(request.refs.map((r) => [r.code, r]));
     add('accounts', LOCK_LEDGER_ACCOUNTS, [...refsByCode.keys()]);
     this.open = true;
-    const answer = await this.client.query(['BEGIN', ...statements.map((s) => s.sql)].join(';\n'));
+    // SET LOCAL holds until the transaction ends: the large round's COPYs run under it too.
+    const answer = await this.client.query(['BEGIN', this.timeout, ...statements.map((s) => s.sql)].join(';\n'));
     const results = (Array.isArray(answer) ? answer : [answer]) as pg.QueryResult[];
     const rowsOf = (kind: (typeof statements)[number]['kind']) => {
       const index = statements.findIndex((s) => s.kind === kind);
-      return index < 0 ? [] : results[index + 1].rows;
+      return index < 0 ? [] : results[index + 2].rows;
     };
     return {
       transfers: byId(rowsOf('transfers') as TransferRecord[]),
@@ -86,15 +97,16 @@ export class LedgerRound {
   /**
    * Writes the decided round, removes the unpublished marks of `publishedRounds` (earlier rounds
    * Kafka has since acknowledged), and commits. A round of at most `oneStatementMax` commands is
-   * one message: its statement and the COMMIT. On return the round's account events carry their
-   * numbers.
+   * one message: its statement timeout, its statement and the COMMIT (a statement cancelled by
+   * the timeout ends the message: the COMMIT does not run). On return the round's account events
+   * carry their numbers.
    */
   async commit(batch: BatchWrite, publishedRounds: string[] = [], oneStatementMax = ONE_STATEMENT_COMMANDS_MAX): Promise<void> {
     if (batch.processed.length <= oneStatementMax) {
       const { text, params, done } = oneStatementRound(batch, publishedRounds);
-      const answer = await this.client.query(`${inlineSql(text, params)};\nCOMMIT`);
+      const answer = await this.client.query(`${this.timeout};\n${inlineSql(text, params)};\nCOMMIT`);
       this.open = false;
-      done((answer as unknown as pg.QueryResult[])[0].rows[0]);
+      done((answer as unknown as pg.QueryResult[])[1].rows[0]);
       return;
     }
     const consumed = await writeLargeRound(this.client, batch, publishedRounds);

@@ -106,6 +106,8 @@ export interface LedgerState {
   replies: ReplySender;
   /** Codes of ledger accounts known to exist (they are never deleted): no insert is tried for them. */
   knownLedgerAccounts: Set<string>;
+  /** The server's bound on each statement of a round (ledger/round-transaction.ts); none: the default. Tests shorten it. */
+  statementTimeoutMs?: number;
 }
 
 const KNOWN_LEDGER_ACCOUNTS_MAX = 200_000;
@@ -185,7 +187,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     write.balances = book.changedAccounts();
     await round.commit(write, publishedRounds);
     return { outcomes, roundId, outbox: write.outbox };
-  });
+  }, state.statementTimeoutMs);
 }
 
 /** Whether a command is decided now: not decided before, and its key not held by another route's request. */

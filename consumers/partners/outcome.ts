@@ -20,10 +20,12 @@
 // | poll ran out of time, attempt >= ATTEMPTS_MAX     | result failed, partner_timeout             |
 // | no client for the partner slug of the command     | result failed, invalid_partner             |
 // | any other error (a bug)                           | thrown again: the consumer dead-letters it |
-// A result carries the partner payment id when the payment is known (also after a poll).
+// A result carries the partner payment id when the payment is known (also after a poll). A
+// declined or rejected result gives the partner's reason after ours; the client screened it
+// (src/partners/screen.ts), as it did the payment id: no partner text enters a result as sent.
 import type { TransferExecute, TransferPartnerResult } from '../../ledger/messages';
 import type { PartnerPayment } from '../../src/partners/client';
-import { isPartnerError, type PartnerErrorKind } from '../../src/partners/errors';
+import { isPartnerError, type PartnerError, type PartnerErrorKind } from '../../src/partners/errors';
 
 /**
  * How many times one instruction is re-queued (partner unavailable, or no final status within
@@ -82,6 +84,11 @@ function result(
   };
 }
 
+/** Our failure, followed by what the partner said of it (screened by the client), when it said something. */
+function withPartnerReason(failure: { code: string; message: string }, error: PartnerError): { code: string; message: string } {
+  return error.partnerMessage === null ? failure : { code: failure.code, message: `${failure.message}: ${error.partnerMessage}` };
+}
+
 /** Requeue while attempts remain; past ATTEMPTS_MAX the transfer fails with `failure`. */
 function requeueOrFail(command: TransferExecute, partnerPaymentId: string | null, failure: { code: string; message: string }): PartnerDecision {
   if (command.attempt < ATTEMPTS_MAX) return { kind: 'requeue' };
@@ -118,7 +125,7 @@ function decideOnError(command: TransferExecute, error: unknown, paymentId: stri
     const { code, message } = FAILURE_BY_ERROR_KIND.unexpected;
     return result(command, 'failed', null, { code, message: `${message}; ${command.attempt + 1} submissions under the same reference found no payment` });
   }
-  return result(command, 'failed', paymentId, FAILURE_BY_ERROR_KIND[error.kind]);
+  return result(command, 'failed', paymentId, withPartnerReason(FAILURE_BY_ERROR_KIND[error.kind], error));
 }
 
 /**

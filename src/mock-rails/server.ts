@@ -23,7 +23,10 @@
 //                                              invalid_token "Invalid token" to a valid token
 //   GET  /<slug>/_control/stats                SANDBOX ONLY: { token_requests, submit_attempts,
 //                                              rejected_tokens }
-// The _control routes exist so tests can force token renewal and count round trips; a real
+//   POST /<slug>/_control/failure-message?count=N SANDBOX ONLY: JSON { message, repeat? }: the
+//                                              next N scenario failures say it (failure-message.ts)
+// The _control routes exist so tests can force token renewal, count round trips and hear a
+// partner's failure message of their choosing (any text: control characters, 100 KB); a real
 // partner has nothing like them, and they take no credential.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +38,7 @@ import { fundingMethodsOf, PARTNERS, type PartnerProfile } from './partners';
 import { PaymentBook } from './payments';
 import { openBooks, type RailsBooks } from './books';
 import { dailyStatement, statementPage } from './statements';
+import { FailureMessage } from './failure-message';
 
 export interface MockRailsOptions {
   /** The Postgres database the books are kept in (schema mock_rails). */
@@ -75,6 +79,8 @@ interface PartnerRail {
   stats: { tokenRequests: number; submitAttempts: number; rejectedTokens: number };
   /** API calls still to refuse with a spurious "Invalid token" (the control route), and the share refused at random. */
   spurious: { pending: number; rate: number };
+  /** The message scenario failures answer with instead of their own (the control route's). */
+  failureMessage: FailureMessage;
 }
 
 interface Exchange {
@@ -108,6 +114,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
   { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
   { method: 'GET', segments: ['_control', 'stats'], handle: readStats },
+  { method: 'POST', segments: ['_control', 'failure-message'], handle: setFailureMessage },
 ];
 
 async function issueToken({ rail, req, res, query }: Exchange): Promise<void> {
@@ -176,7 +183,9 @@ async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
   const { userId } = await authenticate(rail, req);
   // Counted once authenticated: a 401 that makes the client renew its token is no submit.
   rail.stats.submitAttempts += 1;
-  const { created, payment } = await rail.payments.submit(await readJsonObject(req), userId);
+  const { created, payment } = await rail.payments.submit(await readJsonObject(req), userId).catch((error: unknown) => {
+    throw rail.failureMessage.answer(error);
+  });
   sendJson(res, created ? 201 : 200, payment);
 }
 
@@ -255,6 +264,10 @@ function refuseNextTokens({ rail, res, query }: Exchange): void {
   sendJson(res, 200, { pending: count });
 }
 
+async function setFailureMessage({ rail, req, res, query }: Exchange): Promise<void> {
+  sendJson(res, 200, rail.failureMessage.set(query.get('count'), await readJsonObject(req)));
+}
+
 function readStats({ rail, res }: Exchange): void {
   const { tokenRequests, submitAttempts, rejectedTokens } = rail.stats;
   sendJson(res, 200, { token_requests: tokenRequests, submit_attempts: submitAttempts, rejected_tokens: rejectedTokens });
@@ -318,6 +331,7 @@ function createRails(client: OAuthClient, options: MockRailsOptions, books: Rail
       payments: new PaymentBook(profile, partnerBook, { chainConfirmMs: options.chainConfirmMs, publicUrl, claimTtlMs: options.claimTtlMs }),
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
       spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
+      failureMessage: new FailureMessage(),
     }];
   }));
 }

@@ -2,24 +2,17 @@
 // OAuth 2.0). It holds one access token per instance, renews it before it expires and once on a
 // 401 (after one plain retry when the 401 says "Invalid token"), and retries only what may succeed later (503, network failure, timeout) a bounded number
 // of times. Resubmitting a payment is safe because the partner deduplicates by `reference`.
+// Everything a partner answers is screened (screen.ts) before a caller sees it: free text
+// cleaned and bounded, identifiers and links of their shape, or the answer is `unexpected`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../log';
 import { parseRetryAfterMs } from '../retry-after';
 import { isPartnerError, kindOfStatus, PartnerError } from './errors';
+import { isRecord, parsePayment, unexpectedAnswer, type PartnerPayment } from './answers';
+import { screenedCode, screenedCurrency, screenedId, screenedText, screenedTextOrNull } from './screen';
 import type { SandboxScenario } from './scenarios';
 
-export type PartnerPaymentStatus = 'pending' | 'authorized' | 'completed' | 'reversed' | 'expired';
-
-export interface PartnerPayment {
-  id: string;
-  reference: string;
-  amount: string;
-  currency: string;
-  status: PartnerPaymentStatus;
-  created_at: string;
-  tx_hash?: string;
-  claim_link?: string;
-}
+export type { PartnerPayment, PartnerPaymentStatus } from './answers';
 
 /** A line of a partner's settlement statement (src/mock-rails/statements.ts shows one partner's). */
 export interface PartnerStatementLine {
@@ -87,31 +80,12 @@ const BACKOFF_MS_MAX_DEFAULT = 2_000;
 /** Renew this share of the token lifetime early, and never more than RENEW_EARLY_MS_MAX. */
 const RENEW_EARLY_SHARE = 0.1;
 const RENEW_EARLY_MS_MAX = 30_000;
-const PAYMENT_STATUSES: readonly string[] = ['pending', 'authorized', 'completed', 'reversed', 'expired'];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const FUNDING_KINDS: readonly string[] = ['bank', 'viban', 'wallet'];
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
   const chosen = value ?? fallback;
   if (!Number.isInteger(chosen) || chosen < 1) throw new Error(`PartnerClient option ${name} must be a positive integer, got ${chosen}`);
   return chosen;
-}
-
-function unexpectedAnswer(what: string, detail: string): PartnerError {
-  return new PartnerError({ kind: 'unexpected', message: `${what}: ${detail}`, httpStatus: null, partnerCode: null });
-}
-
-function parsePayment(what: string, payload: unknown): PartnerPayment {
-  const fields = ['id', 'reference', 'amount', 'currency', 'status', 'created_at'] as const;
-  if (!isRecord(payload) || fields.some((field) => typeof payload[field] !== 'string')) {
-    throw unexpectedAnswer(what, 'the partner answered with something that is not a payment');
-  }
-  if (!PAYMENT_STATUSES.includes(payload.status as string)) {
-    throw unexpectedAnswer(what, `the partner answered with an unknown payment status "${String(payload.status)}"`);
-  }
-  return payload as unknown as PartnerPayment;
 }
 
 export class PartnerClient {
@@ -142,7 +116,7 @@ export class PartnerClient {
    */
   async submitPayment(request: PartnerPaymentRequest): Promise<PartnerPayment> {
     const what = `submit payment ${request.reference}`;
-    return parsePayment(what, await this.callApi(what, 'POST', '/v1/payments', request));
+    return parsePayment(what, await this.callApi(what, 'POST', '/v1/payments', request), request.reference);
   }
 
   /**
@@ -153,10 +127,10 @@ export class PartnerClient {
     const what = 'list funding methods';
     const payload = await this.callAs(what, accessToken, 'GET', '/v1/funding-methods');
     const methods = isRecord(payload) && Array.isArray(payload.data) ? payload.data : null;
-    const valid = methods?.every((m) => isRecord(m) && typeof m.external_id === 'string' && typeof m.kind === 'string'
-      && typeof m.currency === 'string' && typeof m.label === 'string' && typeof m.default === 'boolean');
+    const valid = methods?.every((m) => isRecord(m) && screenedId(m.external_id) !== null && FUNDING_KINDS.includes(m.kind as string)
+      && screenedCurrency(m.currency) !== null && typeof m.label === 'string' && typeof m.default === 'boolean');
     if (!methods || !valid) throw unexpectedAnswer(what, 'the partner answered with something that is not a list of funding methods');
-    return methods as FundingMethod[];
+    return (methods as FundingMethod[]).map((m) => ({ external_id: m.external_id, kind: m.kind, currency: m.currency, label: screenedText(m.label), default: m.default }));
   }
 
   /**
@@ -165,7 +139,7 @@ export class PartnerClient {
    */
   async submitPaymentAs(accessToken: string, request: PartnerPaymentRequest, sent: { submissions: number } = { submissions: 0 }): Promise<PartnerPayment> {
     const what = `submit payment ${request.reference}`;
-    return parsePayment(what, await this.callAs(what, accessToken, 'POST', '/v1/payments', request, () => { sent.submissions += 1; }));
+    return parsePayment(what, await this.callAs(what, accessToken, 'POST', '/v1/payments', request, () => { sent.submissions += 1; }), request.reference);
   }
 
   /** A payment submitted with a customer's link token, as the partner sees it now. */
@@ -195,7 +169,8 @@ export class PartnerClient {
       const goOn = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
       const payload = await this.callApi(what, 'GET', `/v1/statements/${encodeURIComponent(date)}?limit=${pageSize}${goOn}`);
       const lines = isRecord(payload) && Array.isArray(payload.lines) ? payload.lines : null;
-      const valid = lines?.every((l) => isRecord(l) && ['id', 'reference', 'amount', 'fee', 'net', 'currency', 'value_date'].every((f) => typeof l[f] === 'string'));
+      const valid = lines?.every((l) => isRecord(l) && ['id', 'reference', 'amount', 'fee', 'net', 'currency', 'value_date'].every((f) => typeof l[f] === 'string')
+        && screenedId(l.id) !== null && screenedId(l.reference) !== null && (l.settles === undefined || (Array.isArray(l.settles) && l.settles.every((r) => screenedId(r) !== null))));
       const next = isRecord(payload) ? payload.next_cursor : undefined;
       if (!lines || !valid || !isRecord(payload) || payload.date !== date || (next !== null && typeof next !== 'string')) {
         throw unexpectedAnswer(what, 'the partner answered with something that is not a page of the statement of that date');
@@ -258,7 +233,7 @@ export class PartnerClient {
         if (attemptNumber >= this.attemptsMax) {
           throw new PartnerError({
             kind: error.kind, message: `${error.message} (gave up after ${attemptNumber} attempts)`,
-            httpStatus: error.httpStatus, partnerCode: error.partnerCode, retryAfterMs: error.retryAfterMs, cause: error,
+            httpStatus: error.httpStatus, partnerCode: error.partnerCode, partnerMessage: error.partnerMessage, retryAfterMs: error.retryAfterMs, cause: error,
           });
         }
         const delayMs = this.backoffMs(attemptNumber, error.retryAfterMs);
@@ -300,13 +275,15 @@ export class PartnerClient {
       if (response.ok) throw unexpectedAnswer(what, 'the partner answered with a body that is not JSON');
     }
     if (response.ok) return payload;
-    const partnerCode = isRecord(payload) && typeof payload.error === 'string' ? payload.error : null;
-    const partnerMessage = isRecord(payload) && typeof payload.message === 'string' ? `: ${payload.message}` : '';
+    // The partner's code and message go into our errors, and from there into ledger commands.
+    const partnerCode = isRecord(payload) ? screenedCode(payload.error) : null;
+    const partnerMessage = isRecord(payload) ? screenedTextOrNull(payload.message) : null;
     throw new PartnerError({
       kind: kindOfStatus(response.status),
-      message: `${what}: partner answered ${response.status} ${partnerCode ?? 'without an error code'}${partnerMessage}`,
+      message: `${what}: partner answered ${response.status} ${partnerCode ?? 'without a usable error code'}${partnerMessage === null ? '' : `: ${partnerMessage}`}`,
       httpStatus: response.status,
       partnerCode,
+      partnerMessage,
       retryAfterMs: parseRetryAfterMs(response.headers.get('retry-after')),
     });
   }

@@ -15,6 +15,8 @@ export interface PartnerErrorFields {
   httpStatus: number | null;
   /** The partner's `error` field ("declined", "invalid_token"...), or null. */
   partnerCode: string | null;
+  /** The partner's own `message`, screened (screen.ts), or null when it gave none. */
+  partnerMessage?: string | null;
   /** How long the partner asked us to wait (Retry-After), when it said so. */
   retryAfterMs?: number | null;
   cause?: unknown;
@@ -24,6 +26,7 @@ export class PartnerError extends Error {
   readonly kind: PartnerErrorKind;
   readonly httpStatus: number | null;
   readonly partnerCode: string | null;
+  readonly partnerMessage: string | null;
   /** True only for `unavailable`: the same request may succeed later. */
   readonly retriable: boolean;
   readonly retryAfterMs: number | null;
@@ -34,6 +37,7 @@ export class PartnerError extends Error {
     this.kind = fields.kind;
     this.httpStatus = fields.httpStatus;
     this.partnerCode = fields.partnerCode;
+    this.partnerMessage = fields.partnerMessage ?? null;
     this.retriable = fields.kind === 'unavailable';
     this.retryAfterMs = fields.retryAfterMs ?? null;
   }
