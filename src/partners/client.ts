@@ -19,6 +19,9 @@ export interface PartnerPayment {
   created_at: string;
   tx_hash?: string;
   claim_link?: string;
+  /** What the payment was told to pay with, as the partner keeps it. */
+  beneficiary?: object;
+  metadata?: object;
 }
 
 /** A line of a partner's settlement statement (src/mock-rails/statements.ts shows one partner's). */
@@ -202,6 +205,21 @@ export class PartnerClient {
       }
       yield { date, final: payload.final === true, lines: lines as PartnerStatementLine[] };
       cursor = next as string | null;
+    }
+  }
+
+  /**
+   * The payment made under our `reference`, read with the client's own token, or null when the
+   * partner made none: how an unanswered submission is settled before anything is called failed.
+   * Raises PartnerError for any other answer (the outcome is still unknown then).
+   */
+  async findPayment(reference: string): Promise<PartnerPayment | null> {
+    const what = `find payment ${reference}`;
+    try {
+      return parsePayment(what, await this.callApi(what, 'GET', `/v1/payments?reference=${encodeURIComponent(reference)}`));
+    } catch (error) {
+      if (isPartnerError(error) && error.httpStatus === 404) return null;
+      throw error;
     }
   }
 
