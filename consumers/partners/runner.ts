@@ -3,6 +3,7 @@ import type { PartnerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import { partnerAccess } from '../../src/partner-links/access';
+import { PAYMENT_RESUBMIT_AFTER_MS } from '../../src/partners/payment-request';
 import type { RunningRole, Runtime } from '../../src/runtime';
 import { PaymentSettler } from './settler';
 import { Reconciliations } from '../../src/finance/reconciliations';
@@ -18,8 +19,6 @@ import {
  */
 export const PARTITIONS_CONSUMED_CONCURRENTLY_DEFAULT = 4;
 
-/** A payment the request path left pending is resubmitted after this long (its own retries are done by then). */
-export const PAYMENT_RESUBMIT_AFTER_MS = 10_000;
 /**
  * The settler's partner calls: its next poll is its retry, so a call is tried twice at most and
  * a partner that does not answer holds a poll for seconds, not the request path's 5 x 5 s.

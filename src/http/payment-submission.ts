@@ -3,8 +3,9 @@
 // ledger records the partner's answer. A partner still unavailable after the client's retries (or
 // a timeout, after which the partner may have made the payment) is a 202 with the payment,
 // pending: the settler resubmits it under the same reference on its own (consumers/partners/
-// settler.ts), and the same Idempotency-Key submits it again at once. An answer that leaves the
-// outcome unknown is a 502, the payment readable while the settler finds out.
+// settler.ts), and the same Idempotency-Key submits it again while the settler has not taken it
+// over (PAYMENT_RESUBMIT_AFTER_MS). An answer that leaves the outcome unknown is a 502, the
+// payment readable while the settler finds out.
 import type { PaymentCreate, PaymentUpdate } from '../../ledger/messages';
 import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import type { Db } from '../db';
@@ -12,7 +13,7 @@ import { DomainError } from '../errors';
 import { derivedUuid, type LedgerClient } from '../ledger-client';
 import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
-import { partnerRequestOf } from '../partners/payment-request';
+import { PAYMENT_RESUBMIT_AFTER_MS, partnerRequestOf } from '../partners/payment-request';
 import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
@@ -96,6 +97,7 @@ export async function createAndSubmit(
   // A repeated request finds the payment as it is now; only one the partner has not accepted is submitted (again).
   const current = (await reads.byId(create.payment_id)) ?? created.payment;
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
+  if (Date.now() - current.created_at.getTime() >= PAYMENT_RESUBMIT_AFTER_MS) return resubmittedAnswer(current);
   const partner = current.partner as PartnerSlug;
   // Every submission after the first one is a resubmission (the client's retries of a 503, a
   // token refused and tried again), counted in retry_count.
