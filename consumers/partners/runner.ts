@@ -3,6 +3,7 @@ import type { PartnerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import { partnerAccess } from '../../src/partner-links/access';
+import { PAYMENT_RESUBMIT_AFTER_MS } from '../../src/partners/payment-request';
 import type { RunningRole, Runtime } from '../../src/runtime';
 import { PaymentSettler } from './settler';
 import { Reconciliations } from '../../src/finance/reconciliations';
@@ -18,8 +19,11 @@ import {
  */
 export const PARTITIONS_CONSUMED_CONCURRENTLY_DEFAULT = 4;
 
-/** A payment the request path left pending is resubmitted after this long (its own retries are done by then). */
-export const PAYMENT_RESUBMIT_AFTER_MS = 10_000;
+/**
+ * The settler's partner calls: its next poll is its retry, so a call is tried twice at most and
+ * a partner that does not answer holds a poll for seconds, not the request path's 5 x 5 s.
+ */
+const SETTLER_CALLS = { timeoutMs: 3_000, attemptsMax: 2, backoffMsMax: 500 };
 
 export interface PartnerDispatcherOptions {
   /** Where the partners live; defaults to config.mockRailsUrl. */
@@ -55,7 +59,8 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
   });
   // The partner-link callback is the API's; the settler only reads and refreshes links.
   const access = partnerAccess(config, runtime.db, options.railsUrl ?? config.mockRailsUrl, () => config.publicUrl ?? '');
-  const settler = new PaymentSettler(runtime, access.links, access.clients, {
+  const settling = partnerAccess(config, runtime.db, options.railsUrl ?? config.mockRailsUrl, () => config.publicUrl ?? '', SETTLER_CALLS);
+  const settler = new PaymentSettler(runtime, settling.links, settling.clients, {
     intervalMs: config.paymentSettleIntervalMs, resubmitAfterMs: PAYMENT_RESUBMIT_AFTER_MS, pendingDeadlineMs: config.paymentPendingDeadlineMs,
   });
   settler.start();

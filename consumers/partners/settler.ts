@@ -1,37 +1,66 @@
 // Follows payments at their partner until they end (DESIGN.md section 5c): a payment the partner
-// has accepted (`sent`, `authorized`) is polled with the customer's link token, and its progress
-// (`authorized`, `completed`, a reversal) goes to the ledger as a payment.update command. A
-// payment still `pending` a while after it was recorded (the request path met an unknown
-// outcome, or its process died) is submitted again under the same reference: the partner answers
-// with the payment if it had made it, and makes it otherwise, as the client asked. One no partner
-// reference ever came back for by the deadline is failed with its event rather than left pending
-// forever. Command ids name the payment and the status, so several settlers (or a
-// repeated poll) can only say each thing once: the ledger keeps the first.
+// has accepted (`sent`, `authorized`) is polled, and its progress (`authorized`, `completed`, a
+// reversal, an expired claim link) goes to the ledger as a payment.update command. A payment
+// still `pending` a while after it was recorded (the partner was unreachable, its answer was lost,
+// or the request's process died) is submitted again under the same reference, with every field
+// of the original (payee, funding method, purpose): the partner answers with the payment if it
+// had made it, and makes it otherwise, as the client was told (202 pending).
+//
+// Every open state ends. Nothing is called failed while the partner may have made the payment:
+// past the deadline, or once the customer's link is revoked, the partner is asked (with the
+// client's own token) for the payment under our reference, and only a payment it never made is
+// failed, its hold released. One it made is followed with the client's own token when the link
+// is gone, until the partner ends it (a claim link expires, a payment settles or is reversed).
+//
+// Each partner is settled by a lane of its own, with its own concurrency and its own time
+// budget a round, so a partner that is down or slow delays only its own payments. A lane takes
+// the payments that are due (next_poll_at), and each poll moves next_poll_at on whether or not
+// anything changed, so payments that never change cannot take every turn. Command ids name the
+// payment and the status, so several settlers (or a repeated poll) can only say each thing
+// once: the ledger keeps the first.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
-import { formatAmount } from '../../ledger/money';
 import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
+import { DomainError } from '../../src/errors';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
-import type { PartnerLinks } from '../../src/partner-links/links';
+import type { PartnerLinkRow, PartnerLinks } from '../../src/partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
-import type { PartnerSlug } from '../../src/partners/registry';
+import { partnerRequestOf } from '../../src/partners/payment-request';
+import { PARTNER_SLUGS, type PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
 
-const POLL_BATCH_MAX = 100;
+/** Payments a lane takes in one round. */
+const LANE_BATCH_MAX = 100;
+/** Partner calls of one lane at once. */
+const LANE_CONCURRENCY_DEFAULT = 8;
+/** A lane starts no new poll this long after its round began; what it took and did not poll is due again later. */
+const LANE_BUDGET_MS_DEFAULT = 10_000;
+/**
+ * An open payment is polled again after this share of its age, at least every interval and at
+ * most every POLL_DELAY_MS_MAX: a young payment moves quickly, a day-old claim link rarely does.
+ */
+const POLL_DELAY_AGE_DIVISOR = 20;
+const POLL_DELAY_MS_MAX = 60_000;
 
 export interface SettlerSettings {
   intervalMs: number;
   /** A pending payment is left to the request that submits it this long before the settler resubmits it. */
   resubmitAfterMs: number;
-  /** A payment pending this long without a partner reference is failed. */
+  /** A payment pending this long is resubmitted no more: the partner is asked whether it made it, and it is failed if not. */
   pendingDeadlineMs: number;
+  /** Partner calls of one lane at once (LANE_CONCURRENCY_DEFAULT). */
+  concurrency?: number;
+  /** How long a lane starts new polls in one round (LANE_BUDGET_MS_DEFAULT). */
+  budgetMs?: number;
 }
+
+const OPEN_STATUSES = ['pending', 'sent', 'authorized'];
 
 export class PaymentSettler {
   private stopped = false;
-  private loop: Promise<void> | null = null;
+  private lanes: Array<Promise<void>> = [];
 
   constructor(
     private readonly runtime: Runtime,
@@ -40,33 +69,75 @@ export class PaymentSettler {
     private readonly settings: SettlerSettings,
   ) {}
 
+  /** One loop per partner: each waits only on its own partner. */
   start(): void {
-    this.loop = (async () => {
+    this.lanes = PARTNER_SLUGS.map(async (partner) => {
       while (!this.stopped) {
-        await this.round().catch((error) => log.warn({ err: error }, 'a payment settling round failed; the next one retries'));
+        await this.laneRound(partner);
         await sleep(this.settings.intervalMs);
       }
-    })();
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.loop;
+    await Promise.all(this.lanes);
   }
 
-  /** One pass over the payments still open. */
+  /** One pass over the payments that are due, every partner's lane at once. */
   async round(): Promise<void> {
-    const open: PaymentRecord[] = await this.runtime.db('payments').whereIn('status', ['pending', 'sent', 'authorized'])
-      .orderBy('updated_at').limit(POLL_BATCH_MAX);
-    const updates: PaymentUpdate[] = [];
-    for (const payment of open) {
-      const update = await this.follow(payment).catch((error) => {
-        log.debug({ paymentId: payment.id, err: (error as Error).message }, 'could not follow a payment at its partner; next round');
-        return null;
-      });
-      if (update) updates.push(update);
+    await Promise.all(PARTNER_SLUGS.map((partner) => this.laneRound(partner)));
+  }
+
+  private async laneRound(partner: PartnerSlug): Promise<void> {
+    try {
+      const due = await this.takeDue(partner);
+      const updates = await this.followAll(due);
+      if (updates.length > 0) await this.send(due, updates);
+    } catch (error) {
+      log.warn({ partner, err: error }, 'a payment settling round failed; the next one retries');
     }
-    if (updates.length > 0) await this.send(open, updates);
+  }
+
+  /**
+   * The partner's open payments that are due, oldest due first, each moved on to its next poll
+   * in the same statement (a payment not yet left to the settler, to when it is). SKIP LOCKED:
+   * another settler, or the ledger writing the payment, has it this turn.
+   */
+  private async takeDue(partner: PartnerSlug): Promise<PaymentRecord[]> {
+    const { rows } = await this.runtime.db.raw<{ rows: PaymentRecord[] }>(`
+      UPDATE payments AS p SET next_poll_at = greatest(
+        now() + make_interval(secs => greatest(?::float8, least(?::float8, extract(epoch FROM now() - p.created_at) / ?))),
+        CASE WHEN p.external_id IS NULL THEN p.created_at + make_interval(secs => ?::float8) ELSE '-infinity' END)
+      FROM (
+        SELECT id FROM payments WHERE partner = ? AND status IN (${OPEN_STATUSES.map(() => '?').join(', ')}) AND next_poll_at <= now()
+        ORDER BY next_poll_at LIMIT ? FOR UPDATE SKIP LOCKED
+      ) AS due
+      WHERE p.id = due.id
+      RETURNING p.*`, [
+      this.settings.intervalMs / 1000, POLL_DELAY_MS_MAX / 1000, POLL_DELAY_AGE_DIVISOR, this.settings.resubmitAfterMs / 1000,
+      partner, ...OPEN_STATUSES, LANE_BATCH_MAX,
+    ]);
+    return rows;
+  }
+
+  /** Polls the payments, a few at once, within the lane's budget; what each said to the ledger. */
+  private async followAll(due: PaymentRecord[]): Promise<PaymentUpdate[]> {
+    const stopStartingAt = Date.now() + (this.settings.budgetMs ?? LANE_BUDGET_MS_DEFAULT);
+    const updates: PaymentUpdate[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < due.length && Date.now() < stopStartingAt && !this.stopped) {
+        const payment = due[next++];
+        const update = await this.follow(payment).catch((error) => {
+          log.debug({ paymentId: payment.id, err: (error as Error).message }, 'could not follow a payment at its partner; it is due again later');
+          return null;
+        });
+        if (update) updates.push(update);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(due.length, this.settings.concurrency ?? LANE_CONCURRENCY_DEFAULT) }, worker));
+    return updates;
   }
 
   private async follow(payment: PaymentRecord): Promise<PaymentUpdate | null> {
@@ -74,28 +145,47 @@ export class PaymentSettler {
     const ageMs = Date.now() - payment.created_at.getTime();
     if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
     const client = this.clients(payment.partner as PartnerSlug);
-    let seen: PartnerPayment;
+    const link = await this.linkOf(payment);
+    let seen: PartnerPayment | null;
     try {
-      const link = await this.links.activeLink(payment.customer_id, payment.partner as PartnerSlug);
-      seen = payment.external_id === null
-        ? await this.links.withToken(link, (token) => client.submitPaymentAs(token, {
-          reference: payment.id, amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, metadata: { payment_id: payment.id },
-        }))
-        : await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!));
+      if (payment.external_id !== null) {
+        // Made at the partner: read with the customer's token, or the client's own once the link is gone.
+        seen = link ? await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!)) : await client.getPayment(payment.external_id);
+      } else if (link && ageMs < this.settings.pendingDeadlineMs) {
+        seen = await this.links.withToken(link, (token) => client.submitPaymentAs(token, partnerRequestOf(payment)));
+        base.retry_count += 1;
+      } else {
+        seen = await client.findPayment(payment.id);
+        if (seen === null) {
+          const why = link ? 'no partner reference came back before the deadline' : 'the customer revoked the partner link before the payment was made';
+          return {
+            ...base, status: 'failed', external_id: null, failure_code: link ? 'partner_timeout' : 'partner_link_revoked',
+            failure_message: `${why}, and the partner has no payment under its reference: nothing moved`,
+          };
+        }
+      }
     } catch (error) {
       if (isPartnerError(error) && error.kind === 'declined') {
         return { ...base, status: 'failed', external_id: payment.external_id, failure_code: 'partner_declined', failure_message: error.message };
       }
-      if (payment.external_id !== null || ageMs < this.settings.pendingDeadlineMs) throw error;
-      return { ...base, status: 'failed', external_id: null, failure_code: 'partner_timeout', failure_message: `no partner reference came back before the deadline (${(error as Error).message}); nothing moved` };
+      throw error;
     }
-    if (payment.external_id === null) base.retry_count += 1;
     const update = updateFromPartner(payment, seen);
     return update && { ...base, ...update };
   }
 
-  private async send(open: PaymentRecord[], updates: PaymentUpdate[]): Promise<void> {
-    const accountOf = new Map(open.map((p) => [p.id, p.account_id]));
+  /** The customer's active link with the payment's partner, or null once there is none. */
+  private async linkOf(payment: PaymentRecord): Promise<PartnerLinkRow | null> {
+    try {
+      return await this.links.activeLink(payment.customer_id, payment.partner as PartnerSlug);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'customer_not_linked') return null;
+      throw error;
+    }
+  }
+
+  private async send(due: PaymentRecord[], updates: PaymentUpdate[]): Promise<void> {
+    const accountOf = new Map(due.map((p) => [p.id, p.account_id]));
     const messages = await Promise.all(updates.map(async (update) => {
       const envelope: LedgerCommandEnvelope = {
         id: paymentUpdateCommandId(update.payment_id, update.status), type: 'payment.update', account_id: accountOf.get(update.payment_id)!,

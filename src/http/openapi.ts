@@ -87,7 +87,10 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
 function successResponses(route: RouteDef): Record<string, unknown> {
   const all = [route.response, ...(route.extraResponses ?? [])];
   if (route.idempotent && route.response.status === 201) all.push({ ...route.response, status: 200, description: 'a replay of the same Idempotency-Key and body (header Idempotent-Replayed: true)' });
-  if (route.provisional && route.provisionalSchema) all.push({ status: 202, description: 'the ledger has not decided yet: provisional and not stored; repeat the request with the same Idempotency-Key after Retry-After seconds', schema: route.provisionalSchema });
+  if (route.provisional && route.provisionalSchema) {
+    const description = route.provisionalDescription ?? 'the ledger has not decided yet: provisional and not stored; repeat the request with the same Idempotency-Key after Retry-After seconds';
+    all.push({ status: 202, description, schema: route.provisionalSchema });
+  }
   return Object.fromEntries(all.map((response) => {
     const success: Record<string, unknown> = { description: response.description };
     if (response.schema) {

@@ -9,7 +9,7 @@ import { DomainError } from '../errors';
 import { PAYOUT_CORRIDORS } from '../partners/registry';
 import { accountIdQuerySchema, actingAccountIdForWrite } from './acting';
 import { requirePartner } from './partner-links';
-import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
+import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_DESCRIPTION, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
 import { paymentSchema } from './payments-schema';
 import { ownCustomer } from './customers';
 import type { JSONSchema } from 'json-schema-to-ts';
@@ -125,7 +125,7 @@ export function sendRoute(deps: PaymentRouteDeps): RouteDef {
     summary: 'Pay a payee from the caller\'s account through a partner the customer is linked with; the amount is held first',
     auth: { kind: 'key', scope: 'payments:write', moneyMoving: true }, idempotent: true, sandboxScenario: true,
     response: { status: 201, description: 'the payment: completed (fiat), sent with a claim_link (claimless) or sent (chain), or failed', schema: paymentSchema },
-    provisional: (request) => provisionalPayment(db, request), provisionalSchema: PENDING_PAYMENT_SCHEMA,
+    provisional: (request) => provisionalPayment(db, deps.reads, request), provisionalSchema: PENDING_PAYMENT_SCHEMA, provisionalDescription: PENDING_PAYMENT_DESCRIPTION,
     errors: ['invalid_partner', 'invalid_currency', 'customer_not_linked', 'corridor_unavailable', 'requires_action', 'insufficient_funds', 'partner_unavailable', 'partner_error'],
     handler: async (request) => {
       const { body } = request;
@@ -148,7 +148,7 @@ export function sendRoute(deps: PaymentRouteDeps): RouteDef {
         idempotency_key: request.idempotencyKey!, funding_method_external_id: await fundingMethodFor(links, link, body.source_funding_method_external_id, currency),
         payee: body.payee as Record<string, unknown>, purpose: body.purpose,
       };
-      return createAndSubmit(deps, accountId, commandId, create, link, { beneficiary: body.payee, scenario: request.sandboxScenario });
+      return createAndSubmit(deps, accountId, commandId, create, link, { scenario: request.sandboxScenario });
     },
   });
 }

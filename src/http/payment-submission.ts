@@ -1,17 +1,19 @@
 // How a payment route moves a payment (DESIGN.md section 5c): the ledger records it (holding a
 // payout's amount), the route submits it to the partner with the customer's link token, and the
-// ledger records the partner's answer. A partner still unavailable after the client's retries is
-// a 503 with nothing moved (the payment stays pending; the same Idempotency-Key submits it again,
-// and the settler fails it past its deadline); an answer that leaves the outcome unknown is a
-// 502, the payment readable while the settler finds out.
+// ledger records the partner's answer. A partner still unavailable after the client's retries (or
+// a timeout, after which the partner may have made the payment) is a 202 with the payment,
+// pending: the settler resubmits it under the same reference on its own (consumers/partners/
+// settler.ts), and the same Idempotency-Key submits it again while the settler has not taken it
+// over (PAYMENT_RESUBMIT_AFTER_MS). An answer that leaves the outcome unknown is a 502, the
+// payment readable while the settler finds out.
 import type { PaymentCreate, PaymentUpdate } from '../../ledger/messages';
 import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
-import { formatAmount } from '../../ledger/money';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { derivedUuid, type LedgerClient } from '../ledger-client';
 import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
+import { PAYMENT_RESUBMIT_AFTER_MS, partnerRequestOf } from '../partners/payment-request';
 import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
@@ -20,6 +22,7 @@ import { RETRY_AFTER_SECONDS } from './idempotency';
 import { paymentView, refusalAnswer, unexpectedOutcome } from './outcomes';
 import { actingAccountIdForWrite } from './acting';
 import type { RouteRequest, RouteResult } from './route';
+import { paymentSchema } from './payments-schema';
 
 export interface PaymentRouteDeps {
   db: Db;
@@ -41,14 +44,28 @@ export function pendingAnswer(paymentId: string): RouteResult {
   return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { id: paymentId, status: 'pending' } };
 }
 
+/** The answer while the partner cannot be reached: the payment, pending, which the service resubmits on its own. */
+export function resubmittedAnswer(payment: PaymentRecord): RouteResult {
+  return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: paymentView(payment) };
+}
+
 /** The 202 a payment route answers to a duplicate while the first request runs: repeat to learn more. */
-export async function provisionalPayment(db: Db, request: RouteRequest): Promise<RouteResult> {
-  return pendingAnswer(paymentIds(await actingAccountIdForWrite(request, db), request.idempotencyKey!).paymentId);
+export async function provisionalPayment(db: Db, reads: PaymentReads, request: RouteRequest): Promise<RouteResult> {
+  const { paymentId } = paymentIds(await actingAccountIdForWrite(request, db), request.idempotencyKey!);
+  const recorded = await reads.byId(paymentId);
+  return recorded?.status === 'pending' ? resubmittedAnswer(recorded) : pendingAnswer(paymentId);
 }
 
 export const PENDING_PAYMENT_SCHEMA = {
-  type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string', const: 'pending' } },
+  type: 'object', required: ['id', 'status'],
+  description: 'the payment, pending, with every field of a Payment once the ledger has recorded it (only id and status before)',
+  properties: { ...paymentSchema.properties, status: { type: 'string', const: 'pending' } },
 };
+
+export const PENDING_PAYMENT_DESCRIPTION = 'pending, provisional and not stored: the ledger has not decided yet, or the partner could not be reached '
+  + '(unavailable or no answer in time; it may have made the payment). The service resubmits a recorded payment to the partner under the same '
+  + 'reference on its own, never paying twice, until the partner answers; repeat the request with the same Idempotency-Key after Retry-After '
+  + 'seconds, or follow GET /v1/payments/{id}. Never retry under a new key: that makes a second payment';
 
 /** The ids of the payment a request creates: a repeated request names the same. */
 export function paymentIds(accountId: string, idempotencyKey: string): { commandId: string; paymentId: string } {
@@ -69,7 +86,7 @@ export async function fundingMethodFor(links: PartnerLinks, link: PartnerLinkRow
 /** Records the payment, submits it, records the answer; the route's answer. */
 export async function createAndSubmit(
   deps: PaymentRouteDeps, accountId: string, commandId: string, create: PaymentCreate, link: PartnerLinkRow,
-  submission: { beneficiary?: object; scenario: SandboxScenario | null },
+  submission: { scenario: SandboxScenario | null },
 ): Promise<RouteResult> {
   const { ledger, links, clients, reads, replyTimeoutMs } = deps;
   const decision = await ledger.execute('payment.create', commandId, accountId, create, replyTimeoutMs);
@@ -80,6 +97,7 @@ export async function createAndSubmit(
   // A repeated request finds the payment as it is now; only one the partner has not accepted is submitted (again).
   const current = (await reads.byId(create.payment_id)) ?? created.payment;
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
+  if (Date.now() - current.created_at.getTime() >= PAYMENT_RESUBMIT_AFTER_MS) return resubmittedAnswer(current);
   const partner = current.partner as PartnerSlug;
   // Every submission after the first one is a resubmission (the client's retries of a 503, a
   // token refused and tried again), counted in retry_count.
@@ -88,16 +106,12 @@ export async function createAndSubmit(
     recordPaymentUpdate(deps, current, { ...update, payment_id: current.id, retry_count: current.retry_count + Math.max(0, sent.submissions - 1) });
   let submitted: PartnerPayment;
   try {
-    submitted = await links.withToken(link, (token) => clients(partner).submitPaymentAs(token, {
-      reference: current.id, amount: formatAmount(current.amount, current.currency), currency: current.currency,
-      beneficiary: submission.beneficiary, metadata: { payment_id: current.id, funding_method: current.funding_method_external_id },
-      ...(submission.scenario ? { scenario: submission.scenario } : {}),
-    }, sent));
+    submitted = await links.withToken(link, (token) => clients(partner).submitPaymentAs(token, partnerRequestOf(current, submission.scenario), sent));
   } catch (error) {
     if (!isPartnerError(error)) throw error;
-    if (error.kind === 'unavailable') {
-      throw new DomainError('partner_unavailable', `${partner} is unavailable; nothing moved: retry with the same Idempotency-Key, with exponential backoff`, current.id);
-    }
+    // Unreachable, or no answer in time: the partner may have made the payment. The settler
+    // resubmits it under the same reference, so the answer says it is pending, not that nothing moved.
+    if (error.kind === 'unavailable') return resubmittedAnswer((await reads.byId(current.id)) ?? current);
     if (error.kind === 'declined' || error.kind === 'rejected') {
       const failed = await record({ status: 'failed', external_id: null, claim_link: null, failure_code: 'partner_declined', failure_message: error.message });
       return { status: 201, body: paymentView(failed) };

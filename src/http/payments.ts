@@ -10,7 +10,7 @@ import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertO
 import { paymentView } from './outcomes';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import { requirePartner } from './partner-links';
-import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
+import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_DESCRIPTION, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './payment-submission';
 import { sendRoute } from './payment-send';
 import { paymentSimulationRoute } from './payment-simulation';
 import type { Environment } from '../config';
@@ -40,7 +40,7 @@ export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, 
       summary: 'Bring money in from a linked customer\'s account at a partner; credited once the partner settles',
       auth: { kind: 'key', scope: 'payments:write', moneyMoving: true }, idempotent: true, sandboxScenario: true,
       response: { status: 201, description: 'the payment, authorized', schema: paymentSchema },
-      provisional: (request) => provisionalPayment(db, request), provisionalSchema: PENDING_PAYMENT_SCHEMA,
+      provisional: (request) => provisionalPayment(db, deps.reads, request), provisionalSchema: PENDING_PAYMENT_SCHEMA, provisionalDescription: PENDING_PAYMENT_DESCRIPTION,
       errors: ['invalid_partner', 'invalid_currency', 'customer_not_linked', 'partner_unavailable', 'partner_error'],
       handler: async (request) => {
         const { body } = request;

@@ -78,6 +78,8 @@ export interface RouteDef<B = unknown> {
   provisional?: (request: RouteRequest<B>) => Promise<RouteResult>;
   /** The body of the provisional 202, for the OpenAPI document. */
   provisionalSchema?: JsonSchema;
+  /** What the provisional 202 means, for the OpenAPI document, when the route answers it for more than a duplicate. */
+  provisionalDescription?: string;
   /** A larger request body than the service's BODY_LIMIT_BYTES (an uploaded statement). */
   bodyLimitBytes?: number;
   /** Extra error codes this route can answer with, for the OpenAPI document. */

@@ -29,6 +29,9 @@ export interface PaymentView {
   created_at: string;
   tx_hash?: string;
   claim_link?: string;
+  /** What the caller said to pay with it, as it said it. */
+  beneficiary?: object;
+  metadata?: object;
 }
 
 /** A payment the partner settled, as its statement needs it (statements.ts): no more than that, for a day of 100,000. */
@@ -62,6 +65,8 @@ interface SubmitRequest {
   amount: string;
   currency: string;
   scenario: SandboxScenario | null;
+  beneficiary: object | null;
+  metadata: object | null;
 }
 
 export interface PaymentBookOptions {
@@ -96,7 +101,10 @@ function parseSubmit(body: Record<string, unknown>): SubmitRequest {
   if (beneficiary !== undefined && !isPlainObject(beneficiary)) throw invalid('beneficiary must be an object');
   if (metadata !== undefined && !isPlainObject(metadata)) throw invalid('metadata must be an object');
   if (scenario !== undefined && !isSandboxScenario(scenario)) throw invalid(`scenario must be one of ${SANDBOX_SCENARIOS.join(', ')}`);
-  return { reference, amount, currency, scenario: scenario ?? null };
+  return {
+    reference, amount, currency, scenario: scenario ?? null,
+    beneficiary: (beneficiary as object | undefined) ?? null, metadata: (metadata as object | undefined) ?? null,
+  };
 }
 
 interface PaymentRow {
@@ -111,6 +119,8 @@ interface PaymentRow {
   owner_user_id: string;
   scenario: SandboxScenario | null;
   settled_at: Date | null;
+  beneficiary: object | null;
+  metadata: object | null;
 }
 
 function viewOf(row: PaymentRow): PaymentView {
@@ -119,10 +129,12 @@ function viewOf(row: PaymentRow): PaymentView {
   };
   if (row.tx_hash !== null) view.tx_hash = row.tx_hash;
   if (row.claim_link !== null) view.claim_link = row.claim_link;
+  if (row.beneficiary !== null) view.beneficiary = row.beneficiary;
+  if (row.metadata !== null) view.metadata = row.metadata;
   return view;
 }
 
-const COLUMNS = 'id, reference, amount, currency, status, created_at, tx_hash, claim_link, owner_user_id, scenario, settled_at';
+const COLUMNS = 'id, reference, amount, currency, status, created_at, tx_hash, claim_link, owner_user_id, scenario, settled_at, beneficiary, metadata';
 
 export class PaymentBook {
   private readonly nowMs: () => number;
@@ -158,6 +170,13 @@ export class PaymentBook {
       throw new RailError(500, 'internal', 'the payment was created but the answer was lost (sandbox scenario lost_answer)');
     }
     return { created: true, payment: created };
+  }
+
+  /** GET /v1/payments?reference=: the payment made under the caller's reference; 404 not_found when none was. */
+  async findByReference(reference: string): Promise<PaymentView> {
+    const found = await this.byReference(reference);
+    if (found === undefined) throw new RailError(404, 'not_found', `no payment under reference ${reference}`);
+    return found;
   }
 
   /** GET /v1/payments/{id}: 404 not_found for an id this partner never issued. */
@@ -302,6 +321,8 @@ export class PaymentBook {
       claim_link: this.profile.issuesClaimLink ? `${this.options.publicUrl()}/${this.profile.slug}/claim/${id}` : null,
       due_status: due?.status ?? null, due_at: due === null ? null : new Date(due.atMs),
       owner_user_id: ownerUserId, scenario: request.scenario, settled_at: status === 'completed' ? new Date(nowMs) : null,
+      beneficiary: request.beneficiary === null ? null : JSON.stringify(request.beneficiary),
+      metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
     }).onConflict(['book', 'partner', 'reference']).ignore().returning(COLUMNS.split(', ')) as PaymentRow[];
     if (row === undefined) return undefined;
     await this.books.db(`${SCHEMA}.outage_attempts`).where({ book: this.books.book, partner: this.books.partner, reference: request.reference }).delete();

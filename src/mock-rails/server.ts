@@ -12,6 +12,7 @@
 //   POST /<slug>/oauth/authorize               its answer: 302 to redirect_uri?code=...&state=...
 //                                              (approve) or ?error=access_denied&state=... (deny)
 //   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
+//   GET  /<slug>/v1/payments?reference=<ref>   Bearer token: the payment made under the caller's reference (404 if none)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
 //   GET  /<slug>/v1/funding-methods            Bearer token: the user's funding methods
 //   GET  /<slug>/v1/statements/<YYYY-MM-DD>    the client's token: the daily settlement statement (statements.ts)
@@ -21,6 +22,8 @@
 //   POST /<slug>/_control/expire-tokens        SANDBOX ONLY: expires every access token now
 //   POST /<slug>/_control/invalid-token?count=N SANDBOX ONLY: the next N API calls answer 401
 //                                              invalid_token "Invalid token" to a valid token
+//   POST /<slug>/_control/down?seconds=N       SANDBOX ONLY: the partner is down for N seconds: every
+//                                              /v1 call hangs until then and is answered 503
 //   GET  /<slug>/_control/stats                SANDBOX ONLY: { token_requests, submit_attempts,
 //                                              rejected_tokens }
 //   POST /<slug>/_control/failure-message?count=N SANDBOX ONLY: JSON { message, repeat? }: the
@@ -28,6 +31,7 @@
 // The _control routes exist so tests can force token renewal, count round trips and hear a
 // partner's failure message of their choosing (any text: control characters, 100 KB); a real
 // partner has nothing like them, and they take no credential.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { log } from '../log';
@@ -81,6 +85,8 @@ interface PartnerRail {
   spurious: { pending: number; rate: number };
   /** The message scenario failures answer with instead of their own (the control route's). */
   failureMessage: FailureMessage;
+  /** Until when (epoch ms) the partner is down (the control route); 0: up. */
+  down: { untilMs: number };
 }
 
 interface Exchange {
@@ -105,6 +111,7 @@ const ROUTES: Route[] = [
   { method: 'GET', segments: ['oauth', 'authorize'], handle: authorize },
   { method: 'POST', segments: ['oauth', 'authorize'], handle: answerConsent },
   { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
+  { method: 'GET', segments: ['v1', 'payments'], handle: findPayment },
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
   { method: 'GET', segments: ['v1', 'funding-methods'], handle: listFundingMethods },
   { method: 'GET', segments: ['v1', 'statements', ':id'], handle: getStatement },
@@ -113,6 +120,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['_control', 'expire-claim', ':id'], handle: expireClaim },
   { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
   { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
+  { method: 'POST', segments: ['_control', 'down'], handle: goDown },
   { method: 'GET', segments: ['_control', 'stats'], handle: readStats },
   { method: 'POST', segments: ['_control', 'failure-message'], handle: setFailureMessage },
 ];
@@ -214,6 +222,14 @@ async function getStatement({ rail, req, res, id, query }: Exchange): Promise<vo
   sendJson(res, 200, await statementPage(rail.profile, rail.payments, id, Date.now(), limit, query.get('cursor')));
 }
 
+/** The payment made under the caller's idempotency reference: how a caller learns whether an unanswered submission was made. */
+async function findPayment({ rail, req, res, query }: Exchange): Promise<void> {
+  await authenticate(rail, req);
+  const reference = query.get('reference');
+  if (!reference) throw new RailError(400, 'invalid_request', 'reference is required');
+  sendJson(res, 200, await rail.payments.findByReference(reference));
+}
+
 async function getPayment({ rail, req, res, id }: Exchange): Promise<void> {
   await authenticate(rail, req);
   sendJson(res, 200, await rail.payments.get(id));
@@ -268,6 +284,21 @@ async function setFailureMessage({ rail, req, res, query }: Exchange): Promise<v
   sendJson(res, 200, rail.failureMessage.set(query.get('count'), await readJsonObject(req)));
 }
 
+/** Down for `seconds`: the API hangs, as a partner's does in an outage, and answers 503 when it is over. */
+function goDown({ rail, res, query }: Exchange): void {
+  const seconds = Number(query.get('seconds') ?? '0');
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 300) throw new RailError(400, 'invalid_request', 'seconds must be a number from 0 to 300');
+  rail.down.untilMs = Date.now() + seconds * 1000;
+  sendJson(res, 200, { down_until: new Date(rail.down.untilMs).toISOString() });
+}
+
+/** A call to a partner that is down waits out the outage (ended early by `seconds=0`), then is refused. */
+async function waitOutOutage(rail: PartnerRail): Promise<void> {
+  if (rail.down.untilMs <= Date.now()) return;
+  while (rail.down.untilMs > Date.now()) await sleep(Math.min(100, rail.down.untilMs - Date.now()));
+  throw new RailError(503, 'temporarily_unavailable', 'the partner is down (sandbox control)');
+}
+
 function readStats({ rail, res }: Exchange): void {
   const { tokenRequests, submitAttempts, rejectedTokens } = rail.stats;
   sendJson(res, 200, { token_requests: tokenRequests, submit_attempts: submitAttempts, rejected_tokens: rejectedTokens });
@@ -300,8 +331,12 @@ async function dispatch(rails: Map<PartnerSlug, PartnerRail>, req: IncomingMessa
   for (const route of ROUTES) {
     const id = matches(route, segments);
     if (id === null) continue;
-    if (route.method === req.method) return route.handle({ rail, req, res, query: url.searchParams, id });
-    allowed.push(route.method);
+    if (route.method !== req.method) {
+      allowed.push(route.method);
+      continue;
+    }
+    if (segments[0] === 'v1') await waitOutOutage(rail);
+    return route.handle({ rail, req, res, query: url.searchParams, id });
   }
   if (allowed.length > 0) throw new RailError(405, 'method_not_allowed', undefined, { allow: allowed.join(', ') });
   throw new RailError(404, 'not_found', 'no such route');
@@ -332,6 +367,7 @@ function createRails(client: OAuthClient, options: MockRailsOptions, books: Rail
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
       spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
       failureMessage: new FailureMessage(),
+      down: { untilMs: 0 },
     }];
   }));
 }

@@ -2,7 +2,7 @@
 // credentials) and the customers' links, whose tokens those clients obtain and refresh.
 import type { Config } from '../config';
 import type { Db } from '../db';
-import { PartnerClient } from '../partners/client';
+import { PartnerClient, type PartnerClientOptions } from '../partners/client';
 import { PARTNER_LINK_CALLBACK_PATH, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { SecretVault } from '../vault';
 import { PartnerLinks } from './links';
@@ -12,10 +12,16 @@ export interface PartnerAccess {
   clients: (partner: PartnerSlug) => PartnerClient;
 }
 
-/** `railsUrl`: where the partners live; `publicUrl`: how they reach this API's callback. */
-export function partnerAccess(config: Config, db: Db, railsUrl: string, publicUrl: () => string): PartnerAccess {
+/**
+ * `railsUrl`: where the partners live; `publicUrl`: how they reach this API's callback;
+ * `calls`: how the clients time out and retry (PartnerClient's defaults otherwise).
+ */
+export function partnerAccess(
+  config: Config, db: Db, railsUrl: string, publicUrl: () => string,
+  calls: Pick<PartnerClientOptions, 'timeoutMs' | 'attemptsMax' | 'backoffMsMax'> = {},
+): PartnerAccess {
   const byPartner = new Map(PARTNER_SLUGS.map((slug) => [slug, new PartnerClient({
-    baseUrl: `${railsUrl}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
+    baseUrl: `${railsUrl}/${slug}`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret, ...calls,
   })]));
   const clients = (slug: PartnerSlug) => byPartner.get(slug)!;
   const links = new PartnerLinks(db, new SecretVault(config.partnerTokenSecret, 'partner-token-vault'), {

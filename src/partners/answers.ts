@@ -15,6 +15,9 @@ export interface PartnerPayment {
   created_at: string;
   tx_hash?: string;
   claim_link?: string;
+  /** What the payment was told to pay with, as the partner keeps it (read back, never put into a command). */
+  beneficiary?: object;
+  metadata?: object;
 }
 
 const PAYMENT_STATUSES: readonly string[] = ['pending', 'authorized', 'completed', 'reversed', 'expired'];
@@ -54,5 +57,7 @@ export function parsePayment(what: string, payload: unknown, reference?: string)
     payment.claim_link = screenedUrl(payload.claim_link) ?? undefined;
     if (payment.claim_link === undefined) throw unexpectedAnswer(what, 'the partner answered with a payment whose claim_link we cannot use');
   }
+  if (isRecord(payload.beneficiary)) payment.beneficiary = payload.beneficiary;
+  if (isRecord(payload.metadata)) payment.metadata = payload.metadata;
   return payment;
 }

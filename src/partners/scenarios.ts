@@ -30,7 +30,7 @@ export const SANDBOX_SCENARIO_HEADER = 'Sandbox-Scenario';
 /** What each scenario makes the partner do, and what becomes of the transfer (README, OpenAPI). */
 export const SCENARIO_EFFECTS: Record<SandboxScenario, string> = {
   outage: 'the rail answers 503 to the first two submissions, then accepts: retried with backoff, then completed',
-  unavailable: 'the rail answers 503 to every submission of the request: a payment is 503 partner_unavailable, nothing paid, and a later resubmission (without the scenario) goes through',
+  unavailable: 'the rail answers 503 to every submission of the request: a payment is 202 pending, nothing paid yet, and the service\'s own resubmission (without the scenario) goes through',
   lost_answer: 'the rail creates the payment but its answer is lost (500): resubmitted under the same reference, found, completed, paid once',
   decline: 'the rail declines (422): failed (partner_declined), hold released',
   error: 'the rail fails with 500 and no payment: failed (partner_error) after the checks, hold released',

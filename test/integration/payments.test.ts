@@ -99,16 +99,16 @@ describe('payments: add funds', () => {
     assert.equal(atPartner.length, 1, 'credited once');
   });
 
-  it('answers 503 partner_unavailable while the partner is down, credits nothing, and the payment goes through once it is back', async function () {
+  it('answers 202 with the pending payment while the partner is down, credits nothing, and the payment goes through once it is back', async function () {
     this.timeout(40_000);
     const key = randomUUID();
     const down = await addFunds({ amount: '4.00' }, { idempotencyKey: key, scenario: 'unavailable' });
-    expectError(down, 503, 'partner_unavailable');
-    const paymentId = down.body.details;
+    assert.equal(down.status, 202, JSON.stringify(down.body));
+    assert.deepEqual([down.body.status, down.body.amount, down.body.external_id, down.body.idempotency_key], ['pending', '4.00', null, key]);
+    const paymentId = down.body.id;
     assert.deepEqual([(await payment(paymentId)).body.status, (await payment(paymentId)).body.external_id], ['pending', null]);
     const again = await addFunds({ amount: '4.00' }, { idempotencyKey: key, scenario: 'unavailable' });
-    expectError(again, 503, 'partner_unavailable');
-    assert.equal(again.body.details, paymentId, 'the same payment, submitted again');
+    assert.deepEqual([again.status, again.body.id, again.body.status], [202, paymentId, 'pending'], 'the same payment, submitted again');
     const done = await eventually(async () => {
       const now = (await payment(paymentId)).body;
       return now.status === 'completed' ? now : undefined;
@@ -118,27 +118,28 @@ describe('payments: add funds', () => {
     assert.equal(entries.length, 1, 'credited once');
   });
 
-  it('fails, with its event, a payment left pending past the deadline that no partner reference came back for', async () => {
+  it('fails, with its event, a payment past the deadline only once the partner says it has none under its reference', async () => {
     const customer = (await createCustomer(base(), owner.key)).body.id;
-    const linkId = await linkCustomer(base(), owner.key, customer, 'openbank');
+    await linkCustomer(base(), owner.key, customer, 'openbank');
     const down = await addFunds({ customer_id: customer, amount: '6.00' }, { scenario: 'unavailable' });
-    expectError(down, 503, 'partner_unavailable');
-    // The customer revokes the link: nothing can submit the payment any more.
-    await call(base(), 'DELETE', `/v1/customers/${customer}/partner-links/${linkId}`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    assert.deepEqual([down.status, down.body.status], [202, 'pending'], JSON.stringify(down.body));
     const stream = await openEventStream(base(), owner.token);
     try {
       const { runtime, config } = testService();
       const access = partnerAccess(config, runtime.db, testService().roles.find((r) => r.role === 'mock-rails')!.url!, () => base());
+      // Due now, and past a deadline of zero: no resubmission, the partner is asked instead.
       const settler = new PaymentSettler(runtime, access.links, access.clients, { intervalMs: 100, resubmitAfterMs: 0, pendingDeadlineMs: 0 });
-      await settler.round();
       const failed = await eventually(async () => {
-        const now = (await payment(down.body.details)).body;
+        await runtime.db('payments').where('id', down.body.id).update({ next_poll_at: new Date(0) });
+        await settler.round();
+        const now = (await payment(down.body.id)).body;
         return now.status === 'failed' ? now : undefined;
       }, 10_000, 'the settler fails it');
       assert.equal(failed.failure.code, 'partner_timeout');
+      assert.match(failed.failure.message, /the partner has no payment under its reference: nothing moved/);
       let event;
       do event = await stream.nextEvent(); while (event.event !== 'payment.failed');
-      assert.equal(JSON.parse(event.data).resource_id, down.body.details);
+      assert.equal(JSON.parse(event.data).resource_id, down.body.id);
     } finally {
       stream.close();
     }

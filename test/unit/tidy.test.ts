@@ -29,7 +29,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/partner-links', 'src/partners',
     'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/warm-up', 'src/webhooks'],
   'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/finance', 'src/guards', 'src/ledger-client',
-    'src/fx', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient', 'src/webhooks'],
+    'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient', 'src/webhooks'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
@@ -58,7 +58,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   ledger: ['src/db'],
   'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis', 'src/warm-up'],
   'src/warm-up': ['src/db', 'src/kafka', 'src/log'],
-  'src/kafka': ['src/config', 'src/log', 'src/transient'],
+  // Dead letters are recorded in Postgres beside their topic, for the operator's routes.
+  'src/kafka': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/transient'],
   'src/db': ['src/errors', 'src/log'],
   'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };

@@ -1,0 +1,24 @@
+// The instruction a partner gets for a payment, built from the payment as the ledger recorded it,
+// so that the request's first submission and every resubmission (the client's retry, the
+// settler's) tell the partner the same thing: amount, payee, funding method and purpose.
+import { formatAmount } from '../../ledger/money';
+import type { PaymentRecord } from '../../ledger/payments';
+import type { PartnerPaymentRequest } from './client';
+import type { SandboxScenario } from './scenarios';
+
+/**
+ * A payment still pending this long after it was recorded is the settler's to submit: the
+ * request's own retries are done by then. From then on a request repeated with its key submits
+ * nothing, so that once the settler has found no payment under the reference past its deadline,
+ * nothing can make one while it fails it.
+ */
+export const PAYMENT_RESUBMIT_AFTER_MS = 10_000;
+
+export function partnerRequestOf(payment: PaymentRecord, scenario: SandboxScenario | null = null): PartnerPaymentRequest {
+  return {
+    reference: payment.id, amount: formatAmount(payment.amount, payment.currency), currency: payment.currency,
+    ...(payment.payee ? { beneficiary: payment.payee } : {}),
+    metadata: { payment_id: payment.id, funding_method: payment.funding_method_external_id, purpose: payment.purpose },
+    ...(scenario ? { scenario } : {}),
+  };
+}
