@@ -32,7 +32,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient', 'src/webhooks'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
-  'consumers/partners': ['ledger', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
+  'consumers/partners': ['ledger', 'src/errors', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
   'consumers/webhooks': ['ledger', 'src/announce', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime', 'src/vault', 'src/webhooks'],
   'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
   'src/mock-rails': ['src/db', 'src/log', 'src/partners', 'src/runtime'],
@@ -48,7 +48,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/ledger-client': ['ledger', 'src/errors', 'src/kafka', 'src/runtime'],
   'src/notifications': ['ledger', 'src/db', 'src/errors', 'src/log'],
   'src/request-logs': ['src/auth', 'src/kafka', 'src/log'],
-  'src/partners': ['src/log', 'src/retry-after'],
+  // A payment's request to its partner is built from the ledger's payment record.
+  'src/partners': ['ledger', 'src/log', 'src/retry-after'],
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
   'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners', 'src/vault'],
   'src/webhooks': ['src/db', 'src/retry-after', 'src/vault'],
