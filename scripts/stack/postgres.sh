@@ -71,6 +71,8 @@ SQL
 # The ledger writes about 10 KB of WAL per transfer; with the default max_wal_size (1GB) a backlog
 # of 100,000 commands forced a checkpoint every few seconds and drained about 20 % slower.
 PG_MAX_WAL_SIZE_MB=${PG_MAX_WAL_SIZE_MB:-4096}
+# Connections the cluster takes, when this script starts it (a restart is needed to change it).
+PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-300}
 
 # Raises max_wal_size to PG_MAX_WAL_SIZE_MB when the local superuser can (a reload, no restart).
 # A server we cannot administer keeps its settings; the service works either way.
@@ -121,6 +123,10 @@ up_postgres() {
           "use PG_PORT=$conf_port, or stop it: pg_ctlcluster $ver main stop"
       fi
       [[ $conf_port == "$PG_PORT" ]] || opts=(-o "-p $PG_PORT")
+      # The test suite's workers each run a service, and some tests start more beside it: with
+      # other runs on the same machine, the default of 100 connections ran out. Set before start.
+      as_root pg_conftool "$ver" main set max_connections "$PG_MAX_CONNECTIONS" 9>&- >>"$LOG_DIR/postgres-setup.log" 2>&1 ||
+        log "postgres: could not set max_connections to $PG_MAX_CONNECTIONS; the cluster keeps its own"
       log "postgres: starting cluster $ver/main on $PG_HOST:$PG_PORT"
       if ! as_root timeout 60 pg_ctlcluster "${opts[@]}" "$ver" main start 9>&- \
           >>"$LOG_DIR/postgres-setup.log" 2>&1; then
