@@ -13,6 +13,8 @@
 //                                              (approve) or ?error=access_denied&state=... (deny)
 //   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
+//   GET  /<slug>/v1/payments?reference=<ref>   Bearer token: the payment made under the caller's
+//                                              reference, or 404 not_found when it holds none
 //   GET  /<slug>/v1/funding-methods            Bearer token: the user's funding methods
 //   GET  /<slug>/v1/statements/<YYYY-MM-DD>    the client's token: the daily settlement statement (statements.ts)
 //   GET  /claimless/claim/<id>                 the claim page a payee opens (no token: it is a link)
@@ -25,9 +27,12 @@
 //                                              rejected_tokens }
 //   POST /<slug>/_control/failure-message?count=N SANDBOX ONLY: JSON { message, repeat? }: the
 //                                              next N scenario failures say it (failure-message.ts)
+//   POST /<slug>/_control/outage?ms=N          SANDBOX ONLY: every API call answers 503 for the
+//                                              next N ms (0 ends it): the partner is down a while
 // The _control routes exist so tests can force token renewal, count round trips and hear a
 // partner's failure message of their choosing (any text: control characters, 100 KB); a real
 // partner has nothing like them, and they take no credential.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { log } from '../log';
@@ -59,7 +64,17 @@ export interface MockRailsOptions {
    * real partners sometimes do (SPEC.md section 5); 0 for none.
    */
   spuriousInvalidTokenRate?: number;
+  /** How long a submission of the slow_answer scenario waits before answering (default SLOW_ANSWER_MS_DEFAULT). */
+  slowAnswerMs?: number;
 }
+
+/**
+ * The slow_answer scenario's delay: longer than the dispatcher's 2 s bound of one call
+ * (consumers/partners/dispatcher.ts PARTNER_CALL_TIMEOUT_MS), so the caller never hears the answer.
+ */
+export const SLOW_ANSWER_MS_DEFAULT = 3_000;
+/** The longest outage the control route makes. */
+const OUTAGE_MS_MAX = 60 * 60 * 1000;
 
 export interface MockRails {
   /** http://host:actualPort, without a trailing slash; partner base URLs are `${url}/<slug>`. */
@@ -81,6 +96,10 @@ interface PartnerRail {
   spurious: { pending: number; rate: number };
   /** The message scenario failures answer with instead of their own (the control route's). */
   failureMessage: FailureMessage;
+  /** Until when (epoch ms) every API call answers 503: the outage control route's. */
+  downUntilMs: number;
+  /** How long a slow_answer submission waits before it answers. */
+  slowAnswerMs: number;
 }
 
 interface Exchange {
@@ -105,6 +124,7 @@ const ROUTES: Route[] = [
   { method: 'GET', segments: ['oauth', 'authorize'], handle: authorize },
   { method: 'POST', segments: ['oauth', 'authorize'], handle: answerConsent },
   { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
+  { method: 'GET', segments: ['v1', 'payments'], handle: findPaymentByReference },
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
   { method: 'GET', segments: ['v1', 'funding-methods'], handle: listFundingMethods },
   { method: 'GET', segments: ['v1', 'statements', ':id'], handle: getStatement },
@@ -115,6 +135,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
   { method: 'GET', segments: ['_control', 'stats'], handle: readStats },
   { method: 'POST', segments: ['_control', 'failure-message'], handle: setFailureMessage },
+  { method: 'POST', segments: ['_control', 'outage'], handle: startOutage },
 ];
 
 async function issueToken({ rail, req, res, query }: Exchange): Promise<void> {
@@ -165,6 +186,8 @@ async function answerConsent({ rail, req, res, query }: Exchange): Promise<void>
 
 /** Bearer authentication of an API call; refusals are counted so tests can see renewals. */
 async function authenticate(rail: PartnerRail, req: IncomingMessage): Promise<Principal> {
+  // A partner that is down answers nothing else: not even a refused token.
+  if (Date.now() < rail.downUntilMs) throw new RailError(503, 'temporarily_unavailable', 'the partner is down (sandbox outage control)');
   try {
     const principal = await rail.tokens.verify(bearerToken(req));
     const spurious = rail.spurious.pending > 0 || (rail.spurious.rate > 0 && Math.random() < rail.spurious.rate);
@@ -183,9 +206,12 @@ async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
   const { userId } = await authenticate(rail, req);
   // Counted once authenticated: a 401 that makes the client renew its token is no submit.
   rail.stats.submitAttempts += 1;
-  const { created, payment } = await rail.payments.submit(await readJsonObject(req), userId).catch((error: unknown) => {
+  const body = await readJsonObject(req);
+  const { created, payment } = await rail.payments.submit(body, userId).catch((error: unknown) => {
     throw rail.failureMessage.answer(error);
   });
+  // slow_answer: the payment is made (or found again), but every answer comes after the caller gave up.
+  if (body.scenario === 'slow_answer') await sleep(rail.slowAnswerMs);
   sendJson(res, created ? 201 : 200, payment);
 }
 
@@ -212,6 +238,14 @@ async function getStatement({ rail, req, res, id, query }: Exchange): Promise<vo
   const limit = Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > STATEMENT_PAGE_MAX) throw new RailError(400, 'invalid_request', `limit must be 1 to ${STATEMENT_PAGE_MAX}`);
   sendJson(res, 200, await statementPage(rail.profile, rail.payments, id, Date.now(), limit, query.get('cursor')));
+}
+
+/** What the partner holds under a reference of the caller's: the payment, or 404 not_found. */
+async function findPaymentByReference({ rail, req, res, query }: Exchange): Promise<void> {
+  await authenticate(rail, req);
+  const reference = query.get('reference');
+  if (reference === null || reference === '') throw new RailError(400, 'invalid_request', 'reference is required');
+  sendJson(res, 200, await rail.payments.getByReference(reference));
 }
 
 async function getPayment({ rail, req, res, id }: Exchange): Promise<void> {
@@ -266,6 +300,13 @@ function refuseNextTokens({ rail, res, query }: Exchange): void {
 
 async function setFailureMessage({ rail, req, res, query }: Exchange): Promise<void> {
   sendJson(res, 200, rail.failureMessage.set(query.get('count'), await readJsonObject(req)));
+}
+
+function startOutage({ rail, res, query }: Exchange): void {
+  const ms = Number.parseInt(query.get('ms') ?? '', 10);
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > OUTAGE_MS_MAX) throw new RailError(400, 'invalid_request', `ms must be an integer from 0 to ${OUTAGE_MS_MAX}`);
+  rail.downUntilMs = Date.now() + ms;
+  sendJson(res, 200, { down_until: new Date(rail.downUntilMs).toISOString() });
 }
 
 function readStats({ rail, res }: Exchange): void {
@@ -332,6 +373,8 @@ function createRails(client: OAuthClient, options: MockRailsOptions, books: Rail
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
       spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
       failureMessage: new FailureMessage(),
+      downUntilMs: 0,
+      slowAnswerMs: options.slowAnswerMs ?? SLOW_ANSWER_MS_DEFAULT,
     }];
   }));
 }

@@ -186,6 +186,20 @@ export class PartnerClient {
     return parsePayment(what, await this.callApi(what, 'GET', `/v1/payments/${encodeURIComponent(id)}`));
   }
 
+  /**
+   * What the partner holds under our `reference`: the payment, or null when it confirms it holds
+   * none (404). Raises PartnerError otherwise: an unavailable partner confirms nothing.
+   */
+  async findPaymentByReference(reference: string): Promise<PartnerPayment | null> {
+    const what = `find payment ${reference}`;
+    try {
+      return parsePayment(what, await this.callApi(what, 'GET', `/v1/payments?reference=${encodeURIComponent(reference)}`), reference);
+    } catch (error) {
+      if (isPartnerError(error) && error.httpStatus === 404 && error.partnerCode === 'not_found') return null;
+      throw error;
+    }
+  }
+
   /** One API call: bounded retries, and on a 401 one token renewal and one more try. */
   private async callApi(what: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
     const state: { tokenUsed: CachedToken | null; tokenRefused: boolean } = { tokenUsed: null, tokenRefused: false };
