@@ -165,8 +165,9 @@ async function afterFinish(deps: PartnerDispatcherDeps, client: PartnerClient, c
   const found = await lookUp(client, command);
   if (!('payment' in found) || found.payment === null) return { kind: 'none' };
   const decision = await follow(deps, client, command, found.payment);
+  // Only a completion changes a failed transfer; a copy that finds a pending payment is not a chain of its own.
   if (decision.kind === 'result' && decision.result.outcome === 'completed') return { kind: 'result', result: decision.result };
-  return decision.kind === 'requeue' ? { kind: 'requeue', attempt: command.attempt + 1 } : { kind: 'none' };
+  return { kind: 'none' };
 }
 
 /**
@@ -182,13 +183,14 @@ async function execute(deps: PartnerDispatcherDeps, { envelope, command }: Instr
     const decision = decidePartnerOutcome(command, { kind: 'unknown_partner', partner: envelope.partner });
     return decision.kind === 'result' ? { kind: 'result', result: decision.result } : { kind: 'none' };
   }
+  // A finished transfer is never submitted again, only asked about (afterFinish), whatever the
+  // copy. A ledger without the transfer (a database of its own) cannot say: the instruction runs.
+  const state = await transferState(deps.db, command.transfer_id);
+  if (state !== null && state.status !== 'executing') return afterFinish(deps, client, command, state);
   if (!(await claimInstruction(deps.db, command.transfer_id, command.attempt, source))) {
     log.info({ transferId: command.transfer_id, attempt: command.attempt }, 'a stale transfer instruction was dropped: a newer one has run');
     return { kind: 'none' };
   }
-  // A ledger without the transfer (a database of its own) cannot say: the instruction runs.
-  const state = await transferState(deps.db, command.transfer_id);
-  if (state !== null && state.status !== 'executing') return afterFinish(deps, client, command, state);
   // Past the first re-queues the partner has been failing for a while: give it a moment.
   if (command.attempt > ATTEMPTS_MAX) await sleep(deps.requeuePauseMs);
   const found = await lookUp(client, command);
