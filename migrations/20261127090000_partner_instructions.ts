@@ -4,7 +4,7 @@
 // failed batch), so a stale copy of an instruction (an outbox round published twice, a batch
 // re-run) cannot start a second retry chain for one transfer (consumers/partners/claims.ts).
 // `unreachable_since` marks an executing transfer past its deadline whose partner could not be
-// asked: its funds stay held, and operators see it listed (GET /v1/transfers/overdue).
+// asked: its funds stay held, and the row says since when (operators read it there and in the logs).
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {

@@ -5,7 +5,7 @@
 //   it confirms none          → the transfer fails (`execution_deadline`), its hold released
 //   it holds the payment      → a new instruction follows it (attempt after the last claimed)
 //   it cannot be asked        → nothing moves: the funds stay held, the transfer is marked
-//                               `unreachable_since` and listed for operators (GET /v1/transfers/overdue)
+//                               `unreachable_since` (partner_instructions) and each round logs the count
 // Never silently failed: only the partner's "none" fails a transfer.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
