@@ -52,3 +52,12 @@ export function reconciliationSuspense(currency: Currency): LedgerAccountRef {
 export function partnerSettlement(partner: string, currency: Currency): LedgerAccountRef {
   return { code: `sys:partner:${partner}:${currency}`, accountId: null, kind: 'system', currency };
 }
+
+/**
+ * What customers owe for transfers a partner paid after the ledger had failed them and released
+ * their hold, where the available balance no longer covered the amount: a receivable finance
+ * collects (its balance is minus what is owed), so no customer balance goes below zero.
+ */
+export function lateCompletionReceivable(currency: Currency): LedgerAccountRef {
+  return { code: `sys:receivable:late_completion:${currency}`, accountId: null, kind: 'system', currency };
+}

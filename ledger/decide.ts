@@ -9,7 +9,7 @@ import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
 import { isSupportedPair, price } from './fx-rates';
 import { formatAmount, Money, STABLECOINS, type Currency } from './money';
 import type { EntryDraft } from './entry';
-import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
+import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, reholdLateTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
 import type { PaymentRecord, PaymentStatus } from './payments';
 import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from './transfers';
@@ -221,9 +221,42 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
   return decision;
 }
 
-/** A partner's final answer on an executing transfer; answers for finished transfers change nothing. */
+/**
+ * The partner paid a transfer the ledger had failed (and released): the partner's truth decides.
+ * The amount is held again (reholdLateTransfer: from the sender's available balance, the rest
+ * owed through the late-completion receivable) and settled as usual; the transfer ends
+ * `completed`, its failure kept in `late_completion` for the record.
+ */
+function decideLateCompletion(result: TransferPartnerResult, current: TransferRecord, book: BalanceBook, now: Date): Decision {
+  const record: TransferRecord = {
+    ...current, updated_at: now, completed_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id,
+    failure_code: null, failure_message: null,
+  };
+  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
+  decision.transfer = record;
+  const amount = new Money(record.amount);
+  const spendable = book.balance(available(record.account_id, record.currency));
+  const covered = Money.min(spendable.isNegative() ? new Money(0) : spendable, amount);
+  post(decision, book, reholdLateTransfer(randomUUID(), record.id, record.account_id, record.currency, amount, new Money(covered)));
+  post(decision, book, settleTransfer(randomUUID(), record.id, record.account_id, record.recipient_account_id!, record.currency, amount, conversionOf(record)));
+  record.late_completion = {
+    failure_code: current.failure_code, failure_message: current.failure_message, failed_at: current.updated_at.toISOString(),
+    receivable: formatAmount(amount.minus(covered), record.currency),
+  };
+  walk(record, ['completed'], now, decision);
+  decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
+  return decision;
+}
+
+/**
+ * A partner's final answer on an executing transfer. Answers for finished transfers change
+ * nothing, but one: a `completed` for a transfer the ledger failed (decideLateCompletion).
+ */
 export function decidePartnerResult(result: TransferPartnerResult, current: TransferRecord | null, book: BalanceBook, now: Date): Decision {
   if (!current) return refusal('transfer_not_found', 'no such transfer', result.transfer_id);
+  if (current.status === 'failed' && result.outcome === 'completed' && current.recipient_account_id !== null) {
+    return decideLateCompletion(result, current, book, now);
+  }
   if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision({ kind: 'transfer', created: false, transfer: current });
   const record: TransferRecord = { ...current, updated_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id };
   const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });

@@ -59,7 +59,7 @@ export const ONE_STATEMENT_COMMANDS_MAX = 64;
 
 const TRANSFER_COLUMNS = [
   'id', 'account_id', 'command_id', 'type', 'status', 'amount', 'currency', 'payout_amount', 'payout_currency', 'fx_rate', 'fx_mid_rate', 'fx_spread', 'recipient_account_id', 'recipient', 'note', 'partner',
-  'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at', 'status_history',
+  'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at', 'status_history', 'late_completion',
 ] as const;
 const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'command_id', 'partner', 'direction', 'kind', 'amount', 'currency', 'status', 'external_id', 'claim_link',
@@ -82,7 +82,7 @@ const updatePayments = (param: string) => `UPDATE payments AS p SET status = v.s
     status_history = p.status_history || v.status_history
   FROM jsonb_populate_recordset(NULL::payments, ${param}::jsonb) AS v WHERE p.id = v.id`;
 const updateTransfers = (param: string) => `UPDATE transfers AS t SET status = v.status, partner_payment_id = v.partner_payment_id, failure_code = v.failure_code,
-    failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at,
+    failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at, late_completion = v.late_completion,
     status_history = t.status_history || v.status_history
   FROM jsonb_populate_recordset(NULL::transfers, ${param}::jsonb) AS v WHERE t.id = v.id`;
 const updateBalances = (param: string) => `UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ${param}::jsonb) AS v WHERE la.id = v.id`;

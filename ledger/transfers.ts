@@ -34,6 +34,17 @@ export interface TransferRecord {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  /** Set when a partner paid the transfer after the ledger had failed it (ledger/decide.ts decideLateCompletion). */
+  late_completion?: LateCompletion | null;
+}
+
+export interface LateCompletion {
+  /** The failure the partner's payment overturned. */
+  failure_code: string | null;
+  failure_message: string | null;
+  failed_at: string;
+  /** What the sender's available balance did not cover, owed through the late-completion receivable. */
+  receivable: string;
 }
 
 /**

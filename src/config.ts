@@ -42,6 +42,9 @@ export interface Config {
   paymentSettleIntervalMs: number;
   /** A payment still pending without a partner reference after this long is failed. */
   paymentPendingDeadlineMs: number;
+  /** An executing transfer with no instruction claimed this long is checked with its partner (consumers/partners/deadline.ts). */
+  transferExecutingDeadlineMs: number;
+  transferDeadlineCheckMs: number;
   /** How long a mock claim link can be claimed before the payment expires. */
   mockRailsClaimTtlMs: number;
   /** Of every 1000 API calls, how many the mock rails refuse with a spurious "Invalid token". */
@@ -135,6 +138,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mockRailsClaimTtlMs: integer(env, 'MOCK_RAILS_CLAIM_TTL_MS', 24 * 60 * 60 * 1000),
     paymentSettleIntervalMs: integer(env, 'PAYMENT_SETTLE_INTERVAL_MS', 500),
     paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
+    transferExecutingDeadlineMs: integer(env, 'TRANSFER_EXECUTING_DEADLINE_MS', 300_000),
+    transferDeadlineCheckMs: integer(env, 'TRANSFER_DEADLINE_CHECK_MS', 10_000),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours.
     webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),

@@ -1,6 +1,6 @@
 // Reads the commands of a batch and works out what the ledger needs to know before it locks
 // anything: account facts, transfers, and the ledger accounts each command will touch.
-import { available, faucetEquity, fxPosition, fxSpread, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
+import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult } from '../../ledger/messages';
@@ -96,6 +96,8 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       const refs = [available(transfer.account_id, transfer.currency), pending(transfer.account_id, transfer.currency)];
       if (transfer.recipient_account_id) refs.push(available(transfer.recipient_account_id, transfer.payout_currency));
       if (transfer.payout_currency !== transfer.currency) refs.push(...fxDesk(transfer.currency, transfer.payout_currency));
+      // A late completion may owe what the sender's balance no longer covers (ledger/decide.ts).
+      if (transfer.status === 'failed' && command.payload.outcome === 'completed') refs.push(lateCompletionReceivable(transfer.currency));
       return refs;
     }
     case 'fx.execute': {

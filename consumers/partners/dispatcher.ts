@@ -9,6 +9,7 @@
 // consumer runner commits offsets only after that: at-least-once, made exactly-once in effect by
 // the two ids above.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from 'knex';
 import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
 import { PoisonMessageError, type Delivered } from '../../src/kafka/consumer';
@@ -17,8 +18,11 @@ import { sendBatches } from '../../src/kafka/send-batches';
 import { TOPICS, type TopicNames } from '../../src/kafka/topics';
 import { PARTNER_SLUGS } from '../../src/partners/registry';
 import { PartnerClient, type PartnerPayment } from '../../src/partners/client';
+import { isPartnerError } from '../../src/partners/errors';
 import { isSandboxScenario } from '../../src/partners/scenarios';
-import { decidePartnerOutcome, type PartnerDecision } from './outcome';
+import { log } from '../../src/log';
+import { claimInstruction, transferState, type TransferState } from './claims';
+import { ATTEMPTS_MAX, decidePartnerOutcome, type PartnerDecision } from './outcome';
 
 /** Longest one poll of a pending payment runs before the instruction is re-queued. */
 export const POLL_MS_MAX_DEFAULT = 5_000;
@@ -33,6 +37,7 @@ export const CONCURRENCY_MAX_DEFAULT = 64;
  * (kafkajs heartbeats only between batches; default sessionTimeout 30 s).
  */
 export const BATCH_MS_MAX_DEFAULT = 10_000;
+export const REQUEUE_PAUSE_MS_DEFAULT = 1_000;
 /**
  * Bounds of one partner call. With 4 attempts of at most 2 s each plus backoff, one call ends
  * within about 10 s; 4 attempts ride out the sandbox outage (2 failed submits, scenario outage).
@@ -42,6 +47,7 @@ export const PARTNER_CALL_ATTEMPTS_MAX = 4;
 export const PARTNER_CALL_BACKOFF_MS_MAX = 1_000;
 
 export interface PartnerDispatcherDeps {
+  db: Knex;
   producer: Producer;
   codec: AvroCodec;
   names: TopicNames;
@@ -50,6 +56,8 @@ export interface PartnerDispatcherDeps {
   pollMsMax: number;
   concurrencyMax: number;
   batchMsMax: number;
+  /** The wait before an attempt past ATTEMPTS_MAX, so a partner down for minutes is not asked in a tight loop. */
+  requeuePauseMs: number;
 }
 
 export interface PartnerClientsOptions {
@@ -77,8 +85,8 @@ interface Instruction {
   command: TransferExecute;
 }
 
-/** What one instruction sends on: a result to the ledger, or itself back with this attempt. */
-type Output = { kind: 'result'; result: TransferPartnerResult } | { kind: 'requeue'; attempt: number };
+/** What one instruction sends on: a result to the ledger, itself back with this attempt, or nothing (stale, or finished). */
+type Output = { kind: 'result'; result: TransferPartnerResult } | { kind: 'requeue'; attempt: number } | { kind: 'none' };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -130,12 +138,67 @@ async function poll(client: PartnerClient, command: TransferExecute, paymentId: 
   }
 }
 
-/** Carries one instruction as far as the partner allows now. @throws on a bug (outcome.ts). */
-async function execute(deps: PartnerDispatcherDeps, { envelope, command }: Instruction): Promise<Output> {
+/** What the partner holds under the transfer's reference, as a decision; an unreachable partner: requeue. */
+async function lookUp(client: PartnerClient, command: TransferExecute): Promise<{ payment: PartnerPayment | null } | { unreachable: PartnerDecision }> {
+  try {
+    return { payment: await client.findPaymentByReference(command.transfer_id) };
+  } catch (error) {
+    if (!isPartnerError(error)) throw error;
+    // A partner that cannot be asked (or answers what we cannot read) confirms nothing: ask again on the next attempt.
+    return { unreachable: { kind: 'requeue' } };
+  }
+}
+
+/** Follows a payment the partner holds: its final status, or a requeue while it is not final. */
+async function follow(deps: PartnerDispatcherDeps, client: PartnerClient, command: TransferExecute, payment: PartnerPayment): Promise<PartnerDecision> {
+  const decision = decidePartnerOutcome(command, { kind: 'payment', payment });
+  return decision.kind === 'poll' ? poll(client, command, decision.paymentId, deps.pollMsMax) : decision;
+}
+
+/**
+ * An instruction of a transfer the ledger has finished. One we failed ourselves may still have
+ * been paid by the partner (an answer that came too late): its `completed` goes to the ledger,
+ * which completes the transfer again through its entries. Anything else is left as it is.
+ */
+async function afterFinish(deps: PartnerDispatcherDeps, client: PartnerClient, command: TransferExecute, state: TransferState): Promise<Output> {
+  if (state.status !== 'failed') return { kind: 'none' };
+  const found = await lookUp(client, command);
+  if (!('payment' in found) || found.payment === null) return { kind: 'none' };
+  const decision = await follow(deps, client, command, found.payment);
+  // Only a completion changes a failed transfer; a copy that finds a pending payment is not a chain of its own.
+  if (decision.kind === 'result' && decision.result.outcome === 'completed') return { kind: 'result', result: decision.result };
+  return { kind: 'none' };
+}
+
+/**
+ * Carries one instruction as far as the partner allows now. It runs once per transfer state: a
+ * stale copy finds a newer claim (claims.ts), and a transfer the ledger has finished is not
+ * submitted again. Before it submits, and before it fails a transfer, it asks the partner what it
+ * holds under the transfer's reference: the partner's truth decides.
+ * @throws on a bug (outcome.ts).
+ */
+async function execute(deps: PartnerDispatcherDeps, { envelope, command }: Instruction, source: string): Promise<Output> {
   const client = deps.clients.get(envelope.partner);
-  let decision = client === undefined
-    ? decidePartnerOutcome(command, { kind: 'unknown_partner', partner: envelope.partner })
-    : await ask(command, null, () => client.submitPayment({
+  if (client === undefined) {
+    const decision = decidePartnerOutcome(command, { kind: 'unknown_partner', partner: envelope.partner });
+    return decision.kind === 'result' ? { kind: 'result', result: decision.result } : { kind: 'none' };
+  }
+  // A finished transfer is never submitted again, only asked about (afterFinish), whatever the
+  // copy. A ledger without the transfer (a database of its own) cannot say: the instruction runs.
+  const state = await transferState(deps.db, command.transfer_id);
+  if (state !== null && state.status !== 'executing') return afterFinish(deps, client, command, state);
+  if (!(await claimInstruction(deps.db, command.transfer_id, command.attempt, source))) {
+    log.info({ transferId: command.transfer_id, attempt: command.attempt }, 'a stale transfer instruction was dropped: a newer one has run');
+    return { kind: 'none' };
+  }
+  // Past the first re-queues the partner has been failing for a while: give it a moment.
+  if (command.attempt > ATTEMPTS_MAX) await sleep(deps.requeuePauseMs);
+  const found = await lookUp(client, command);
+  let decision: PartnerDecision;
+  if (!('payment' in found)) decision = found.unreachable;
+  else if (found.payment !== null) decision = await follow(deps, client, command, found.payment);
+  else {
+    decision = await ask(command, null, () => client.submitPayment({
       reference: command.transfer_id,
       amount: command.amount,
       currency: command.currency,
@@ -143,14 +206,23 @@ async function execute(deps: PartnerDispatcherDeps, { envelope, command }: Instr
       metadata: { transfer_id: command.transfer_id },
       ...(isSandboxScenario(command.scenario) ? { scenario: command.scenario } : {}),
     }));
-  if (decision.kind === 'poll' && client !== undefined) decision = await poll(client, command, decision.paymentId, deps.pollMsMax);
+    if (decision.kind === 'poll') decision = await poll(client, command, decision.paymentId, deps.pollMsMax);
+  }
+  if (decision.kind === 'confirm') {
+    // Fail only on the partner's word that it holds no payment; if it holds one, follow it.
+    const confirmed = await lookUp(client, command);
+    if (!('payment' in confirmed)) decision = { kind: 'requeue' };
+    else if (confirmed.payment !== null) decision = await follow(deps, client, command, confirmed.payment);
+    else decision = { kind: 'result', result: decision.result };
+  }
   switch (decision.kind) {
     case 'result':
       return { kind: 'result', result: decision.result };
     case 'requeue':
       return { kind: 'requeue', attempt: command.attempt + 1 };
     case 'poll':
-      throw new Error(`partner command ${envelope.id}: a poll decision outlived the poll`);
+    case 'confirm':
+      throw new Error(`partner command ${envelope.id}: a ${decision.kind} decision outlived its step`);
   }
 }
 
@@ -176,12 +248,17 @@ async function forEachBounded<T>(items: T[], concurrencyMax: number, work: (item
   if (failures.length > 0) throw failures[0];
 }
 
-function resultCommand(envelope: PartnerCommandEnvelope, result: TransferPartnerResult): LedgerCommandEnvelope {
+/** The ledger command id of a result: one per transfer and outcome, so a late `completed` is not taken for a repeated `failed`. */
+export function resultCommandId(result: TransferPartnerResult): string {
+  return `partner_result:${result.transfer_id}:${result.outcome}`;
+}
+
+export function resultCommand(accountId: string, result: TransferPartnerResult): LedgerCommandEnvelope {
   return {
-    // Stable per transfer: whatever path produced it, a second result is a duplicate to the ledger.
-    id: `partner_result:${result.transfer_id}`,
+    // Stable per transfer and outcome: whatever path produced it, a second one is a duplicate to the ledger.
+    id: resultCommandId(result),
     type: 'transfer.partner_result',
-    account_id: envelope.account_id,
+    account_id: accountId,
     reply_to: null,
     issued_at: new Date().toISOString(),
     payload: JSON.stringify(result),
@@ -189,7 +266,7 @@ function resultCommand(envelope: PartnerCommandEnvelope, result: TransferPartner
 }
 
 function requeuedCommand({ envelope, command }: Instruction, attempt: number): PartnerCommandEnvelope {
-  return { ...envelope, payload: JSON.stringify({ ...command, attempt }) };
+  return { ...envelope, id: `execute:${command.transfer_id}:${attempt}`, payload: JSON.stringify({ ...command, attempt }) };
 }
 
 async function encodeOutputs(deps: PartnerDispatcherDeps, instructions: Instruction[], outputs: Output[]): Promise<TopicMessages[]> {
@@ -198,8 +275,9 @@ async function encodeOutputs(deps: PartnerDispatcherDeps, instructions: Instruct
   for (let i = 0; i < instructions.length; i += 1) {
     const output = outputs[i];
     const { envelope } = instructions[i];
+    if (output.kind === 'none') continue;
     if (output.kind === 'result') {
-      ledger.push({ key: envelope.account_id, value: await deps.codec.encode(TOPICS.ledgerCommands, resultCommand(envelope, output.result)) });
+      ledger.push({ key: envelope.account_id, value: await deps.codec.encode(TOPICS.ledgerCommands, resultCommand(envelope.account_id, output.result)) });
     } else {
       partner.push({ key: envelope.resource_id, value: await deps.codec.encode(TOPICS.partnerCommands, requeuedCommand(instructions[i], output.attempt)) });
     }
@@ -219,11 +297,12 @@ async function encodeOutputs(deps: PartnerDispatcherDeps, instructions: Instruct
  */
 export async function handlePartnerBatch(deps: PartnerDispatcherDeps, messages: Delivered<PartnerCommandEnvelope>[]): Promise<void> {
   const budgetEndsMs = Date.now() + deps.batchMsMax;
+  // Every command is parsed before any claims its transfer: a bad one fails the batch untouched.
   const instructions = messages.map((message) => parseInstruction(message.value));
   const outputs: Output[] = new Array(instructions.length);
   await forEachBounded(instructions, deps.concurrencyMax, async (instruction, index) => {
     outputs[index] = Date.now() < budgetEndsMs
-      ? await execute(deps, instruction)
+      ? await execute(deps, instruction, `${messages[index].partition}:${messages[index].offset}`)
       : { kind: 'requeue', attempt: instruction.command.attempt };
   });
   const topicMessages = await encodeOutputs(deps, instructions, outputs);

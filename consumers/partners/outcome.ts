@@ -2,6 +2,10 @@
 // partner answered (DESIGN.md section 3: partner results go back to the ledger as commands).
 // Pure: no HTTP, no Kafka, no clock. The dispatcher (dispatcher.ts) does the I/O around it.
 //
+// The partner's truth decides: a transfer fails only when the partner confirms it holds no
+// payment under our reference (a `confirm` decision: the dispatcher asks, and fails the transfer
+// only on a confirmed "none"). While the partner may hold the payment, nothing fails.
+//
 // | partner answer                                    | decision                                   |
 // |---------------------------------------------------|--------------------------------------------|
 // | payment completed                                 | result completed                           |
@@ -9,15 +13,17 @@
 // | payment pending or authorized                     | poll the payment                           |
 // | PartnerError declined                             | result failed, partner_declined            |
 // | PartnerError rejected                             | result failed, partner_rejected            |
-// | PartnerError unexpected, payment not known yet,   | requeue (attempt + 1): the resubmission    |
-// |   attempt < UNEXPECTED_CHECKS_MAX - 1             |   finds the payment if it was created      |
-// | PartnerError unexpected, payment not known yet,   | result failed, partner_error               |
-// |   attempt >= UNEXPECTED_CHECKS_MAX - 1            |                                            |
-// | PartnerError unexpected while polling             | as unavailable, failing as partner_error   |
-// | PartnerError unavailable, attempt < ATTEMPTS_MAX  | requeue (attempt + 1)                      |
-// | PartnerError unavailable, attempt >= ATTEMPTS_MAX | result failed, partner_unavailable         |
-// | poll ran out of time, attempt < ATTEMPTS_MAX      | requeue (attempt + 1)                      |
-// | poll ran out of time, attempt >= ATTEMPTS_MAX     | result failed, partner_timeout             |
+// | PartnerError unexpected, payment not known yet,   | requeue (attempt + 1): the next attempt    |
+// |   attempt < UNEXPECTED_CHECKS_MAX - 1             |   asks the partner for the reference first |
+// | PartnerError unexpected, payment not known yet,   | confirm: failed partner_error if the       |
+// |   attempt >= UNEXPECTED_CHECKS_MAX - 1            |   partner holds no payment                 |
+// | PartnerError unavailable, payment not known,      | requeue (attempt + 1)                      |
+// |   attempt < ATTEMPTS_MAX                          |                                            |
+// | PartnerError unavailable, payment not known,      | confirm: failed partner_unavailable if the |
+// |   attempt >= ATTEMPTS_MAX                         |   partner holds no payment                 |
+// | any PartnerError but declined/rejected while the  | requeue (attempt + 1): the partner holds   |
+// |   payment is known (a poll)                       |   it, we follow it; never failed by us     |
+// | poll ran out of time (payment known)              | requeue (attempt + 1), whatever the count  |
 // | no client for the partner slug of the command     | result failed, invalid_partner             |
 // | any other error (a bug)                           | thrown again: the consumer dead-letters it |
 // A result carries the partner payment id when the payment is known (also after a poll). A
@@ -28,11 +34,9 @@ import type { PartnerPayment } from '../../src/partners/client';
 import { isPartnerError, type PartnerError, type PartnerErrorKind } from '../../src/partners/errors';
 
 /**
- * How many times one instruction is re-queued (partner unavailable, or no final status within
- * one poll) before the dispatcher gives up on it with a failed result. The client already retries
- * an unavailable partner within one attempt (PartnerClient attemptsMax), and a poll waits up to
- * pollMsMax, so 20 re-queues give a partner that is pending or down some 20 × 5 s before the
- * transfer fails.
+ * How many times one instruction is re-queued while the partner is unavailable before the
+ * dispatcher asks it whether it holds the payment, and fails the transfer if it confirms it does
+ * not. A partner that cannot be asked is asked again on the next attempt: nothing fails then.
  */
 export const ATTEMPTS_MAX = 20;
 
@@ -47,7 +51,9 @@ export const UNEXPECTED_CHECKS_MAX = 3;
 export type PartnerDecision =
   | { kind: 'result'; result: TransferPartnerResult }
   | { kind: 'poll'; paymentId: string }
-  | { kind: 'requeue' };
+  | { kind: 'requeue' }
+  /** Fail with `result` only if the partner confirms it holds no payment under our reference. */
+  | { kind: 'confirm'; result: TransferPartnerResult };
 
 /** What the dispatcher learnt from the partner in one step. */
 export type PartnerAnswer =
@@ -89,12 +95,18 @@ function withPartnerReason(failure: { code: string; message: string }, error: Pa
   return error.partnerMessage === null ? failure : { code: failure.code, message: `${failure.message}: ${error.partnerMessage}` };
 }
 
-/** Requeue while attempts remain; past ATTEMPTS_MAX the transfer fails with `failure`. */
-function requeueOrFail(command: TransferExecute, partnerPaymentId: string | null, failure: { code: string; message: string }): PartnerDecision {
+/** A failure to be confirmed by the partner before it is sent (the dispatcher asks by reference). */
+function confirmFailure(command: TransferExecute, failure: { code: string; message: string }): PartnerDecision {
+  const decided = result(command, 'failed', null, failure) as { kind: 'result'; result: TransferPartnerResult };
+  return { kind: 'confirm', result: decided.result };
+}
+
+/** Requeue while attempts remain; past ATTEMPTS_MAX the failure waits for the partner's confirmation. */
+function requeueOrConfirm(command: TransferExecute, failure: { code: string; message: string }): PartnerDecision {
   if (command.attempt < ATTEMPTS_MAX) return { kind: 'requeue' };
-  return result(command, 'failed', partnerPaymentId, {
+  return confirmFailure(command, {
     code: failure.code,
-    message: `${failure.message} (gave up after ${command.attempt + 1} attempts)`,
+    message: `${failure.message} (${command.attempt + 1} attempts; the partner confirmed it holds no payment)`,
   });
 }
 
@@ -115,15 +127,15 @@ function decideOnPayment(command: TransferExecute, payment: PartnerPayment): Par
 /** @throws the error itself when it is not a PartnerError: a bug, for the dead-letter topic. */
 function decideOnError(command: TransferExecute, error: unknown, paymentId: string | null): PartnerDecision {
   if (!isPartnerError(error)) throw error;
+  // The partner holds the payment: we follow it until the partner says how it ended.
+  if (paymentId !== null && (error.kind === 'unavailable' || error.kind === 'unexpected')) return { kind: 'requeue' };
   if (error.kind === 'unavailable') {
-    return requeueOrFail(command, paymentId, { code: 'partner_unavailable', message: 'the partner stayed unavailable' });
+    return requeueOrConfirm(command, { code: 'partner_unavailable', message: 'the partner stayed unavailable' });
   }
   if (error.kind === 'unexpected') {
-    // A known payment exists: keep looking at it as long as an unavailable partner would be.
-    if (paymentId !== null) return requeueOrFail(command, paymentId, FAILURE_BY_ERROR_KIND.unexpected);
     if (command.attempt < UNEXPECTED_CHECKS_MAX - 1) return { kind: 'requeue' };
     const { code, message } = FAILURE_BY_ERROR_KIND.unexpected;
-    return result(command, 'failed', null, { code, message: `${message}; ${command.attempt + 1} submissions under the same reference found no payment` });
+    return confirmFailure(command, { code, message: `${message}; after ${command.attempt + 1} submissions the partner confirmed it holds no payment under our reference` });
   }
   return result(command, 'failed', paymentId, withPartnerReason(FAILURE_BY_ERROR_KIND[error.kind], error));
 }
@@ -139,7 +151,8 @@ export function decidePartnerOutcome(command: TransferExecute, answer: PartnerAn
     case 'error':
       return decideOnError(command, answer.error, answer.paymentId);
     case 'poll_timeout':
-      return requeueOrFail(command, answer.paymentId, { code: 'partner_timeout', message: 'the partner gave no final status in time' });
+      // The partner holds a payment that is not final yet: followed, never failed by us.
+      return { kind: 'requeue' };
     case 'unknown_partner':
       return result(command, 'failed', null, { code: 'invalid_partner', message: `no partner "${answer.partner}"` });
   }

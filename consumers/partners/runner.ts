@@ -5,11 +5,12 @@ import { TOPICS } from '../../src/kafka/topics';
 import { partnerAccess } from '../../src/partner-links/access';
 import { PAYMENT_RESUBMIT_AFTER_MS } from '../../src/partners/payment-request';
 import type { RunningRole, Runtime } from '../../src/runtime';
+import { ExecutingDeadline } from './deadline';
 import { PaymentSettler } from './settler';
 import { Reconciliations } from '../../src/finance/reconciliations';
 import { ReconciliationSchedule } from '../../src/finance/schedule';
 import {
-  BATCH_MS_MAX_DEFAULT, CONCURRENCY_MAX_DEFAULT, createPartnerClients, handlePartnerBatch, POLL_MS_MAX_DEFAULT,
+  BATCH_MS_MAX_DEFAULT, CONCURRENCY_MAX_DEFAULT, createPartnerClients, handlePartnerBatch, POLL_MS_MAX_DEFAULT, REQUEUE_PAUSE_MS_DEFAULT,
   type PartnerDispatcherDeps,
 } from './dispatcher';
 
@@ -32,11 +33,15 @@ export interface PartnerDispatcherOptions {
   concurrencyMax?: number;
   batchMsMax?: number;
   partitionsConsumedConcurrently?: number;
+  requeuePauseMs?: number;
+  /** An executing transfer's deadline; defaults to config.transferExecutingDeadlineMs. */
+  executingDeadlineMs?: number;
 }
 
 export async function startPartnerDispatcher(runtime: Runtime, options: PartnerDispatcherOptions = {}): Promise<RunningRole> {
   const { config } = runtime;
   const deps: PartnerDispatcherDeps = {
+    db: runtime.db,
     producer: runtime.producer,
     codec: runtime.codec,
     names: runtime.names,
@@ -48,6 +53,7 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
     pollMsMax: options.pollMsMax ?? POLL_MS_MAX_DEFAULT,
     concurrencyMax: options.concurrencyMax ?? CONCURRENCY_MAX_DEFAULT,
     batchMsMax: options.batchMsMax ?? BATCH_MS_MAX_DEFAULT,
+    requeuePauseMs: options.requeuePauseMs ?? REQUEUE_PAUSE_MS_DEFAULT,
   };
   const consumer = await startConsumer<PartnerCommandEnvelope>(runtime, {
     groupId: `${runtime.names.prefix}partners`,
@@ -64,6 +70,10 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
     intervalMs: config.paymentSettleIntervalMs, resubmitAfterMs: PAYMENT_RESUBMIT_AFTER_MS, pendingDeadlineMs: config.paymentPendingDeadlineMs,
   });
   settler.start();
+  const deadline = new ExecutingDeadline(runtime, deps.clients, {
+    deadlineMs: options.executingDeadlineMs ?? config.transferExecutingDeadlineMs, intervalMs: config.transferDeadlineCheckMs,
+  });
+  deadline.start();
   const schedule = config.reconciliationCheckMs > 0
     ? new ReconciliationSchedule(runtime, new Reconciliations(runtime, access.clients), config.reconciliationCheckMs) : null;
   schedule?.start();
@@ -72,6 +82,7 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
     stop: async () => {
       await schedule?.stop();
       await settler.stop();
+      await deadline.stop();
       await consumer.disconnect();
     },
   };

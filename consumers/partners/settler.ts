@@ -155,7 +155,7 @@ export class PaymentSettler {
         seen = await this.links.withToken(link, (token) => client.submitPaymentAs(token, partnerRequestOf(payment)));
         base.retry_count += 1;
       } else {
-        seen = await client.findPayment(payment.id);
+        seen = await client.findPaymentByReference(payment.id);
         if (seen === null) {
           const why = link ? 'no partner reference came back before the deadline' : 'the customer revoked the partner link before the payment was made';
           return {

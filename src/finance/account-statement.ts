@@ -26,7 +26,7 @@ export interface AccountStatementLine {
 export interface StatementPeriod { accountId: string; currency: Currency; from: Date; to: Date }
 
 const KIND: Record<CustomerEntryKind, StatementLineKind> = {
-  faucet_credit: 'faucet', internal_transfer: 'transfer', transfer_hold: 'transfer', transfer_settle: 'transfer', transfer_release: 'transfer',
+  faucet_credit: 'faucet', internal_transfer: 'transfer', transfer_hold: 'transfer', transfer_settle: 'transfer', transfer_release: 'transfer', transfer_rehold: 'transfer',
   fx_conversion: 'fx', payment_settle: 'payment', payment_hold: 'payment', payment_release: 'payment',
 };
 
@@ -37,6 +37,7 @@ function describe(kind: CustomerEntryKind, credit: boolean): string {
     case 'transfer_hold': return 'transfer sent, held while the rail executes it';
     case 'transfer_settle': return 'transfer received through a rail';
     case 'transfer_release': return 'transfer failed or reversed: hold released';
+    case 'transfer_rehold': return 'transfer paid by the partner after it had failed: held again to settle it';
     case 'fx_conversion': return credit ? 'conversion: bought' : 'conversion: sold';
     case 'payment_settle': return credit ? 'payment received (funds added)' : 'payment sent';
     case 'payment_hold': return 'payment sent, held while the partner executes it';

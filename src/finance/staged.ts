@@ -91,8 +91,16 @@ async function stageNearMovements(trx: Knex.Transaction, run: StagedRun): Promis
          JOIN journal_entries e ON e.id = p.entry_id AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1
          LEFT JOIN payments pay ON pay.id = e.payment_id
         WHERE ${ON_SETTLEMENT_ACCOUNT}
-          AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1) AS m`,
-    { ...settlementParams(run), nearFrom: run.nearFrom, nearTo: run.nearTo },
+          AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1
+       UNION ALL
+       -- The transfers sent through the partner: the partner debits them from our account with it
+       -- (its statement lists them), and the ledger's side is the settlement's credit to the payee.
+       SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, t.partner_payment_id AS reference
+         FROM journal_entries e
+         JOIN transfers t ON t.id = e.transfer_id AND t.partner = :partner
+         JOIN postings p ON p.entry_id = e.id AND p.account_id = t.recipient_account_id AND p.currency = t.payout_currency AND p.amount > 0
+        WHERE e.kind = 'transfer_settle' AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1) AS m`,
+    { ...settlementParams(run), partner: run.partner, nearFrom: run.nearFrom, nearTo: run.nearTo },
   ));
   await analyzed(trx, 'recon_moves', []);
 }

@@ -58,7 +58,7 @@ const nullableString = { type: ['string', 'null'] };
 const provisionalRequired = ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'];
 const transferSchema = {
   type: 'object',
-  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'failure', 'created_at', 'updated_at', 'completed_at'],
+  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'failure', 'late_completion', 'created_at', 'updated_at', 'completed_at'],
   properties: {
     transfer_id: { type: 'string', format: 'uuid' },
     type: { type: 'string', enum: ['internal', 'external'] },
@@ -86,7 +86,18 @@ const transferSchema = {
     },
     note: nullableString,
     estimated_arrival: { type: 'string' }, partner_payment_id: nullableString,
-    failure: { type: ['object', 'null'], required: ['code', 'message'], properties: { code: { type: 'string' }, message: nullableString } },
+    failure: {
+      type: ['object', 'null'], required: ['code', 'message'], properties: { code: { type: 'string' }, message: nullableString },
+      description: 'why a failed or rolled_back transfer ended so: partner_declined, partner_rejected, partner_reversed, claim_expired, invalid_partner; '
+        + 'partner_unavailable, partner_error (only once the partner confirmed it holds no payment under the transfer\'s id); '
+        + 'execution_deadline (executing past its deadline, and the partner confirmed it holds no payment)',
+    },
+    late_completion: {
+      type: ['object', 'null'], required: ['failure_code', 'failure_message', 'failed_at', 'receivable'],
+      description: 'set when the partner paid the transfer after it had failed: the transfer was completed through the ledger (the amount held again and settled); '
+        + 'the failure it overturned, and what the sender\'s available balance did not cover (owed, "0.00" when covered)',
+      properties: { failure_code: nullableString, failure_message: nullableString, failed_at: { type: 'string', format: 'date-time' }, receivable: { type: 'string' } },
+    },
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };

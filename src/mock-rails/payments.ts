@@ -51,13 +51,13 @@ export interface SettledCursor { settledAt: string; id: string }
 
 /**
  * What a statement day lists: payments settled from `fromMs` (inclusive) to `toMs` (exclusive),
- * but those of the `late` scenario settled in its own range instead; none of `exceptOwner`.
+ * but those of the `late` scenario settled in its own range instead. Every payment on the
+ * client's accounts is listed: its customers' through their links and the client's own transfers.
  */
 export interface StatementDay {
   fromMs: number;
   toMs: number;
   late: { scenario: SandboxScenario; fromMs: number; toMs: number };
-  exceptOwner: number;
 }
 
 interface SubmitRequest {
@@ -173,15 +173,16 @@ export class PaymentBook {
   }
 
   /** GET /v1/payments?reference=: the payment made under the caller's reference; 404 not_found when none was. */
-  async findByReference(reference: string): Promise<PaymentView> {
-    const found = await this.byReference(reference);
-    if (found === undefined) throw new RailError(404, 'not_found', `no payment under reference ${reference}`);
-    return found;
-  }
-
   /** GET /v1/payments/{id}: 404 not_found for an id this partner never issued. */
   get(id: string): Promise<PaymentView> {
     return this.find(id);
+  }
+
+  /** GET /v1/payments?reference=: the payment made under `reference`; 404 not_found when there is none. */
+  async getByReference(reference: string): Promise<PaymentView> {
+    const found = await this.byReference(reference);
+    if (found === undefined) throw new RailError(404, 'not_found', 'no payment under this reference');
+    return found;
   }
 
   /** The payment a claim link is for, as its payee sees it. */
@@ -209,9 +210,9 @@ export class PaymentBook {
       if (after !== null) void range.whereRaw('(settled_at, id) > (?::timestamptz, ?)', [after.settledAt, after.id]);
       return range.orderBy([{ column: 'settled_at' }, { column: 'id' }]).limit(limit);
     };
-    const onTime = page(this.settledIn(day.fromMs, day.toMs, day.exceptOwner)
+    const onTime = page(this.settledIn(day.fromMs, day.toMs)
       .whereRaw(`coalesce(scenario, '') NOT IN ('statement_missing', 'statement_batched', ?)`, [day.late.scenario]));
-    const late = page(this.settledIn(day.late.fromMs, day.late.toMs, day.exceptOwner).where('scenario', day.late.scenario));
+    const late = page(this.settledIn(day.late.fromMs, day.late.toMs).where('scenario', day.late.scenario));
     const merged = this.books.db.queryBuilder().from(this.books.db.queryBuilder().unionAll([onTime, late], true).as('p'));
     // By the columns (p.), not the page's text form of settled_at that the select list names alike.
     return this.settled(merged.orderBy([{ column: 'p.settled_at' }, { column: 'p.id' }]).limit(limit));
@@ -219,12 +220,12 @@ export class PaymentBook {
 
   /** The payments a statement day settles in a batch, in settlement order. */
   async settledInBatches(day: StatementDay): Promise<SettledPayment[]> {
-    return this.settled(this.settledIn(day.fromMs, day.toMs, day.exceptOwner).where('scenario', 'statement_batched').orderBy([{ column: 'settled_at' }, { column: 'id' }]));
+    return this.settled(this.settledIn(day.fromMs, day.toMs).where('scenario', 'statement_batched').orderBy([{ column: 'settled_at' }, { column: 'id' }]));
   }
 
-  /** Payments settled from `fromMs` (inclusive) to `toMs` (exclusive), not `exceptOwner`'s. */
-  private settledIn(fromMs: number, toMs: number, exceptOwner: number) {
-    return this.payments().whereNot('owner_user_id', exceptOwner).where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs))
+  /** Payments settled from `fromMs` (inclusive) to `toMs` (exclusive). */
+  private settledIn(fromMs: number, toMs: number) {
+    return this.payments().where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs))
       .select('id', 'reference', 'amount', 'currency', 'scenario', 'settled_at');
   }
 
@@ -292,6 +293,7 @@ export class PaymentBook {
         return;
       }
       case 'lost_answer': // decided after the payment exists (submit)
+      case 'slow_answer': // the answer is delayed by the server (server.ts)
       case 'reverse':
       case 'statement_missing': // the statement scenarios act out on the statement only
       case 'statement_duplicate':

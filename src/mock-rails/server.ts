@@ -28,6 +28,8 @@
 //                                              rejected_tokens }
 //   POST /<slug>/_control/failure-message?count=N SANDBOX ONLY: JSON { message, repeat? }: the
 //                                              next N scenario failures say it (failure-message.ts)
+//   POST /<slug>/_control/outage?ms=N          SANDBOX ONLY: every API call answers 503 for the
+//                                              next N ms (0 ends it): the partner is down a while
 // The _control routes exist so tests can force token renewal, count round trips and hear a
 // partner's failure message of their choosing (any text: control characters, 100 KB); a real
 // partner has nothing like them, and they take no credential.
@@ -63,7 +65,17 @@ export interface MockRailsOptions {
    * real partners sometimes do (SPEC.md section 5); 0 for none.
    */
   spuriousInvalidTokenRate?: number;
+  /** How long a submission of the slow_answer scenario waits before answering (default SLOW_ANSWER_MS_DEFAULT). */
+  slowAnswerMs?: number;
 }
+
+/**
+ * The slow_answer scenario's delay: longer than the dispatcher's 2 s bound of one call
+ * (consumers/partners/dispatcher.ts PARTNER_CALL_TIMEOUT_MS), so the caller never hears the answer.
+ */
+export const SLOW_ANSWER_MS_DEFAULT = 3_000;
+/** The longest outage the control route makes. */
+const OUTAGE_MS_MAX = 60 * 60 * 1000;
 
 export interface MockRails {
   /** http://host:actualPort, without a trailing slash; partner base URLs are `${url}/<slug>`. */
@@ -85,8 +97,13 @@ interface PartnerRail {
   spurious: { pending: number; rate: number };
   /** The message scenario failures answer with instead of their own (the control route's). */
   failureMessage: FailureMessage;
-  /** Until when (epoch ms) the partner is down (the control route); 0: up. */
-  down: { untilMs: number };
+  /**
+   * A sandbox outage (the control routes): until `untilMs` every API call answers 503, at once,
+   * or, when `hangs`, only once the outage is over, as a partner that stops answering does.
+   */
+  outage: { untilMs: number; hangs: boolean };
+  /** How long a slow_answer submission waits before it answers. */
+  slowAnswerMs: number;
 }
 
 interface Exchange {
@@ -123,6 +140,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['_control', 'down'], handle: goDown },
   { method: 'GET', segments: ['_control', 'stats'], handle: readStats },
   { method: 'POST', segments: ['_control', 'failure-message'], handle: setFailureMessage },
+  { method: 'POST', segments: ['_control', 'outage'], handle: startOutage },
 ];
 
 async function issueToken({ rail, req, res, query }: Exchange): Promise<void> {
@@ -191,9 +209,12 @@ async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
   const { userId } = await authenticate(rail, req);
   // Counted once authenticated: a 401 that makes the client renew its token is no submit.
   rail.stats.submitAttempts += 1;
-  const { created, payment } = await rail.payments.submit(await readJsonObject(req), userId).catch((error: unknown) => {
+  const body = await readJsonObject(req);
+  const { created, payment } = await rail.payments.submit(body, userId).catch((error: unknown) => {
     throw rail.failureMessage.answer(error);
   });
+  // slow_answer: the payment is made (or found again), but every answer comes after the caller gave up.
+  if (body.scenario === 'slow_answer') await sleep(rail.slowAnswerMs);
   sendJson(res, created ? 201 : 200, payment);
 }
 
@@ -227,7 +248,7 @@ async function findPayment({ rail, req, res, query }: Exchange): Promise<void> {
   await authenticate(rail, req);
   const reference = query.get('reference');
   if (!reference) throw new RailError(400, 'invalid_request', 'reference is required');
-  sendJson(res, 200, await rail.payments.findByReference(reference));
+  sendJson(res, 200, await rail.payments.getByReference(reference));
 }
 
 async function getPayment({ rail, req, res, id }: Exchange): Promise<void> {
@@ -288,14 +309,22 @@ async function setFailureMessage({ rail, req, res, query }: Exchange): Promise<v
 function goDown({ rail, res, query }: Exchange): void {
   const seconds = Number(query.get('seconds') ?? '0');
   if (!Number.isFinite(seconds) || seconds < 0 || seconds > 300) throw new RailError(400, 'invalid_request', 'seconds must be a number from 0 to 300');
-  rail.down.untilMs = Date.now() + seconds * 1000;
-  sendJson(res, 200, { down_until: new Date(rail.down.untilMs).toISOString() });
+  rail.outage = { untilMs: Date.now() + seconds * 1000, hangs: true };
+  sendJson(res, 200, { down_until: new Date(rail.outage.untilMs).toISOString() });
 }
 
-/** A call to a partner that is down waits out the outage (ended early by `seconds=0`), then is refused. */
+/** An outage of `ms` during which every API call is answered 503 at once. */
+function startOutage({ rail, res, query }: Exchange): void {
+  const ms = Number.parseInt(query.get('ms') ?? '', 10);
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > OUTAGE_MS_MAX) throw new RailError(400, 'invalid_request', `ms must be an integer from 0 to ${OUTAGE_MS_MAX}`);
+  rail.outage = { untilMs: Date.now() + ms, hangs: false };
+  sendJson(res, 200, { down_until: new Date(rail.outage.untilMs).toISOString() });
+}
+
+/** A call to a partner that is down is refused: at once, or once a hanging outage is over (ended early by `seconds=0`). */
 async function waitOutOutage(rail: PartnerRail): Promise<void> {
-  if (rail.down.untilMs <= Date.now()) return;
-  while (rail.down.untilMs > Date.now()) await sleep(Math.min(100, rail.down.untilMs - Date.now()));
+  if (rail.outage.untilMs <= Date.now()) return;
+  while (rail.outage.hangs && rail.outage.untilMs > Date.now()) await sleep(Math.min(100, rail.outage.untilMs - Date.now()));
   throw new RailError(503, 'temporarily_unavailable', 'the partner is down (sandbox control)');
 }
 
@@ -367,7 +396,8 @@ function createRails(client: OAuthClient, options: MockRailsOptions, books: Rail
       stats: { tokenRequests: 0, submitAttempts: 0, rejectedTokens: 0 },
       spurious: { pending: 0, rate: options.spuriousInvalidTokenRate ?? 0 },
       failureMessage: new FailureMessage(),
-      down: { untilMs: 0 },
+      outage: { untilMs: 0, hangs: false },
+      slowAnswerMs: options.slowAnswerMs ?? SLOW_ANSWER_MS_DEFAULT,
     }];
   }));
 }

@@ -1,12 +1,11 @@
 // A partner's daily settlement statement: what it settled with the client on one value date, as
-// a real partner publishes it for the client's finance team. It lists the payments the client's
-// customers made through their partner links (pay-ins credited to the client, payouts debited);
-// transfers the client submits under its own credentials move between two accounts of the client's
-// and settle on-us, so they are not on it. The statement scenarios (src/partners/scenarios.ts) make
-// it disagree with the payments on purpose.
+// a real partner publishes it for the client's finance team. It lists every movement on the
+// client's accounts with the partner: the payments its customers made through their partner links
+// (pay-ins credited to the client, payouts debited) and the transfers the client sends under its
+// own credentials (payouts, debited; `client_reference` is the transfer's id). The statement
+// scenarios (src/partners/scenarios.ts) make it disagree with the payments on purpose.
 import BigNumber from 'bignumber.js';
 import { RailError } from './http';
-import { CLIENT_USER_ID } from './oauth';
 import { PAY_IN_CURRENCIES, type PartnerSlug } from '../partners/registry';
 import { STATEMENT_FEE, STATEMENT_LATE_DAYS } from '../partners/scenarios';
 import { currencyScale, type PartnerProfile } from './partners';
@@ -132,7 +131,7 @@ export async function statementPage(profile: PartnerProfile, book: PaymentBook, 
   const startMs = dayStartMs(date);
   const { after, batchFrom } = parseCursor(cursor);
   const lateFromMs = startMs - STATEMENT_LATE_DAYS * DAY_MS;
-  const day: StatementDay = { fromMs: startMs, toMs: startMs + DAY_MS, late: { scenario: 'statement_late', fromMs: lateFromMs, toMs: lateFromMs + DAY_MS }, exceptOwner: CLIENT_USER_ID };
+  const day: StatementDay = { fromMs: startMs, toMs: startMs + DAY_MS, late: { scenario: 'statement_late', fromMs: lateFromMs, toMs: lateFromMs + DAY_MS } };
   const page: StatementPage = { partner: profile.slug, date, final: nowMs >= startMs + DAY_MS, lines: [], next_cursor: null };
   if (batchFrom === null) {
     const payments = await book.settledPage(day, after, limit);

@@ -180,25 +180,25 @@ export class PartnerClient {
     }
   }
 
-  /**
-   * The payment made under our `reference`, read with the client's own token, or null when the
-   * partner made none: how an unanswered submission is settled before anything is called failed.
-   * Raises PartnerError for any other answer (the outcome is still unknown then).
-   */
-  async findPayment(reference: string): Promise<PartnerPayment | null> {
-    const what = `find payment ${reference}`;
-    try {
-      return parsePayment(what, await this.callApi(what, 'GET', `/v1/payments?reference=${encodeURIComponent(reference)}`));
-    } catch (error) {
-      if (isPartnerError(error) && error.httpStatus === 404) return null;
-      throw error;
-    }
-  }
-
   /** The partner's current view of a payment. Raises PartnerError (rejected 404 for an unknown id). */
   async getPayment(id: string): Promise<PartnerPayment> {
     const what = `get payment ${id}`;
     return parsePayment(what, await this.callApi(what, 'GET', `/v1/payments/${encodeURIComponent(id)}`));
+  }
+
+  /**
+   * What the partner holds under our `reference` (read with the client's own token): the payment,
+   * or null when it confirms it holds none (404). Raises PartnerError otherwise: an unavailable
+   * partner confirms nothing. How an unanswered submission is settled before anything is failed.
+   */
+  async findPaymentByReference(reference: string): Promise<PartnerPayment | null> {
+    const what = `find payment ${reference}`;
+    try {
+      return parsePayment(what, await this.callApi(what, 'GET', `/v1/payments?reference=${encodeURIComponent(reference)}`), reference);
+    } catch (error) {
+      if (isPartnerError(error) && error.httpStatus === 404 && error.partnerCode === 'not_found') return null;
+      throw error;
+    }
   }
 
   /** One API call: bounded retries, and on a 401 one token renewal and one more try. */

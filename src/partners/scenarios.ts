@@ -3,7 +3,7 @@
 // header on the request that moves money; the name travels with the instruction to the partner,
 // and the mock rails act it out. Without one, nothing fails on purpose.
 export const SANDBOX_SCENARIOS = [
-  'outage', 'unavailable', 'lost_answer', 'decline', 'error', 'reverse',
+  'outage', 'unavailable', 'lost_answer', 'slow_answer', 'decline', 'error', 'reverse',
   'statement_missing', 'statement_duplicate', 'statement_fee', 'statement_late', 'statement_batched',
 ] as const;
 export type SandboxScenario = (typeof SANDBOX_SCENARIOS)[number];
@@ -32,6 +32,7 @@ export const SCENARIO_EFFECTS: Record<SandboxScenario, string> = {
   outage: 'the rail answers 503 to the first two submissions, then accepts: retried with backoff, then completed',
   unavailable: 'the rail answers 503 to every submission of the request: a payment is 202 pending, nothing paid yet, and the service\'s own resubmission (without the scenario) goes through',
   lost_answer: 'the rail creates the payment but its answer is lost (500): resubmitted under the same reference, found, completed, paid once',
+  slow_answer: 'the rail creates the payment but answers every submission only after our 2 s timeout: the dispatcher asks the rail for the payment under its reference, finds it, completed, paid once, never failed',
   decline: 'the rail declines (422): failed (partner_declined), hold released',
   error: 'the rail fails with 500 and no payment: failed (partner_error) after the checks, hold released',
   reverse: 'the rail accepts, then reverses the payment: rolled_back (partner_reversed), hold released',

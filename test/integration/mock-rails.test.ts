@@ -292,7 +292,7 @@ describe('mock rails: payments', () => {
     await rails.stop();
   });
 
-  it('publishes to the client a daily statement of what its customers\' payments settled, and to nobody else', async () => {
+  it('publishes to the client a daily statement of every payment settled on its accounts, its own transfers included, and to nobody else', async () => {
     const fiatUrl = `${rails.url}/fiat`;
     const code = await authorizationCode(fiatUrl, REDIRECT_URI);
     const userToken = (await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI })).body.access_token;
@@ -312,7 +312,14 @@ describe('mock rails: payments', () => {
     });
     const charged = statement.body.lines.find((l: { reference: string }) => l.reference === fee.body.id);
     assert.deepEqual([charged.amount, charged.fee, charged.net], ['-3.00', '0.50', '-3.50']);
-    assert.ok(!statement.body.lines.some((l: { reference: string }) => l.reference === clients.body.id), 'the client\'s own submissions settle on-us');
+    const sent = statement.body.lines.find((l: { reference: string }) => l.reference === clients.body.id);
+    assert.deepEqual(sent && [sent.type, sent.client_reference, sent.amount, sent.net], ['payout', clients.body.reference, '-7.00', '-7.00'],
+      'the transfers the client sends under its own credentials are on its statement too');
+    // The partner answers what it holds under a reference of ours, and says so when it holds none.
+    const found = await call(fiatUrl, 'GET', `/v1/payments?reference=${encodeURIComponent(clients.body.reference)}`, undefined, { token: tokens.fiat });
+    assert.deepEqual([found.status, found.body.id], [200, clients.body.id]);
+    const none = await call(fiatUrl, 'GET', `/v1/payments?reference=${reference()}`, undefined, { token: tokens.fiat });
+    assert.deepEqual([none.status, none.body.error], [404, 'not_found']);
     assert.deepEqual(statement.body.lines.filter((l: { reference: string }) => l.reference === twice.body.id).map((l: { id: string }) => l.id), [`stl_${twice.body.id}`, `stl_${twice.body.id}_2`]);
     const batch = statement.body.lines.find((l: { type: string; currency: string }) => l.type === 'batch' && l.currency === 'EUR');
     assert.deepEqual([batch.amount, batch.net, batch.batch_size], ['-6.25', '-6.25', 2]);

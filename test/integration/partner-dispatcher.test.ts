@@ -116,7 +116,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
       beneficiary: { name: 'Ada Lovelace', email: 'ada@example.com' },
     };
     return {
-      id: `transfer_execute:${transferId}`, type: 'transfer.execute', partner, resource_id: transferId,
+      id: `execute:${transferId}:${attempt}`, type: 'transfer.execute', partner, resource_id: transferId,
       account_id: accountId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
     };
   }
@@ -141,7 +141,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
       return found.length > 0 ? found : undefined;
     }, WAIT_MS_MAX, `the partner result of ${transferId}`);
     assert.equal(got.key, accountId, 'keyed by the account');
-    assert.equal(got.envelope.id, `partner_result:${transferId}`);
+    assert.equal(got.envelope.id, `partner_result:${transferId}:${got.result.outcome}`);
     assert.equal(got.envelope.type, 'transfer.partner_result');
     assert.equal(got.envelope.account_id, accountId);
     assert.equal(got.envelope.reply_to, null);
@@ -201,7 +201,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.deepEqual([result.outcome, result.failure_code], ['completed', null]);
     assert.match(result.partner_payment_id ?? '', /^fiat_/);
     const after = await railStats('fiat');
-    assert.equal(after.submit_attempts - before.submit_attempts, 2, 'the submit whose answer was lost, and the one that found the payment');
+    assert.equal(after.submit_attempts - before.submit_attempts, 1, 'the submit whose answer was lost; the next attempt found the payment by its reference');
   });
 
   it('scenario reverse: rolled_back partner_reversed, with the partner payment id', async () => {
@@ -214,7 +214,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     const before = await railStats('fiat');
     const result = await resultOf(await produce(partnerCommand('fiat', '10.00', 'USD', 0, 'error')));
     assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'partner_error', null]);
-    assert.match(result.failure_message ?? '', new RegExp(`${UNEXPECTED_CHECKS_MAX} submissions under the same reference found no payment`));
+    assert.match(result.failure_message ?? '', new RegExp(`after ${UNEXPECTED_CHECKS_MAX} submissions the partner confirmed it holds no payment`));
     const after = await railStats('fiat');
     assert.equal(after.submit_attempts - before.submit_attempts, UNEXPECTED_CHECKS_MAX, 'one submission per check, each answered 500');
   });
@@ -224,37 +224,59 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.deepEqual([result.outcome, result.failure_code, result.partner_payment_id], ['failed', 'invalid_partner', null]);
   });
 
-  it('no final status within the poll: re-queued with attempt + 1, then failed partner_timeout past ATTEMPTS_MAX', async () => {
-    // Claimless payments stay pending until the payee opens the link; start one attempt short of
-    // the limit so the test sees one re-queue and then the give-up.
-    const transferId = await produce(partnerCommand('claimless', '10.00', 'USD', ATTEMPTS_MAX - 1));
+  it('no final status within the poll: followed, re-queued with attempt + 1 past ATTEMPTS_MAX, never failed while the partner holds it', async () => {
+    // Claimless payments stay pending until the payee opens the link.
+    const transferId = await produce(partnerCommand('claimless', '10.00', 'USD', ATTEMPTS_MAX));
     const attemptOf = (envelope: PartnerCommandEnvelope) => (JSON.parse(envelope.payload) as TransferExecute).attempt;
     const again = await eventually(
-      async () => partnerCommands.find((e) => e.resource_id === transferId && attemptOf(e) === ATTEMPTS_MAX),
-      WAIT_MS_MAX, 'the re-queued instruction',
+      async () => partnerCommands.find((e) => e.resource_id === transferId && attemptOf(e) === ATTEMPTS_MAX + 2),
+      WAIT_MS_MAX, 'two re-queues past ATTEMPTS_MAX',
     );
-    assert.equal(again.id, `transfer_execute:${transferId}`, 'the same instruction, its attempt counted');
-    const result = await resultOf(transferId);
-    assert.deepEqual([result.outcome, result.failure_code], ['failed', 'partner_timeout']);
-    assert.equal(partnerCommands.filter((e) => e.resource_id === transferId).length, 2, 'one re-queue, then the result');
-    assert.match(result.partner_payment_id ?? '', /^claimless_/);
-    assert.equal((await railClient('claimless').getPayment(result.partner_payment_id!)).status, 'pending');
+    assert.equal(again.id, `execute:${transferId}:${ATTEMPTS_MAX + 2}`, 'the same instruction, its attempt counted in its id');
+    assert.equal(resultsFor(transferId).length, 0, 'no result while the partner holds a pending payment');
+    const payment = await railClient('claimless').findPaymentByReference(transferId);
+    assert.equal(payment?.status, 'pending');
   });
 
-  it('a redelivered command: results with the same command id, and one payment on the rail', async () => {
+  it('a stale copy of an instruction is dropped: one result, one submission', async () => {
     const command = partnerCommand('fiat', '42.00', 'EUR');
+    const before = await railStats('fiat');
     const transferId = await produce(command);
     await resultOf(transferId);
     await produce(command);
-    const both = await eventually(async () => {
-      const found = resultsFor(transferId);
-      return found.length >= 2 ? found : undefined;
-    }, WAIT_MS_MAX, 'the result of the second delivery');
-    assert.equal(both[1].envelope.id, both[0].envelope.id, 'the ledger drops the second result by command id');
-    assert.deepEqual(both[1].result, both[0].result);
-    // The partner deduplicates by reference: submitting it once more returns that same payment.
-    const payment = await railClient('fiat').submitPayment({ reference: transferId, amount: '42.00', currency: 'EUR' });
-    assert.equal(payment.id, both[0].result.partner_payment_id);
+    const later = partnerCommand('fiat', '43.00', 'EUR');
+    assert.equal((await resultOf(await produce(later))).outcome, 'completed');
+    assert.equal(resultsFor(transferId).length, 1, 'the copy ran nothing');
+    const after = await railStats('fiat');
+    assert.equal(after.submit_attempts - before.submit_attempts, 2, 'one submission for each transfer');
+  });
+
+  it('slow_answer: a partner that answers after our timeout made the payment on the first call: completed, never failed, paid once', async function () {
+    this.timeout(60_000);
+    const before = await railStats('fiat');
+    const transferId = await produce(partnerCommand('fiat', '13.00', 'USD', 0, 'slow_answer'));
+    const result = await eventually(async () => resultsFor(transferId)[0]?.result, 50_000, 'the result of the slow partner');
+    assert.deepEqual([result.outcome, result.failure_code], ['completed', null]);
+    assert.equal(resultsFor(transferId).length, 1);
+    const payment = await railClient('fiat').findPaymentByReference(transferId);
+    assert.equal(payment?.id, result.partner_payment_id, 'the payment made by the first call');
+    const after = await railStats('fiat');
+    assert.ok(after.submit_attempts - before.submit_attempts <= 4, 'one call of the client (its retries), then the payment was found by reference');
+  });
+
+  it('a partner down for a while, and a stale copy of the instruction meanwhile: no failure, one chain, completed once the partner is back', async function () {
+    this.timeout(90_000);
+    const outageMs = 15_000;
+    const down = await fetch(`${rails.url}/fiat/_control/outage?ms=${outageMs}`, { method: 'POST' });
+    assert.equal(down.status, 200);
+    const command = partnerCommand('fiat', '14.00', 'USD');
+    const transferId = await produce(command);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await produce(command); // a copy, as an outbox round published twice delivers it
+    const result = await eventually(async () => resultsFor(transferId)[0]?.result, outageMs + 40_000, 'the result once the partner is back');
+    assert.deepEqual([result.outcome, result.failure_code], ['completed', null], 'never failed while the partner might hold the payment');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal(resultsFor(transferId).length, 1, 'one result: the copy started no second chain');
   });
 
   it('a malformed command goes to the dead-letter topic; the ones after it still get results', async () => {
@@ -271,6 +293,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     // re-queued instruction like any other.
     const { config } = runtime;
     const deps = {
+      db: runtime.db, requeuePauseMs: 1_000,
       producer: runtime.producer, codec: runtime.codec, names: runtime.names,
       clients: createPartnerClients({ railsUrl: rails.url, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret }),
       pollMsMax: POLL_MS_MAX, concurrencyMax: 64, batchMsMax: 0,

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
+import { TOPICS } from '../../src/kafka/topics';
+import { PartnerClient } from '../../src/partners/client';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
@@ -200,6 +202,47 @@ describe('transfers', () => {
         if (status !== 'completed') assert.ok(final.failure?.code, 'a failed or rolled back transfer says why');
       });
     }
+
+    it('a partner that pays a transfer after it failed: completed through the ledger, the amount held again (what the balance no longer covers owed), the recipient paid once', async function () {
+      this.timeout(60_000);
+      const { runtime } = testService();
+      const gina = await signUp(base);
+      await fund(base, gina.key, 'USD', '100.00');
+      const recipientBefore = (await balances(base, bob.token)).USD.available;
+      const sent = await call(base, 'POST', '/v1/transfers', { recipient: bankOf(bob), amount: '10.13', currency: 'USD' },
+        { token: gina.key, idempotencyKey: randomUUID(), headers: { 'Sandbox-Scenario': 'error' } });
+      const transferId: string = sent.body.transfer_id;
+      const failed = await transferReaches(base, gina.key, transferId, 'failed');
+      assert.equal(failed.failure.code, 'partner_error');
+      // The sender spends most of the released amount meanwhile.
+      await transfer(base, gina.key, { recipient_email: bob.email, amount: '95.00', currency: 'USD' });
+      // The partner made the payment after all (an answer that came too late), and a copy of the
+      // instruction is delivered again, as an outbox round published twice delivers it.
+      const { config } = runtime;
+      const railsUrl = testService().roles.find((r) => r.role === 'mock-rails')!.url!;
+      const rail = new PartnerClient({ baseUrl: `${railsUrl}/fiat`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret });
+      const paid = await rail.submitPayment({ reference: transferId, amount: '10.13', currency: 'USD' });
+      const instruction = {
+        id: `execute:${transferId}:0`, type: 'transfer.execute', partner: 'fiat', resource_id: transferId, account_id: gina.account.id,
+        issued_at: new Date().toISOString(),
+        payload: JSON.stringify({ transfer_id: transferId, amount: '10.13', currency: 'USD', attempt: 0, beneficiary: {}, scenario: 'error' }),
+      };
+      await runtime.producer.send({
+        topic: runtime.names.full(TOPICS.partnerCommands), acks: -1,
+        messages: [{ key: transferId, value: await runtime.codec.encode(TOPICS.partnerCommands, instruction) }],
+      });
+      const done = await transferReaches(base, gina.key, transferId, 'completed');
+      assert.equal(done.partner_payment_id, paid.id);
+      assert.equal(done.failure, null);
+      assert.deepEqual(done.late_completion && [done.late_completion.failure_code, done.late_completion.receivable], ['partner_error', '5.13']);
+      assert.deepEqual(done.status_history.map((h: any) => h.to), ['pending', 'quoting', 'executing', 'failed', 'completed']);
+      const after = await balances(base, gina.token);
+      assert.deepEqual([after.USD.available, after.USD.pending], ['0.00', '0.00'], 'never below zero: the 5.13 not covered is owed');
+      const received = new Money((await balances(base, bob.token)).USD.available).minus(recipientBefore).toFixed(2);
+      assert.equal(received, '105.13', 'the 95.00 and the 10.13 paid by the partner, once');
+      const events = await call(base, 'GET', `/v1/events?limit=20`, undefined, { token: gina.key });
+      assert.ok(events.body.data.some((e: any) => e.type === 'transfer.completed' && e.resource_id === transferId), 'transfer.completed announced');
+    });
 
     it('fails only on request: amounts whose cents once meant a failure complete', async () => {
       const frank = await signUp(base);

@@ -1,0 +1,124 @@
+// The deadline of an `executing` transfer (its funds held while a partner executes it). A retry
+// chain can end without a result: its instruction dead-lettered, or dropped by a crash between
+// its claim and its re-queue. Past the deadline, with no instruction claimed for as long, the
+// partner is asked what it holds under the transfer's reference:
+//   it confirms none          → the transfer fails (`execution_deadline`), its hold released
+//   it holds the payment      → a new instruction follows it (attempt after the last claimed)
+//   it cannot be asked        → nothing moves: the funds stay held, the transfer is marked
+//                               `unreachable_since` (partner_instructions) and each round logs the count
+// Never silently failed: only the partner's "none" fails a transfer.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
+import { formatAmount, type Currency } from '../../ledger/money';
+import { TOPICS } from '../../src/kafka/topics';
+import { log } from '../../src/log';
+import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
+import { isPartnerError } from '../../src/partners/errors';
+import type { Runtime } from '../../src/runtime';
+import { resultCommand } from './dispatcher';
+
+const OVERDUE_BATCH_MAX = 100;
+
+export interface DeadlineSettings {
+  /** How long a transfer may stay `executing` without an instruction claimed before the partner is asked. */
+  deadlineMs: number;
+  intervalMs: number;
+}
+
+interface OverdueRow {
+  id: string; account_id: string; partner: string; payout_amount: string; payout_currency: Currency;
+  recipient: Record<string, unknown>; recipient_account_id: string | null; attempt: number | null;
+}
+
+export interface DeadlineRound { failed: number; followed: number; unreachable: number }
+
+export class ExecutingDeadline {
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+
+  constructor(private readonly runtime: Runtime, private readonly clients: ReadonlyMap<string, PartnerClient>, private readonly settings: DeadlineSettings) {}
+
+  start(): void {
+    this.loop = (async () => {
+      while (!this.stopped) {
+        await this.round().catch((error) => log.warn({ err: error }, 'an executing-deadline round failed; the next one retries'));
+        await sleep(this.settings.intervalMs);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+
+  /** One pass over the executing transfers past their deadline. */
+  async round(): Promise<DeadlineRound> {
+    const { db } = this.runtime;
+    const cutoff = new Date(Date.now() - this.settings.deadlineMs);
+    const overdue: OverdueRow[] = await db('transfers as t')
+      .leftJoin('partner_instructions as c', 'c.transfer_id', db.raw('t.id::text'))
+      .where('t.status', 'executing').whereIn('t.partner', [...this.clients.keys()]).where('t.updated_at', '<', cutoff)
+      .where((q) => q.whereNull('c.claimed_at').orWhere('c.claimed_at', '<', cutoff))
+      .orderBy('t.updated_at').limit(OVERDUE_BATCH_MAX)
+      .select('t.id', 't.account_id', 't.partner', db.raw('t.payout_amount::text AS payout_amount'), 't.payout_currency', 't.recipient', 't.recipient_account_id', 'c.attempt');
+    const counts: DeadlineRound = { failed: 0, followed: 0, unreachable: 0 };
+    for (const transfer of overdue) {
+      let payment: PartnerPayment | null;
+      try {
+        payment = await this.clients.get(transfer.partner)!.findPaymentByReference(transfer.id);
+      } catch (error) {
+        if (!isPartnerError(error)) throw error;
+        await this.markUnreachable(transfer, error.message);
+        counts.unreachable += 1;
+        continue;
+      }
+      if (payment === null) {
+        await this.fail(transfer);
+        counts.failed += 1;
+      } else {
+        await this.followAgain(transfer);
+        counts.followed += 1;
+      }
+    }
+    if (counts.unreachable > 0) log.warn({ ...counts }, 'executing transfers past their deadline whose partner cannot be asked: funds stay held');
+    return counts;
+  }
+
+  private async markUnreachable(transfer: OverdueRow, reason: string): Promise<void> {
+    await this.runtime.db.raw(`
+      INSERT INTO partner_instructions AS c (transfer_id, attempt, source, claimed_at, unreachable_since, unreachable_reason)
+      VALUES (?, ?, 'deadline', to_timestamp(0), now(), ?)
+      ON CONFLICT (transfer_id) DO UPDATE SET unreachable_since = coalesce(c.unreachable_since, now()), unreachable_reason = excluded.unreachable_reason`,
+    [transfer.id, transfer.attempt ?? -1, reason.slice(0, 500)]);
+  }
+
+  private async fail(transfer: OverdueRow): Promise<void> {
+    const result: TransferPartnerResult = {
+      transfer_id: transfer.id, outcome: 'failed', partner_payment_id: null, failure_code: 'execution_deadline',
+      failure_message: 'the transfer passed its execution deadline and the partner confirmed it holds no payment under its reference',
+    };
+    const envelope: LedgerCommandEnvelope = resultCommand(transfer.account_id, result);
+    await this.runtime.producer.send({
+      topic: this.runtime.names.full(TOPICS.ledgerCommands), acks: -1,
+      messages: [{ key: transfer.account_id, value: await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope) }],
+    });
+  }
+
+  /** A new instruction, after the last claimed attempt: the dispatcher finds the payment by reference and follows it. */
+  private async followAgain(transfer: OverdueRow): Promise<void> {
+    const attempt = (transfer.attempt ?? -1) + 1;
+    const payload: TransferExecute = {
+      transfer_id: transfer.id, amount: formatAmount(transfer.payout_amount, transfer.payout_currency), currency: transfer.payout_currency, attempt,
+      beneficiary: { ...transfer.recipient, account_id: transfer.recipient_account_id }, scenario: null,
+    };
+    const envelope: PartnerCommandEnvelope = {
+      id: `execute:${transfer.id}:${attempt}`, type: 'transfer.execute', partner: transfer.partner, resource_id: transfer.id,
+      account_id: transfer.account_id, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
+    };
+    await this.runtime.producer.send({
+      topic: this.runtime.names.full(TOPICS.partnerCommands), acks: -1,
+      messages: [{ key: transfer.id, value: await this.runtime.codec.encode(TOPICS.partnerCommands, envelope) }],
+    });
+  }
+}
