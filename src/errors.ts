@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   quote_expired: 422,
   exception_pair_mismatch: 422,
   nothing_to_adjust: 422,
+  message_unsendable: 422,
   external_send_blocked: 400,
   invalid_currency: 400,
   invalid_partner: 400,
