@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   payment_state_conflict: 409,
   insufficient_funds: 422,
   sender_no_chain_wallet: 422,
+  account_no_chain_wallet: 422,
+  faucet_limit_exceeded: 422,
   recipient_not_found: 422,
   phantom_recipient: 422,
   quote_expired: 422,

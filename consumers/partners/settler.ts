@@ -7,10 +7,11 @@
 // reference ever came back for by the deadline is failed with its event rather than left pending
 // forever. Command ids name the payment and the status, so several settlers (or a
 // repeated poll) can only say each thing once: the ledger keeps the first.
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
 import { formatAmount } from '../../ledger/money';
-import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
+import { paymentSubmissionsCommandId, paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { PartnerLinks } from '../../src/partner-links/links';
@@ -70,7 +71,9 @@ export class PaymentSettler {
   }
 
   private async follow(payment: PaymentRecord): Promise<PaymentUpdate | null> {
-    const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count };
+    // A resubmission is counted with the answer it got, or alone when it got none (the ledger adds it once).
+    const sent = { submissions: 0 };
+    const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count, submissions: 0 };
     const ageMs = Date.now() - payment.created_at.getTime();
     if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
     const client = this.clients(payment.partner as PartnerSlug);
@@ -80,16 +83,21 @@ export class PaymentSettler {
       seen = payment.external_id === null
         ? await this.links.withToken(link, (token) => client.submitPaymentAs(token, {
           reference: payment.id, amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, metadata: { payment_id: payment.id },
-        }))
+        }, sent))
         : await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!));
     } catch (error) {
+      base.submissions = sent.submissions;
       if (isPartnerError(error) && error.kind === 'declined') {
         return { ...base, status: 'failed', external_id: payment.external_id, failure_code: 'partner_declined', failure_message: error.message };
       }
-      if (payment.external_id !== null || ageMs < this.settings.pendingDeadlineMs) throw error;
+      if (payment.external_id !== null || ageMs < this.settings.pendingDeadlineMs) {
+        if (sent.submissions === 0) throw error;
+        log.debug({ paymentId: payment.id, err: (error as Error).message }, 'a resubmission got no answer; counted, and tried again next round');
+        return { ...base, status: 'pending', external_id: null, failure_code: null, failure_message: null };
+      }
       return { ...base, status: 'failed', external_id: null, failure_code: 'partner_timeout', failure_message: `no partner reference came back before the deadline (${(error as Error).message}); nothing moved` };
     }
-    if (payment.external_id === null) base.retry_count += 1;
+    base.submissions = sent.submissions;
     const update = updateFromPartner(payment, seen);
     return update && { ...base, ...update };
   }
@@ -98,7 +106,8 @@ export class PaymentSettler {
     const accountOf = new Map(open.map((p) => [p.id, p.account_id]));
     const messages = await Promise.all(updates.map(async (update) => {
       const envelope: LedgerCommandEnvelope = {
-        id: paymentUpdateCommandId(update.payment_id, update.status), type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
+        id: update.status === 'pending' ? paymentSubmissionsCommandId(update.payment_id, randomUUID()) : paymentUpdateCommandId(update.payment_id, update.status),
+        type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
         reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(update),
       };
       return { key: envelope.account_id, value: await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope) };
