@@ -39,7 +39,7 @@ export function decidePaymentCreate(commandId: string, command: PaymentCreate, a
   const payment: PaymentRecord = {
     id: command.payment_id, account_id: account.id, command_id: commandId, customer_id: command.customer_id, partner: command.partner,
     direction: outbound ? 'outbound' : 'inbound', kind: command.kind, amount: amount.toFixed(), currency: command.currency, status: 'pending',
-    external_id: null, claim_link: null, idempotency_key: command.idempotency_key, retry_count: 0, funding_method_external_id: command.funding_method_external_id,
+    external_id: null, claim_link: null, idempotency_key: command.idempotency_key, retry_count: 0, submissions: 0, funding_method_external_id: command.funding_method_external_id,
     payee: command.payee ?? null, purpose: command.purpose ?? null,
     failure_code: null, failure_message: null, created_at: now, updated_at: now, completed_at: null,
   };
@@ -57,11 +57,19 @@ export function decidePaymentCreate(commandId: string, command: PaymentCreate, a
 export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecord | null, book: BalanceBook, now: Date): Decision {
   if (!current) return refusal('payment_not_found', 'no such payment', update.payment_id);
   const path = pathTo(current.status, update.status);
-  if (path.length === 0) return emptyDecision({ kind: 'payment', created: false, payment: current });
+  // Every submission counts, also those of an answer that changes nothing (late, or none at all).
+  const submissions = (current.submissions ?? 0) + Math.max(0, Math.trunc(update.submissions ?? 0));
+  const counts = { submissions, retry_count: Math.max(current.retry_count, update.retry_count ?? 0, submissions - 1) };
+  if (path.length === 0) {
+    if (submissions === (current.submissions ?? 0)) return emptyDecision({ kind: 'payment', created: false, payment: current });
+    const counted: PaymentRecord = { ...current, ...counts, updated_at: now };
+    const decision = emptyDecision({ kind: 'payment', created: false, payment: counted });
+    decision.payment = counted;
+    return decision;
+  }
   const payment: PaymentRecord = {
-    ...current, updated_at: now,
+    ...current, ...counts, updated_at: now,
     external_id: update.external_id ?? current.external_id, claim_link: update.claim_link ?? current.claim_link,
-    retry_count: Math.max(current.retry_count, update.retry_count),
   };
   if (update.status === 'failed' || update.status === 'cancelled') {
     payment.failure_code = update.failure_code ?? (update.status === 'cancelled' ? 'cancelled' : 'partner_error');

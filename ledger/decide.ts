@@ -7,7 +7,7 @@ import type { AppliedPosting, BalanceBook } from './balances';
 import type { FaucetCredit, FxExecute, TransferCreate, TransferExecute, TransferPartnerResult } from './messages';
 import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
 import { isSupportedPair, price } from './fx-rates';
-import { formatAmount, Money, STABLECOINS, type Currency } from './money';
+import { formatAmount, Money, STABLECOINS, type Amount, type Currency } from './money';
 import type { EntryDraft } from './entry';
 import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, reholdLateTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
@@ -100,8 +100,32 @@ function walk(record: TransferRecord, path: TransferStatus[], at: Date, decision
   record.status = path[path.length - 1];
 }
 
-export function decideFaucetCredit(accountId: string, command: FaucetCredit, book: BalanceBook): Decision {
+/**
+ * The sandbox faucet's bounds, in whole units of the credited currency: per credit, and per
+ * account, currency and UTC day of the ledger's clock (every credit decided that day counts).
+ * Large enough for a load test's funding, small enough that no account holds unbounded money.
+ */
+export const FAUCET_CREDIT_MAX = '1000000';
+export const FAUCET_DAILY_MAX = '10000000';
+
+/**
+ * A faucet credit. `account`: the credited account's facts (null: not read, as for a caller that
+ * checked them itself); `creditedToday`: what the faucet credited the account in the currency
+ * this UTC day before this command.
+ */
+export function decideFaucetCredit(accountId: string, command: FaucetCredit, book: BalanceBook,
+  account: AccountFacts | null = null, creditedToday: Amount = new Money(0)): Decision {
   const amount = new Money(command.amount);
+  if (account && STABLECOINS.includes(command.currency) && !account.hasChainWallet) {
+    return refusal('account_no_chain_wallet', `${command.currency} test funds need a chain wallet on the account (sign up with "chain_wallet": true)`, 'currency');
+  }
+  if (amount.isGreaterThan(FAUCET_CREDIT_MAX)) {
+    return refusal('faucet_limit_exceeded', `the faucet credits at most ${FAUCET_CREDIT_MAX} ${command.currency} at a time`, 'amount');
+  }
+  if (amount.plus(creditedToday).isGreaterThan(FAUCET_DAILY_MAX)) {
+    return refusal('faucet_limit_exceeded',
+      `the faucet credits at most ${FAUCET_DAILY_MAX} ${command.currency} per account and UTC day; ${formatAmount(new Money(creditedToday), command.currency)} were credited today`, 'amount');
+  }
   const entry = faucetCredit(command.entry_id, accountId, command.currency, amount);
   const postings = book.apply(entry);
   const event = balanceEvent(book, accountId, command.currency);

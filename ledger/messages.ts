@@ -90,13 +90,16 @@ export interface ReconciliationAdjust {
 /** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */
 export interface PaymentUpdate {
   payment_id: string;
-  status: 'sent' | 'authorized' | 'completed' | 'failed' | 'cancelled';
+  /** `pending`: no news of the payment, only `submissions` to count. */
+  status: 'pending' | 'sent' | 'authorized' | 'completed' | 'failed' | 'cancelled';
   external_id: string | null;
   claim_link: string | null;
   failure_code: string | null;
   failure_message: string | null;
-  /** Resubmissions to the partner so far. */
+  /** Resubmissions to the partner so far, as the caller knew them. */
   retry_count: number;
+  /** Submissions this caller made to the partner (absent: none); the ledger adds them to the payment's, once per command. */
+  submissions?: number;
 }
 
 /** A partner's final word on a transfer, fed back to the ledger by a partner dispatcher. */

@@ -12,6 +12,7 @@ export type RefusalCode =
   | 'resource_not_found' | 'account_not_active' | 'sender_no_chain_wallet' | 'recipient_not_found' | 'invalid_request'
   | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found' | 'unsupported_pair'
   | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed' | 'payment_not_found'
+  | 'faucet_limit_exceeded' | 'account_no_chain_wallet'
   // Not a decision on the command: its Idempotency-Key already names another request (never stored).
   | 'idempotency_conflict';
 

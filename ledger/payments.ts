@@ -27,6 +27,8 @@ export interface PaymentRecord {
   claim_link: string | null;
   idempotency_key: string;
   retry_count: number;
+  /** Submissions to the partner by every caller; retry_count is this less one. */
+  submissions: number;
   funding_method_external_id: string | null;
   /** Who an outbound payment pays (SPEC.md section 4, send), as the request gave it. */
   payee: Record<string, unknown> | null;
@@ -57,6 +59,13 @@ export function pathTo(from: PaymentStatus, to: PaymentStatus): PaymentStatus[] 
  * so the ledger keeps the first and the others change nothing.
  */
 export const paymentUpdateCommandId = (paymentId: string, status: PaymentStatus): string => `payment.update:${paymentId}:${status}`;
+
+/**
+ * The id of a command that only counts a caller's submissions that got no answer to record (a
+ * request that ended 503, a settler's resubmission that failed): one per caller's attempt, named
+ * by `attemptId`, so each is counted once.
+ */
+export const paymentSubmissionsCommandId = (paymentId: string, attemptId: string): string => `payment.update:${paymentId}:submissions:${attemptId}`;
 
 /** What a partner says of a payment it holds: its id there, its status there, its claim link. */
 export interface PartnerView { id: string; status: 'pending' | 'authorized' | 'completed' | 'reversed' | 'expired'; claim_link?: string }

@@ -63,7 +63,7 @@ const TRANSFER_COLUMNS = [
 ] as const;
 const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'command_id', 'partner', 'direction', 'kind', 'amount', 'currency', 'status', 'external_id', 'claim_link',
-  'idempotency_key', 'retry_count', 'funding_method_external_id', 'payee', 'purpose', 'failure_code', 'failure_message', 'created_at', 'updated_at', 'completed_at', 'status_history',
+  'idempotency_key', 'retry_count', 'submissions', 'funding_method_external_id', 'payee', 'purpose', 'failure_code', 'failure_message', 'created_at', 'updated_at', 'completed_at', 'status_history',
 ] as const;
 const ENTRY_COLUMNS = ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'] as const;
 const POSTING_COLUMNS = ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'] as const;
@@ -77,7 +77,7 @@ const insertFromJson = (table: string, columns: readonly string[], param: string
   `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM jsonb_populate_recordset(NULL::${table}, ${param}::jsonb)`;
 
 // Each update takes a JSON array of rows with the table's column names; status histories append.
-const updatePayments = (param: string) => `UPDATE payments AS p SET status = v.status, external_id = v.external_id, claim_link = v.claim_link, retry_count = v.retry_count,
+const updatePayments = (param: string) => `UPDATE payments AS p SET status = v.status, external_id = v.external_id, claim_link = v.claim_link, retry_count = v.retry_count, submissions = v.submissions,
     failure_code = v.failure_code, failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at,
     status_history = p.status_history || v.status_history
   FROM jsonb_populate_recordset(NULL::payments, ${param}::jsonb) AS v WHERE p.id = v.id`;

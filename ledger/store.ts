@@ -4,13 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AccountFacts } from './decide';
-import type { LedgerAccountRef } from './chart';
+import { faucetEquity, type LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord } from './payments';
 import type { TransferRecord } from './transfers';
 import type pg from 'pg';
 import { copyIntoClient } from '../src/db/pg-copy';
 import type { DomainEventEnvelope } from './messages';
+import { Money, type Amount, type Currency } from './money';
 import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, numberAccountEvents, outboxRoundRows, type OutboxWrite } from './round-write';
 
 type Db = Knex | Knex.Transaction;
@@ -62,6 +63,33 @@ async function readById<Row extends { id: string }>(db: Db, table: string, ids: 
 export const readTransfers = (db: Db, ids: string[]) => readById<TransferRecord>(db, 'transfers', ids);
 export const readQuotes = (db: Db, ids: string[]) => readById<FxQuoteRecord>(db, 'fx_quotes', ids);
 export const readPayments = (db: Db, ids: string[]) => readById<PaymentRecord>(db, 'payments', ids);
+
+/** The key of an account and currency in faucetCreditedToday's answer. */
+export const faucetKey = (accountId: string, currency: string): string => `${accountId}:${currency}`;
+
+/**
+ * What the faucet credited each account in each currency this UTC day (the database's clock,
+ * the ledger's), by faucetKey: the daily bound of decideFaucetCredit counts it.
+ */
+export async function faucetCreditedToday(db: Db, wanted: Array<{ accountId: string; currency: string }>): Promise<Map<string, Amount>> {
+  const credited = new Map<string, Amount>();
+  if (wanted.length === 0) return credited;
+  // From the faucet's equity accounts, by time (postings_system_account_created), to the credited
+  // postings of the same entries: an account's own postings are indexed by sequence only, and a
+  // busy account has many.
+  const { rows } = await db.raw(
+    `SELECT c.account_id, c.currency, sum(c.amount)::text AS total
+       FROM ledger_accounts la
+       JOIN postings e ON e.ledger_account_id = la.id AND e.account_id IS NULL
+                      AND e.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+       JOIN postings c ON c.entry_id = e.entry_id AND c.account_id IS NOT NULL
+      WHERE la.code = ANY(?::text[]) AND (c.account_id, c.currency) IN (SELECT * FROM unnest(?::uuid[], ?::text[]))
+      GROUP BY c.account_id, c.currency`,
+    [[...new Set(wanted.map((w) => faucetEquity(w.currency as Currency).code))], wanted.map((w) => w.accountId), wanted.map((w) => w.currency)],
+  );
+  for (const row of rows as Array<{ account_id: string; currency: string; total: string }>) credited.set(faucetKey(row.account_id, row.currency), new Money(row.total));
+  return credited;
+}
 
 /** What the ledger already knows of a command it is handed. */
 export interface KnownCommand {

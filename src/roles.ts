@@ -48,6 +48,8 @@ import { metaRoutes } from './http/meta';
 import { requestLogRoutes } from './http/request-logs';
 import { deadLetterRoutes } from './http/dead-letters';
 import { DeadLetters } from './kafka/dead-letters';
+import { outboxSetAsideRoutes } from './http/outbox-set-aside';
+import { OutboxSetAside } from './kafka/outbox-set-aside';
 import { LedgerReads } from './read-models/ledger';
 import { RequestLogReads } from './read-models/request-logs';
 import { TransferReads } from './read-models/transfers';
@@ -117,6 +119,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...reconciliationExceptionRoutes(new ExceptionDesk(runtime, deps.ledger, config.ledgerReplyTimeoutMs)),
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...deadLetterRoutes(new DeadLetters(db, runtime.producer)),
+    ...outboxSetAsideRoutes(new OutboxSetAside(db, runtime)),
     ...plannedRoutes(),
   );
   return routes;

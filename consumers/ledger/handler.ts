@@ -16,9 +16,10 @@ import { LedgerRound } from '../../ledger/round-transaction';
 import { isCanonicalUuid, unstorable } from '../../ledger/screen';
 import {
   accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, roundFacts,
-  type BatchWrite, type EntryWrite, type KnownCommand,
+  faucetCreditedToday, faucetKey, type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
+import { Money, type Amount } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { Delivered } from '../../src/kafka/consumer';
 import type { Runtime } from '../../src/runtime';
@@ -47,29 +48,41 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
   const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
   const paymentIds = commands.flatMap((c) => (c.type === 'payment.update' ? [c.payload.payment_id] : []));
-  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create').map((c) => c.envelope.account_id);
+  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit')
+    .map((c) => c.envelope.account_id);
+  const faucets = commands.flatMap((c) => (c.type === 'faucet.credit' ? [{ accountId: c.envelope.account_id, currency: c.payload.currency }] : []));
   const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
   const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
   const refs = commands.map(({ envelope, type }) => (type === 'refused'
     ? { id: envelope.id, accountId: '', idempotencyKey: null } // only its own earlier answer matters
     : { id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
-  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments] = await Promise.all([
+  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments, faucetToday] = await Promise.all([
     roundFacts(runtime.db, refs, [...new Set(senderIds)], [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
     readTransfers(runtime.db, results),
     readQuotes(runtime.db, quoteIds),
     readPayments(runtime.db, paymentIds),
+    faucetCreditedToday(runtime.db, faucets),
   ]);
-  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments } };
+  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday } };
 }
 
-/** The records a batch decides on, as locked in its transaction and changed by its earlier commands. */
-interface Locked { transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord> }
+/**
+ * The records a batch decides on, as locked in its transaction and changed by its earlier
+ * commands; `faucetToday` counts the batch's own credits too (a copy per attempt of the batch).
+ */
+interface Locked { transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord>; faucetToday: Map<string, Amount> }
 
-function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments }: Locked, book: BalanceBook, now: Date): Decision {
+function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments, faucetToday }: Locked, book: BalanceBook, now: Date): Decision {
   switch (command.type) {
-    case 'faucet.credit':
-      return decideFaucetCredit(command.envelope.account_id, command.payload, book);
+    case 'faucet.credit': {
+      const accountId = command.envelope.account_id;
+      const key = faucetKey(accountId, command.payload.currency);
+      const account = facts.accountsById.get(accountId) ?? null;
+      const decision = decideFaucetCredit(accountId, command.payload, book, account, faucetToday.get(key) ?? new Money(0));
+      if (decision.entries.length > 0) faucetToday.set(key, (faucetToday.get(key) ?? new Money(0)).plus(command.payload.amount));
+      return decision;
+    }
     case 'transfer.create':
       return decideTransferCreate(command.envelope.id, command.payload, {
         sender: facts.accountsById.get(command.envelope.account_id) ?? null,
@@ -140,9 +153,10 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     const changed = new Map<string, TransferRecord>();
     // A payment created in this batch is inserted once, in its latest state; others are updated.
     const createdPayments = new Set<string>();
+    const faucetToday = new Map(facts.faucetToday);
     const changedPayments = new Map<string, PaymentRecord>();
     for (const command of commands) {
-      const decision = decide(command, facts, { transfers, quotes, payments }, book, now);
+      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday }, book, now);
       for (const { entry, postings } of decision.entries) {
         const applied: EntryWrite = {
           id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings,

@@ -47,12 +47,25 @@ export interface OutboxMessage { topic: string; key: string; payload: unknown; h
 
 /** Encodes messages for Kafka, grouped by topic, for sendBatches. */
 export async function toTopicMessages(kafka: { names: TopicNames; codec: AvroCodec }, rows: OutboxMessage[]): Promise<TopicMessages[]> {
-  const byTopic = new Map<string, Message[]>();
-  for (const row of rows) {
-    const topic = kafka.names.full(row.topic);
-    const list = byTopic.get(topic) ?? [];
-    list.push({ key: row.key, value: await kafka.codec.encode(row.topic, row.payload), headers: row.headers });
-    byTopic.set(topic, list);
+  const encoded: EncodedMessage[] = [];
+  for (const row of rows) encoded.push(await encodeMessage(kafka, row));
+  return byTopic(encoded);
+}
+
+/** A message and its Kafka record, its topic's full name. */
+export interface EncodedMessage { message: OutboxMessage; topic: string; record: Message }
+
+export async function encodeMessage(kafka: { names: TopicNames; codec: AvroCodec }, row: OutboxMessage): Promise<EncodedMessage> {
+  return { message: row, topic: kafka.names.full(row.topic), record: { key: row.key, value: await kafka.codec.encode(row.topic, row.payload), headers: row.headers } };
+}
+
+/** Groups records by topic, each topic's in their order. */
+export function byTopic(encoded: EncodedMessage[]): TopicMessages[] {
+  const topics = new Map<string, Message[]>();
+  for (const { topic, record } of encoded) {
+    const list = topics.get(topic) ?? [];
+    list.push(record);
+    topics.set(topic, list);
   }
-  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+  return [...topics].map(([topic, messages]) => ({ topic, messages }));
 }

@@ -5,7 +5,7 @@ import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult } from '../../ledger/messages';
 import type { PaymentRecord } from '../../ledger/payments';
-import { isCurrency, type Currency } from '../../ledger/money';
+import { isCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { refused, type Refused } from '../../ledger/outcome';
 import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
@@ -64,6 +64,8 @@ export interface BatchFacts {
   quotes: Map<string, FxQuoteRecord>;
   /** The payments that payment.update commands name, as read before the batch locks them. */
   payments: Map<string, PaymentRecord>;
+  /** What the faucet credited today to the accounts and currencies faucet.credit commands name (store.ts faucetKey). */
+  faucetToday: Map<string, Amount>;
 }
 
 /** The FX desk's accounts a conversion from `from` to `to` posts to. */

@@ -20,7 +20,8 @@
 // once: the ledger keeps the first.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
-import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
+import { paymentSubmissionsCommandId, paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
+import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../src/errors';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
@@ -141,7 +142,9 @@ export class PaymentSettler {
   }
 
   private async follow(payment: PaymentRecord): Promise<PaymentUpdate | null> {
-    const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count };
+    // A resubmission is counted with the answer it got, or alone when it got none (the ledger adds it once).
+    const sent = { submissions: 0 };
+    const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count, submissions: 0 };
     const ageMs = Date.now() - payment.created_at.getTime();
     if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
     const client = this.clients(payment.partner as PartnerSlug);
@@ -152,8 +155,7 @@ export class PaymentSettler {
         // Made at the partner: read with the customer's token, or the client's own once the link is gone.
         seen = link ? await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!)) : await client.getPayment(payment.external_id);
       } else if (link && ageMs < this.settings.pendingDeadlineMs) {
-        seen = await this.links.withToken(link, (token) => client.submitPaymentAs(token, partnerRequestOf(payment)));
-        base.retry_count += 1;
+        seen = await this.links.withToken(link, (token) => client.submitPaymentAs(token, partnerRequestOf(payment), sent));
       } else {
         seen = await client.findPaymentByReference(payment.id);
         if (seen === null) {
@@ -165,11 +167,16 @@ export class PaymentSettler {
         }
       }
     } catch (error) {
+      base.submissions = sent.submissions;
       if (isPartnerError(error) && error.kind === 'declined') {
         return { ...base, status: 'failed', external_id: payment.external_id, failure_code: 'partner_declined', failure_message: error.message };
       }
-      throw error;
+      // A resubmission that got no answer still counts (retry_count); the payment is due again later.
+      if (sent.submissions === 0) throw error;
+      log.debug({ paymentId: payment.id, err: (error as Error).message }, 'a resubmission got no answer; counted, and tried again next round');
+      return { ...base, status: 'pending', external_id: null, failure_code: null, failure_message: null };
     }
+    base.submissions = sent.submissions;
     const update = updateFromPartner(payment, seen);
     return update && { ...base, ...update };
   }
@@ -188,7 +195,8 @@ export class PaymentSettler {
     const accountOf = new Map(due.map((p) => [p.id, p.account_id]));
     const messages = await Promise.all(updates.map(async (update) => {
       const envelope: LedgerCommandEnvelope = {
-        id: paymentUpdateCommandId(update.payment_id, update.status), type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
+        id: update.status === 'pending' ? paymentSubmissionsCommandId(update.payment_id, randomUUID()) : paymentUpdateCommandId(update.payment_id, update.status),
+        type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
         reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(update),
       };
       return { key: envelope.account_id, value: await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope) };

@@ -1,6 +1,7 @@
 // The sandbox faucet: credits test funds to an account through the ledger, as a command like any
 // other money movement (the ledger is the only writer of money).
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
+import { FAUCET_CREDIT_MAX, FAUCET_DAILY_MAX } from '../../ledger/decide';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
@@ -28,6 +29,11 @@ export function faucetRoutes(db: Db, ledger: LedgerClient, environment: Environm
       method: 'POST', path: '/v1/sandbox/faucet', operationId: 'sandboxFaucet', tag: 'sandbox',
       summary: "Credit test funds to the caller's account through the ledger", auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger',
       response: { status: 201, description: 'the credit and the new balance', schema: faucetCreditSchema },
+      errors: ['faucet_limit_exceeded', 'account_no_chain_wallet'],
+      errorNotes: {
+        faucet_limit_exceeded: `more than ${FAUCET_CREDIT_MAX} in one credit, or more than ${FAUCET_DAILY_MAX} of a currency to one account in a UTC day (the ledger's clock); nothing is credited`,
+        account_no_chain_wallet: 'USDC or EURC to an account without a chain wallet (sign up with chain_wallet: true)',
+      },
       provisionalSchema: { type: 'object', required: ['status', 'currency', 'amount'], properties: { status: { type: 'string', const: 'pending' }, currency: { type: 'string' }, amount: { type: 'string' } } },
       provisional: async (request) => {
         const currency = requireCurrency(request.body.currency);

@@ -52,7 +52,7 @@ const persistedQuoteSchema = {
     id: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: ['created', 'expired', 'consumed'], description: 'created until expires_at; expired after it; consumed once executed' },
     ...quoteSchema.properties,
-    expires_at: { type: 'string', format: 'date-time', description: 'until when the rate is locked' },
+    expires_at: { type: 'string', format: 'date-time', description: 'until when the rate is locked; POST /v1/fx/execute compares it with the ledger\'s clock when the ledger decides the execution, not when the request arrived' },
     created_at: { type: 'string', format: 'date-time' },
     consumed_at: { type: ['string', 'null'], format: 'date-time' },
   },
@@ -155,6 +155,9 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       auth: { kind: 'key', scope: 'fx:write', moneyMoving: true }, idempotent: 'ledger',
       response: { status: 201, description: 'the quote, consumed, and the conversion\'s transactions', schema: executionSchema },
       errors: ['quote_not_found', 'quote_expired', 'quote_already_consumed', 'insufficient_funds'],
+      errorNotes: {
+        quote_expired: 'the quote\'s expires_at had passed by the ledger\'s clock when the ledger decided the execution (not when the request arrived): a request sent just before expires_at and decided after it is refused, so execute with a margin',
+      },
       provisional: async (request) => pendingExecution(request.body.quote_id),
       provisionalSchema: pendingExecutionSchema,
       handler: async (request) => {

@@ -12,7 +12,7 @@ const transactionSchema = {
   properties: {
     id: { type: 'string', format: 'uuid' }, entry_id: { type: 'string' }, type: { type: 'string' }, transfer_id: { type: ['string', 'null'] },
     direction: { type: 'string', enum: ['credit', 'debit'] }, amount: { type: 'string' }, currency: { type: 'string' },
-    status: { type: 'string' }, balance_after: { type: 'string' }, created_at: { type: 'string' },
+    status: { type: 'string', description: 'the state of the transfer or payment the movement belongs to (a hold of one still executing or sent is not completed); completed for a movement of neither (test funds, a conversion)' }, balance_after: { type: 'string' }, created_at: { type: 'string' },
   },
 };
 
@@ -23,7 +23,7 @@ const balanceSchema = {
   properties: {
     totals: {
       type: 'array', description: 'per settlement currency: stablecoin rails roll into USD and EUR',
-      items: { type: 'object', required: ['currency', 'amount', 'available', 'pending'], properties: { currency: { type: 'string' }, amount: decimal, available: decimal, pending: decimal } },
+      items: { type: 'object', description: 'summed exactly, then shown at the currency\'s scale: amount and available rounded down, pending = amount - available as shown', required: ['currency', 'amount', 'available', 'pending'], properties: { currency: { type: 'string' }, amount: decimal, available: decimal, pending: decimal } },
     },
     breakdown: {
       type: 'array', description: 'each currency the account holds, at its full scale',
@@ -38,7 +38,8 @@ const transactionView = (row: TransactionRow) => {
     id: row.id, entry_id: row.entry_id, type: row.kind, transfer_id: row.transfer_id,
     direction: amount.isNegative() ? 'debit' : 'credit',
     amount: formatAmount(amount.abs(), row.currency), currency: row.currency,
-    status: row.transfer_status ?? 'completed',
+    // The state of what the movement belongs to: a held amount is not a completed one.
+    status: row.transfer_status ?? row.payment_status ?? 'completed',
     balance_after: formatAmount(row.balance_after, row.currency),
     created_at: row.created_at.toISOString(),
   };
@@ -81,7 +82,10 @@ export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
 
 /**
  * Totals per settlement currency (SPEC.md section 2): stablecoin rails roll into USD and EUR.
- * Totals print at the settlement currency's scale, rounded down so they never overstate funds;
+ * Each total is summed exactly, then printed at the settlement currency's scale once, so the
+ * three shown add up: `amount` and `available` are rounded down (they never overstate funds) and
+ * `pending` is what is left, `amount - available` as shown. Rounded alone, 10.00 USD and 0.005
+ * USDC available and 0.005 pending showed amount 10.01, available 10.00 and pending 0.00.
  * `breakdown` gives each rail at its full scale.
  */
 export function balanceTotals(rows: BalanceRow[]) {
@@ -93,8 +97,11 @@ export function balanceTotals(rows: BalanceRow[]) {
     const members = CURRENCIES.filter((c) => SETTLEMENT_CURRENCY[c] === target);
     const availableTotal = members.reduce((t, c) => t.plus(sum(c, 'available')), new Money(0));
     const pendingTotal = members.reduce((t, c) => t.plus(sum(c, 'pending')), new Money(0));
-    const print = (v: Amount) => v.toFixed(CURRENCY_SCALE[target], Money.ROUND_DOWN);
-    return { currency: target, amount: print(availableTotal.plus(pendingTotal)), available: print(availableTotal), pending: print(pendingTotal) };
+    const down = (v: Amount) => new Money(v.toFixed(CURRENCY_SCALE[target], Money.ROUND_DOWN));
+    const amount = down(availableTotal.plus(pendingTotal));
+    const shownAvailable = down(availableTotal);
+    const print = (v: Amount) => v.toFixed(CURRENCY_SCALE[target]);
+    return { currency: target, amount: print(amount), available: print(shownAvailable), pending: print(amount.minus(shownAvailable)) };
   });
   const breakdown = CURRENCIES.filter((c) => rows.some((r) => r.currency === c)).map((currency) => ({
     currency, settlement_currency: SETTLEMENT_CURRENCY[currency],

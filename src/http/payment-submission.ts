@@ -6,8 +6,9 @@
 // settler.ts), and the same Idempotency-Key submits it again while the settler has not taken it
 // over (PAYMENT_RESUBMIT_AFTER_MS). An answer that leaves the outcome unknown is a 502, the
 // payment readable while the settler finds out.
+import { randomUUID } from 'node:crypto';
 import type { PaymentCreate, PaymentUpdate } from '../../ledger/messages';
-import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
+import { paymentSubmissionsCommandId, paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import type { Db } from '../db';
 import { DomainError } from '../errors';
 import { derivedUuid, type LedgerClient } from '../ledger-client';
@@ -77,8 +78,11 @@ export function paymentIds(accountId: string, idempotencyKey: string): { command
 export async function fundingMethodFor(links: PartnerLinks, link: PartnerLinkRow, named: string | undefined, currency: string): Promise<string | null> {
   const methods = await links.fundingMethods(link);
   if (named === undefined) return (methods.find((m) => m.currency === currency) ?? methods.find((m) => m.default))?.external_id ?? null;
-  if (!methods.some((m) => m.external_id === named)) {
-    throw new DomainError('invalid_request', 'the customer has no such funding method at the partner', 'source_funding_method_external_id');
+  const method = methods.find((m) => m.external_id === named);
+  if (!method) throw new DomainError('invalid_request', 'the customer has no such funding method at the partner', 'source_funding_method_external_id');
+  // A method in another currency cannot fund this payment: the partner would collect or pay the wrong money.
+  if (method.currency !== currency) {
+    throw new DomainError('invalid_currency', `the funding method is in ${method.currency}, the payment in ${currency}`, 'source_funding_method_external_id');
   }
   return named;
 }
@@ -99,16 +103,27 @@ export async function createAndSubmit(
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
   if (Date.now() - current.created_at.getTime() >= PAYMENT_RESUBMIT_AFTER_MS) return resubmittedAnswer(current);
   const partner = current.partner as PartnerSlug;
-  // Every submission after the first one is a resubmission (the client's retries of a 503, a
-  // token refused and tried again), counted in retry_count.
+  // Every submission is counted by the ledger, with the answer it got or, when it got none to
+  // record (503, an unknown outcome), on its own: retry_count is all of them less the first.
   const sent = { submissions: 0 };
   const record = (update: Omit<PaymentUpdate, 'payment_id' | 'retry_count'>) =>
-    recordPaymentUpdate(deps, current, { ...update, payment_id: current.id, retry_count: current.retry_count + Math.max(0, sent.submissions - 1) });
+    recordPaymentUpdate(deps, current, { ...update, payment_id: current.id, retry_count: current.retry_count, submissions: sent.submissions });
+  const countSubmissions = async () => {
+    if (sent.submissions === 0) return;
+    const update: PaymentUpdate = {
+      payment_id: current.id, status: 'pending', external_id: null, claim_link: null, failure_code: null, failure_message: null,
+      retry_count: current.retry_count, submissions: sent.submissions,
+    };
+    // Best effort: the answer to the client (503, 502) stands whether or not the count is recorded.
+    await deps.ledger.execute('payment.update', paymentSubmissionsCommandId(current.id, randomUUID()), current.account_id, update, deps.replyTimeoutMs)
+      .catch(() => undefined);
+  };
   let submitted: PartnerPayment;
   try {
     submitted = await links.withToken(link, (token) => clients(partner).submitPaymentAs(token, partnerRequestOf(current, submission.scenario), sent));
   } catch (error) {
     if (!isPartnerError(error)) throw error;
+    if (error.kind !== 'declined' && error.kind !== 'rejected') await countSubmissions();
     // Unreachable, or no answer in time: the partner may have made the payment. The settler
     // resubmits it under the same reference, so the answer says it is pending, not that nothing moved.
     if (error.kind === 'unavailable') return resubmittedAnswer((await reads.byId(current.id)) ?? current);

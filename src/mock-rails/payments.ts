@@ -200,6 +200,11 @@ export class PaymentBook {
     return this.finish(id, { status: 'expired' }, 'claim_link IS NOT NULL');
   }
 
+  /** Sandbox control: the client stops a payment not paid yet; it ends reversed and never settles. */
+  cancel(id: string): Promise<PaymentView> {
+    return this.finish(id, { status: 'reversed' }, 'true', ['pending', 'authorized'], 'not_cancellable');
+  }
+
   /** A page of the payments a statement day lists a line for, in settlement order after `after`: at most `limit`. */
   async settledPage(day: StatementDay, after: SettledCursor | null, limit: number): Promise<SettledPayment[]> {
     await this.advanceDue();
@@ -243,12 +248,13 @@ export class PaymentBook {
     return viewOf(row);
   }
 
-  /** Moves a pending payment (claimable: `condition`) to its end now; 409 not_claimable otherwise. */
-  private async finish(id: string, change: { status: PaymentStatus; settled_at?: Date }, condition = 'true'): Promise<PaymentView> {
+  /** Moves a payment still `from` (and `condition`) to its end now; 409 `refusal` otherwise. */
+  private async finish(id: string, change: { status: PaymentStatus; settled_at?: Date }, condition = 'true',
+    from: readonly PaymentStatus[] = ['pending'], refusal = 'not_claimable'): Promise<PaymentView> {
     const current = await this.find(id);
-    const [row] = await this.payments().where({ id, status: 'pending' }).whereRaw(condition)
+    const [row] = await this.payments().where({ id }).whereIn('status', from).whereRaw(condition)
       .update({ ...change, due_status: null, due_at: null }, COLUMNS.split(', ')) as PaymentRow[];
-    if (!row) throw new RailError(409, 'not_claimable', `payment is ${current.status}`);
+    if (!row) throw new RailError(409, refusal, `payment is ${current.status}`);
     return viewOf(row);
   }
 

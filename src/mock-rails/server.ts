@@ -19,6 +19,9 @@
 //   GET  /claimless/claim/<id>                 the claim page a payee opens (no token: it is a link)
 //   POST /claimless/claim/<id>                 its form: decision=claim completes the payment
 //   POST /claimless/_control/expire-claim/<id> SANDBOX ONLY: an unclaimed link expires now
+//   POST /<slug>/_control/cancel/<id>          SANDBOX ONLY: a payment not paid yet (pending or
+//                                              authorized) is stopped, ends `reversed`, never settles;
+//                                              409 not_cancellable once it has ended
 //   POST /<slug>/_control/expire-tokens        SANDBOX ONLY: expires every access token now
 //   POST /<slug>/_control/invalid-token?count=N SANDBOX ONLY: the next N API calls answer 401
 //                                              invalid_token "Invalid token" to a valid token
@@ -135,6 +138,7 @@ const ROUTES: Route[] = [
   { method: 'GET', segments: ['claim', ':id'], handle: claimPage },
   { method: 'POST', segments: ['claim', ':id'], handle: claimPayment },
   { method: 'POST', segments: ['_control', 'expire-claim', ':id'], handle: expireClaim },
+  { method: 'POST', segments: ['_control', 'cancel', ':id'], handle: cancelPayment },
   { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
   { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
   { method: 'POST', segments: ['_control', 'down'], handle: goDown },
@@ -288,6 +292,10 @@ async function claimPayment({ rail, req, res, id }: Exchange): Promise<void> {
 async function expireClaim({ rail, res, id }: Exchange): Promise<void> {
   if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
   sendJson(res, 200, await rail.payments.expireClaim(id));
+}
+
+async function cancelPayment({ rail, res, id }: Exchange): Promise<void> {
+  sendJson(res, 200, await rail.payments.cancel(id));
 }
 
 async function expireTokens({ rail, res }: Exchange): Promise<void> {

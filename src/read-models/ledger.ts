@@ -1,5 +1,5 @@
 // The ledger read back for its account holders: transactions (the postings on an account's
-// `available` ledger accounts, with the state of their transfer) and balances.
+// `available` ledger accounts, with the state of their transfer or payment) and balances.
 import type { Currency } from '../../ledger/money';
 import type { Db } from '../db';
 import { keysetPage, type Page, type PageRequest } from '../db/pagination';
@@ -7,6 +7,8 @@ import { keysetPage, type Page, type PageRequest } from '../db/pagination';
 export interface TransactionRow {
   id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
   amount: string; balance_after: string; created_at: Date; transfer_status: string | null;
+  /** The state of the payment the entry belongs to (a payment's hold, payout, release or pay-in). */
+  payment_status: string | null;
 }
 
 export interface BalanceRow { kind: 'available' | 'pending'; currency: Currency; balance: string }
@@ -19,8 +21,9 @@ export class LedgerReads {
       .join('ledger_accounts as la', (on) => on.on('la.id', 'p.ledger_account_id').andOnVal('la.kind', 'available'))
       .join('journal_entries as je', 'je.id', 'p.entry_id')
       .leftJoin('transfers as t', 't.id', 'p.transfer_id')
+      .leftJoin('payments as pay', 'pay.id', 'je.payment_id')
       .select('p.id', 'p.seq', 'p.entry_id', 'je.kind', 'p.transfer_id', 'p.account_id', 'p.currency', 'p.amount', 'p.balance_after', 'p.created_at',
-        't.status as transfer_status');
+        't.status as transfer_status', 'pay.status as payment_status');
   }
 
   async transaction(id: string): Promise<TransactionRow | undefined> {

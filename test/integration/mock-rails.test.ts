@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ownRailsBooks } from '../support/service';
+import { testService } from '../hooks';
 import { startMockRails, type MockRails, type MockRailsOptions } from '../../src/mock-rails/server';
 import { call, eventually, type JsonResponse } from '../support/http';
 
@@ -415,6 +416,25 @@ describe('mock rails: payments', () => {
     assert.deepEqual([expired.status, expired.body.status], [200, 'expired']);
     assert.equal((await payment('claimless', response.body.id)).body.status, 'expired');
     assert.equal((await fetch(response.body.claim_link)).status, 410);
+  });
+
+  it('stops a payment not paid yet by the sandbox control (reversed, its settlement no longer due); one that has ended is 409', async () => {
+    const slow = await startMockRails({ ...railsOptions(), chainConfirmMs: 60_000 });
+    try {
+      const grant = await tokenRequest(`${slow.url}/openbank`, { grant_type: 'client_credentials' });
+      const submitted = await call(`${slow.url}/openbank`, 'POST', '/v1/payments', { reference: reference(), amount: '8.00', currency: 'USD' }, { token: grant.body.access_token });
+      assert.equal(submitted.body.status, 'authorized');
+      const stopped = await call(`${slow.url}/openbank`, 'POST', `/_control/cancel/${submitted.body.id}`);
+      assert.deepEqual([stopped.status, stopped.body.status], [200, 'reversed']);
+      const read = await call(`${slow.url}/openbank`, 'GET', `/v1/payments/${submitted.body.id}`, undefined, { token: grant.body.access_token });
+      assert.equal(read.body.status, 'reversed');
+      const due = await testService().runtime.db('mock_rails.payments').where({ partner: 'openbank', id: submitted.body.id }).first('due_status');
+      assert.equal(due.due_status, null, 'its settlement is no longer due');
+      const again = await call(`${slow.url}/openbank`, 'POST', `/_control/cancel/${submitted.body.id}`);
+      assert.deepEqual([again.status, again.body.error], [409, 'not_cancellable']);
+    } finally {
+      await slow.stop();
+    }
   });
 
   it('openbank answers authorized, and the pay-in completes later', async () => {

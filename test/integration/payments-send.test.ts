@@ -23,7 +23,7 @@ describe('payments: send', () => {
   let customerId: string;
   before(async function () {
     this.timeout(30_000);
-    owner = await signUp(base());
+    owner = await signUp(base(), { chain_wallet: true }); // USDC test funds need a chain wallet
     customerId = (await createCustomer(base(), owner.key)).body.id;
     for (const partner of ['fiat', 'claimless', 'chain']) await linkCustomer(base(), owner.key, customerId, partner);
     for (const [currency, amount] of [['EUR', '1000.00'], ['GBP', '100.00'], ['USDC', '50.000000']]) await fund(base(), owner.key, currency, amount);
