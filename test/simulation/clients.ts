@@ -54,7 +54,7 @@ async function write(world: World, w: Write, misbehave: Misbehaviour): Promise<A
         return;
       }
       learned = answer;
-      findings.trace(client, `  <- ${answer.status} ${answer.body?.error ?? ''} ${String(w.idField(answer.body) ?? '')}`);
+      findings.trace(client, `  <- ${answer.status} ${answer.body?.error ?? ''} ${String(w.idField(answer.body) ?? '')} (${w.label.slice(0, 40)})`);
       w.learn(command, answer);
     };
   };

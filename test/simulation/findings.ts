@@ -9,6 +9,7 @@ export class Findings {
   passed = 0;
   private readonly traces = new Map<number, string[]>();
   private readonly started = Date.now();
+  constructor(private readonly printFirst = true) {}
 
   pass(): void { this.passed++; }
 
@@ -18,7 +19,7 @@ export class Findings {
     else {
       const failure = { check, detail: detail(), clients, atMs: Date.now() - this.started };
       // The first failure of each check is printed at once: a long run shows its findings as it goes.
-      if (!this.failures.some((f) => f.check === check)) console.log(`  FAILED at ${(failure.atMs / 1000).toFixed(1)} s: ${check}: ${failure.detail}`);
+      if (this.printFirst && !this.failures.some((f) => f.check === check)) console.log(`  FAILED at ${(failure.atMs / 1000).toFixed(1)} s: ${check}: ${failure.detail}`);
       this.failures.push(failure);
     }
     return ok;
