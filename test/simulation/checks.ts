@@ -126,6 +126,8 @@ export async function finalChecks(db: Db, world: World): Promise<void> {
   const { rows: held } = await db.raw(`SELECT code, balance::text FROM ledger_accounts WHERE kind = 'pending' AND balance <> 0 LIMIT 5`);
   findings.expect(held.length === 0, 'no funds left held without a live transfer', () => JSON.stringify(held), []);
 
+  await partnersAgree(db, world);
+
   await sleep(3_000); // the last events reach the streams
   for (const member of members) {
     const { rows: stored } = await db.raw(`SELECT count(*)::int AS n FROM account_events WHERE account_id = ?`, [member.accountId]);
@@ -133,6 +135,25 @@ export async function finalChecks(db: Db, world: World): Promise<void> {
     findings.expect(problem === null, "each account's event stream gapless and in order", () => `c${member.index}: ${problem}`, [member.index]);
   }
   await webhooksDelivered(db, world, findings);
+}
+
+/**
+ * The ledger and the partner agree on every payment the run sent to a rail: a transfer or payment
+ * the ledger completed was paid by the partner, and one the ledger ended otherwise (its hold
+ * released) was not. Read from the mock partners' own book, as their statement would show it.
+ */
+async function partnersAgree(db: Db, world: World): Promise<void> {
+  const members = new Map(world.members.map((m) => [m.accountId, m.index]));
+  const { rows } = await db.raw(
+    `SELECT 'transfer' AS kind, t.id, t.account_id, t.status, mp.status AS partner_status FROM transfers t LEFT JOIN mock_rails.payments mp ON mp.reference = t.id::text
+      WHERE t.type = 'external' AND t.account_id = ANY(?::uuid[]) AND (t.status = 'completed') <> (mp.status IS NOT DISTINCT FROM 'completed')
+     UNION ALL
+     SELECT 'payment', p.id, p.account_id, p.status, mp.status FROM payments p LEFT JOIN mock_rails.payments mp ON mp.reference = p.id::text
+      WHERE p.account_id = ANY(?::uuid[]) AND (p.status = 'completed') <> (mp.status IS NOT DISTINCT FROM 'completed')`, [[...members.keys()], [...members.keys()]]);
+  for (const row of rows) {
+    world.findings.expect(false, 'the ledger and the partner agree on every payment', () => `${row.kind} ${row.id}: ${row.status} in the ledger, ${row.partner_status ?? 'absent'} at the partner`, [members.get(row.account_id)!]);
+  }
+  if (rows.length === 0) world.findings.pass();
 }
 
 async function webhooksDelivered(db: Db, world: World, findings: Findings): Promise<void> {
