@@ -8,6 +8,7 @@ import { Money, SETTLEMENT_CURRENCY, type Amount, type Currency } from '../../le
 import type { Db } from '../../src/db';
 import { sleep } from '../bench/harness';
 import { violations } from '../support/load';
+import { verify } from '../support/webhook-receiver';
 import type { Findings } from './findings';
 import { balanceKey, type Model } from './model';
 import type { World } from './world';
@@ -171,5 +172,10 @@ async function webhooksDelivered(db: Db, world: World, findings: Findings): Prom
   const deadline = Date.now() + 90_000; // a delivery lost with a killed dispatcher is sent again when its lease ends
   while (gaps.length > 0 && Date.now() < deadline) { await sleep(1_000); gaps = await missing(); }
   for (const [client, gap] of gaps) findings.expect(false, 'every event delivered to a live webhook endpoint', () => gap, [client]);
+  // Signed as the README tells a receiver to check (the tolerance covers the run: a delivery is checked at its end).
+  for (const member of world.members) {
+    const unsigned = member.receiver.received.filter((r) => !verify(member.webhookSecret, r.headers, r.body, 3_600));
+    findings.expect(unsigned.length === 0, 'every webhook delivery signed', () => `c${member.index}: ${unsigned.length} of ${member.receiver.received.length} deliveries fail the signature check`, [member.index]);
+  }
   if (gaps.length === 0) findings.pass();
 }

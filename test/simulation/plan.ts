@@ -101,12 +101,13 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
 
 export type ServerTarget = 'kafka' | 'redis' | 'postgres';
 export type ProcessTarget = 'ledger' | 'api' | 'workers' | 'rails';
-export interface Fault { atMs: number; target: ProcessTarget | ServerTarget; action: 'kill' | 'stop'; downMs: number }
+export interface Fault { atMs: number; target: ProcessTarget | ServerTarget | 'redis_keys'; action: 'kill' | 'stop' | 'flush'; downMs: number }
 
 /**
  * The faults of a run: bursts (two to four faults a few seconds apart) between quiet stretches,
  * so recovery itself meets faults and also gets time to finish. A paused process stays stopped
- * past the consumers' session timeout (10 s), so the group rebalances without it.
+ * past the consumers' session timeout (10 s), so the group rebalances without it. The run's own
+ * Redis keys are flushed now and then (never the server's other keys).
  */
 export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode): Fault[] {
   if (mode === 'off') return [];
@@ -119,6 +120,12 @@ export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode
   while (at < lastAt) {
     const burst = 2 + Math.floor(random() * 3);
     for (let i = 0; i < burst && at < lastAt; i++) {
+      // The run's own Redis keys flushed (rate-limit buckets, caches, leases): safe beside other runs.
+      if (random() < 0.1) {
+        faults.push({ atMs: Math.round(at), target: 'redis_keys', action: 'flush', downMs: 0 });
+        at += 2_000 + random() * 6_000;
+        continue;
+      }
       const server = mode === 'on' && random() < 0.25;
       const target = server ? servers[Math.floor(random() * servers.length)] : processes[Math.floor(random() * processes.length)];
       const stop = !server && target !== 'rails' && random() < 0.2;

@@ -26,7 +26,8 @@ import type { Member, World } from './world';
 const settings = parseArgs(process.argv.slice(2));
 const PORT = 4800;
 const baseUrl = `http://127.0.0.1:${PORT + 30}`;
-const names = benchNames('sim');
+// The role processes take their Redis prefix from benchNames('chaos') (test/chaos/components.ts).
+const names = benchNames('chaos');
 const roles: Record<ProcessTarget, RoleProcess> = {
   rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: PORT, http: false, extraEnv: { PUBLIC_URL: baseUrl } }, names.databaseUrl),
   workers: new RoleProcess({ name: 'dispatchers', roles: 'partners,webhooks,request-logs', port: PORT + 10, http: false, extraEnv: { MOCK_RAILS_URL: `http://127.0.0.1:${PORT + 1}` } }, names.databaseUrl),
@@ -47,7 +48,7 @@ async function setUp(world: World): Promise<void> {
     const stream = await collectEvents(baseUrl, signed.token);
     world.members.push({
       index: i, accountId: signed.account.id, email: signed.email, key: signed.key, token: signed.token, vibans: signed.vibans as any[],
-      customerId: customer!.body.id, webhookId: endpoint.body.id, receiver, stream, transfers: [], payments: [], quotes: [],
+      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [],
     });
   }
   for (const member of world.members) {
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
   const progress = setInterval(() => {
     console.log(`  ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s: ${world.stats.ops} operations, ${world.http.requests} requests, ${faults.done} faults${faults.lines.length ? ` (last: ${faults.lines.at(-1)})` : ''}, ${findings.passed} checks passed, ${findings.failures.length} failed`);
   }, 5_000);
-  const faulting = runFaults(faultSchedule(settings.seed, durationMs, settings.faults), roles, startedAt, stop, faults);
+  const faulting = runFaults(faultSchedule(settings.seed, durationMs, settings.faults), roles, () => cleanUpRedisKeys(names.redisKeyPrefix), startedAt, stop, faults);
   await Promise.all(world.members.map((member) => client(world, member, startedAt + durationMs)));
   stop.now = true;
   await faulting;

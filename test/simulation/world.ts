@@ -17,6 +17,8 @@ export interface Member {
   vibans: Array<Record<string, any>>;
   customerId: string;
   webhookId: string;
+  /** The endpoint's signing secret (whsec_…), shown when it was made. */
+  webhookSecret: string;
   receiver: Receiver;
   stream: CollectedEvents;
   transfers: string[];

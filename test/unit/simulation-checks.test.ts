@@ -88,7 +88,7 @@ describe('simulation checks', () => {
     assert.notDeepEqual(first(clientOps(7, 2, 6), 50), first(clientOps(7, 3, 6), 50));
     assert.deepEqual(faultSchedule(7, 600_000, 'on'), faultSchedule(7, 600_000, 'on'));
     assert.deepEqual(faultSchedule(7, 600_000, 'off'), []);
-    assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'api', 'workers', 'rails'].includes(f.target)));
+    assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'api', 'workers', 'rails', 'redis_keys'].includes(f.target)));
     for (const op of first(clientOps(7, 2, 6), 500)) if ('to' in op && typeof op.to === 'number') assert.ok(op.to !== 2 && op.to >= 0 && op.to < 6);
   });
 });
