@@ -98,8 +98,9 @@ async function write(world: World, w: Write, misbehave: Misbehaviour): Promise<A
     if (other) {
       const ok = findings.expect(other.status === 409 && other.body?.error === 'idempotency_conflict', 'the same key with another body is 409 idempotency_conflict',
         () => `${w.label}: the other body answered ${other.status} ${JSON.stringify(other.body).slice(0, 200)}`, [client]);
-      // Whatever it did, the model must know it, or every later balance would be off.
-      if (!ok && other.status < 300) w.learn(model.begin(client, `${w.label} (other body)`, []), other);
+      // Whatever it did, the model must know it, or every later balance would be off; an answer
+      // naming the first answer's resource moved nothing more.
+      if (!ok && other.status < 300 && w.idField(other.body) !== w.idField(answer.body)) w.learn(model.begin(client, `${w.label} (other body)`, [], w.allowedFinal), other);
     }
   }
   return answer;
@@ -247,7 +248,7 @@ async function payment(world: World, member: Member, op: Extract<Op, { kind: 'ad
   const go = (form: IdForm, misbehave: Misbehaviour, what: string) => write(world, {
     member, label: what, path: inbound ? '/v1/payments/add-funds' : '/v1/payments/send', body: body(idInForm(member.customerId, form), amount),
     otherBody: body(idInForm(member.customerId, form), money(op.cents + 1)), headers: op.scenario ? { 'Sandbox-Scenario': op.scenario } : {},
-    possible: [moved], allowedFinal: PAYMENT_SCENARIOS[op.scenario ?? 'none'], idField: (b) => b?.id,
+    possible: [moved], allowedFinal: PAYMENT_SCENARIOS[op.scenario ?? 'none'], idField: (b) => (b?.error === 'partner_error' ? b.details : b?.id),
     learn: (command, answer) => {
       if (!inbound) fundsCheck(world, command, member, currency, new Money(amount), answer);
       // 502 partner_error: the payment named in details exists (held, if a payout) and ends as the dispatcher gets it through.
