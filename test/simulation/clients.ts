@@ -1,0 +1,341 @@
+// A client's operations, as a person's code would send them, each checked against the model as
+// its answer arrives: a refusal for want of funds only when the model allows that the funds were
+// short, a creation only when they may have been there, an illegal id refused with 400
+// invalid_request naming its field, a legal form of an id acting on the same resource.
+import { randomUUID } from 'node:crypto';
+import { Money, type Amount } from '../../ledger/money';
+import { BANK_PAYEE } from '../support/mixed-load';
+import { consent, browse } from '../support/partner-links';
+import { idInForm, isLegal, type IdForm } from './ids';
+import { isPartnerError, type Answer } from './http';
+import type { Command, Delta } from './model';
+import { PAYMENT_SCENARIOS, TRANSFER_SCENARIOS, type Misbehaviour, type Op } from './plan';
+import type { Member, World } from './world';
+
+const money = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+const delta = (account: string, currency: string, amount: Amount | string): Delta => ({ account, currency, amount: new Money(amount) });
+const SHORT_TIMEOUT_MS = 40;
+/** An upper bound of what one unit buys in another fiat currency (GBP to USD is about 1.27). */
+const MAX_RATE = new Money('1.4');
+
+/** The same outcome: a replay answers 200 with what the first answer said (or the same refusal). */
+function sameOutcome(first: Answer, again: Answer, idField: (body: any) => unknown): boolean {
+  const created = (s: number) => s === 200 || s === 201;
+  if (created(first.status)) return created(again.status) && idField(first.body) === idField(again.body);
+  return again.status === first.status && again.body?.error === first.body?.error;
+}
+
+interface Write {
+  member: Member;
+  label: string;
+  path: string;
+  body: Record<string, unknown>;
+  /** Another body for the same key (the misbehaviour "other_body"). */
+  otherBody: Record<string, unknown>;
+  headers?: Record<string, string>;
+  possible: Delta[];
+  allowedFinal?: string[];
+  idField: (body: any) => unknown;
+  /** What the model learns from a final answer. */
+  learn: (command: Command, answer: Answer) => void;
+}
+
+/** Sends a write as the client's misbehaviour for it says, and teaches the model each final answer. */
+async function write(world: World, w: Write, misbehave: Misbehaviour): Promise<Answer | null> {
+  const { http, model, findings } = world;
+  const client = w.member.index;
+  const options = { token: w.member.key, headers: w.headers ?? {} };
+  const learnOnce = (command: Command) => {
+    let learned: Answer | null = null;
+    return (answer: Answer) => {
+      if (learned) {
+        findings.expect(sameOutcome(learned, answer, w.idField), 'every client that retried learned one outcome',
+          () => `${w.label}: first ${learned!.status} ${JSON.stringify(learned!.body).slice(0, 200)}, then ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`, [client]);
+        return;
+      }
+      learned = answer;
+      findings.trace(client, `  <- ${answer.status} ${answer.body?.error ?? ''} ${String(w.idField(answer.body) ?? '')} (${w.label.slice(0, 40)})`);
+      w.learn(command, answer);
+    };
+  };
+  let key = randomUUID();
+  let command = model.begin(client, w.label, w.possible, w.allowedFinal);
+  let learn = learnOnce(command);
+  findings.trace(client, `${w.label} key=${key.slice(0, 8)}${misbehave ? ` (${misbehave})` : ''}`);
+
+  if (misbehave === 'new_key_after_timeout') {
+    const first = await http.send(client, 'POST', w.path, w.body, { ...options, key, timeoutMs: SHORT_TIMEOUT_MS });
+    if (typeof first !== 'string' && first.status !== 202 && first.status < 500 && first.status !== 429) {
+      learn(first);
+      return first;
+    }
+    // Gave up on this key: its command stays undecided until it is asked again at the end.
+    world.unlearned.push({ client, path: w.path, body: w.body, key, headers: options.headers, command, learn });
+    key = randomUUID();
+    command = model.begin(client, `${w.label} (again, new key)`, w.possible, w.allowedFinal);
+    learn = learnOnce(command);
+    findings.trace(client, `${w.label} again key=${key.slice(0, 8)} after ${typeof first === 'string' ? first : first.status}`);
+  }
+  let answer: Answer | null;
+  if (misbehave === 'concurrent') {
+    const [a, b] = await Promise.all([http.decide(client, w.path, w.body, key, options), http.decide(client, w.path, w.body, key, options)]);
+    if (a) learn(a);
+    if (b) learn(b);
+    answer = a ?? b;
+  } else {
+    answer = await http.decide(client, w.path, w.body, key, options);
+    if (answer) learn(answer);
+  }
+  if (!answer) {
+    world.unlearned.push({ client, path: w.path, body: w.body, key, headers: options.headers, command, learn });
+    return null;
+  }
+  if (misbehave === 'replay') {
+    const again = await http.decide(client, w.path, w.body, key, options);
+    if (again) learn(again);
+  } else if (misbehave === 'other_body') {
+    const other = await http.decide(client, w.path, w.otherBody, key, options);
+    if (other) {
+      const ok = findings.expect(other.status === 409 && other.body?.error === 'idempotency_conflict', 'the same key with another body is 409 idempotency_conflict',
+        () => `${w.label}: the other body answered ${other.status} ${JSON.stringify(other.body).slice(0, 200)}`, [client]);
+      // Whatever it did, the model must know it, or every later balance would be off; an answer
+      // naming the first answer's resource moved nothing more.
+      if (!ok && other.status < 300 && w.idField(other.body) !== w.idField(answer.body)) w.learn(model.begin(client, `${w.label} (other body)`, [], w.allowedFinal), other);
+    }
+  }
+  return answer;
+}
+
+/** Checks a money-moving answer against the model: created only if the funds may have been there, refused for want of them only if they may not. */
+function fundsCheck(world: World, command: Command, member: Member, currency: string, amount: Amount, answer: Answer): void {
+  const { lo, hi } = world.model.range(member.accountId, currency, command);
+  if (answer.status === 200 || answer.status === 201) {
+    world.findings.expect(hi.isGreaterThanOrEqualTo(amount), 'a creation only when the funds may have been there',
+      () => `${command.label}: created, but the model's ${currency} balance was at most ${hi.toFixed()}`, [member.index]);
+  } else if (answer.body?.error === 'insufficient_funds') {
+    world.findings.expect(lo.isLessThan(amount), 'insufficient_funds only when the funds may have been short',
+      () => `${command.label}: refused, but the model's ${currency} balance was at least ${lo.toFixed()}`, [member.index]);
+  }
+}
+
+function unexpected(world: World, command: Command, member: Member, answer: Answer, allowed: string[]): void {
+  world.findings.expect(allowed.includes(answer.body?.error), 'every refusal one the model allows',
+    () => `${command.label}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`, [member.index]);
+}
+
+function illegalIdCheck(world: World, member: Member, label: string, field: string, form: IdForm, answer: Answer | null): void {
+  if (!answer) return;
+  world.findings.expect(answer.status === 400 && answer.body?.error === 'invalid_request' && String(answer.body?.details ?? '').includes(field),
+    'an illegal id is 400 invalid_request naming its field', () => `${label}: ${field} in form ${form} answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`, [member.index]);
+}
+
+/** A transfer (internal, chain or bank): the sender's debit, then (bank) a hold that settles or is released. */
+async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'internal' | 'chain' | 'bank' }>): Promise<void> {
+  const to = world.members[op.to];
+  const currency = op.kind === 'chain' ? 'USDC' : op.currency;
+  const amount = money(op.cents);
+  const base: Record<string, unknown> = { amount, currency };
+  let payout = currency;
+  if (op.kind === 'bank') {
+    payout = op.payout;
+    const viban = to.vibans.find((v) => v.currency === op.payout)!;
+    base.recipient = { email: to.email, name: 'Member', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, currency: op.payout } };
+  } else {
+    base.recipient_email = to.email;
+  }
+  const scenario = op.kind === 'bank' ? op.scenario : null;
+  const maxPayout = payout === currency ? new Money(amount) : new Money(amount).times(MAX_RATE);
+  const label = `c${member.index} ${op.kind} ${amount} ${currency}${payout !== currency ? `->${payout}` : ''} to c${op.to}${scenario ? ` [${scenario}]` : ''}`;
+  await write(world, {
+    member, label, path: '/v1/transfers', body: base, otherBody: { ...base, amount: money(op.cents + 1) },
+    headers: scenario ? { 'Sandbox-Scenario': scenario } : {},
+    possible: [delta(member.accountId, currency, new Money(amount).negated()), delta(to.accountId, payout, maxPayout)],
+    allowedFinal: TRANSFER_SCENARIOS[scenario ?? 'none'],
+    idField: (body) => body?.transfer_id,
+    learn: (command, answer) => {
+      fundsCheck(world, command, member, currency, new Money(amount), answer);
+      if (answer.status !== 200 && answer.status !== 201) {
+        unexpected(world, command, member, answer, ['insufficient_funds']);
+        world.model.refuse(command);
+        return;
+      }
+      const id: string = answer.body.transfer_id;
+      command.resource = { type: 'transfer', id };
+      member.transfers.push(id);
+      world.model.answer(command, [delta(member.accountId, currency, new Money(amount).negated())], [delta(member.accountId, currency, amount), delta(to.accountId, payout, maxPayout)]);
+      world.open.push({
+        command, member, resolve: (t) => {
+          if (t.status === 'completed') {
+            const paid = new Money(t.payout?.amount ?? amount);
+            if (t.fx) {
+              const want = new Money(amount).times(t.fx.rate).decimalPlaces(2, Money.ROUND_DOWN);
+              world.findings.expect(paid.isEqualTo(want), 'a cross-currency payout is the amount at its rate, rounded down',
+                () => `${label}: paid ${paid.toFixed()} ${payout} at rate ${t.fx.rate}, expected ${want.toFixed()}`, [member.index]);
+            }
+            world.model.end(command, [delta(to.accountId, payout, paid)]);
+          } else {
+            world.model.end(command, [delta(member.accountId, currency, amount)]);
+          }
+        },
+      });
+    },
+  }, op.misbehave);
+}
+
+async function faucet(world: World, member: Member, op: Extract<Op, { kind: 'faucet' }>): Promise<void> {
+  const amount = money(op.cents);
+  await write(world, {
+    member, label: `c${member.index} faucet ${amount} ${op.currency}`, path: '/v1/sandbox/faucet', body: { currency: op.currency, amount }, otherBody: { currency: op.currency, amount: money(op.cents + 1) },
+    possible: [delta(member.accountId, op.currency, amount)], idField: (body) => body?.id,
+    learn: (command, answer) => {
+      if (answer.status === 200 || answer.status === 201) world.model.answer(command, [delta(member.accountId, op.currency, amount)]);
+      else { unexpected(world, command, member, answer, []); world.model.refuse(command); }
+    },
+  }, op.misbehave);
+}
+
+/** A conversion: a persisted quote, then its execution with the quote's id in the op's form. */
+async function fx(world: World, member: Member, op: Extract<Op, { kind: 'fx' }>): Promise<void> {
+  const { http, findings } = world;
+  const amount = money(op.cents);
+  findings.trace(member.index, `c${member.index} fx quote ${amount} ${op.from}->${op.to}`);
+  const quote = await http.decide(member.index, '/v1/fx/quote', { from_currency: op.from, to_currency: op.to, from_amount: amount }, randomUUID(), { token: member.key });
+  if (!quote || quote.status !== 201) {
+    if (quote) findings.expect(quote.status === 422 && quote.body?.error === 'invalid_request', 'a quote for a valid pair is made', () => `quote ${amount} ${op.from}->${op.to}: ${quote.status} ${JSON.stringify(quote.body)}`, [member.index]);
+    return;
+  }
+  const q = quote.body;
+  member.quotes.push(q.id);
+  const want = new Money(q.from_amount).times(q.rate).decimalPlaces(2, Money.ROUND_DOWN);
+  findings.expect(want.isEqualTo(q.to_amount), 'a quote gives the amount at its rate, rounded down', () => `quote ${q.id}: ${q.from_amount} × ${q.rate} = ${q.to_amount}, expected ${want.toFixed()}`, [member.index]);
+  if (op.execute === 'never') return;
+  const execute = async (form: IdForm, misbehave: Misbehaviour, label: string) => write(world, {
+    member, label, path: '/v1/fx/execute', body: { quote_id: idInForm(q.id, form) }, otherBody: { quote_id: member.quotes[0] === q.id ? randomUUID() : member.quotes[0] },
+    possible: [delta(member.accountId, op.from, new Money(q.from_amount).negated()), delta(member.accountId, op.to, q.to_amount)],
+    idField: (body) => body?.entry_id,
+    learn: (command, answer) => {
+      fundsCheck(world, command, member, op.from, new Money(q.from_amount), answer);
+      if (answer.status === 200 || answer.status === 201) {
+        findings.expect(isLegal(form), 'an illegal id is 400 invalid_request naming its field', () => `${label}: executed with quote_id in form ${form}`, [member.index]);
+        findings.expect(answer.body?.quote?.id === q.id, 'a legal form of an id acts on the same resource', () => `${label}: executed quote ${answer.body?.quote?.id}, sent ${q.id} in form ${form}`, [member.index]);
+        world.model.answer(command, [delta(member.accountId, op.from, new Money(q.from_amount).negated()), delta(member.accountId, op.to, q.to_amount)]);
+        return;
+      }
+      world.model.refuse(command);
+      if (!isLegal(form)) { illegalIdCheck(world, member, label, 'quote_id', form, answer); return; }
+      // Consumed already is allowed only when another execution of this quote may have done it.
+      const others = world.model.commands.filter((c) => c !== command && c.label.startsWith(`c${member.index} fx execute ${q.id}`) && c.state !== 'refused');
+      const allowed = ['insufficient_funds', 'quote_expired', ...(others.length > 0 ? ['quote_already_consumed'] : [])];
+      unexpected(world, command, member, answer, allowed);
+    },
+  }, misbehave);
+  const first = await execute(op.quoteForm, isLegal(op.quoteForm) ? op.misbehave : null, `c${member.index} fx execute ${q.id} ${q.from_amount} ${op.from}->${q.to_amount} ${op.to} (${op.quoteForm})`);
+  // A client told its id was malformed sends it again, written properly.
+  if (first && !isLegal(op.quoteForm)) await execute('lower', op.misbehave, `c${member.index} fx execute ${q.id} ${q.from_amount} ${op.from}->${q.to_amount} ${op.to} (lower, after ${op.quoteForm})`);
+  if (op.execute === 'twice') await execute('lower', null, `c${member.index} fx execute ${q.id} again, new key`);
+}
+
+/** A payment: funds added through openbank (credited once it completes), or euros sent through fiat (held, then paid or released). */
+async function payment(world: World, member: Member, op: Extract<Op, { kind: 'add_funds' | 'send' }>): Promise<void> {
+  const amount = money(op.cents);
+  const inbound = op.kind === 'add_funds';
+  const currency = inbound ? 'USD' : 'EUR';
+  const body = (customer: string, a: string): Record<string, unknown> => (inbound
+    ? { customer_id: customer, partner: 'openbank', amount: a, currency }
+    : { customer_id: customer, partner: 'fiat', amount: a, currency, purpose: 'simulation', payee: BANK_PAYEE });
+  const moved = delta(member.accountId, currency, inbound ? amount : new Money(amount).negated());
+  const label = `c${member.index} ${op.kind} ${amount} ${currency}${op.scenario ? ` [${op.scenario}]` : ''} customer(${op.customerForm})`;
+  const go = (form: IdForm, misbehave: Misbehaviour, what: string) => write(world, {
+    member, label: what, path: inbound ? '/v1/payments/add-funds' : '/v1/payments/send', body: body(idInForm(member.customerId, form), amount),
+    otherBody: body(idInForm(member.customerId, form), money(op.cents + 1)), headers: op.scenario ? { 'Sandbox-Scenario': op.scenario } : {},
+    possible: [moved], allowedFinal: PAYMENT_SCENARIOS[op.scenario ?? 'none'], idField: (b) => (b?.error === 'partner_error' ? b.details : b?.id),
+    learn: (command, answer) => {
+      if (!inbound) fundsCheck(world, command, member, currency, new Money(amount), answer);
+      // 502 partner_error: the payment named in details exists (held, if a payout) and ends as the dispatcher gets it through.
+      const made = answer.status === 200 || answer.status === 201 || (isPartnerError(answer) && isLegal(form));
+      if (!made) {
+        world.model.refuse(command);
+        if (!isLegal(form)) illegalIdCheck(world, member, what, 'customer_id', form, answer);
+        else unexpected(world, command, member, answer, inbound ? [] : ['insufficient_funds']);
+        return;
+      }
+      world.findings.expect(isLegal(form), 'an illegal id is 400 invalid_request naming its field', () => `${what}: made a payment with customer_id in form ${form}`, [member.index]);
+      const id: string = isPartnerError(answer) ? answer.body.details : answer.body.id;
+      world.findings.expect(answer.body?.customer_id === undefined || answer.body.customer_id === member.customerId, 'a legal form of an id acts on the same resource',
+        () => `${what}: the payment's customer is ${answer.body?.customer_id}, sent ${member.customerId} in form ${form}`, [member.index]);
+      command.resource = { type: 'payment', id };
+      member.payments.push(id);
+      // A payout is held at once; a pay-in is credited only when it completes.
+      if (inbound) world.model.answer(command, [], [moved]);
+      else world.model.answer(command, [moved], [delta(member.accountId, currency, amount)]);
+      world.open.push({
+        command, member, resolve: (p) => {
+          if (inbound) world.model.end(command, p.status === 'completed' ? [moved] : []);
+          else world.model.end(command, p.status === 'completed' ? [] : [delta(member.accountId, currency, amount)]);
+        },
+      });
+    },
+  }, misbehave);
+  const first = await go(op.customerForm, isLegal(op.customerForm) ? op.misbehave : null, label);
+  if (first && !isLegal(op.customerForm)) await go('lower', op.misbehave, `${label} again (lower)`);
+}
+
+/** A read by id in the op's form: a legal form finds the same resource, an illegal one is 400 naming `id`. */
+async function lookup(world: World, member: Member, path: string, id: string, form: IdForm, idField: (body: any) => unknown): Promise<void> {
+  const label = `c${member.index} GET ${path}/{${form}} ${id}`;
+  world.findings.trace(member.index, label);
+  const answer = await world.http.send(member.index, 'GET', `${path}/${encodeURIComponent(idInForm(id, form))}`, undefined, { token: member.key });
+  if (typeof answer === 'string') return;
+  world.findings.trace(member.index, `  <- ${answer.status} ${answer.body?.error ?? ''}`);
+  if (answer.status >= 500) return; // a restarting service; checked as an answer already
+  if (isLegal(form)) {
+    world.findings.expect(answer.status === 200 && idField(answer.body) === id, 'a legal form of an id acts on the same resource',
+      () => `${label}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`, [member.index]);
+  } else {
+    illegalIdCheck(world, member, label, 'id', form, answer);
+  }
+}
+
+/** A new customer linked with a partner through its consent page: no money, but the route must work under faults. */
+async function link(world: World, member: Member, partner: string): Promise<void> {
+  const { http, findings } = world;
+  findings.trace(member.index, `c${member.index} link a new customer with ${partner}`);
+  const customer = await http.decide(member.index, '/v1/customers', { email: `sim-${randomUUID()}@example.com`, business_name: 'Simulated Customer', country_code: 'DE' }, randomUUID(), { token: member.key });
+  if (!customer || !findings.expect(customer.status === 201 || customer.status === 200, 'a customer is made', () => `${customer.status} ${JSON.stringify(customer.body)}`, [member.index])) return;
+  const created = await http.decide(member.index, `/v1/customers/${customer.body.id}/partner-links`, { partner }, randomUUID(), { token: member.key });
+  if (!created || !findings.expect(created.status === 201 || created.status === 200, 'a partner link is made', () => `${created.status} ${JSON.stringify(created.body)}`, [member.index])) return;
+  try {
+    const landed = await browse(await consent(created.body.authorize_url, 'approve'));
+    findings.expect(landed.status === 200, 'a consented partner link lands on the callback', () => `${landed.status} ${landed.html.slice(0, 200)}`, [member.index]);
+  } catch (error) {
+    findings.trace(member.index, `  consent failed: ${(error as Error).message.slice(0, 120)}`); // the rails or the API restarting
+  }
+}
+
+export async function runOp(world: World, member: Member, op: Op): Promise<void> {
+  world.stats.ops++;
+  switch (op.kind) {
+    case 'faucet': return faucet(world, member, op);
+    case 'internal': case 'chain': case 'bank': return transfer(world, member, op);
+    case 'fx': return fx(world, member, op);
+    case 'add_funds': case 'send': return payment(world, member, op);
+    case 'public_quote': {
+      const amount = money(op.cents);
+      const answer = await world.http.send(member.index, 'POST', '/v1/fx/quotes', { from_currency: op.from, to_currency: op.to, from_amount: amount });
+      if (typeof answer !== 'string' && answer.status === 200) {
+        const want = new Money(amount).times(answer.body.rate).decimalPlaces(2, Money.ROUND_DOWN);
+        world.findings.expect(want.isEqualTo(answer.body.to_amount), 'a quote gives the amount at its rate, rounded down', () => `public quote ${amount} ${op.from}->${op.to}: ${JSON.stringify(answer.body)}`, [member.index]);
+      }
+      return;
+    }
+    case 'link': return link(world, member, op.partner);
+    case 'webhook_read': return lookup(world, member, '/v1/webhooks', member.webhookId, op.form, (b) => b?.id);
+    case 'lookup': {
+      const list = op.what === 'transfer' ? member.transfers : op.what === 'payment' ? member.payments : member.quotes;
+      if (list.length === 0) return;
+      const id = list[Math.floor(op.pick * list.length)];
+      const path = op.what === 'transfer' ? '/v1/transfers' : op.what === 'payment' ? '/v1/payments' : '/v1/fx/quotes';
+      return lookup(world, member, path, id, op.form, (b) => (op.what === 'transfer' ? b?.transfer_id : b?.id));
+    }
+  }
+}

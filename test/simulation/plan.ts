@@ -1,0 +1,138 @@
+// The seeded plan: everything a run does that is not timing. Each client draws its operations
+// from a generator of its own (seed and client index), so the same seed gives every client the
+// same operations whatever the service answers or how long it takes; the fault schedule has a
+// generator of its own too. A failing seed's operations can be listed again with clientOps().
+import { prng } from '../support/prng';
+import { ILLEGAL_FORMS, LEGAL_FORMS, type IdForm } from './ids';
+
+export type Fiat = 'USD' | 'EUR' | 'GBP';
+export type FaultsMode = 'off' | 'processes' | 'on';
+
+/** How a client departs on purpose from SPEC.md section 7 on one write. */
+export type Misbehaviour =
+  | null
+  | 'replay' // the same key and body again after the final answer: the same outcome
+  | 'other_body' // the same key with another body after the final answer: 409 idempotency_conflict
+  | 'concurrent' // two requests at once under one key: one outcome
+  | 'new_key_after_timeout'; // gives up on a key after a short timeout and sends again under a new one
+
+export type Op =
+  | { kind: 'faucet'; currency: Fiat | 'USDC'; cents: number; misbehave: Misbehaviour }
+  | { kind: 'internal'; to: number; currency: Fiat; cents: number; misbehave: Misbehaviour }
+  | { kind: 'chain'; to: number; cents: number; misbehave: Misbehaviour }
+  | { kind: 'bank'; to: number; currency: Fiat; payout: Fiat; cents: number; scenario: string | null; misbehave: Misbehaviour }
+  | { kind: 'fx'; from: Fiat; to: Fiat; cents: number; execute: 'once' | 'twice' | 'never'; quoteForm: IdForm; misbehave: Misbehaviour }
+  | { kind: 'add_funds'; cents: number; scenario: string | null; customerForm: IdForm; misbehave: Misbehaviour }
+  | { kind: 'send'; cents: number; scenario: string | null; customerForm: IdForm; misbehave: Misbehaviour }
+  | { kind: 'public_quote'; from: Fiat; to: Fiat; cents: number }
+  | { kind: 'link'; partner: 'openbank' | 'fiat' }
+  | { kind: 'webhook_read'; form: IdForm }
+  | { kind: 'lookup'; what: 'transfer' | 'payment' | 'quote'; pick: number; form: IdForm };
+
+/** The sandbox failures a transfer to a bank may ask for, and the final statuses each allows. */
+export const TRANSFER_SCENARIOS: Record<string, string[]> = {
+  none: ['completed'], outage: ['completed'], lost_answer: ['completed'], statement_fee: ['completed'],
+  decline: ['failed'], error: ['failed'], reverse: ['rolled_back'],
+};
+/** The same for payments (add-funds and send). */
+export const PAYMENT_SCENARIOS: Record<string, string[]> = {
+  none: ['completed'], outage: ['completed'], lost_answer: ['completed'], statement_late: ['completed'],
+  // error: the rail answers 500 and the route 502 partner_error; the payment stays pending and
+  // the dispatcher submits it again, so it may still complete.
+  decline: ['failed'], error: ['failed', 'completed'], reverse: ['failed', 'cancelled'],
+};
+
+const FIAT: Fiat[] = ['USD', 'EUR', 'GBP'];
+const PATH_FORMS: IdForm[] = [...LEGAL_FORMS, ...ILLEGAL_FORMS.filter((f) => f !== 'empty')];
+
+/** A derived seed for one stream of the plan, so streams do not share draws. */
+export const streamSeed = (seed: number, stream: number): number => (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + Math.imul(stream + 1, 0xc2b2ae35)) >>> 0;
+
+export interface ClientProfile {
+  /** Index of the client. */
+  index: number;
+  /** The share of its writes on which it misbehaves (most clients behave). */
+  misbehaviourRate: number;
+}
+
+export function clientProfile(seed: number, index: number): ClientProfile {
+  const random = prng(streamSeed(seed, 1000 + index));
+  return { index, misbehaviourRate: random() < 0.3 ? 0.35 : 0.03 };
+}
+
+/** An endless generator of one client's operations among `clients` clients. */
+export function* clientOps(seed: number, index: number, clients: number): Generator<Op> {
+  const random = prng(streamSeed(seed, index));
+  const profile = clientProfile(seed, index);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+  const other = (): number => (index + 1 + Math.floor(random() * (clients - 1))) % clients;
+  // Mostly small amounts; one in twelve larger than any balance can cover, so refusals happen.
+  const cents = (): number => (random() < 1 / 12 ? 100_000 + Math.floor(random() * 100_000) : 1 + Math.floor(random() * 5_000));
+  const misbehave = (): Misbehaviour => {
+    if (random() >= profile.misbehaviourRate) return null;
+    return pick(['replay', 'other_body', 'concurrent', 'new_key_after_timeout'] as const);
+  };
+  const idForm = (): IdForm => (random() < 0.6 ? 'lower' : pick([...LEGAL_FORMS, ...ILLEGAL_FORMS]));
+  const pair = (): [Fiat, Fiat] => {
+    const from = pick(FIAT);
+    return [from, pick(FIAT.filter((c) => c !== from))];
+  };
+  for (;;) {
+    const roll = random();
+    if (roll < 0.08) yield { kind: 'faucet', currency: pick([...FIAT, 'USDC'] as const), cents: 1 + Math.floor(random() * 20_000), misbehave: misbehave() };
+    else if (roll < 0.30) yield { kind: 'internal', to: other(), currency: pick(FIAT), cents: cents(), misbehave: misbehave() };
+    else if (roll < 0.36) yield { kind: 'chain', to: other(), cents: cents(), misbehave: misbehave() };
+    else if (roll < 0.50) {
+      const currency = pick(FIAT);
+      yield { kind: 'bank', to: other(), currency, payout: random() < 0.6 ? currency : pick(FIAT.filter((c) => c !== currency)), cents: cents(), scenario: random() < 0.5 ? null : pick(Object.keys(TRANSFER_SCENARIOS).filter((s) => s !== 'none')), misbehave: misbehave() };
+    } else if (roll < 0.62) {
+      const [from, to] = pair();
+      yield { kind: 'fx', from, to, cents: cents(), execute: random() < 0.8 ? 'once' : pick(['twice', 'never'] as const), quoteForm: idForm(), misbehave: misbehave() };
+    } else if (roll < 0.69) yield { kind: 'add_funds', cents: cents(), scenario: random() < 0.6 ? null : pick(Object.keys(PAYMENT_SCENARIOS).filter((s) => s !== 'none')), customerForm: idForm(), misbehave: misbehave() };
+    else if (roll < 0.76) yield { kind: 'send', cents: cents(), scenario: random() < 0.6 ? null : pick(Object.keys(PAYMENT_SCENARIOS).filter((s) => s !== 'none')), customerForm: idForm(), misbehave: misbehave() };
+    else if (roll < 0.80) {
+      const [from, to] = pair();
+      yield { kind: 'public_quote', from, to, cents: cents() };
+    } else if (roll < 0.82) yield { kind: 'link', partner: pick(['openbank', 'fiat'] as const) };
+    else if (roll < 0.85) yield { kind: 'webhook_read', form: pick(PATH_FORMS) };
+    else yield { kind: 'lookup', what: pick(['transfer', 'payment', 'quote'] as const), pick: random(), form: pick(PATH_FORMS) };
+  }
+}
+
+export type ServerTarget = 'kafka' | 'redis' | 'postgres';
+export type ProcessTarget = 'ledger' | 'api' | 'workers' | 'rails';
+export interface Fault { atMs: number; target: ProcessTarget | ServerTarget | 'redis_keys'; action: 'kill' | 'stop' | 'flush'; downMs: number }
+
+/**
+ * The faults of a run: bursts (two to four faults a few seconds apart) between quiet stretches,
+ * so recovery itself meets faults and also gets time to finish. A paused process stays stopped
+ * past the consumers' session timeout (10 s), so the group rebalances without it. The run's own
+ * Redis keys are flushed now and then (never the server's other keys).
+ */
+export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode): Fault[] {
+  if (mode === 'off') return [];
+  const random = prng(streamSeed(seed, 999_999));
+  const processes: ProcessTarget[] = ['ledger', 'api', 'workers', 'rails'];
+  const servers: ServerTarget[] = ['kafka', 'redis', 'postgres'];
+  const faults: Fault[] = [];
+  let at = 8_000 + random() * 10_000;
+  const lastAt = durationMs - 10_000;
+  while (at < lastAt) {
+    const burst = 2 + Math.floor(random() * 3);
+    for (let i = 0; i < burst && at < lastAt; i++) {
+      // The run's own Redis keys flushed (rate-limit buckets, caches, leases): safe beside other runs.
+      if (random() < 0.1) {
+        faults.push({ atMs: Math.round(at), target: 'redis_keys', action: 'flush', downMs: 0 });
+        at += 2_000 + random() * 6_000;
+        continue;
+      }
+      const server = mode === 'on' && random() < 0.25;
+      const target = server ? servers[Math.floor(random() * servers.length)] : processes[Math.floor(random() * processes.length)];
+      const stop = !server && target !== 'rails' && random() < 0.2;
+      faults.push({ atMs: Math.round(at), target, action: stop ? 'stop' : 'kill', downMs: stop ? 12_000 + Math.round(random() * 3_000) : Math.round(500 + random() * 4_000) });
+      at += 2_000 + random() * 6_000;
+    }
+    at += 20_000 + random() * 30_000; // a quiet stretch
+  }
+  return faults;
+}

@@ -1,0 +1,49 @@
+// What the clients share: the service's address, the model, the findings, and the members (one
+// account per client, with its customer linked with both partners, its webhook endpoint and
+// receiver, its event stream, and the resources it has made so far).
+import type { CollectedEvents } from '../support/load';
+import type { Receiver } from '../support/webhook-receiver';
+import type { Findings } from './findings';
+import type { Http } from './http';
+import type { Command, Model } from './model';
+
+export interface Member {
+  index: number;
+  accountId: string;
+  email: string;
+  /** The secret key (sk_sandbox_…) its writes use, and the session token the dashboard routes need. */
+  key: string;
+  token: string;
+  vibans: Array<Record<string, any>>;
+  customerId: string;
+  webhookId: string;
+  /** The endpoint's signing secret (whsec_…), shown when it was made. */
+  webhookSecret: string;
+  receiver: Receiver;
+  stream: CollectedEvents;
+  transfers: string[];
+  payments: string[];
+  quotes: string[];
+}
+
+/** A write whose answer the client has not learned (it gave up, or the run ended): asked again at the end. */
+export interface Unlearned {
+  client: number;
+  path: string;
+  body: unknown;
+  key: string;
+  headers: Record<string, string>;
+  command: Command;
+  learn: (answer: import('./http').Answer) => void;
+}
+
+export interface World {
+  http: Http;
+  model: Model;
+  findings: Findings;
+  members: Member[];
+  unlearned: Unlearned[];
+  /** Commands answered as created whose final state is read once the system is quiet. */
+  open: Array<{ command: Command; member: Member; resolve: (body: any) => void }>;
+  stats: { ops: number; faults: number };
+}

@@ -1,0 +1,94 @@
+// The simulation's checks (test/simulation/) fail when they should: each is fed a corrupted
+// observation once (a stream with a gap, a balance off by a cent, money still pending, a bad error
+// body, a 500, a refusal the model cannot explain) and a sound one. And a seed gives the same plan.
+// Pure: no service needed.
+import assert from 'node:assert/strict';
+import { Money } from '../../ledger/money';
+import { balanceProblems, settlementTotals, streamProblem } from '../simulation/checks';
+import { Findings } from '../simulation/findings';
+import { checkAnswer, errorBodyProblem } from '../simulation/http';
+import { idInForm, ILLEGAL_FORMS, LEGAL_FORMS } from '../simulation/ids';
+import { Model } from '../simulation/model';
+import { clientOps, faultSchedule } from '../simulation/plan';
+
+const A = '0f8fad5b-d9cb-469f-a165-70867728950e';
+const B = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+const d = (account: string, currency: string, amount: string) => ({ account, currency, amount: new Money(amount) });
+const first = <T>(gen: Generator<T>, n: number): T[] => Array.from({ length: n }, () => gen.next().value);
+
+describe('simulation checks', () => {
+  it('a stream is gapless and in order, or the check says where it is not', () => {
+    assert.equal(streamProblem([1, 2, 3], 3), null);
+    assert.match(streamProblem([1, 2, 4], 4)!, /event 3 of the stream has account_seq 4/);
+    assert.match(streamProblem([1, 3, 2], 3)!, /account_seq 3/);
+    assert.match(streamProblem([1, 2], 3)!, /saw 2 of 3 events/);
+    assert.match(streamProblem([1, 1, 2], 2)!, /account_seq 1/);
+  });
+
+  it("a balance off the model's by one cent, or still pending, is a failure", () => {
+    const model = new Model();
+    model.answer(model.begin(0, 'faucet', []), [d(A, 'USD', '100.00')]);
+    model.answer(model.begin(0, 'transfer', []), [d(A, 'USD', '-10.01'), d(B, 'USD', '10.01')]);
+    const sound = [{ account: A, currency: 'USD', available: '89.99', pending: '0' }, { account: B, currency: 'USD', available: '10.01', pending: '0' }];
+    assert.deepEqual(balanceProblems(model, [A, B], sound), []);
+    assert.equal(balanceProblems(model, [A, B], [{ ...sound[0], available: '90.00' }, sound[1]]).length, 1);
+    assert.equal(balanceProblems(model, [A, B], [sound[0], { ...sound[1], pending: '0.01' }]).length, 1);
+    assert.match(balanceProblems(model, [A, B], [sound[0]])[0], /no balance/);
+  });
+
+  it('stablecoins roll into their settlement currency, as the balance route gives them', () => {
+    const model = new Model();
+    model.answer(model.begin(0, 'faucet', []), [d(A, 'USD', '1.00'), d(A, 'USDC', '2.500000'), d(A, 'EUR', '3')]);
+    const totals = settlementTotals(model, A);
+    assert.equal(totals.get('USD')!.toFixed(), '3.5');
+    assert.equal(totals.get('EUR')!.toFixed(), '3');
+  });
+
+  it('the range of a balance holds every undecided command, and leaves out the one being checked', () => {
+    const model = new Model();
+    model.answer(model.begin(0, 'faucet', []), [d(A, 'USD', '50')]);
+    const undecided = model.begin(0, 'transfer out', [d(A, 'USD', '-30'), d(B, 'USD', '30')]);
+    const checked = model.begin(0, 'another', [d(A, 'USD', '-40')]);
+    assert.deepEqual(Object.values(model.range(A, 'USD', checked)).map((x) => x.toFixed()), ['20', '50']);
+    // A 422 insufficient_funds for 40 fits (the balance may be 20); one for 10 would not (it is at least 20).
+    assert.ok(model.range(A, 'USD', checked).lo.isLessThan(40));
+    assert.ok(!model.range(A, 'USD', checked).lo.isLessThan(10));
+    model.refuse(undecided);
+    assert.equal(model.range(A, 'USD', checked).lo.toFixed(), '50');
+    assert.deepEqual(model.undecided(), [checked]);
+  });
+
+  it('an error body as SPEC.md section 7 gives it, and no 5xx but a 503 with Retry-After', () => {
+    assert.equal(errorBodyProblem({ success: false, error: 'invalid_request', message: 'x', details: 'id' }), null);
+    assert.equal(errorBodyProblem({ success: false, error: 'invalid_request', message: 'x', details: null }), null);
+    assert.ok(errorBodyProblem({ success: false, error: 'invalid_request', message: 'x' }));
+    assert.ok(errorBodyProblem({ error: 'invalid_request', message: 'x', details: null }));
+    assert.ok(errorBodyProblem('Internal Server Error'));
+    const findings = new Findings(false);
+    const body = { success: false, error: 'partner_unavailable', message: 'x', details: null };
+    checkAnswer(findings, 0, 'POST /v1/transfers', { status: 503, body, retryAfter: '1' });
+    assert.equal(findings.failures.length, 0);
+    checkAnswer(findings, 0, 'POST /v1/transfers', { status: 503, body, retryAfter: null });
+    checkAnswer(findings, 0, 'GET /v1/transfers/x', { status: 500, body: { ...body, error: 'internal_error' }, retryAfter: null });
+    checkAnswer(findings, 0, 'POST /v1/payments/send', { status: 502, body: { ...body, error: 'partner_error' }, retryAfter: null });
+    assert.equal(findings.failures.length, 3);
+    checkAnswer(findings, 0, 'POST /v1/payments/send', { status: 502, body: { ...body, error: 'partner_error' }, retryAfter: null }, 'error');
+    assert.equal(findings.failures.length, 3);
+  });
+
+  it('id forms: the legal ones are the same UUID in another case, the illegal ones are not a UUID', () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+    for (const form of LEGAL_FORMS) assert.equal(idInForm(A, form).toLowerCase(), A);
+    for (const form of ILLEGAL_FORMS) assert.ok(!uuid.test(idInForm(A, form)), form);
+  });
+
+  it('a seed gives every client the same operations and the same faults', () => {
+    assert.deepEqual(first(clientOps(7, 2, 6), 200), first(clientOps(7, 2, 6), 200));
+    assert.notDeepEqual(first(clientOps(7, 2, 6), 50), first(clientOps(8, 2, 6), 50));
+    assert.notDeepEqual(first(clientOps(7, 2, 6), 50), first(clientOps(7, 3, 6), 50));
+    assert.deepEqual(faultSchedule(7, 600_000, 'on'), faultSchedule(7, 600_000, 'on'));
+    assert.deepEqual(faultSchedule(7, 600_000, 'off'), []);
+    assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'api', 'workers', 'rails', 'redis_keys'].includes(f.target)));
+    for (const op of first(clientOps(7, 2, 6), 500)) if ('to' in op && typeof op.to === 'number') assert.ok(op.to !== 2 && op.to >= 0 && op.to < 6);
+  });
+});
