@@ -43,11 +43,13 @@ import { log } from '../log';
 import { basicCredentials, bearerToken, RailError, readForm, readJsonObject, sendJson, sendRailError } from './http';
 import { CLIENT_USER_ID, TokenSpace, type OAuthClient, type Principal } from './oauth';
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
-import { fundingMethodsOf, PARTNERS, type PartnerProfile } from './partners';
+import { fundingMethodsOf, PARTNERS } from './partners';
 import { PaymentBook } from './payments';
 import { openBooks, type RailsBooks } from './books';
 import { dailyStatement, statementPage } from './statements';
 import { FailureMessage } from './failure-message';
+import { cancelPayment, expireClaim, expireTokens, goDown, readStats, refuseNextTokens, setFailureMessage, startOutage, waitOutOutage } from './controls';
+import type { Exchange, PartnerRail, Route } from './rail';
 
 export interface MockRailsOptions {
   /** The Postgres database the books are kept in (schema mock_rails). */
@@ -77,8 +79,6 @@ export interface MockRailsOptions {
  * (consumers/partners/dispatcher.ts PARTNER_CALL_TIMEOUT_MS), so the caller never hears the answer.
  */
 export const SLOW_ANSWER_MS_DEFAULT = 3_000;
-/** The longest outage the control route makes. */
-const OUTAGE_MS_MAX = 60 * 60 * 1000;
 
 export interface MockRails {
   /** http://host:actualPort, without a trailing slash; partner base URLs are `${url}/<slug>`. */
@@ -91,39 +91,8 @@ export interface MockRails {
 /** The books of the sandbox's own rails; tests name books of their own. */
 export const DEFAULT_BOOK = 'sandbox';
 
-interface PartnerRail {
-  profile: PartnerProfile;
-  tokens: TokenSpace;
-  payments: PaymentBook;
-  stats: { tokenRequests: number; submitAttempts: number; rejectedTokens: number };
-  /** API calls still to refuse with a spurious "Invalid token" (the control route), and the share refused at random. */
-  spurious: { pending: number; rate: number };
-  /** The message scenario failures answer with instead of their own (the control route's). */
-  failureMessage: FailureMessage;
-  /**
-   * A sandbox outage (the control routes): until `untilMs` every API call answers 503, at once,
-   * or, when `hangs`, only once the outage is over, as a partner that stops answering does.
-   */
-  outage: { untilMs: number; hangs: boolean };
-  /** How long a slow_answer submission waits before it answers. */
-  slowAnswerMs: number;
-}
 
-interface Exchange {
-  rail: PartnerRail;
-  req: IncomingMessage;
-  res: ServerResponse;
-  query: URLSearchParams;
-  /** The `:id` segment of the route, when it has one. */
-  id: string;
-}
 
-interface Route {
-  method: 'GET' | 'POST';
-  /** Path below /<slug>, split on '/'; ':id' matches one segment. */
-  segments: string[];
-  handle(exchange: Exchange): Promise<void> | void;
-}
 
 const ROUTES: Route[] = [
   { method: 'GET', segments: ['healthz'], handle: ({ res }) => sendJson(res, 200, { status: 'ok' }) },
@@ -287,58 +256,6 @@ async function claimPayment({ rail, req, res, id }: Exchange): Promise<void> {
   if (form.get('decision') !== 'claim') throw new RailError(400, 'invalid_request', 'decision must be claim');
   const payment = await rail.payments.claim(id);
   htmlPage(res, 200, 'Claimed', `<p>${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)} are on their way to you.</p>`);
-}
-
-async function expireClaim({ rail, res, id }: Exchange): Promise<void> {
-  if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
-  sendJson(res, 200, await rail.payments.expireClaim(id));
-}
-
-async function cancelPayment({ rail, res, id }: Exchange): Promise<void> {
-  sendJson(res, 200, await rail.payments.cancel(id));
-}
-
-async function expireTokens({ rail, res }: Exchange): Promise<void> {
-  sendJson(res, 200, { expired: await rail.tokens.expireAccessTokens() });
-}
-
-function refuseNextTokens({ rail, res, query }: Exchange): void {
-  const count = Number.parseInt(query.get('count') ?? '1', 10);
-  if (!Number.isSafeInteger(count) || count < 0 || count > 1000) throw new RailError(400, 'invalid_request', 'count must be an integer from 0 to 1000');
-  rail.spurious.pending = count;
-  sendJson(res, 200, { pending: count });
-}
-
-async function setFailureMessage({ rail, req, res, query }: Exchange): Promise<void> {
-  sendJson(res, 200, rail.failureMessage.set(query.get('count'), await readJsonObject(req)));
-}
-
-/** Down for `seconds`: the API hangs, as a partner's does in an outage, and answers 503 when it is over. */
-function goDown({ rail, res, query }: Exchange): void {
-  const seconds = Number(query.get('seconds') ?? '0');
-  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 300) throw new RailError(400, 'invalid_request', 'seconds must be a number from 0 to 300');
-  rail.outage = { untilMs: Date.now() + seconds * 1000, hangs: true };
-  sendJson(res, 200, { down_until: new Date(rail.outage.untilMs).toISOString() });
-}
-
-/** An outage of `ms` during which every API call is answered 503 at once. */
-function startOutage({ rail, res, query }: Exchange): void {
-  const ms = Number.parseInt(query.get('ms') ?? '', 10);
-  if (!Number.isSafeInteger(ms) || ms < 0 || ms > OUTAGE_MS_MAX) throw new RailError(400, 'invalid_request', `ms must be an integer from 0 to ${OUTAGE_MS_MAX}`);
-  rail.outage = { untilMs: Date.now() + ms, hangs: false };
-  sendJson(res, 200, { down_until: new Date(rail.outage.untilMs).toISOString() });
-}
-
-/** A call to a partner that is down is refused: at once, or once a hanging outage is over (ended early by `seconds=0`). */
-async function waitOutOutage(rail: PartnerRail): Promise<void> {
-  if (rail.outage.untilMs <= Date.now()) return;
-  while (rail.outage.hangs && rail.outage.untilMs > Date.now()) await sleep(Math.min(100, rail.outage.untilMs - Date.now()));
-  throw new RailError(503, 'temporarily_unavailable', 'the partner is down (sandbox control)');
-}
-
-function readStats({ rail, res }: Exchange): void {
-  const { tokenRequests, submitAttempts, rejectedTokens } = rail.stats;
-  sendJson(res, 200, { token_requests: tokenRequests, submit_attempts: submitAttempts, rejected_tokens: rejectedTokens });
 }
 
 function matches(route: Route, segments: string[]): string | null {

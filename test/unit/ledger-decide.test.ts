@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { BalanceBook, type LedgerAccountState } from '../../ledger/balances';
-import { available, faucetEquity, pending, type LedgerAccountRef } from '../../ledger/chart';
+import { available, faucetEquity, lateCompletionReceivable, pending, type LedgerAccountRef } from '../../ledger/chart';
 import {
   decideFaucetCredit, decidePartnerResult, decideTransferCreate, type AccountFacts, type Decision, type TransferFacts,
 } from '../../ledger/decide';
@@ -43,7 +43,7 @@ class Ledger {
 
   constructor(readonly accountIds: string[], readonly currencies: Currency[]) {
     this.refs = currencies.flatMap((currency) => [
-      faucetEquity(currency),
+      faucetEquity(currency), lateCompletionReceivable(currency),
       ...accountIds.flatMap((id) => [available(id, currency), pending(id, currency)]),
     ]);
     const states: LedgerAccountState[] = this.refs.map((ref) => ({ id: randomUUID(), ref, balance: new Money(0) }));
@@ -84,7 +84,10 @@ class Ledger {
     for (const currency of this.currencies) {
       const credited = this.credited.get(currency)!;
       assert.ok(this.sum(currency, ['available', 'pending', 'system']).isZero(), `${currency}: the book does not sum to zero`);
-      assert.equal(this.sum(currency, ['available', 'pending']).toFixed(), credited.toFixed(), `${currency}: customer money ≠ faucet credits`);
+      // Customer money comes from the faucet, and from the partner's late completions the senders no
+      // longer covered (owed through the receivable, whose balance is that debt, negated).
+      const owed = this.book.balance(lateCompletionReceivable(currency)).negated();
+      assert.equal(this.sum(currency, ['available', 'pending']).toFixed(), credited.plus(owed).toFixed(), `${currency}: customer money ≠ faucet credits + late debts`);
       assert.equal(this.book.balance(faucetEquity(currency)).negated().toFixed(), credited.toFixed(), `${currency}: faucet equity ≠ -credits`);
     }
   }
@@ -407,6 +410,8 @@ describe('ledger decide: partner results on an executing transfer', () => {
 
   for (const terminal of TERMINAL_STATUSES) {
     for (const outcome of ['completed', 'failed', 'rolled_back'] as const) {
+      // The partner paid a transfer the ledger failed: that one is completed late (below).
+      if (terminal === 'failed' && outcome === 'completed') continue;
       it(`a ${outcome} result for a transfer already ${terminal} changes nothing`, () => {
         const finished: TransferRecord = { ...executing, status: terminal };
         const before = ledger.snapshot();
@@ -419,6 +424,44 @@ describe('ledger decide: partner results on an executing transfer', () => {
       });
     }
   }
+
+  /** The transfer failed by the ledger, its hold released: what a late completion finds. */
+  const failedAndReleased = (): TransferRecord => {
+    const failed = decidePartnerResult(result(executing, 'failed', 'partner_unavailable'), executing, ledger.book, LATER).transfer!;
+    assert.equal(failed.status, 'failed');
+    assert.equal(ledger.balance(available(SENDER, 'USD')), '100');
+    return failed;
+  };
+
+  it('a completed result for a transfer already failed completes it late: held again from available, settled, the failure kept', () => {
+    const failed = failedAndReleased();
+    const decision = decidePartnerResult(result(failed, 'completed'), failed, ledger.book, LATER);
+    const transfer = decision.transfer!;
+    assert.equal(transfer.status, 'completed');
+    assert.equal(transfer.failure_code, null);
+    assert.deepEqual(transfer.late_completion, { failure_code: 'partner_unavailable', failure_message: failed.failure_message, failed_at: LATER.toISOString(), receivable: '0.00' });
+    assert.deepEqual(decision.entries.map((e) => e.entry.kind), ['transfer_rehold', 'transfer_settle']);
+    assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [['failed', 'completed']]);
+    assertEntriesBalance(decision, ledger.book);
+    assert.equal(ledger.balance(available(SENDER, 'USD')), '60');
+    assert.equal(ledger.balance(pending(SENDER, 'USD')), '0');
+    assert.equal(ledger.balance(available(RECIPIENT, 'USD')), '40');
+    ledger.assertInvariants();
+  });
+
+  it('a late completion the sender can no longer cover takes what is there and owes the rest, never a negative balance', () => {
+    const failed = failedAndReleased();
+    // The released money is spent elsewhere before the partner's word arrives: 75 of 100.
+    const spent = decideTransferCreate(randomUUID(), internal('75.00', 'USD'), { sender, recipient }, ledger.book, LATER);
+    assert.equal(answer(spent).status, 201);
+    const decision = decidePartnerResult(result(failed, 'completed'), failed, ledger.book, LATER);
+    assert.equal(decision.transfer!.status, 'completed');
+    assert.equal(decision.transfer!.late_completion!.receivable, '15.00', '40 paid by the partner, 25 left to hold: 15 owed');
+    assertEntriesBalance(decision, ledger.book);
+    assert.equal(ledger.balance(available(SENDER, 'USD')), '0');
+    assert.equal(ledger.balance(available(RECIPIENT, 'USD')), '115');
+    ledger.assertInvariants();
+  });
 
   it('a result for an unknown transfer → 404 transfer_not_found, nothing else', () => {
     const before = ledger.snapshot();
@@ -475,7 +518,9 @@ describe('ledger decide: a seeded random walk keeps the invariants', () => {
         count(`result ${decision.transfer!.status}`);
       } else if (finished.length > 0) {
         const current = pick(finished);
-        decision = decidePartnerResult(result(current, pick(['completed', 'failed', 'rolled_back'] as const)), current, ledger.book, LATER);
+        // A completion of a failed transfer is the late completion, tested on its own above.
+        const outcomes = current.status === 'failed' ? (['failed', 'rolled_back'] as const) : (['completed', 'failed', 'rolled_back'] as const);
+        decision = decidePartnerResult(result(current, pick(outcomes)), current, ledger.book, LATER);
         assertNothingHappened(decision);
         count('late result');
       } else {

@@ -27,8 +27,14 @@ function failed(code: string, partnerPaymentId: string | null = null): { outcome
   return { outcome: 'failed', code, partnerPaymentId };
 }
 
+/** A failure the dispatcher sends only once the partner confirms it holds no payment under our reference. */
+function confirmed(code: string): { confirm: 'failed'; code: string } {
+  return { confirm: 'failed', code };
+}
+
 /** The decision reduced to what the table states; failure messages are prose, checked apart. */
 function summary(decision: PartnerDecision): unknown {
+  if (decision.kind === 'confirm') return confirmed(decision.result.failure_code!);
   if (decision.kind !== 'result') return decision;
   const { outcome, failure_code: code, partner_payment_id: partnerPaymentId } = decision.result;
   return { outcome, code, partnerPaymentId };
@@ -46,16 +52,16 @@ describe('partner outcome: what the dispatcher does after a partner answer', () 
     ['rejected while polling → failed partner_rejected, with the known payment id', 0, partnerError('rejected', PAYMENT_ID), failed('partner_rejected', PAYMENT_ID)],
     ['unexpected, no payment known → requeue: the resubmission finds the payment if it exists', 0, partnerError('unexpected'), { kind: 'requeue' }],
     ['unexpected on the last check that may requeue → requeue', UNEXPECTED_CHECKS_MAX - 2, partnerError('unexpected'), { kind: 'requeue' }],
-    ['unexpected after UNEXPECTED_CHECKS_MAX submissions → failed partner_error, no payment id', UNEXPECTED_CHECKS_MAX - 1, partnerError('unexpected'), failed('partner_error')],
+    ['unexpected after UNEXPECTED_CHECKS_MAX submissions → failed partner_error once the partner confirms it holds none', UNEXPECTED_CHECKS_MAX - 1, partnerError('unexpected'), confirmed('partner_error')],
     ['unexpected while polling a known payment → requeue, never failed at once', UNEXPECTED_CHECKS_MAX - 1, partnerError('unexpected', PAYMENT_ID), { kind: 'requeue' }],
-    ['unexpected while polling at ATTEMPTS_MAX → failed partner_error, with the payment id', last, partnerError('unexpected', PAYMENT_ID), failed('partner_error', PAYMENT_ID)],
+    ['unexpected while polling at ATTEMPTS_MAX → requeue: the partner holds the payment, it is followed', last, partnerError('unexpected', PAYMENT_ID), { kind: 'requeue' }],
     ['unavailable on the first attempt → requeue', 0, partnerError('unavailable'), { kind: 'requeue' }],
     ['unavailable on the last attempt that may requeue → requeue', last - 1, partnerError('unavailable'), { kind: 'requeue' }],
-    ['unavailable at ATTEMPTS_MAX → failed partner_unavailable', last, partnerError('unavailable'), failed('partner_unavailable')],
-    ['unavailable while polling at ATTEMPTS_MAX → failed partner_unavailable, with the payment id', last, partnerError('unavailable', PAYMENT_ID), failed('partner_unavailable', PAYMENT_ID)],
+    ['unavailable at ATTEMPTS_MAX → failed partner_unavailable once the partner confirms it holds none', last, partnerError('unavailable'), confirmed('partner_unavailable')],
+    ['unavailable while polling at ATTEMPTS_MAX → requeue: the partner holds the payment, it is followed', last, partnerError('unavailable', PAYMENT_ID), { kind: 'requeue' }],
     ['poll ran out of time → requeue', 0, { kind: 'poll_timeout', paymentId: PAYMENT_ID }, { kind: 'requeue' }],
     ['poll ran out of time on the last attempt that may requeue → requeue', last - 1, { kind: 'poll_timeout', paymentId: PAYMENT_ID }, { kind: 'requeue' }],
-    ['poll ran out of time at ATTEMPTS_MAX → failed partner_timeout, with the payment id', last, { kind: 'poll_timeout', paymentId: PAYMENT_ID }, failed('partner_timeout', PAYMENT_ID)],
+    ['poll ran out of time at ATTEMPTS_MAX → requeue: a payment the partner holds is never failed by us', last, { kind: 'poll_timeout', paymentId: PAYMENT_ID }, { kind: 'requeue' }],
     ['unknown partner slug → failed invalid_partner', 0, { kind: 'unknown_partner', partner: 'nowhere' }, failed('invalid_partner')],
   ];
 
@@ -80,9 +86,9 @@ describe('partner outcome: what the dispatcher does after a partner answer', () 
     assert.deepEqual(completed.result, { transfer_id: TRANSFER_ID, outcome: 'completed', partner_payment_id: PAYMENT_ID, failure_code: null, failure_message: null });
   });
 
-  it('giving up says how many attempts were made', () => {
-    const gaveUp = decidePartnerOutcome(command(ATTEMPTS_MAX), { kind: 'poll_timeout', paymentId: PAYMENT_ID });
-    assert.ok(gaveUp.kind === 'result');
-    assert.match(gaveUp.result.failure_message ?? '', new RegExp(`after ${ATTEMPTS_MAX + 1} attempts`));
+  it('giving up says how many attempts were made and that the partner confirmed it holds nothing', () => {
+    const gaveUp = decidePartnerOutcome(command(ATTEMPTS_MAX), partnerError('unavailable'));
+    assert.ok(gaveUp.kind === 'confirm');
+    assert.match(gaveUp.result.failure_message ?? '', new RegExp(`${ATTEMPTS_MAX + 1} attempts; the partner confirmed it holds no payment`));
   });
 });
