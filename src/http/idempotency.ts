@@ -9,7 +9,7 @@
 // refuses a key held here (ledger/store.ts roundFacts).
 import { createHash } from 'node:crypto';
 import type { Db } from '../db';
-import { DomainError } from '../errors';
+import { DomainError, errorBody, isDomainError } from '../errors';
 import { idempotentCommandId } from '../ledger-client';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { log } from '../log';
@@ -58,6 +58,9 @@ export function asReplay(result: RouteResult): RouteResult {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Errors that are a key's final answer, kept and replayed as a success would be. */
+const KEPT_ERRORS: ReadonlySet<string> = new Set(['partner_error']);
 
 interface Completion { scope: string; key: string; status: number; bodyJson: string }
 
@@ -182,6 +185,16 @@ export class IdempotencyGuard {
     try {
       result = await execute();
     } catch (error) {
+      clearInterval(renewal);
+      // A partner_error is the key's answer once the request reached the partner: the operation
+      // may have happened, so the same key must not run it again as something else (another
+      // body, a concurrent duplicate); the client reads the resource to learn how it ended.
+      if (isDomainError(error) && KEPT_ERRORS.has(error.code)) {
+        const answer = { status: error.status, body: errorBody(error) };
+        await this.completions.submit({ scope, key, status: answer.status, bodyJson: JSON.stringify(answer.body) });
+        await this.reservations.storeAnswer(scope, key, { route: name, fingerprint: print, ...answer });
+        throw error;
+      }
       await giveBack();
       throw error;
     } finally {
