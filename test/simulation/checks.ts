@@ -88,7 +88,7 @@ export async function quiet(db: Db, world: World): Promise<boolean> {
 export async function endEverything(world: World): Promise<void> {
   for (const { command, member, resolve } of world.open.splice(0)) {
     const path = command.resource!.type === 'transfer' ? `/v1/transfers/${command.resource!.id}` : `/v1/payments/${command.resource!.id}`;
-    const answer = await world.http.send(member.index, 'GET', path, undefined, { token: member.key, timeoutMs: 30_000 });
+    const answer = await world.http.read(member.index, path, { token: member.key, timeoutMs: 30_000 });
     if (typeof answer === 'string' || answer.status !== 200) {
       world.findings.expect(false, 'every created transfer and payment can be read', () => `${command.label}: GET ${path} ${typeof answer === 'string' ? answer : answer.status}`, [member.index]);
       continue;
@@ -113,7 +113,7 @@ export async function finalChecks(db: Db, world: World): Promise<void> {
   if (problems.length === 0) findings.pass();
 
   for (const member of members) {
-    const answer = await world.http.send(member.index, 'GET', '/v1/accounts/me/balance', undefined, { token: member.token, timeoutMs: 30_000 });
+    const answer = await world.http.read(member.index, '/v1/accounts/me/balance', { token: member.token, timeoutMs: 30_000 });
     if (typeof answer === 'string' || answer.status !== 200) { f("every balance equal to the model's (API)", `balance of c${member.index}: ${typeof answer === 'string' ? answer : answer.status}`, [member.index]); continue; }
     const want = settlementTotals(model, member.accountId);
     for (const total of answer.body.totals as Array<{ currency: string; available: string; pending: string }>) {

@@ -286,7 +286,7 @@ async function payment(world: World, member: Member, op: Extract<Op, { kind: 'ad
 async function lookup(world: World, member: Member, path: string, id: string, form: IdForm, idField: (body: any) => unknown): Promise<void> {
   const label = `c${member.index} GET ${path}/{${form}} ${id}`;
   world.findings.trace(member.index, label);
-  const answer = await world.http.send(member.index, 'GET', `${path}/${encodeURIComponent(idInForm(id, form))}`, undefined, { token: member.key });
+  const answer = await world.http.read(member.index, `${path}/${encodeURIComponent(idInForm(id, form))}`, { token: member.key, deadlineMs: 10_000 });
   if (typeof answer === 'string') return;
   world.findings.trace(member.index, `  <- ${answer.status} ${answer.body?.error ?? ''}`);
   if (answer.status >= 500) return; // a restarting service; checked as an answer already

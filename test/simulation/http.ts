@@ -37,6 +37,18 @@ export class Http {
     return answer;
   }
 
+  /** A read repeated, as a client would, after a 429, a 503 or no answer (after Retry-After); the last answer past `deadlineMs`. */
+  async read(client: number, path: string, options: RequestOptions & { deadlineMs?: number } = {}): Promise<Answer | 'timeout' | 'network'> {
+    const deadline = Date.now() + (options.deadlineMs ?? 60_000);
+    for (;;) {
+      const answer = await this.send(client, 'GET', path, undefined, options);
+      const again = typeof answer === 'string' || answer.status === 429 || answer.status === 503;
+      if (!again || Date.now() >= deadline) return answer;
+      const wait = typeof answer === 'string' ? 500 : 1_000 * Number.parseFloat(answer.retryAfter ?? '0.5');
+      await sleep(Math.min(Math.max(wait, 100), 2_000));
+    }
+  }
+
   /** A write repeated under one key until its answer is final; null past `deadlineMs`. */
   async decide(client: number, path: string, body: unknown, key: string, options: RequestOptions & { deadlineMs?: number } = {}): Promise<Answer | null> {
     const deadline = Date.now() + (options.deadlineMs ?? 60_000);
