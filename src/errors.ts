@@ -56,6 +56,9 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** The Retry-After of a 503 that names no other. */
+const DEFAULT_RETRY_AFTER_SECONDS = '2';
+
 export class DomainError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -72,7 +75,8 @@ export class DomainError extends Error {
     this.status = ERROR_STATUS[code];
     this.details = details;
     this.retriable = this.status >= 500;
-    this.headers = headers;
+    // Every 503 says when to try again (SPEC.md section 7), whichever path raised it.
+    this.headers = this.status === 503 && !('Retry-After' in headers) ? { ...headers, 'Retry-After': DEFAULT_RETRY_AFTER_SECONDS } : headers;
   }
 }
 

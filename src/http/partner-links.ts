@@ -119,6 +119,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       extraResponses: [
         { status: 400, description: 'consent denied, or a code the partner refused', schema: { type: 'string' }, contentType: 'text/html' },
         { status: 404, description: 'an unknown link request, or one already used', schema: { type: 'string' }, contentType: 'text/html' },
+        { status: 503, description: 'the partner did not answer the code exchange: the request stands; reload the page after Retry-After seconds', schema: { type: 'string' }, contentType: 'text/html' },
       ],
       handler: async (request) => {
         // Query values the partner sends; a repeated one counts once.
@@ -128,6 +129,9 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
           return { status: 200, body: page('Account linked', `Your ${outcome.link.partner} account is linked. You can close this window.`) };
         }
         if (outcome.kind === 'failed') return { status: 400, body: page('Account not linked', outcome.link.failure_message ?? 'the link failed') };
+        if (outcome.kind === 'partner_unavailable') {
+          return { status: 503, headers: { 'Retry-After': '2' }, body: page('The partner is not answering', 'The partner did not answer in time. Reload this page in a moment to finish linking your account.') };
+        }
         return { status: 404, body: page('Link request not recognised', 'This link request is unknown or was already used. Start again from the application that sent you here.') };
       },
     },

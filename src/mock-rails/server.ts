@@ -289,7 +289,8 @@ async function dispatch(rails: Map<PartnerSlug, PartnerRail>, req: IncomingMessa
       allowed.push(route.method);
       continue;
     }
-    if (segments[0] === 'v1') await waitOutOutage(rail);
+    // A partner that is down answers neither its API nor its token endpoint.
+    if (segments[0] === 'v1' || (segments[0] === 'oauth' && segments[1] === 'token')) await waitOutOutage(rail);
     return route.handle({ rail, req, res, query: url.searchParams, id });
   }
   if (allowed.length > 0) throw new RailError(405, 'method_not_allowed', undefined, { allow: allowed.join(', ') });

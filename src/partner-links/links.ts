@@ -31,6 +31,8 @@ export interface PartnerLinkRow {
 export type CallbackOutcome =
   | { kind: 'linked'; link: PartnerLinkRow }
   | { kind: 'failed'; link: PartnerLinkRow }
+  /** The partner did not answer the code exchange: the request stands, the same callback may be opened again. */
+  | { kind: 'partner_unavailable' }
   | { kind: 'unknown_state' };
 
 export interface PartnerLinkSettings {
@@ -80,6 +82,13 @@ export class PartnerLinks {
       tokens = await this.settings.clients(spent.partner).exchangeCode(answer.code, this.settings.redirectUri());
     } catch (error) {
       if (!isPartnerError(error)) throw error;
+      if (error.kind === 'unavailable') {
+        // Nothing was decided: the state is given back, so reloading the page exchanges the code again.
+        log.warn({ linkId: spent.id, err: error.message }, 'the partner did not answer a link code exchange; the link request stands');
+        await this.db('partner_links').where({ id: spent.id, status: 'pending' }).whereNull('state_hash')
+          .update({ state_hash: hashState(answer.state), updated_at: new Date() });
+        return { kind: 'partner_unavailable' };
+      }
       log.warn({ linkId: spent.id, err: error.message }, 'the partner refused to exchange a link code');
       return this.fail(spent, 'partner_refused', `the partner refused the authorization code (${error.partnerCode ?? error.kind})`);
     }

@@ -234,7 +234,14 @@ export class PartnerClient {
       // An expired token, or one refused again: renew once.
       log.debug({ partner: this.baseUrl, what }, 'partner refused the access token; renewing once');
       this.markStale(state.tokenUsed!);
-      return await this.withRetries(what, attempt);
+      try {
+        return await this.withRetries(what, attempt);
+      } catch (renewed) {
+        // A token just issued refused too says nothing of the request: the partner is not
+        // taking calls now. Unavailable, so nothing is failed for it and the call is made later.
+        if (!state.tokenRefused || !isPartnerError(renewed)) throw renewed;
+        throw new PartnerError({ kind: 'unavailable', message: `${what}: the partner refused a token it had just issued (${renewed.message})`, httpStatus: renewed.httpStatus, partnerCode: renewed.partnerCode });
+      }
     }
   }
 

@@ -73,6 +73,22 @@ describe('partner links (three-legged OAuth)', () => {
     assert.equal((await linkRow(created.body.id)).status, 'active');
   });
 
+  it('keeps the link request when the partner does not answer the code exchange: 503, and a reload links it', async function () {
+    this.timeout(40_000);
+    const created = await createLink('openbank');
+    const callback = await consent(created.body.authorize_url, 'approve');
+    const outage = await call(`${railsUrl()}/openbank`, 'POST', '/_control/outage?ms=8000', {});
+    assert.equal(outage.status, 200, JSON.stringify(outage.body));
+    const away = await browse(callback);
+    assert.equal(away.status, 503, away.html);
+    assert.match(away.html, /Reload this page/);
+    assert.equal((await linkRow(created.body.id)).status, 'pending', 'the link request stands');
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    const landed = await browse(callback);
+    assert.equal(landed.status, 200, landed.html);
+    assert.equal((await linkRow(created.body.id)).status, 'active');
+  });
+
   it('ends in a failed link, with the reason, when consent is denied', async () => {
     const created = await createLink();
     const callback = await consent(created.body.authorize_url, 'deny');

@@ -99,6 +99,29 @@ describe('payments: add funds', () => {
     assert.equal(atPartner.length, 1, 'credited once');
   });
 
+  it('keeps a 502 partner_error as the key\'s answer: the same request replays it, another body under the key is 409, two at once get one answer', async function () {
+    this.timeout(30_000);
+    const key = randomUUID();
+    const [first, twin] = await Promise.all([
+      addFunds({ amount: '6.00' }, { idempotencyKey: key, scenario: 'lost_answer' }),
+      addFunds({ amount: '6.00' }, { idempotencyKey: key, scenario: 'lost_answer' }),
+    ]);
+    expectError(first, 502, 'partner_error');
+    const paymentId = first.body.details;
+    // The twin waited for the first and replays its answer, or (past the wait) says it is still running.
+    if (twin.status !== 202 && twin.status !== 503) {
+      expectError(twin, 502, 'partner_error');
+      assert.equal(twin.body.details, paymentId);
+    }
+    const replay = await addFunds({ amount: '6.00' }, { idempotencyKey: key, scenario: 'lost_answer' });
+    expectError(replay, 502, 'partner_error');
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(replay.body.details, paymentId, 'the same payment');
+    expectError(await addFunds({ amount: '7.00' }, { idempotencyKey: key }), 409, 'idempotency_conflict', 'Idempotency-Key');
+    const { rows } = await testService().runtime.db.raw('SELECT count(*)::int AS n FROM payments WHERE idempotency_key = ?', [key]);
+    assert.equal(rows[0].n, 1, 'one payment under the key');
+  });
+
   it('answers 202 with the pending payment while the partner is down, credits nothing, and the payment goes through once it is back', async function () {
     this.timeout(40_000);
     const key = randomUUID();
