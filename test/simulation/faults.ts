@@ -7,20 +7,26 @@ import type { Fault, ProcessTarget } from './plan';
 
 export interface FaultLog { done: number; lines: string[] }
 
-export async function runFaults(schedule: Fault[], roles: Record<ProcessTarget, RoleProcess>, flushRedisKeys: () => Promise<void>, startedAt: number, stop: { now: boolean }, log: FaultLog): Promise<void> {
+export async function runFaults(
+  schedule: Fault[], roles: Record<ProcessTarget, RoleProcess>, flushRedisKeys: () => Promise<void>, railsUrl: string,
+  startedAt: number, stop: { now: boolean }, log: FaultLog,
+): Promise<void> {
   for (const fault of schedule) {
     while (!stop.now && Date.now() - startedAt < fault.atMs) await sleep(200);
     if (stop.now) return;
     const at = ((Date.now() - startedAt) / 1000).toFixed(1);
     log.lines.push(`${at}s ${fault.action} ${fault.target} for ${fault.downMs} ms`);
-    if (fault.target === 'redis_keys') {
+    if (fault.action === 'outage') {
+      // The partner stays down while the schedule goes on (a real outage overlaps other faults).
+      await fetch(`${railsUrl}/${fault.target}/_control/outage?ms=${fault.downMs}`, { method: 'POST' }).catch(() => undefined);
+    } else if (fault.target === 'redis_keys') {
       await flushRedisKeys();
     } else if (fault.target === 'kafka' || fault.target === 'redis' || fault.target === 'postgres') {
       await killServer(fault.target);
       await sleep(fault.downMs);
       await restartStack();
     } else {
-      const role = roles[fault.target];
+      const role = roles[fault.target as ProcessTarget];
       const child = role.service?.child;
       if (fault.action === 'stop' && child) {
         child.kill('SIGSTOP');

@@ -31,7 +31,7 @@ export type Op =
 
 /** The sandbox failures a transfer to a bank may ask for, and the final statuses each allows. */
 export const TRANSFER_SCENARIOS: Record<string, string[]> = {
-  none: ['completed'], outage: ['completed'], lost_answer: ['completed'], statement_fee: ['completed'],
+  none: ['completed'], outage: ['completed'], lost_answer: ['completed'], slow_answer: ['completed'], statement_fee: ['completed'],
   decline: ['failed'], error: ['failed'], reverse: ['rolled_back'],
 };
 /** The same for payments (add-funds and send). */
@@ -101,7 +101,12 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
 
 export type ServerTarget = 'kafka' | 'redis' | 'postgres';
 export type ProcessTarget = 'ledger' | 'api' | 'workers' | 'rails';
-export interface Fault { atMs: number; target: ProcessTarget | ServerTarget | 'redis_keys'; action: 'kill' | 'stop' | 'flush'; downMs: number }
+/** The mock partners a fault can take down (their outage control: every call answered 503). */
+export const PARTNERS = ['fiat', 'chain', 'claimless', 'openbank'] as const;
+export interface Fault {
+  atMs: number; target: ProcessTarget | ServerTarget | 'redis_keys' | (typeof PARTNERS)[number];
+  action: 'kill' | 'stop' | 'flush' | 'outage'; downMs: number;
+}
 
 /**
  * The faults of a run: bursts (two to four faults a few seconds apart) between quiet stretches,
@@ -123,6 +128,12 @@ export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode
       // The run's own Redis keys flushed (rate-limit buckets, caches, leases): safe beside other runs.
       if (random() < 0.1) {
         faults.push({ atMs: Math.round(at), target: 'redis_keys', action: 'flush', downMs: 0 });
+        at += 2_000 + random() * 6_000;
+        continue;
+      }
+      // A partner down for ten seconds to a minute: nothing it may have made is failed meanwhile.
+      if (random() < 0.15) {
+        faults.push({ atMs: Math.round(at), target: PARTNERS[Math.floor(random() * PARTNERS.length)], action: 'outage', downMs: Math.round(10_000 + random() * 50_000) });
         at += 2_000 + random() * 6_000;
         continue;
       }

@@ -108,7 +108,7 @@ async function main(): Promise<void> {
   const progress = setInterval(() => {
     console.log(`  ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s: ${world.stats.ops} operations, ${world.http.requests} requests, ${faults.done} faults${faults.lines.length ? ` (last: ${faults.lines.at(-1)})` : ''}, ${findings.passed} checks passed, ${findings.failures.length} failed`);
   }, 5_000);
-  const faulting = runFaults(faultSchedule(settings.seed, durationMs, settings.faults), roles, () => cleanUpRedisKeys(names.redisKeyPrefix), startedAt, stop, faults);
+  const faulting = runFaults(faultSchedule(settings.seed, durationMs, settings.faults), roles, () => cleanUpRedisKeys(names.redisKeyPrefix), `http://127.0.0.1:${PORT + 1}`, startedAt, stop, faults);
   await Promise.all(world.members.map((member) => client(world, member, startedAt + durationMs)));
   stop.now = true;
   await faulting;
