@@ -264,9 +264,9 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.ok(after.submit_attempts - before.submit_attempts <= 4, 'one call of the client (its retries), then the payment was found by reference');
   });
 
-  it('a partner down for a while, and a stale copy of the instruction meanwhile: no failure, one chain, completed once the partner is back', async function () {
-    this.timeout(90_000);
-    const outageMs = 15_000;
+  it('a partner down for three minutes, and a stale copy of the instruction meanwhile: no failure, one chain, completed once the partner is back', async function () {
+    this.timeout(300_000);
+    const outageMs = 180_000;
     const down = await fetch(`${rails.url}/fiat/_control/outage?ms=${outageMs}`, { method: 'POST' });
     assert.equal(down.status, 200);
     const command = partnerCommand('fiat', '14.00', 'USD');
