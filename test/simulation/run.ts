@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   try {
     await learnEverything(world);
     if (!await quiet(db, world)) findings.expect(false, 'the system becomes quiet', () => 'transfers, payments or outbox rounds still open after 180 s', []);
-    await endEverything(world);
+    await endEverything(db, world);
     await finalChecks(db, world);
   } finally {
     await db.destroy();
