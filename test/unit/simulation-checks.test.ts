@@ -9,7 +9,7 @@ import { Findings } from '../simulation/findings';
 import { checkAnswer, errorBodyProblem } from '../simulation/http';
 import { idInForm, ILLEGAL_FORMS, LEGAL_FORMS } from '../simulation/ids';
 import { Model } from '../simulation/model';
-import { clientOps, faultSchedule } from '../simulation/plan';
+import { clientOps, faultSchedule, PARTNERS } from '../simulation/plan';
 
 const A = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const B = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -88,7 +88,8 @@ describe('simulation checks', () => {
     assert.notDeepEqual(first(clientOps(7, 2, 6), 50), first(clientOps(7, 3, 6), 50));
     assert.deepEqual(faultSchedule(7, 600_000, 'on'), faultSchedule(7, 600_000, 'on'));
     assert.deepEqual(faultSchedule(7, 600_000, 'off'), []);
-    assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'api', 'workers', 'rails', 'redis_keys'].includes(f.target)));
+    // Without servers: the processes, the run's Redis keys and partner outages.
+    assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'api', 'workers', 'rails', 'redis_keys', ...PARTNERS].includes(f.target)));
     for (const op of first(clientOps(7, 2, 6), 500)) if ('to' in op && typeof op.to === 'number') assert.ok(op.to !== 2 && op.to >= 0 && op.to < 6);
   });
 });
