@@ -12,7 +12,7 @@ import type { EntryDraft } from './entry';
 import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, reholdLateTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
 import type { PaymentRecord, PaymentStatus } from './payments';
-import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from './transfers';
+import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type LateCompletionException, type TransferRecord, type TransferStatus } from './transfers';
 
 /** What the ledger knows about an account when it decides. */
 export interface AccountFacts {
@@ -53,11 +53,13 @@ export interface Decision {
   payment: PaymentRecord | null;
   paymentIsNew: boolean;
   paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
+  /** A transfer completed after the ledger had failed it: the exception finance is to work. */
+  lateCompletion: LateCompletionException | null;
 }
 
 export const emptyDecision = (outcome: Outcome): Decision => ({
   outcome, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null, consumedQuote: null,
-  payment: null, paymentIsNew: false, paymentTransitions: [],
+  payment: null, paymentIsNew: false, paymentTransitions: [], lateCompletion: null,
 });
 
 export function refusal(code: RefusalCode, message: string, field: string | null = null): Decision {
@@ -249,7 +251,8 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
  * The partner paid a transfer the ledger had failed (and released): the partner's truth decides.
  * The amount is held again (reholdLateTransfer: from the sender's available balance, the rest
  * owed through the late-completion receivable) and settled as usual; the transfer ends
- * `completed`, its failure kept in `late_completion` for the record.
+ * `completed`, its failure kept in `late_completion` for the record, and finance is told: the
+ * decision carries the `late_completion` exception the round opens in finance's queue.
  */
 function decideLateCompletion(result: TransferPartnerResult, current: TransferRecord, book: BalanceBook, now: Date): Decision {
   const record: TransferRecord = {
@@ -261,11 +264,17 @@ function decideLateCompletion(result: TransferPartnerResult, current: TransferRe
   const amount = new Money(record.amount);
   const spendable = book.balance(available(record.account_id, record.currency));
   const covered = Money.min(spendable.isNegative() ? new Money(0) : spendable, amount);
-  post(decision, book, reholdLateTransfer(randomUUID(), record.id, record.account_id, record.currency, amount, new Money(covered)));
+  const reholdId = randomUUID();
+  post(decision, book, reholdLateTransfer(reholdId, record.id, record.account_id, record.currency, amount, new Money(covered)));
   post(decision, book, settleTransfer(randomUUID(), record.id, record.account_id, record.recipient_account_id!, record.currency, amount, conversionOf(record)));
   record.late_completion = {
     failure_code: current.failure_code, failure_message: current.failure_message, failed_at: current.updated_at.toISOString(),
     receivable: formatAmount(amount.minus(covered), record.currency),
+  };
+  decision.lateCompletion = {
+    transferId: record.id, partner: record.partner, currency: record.currency, amount: formatAmount(amount, record.currency),
+    reheld: formatAmount(covered, record.currency), receivable: record.late_completion.receivable, entryId: reholdId,
+    partnerPaymentId: record.partner_payment_id, overturned: record.late_completion,
   };
   walk(record, ['completed'], now, decision);
   decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.payout_currency));

@@ -6,12 +6,13 @@
 // COMMIT (round-transaction.ts). Its rows are checked as COPY's are: the postings trigger sees all
 // of them at the end of the statement, and foreign keys are checked then too, so the order of the
 // CTEs does not matter. Updates are one statement per table either way.
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { copyIntoClient } from '../src/db/pg-copy';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord, PaymentStatus } from './payments';
-import type { TransferRecord, TransferStatus } from './transfers';
+import type { LateCompletionException, TransferRecord, TransferStatus } from './transfers';
 
 export interface EntryWrite {
   id: string;
@@ -49,6 +50,8 @@ export interface BatchWrite {
   /** Each decided command with its outcome's JSON text, and the Idempotency-Key it is the record of (DESIGN.md section 5f). */
   processed: Array<{ commandId: string; type: string; outcome: string; accountId: string | null; idempotencyKey: string | null; fingerprint: string | null }>;
   outbox: OutboxWrite[];
+  /** Transfers completed late in this round: each opens its exception in finance's queue. */
+  lateCompletions: LateCompletionException[];
   /** The round (transaction) the outbox rows belong to, for tracking their publication. */
   roundId: string;
   now: Date;
@@ -68,6 +71,10 @@ const PAYMENT_COLUMNS = [
 const ENTRY_COLUMNS = ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'] as const;
 const POSTING_COLUMNS = ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'] as const;
 const PROCESSED_COLUMNS = ['command_id', 'type', 'outcome', 'processed_at', 'account_id', 'idempotency_key', 'fingerprint'] as const;
+const EXCEPTION_COLUMNS = [
+  'id', 'partner', 'category', 'transfer_id', 'ledger_entry_id', 'reference', 'currency', 'reheld_amount', 'receivable_amount',
+  'reason', 'amount_tolerance', 'status', 'created_at',
+] as const;
 export const ACCOUNT_EVENT_COLUMNS = ['account_id', 'account_seq', 'id', 'payload'] as const;
 
 type Row = Record<string, unknown>;
@@ -89,6 +96,12 @@ const updateBalances = (param: string) => `UPDATE ledger_accounts AS la SET bala
 // Executed quotes were locked and found unconsumed: the count returned must be theirs.
 const consumeQuotes = (param: string) => `UPDATE fx_quotes AS q SET consumed_at = v.consumed_at FROM jsonb_populate_recordset(NULL::fx_quotes, ${param}::jsonb) AS v WHERE q.id = v.id AND q.consumed_at IS NULL RETURNING 1`;
 export const INSERT_ROUND = 'INSERT INTO outbox_rounds (round_id, created_at, messages, events) SELECT round_id, created_at, messages, events FROM jsonb_populate_recordset(NULL::outbox_rounds, $1::jsonb)';
+// A late completion opens its exception in the reconciliation exceptions queue in the very
+// transaction that completes the transfer, rather than through an event a finance consumer would
+// read: no process runs such a consumer, and a row written here cannot be lost or lag behind the
+// money it reports. The ledger decides each command once (processed_commands), so a redelivery
+// opens nothing; the unique index on the transfer makes it once in any case.
+const openLateCompletions = (param: string) => `${insertFromJson('reconciliation_exceptions', EXCEPTION_COLUMNS, param)} ON CONFLICT DO NOTHING`;
 const deletePublished = (param: string) => `DELETE FROM outbox_rounds WHERE round_id = ANY(${param}::uuid[])`;
 
 /**
@@ -125,7 +138,8 @@ const ONE_STATEMENT = `WITH
   changed_transfers AS (${updateTransfers('$7')}),
   consumed_quotes AS (${consumeQuotes('$8')}),
   processed AS (${insertFromJson('processed_commands', PROCESSED_COLUMNS, '$9')}),${NUMBERED_EVENTS},
-  published AS (${deletePublished('$12')})
+  published AS (${deletePublished('$12')}),
+  late_completions AS (${openLateCompletions('$14')})
 SELECT ledger_assert((SELECT count(*) FROM consumed_quotes) = $13, 'an executed quote was consumed already') AS quotes_checked,
        (SELECT coalesce(json_agg(json_build_array(id, account_seq)), '[]') FROM numbered) AS event_seqs`;
 
@@ -162,6 +176,20 @@ function roundRows(batch: BatchWrite) {
     processed: batch.processed.map((p) => ({
       command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at, account_id: p.accountId, idempotency_key: p.idempotencyKey, fingerprint: p.fingerprint,
     })),
+    lateCompletions: batch.lateCompletions.map((late) => lateCompletionRow(late, at)),
+  };
+}
+
+/** A late completion's exception as finance's queue keeps it: open, of no report, naming the transfer and both amounts. */
+function lateCompletionRow(late: LateCompletionException, at: string): Row {
+  const { overturned } = late;
+  return {
+    id: randomUUID(), partner: late.partner, category: 'late_completion', transfer_id: late.transferId, ledger_entry_id: late.entryId,
+    reference: late.partnerPaymentId, currency: late.currency, reheld_amount: late.reheld, receivable_amount: late.receivable,
+    reason: `the partner paid transfer ${late.transferId} (${late.amount} ${late.currency}) after the ledger had failed it `
+      + `(${overturned.failure_code ?? 'no code'} at ${overturned.failed_at}): completed late, ${late.reheld} held again from the sender's available balance `
+      + `and ${late.receivable} owed through sys:receivable:late_completion:${late.currency}`,
+    amount_tolerance: '0', status: 'open', created_at: at,
   };
 }
 
@@ -196,7 +224,7 @@ function setSeq(event: OutboxWrite, seq: number): void {
 }
 
 /**
- * The one statement that writes a small round ($1..$13), and what to do with its result. The
+ * The one statement that writes a small round ($1..$14), and what to do with its result. The
  * quotes executed must all be found unconsumed (they were locked and read so): else the statement
  * fails, and the round is not committed.
  */
@@ -206,7 +234,7 @@ export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]):
   const round = batch.outbox.length > 0 ? [{ round_id: batch.roundId, created_at: batch.now.toISOString(), messages: unkeptMessages(batch.outbox) }] : [];
   const params = [
     ...[rows.newPayments, rows.changedPayments, rows.entries, rows.postings, rows.balances, rows.newTransfers, rows.changedTransfers, rows.consumedQuotes].map((r) => JSON.stringify(r)),
-    processedJson(batch), JSON.stringify(events), JSON.stringify(round), publishedRounds, batch.consumedQuotes.length,
+    processedJson(batch), JSON.stringify(events), JSON.stringify(round), publishedRounds, batch.consumedQuotes.length, JSON.stringify(rows.lateCompletions),
   ];
   const done = (row: Row) => {
     const seqs = new Map((row.event_seqs as Array<[string, number | string]>).map(([id, seq]) => [id, Number(seq)]));
@@ -237,6 +265,7 @@ export async function writeLargeRound(client: pg.ClientBase, batch: BatchWrite, 
   await copyIntoClient(client, 'processed_commands', PROCESSED_COLUMNS, rows.processed);
   await copyIntoClient(client, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
   if (rounds.length > 0) await client.query(INSERT_ROUND, json(rounds));
+  if (rows.lateCompletions.length > 0) await client.query(openLateCompletions('$1'), json(rows.lateCompletions));
   if (publishedRounds.length > 0) await client.query(deletePublished('$1'), [publishedRounds]);
   return consumed;
 }

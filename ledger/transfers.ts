@@ -48,6 +48,27 @@ export interface LateCompletion {
 }
 
 /**
+ * What finance is told of a late completion: the ledger opens a `late_completion` exception in
+ * the reconciliation exceptions queue from it, in the round that completes the transfer
+ * (round-write.ts). Amounts are in the transfer's currency, at its scale.
+ */
+export interface LateCompletionException {
+  transferId: string;
+  partner: string;
+  currency: Currency;
+  /** The transfer's amount: what the partner paid, as the sender was to send it. */
+  amount: string;
+  /** Held again from the sender's available balance. */
+  reheld: string;
+  /** What the balance did not cover, owed through sys:receivable:late_completion:<currency>. */
+  receivable: string;
+  /** The entry that held the amount again (transfer_rehold). */
+  entryId: string;
+  partnerPaymentId: string | null;
+  overturned: LateCompletion;
+}
+
+/**
  * Sandbox routing (SPEC.md section 1): stablecoins move on the chain rail; fiat to a bank
  * account goes through the fiat rail; fiat between two users of this service is a book transfer.
  */

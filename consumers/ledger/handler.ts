@@ -147,7 +147,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     const roundId = randomUUID();
     const write: BatchWrite = {
       entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [],
-      newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], roundId, now,
+      newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId, now,
     };
     const outcomes = new Map<string, string>();
     const changed = new Map<string, TransferRecord>();
@@ -179,6 +179,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         write.consumedQuotes.push(decision.consumedQuote);
         quotes.set(decision.consumedQuote.id, decision.consumedQuote);
       }
+      if (decision.lateCompletion) write.lateCompletions.push(decision.lateCompletion);
       write.transitions.push(...decision.transitions);
       write.outbox.push(...decision.events.map((e) => eventRow(e, environment, now)));
       if (decision.partnerCommand) {

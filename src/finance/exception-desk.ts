@@ -30,8 +30,14 @@ export interface Resolution {
 /** The adjusting entry of an exception: one per exception, however often it is asked for. */
 export const adjustmentEntryId = (exceptionId: string) => derivedUuid('reconciliation-adjustment-entry', exceptionId);
 
-/** statement − ledger, as the partner sees it; null when the sides do not disagree on an amount. */
+/**
+ * statement − ledger, as the partner sees it; null when the sides do not disagree on an amount.
+ * A late completion has nothing to adjust: the ledger completed it in balanced entries, and what
+ * the sender's balance did not cover sits on the late-completion receivable, a claim on the
+ * sender, not a difference with the partner; finance explains it.
+ */
 function differenceOf(row: ExceptionRow): Amount | null {
+  if (row.category === 'late_completion') return null;
   if (row.category === 'mismatched' && row.field !== 'amount' && row.field !== 'fee') return null;
   const difference = new Money(row.statement_amount ?? 0).minus(row.ledger_amount ?? 0);
   return difference.isZero() ? null : difference;
@@ -107,6 +113,7 @@ export class ExceptionDesk {
     const wanted = side === 'statement_line_id' ? 'statement_only' : 'ledger_only';
     const own = side === 'statement_line_id' ? 'ledger_only' : 'statement_only';
     if (row.category !== own) {
+      if (row.category === 'late_completion') throw new DomainError('exception_pair_mismatch', 'a late completion has no other side to pair: explain it', side);
       throw new DomainError('exception_pair_mismatch', `a ${row.category} exception is not paired by ${side}: name ${own === 'ledger_only' ? 'ledger_entry_id for a statement_only' : 'statement_line_id for a ledger_only'} exception, or explain or adjust it`, side);
     }
     const other: ExceptionRow | undefined = await trx('reconciliation_exceptions')
@@ -126,6 +133,9 @@ export class ExceptionDesk {
   /** The ledger posts the difference between settlement and suspense; the exception names the entry. */
   private async adjust(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution): Promise<{ closed: ExceptionRow[]; adjustment: string }> {
     const difference = differenceOf(row);
+    if (row.category === 'late_completion') {
+      throw new DomainError('nothing_to_adjust', `the late completion moved its money through the ledger already (${row.reheld_amount} held again, ${row.receivable_amount} owed through sys:receivable:late_completion:${row.currency}): explain it`, 'resolution');
+    }
     if (difference === null || !isCurrency(row.currency)) {
       throw new DomainError('nothing_to_adjust', `the sides do not disagree on an amount (${row.category}${row.field ? ` on ${row.field}` : ''}): explain it, or match it by hand`, 'resolution');
     }

@@ -2,16 +2,20 @@
 // matched, kept once per pair of sides, as the queue finance works. A report's run records them
 // in its own transaction: it first closes the open ones its matching now settles (a line that
 // came days late), then opens the new ones; a movement or line already known keeps its exception.
+// One category comes from no report: `late_completion`, a transfer a partner paid after the ledger
+// had failed it, opened by the ledger in the round that completes it (ledger/round-write.ts).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { bulkRaw } from '../db';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 
-export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched';
+export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched' | 'late_completion';
 export type ExceptionResolution = 'matched' | 'explained' | 'adjusted';
 
 export interface ExceptionRow {
-  id: string; reconciliation_id: string; partner: string; category: ExceptionCategory;
+  id: string; reconciliation_id: string | null; partner: string; category: ExceptionCategory;
+  /** late_completion: the transfer, what was held again from the sender, and what is owed through the receivable. */
+  transfer_id: string | null; reheld_amount: string | null; receivable_amount: string | null;
   ledger_entry_id: string | null; statement_line_id: string | null; reference: string | null; currency: string;
   ledger_amount: string | null; statement_amount: string | null; field: string | null; ledger_value: string | null; statement_value: string | null;
   reason: string; amount_tolerance: string; status: 'open' | 'resolved'; resolution: ExceptionResolution | null; note: string | null;
@@ -22,7 +26,7 @@ export interface ExceptionRow {
 export type ExceptionView = Omit<ExceptionRow, 'resolved_at' | 'created_at'> & { resolved_at: string | null; created_at: string };
 
 export const EXCEPTION_COLUMNS = [
-  'id', 'reconciliation_id', 'partner', 'category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
+  'id', 'reconciliation_id', 'partner', 'category', 'transfer_id', 'reheld_amount', 'receivable_amount', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
   'field', 'ledger_value', 'statement_value', 'reason', 'amount_tolerance', 'status', 'resolution', 'note', 'resolved_by', 'resolved_at',
   'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at',
 ] as const;
@@ -40,7 +44,7 @@ export function resolvedEvent(row: ExceptionRow, environment: string, adjustment
       id: row.id, status: 'resolved', amount: adjustment, currency: adjustment === null ? null : row.currency,
       attributes: JSON.stringify({
         partner: row.partner, category: row.category, resolution: row.resolution, note: row.note, resolved_by: row.resolved_by,
-        reconciliation_id: row.reconciliation_id, resolved_by_reconciliation_id: row.resolved_by_reconciliation_id,
+        reconciliation_id: row.reconciliation_id, transfer_id: row.transfer_id, resolved_by_reconciliation_id: row.resolved_by_reconciliation_id,
         ledger_entry_id: row.ledger_entry_id, statement_line_id: row.statement_line_id,
         counterpart_exception_id: row.counterpart_exception_id, adjustment_entry_id: row.adjustment_entry_id,
       }),

@@ -11,18 +11,24 @@ const nullableText = { type: ['string', 'null'] };
 const EXCEPTION_SCHEMA = {
   type: 'object',
   required: [
-    'id', 'reconciliation_id', 'partner', 'category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
+    'id', 'reconciliation_id', 'partner', 'category', 'transfer_id', 'reheld_amount', 'receivable_amount', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
     'field', 'ledger_value', 'statement_value', 'reason', 'amount_tolerance', 'status', 'resolution', 'note', 'resolved_by', 'resolved_at',
     'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at',
   ],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    reconciliation_id: { type: 'string', format: 'uuid', description: 'the report that first reported it' },
+    reconciliation_id: { type: ['string', 'null'], format: 'uuid', description: 'the report that first reported it; null for a late_completion, which no report raises' },
     partner: { type: 'string' },
-    category: { type: 'string', enum: ['ledger_only', 'statement_only', 'mismatched'] },
-    ledger_entry_id: { type: ['string', 'null'], format: 'uuid', description: 'the journal entry of the movement on the partner\'s settlement account' },
+    category: {
+      type: 'string', enum: ['ledger_only', 'statement_only', 'mismatched', 'late_completion'],
+      description: 'late_completion: the partner paid a transfer after the ledger had failed it; the ledger completed it, holding the amount again from the sender (the rest owed through the receivable), and opened this once',
+    },
+    transfer_id: { type: ['string', 'null'], format: 'uuid', description: 'late_completion: the transfer completed late' },
+    reheld_amount: { ...nullableText, description: 'late_completion: held again from the sender\'s available balance' },
+    receivable_amount: { ...nullableText, description: 'late_completion: what the sender\'s balance did not cover, owed through sys:receivable:late_completion:<currency>' },
+    ledger_entry_id: { type: ['string', 'null'], format: 'uuid', description: 'the journal entry of the movement on the partner\'s settlement account; for a late_completion, the entry that held the amount again' },
     statement_line_id: { ...nullableText, description: 'the partner statement\'s line' },
-    reference: nullableText, currency: { type: 'string' },
+    reference: { ...nullableText, description: 'the partner\'s payment id' }, currency: { type: 'string' },
     ledger_amount: { ...nullableText, description: 'signed as the partner sees it: + credited to us' },
     statement_amount: { ...nullableText, description: 'the line\'s net (amount − fee)' },
     field: { type: ['string', 'null'], enum: ['currency', 'fee', 'amount', 'value_date', 'reference', null] },
@@ -48,7 +54,7 @@ const RESOLVE_BODY = {
   properties: {
     resolution: {
       type: 'string', enum: ['matched', 'explained', 'adjusted'],
-      description: 'matched: paired by hand, both exceptions close; explained: no money moves; adjusted: the ledger posts the difference (statement − ledger) between the partner\'s settlement account and suspense',
+      description: 'matched: paired by hand, both exceptions close; explained: no money moves (the resolution of a late_completion); adjusted: the ledger posts the difference (statement − ledger) between the partner\'s settlement account and suspense',
     },
     note: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'why: kept with the exception and announced' },
     statement_line_id: { type: 'string', minLength: 1, maxLength: 200, description: 'matched: the line of an open statement_only exception of the same partner and currency' },
@@ -72,7 +78,7 @@ export function reconciliationExceptionRoutes(desk: ExceptionDesk): RouteDef[] {
   return [
     {
       method: 'GET', path: '/v1/reconciliation-exceptions', operationId: 'listReconciliationExceptions', tag: 'finance',
-      summary: 'The exceptions of stored reconciliation reports, oldest first (master key)', auth: { kind: 'admin' },
+      summary: 'The exceptions of stored reconciliation reports and the transfers completed late, oldest first (master key)', auth: { kind: 'admin' },
       query: listQuerySchema({
         partner: { type: 'string', enum: [...PARTNER_SLUGS] }, status: { type: 'string', enum: ['open', 'resolved'] },
         from: instantOrDay('raised at or after', '2026-11-23'), to: instantOrDay('raised before'),

@@ -42,7 +42,7 @@ const nothingDecided = (): BatchWrite => batchOf([], new BalanceBook([]), new Da
 
 /** A decided batch as the ledger handler writes it (consumers/ledger/handler.ts applyBatch). */
 function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: boolean): BatchWrite {
-  const write: BatchWrite = { entries: [], balances: book.changedAccounts(), newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], roundId: randomUUID(), now };
+  const write: BatchWrite = { entries: [], balances: book.changedAccounts(), newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId: randomUUID(), now };
   for (const { commandId, type, decision } of decided) {
     for (const { entry, postings } of decision.entries) {
       const applied: EntryWrite = { id: entry.id, kind: entry.kind, commandId, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings };

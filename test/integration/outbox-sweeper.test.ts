@@ -43,7 +43,7 @@ async function credit(accountId: string, amount: string, publishedRounds: string
     const now = new Date();
     const write: BatchWrite = {
       entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], newPayments: [], changedPayments: [],
-      paymentTransitions: [], processed: [], outbox: [], roundId: randomUUID(), now,
+      paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId: randomUUID(), now,
     };
     for (const { entry, postings } of decision.entries) {
       const applied = { id: entry.id, kind: entry.kind, commandId: randomUUID(), transferId: null, quoteId: null, paymentId: null, postings };

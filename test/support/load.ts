@@ -94,10 +94,12 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
       GROUP BY e.account_id, s.last_seq HAVING s.last_seq IS DISTINCT FROM max(e.account_seq)`,
   "each account event is its account's, under its number":
     `SELECT id FROM account_events WHERE (payload->>'account_id')::uuid IS DISTINCT FROM account_id OR (payload->>'account_seq')::bigint <> account_seq`,
+  // A transfer completed late (released, then held again and settled) has one rehold, and one end more.
   'a transfer is held or moved once, and settled or released at most once':
     `SELECT transfer_id FROM journal_entries WHERE transfer_id IS NOT NULL GROUP BY transfer_id
      HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold')) <> 1
-         OR count(*) FILTER (WHERE kind IN ('transfer_settle', 'transfer_release')) > 1`,
+         OR count(*) FILTER (WHERE kind = 'transfer_rehold') > 1
+         OR count(*) FILTER (WHERE kind IN ('transfer_settle', 'transfer_release')) > 1 + count(*) FILTER (WHERE kind = 'transfer_rehold')`,
   'a quote is executed by one conversion, and a consumed quote has it':
     `SELECT q.id FROM fx_quotes q LEFT JOIN journal_entries je ON je.fx_quote_id = q.id AND je.kind = 'fx_conversion'
      GROUP BY q.id, q.consumed_at HAVING count(je.id) <> CASE WHEN q.consumed_at IS NULL THEN 0 ELSE 1 END`,

@@ -442,6 +442,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
     assert.deepEqual(transfer.late_completion, { failure_code: 'partner_unavailable', failure_message: failed.failure_message, failed_at: LATER.toISOString(), receivable: '0.00' });
     assert.deepEqual(decision.entries.map((e) => e.entry.kind), ['transfer_rehold', 'transfer_settle']);
     assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [['failed', 'completed']]);
+    assert.deepEqual([decision.lateCompletion!.reheld, decision.lateCompletion!.receivable], ['40.00', '0.00']);
     assertEntriesBalance(decision, ledger.book);
     assert.equal(ledger.balance(available(SENDER, 'USD')), '60');
     assert.equal(ledger.balance(pending(SENDER, 'USD')), '0');
@@ -457,6 +458,10 @@ describe('ledger decide: partner results on an executing transfer', () => {
     const decision = decidePartnerResult(result(failed, 'completed'), failed, ledger.book, LATER);
     assert.equal(decision.transfer!.status, 'completed');
     assert.equal(decision.transfer!.late_completion!.receivable, '15.00', '40 paid by the partner, 25 left to hold: 15 owed');
+    const rehold = decision.entries.find((e) => e.entry.kind === 'transfer_rehold')!.entry;
+    const late = decision.lateCompletion!;
+    assert.deepEqual([late.transferId, late.currency, late.amount, late.reheld, late.receivable, late.entryId], [failed.id, 'USD', '40.00', '25.00', '15.00', rehold.id],
+      'finance is told: the transfer, what was held again and what is owed');
     assertEntriesBalance(decision, ledger.book);
     assert.equal(ledger.balance(available(SENDER, 'USD')), '0');
     assert.equal(ledger.balance(available(RECIPIENT, 'USD')), '115');

@@ -1,0 +1,108 @@
+// The deadline of an `executing` transfer (README "A deadline for executing";
+// consumers/partners/deadline.ts), driven directly with small settings against the test
+// service's mock rails. A transfer whose instruction never runs (its claim already taken, as by an
+// instruction lost after its claim) stays executing with its funds held; past the deadline the
+// partner is asked what it holds under the transfer's reference:
+//   none                → failed (`execution_deadline`), the hold released
+//   the payment         → followed by a new instruction to `completed`, never failed
+//   it cannot be asked  → nothing moves, `unreachable_since` marks it; asked again once it answers
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { ExecutingDeadline } from '../../consumers/partners/deadline';
+import { Money } from '../../ledger/money';
+import { derivedUuid, idempotentCommandId } from '../../src/ledger-client';
+import { PartnerClient } from '../../src/partners/client';
+import { testService } from '../hooks';
+import { signUp, type SignedUp } from '../support/accounts';
+import { call, eventually } from '../support/http';
+import { violations } from '../support/load';
+import { balances, fund, transferReaches } from '../support/money';
+
+/** Past this, a transfer is overdue here: far longer than any test runs, so only the transfers this file backdates are. */
+const DEADLINE_MS = 30 * 60_000;
+const LONG_AGO = () => new Date(Date.now() - 2 * DEADLINE_MS);
+
+describe('the deadline of an executing transfer', function () {
+  this.timeout(60_000);
+  const base = () => testService().baseUrl;
+  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
+  const fiat = () => {
+    const { config } = testService();
+    // One attempt with a short timeout: a partner that is down is known at once.
+    return new PartnerClient({ baseUrl: `${railsUrl()}/fiat`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret, timeoutMs: 1_000, attemptsMax: 1, backoffMsMax: 100 });
+  };
+  const checker = () => new ExecutingDeadline(testService().runtime, new Map([['fiat', fiat()]]), { deadlineMs: DEADLINE_MS, intervalMs: 100 });
+  let bob: SignedUp;
+  before(async () => { bob = await signUp(base()); });
+  afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
+
+  const bankOf = (who: SignedUp) => {
+    const viban = who.vibans.find((v) => v.currency === 'USD')!;
+    return { email: who.email, name: 'Bob', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, routing_number: viban.routing_number, currency: 'USD' } };
+  };
+
+  /**
+   * A bank transfer of `amount` whose instruction never runs: its claim is taken before the ledger
+   * decides it (the dispatcher drops the instruction as a copy of one already run), then the
+   * transfer and its claim are dated past the deadline. Returns the sender and the transfer id.
+   */
+  async function lostTransfer(amount: string): Promise<{ sender: SignedUp; transferId: string }> {
+    const { db } = testService().runtime;
+    const sender = await signUp(base());
+    await fund(base(), sender.key, 'USD', '100.00');
+    const key = randomUUID();
+    const transferId = derivedUuid('transfer', idempotentCommandId(sender.account.id, key));
+    await db('partner_instructions').insert({ transfer_id: transferId, attempt: 0, source: 'lost', claimed_at: LONG_AGO() });
+    const sent = await call(base(), 'POST', '/v1/transfers', { recipient: bankOf(bob), amount, currency: 'USD' }, { token: sender.key, idempotencyKey: key });
+    assert.deepEqual([sent.status, sent.body.transfer_id, sent.body.status], [201, transferId, 'executing'], JSON.stringify(sent.body));
+    await db('transfers').where('id', transferId).update({ updated_at: LONG_AGO() });
+    const held = await balances(base(), sender.token);
+    assert.deepEqual([held.USD.available, held.USD.pending], [new Money('100').minus(amount).toFixed(2), amount], 'the funds are held');
+    return { sender, transferId };
+  }
+
+  it('fails a transfer whose partner confirms it holds no payment (execution_deadline), and releases its hold', async () => {
+    const { sender, transferId } = await lostTransfer('12.34');
+    assert.deepEqual(await checker().round(), { failed: 1, followed: 0, unreachable: 0 });
+    const failed = await transferReaches(base(), sender.key, transferId, 'failed');
+    assert.equal(failed.failure.code, 'execution_deadline');
+    assert.deepEqual(failed.status_history.map((h: { to: string }) => h.to), ['pending', 'quoting', 'executing', 'failed']);
+    const after = await balances(base(), sender.token);
+    assert.deepEqual([after.USD.available, after.USD.pending], ['100.00', '0.00'], 'the hold released');
+    assert.equal(await fiat().findPaymentByReference(transferId), null, 'nothing was paid');
+  });
+
+  it('follows a transfer the partner does hold to completed, never failing it', async () => {
+    const { sender, transferId } = await lostTransfer('23.45');
+    const recipientBefore = (await balances(base(), bob.token)).USD.available;
+    // The partner made the payment; only its answer never reached us.
+    const paid = await fiat().submitPayment({ reference: transferId, amount: '23.45', currency: 'USD' });
+    assert.deepEqual(await checker().round(), { failed: 0, followed: 1, unreachable: 0 });
+    const completed = await transferReaches(base(), sender.key, transferId, 'completed');
+    assert.equal(completed.partner_payment_id, paid.id);
+    assert.deepEqual(completed.status_history.map((h: { to: string }) => h.to), ['pending', 'quoting', 'executing', 'completed'], 'never failed');
+    const after = await balances(base(), sender.token);
+    assert.deepEqual([after.USD.available, after.USD.pending], ['76.55', '0.00']);
+    const received = new Money((await balances(base(), bob.token)).USD.available).minus(recipientBefore).toFixed(2);
+    assert.equal(received, '23.45', 'the recipient is paid once');
+  });
+
+  it('moves nothing while the partner cannot be asked, marks it unreachable, and fails it once the partner answers that it holds none', async () => {
+    const { db } = testService().runtime;
+    const { sender, transferId } = await lostTransfer('5.00');
+    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=3000`, { method: 'POST' });
+    assert.equal(down.status, 200);
+    assert.deepEqual(await checker().round(), { failed: 0, followed: 0, unreachable: 1 });
+    const marked = await db('partner_instructions').where('transfer_id', transferId).first('unreachable_since', 'unreachable_reason');
+    assert.ok(marked.unreachable_since instanceof Date, 'unreachable_since marks it');
+    const held = await balances(base(), sender.token);
+    assert.deepEqual([held.USD.available, held.USD.pending], ['95.00', '5.00'], 'the funds stay held');
+    assert.equal((await call(base(), 'GET', `/v1/transfers/${transferId}`, undefined, { token: sender.key })).body.status, 'executing');
+
+    // Once the partner answers again, its "none" decides.
+    await eventually(async () => ((await checker().round()).failed === 1 ? true : undefined), 20_000, 'the partner answers again');
+    const failed = await transferReaches(base(), sender.key, transferId, 'failed');
+    assert.equal(failed.failure.code, 'execution_deadline');
+    assert.deepEqual([(await balances(base(), sender.token)).USD.available], ['100.00']);
+  });
+});
