@@ -82,7 +82,12 @@ function somePath(schema: Schema, random: Random): string[] {
 
 function setAt(target: Record<string, any>, path: string[], value: unknown): void {
   let node = target;
-  for (const key of path.slice(0, -1)) node = (node[key] ??= {});
+  // A generated value may have taken another form of the field (a number where a schema allows
+  // one): the bent field's parents become objects again.
+  for (const key of path.slice(0, -1)) {
+    if (node[key] === null || typeof node[key] !== 'object') node[key] = {};
+    node = node[key];
+  }
   if (path.length > 0) node[path[path.length - 1]] = value;
 }
 
