@@ -77,8 +77,8 @@ export function startService(settings: ServiceSettings, label: string): BenchSer
 }
 
 /** Waits for /readyz, or (for a process without the api role) for its start log line. */
-export async function waitReady(service: BenchService, http = true): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+export async function waitReady(service: BenchService, http = true, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (service.child.exitCode !== null) throw new Error(`the service exited with code ${service.child.exitCode}: ${service.output.slice(-20).join('\n')}`);
     if (!http && service.started) return;
@@ -89,7 +89,7 @@ export async function waitReady(service: BenchService, http = true): Promise<voi
     }
     await sleep(200);
   }
-  throw new Error(`the service was not ready after ${READY_TIMEOUT_MS} ms`);
+  throw new Error(`the service (${service.roles}) was not ready after ${timeoutMs} ms`);
 }
 
 export async function stopService(service: BenchService): Promise<void> {

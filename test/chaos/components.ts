@@ -64,11 +64,12 @@ export class RoleProcess {
   service: BenchService | null = null;
   constructor(readonly spec: RoleSpec, private readonly databaseUrl: string) {}
 
-  async start(): Promise<void> {
+  /** `readyTimeoutMs`: longer for a first start right after a broker restart, which may still be recovering its logs. */
+  async start(readyTimeoutMs?: number): Promise<void> {
     // LOG_LEVEL info: a process without HTTP is ready once it logs "service started".
     const extraEnv = { LOG_LEVEL: this.spec.http ? 'warn' : 'info', ...this.spec.extraEnv };
     this.service = startService({ port: this.spec.port, roles: this.spec.roles, databaseUrl: this.databaseUrl, extraEnv }, 'chaos');
-    await waitReady(this.service, this.spec.http);
+    await waitReady(this.service, this.spec.http, readyTimeoutMs);
   }
 
   kill(): void {

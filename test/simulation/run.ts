@@ -96,7 +96,9 @@ function report(world: World, faults: FaultLog): void {
 async function main(): Promise<void> {
   console.log(`simulation seed ${settings.seed}: ${settings.minutes} min, ${settings.clients} clients, faults ${settings.faults}`);
   await recreateDatabase(names.databaseUrl);
-  for (const role of Object.values(roles)) await role.start();
+  // The first start may follow a broker restart (the chaos suite runs just before it in CI):
+  // Kafka recovers every partition's log before it serves, which can take minutes.
+  for (const role of Object.values(roles)) await role.start(300_000);
   const findings = new Findings();
   const world: World = { http: new Http(baseUrl, findings), model: new Model(), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0 }, partnersDown: new Set() };
   await setUp(world);
