@@ -49,6 +49,8 @@ import { requestLogRoutes } from './http/request-logs';
 import { deadLetterRoutes } from './http/dead-letters';
 import { DeadLetters } from './kafka/dead-letters';
 import { outboxSetAsideRoutes } from './http/outbox-set-aside';
+import { unreachableTransferRoutes } from './http/unreachable-transfers';
+import { UnreachableTransfers } from './read-models/unreachable-transfers';
 import { OutboxSetAside } from './kafka/outbox-set-aside';
 import { LedgerReads } from './read-models/ledger';
 import { RequestLogReads } from './read-models/request-logs';
@@ -120,6 +122,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
     ...deadLetterRoutes(new DeadLetters(db, runtime.producer)),
     ...outboxSetAsideRoutes(new OutboxSetAside(db, runtime)),
+    ...unreachableTransferRoutes(new UnreachableTransfers(db)),
     ...plannedRoutes(),
   );
   return routes;

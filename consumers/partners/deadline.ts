@@ -5,7 +5,9 @@
 //   it confirms none          → the transfer fails (`execution_deadline`), its hold released
 //   it holds the payment      → a new instruction follows it (attempt after the last claimed)
 //   it cannot be asked        → nothing moves: the funds stay held, the transfer is marked
-//                               `unreachable_since` (partner_instructions) and each round logs the count
+//                               `unreachable_since` (partner_instructions), its checks counted, each
+//                               round logs the count, and the operator lists it (GET /v1/unreachable-transfers)
+// A partner that answers again clears the mark, whatever it answered.
 // Never silently failed: only the partner's "none" fails a transfer.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
@@ -73,6 +75,7 @@ export class ExecutingDeadline {
         counts.unreachable += 1;
         continue;
       }
+      await this.clearUnreachable(transfer);
       if (payment === null) {
         await this.fail(transfer);
         counts.failed += 1;
@@ -87,10 +90,17 @@ export class ExecutingDeadline {
 
   private async markUnreachable(transfer: OverdueRow, reason: string): Promise<void> {
     await this.runtime.db.raw(`
-      INSERT INTO partner_instructions AS c (transfer_id, attempt, source, claimed_at, unreachable_since, unreachable_reason)
-      VALUES (?, ?, 'deadline', to_timestamp(0), now(), ?)
-      ON CONFLICT (transfer_id) DO UPDATE SET unreachable_since = coalesce(c.unreachable_since, now()), unreachable_reason = excluded.unreachable_reason`,
+      INSERT INTO partner_instructions AS c (transfer_id, attempt, source, claimed_at, unreachable_since, unreachable_reason, unreachable_checks)
+      VALUES (?, ?, 'deadline', to_timestamp(0), now(), ?, 1)
+      ON CONFLICT (transfer_id) DO UPDATE SET unreachable_since = coalesce(c.unreachable_since, now()), unreachable_reason = excluded.unreachable_reason,
+        unreachable_checks = c.unreachable_checks + 1`,
     [transfer.id, transfer.attempt ?? -1, reason.slice(0, 500)]);
+  }
+
+  /** The partner answered: the transfer is no longer waiting on it, so the operator's list drops it. */
+  private async clearUnreachable(transfer: OverdueRow): Promise<void> {
+    await this.runtime.db('partner_instructions').where('transfer_id', transfer.id).whereNotNull('unreachable_since')
+      .update({ unreachable_since: null, unreachable_reason: null, unreachable_checks: 0 });
   }
 
   private async fail(transfer: OverdueRow): Promise<void> {

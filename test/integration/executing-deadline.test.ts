@@ -14,6 +14,7 @@ import { derivedUuid, idempotentCommandId } from '../../src/ledger-client';
 import { PartnerClient } from '../../src/partners/client';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
+import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { balances, fund, transferReaches } from '../support/money';
@@ -104,5 +105,50 @@ describe('the deadline of an executing transfer', function () {
     const failed = await transferReaches(base(), sender.key, transferId, 'failed');
     assert.equal(failed.failure.code, 'execution_deadline');
     assert.deepEqual([(await balances(base(), sender.token)).USD.available], ['100.00']);
+  });
+
+  it('lists the transfers whose partner cannot be asked for the operator, longest unreachable first, until the partner answers', async () => {
+    const first = await lostTransfer('3.00');
+    const second = await lostTransfer('4.00');
+    const mine = [first.transferId, second.transferId];
+    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=3000`, { method: 'POST' });
+    assert.equal(down.status, 200);
+    assert.deepEqual(await checker().round(), { failed: 0, followed: 0, unreachable: 2 });
+    assert.deepEqual(await checker().round(), { failed: 0, followed: 0, unreachable: 2 }, 'still down');
+
+    const master = { token: testService().runtime.config.masterKey };
+    const listed = async (query: string) => {
+      const page = await call(base(), 'GET', `/v1/unreachable-transfers?partner=fiat${query}`, undefined, master);
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      return page.body;
+    };
+    // One a page, oldest mark first: this file's two follow each other.
+    const all = (await listed('&limit=200')).data.filter((t: { id: string }) => mine.includes(t.id));
+    assert.deepEqual(all.map((t: { id: string }) => t.id), mine, 'the first marked comes first');
+    assert.deepEqual(all.map((t: Record<string, unknown>) => [t.account_id, t.partner, t.amount, t.currency, t.payout_amount, t.attempts]), [
+      [first.sender.account.id, 'fiat', '3.00', 'USD', '3.00', 2], [second.sender.account.id, 'fiat', '4.00', 'USD', '4.00', 2],
+    ]);
+    assert.match(all[0].reason, /unavailable|503|down/i);
+    assert.ok(Date.parse(all[0].unreachable_since) <= Date.parse(all[1].unreachable_since));
+    const firstPage = await listed('&limit=1');
+    assert.equal(firstPage.data.length, 1);
+    assert.equal(firstPage.has_more, true);
+    const secondPage = await listed(`&limit=1&before=${firstPage.next_cursor}`);
+    assert.notEqual(secondPage.data[0].id, firstPage.data[0].id, 'the cursor moves on');
+    const summary = await call(base(), 'GET', '/v1/unreachable-transfers/summary', undefined, master);
+    assert.ok(summary.body.waiting.fiat >= 2, JSON.stringify(summary.body));
+    // The funds stay held meanwhile, as the list says.
+    const held = await balances(base(), first.sender.token);
+    assert.deepEqual([held.USD.available, held.USD.pending], ['97.00', '3.00']);
+
+    expectError(await call(base(), 'GET', '/v1/unreachable-transfers', undefined, { token: bob.key }), 403, 'insufficient_scope');
+    expectError(await call(base(), 'GET', '/v1/unreachable-transfers?partner=nowhere', undefined, master), 400, 'invalid_request', 'partner');
+
+    // Once the partner answers (it holds none), they fail and leave the list.
+    let failed = 0;
+    await eventually(async () => { failed += (await checker().round()).failed; return failed >= 2 ? true : undefined; }, 20_000, 'the partner answers again');
+    for (const { sender, transferId } of [first, second]) assert.equal((await transferReaches(base(), sender.key, transferId, 'failed')).failure.code, 'execution_deadline');
+    const after = (await listed('&limit=200')).data.filter((t: { id: string }) => mine.includes(t.id));
+    assert.deepEqual(after, [], 'the list drops them');
   });
 });
