@@ -9,7 +9,10 @@
 // Every open state ends. Nothing is called failed while the partner may have made the payment:
 // past the deadline, or once the customer's link is revoked, the partner is asked (with the
 // client's own token) for the payment under our reference, and only a payment it never made is
-// failed, its hold released. One it made is followed with the client's own token when the link
+// failed, its hold released. Nor because the partner was away: the deadline counts from the last
+// time a submission or lookup could not reach the partner (partner_unreachable_at), so a payment
+// caught in an outage longer than the deadline stays pending and held, and is resubmitted for a
+// whole deadline once the partner is back. One it made is followed with the client's own token when the link
 // is gone, until the partner ends it (a claim link expires, a payment settles or is reversed).
 //
 // Each partner is settled by a lane of its own, with its own concurrency and its own time
@@ -28,7 +31,7 @@ import { log } from '../../src/log';
 import type { PartnerLinkRow, PartnerLinks } from '../../src/partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
-import { partnerRequestOf } from '../../src/partners/payment-request';
+import { markPartnerUnreachable, partnerRequestOf } from '../../src/partners/payment-request';
 import { PARTNER_SLUGS, type PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
 
@@ -49,7 +52,7 @@ export interface SettlerSettings {
   intervalMs: number;
   /** A pending payment is left to the request that submits it this long before the settler resubmits it. */
   resubmitAfterMs: number;
-  /** A payment pending this long is resubmitted no more: the partner is asked whether it made it, and it is failed if not. */
+  /** A payment pending this long since its partner was last unreachable (or since it was made) is resubmitted no more: the partner is asked whether it made it, and it is failed if not. */
   pendingDeadlineMs: number;
   /** Partner calls of one lane at once (LANE_CONCURRENCY_DEFAULT). */
   concurrency?: number;
@@ -58,6 +61,9 @@ export interface SettlerSettings {
 }
 
 const OPEN_STATUSES = ['pending', 'sent', 'authorized'];
+
+/** A payment as the settler takes it: with the last time its partner could not be reached (the settler's own column). */
+type DuePayment = PaymentRecord & { partner_unreachable_at: Date | null };
 
 export class PaymentSettler {
   private stopped = false;
@@ -105,8 +111,8 @@ export class PaymentSettler {
    * in the same statement (a payment not yet left to the settler, to when it is). SKIP LOCKED:
    * another settler, or the ledger writing the payment, has it this turn.
    */
-  private async takeDue(partner: PartnerSlug): Promise<PaymentRecord[]> {
-    const { rows } = await this.runtime.db.raw<{ rows: PaymentRecord[] }>(`
+  private async takeDue(partner: PartnerSlug): Promise<DuePayment[]> {
+    const { rows } = await this.runtime.db.raw<{ rows: DuePayment[] }>(`
       UPDATE payments AS p SET next_poll_at = greatest(
         now() + make_interval(secs => greatest(?::float8, least(?::float8, extract(epoch FROM now() - p.created_at) / ?))),
         CASE WHEN p.external_id IS NULL THEN p.created_at + make_interval(secs => ?::float8) ELSE '-infinity' END)
@@ -123,7 +129,7 @@ export class PaymentSettler {
   }
 
   /** Polls the payments, a few at once, within the lane's budget; what each said to the ledger. */
-  private async followAll(due: PaymentRecord[]): Promise<PaymentUpdate[]> {
+  private async followAll(due: DuePayment[]): Promise<PaymentUpdate[]> {
     const stopStartingAt = Date.now() + (this.settings.budgetMs ?? LANE_BUDGET_MS_DEFAULT);
     const updates: PaymentUpdate[] = [];
     let next = 0;
@@ -141,12 +147,14 @@ export class PaymentSettler {
     return updates;
   }
 
-  private async follow(payment: PaymentRecord): Promise<PaymentUpdate | null> {
+  private async follow(payment: DuePayment): Promise<PaymentUpdate | null> {
     // A resubmission is counted with the answer it got, or alone when it got none (the ledger adds it once).
     const sent = { submissions: 0 };
     const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count, submissions: 0 };
     const ageMs = Date.now() - payment.created_at.getTime();
     if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
+    // Time the partner could not be reached is not counted against it: the deadline runs from its return.
+    const reachableForMs = Math.min(ageMs, Date.now() - (payment.partner_unreachable_at?.getTime() ?? 0));
     const client = this.clients(payment.partner as PartnerSlug);
     const link = await this.linkOf(payment);
     let seen: PartnerPayment | null;
@@ -154,7 +162,7 @@ export class PaymentSettler {
       if (payment.external_id !== null) {
         // Made at the partner: read with the customer's token, or the client's own once the link is gone.
         seen = link ? await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!)) : await client.getPayment(payment.external_id);
-      } else if (link && ageMs < this.settings.pendingDeadlineMs) {
+      } else if (link && reachableForMs < this.settings.pendingDeadlineMs) {
         seen = await this.links.withToken(link, (token) => client.submitPaymentAs(token, partnerRequestOf(payment), sent));
       } else {
         seen = await client.findPaymentByReference(payment.id);
@@ -168,6 +176,7 @@ export class PaymentSettler {
       }
     } catch (error) {
       base.submissions = sent.submissions;
+      if (isPartnerError(error) && error.kind === 'unavailable' && payment.external_id === null) await markPartnerUnreachable(this.runtime.db, payment.id);
       if (isPartnerError(error) && error.kind === 'declined') {
         return { ...base, status: 'failed', external_id: payment.external_id, failure_code: 'partner_declined', failure_message: error.message };
       }
@@ -191,7 +200,7 @@ export class PaymentSettler {
     }
   }
 
-  private async send(due: PaymentRecord[], updates: PaymentUpdate[]): Promise<void> {
+  private async send(due: DuePayment[], updates: PaymentUpdate[]): Promise<void> {
     const accountOf = new Map(due.map((p) => [p.id, p.account_id]));
     const messages = await Promise.all(updates.map(async (update) => {
       const envelope: LedgerCommandEnvelope = {

@@ -14,7 +14,7 @@ import { DomainError } from '../errors';
 import { derivedUuid, type LedgerClient } from '../ledger-client';
 import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
-import { PAYMENT_RESUBMIT_AFTER_MS, partnerRequestOf } from '../partners/payment-request';
+import { markPartnerUnreachable, PAYMENT_RESUBMIT_AFTER_MS, partnerRequestOf } from '../partners/payment-request';
 import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
@@ -126,7 +126,10 @@ export async function createAndSubmit(
     if (error.kind !== 'declined' && error.kind !== 'rejected') await countSubmissions();
     // Unreachable, or no answer in time: the partner may have made the payment. The settler
     // resubmits it under the same reference, so the answer says it is pending, not that nothing moved.
-    if (error.kind === 'unavailable') return resubmittedAnswer((await reads.byId(current.id)) ?? current);
+    if (error.kind === 'unavailable') {
+      await markPartnerUnreachable(deps.db, current.id);
+      return resubmittedAnswer((await reads.byId(current.id)) ?? current);
+    }
     if (error.kind === 'declined' || error.kind === 'rejected') {
       const failed = await record({ status: 'failed', external_id: null, claim_link: null, failure_code: 'partner_declined', failure_message: error.message });
       return { status: 201, body: paymentView(failed) };

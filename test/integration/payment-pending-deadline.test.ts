@@ -1,0 +1,90 @@
+// A payment's pending deadline against a partner outage longer than it (README "Payments";
+// consumers/partners/settler.ts), on the real mock rails. The service's partners role runs here
+// with a pending deadline of a few seconds (its own config, restarted for this file and put back
+// after), so an outage of 25 s outlasts it many times over. A payout the partner could not take is
+// answered 202 pending and held; past the deadline, while the partner cannot be reached, it stays
+// pending and held; once the partner is back it is resubmitted and paid, never failed: the
+// deadline fails a payment only when a reachable partner confirms it holds none.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startPartnerDispatcher } from '../../consumers/partners/runner';
+import { testService } from '../hooks';
+import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import { call, eventually } from '../support/http';
+import { violations } from '../support/load';
+import { fund } from '../support/money';
+import { linkCustomer } from '../support/partner-links';
+
+const PENDING_DEADLINE_MS = 3_000;
+const OUTAGE_MS = 25_000;
+const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
+const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' };
+
+describe('the pending deadline of a payment, against a partner outage longer than it', function () {
+  this.timeout(120_000);
+  const base = () => testService().baseUrl;
+  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
+  let owner: SignedUp;
+  let customerId: string;
+
+  /** Replaces the running partners role by one started with `config` changes. */
+  async function restartPartners(changes: Partial<ReturnType<typeof testService>['config']>): Promise<void> {
+    const service = testService();
+    const index = service.roles.findIndex((r) => r.role === 'partners');
+    await service.roles[index].stop();
+    service.roles[index] = await startPartnerDispatcher({ ...service.runtime, config: { ...service.config, ...changes } }, { railsUrl: railsUrl() });
+  }
+
+  before(async () => {
+    owner = await signUp(base());
+    customerId = (await createCustomer(base(), owner.key)).body.id;
+    await linkCustomer(base(), owner.key, customerId, 'fiat');
+    await fund(base(), owner.key, 'EUR', '100.00');
+    await restartPartners({ paymentPendingDeadlineMs: PENDING_DEADLINE_MS });
+  });
+  after(async () => {
+    await fetch(`${railsUrl()}/fiat/_control/outage?ms=0`, { method: 'POST' });
+    await restartPartners({});
+  });
+  afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
+
+  const breakdown = async () => {
+    const response = await call(base(), 'GET', '/v1/accounts/me/balance', undefined, { token: owner.token });
+    const row = response.body.breakdown.find((b: { currency: string }) => b.currency === 'EUR');
+    return [row.available, row.pending];
+  };
+  const paymentOf = async (id: string) => (await call(base(), 'GET', `/v1/payments/${id}`, undefined, { token: owner.key })).body;
+
+  it('keeps a payout pending and held while its partner is down past the deadline, and pays it once the partner is back', async () => {
+    // The request's own submissions meet a 503 (the sandbox scenario), then the partner goes down for longer than the deadline.
+    const sent = await call(base(), 'POST', '/v1/payments/send',
+      { customer_id: customerId, partner: 'fiat', amount: '40.00', currency: 'EUR', purpose: 'invoice 8', payee: { ...PERSON, bank: BANK } },
+      { token: owner.key, idempotencyKey: randomUUID(), headers: { 'Sandbox-Scenario': 'unavailable' } });
+    assert.deepEqual([sent.status, sent.body.status], [202, 'pending'], JSON.stringify(sent.body));
+    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=${OUTAGE_MS}`, { method: 'POST' });
+    assert.equal(down.status, 200);
+    const upAt = Date.now() + OUTAGE_MS;
+    const id = sent.body.id;
+    assert.deepEqual(await breakdown(), ['60.00', '40.00'], 'held');
+
+    // Down long past the deadline (the settler takes it over 10 s after it was recorded): pending, held.
+    while (Date.now() < upAt - 2_000) {
+      const now = await paymentOf(id);
+      assert.equal(now.status, 'pending', `still pending while the partner is down: ${JSON.stringify(now)}`);
+      assert.deepEqual(await breakdown(), ['60.00', '40.00'], 'still held while the partner is down');
+      await sleep(1_000);
+    }
+
+    const done = await eventually(async () => {
+      const now = await paymentOf(id);
+      return now.status === 'completed' || now.status === 'failed' ? now : undefined;
+    }, 40_000, 'resubmitted and paid once the partner is back');
+    assert.equal(done.status, 'completed', `paid, never failed: ${JSON.stringify(done)}`);
+    assert.ok(done.external_id, 'the partner made it');
+    assert.ok(done.retry_count >= 2, `the settler resubmitted it (retry_count ${done.retry_count})`);
+    assert.deepEqual(await breakdown(), ['60.00', '0.00'], 'the hold ended with the payment, paid out once');
+    const entries = await testService().runtime.db('journal_entries').where('payment_id', id);
+    assert.deepEqual(entries.map((e: { kind: string }) => e.kind).sort(), ['payment_hold', 'payment_settle'], 'held, then settled; never released');
+  });
+});
