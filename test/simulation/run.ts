@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   // Kafka recovers every partition's log before it serves, which can take minutes.
   for (const role of Object.values(roles)) await role.start(300_000);
   const findings = new Findings();
-  const world: World = { http: new Http(baseUrl, findings), model: new Model(), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0 }, partnersDown: new Set() };
+  const world: World = { http: new Http(baseUrl, findings), model: new Model(), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0 } };
   await setUp(world);
 
   const durationMs = settings.minutes * 60_000;
@@ -111,7 +111,6 @@ async function main(): Promise<void> {
     console.log(`  ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s: ${world.stats.ops} operations, ${world.http.requests} requests, ${faults.done} faults${faults.lines.length ? ` (last: ${faults.lines.at(-1)})` : ''}, ${findings.passed} checks passed, ${findings.failures.length} failed`);
   }, 5_000);
   const schedule = faultSchedule(settings.seed, durationMs, settings.faults);
-  for (const fault of schedule) if (fault.action === 'outage') world.partnersDown.add(fault.target);
   const faulting = runFaults(schedule, roles, () => cleanUpRedisKeys(names.redisKeyPrefix), `http://127.0.0.1:${PORT + 1}`, startedAt, stop, faults);
   await Promise.all(world.members.map((member) => client(world, member, startedAt + durationMs)));
   stop.now = true;

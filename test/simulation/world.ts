@@ -46,6 +46,4 @@ export interface World {
   /** Commands answered as created whose final state is read once the system is quiet. */
   open: Array<{ command: Command; member: Member; resolve: (body: any) => void }>;
   stats: { ops: number; faults: number };
-  /** The partners the fault schedule takes down (outage): a payment may time out behind one. */
-  partnersDown: Set<string>;
 }
