@@ -3,6 +3,7 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema, RouteDef } from './route';
 import { UUID_PATTERN } from './validation';
+import { REDACTED, SECRET_REDACTED_HEADER } from '../secrets';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/endpoints';
 import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
 
@@ -83,6 +84,14 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   }]));
 }
 
+/** The header of a replay whose secret is redacted: the secret was shown once, in the first answer. */
+function secretRedactedHeader(fields: string[]): Record<string, unknown> {
+  return {
+    description: `present on a replay of the same Idempotency-Key: the secret (${fields.join(', ')}) was shown once, in the first answer, and is kept nowhere in clear, so this answer has it redacted ("${REDACTED}"; in a URL, the values of its OAuth state and similar query parameters)`,
+    schema: { type: 'string', enum: ['true'] },
+  };
+}
+
 /** Every success a route can answer: its response, the replay (200) of a creation, the provisional 202. */
 function successResponses(route: RouteDef): Record<string, unknown> {
   const all = [route.response, ...(route.extraResponses ?? [])];
@@ -93,6 +102,7 @@ function successResponses(route: RouteDef): Record<string, unknown> {
   }
   return Object.fromEntries(all.map((response) => {
     const success: Record<string, unknown> = { description: response.description };
+    if (route.secretFields && response.status < 300) success.headers = { [SECRET_REDACTED_HEADER]: secretRedactedHeader(route.secretFields) };
     if (response.schema) {
       success.content = {
         [response.contentType ?? 'application/json']: { schema: publicSchema(response.schema) },

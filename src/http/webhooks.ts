@@ -36,7 +36,7 @@ const endpointSchema = {
 };
 const withSecretSchema = {
   ...endpointSchema, required: [...endpointSchema.required, 'secret'],
-  properties: { ...endpointSchema.properties, secret: { type: 'string', description: 'the signing secret (whsec_...), shown only now' } },
+  properties: { ...endpointSchema.properties, secret: { type: 'string', description: 'the signing secret (whsec_...), shown only now (a replay of its Idempotency-Key answers "[redacted]", header Secret-Redacted: true)' } },
 };
 
 function endpointView(endpoint: WebhookEndpointRow) {
@@ -92,7 +92,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     } as const, {
       method: 'POST', path: '/v1/webhooks', operationId: 'createWebhook', tag: 'webhooks',
       summary: 'Register an endpoint for the account\'s events; its signing secret is shown only in this answer',
-      auth: WEBHOOKS_WRITE, idempotent: true,
+      auth: WEBHOOKS_WRITE, idempotent: true, secretFields: ['secret'],
       response: { status: 201, description: 'the endpoint and its secret', schema: withSecretSchema },
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
@@ -146,7 +146,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     },
     {
       method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', operationId: 'rotateWebhookSecret', tag: 'webhooks',
-      summary: 'A new signing secret, shown only now; the previous one keeps signing beside it for 24 hours', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams,
+      summary: 'A new signing secret, shown only now; the previous one keeps signing beside it for 24 hours', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams, secretFields: ['secret'],
       response: { status: 200, description: 'the endpoint and its new secret', schema: withSecretSchema },
       errors: ['cross_account_access_denied'],
       handler: async (request) => {
