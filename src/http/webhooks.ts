@@ -71,8 +71,8 @@ export async function checkUrl(text: string, environment: Environment, privateAd
 export const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
 /** Who manages endpoints: secret keys, webhooks-scoped restricted keys, sessions; never publishable keys. */
-export const WEBHOOKS_WRITE = { kind: 'key', scope: 'webhooks:write', publishableDenied: true } as const;
-export const WEBHOOKS_READ = { kind: 'key', scope: 'webhooks:read', publishableDenied: true } as const;
+export const WEBHOOKS_WRITE = { kind: 'key', scope: 'webhooks:write' } as const;
+export const WEBHOOKS_READ = { kind: 'key', scope: 'webhooks:read' } as const;
 
 /** The endpoint `{id}` of the path, when it is the caller's. */
 export async function ownEndpoint(endpoints: WebhookEndpoints, request: RouteRequest): Promise<WebhookEndpointRow> {
