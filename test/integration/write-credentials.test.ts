@@ -44,7 +44,7 @@ function expected(kind: Kind, { method, rule, scope, publishable }: WriteOperati
   return null;
 }
 
-describe('credentials on every write route (SPEC.md section 5)', () => {
+describe('credentials on every route (SPEC.md section 5)', () => {
   const base = () => testService().baseUrl;
 
   /** The operations of the served document with the given methods that take a credential. */
