@@ -60,12 +60,13 @@ export function asReplay(result: RouteResult): RouteResult {
 
 /**
  * A kept answer given again: its secrets redacted (a record kept before they were redacted on the
- * way in is redacted on the way out too), and the header saying so when there were any.
+ * way in is redacted on the way out too), and, on the routes that make a secret (`secretFields`),
+ * the header saying so when it was.
  */
-export function asKeptReplay(result: RouteResult): RouteResult {
+export function asKeptReplay(result: RouteResult, route: RouteDef): RouteResult {
   const kept = keptAnswer(result.body);
   const replay = asReplay({ ...result, body: kept.body });
-  if (!kept.redacted && !hasRedactions(kept.body)) return replay;
+  if (!route.secretFields || (!kept.redacted && !hasRedactions(kept.body))) return replay;
   return { ...replay, headers: { ...replay.headers, [SECRET_REDACTED_HEADER]: 'true' } };
 }
 
@@ -168,7 +169,7 @@ export class IdempotencyGuard {
         const { entry } = reservation;
         // Another route's request, or another body: refused at once, even while it still runs.
         if (entry.fingerprint !== print) return refuse();
-        if (entry.status !== undefined) return asKeptReplay({ status: entry.status, body: entry.body });
+        if (entry.status !== undefined) return asKeptReplay({ status: entry.status, body: entry.body }, route);
       }
       const claim = await this.claim(scope, key, print);
       if (claim.kind === 'claimed') break;
@@ -178,7 +179,7 @@ export class IdempotencyGuard {
       if (holder.state === 'completed') {
         const answer = { status: holder.response_status!, body: keptAnswer(holder.response_body).body };
         await this.reservations.storeAnswer(scope, key, { route: name, fingerprint: print, ...answer });
-        return asKeptReplay(answer);
+        return asKeptReplay(answer, route);
       }
       // Never 409 for "still running": SPEC.md section 7 tells clients not to retry a 409, so
       // they would never learn the outcome (DESIGN.md section 5). Answer as a late decision.
