@@ -5,15 +5,13 @@
 // wrote it (Node connects to a literal without any lookup) and names are resolved through
 // publicOnlyLookup at every connection.
 //
-// The reason the merchant reads in the delivery log is generic (ATTEMPT_ERRORS): an address,
+// The reason the merchant reads in the delivery log is generic (`connection_failed`: refused,
+// unresolvable, a refused address, cut off; `timeout`; `http_<status>`): an address,
 // a port or an errno there would make endpoints a scanner of the network the service runs in
 // (which ports answer, which names resolve inside). The detail goes to the operator's log only.
 import http from 'node:http';
 import https from 'node:https';
 import { connectionHost, isPrivateAddress, publicOnlyLookup } from './addresses';
-
-/** What a failed attempt says: no connection (refused, unresolvable, a refused address, cut off), no answer in time, or the receiver's status. */
-export const ATTEMPT_ERRORS = ['connection_failed', 'timeout', 'http_<status>'] as const;
 
 /** What an attempt keeps of the receiver's answer: enough to debug it, never a whole page. */
 export const RESPONSE_BODY_KEPT = 1024;
@@ -25,7 +23,7 @@ export interface AttemptResult {
   status: number | null;
   responseBody: string | null;
   retryAfter: string | undefined;
-  /** Why the attempt failed: `connection_failed`, `timeout` or `http_<status>` (ATTEMPT_ERRORS); null for a 2xx. */
+  /** Why the attempt failed: `connection_failed`, `timeout` or `http_<status>`; null for a 2xx. */
   error: string | null;
   /** What happened, for the operator's log only: it may name addresses, ports and errnos. */
   detail?: string;
