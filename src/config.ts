@@ -49,6 +49,12 @@ export interface Config {
   mockRailsClaimTtlMs: number;
   /** Of every 1000 API calls, how many the mock rails refuse with a spurious "Invalid token". */
   mockRailsInvalidTokenPerMille: number;
+  /**
+   * Whether webhook endpoints may point to private, loopback and other non-public addresses:
+   * `refuse` always in live; in the sandbox `allow` unless WEBHOOK_PRIVATE_ADDRESSES=refuse, so a
+   * receiver on the developer's machine (and the tests' receivers on 127.0.0.1) get events.
+   */
+  webhookPrivateAddresses: WebhookPrivateAddresses;
   /** How long a webhook receiver has to answer an attempt (DESIGN.md section 5d: 10 s). */
   webhookTimeoutMs: number;
   /** The waits between a delivery's attempts (DESIGN.md section 5d); tests shorten them. */
@@ -99,6 +105,15 @@ function parseRoles(raw: string): Role[] {
   return roles as Role[];
 }
 
+export type WebhookPrivateAddresses = 'allow' | 'refuse';
+
+function webhookPrivateAddresses(env: NodeJS.ProcessEnv, environment: Environment): WebhookPrivateAddresses {
+  const setting = text(env, 'WEBHOOK_PRIVATE_ADDRESSES', environment === 'live' ? 'refuse' : 'allow');
+  if (setting !== 'allow' && setting !== 'refuse') throw new Error(`setting WEBHOOK_PRIVATE_ADDRESSES must be "allow" or "refuse", got "${setting}"`);
+  if (environment === 'live' && setting === 'allow') throw new Error('setting WEBHOOK_PRIVATE_ADDRESSES=allow is for sandboxes only: a live server never sends webhooks to private addresses');
+  return setting;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const environment = text(env, 'ENVIRONMENT', 'sandbox');
   if (environment !== 'sandbox' && environment !== 'live') {
@@ -140,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
     transferExecutingDeadlineMs: integer(env, 'TRANSFER_EXECUTING_DEADLINE_MS', 300_000),
     transferDeadlineCheckMs: integer(env, 'TRANSFER_DEADLINE_CHECK_MS', 10_000),
+    webhookPrivateAddresses: webhookPrivateAddresses(env, environment),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours.
     webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),

@@ -114,7 +114,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...eventRoutes(db),
     ...partnerLinkRoutes(db, partners.links),
-    ...webhookRoutes(db, webhookEndpoints, config.environment),
+    ...webhookRoutes(db, webhookEndpoints, config.environment, config.webhookPrivateAddresses),
     ...webhookDeliveryRoutes(webhookEndpoints, new WebhookDeliveries(db), config.environment),
     ...financeRoutes(db),
     ...reconciliationRoutes(new Reconciliations(runtime, partners.clients)),

@@ -142,8 +142,8 @@ export function authorize(principal: AuthenticatedPrincipal, route: Guarded): vo
     if (!principal.isAdmin) throw new DomainError('insufficient_scope', 'this route requires the master key');
     return;
   }
-  if (principal.kind === 'publishable' && rule.kind === 'key' && rule.publishableDenied) {
-    throw new DomainError('insufficient_scope', 'publishable keys cannot read this resource; use a secret key or a session');
+  if (principal.kind === 'publishable' && rule.kind === 'key' && rule.publishable !== 'reads') {
+    throw new DomainError('insufficient_scope', 'publishable keys read only what a page may show (the account, FX quotes); use a secret or restricted key, or a session');
   }
   if (rule.kind === 'key' && principal.kind === 'restricted' && rule.scope !== null && !principal.scopes.includes(rule.scope)) {
     throw new DomainError('insufficient_scope', `this restricted key lacks the ${rule.scope} scope`, rule.scope);

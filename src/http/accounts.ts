@@ -87,7 +87,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
     }),
     {
       method: 'GET', path: '/v1/accounts/me', operationId: 'getMyAccount', tag: 'accounts',
-      summary: "The caller's account", auth: { kind: 'key', scope: null },
+      summary: "The caller's account", auth: { kind: 'key', scope: null, publishable: 'reads' },
       query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
       response: { status: 200, description: 'the account', schema: accountSchema },
       handler: async (request) => {

@@ -115,7 +115,7 @@ export function financeRoutes(db: Db): RouteDef[] {
     {
       method: 'GET', path: '/v1/accounts/me/statement', operationId: 'getMyStatement', tag: 'finance',
       summary: 'The account\'s statement in one currency: opening balance, every movement, closing balance (JSON, or CSV with Accept: text/csv)',
-      auth: { kind: 'key', scope: 'transactions:read', publishableDenied: true },
+      auth: { kind: 'key', scope: 'transactions:read' },
       query: {
         type: 'object', additionalProperties: false, required: ['currency'],
         properties: {

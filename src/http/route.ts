@@ -62,6 +62,12 @@ export interface RouteDef<B = unknown> {
    * handler sends the key and the fingerprint with its command.
    */
   idempotent?: boolean | 'ledger';
+  /**
+   * Fields of the answer that hold a secret shown once (a key, a signing secret, a consent URL's
+   * OAuth state): what is kept of the answer has them redacted (src/secrets.ts), so a replay of
+   * the Idempotency-Key answers them redacted, with the header Secret-Redacted: true.
+   */
+  secretFields?: string[];
   /** Routes that move money through a partner take the Sandbox-Scenario header (src/partners/scenarios.ts). */
   sandboxScenario?: boolean;
   params?: JsonSchema;

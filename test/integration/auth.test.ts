@@ -150,13 +150,14 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
     expectError(await call(base(), 'GET', '/v1/customers', undefined, { token: writer.key }), 403, 'insufficient_scope', 'customers:read');
   });
 
-  it('lets a publishable key read but not write', async () => {
+  it('lets a publishable key read what a page may show, and nothing else; never write', async () => {
     const owner = await signUp(base());
     const publishable = await createKey(base(), owner.token, 'publishable');
     expectError(await createCustomer(base(), publishable.key), 403, 'publishable_key_write_denied');
-    const listed = await call(base(), 'GET', '/v1/customers', undefined, { token: publishable.key });
-    assert.equal(listed.status, 200, JSON.stringify(listed.body));
-    assert.deepEqual(listed.body.data, []);
+    const me = await call(base(), 'GET', '/v1/accounts/me', undefined, { token: publishable.key });
+    assert.equal(me.status, 200, JSON.stringify(me.body));
+    assert.equal(me.body.id, owner.account.id);
+    expectError(await call(base(), 'GET', '/v1/customers', undefined, { token: publishable.key }), 403, 'insufficient_scope');
   });
 
   it("denies an account another account's customer, contact and request log", async () => {
@@ -355,9 +356,9 @@ describe('API keys (DESIGN.md section 5)', () => {
     const second = await call(base(), 'GET', '/v1/api-keys?limit=1&offset=1', undefined, { token: owner.token });
     assert.deepEqual(second.body.data.map((k: { id: string }) => k.id), [newestFirst[1]]);
 
-    for (const { key } of created.slice(0, 2)) {
-      assert.equal((await call(base(), 'GET', '/v1/customers', undefined, { token: key })).status, 200);
-    }
+    // Each new key works: the secret key reads customers, the publishable one what a page may show.
+    assert.equal((await call(base(), 'GET', '/v1/customers', undefined, { token: created[0].key })).status, 200);
+    assert.equal((await call(base(), 'GET', '/v1/accounts/me', undefined, { token: created[1].key })).status, 200);
   });
 
   it('rejects, in order, a bad key request', async () => {
