@@ -165,7 +165,8 @@ async function arrivedForAdjusted(trx: Knex.Transaction, run: RunOf): Promise<Ar
  * mismatched pair settles only the "alone" ones of its sides, since a disagreement is still one.
  * Only `open` exceptions close so: one whose adjustment is in flight (`resolving`) or posted
  * (`adjusted`) is not the run's to settle; its arrived side opens a reversal instead
- * (lineArrivedForAdjusted). The items that closed an exception say so in their reason.
+ * (lineArrivedForAdjusted), and that reversal is finance's to adjust: its pair matches by design,
+ * so no run settles it. The items that closed an exception say so in their reason.
  */
 export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promise<RecordedExceptions> {
   const itemsOf = (category: string, side: string) => `SELECT ${side} FROM reconciliation_items WHERE reconciliation_id = :run AND category = '${category}' AND ${side} IS NOT NULL`;
@@ -175,7 +176,7 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
     `UPDATE reconciliation_exceptions
         SET status = 'resolved', resolution = 'matched', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run,
             history = history || :step::jsonb
-      WHERE partner = :partner AND status = 'open' AND (
+      WHERE partner = :partner AND status = 'open' AND reverses_exception_id IS NULL AND (
             (category IN ('ledger_only', 'mismatched') AND ledger_entry_id IN (${itemsOf('matched', 'ledger_entry_id')}))
          OR (category IN ('statement_only', 'mismatched') AND statement_line_id IN (${itemsOf('matched', 'statement_line_id')}))
          OR (category = 'ledger_only' AND ledger_entry_id IN (${itemsOf('mismatched', 'ledger_entry_id')}))
