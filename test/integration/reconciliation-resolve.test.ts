@@ -168,6 +168,21 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     assert.equal(resolvedOnly.trim().split('\n').length, all.filter((e) => e.status === 'resolved').length + 1);
   });
 
+  it('two resolutions racing for one open exception: one wins under the row lock, the other is refused, and only the winner\'s money moves', async () => {
+    const target = (await openOf()).find((e) => e.category === 'ledger_only' || (e.category === 'mismatched' && e.field === 'fee'))!;
+    assert.ok(target, 'an adjustable exception still open');
+    const [explained, adjusted] = await Promise.all([
+      resolve(target.id, { resolution: 'explained', note: 'the partner confirmed it' }),
+      resolve(target.id, { resolution: 'adjusted', note: 'ours to bear' }),
+    ]);
+    assert.deepEqual([explained.status, adjusted.status].sort(), [200, 409], JSON.stringify([explained.body, adjusted.body]));
+    const loser = explained.status === 409 ? explained : adjusted;
+    assert.ok(['exception_already_resolved', 'exception_resolving'].includes(loser.body.error), JSON.stringify(loser.body));
+    const final = await one(target.id);
+    const posted = await service.runtime.db('journal_entries').where('id', adjustmentEntryId(target.id)).first('id');
+    assert.deepEqual([final.status, final.resolution, Boolean(posted)], ['resolved', explained.status === 200 ? 'explained' : 'adjusted', explained.status !== 200]);
+  });
+
   it('the schedule fills in every day since the last one it reconciled', async () => {
     const now = new Date();
     const yesterday = dayFrom(today(), -1);
@@ -198,5 +213,19 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     } finally {
       await zoned.destroy();
     }
+  });
+
+  it('an adjustment the ledger refuses leaves the exception open again, its history saying why', async () => {
+    const later = await reconcile();
+    assert.equal(later.status, 201, JSON.stringify(later.body));
+    const target = (await openOf()).find((e) => e.category === 'ledger_only')!;
+    const refusing = { execute: async () => ({ outcome: { kind: 'refused', code: 'invalid_request', message: 'the settlement account is closed', field: null }, replayed: false }) };
+    const desk = new ExceptionDesk(service.runtime, refusing as unknown as LedgerClient, 1000);
+    await assert.rejects(desk.resolve(target.id, { resolution: 'adjusted', note: 'write it off', by: 'master_key' }), (error: { code?: string }) => error.code === 'nothing_to_adjust');
+    const reopened = await one(target.id);
+    assert.equal(reopened.status, 'open');
+    assert.deepEqual((reopened.history as Array<{ action: string }>).map((h) => h.action), ['opened', 'resolving', 'reopened']);
+    const explained = await resolve(target.id, { resolution: 'explained', note: 'found it' });
+    assert.deepEqual([explained.status, explained.body.status, explained.body.resolution], [200, 'resolved', 'explained']);
   });
 });
