@@ -84,9 +84,10 @@ export function reconciliationRoutes(reconciliations: Reconciliations): RouteDef
   return [
     withBody(RECONCILE_BODY, {
       method: 'POST', path: '/v1/reconciliations', operationId: 'createReconciliation', tag: 'finance',
-      summary: 'Reconcile the ledger\'s movements on a partner\'s settlement account against its statements (master key). '
-        + 'An optional Idempotency-Key header makes a retry safe: the same key and body answer the stored report (200, Idempotent-Replayed: true; no second report or events), another body 409 idempotency_conflict',
+      summary: 'Reconcile the ledger\'s movements on a partner\'s settlement account against its statements (master key)',
       auth: { kind: 'admin' },
+      optionalIdempotencyKey: 'optional: makes a retry safe. The same key and body answer the stored report (200, Idempotent-Replayed: true; no second report or events); '
+        + 'another body under the key is 409 idempotency_conflict. 1 to 255 printable ASCII characters without spaces',
       bodyLimitBytes: UPLOAD_BYTES_MAX + 4096,
       response: { status: 201, description: 'the stored report', schema: REPORT_SCHEMA },
       extraResponses: [{ status: 200, description: 'a dry run\'s report, not stored; or, for an Idempotency-Key already answered, the stored report (Idempotent-Replayed: true)', schema: REPORT_SCHEMA }],

@@ -62,6 +62,8 @@ export interface RouteDef<B = unknown> {
    * handler sends the key and the fingerprint with its command.
    */
   idempotent?: boolean | 'ledger';
+  /** A route that keeps an Idempotency-Key of its own when one is sent, but takes requests without (POST /v1/reconciliations): the document says it is optional. */
+  optionalIdempotencyKey?: string;
   /** Routes that move money through a partner take the Sandbox-Scenario header (src/partners/scenarios.ts). */
   sandboxScenario?: boolean;
   params?: JsonSchema;

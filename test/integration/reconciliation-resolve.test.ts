@@ -164,6 +164,8 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     const all = (await list('partner=openbank&limit=200')).body.data as Exception[];
     assert.equal(lines.length, all.length + 1);
     assert.ok(byFormat.includes(`"'=HYPERLINK(""http://example.test"")"`), 'a note that starts a formula is text');
+    const mismatched = (await list('partner=openbank&category=mismatched&limit=200')).body.data as Exception[];
+    assert.deepEqual(mismatched.map((e) => e.id), all.filter((e) => e.category === 'mismatched').map((e) => e.id), 'the category filter');
     const resolvedOnly = await csv('partner=openbank&status=resolved&format=csv');
     assert.equal(resolvedOnly.trim().split('\n').length, all.filter((e) => e.status === 'resolved').length + 1);
   });
