@@ -156,12 +156,14 @@ export class ExceptionDesk {
     return row;
   }
 
-  private async close(trx: Knex.Transaction, row: ExceptionRow, resolution: Omit<Resolution, 'statementLineId' | 'ledgerEntryId'>, links: { counterpart?: string; entry?: string }, print: string | null): Promise<ExceptionRow> {
+  private async close(
+    trx: Knex.Transaction, row: ExceptionRow, resolution: Omit<Resolution, 'statementLineId' | 'ledgerEntryId'>, links: { counterpart?: string; entry?: string }, print: string | null, historyNote = resolution.note,
+  ): Promise<ExceptionRow> {
     const at = new Date();
     const [closed]: ExceptionRow[] = await trx('reconciliation_exceptions').where({ id: row.id }).whereIn('status', ['open', 'resolving']).update({
       status: 'resolved', resolution: resolution.resolution, note: resolution.note, resolved_by: resolution.by, resolved_at: at,
       counterpart_exception_id: links.counterpart ?? null, adjustment_entry_id: links.entry ?? null, pending_resolution: null, resolution_fingerprint: print,
-      history: trx.raw('history || ?::jsonb', [historyEntry(at, 'resolved', resolution.by, resolution.note)]),
+      history: trx.raw('history || ?::jsonb', [historyEntry(at, 'resolved', resolution.by, historyNote)]),
     }, [...EXCEPTION_COLUMNS]);
     return closed;
   }
@@ -170,6 +172,7 @@ export class ExceptionDesk {
   private async pair(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string): Promise<ExceptionRow[]> {
     const side = resolution.statementLineId !== undefined ? 'statement_line_id' : 'ledger_entry_id';
     const named = resolution.statementLineId ?? resolution.ledgerEntryId!;
+    if (row.category === 'ambiguous') return this.choose(trx, row, resolution, print, side, named);
     const wanted = side === 'statement_line_id' ? 'statement_only' : 'ledger_only';
     const own = side === 'statement_line_id' ? 'ledger_only' : 'statement_only';
     if (row.category !== own) {
@@ -188,6 +191,32 @@ export class ExceptionDesk {
       throw new DomainError('exception_pair_mismatch', `the pair's amounts differ by ${gap.toFixed()}, beyond the tolerance of ${row.amount_tolerance}: the ledger moved ${ledgerSide.ledger_amount}, the line says ${statementSide.statement_amount}`, 'amount');
     }
     return [await this.close(trx, row, resolution, { counterpart: other.id }, print), await this.close(trx, other, resolution, { counterpart: row.id }, null)];
+  }
+
+  /**
+   * An ambiguous exception matched by hand: the request names one of its candidates, on the side
+   * it lacks. It closes `matched`, its history naming the choice; the candidate's own exception
+   * (the movement or line reported alone, if it is) closes with it as its counterpart. The
+   * candidates are read from the row as a whole, so this reads whatever lists them.
+   */
+  private async choose(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string, side: 'statement_line_id' | 'ledger_entry_id', named: string): Promise<ExceptionRow[]> {
+    const { rows: [{ candidates }] } = await trx.raw(`SELECT coalesce(to_jsonb(x) -> 'candidates', '[]'::jsonb) AS candidates FROM reconciliation_exceptions x WHERE id = ?`, [row.id]);
+    const all = candidates as Array<{ ledger_entry_id: string | null; statement_line_id: string | null; amount: string }>;
+    const chosen = all.find((c) => c[side] === named);
+    if (!chosen) {
+      const listed = all.map((c) => c.ledger_entry_id ?? c.statement_line_id).join(', ');
+      throw new DomainError('exception_pair_mismatch', `${side} ${named} is not a candidate of this ambiguous exception: choose one of ${listed || 'none'}`, side);
+    }
+    const own = side === 'ledger_entry_id' ? row.statement_amount : row.ledger_amount;
+    const gap = new Money(chosen.amount).minus(own ?? 0).abs();
+    if (gap.isGreaterThan(row.amount_tolerance)) {
+      throw new DomainError('exception_pair_mismatch', `the candidate's amount ${chosen.amount} differs from ${own} by ${gap.toFixed()}, beyond the tolerance of ${row.amount_tolerance}`, 'amount');
+    }
+    const alone: ExceptionRow | undefined = await trx('reconciliation_exceptions')
+      .where({ partner: row.partner, category: side === 'ledger_entry_id' ? 'ledger_only' : 'statement_only', status: 'open', [side]: named }).forUpdate().first(...EXCEPTION_COLUMNS);
+    const choice = `${resolution.note} (matched with ${side === 'ledger_entry_id' ? 'ledger entry' : 'statement line'} ${named})`;
+    const closed = await this.close(trx, row, resolution, { counterpart: alone?.id }, print, choice);
+    return alone ? [closed, await this.close(trx, alone, resolution, { counterpart: row.id }, null, choice)] : [closed];
   }
 
   /** `open → resolving`: what the adjustment posts is fixed now, and recorded with the request that asked for it. */

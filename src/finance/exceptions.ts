@@ -10,7 +10,7 @@ import { formatAmount, isCurrency, Money, type Amount } from '../../ledger/money
 import { bulkRaw } from '../db';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 
-export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched' | 'late_completion';
+export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched' | 'late_completion' | 'ambiguous' | 'batch';
 export type ExceptionResolution = 'matched' | 'explained' | 'adjusted';
 export type ExceptionStatus = 'open' | 'resolving' | 'resolved';
 

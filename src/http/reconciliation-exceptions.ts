@@ -75,7 +75,7 @@ export function credentialName(principal: Pick<Principal, 'kind' | 'credentialId
 const ONLY_MATCHED = { not: {}, 'x-message': 'only a matched resolution names another side' };
 const RESOLVE_BODY = {
   type: 'object', additionalProperties: false, required: ['resolution', 'note'],
-  description: 'matched names the other side with statement_line_id (for a ledger_only exception) or ledger_entry_id (for a statement_only one); explained and adjusted name none',
+  description: 'matched names the other side with statement_line_id (for a ledger_only exception) or ledger_entry_id (for a statement_only one), or, for an ambiguous exception, the candidate chosen; explained and adjusted name none',
   examples: [{ resolution: 'explained', note: 'the partner confirmed the fee by email on 2026-11-24' }],
   properties: {
     resolution: {
