@@ -254,8 +254,16 @@ export class ExceptionDesk {
         await this.runtime.db.transaction(async (trx) => {
           const now = await this.locked(trx, row.id);
           if (now.status !== 'resolving') return;
+          const at = new Date();
           await trx('reconciliation_exceptions').where({ id: row.id }).update({
-            status: 'open', pending_resolution: null, history: trx.raw('history || ?::jsonb', [historyEntry(new Date(), 'reopened', 'ledger', `the ledger refused the adjustment: ${message}`)]),
+            status: 'open', pending_resolution: null, history: trx.raw('history || ?::jsonb', [historyEntry(at, 'reopened', 'ledger', `the ledger refused the adjustment: ${message}`)]),
+          });
+          // A reversal opened while the adjustment was in flight (its line arrived) would reverse
+          // money that never moved: it closes, explained; the reopened exception is settled as any.
+          const why = `the adjustment of exception ${row.id} it would reverse was refused by the ledger: nothing to reverse`;
+          await trx('reconciliation_exceptions').where({ reverses_exception_id: row.id, status: 'open' }).update({
+            status: 'resolved', resolution: 'explained', note: why, resolved_by: 'ledger', resolved_at: at,
+            history: trx.raw('history || ?::jsonb', [historyEntry(at, 'resolved', 'ledger', why)]),
           });
         });
         throw new DomainError('nothing_to_adjust', message, 'resolution');

@@ -217,16 +217,24 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     }
   });
 
-  it('an adjustment the ledger refuses leaves the exception open again, its history saying why', async () => {
+  it('an adjustment the ledger refuses leaves the exception open again, its history saying why, and closes a reversal of it', async () => {
     const later = await reconcile();
     assert.equal(later.status, 201, JSON.stringify(later.body));
     const target = (await openOf()).find((e) => e.category === 'ledger_only')!;
+    // Its line arrived while the adjustment was in flight: a reversal waits for it.
+    const reversalId = randomUUID();
+    await service.runtime.db('reconciliation_exceptions').insert({
+      id: reversalId, reconciliation_id: later.body.id, partner: 'openbank', category: 'mismatched', field: 'amount', ledger_entry_id: target.ledger_entry_id, statement_line_id: 'stl_arrived',
+      currency: 'USD', ledger_amount: '0.00', statement_amount: '39.00', reason: 'the line arrived', amount_tolerance: '0', status: 'open', created_at: new Date(), reverses_exception_id: target.id,
+    });
     const refusing = { execute: async () => ({ outcome: { kind: 'refused', code: 'invalid_request', message: 'the settlement account is closed', field: null }, replayed: false }) };
     const desk = new ExceptionDesk(service.runtime, refusing as unknown as LedgerClient, 1000);
     await assert.rejects(desk.resolve(target.id, { resolution: 'adjusted', note: 'write it off', by: 'master_key' }), (error: { code?: string }) => error.code === 'nothing_to_adjust');
     const reopened = await one(target.id);
     assert.equal(reopened.status, 'open');
     assert.deepEqual((reopened.history as Array<{ action: string }>).map((h) => h.action), ['opened', 'resolving', 'reopened']);
+    const reversal = await one(reversalId);
+    assert.deepEqual([reversal.status, reversal.resolution, reversal.resolved_by], ['resolved', 'explained', 'ledger'], 'nothing to reverse');
     const explained = await resolve(target.id, { resolution: 'explained', note: 'found it' });
     assert.deepEqual([explained.status, explained.body.status, explained.body.resolution], [200, 'resolved', 'explained']);
   });
