@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   resource_already_exists: 409,
   webhook_endpoint_disabled: 409,
   exception_already_resolved: 409,
+  exception_resolving: 409,
   payment_state_conflict: 409,
   insufficient_funds: 422,
   sender_no_chain_wallet: 422,

@@ -137,6 +137,10 @@ function operation(route: RouteDef): Record<string, unknown> {
       description: 'unique per request of the account, e.g. a UUID or an invoice number; 1 to 255 printable ASCII characters without spaces',
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]{1,255}$', examples: ['3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13'] },
     }] : []),
+    ...(route.optionalIdempotencyKey ? [{
+      name: 'Idempotency-Key', in: 'header', required: false, description: route.optionalIdempotencyKey,
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]{1,255}$', examples: ['3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13'] },
+    }] : []),
     ...(route.sandboxScenario ? [{
       name: SANDBOX_SCENARIO_HEADER, in: 'header', required: false, schema: { type: 'string', enum: [...SANDBOX_SCENARIOS] },
       description: `sandbox only: a failure for the partner to act out; without it the payment succeeds. ${SANDBOX_SCENARIOS.map((s) => `${s}: ${SCENARIO_EFFECTS[s]}`).join('; ')}`,

@@ -1,6 +1,7 @@
 // Reconciliation of the ledger against partner statements (DESIGN.md section 5e), for the
 // operator (master key): run one (or a dry run), list the stored reports, read one as JSON or,
 // with every item including the matched ones, as CSV.
+import { DomainError } from '../errors';
 import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from '../finance/reconciliations';
 import { dayOrInstant, utcDayOf } from './dates';
 import { STATEMENT_CSV_LINES_MAX } from '../finance/statement-csv';
@@ -61,7 +62,7 @@ const RECONCILE_BODY = {
   type: 'object', additionalProperties: false, required: ['partner', 'from', 'to'],
   properties: {
     partner: { type: 'string', enum: [...PARTNER_SLUGS] },
-    from: dayOrInstant('the first day, inclusive'), to: dayOrInstant(`the last day, inclusive; at most ${RANGE_DAYS_MAX} days`),
+    from: dayOrInstant('the first UTC day, inclusive'), to: dayOrInstant(`the last UTC day, inclusive (from=to is that one day); at most ${RANGE_DAYS_MAX} days`),
     dry_run: { type: 'boolean', default: false, description: 'compute the report without storing or announcing it' },
     amount_tolerance: { type: 'string', pattern: '^\\d{1,12}(\\.\\d{1,6})?$', default: '0', description: 'an amount drift still matched, in the currency\'s units' },
     date_tolerance_days: { type: 'integer', minimum: 0, maximum: DATE_TOLERANCE_DAYS_MAX, default: 1, description: 'a value date this many days from the posting still matches' },
@@ -72,21 +73,34 @@ const RECONCILE_BODY = {
   },
 } as const;
 
+/** The Idempotency-Key a reconciliation may carry (optional here: the schedule and older clients send none), checked as every route checks it. */
+function optionalIdempotencyKey(header: string): string | null {
+  if (header === '') return null;
+  if (!/^[!-~]{1,255}$/.test(header)) throw new DomainError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces', 'Idempotency-Key');
+  return header;
+}
+
 export function reconciliationRoutes(reconciliations: Reconciliations): RouteDef[] {
   return [
     withBody(RECONCILE_BODY, {
       method: 'POST', path: '/v1/reconciliations', operationId: 'createReconciliation', tag: 'finance',
-      summary: 'Reconcile the ledger\'s movements on a partner\'s settlement account against its statements (master key)', auth: { kind: 'admin' },
+      summary: 'Reconcile the ledger\'s movements on a partner\'s settlement account against its statements (master key)',
+      auth: { kind: 'admin' },
+      optionalIdempotencyKey: 'optional: makes a retry safe. The same key and body answer the stored report (200, Idempotent-Replayed: true; no second report or events); '
+        + 'another body under the key is 409 idempotency_conflict. 1 to 255 printable ASCII characters without spaces',
       bodyLimitBytes: UPLOAD_BYTES_MAX + 4096,
       response: { status: 201, description: 'the stored report', schema: REPORT_SCHEMA },
-      extraResponses: [{ status: 200, description: 'a dry run\'s report, not stored', schema: REPORT_SCHEMA }],
-      errors: ['partner_unavailable', 'partner_error'],
-      handler: async ({ body }) => {
-        const report = await reconciliations.run({
+      extraResponses: [{ status: 200, description: 'a dry run\'s report, not stored; or, for an Idempotency-Key already answered, the stored report (Idempotent-Replayed: true)', schema: REPORT_SCHEMA }],
+      errors: ['partner_unavailable', 'partner_error', 'idempotency_conflict'],
+      errorNotes: { idempotency_conflict: 'the Idempotency-Key was used for another reconciliation request' },
+      handler: async ({ body, koa }) => {
+        const idempotencyKey = optionalIdempotencyKey(koa.get('idempotency-key'));
+        const { view, replayed } = (await reconciliations.answer({
           partner: body.partner as PartnerSlug, from: utcDayOf(body.from, 'from'), to: utcDayOf(body.to, 'to'), dryRun: body.dry_run ?? false,
-          amountTolerance: body.amount_tolerance ?? '0', dateToleranceDays: body.date_tolerance_days ?? 1, statementCsv: body.statement_csv ?? null, trigger: 'api',
-        });
-        return { status: report!.dry_run ? 200 : 201, body: report };
+          amountTolerance: body.amount_tolerance ?? '0', dateToleranceDays: body.date_tolerance_days ?? 1, statementCsv: body.statement_csv ?? null, trigger: 'api', idempotencyKey,
+        }))!;
+        if (replayed) return { status: 200, body: view, headers: { 'Idempotent-Replayed': 'true' } };
+        return { status: view.dry_run ? 200 : 201, body: view };
       },
     }),
     {

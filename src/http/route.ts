@@ -68,6 +68,8 @@ export interface RouteDef<B = unknown> {
    * the Idempotency-Key answers them redacted, with the header Secret-Redacted: true.
    */
   secretFields?: string[];
+  /** A route that keeps an Idempotency-Key of its own when one is sent, but takes requests without (POST /v1/reconciliations): the document says it is optional. */
+  optionalIdempotencyKey?: string;
   /** Routes that move money through a partner take the Sandbox-Scenario header (src/partners/scenarios.ts). */
   sandboxScenario?: boolean;
   params?: JsonSchema;
