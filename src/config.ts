@@ -1,5 +1,7 @@
 // Settings of one process, read once from the environment (DESIGN.md section 5a).
-// Every setting has a default that works for the embedded start on one machine.
+// Every setting has a default that works for the embedded start on one machine, except the
+// secrets: a process listening beyond loopback refuses to start without its own (secrets.ts).
+import { resolveSecrets } from './secrets';
 
 export type Environment = 'sandbox' | 'live';
 
@@ -29,6 +31,8 @@ export interface Config {
   mockRailsUrl: string;
   partnerClientId: string;
   partnerClientSecret: string;
+  /** The credential of the mock rails' sandbox controls (`/<slug>/_control/...`). */
+  mockRailsControlSecret: string;
   /** Seals the partner tokens of customer links at rest (src/vault.ts). */
   partnerTokenSecret: string;
   /** Seals webhook signing secrets at rest (src/vault.ts). */
@@ -104,16 +108,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (environment !== 'sandbox' && environment !== 'live') {
     throw new Error(`setting ENVIRONMENT must be "sandbox" or "live", got "${environment}"`);
   }
-  if (environment === 'live' && (!env.MASTER_KEY || !env.JWT_SECRET || !env.PARTNER_TOKEN_SECRET || !env.WEBHOOK_SECRET_KEY)) {
-    throw new Error('a live server needs its own MASTER_KEY, JWT_SECRET, PARTNER_TOKEN_SECRET and WEBHOOK_SECRET_KEY settings; the defaults are for local sandboxes only');
-  }
+  const host = text(env, 'HOST', '127.0.0.1');
+  const roles = parseRoles(text(env, 'ROLES', 'all'));
+  const secrets = resolveSecrets(env, { host, environment, roles });
   const mockRailsPort = integer(env, 'MOCK_RAILS_PORT', 4000);
   return {
     port: integer(env, 'PORT', 3000),
-    host: text(env, 'HOST', '127.0.0.1'),
+    host,
     environment,
-    masterKey: text(env, 'MASTER_KEY', 'mk_sandbox_local_master_key_change_me'),
-    jwtSecret: text(env, 'JWT_SECRET', 'local-development-jwt-secret-change-me-32b'),
+    masterKey: secrets.MASTER_KEY,
+    jwtSecret: secrets.JWT_SECRET,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 3600),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://payments:payments@127.0.0.1:5432/payments'),
     redisUrl: text(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
@@ -124,13 +128,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200),
-    roles: parseRoles(text(env, 'ROLES', 'all')),
+    roles,
     mockRailsPort,
     mockRailsUrl: text(env, 'MOCK_RAILS_URL', `http://127.0.0.1:${mockRailsPort}`),
     partnerClientId: text(env, 'PARTNER_CLIENT_ID', 'sandbox-orchestrator'),
-    partnerClientSecret: text(env, 'PARTNER_CLIENT_SECRET', 'sandbox-orchestrator-secret'),
-    partnerTokenSecret: text(env, 'PARTNER_TOKEN_SECRET', 'local-development-partner-token-secret-change-me'),
-    webhookSecretKey: text(env, 'WEBHOOK_SECRET_KEY', 'local-development-webhook-secret-key-change-me'),
+    partnerClientSecret: secrets.PARTNER_CLIENT_SECRET,
+    mockRailsControlSecret: secrets.MOCK_RAILS_CONTROL_SECRET,
+    partnerTokenSecret: secrets.PARTNER_TOKEN_SECRET,
+    webhookSecretKey: secrets.WEBHOOK_SECRET_KEY,
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,
     partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
     chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),

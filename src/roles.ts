@@ -117,7 +117,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...financeRoutes(db),
     ...reconciliationRoutes(new Reconciliations(runtime, partners.clients)),
     ...reconciliationExceptionRoutes(new ExceptionDesk(runtime, deps.ledger, config.ledgerReplyTimeoutMs)),
-    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
+    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl, config.mockRailsControlSecret),
     ...deadLetterRoutes(new DeadLetters(db, runtime.producer)),
     ...outboxSetAsideRoutes(new OutboxSetAside(db, runtime)),
     ...plannedRoutes(),
