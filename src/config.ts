@@ -25,6 +25,13 @@ export interface Config {
   schemaRegistryUrl: string;
   rateLimitRps: number;
   rateLimitBurst: number;
+  /** Credential attempts (sign-in, sign-up, a refused credential) per client address and per account named. */
+  attemptRateLimitRps: number;
+  attemptRateLimitBurst: number;
+  /** Wrong passwords for one email before sign-in for it is locked, then the first lockout (doubling) and the longest. */
+  signInFreeFailures: number;
+  signInLockoutMs: number;
+  signInLockoutMsMax: number;
   roles: Role[];
   mockRailsPort: number;
   /** Where partner dispatchers reach the rails; each partner lives under /<slug>. */
@@ -128,6 +135,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200),
+    attemptRateLimitRps: integer(env, 'ATTEMPT_RATE_LIMIT_RPS', 1),
+    attemptRateLimitBurst: integer(env, 'ATTEMPT_RATE_LIMIT_BURST', 20),
+    signInFreeFailures: integer(env, 'SIGN_IN_FREE_FAILURES', 5),
+    signInLockoutMs: integer(env, 'SIGN_IN_LOCKOUT_MS', 1_000),
+    signInLockoutMsMax: integer(env, 'SIGN_IN_LOCKOUT_MS_MAX', 15 * 60_000),
     roles,
     mockRailsPort,
     mockRailsUrl: text(env, 'MOCK_RAILS_URL', `http://127.0.0.1:${mockRailsPort}`),

@@ -58,6 +58,7 @@ import { IdempotencyGuard } from './http/idempotency';
 import { startIdempotencySweeper } from './http/idempotency-sweep';
 import { log } from './log';
 import { RateLimiter } from './guards/rate-limit';
+import { SignInLockout } from './guards/sign-in-lockout';
 import { exercise, fillPool, knowTopics, warmUp, type WarmUpRequest } from './warm-up';
 import { TOPICS } from './kafka/topics';
 import { LedgerAnswerCache } from './http/answer-cache';
@@ -97,7 +98,9 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
   const routes: RouteDef[] = [];
   routes.push(
     ...metaRoutes(runtime, () => routes),
-    ...accountRoutes(accounts, runtime.config.environment),
+    ...accountRoutes(accounts, runtime.config.environment, new SignInLockout(runtime.redis, {
+      freeFailures: config.signInFreeFailures, baseMs: config.signInLockoutMs, maxMs: config.signInLockoutMsMax,
+    })),
     ...apiKeyRoutes(accounts),
     ...customerRoutes(runtime.db),
     ...contactRoutes(runtime.db),
@@ -139,11 +142,12 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   const ledger = new LedgerClient(runtime);
   await ledger.start();
   const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
-  const limiter = new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst);
+  const limiter = new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst, { ratePerSecond: config.attemptRateLimitRps, burst: config.attemptRateLimitBurst });
   const guards: Guards = {
     authenticationReads: authenticator.reads,
     authenticate: authenticator.authenticate,
     rateLimit: limiter.limit,
+    credentialAttempt: limiter.attempt,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     ledgerAnswers: new LedgerAnswerCache(runtime.redis),
     recordRequest: recorder.record,
@@ -154,7 +158,7 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   const routes = apiRoutes(runtime, deps);
   const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes, dashboard: dashboardMiddleware() });
   // Warm-up requests are served apart, neither limited nor logged: they are not clients'.
-  const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes });
+  const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, credentialAttempt: undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes });
   // Before it listens: its first clients meet a process as fast as it will be.
   await warmUp('api', [
     () => fillPool(runtime.db),

@@ -20,7 +20,11 @@ export interface AuthenticatedPrincipal extends Principal {
  * An API key's cache slot, read by the rate limiter's Redis call (ReadAlong) for authentication;
  * `readAtMs` is taken before that call, so a fill's age is never understated (key-cache.ts).
  */
-interface KeyLookup extends ReadAlong { token: string; digest: Buffer; hash: string; readAtMs: number }
+interface KeyLookup extends ReadAlong {
+  token: string; digest: Buffer; hash: string; readAtMs: number;
+  /** Set by the rate limiter's call: how long the caller's address has no credential attempt left. */
+  attemptsWaitMs?: number;
+}
 
 const INVALID_KEY_MESSAGE = 'the API key is not valid';
 
@@ -82,6 +86,12 @@ export class Authenticator {
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
     const reading: SlotReading | undefined = lookup?.value !== undefined ? { value: lookup.value, readAtMs: lookup.readAtMs } : await this.keys.read(hash);
     let cached: CachedKey | null = this.keys.parse(reading?.value ?? null);
+    if (!cached && this.keys.isUnknown(reading?.value ?? null)) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
+    if (!cached && (lookup?.attemptsWaitMs ?? 0) > 0) {
+      // An address that spent its credential attempts gets no lookup of a key not cached as valid.
+      const retryAfter = String(Math.max(1, Math.ceil(lookup!.attemptsWaitMs! / 1000)));
+      throw new DomainError('rate_limit_exceeded', `too many refused credentials from this address; retry after ${retryAfter} s`, null, { 'Retry-After': retryAfter });
+    }
     if (!cached) {
       const row: (AccountWithWallet & { key_id: string; type: CachedKey['type']; scopes: string[] }) | undefined = await this.db('api_keys')
         .join('accounts', 'accounts.id', 'api_keys.account_id')
@@ -94,6 +104,7 @@ export class Authenticator {
       // committed meanwhile has marked the slot, and the fill does not land. Without a reading
       // (Redis away) there is nothing to compare with, so no fill.
       if (cached && parsed && reading) this.keys.fill(hash, reading, cached);
+      if (!cached && reading) this.keys.markUnknown(hash, reading);
     }
     if (!cached || !parsed) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
     return {
@@ -120,7 +131,9 @@ export class Authenticator {
     if (rule.kind === 'public') return null;
     const token = bearerToken(ctx);
     if (token === null) throw new DomainError('authentication_required', 'this route requires Authorization: Bearer <credential>', 'Authorization');
-    const principal = await this.identify(token, ctx.state.keyLookup as KeyLookup | undefined);
+    const lookup = ctx.state.keyLookup as KeyLookup | undefined;
+    if (lookup) lookup.attemptsWaitMs = ctx.state.attemptsWaitMs as number | undefined;
+    const principal = await this.identify(token, lookup);
     ctx.state.principal = principal;
     authorize(principal, route);
     return principal;

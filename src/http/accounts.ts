@@ -5,6 +5,7 @@ import { KYB_STATUSES } from '../accounts/views';
 import type { Environment } from '../config';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';
+import type { SignInLockout } from '../guards/sign-in-lockout';
 import { accountIdQuerySchema, actingAccountId } from './acting';
 import { apiKeyWithSecretSchema } from './api-keys';
 import { listResponseSchema } from './pagination';
@@ -32,7 +33,9 @@ const vibanSchema = {
   },
 };
 
-export function accountRoutes(accounts: AccountService, environment: Environment): RouteDef[] {
+const ATTEMPTS_NOTE = 'too many credential attempts (sign-ins, sign-ups, refused credentials) from this client address or for this email';
+
+export function accountRoutes(accounts: AccountService, environment: Environment, lockout: SignInLockout): RouteDef[] {
   const sandboxOnly = () => {
     if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
   };
@@ -51,7 +54,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
     }, {
       method: 'POST', path: '/v1/sandbox/accounts', operationId: 'createSandboxAccount', tag: 'sandbox',
       summary: 'Create a sandbox account: returns the account, a secret key (shown once) and a session token',
-      auth: { kind: 'public' },
+      auth: { kind: 'public' }, credentialAttempt: { accountField: 'email' },
       response: {
         status: 201, description: 'the account with its vIBANs, its first secret key (shown once) and a session',
         schema: {
@@ -60,6 +63,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
         },
       },
       errors: ['resource_already_exists', 'invalid_country_code'],
+      errorNotes: { rate_limit_exceeded: ATTEMPTS_NOTE },
       handler: async ({ body }) => {
         sandboxOnly();
         return { status: 201, body: await accounts.createSandboxAccount(body) };
@@ -80,10 +84,14 @@ export function accountRoutes(accounts: AccountService, environment: Environment
     withBody({ type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 200 } } }, {
       method: 'POST', path: '/v1/auth/sessions', operationId: 'createSession', tag: 'auth',
       summary: 'Sign in with email and password: returns a session JWT',
-      auth: { kind: 'public' },
+      auth: { kind: 'public' }, credentialAttempt: { accountField: 'email' },
       response: { status: 201, description: 'the session', schema: sessionSchema },
       errors: ['invalid_credentials'],
-      handler: async ({ body }) => ({ status: 201, body: await accounts.signIn(body.email, body.password) }),
+      errorNotes: {
+        rate_limit_exceeded: `${ATTEMPTS_NOTE}; or sign-in for this email is locked (details "email") after repeated wrong passwords, `
+          + 'for a backoff that doubles with each further failure: the right password is refused too until Retry-After seconds have passed',
+      },
+      handler: async ({ body }) => ({ status: 201, body: await lockout.guard(body.email, () => accounts.signIn(body.email, body.password)) }),
     }),
     {
       method: 'GET', path: '/v1/accounts/me', operationId: 'getMyAccount', tag: 'accounts',

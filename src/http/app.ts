@@ -21,7 +21,13 @@ export interface Guards {
   /** The Redis key authentication will read (a cached API key), so the rate limiter's call reads it. */
   authenticationReads?(ctx: Koa.Context, route: RouteDef): ReadAlong | null;
   authenticate(ctx: Koa.Context, route: RouteDef): Promise<Principal | null>;
-  rateLimit(ctx: Koa.Context, reads?: ReadAlong[]): Promise<void>;
+  /** The request's bucket: the credential's, or the caller's address on a public route. */
+  rateLimit(ctx: Koa.Context, reads?: ReadAlong[], publicRoute?: boolean): Promise<void>;
+  /**
+   * One credential attempt of the caller's address (and of the account named, if any): on
+   * credential routes, and when a credential is refused; 429 when none is left.
+   */
+  credentialAttempt?(ctx: Koa.Context, account?: string | null): Promise<void>;
   /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
   idempotent(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult>;
   /**
@@ -53,6 +59,9 @@ export interface AppOptions {
 }
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** The answers of a credential that is not valid: each is a credential attempt. */
+const REFUSED_CREDENTIAL = new Set<string>(['authentication_required', 'invalid_api_key', 'invalid_token', 'token_expired']);
 
 function readIdempotencyKey(ctx: Koa.Context): string {
   const key = ctx.get('idempotency-key');
@@ -92,8 +101,13 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     const timing = new StageTiming();
     const authenticationRead = guards.authenticationReads?.(ctx, route) ?? null;
     const answerRead = guards.ledgerAnswers?.reads(ctx, route) ?? null;
-    await guards.rateLimit(ctx, [authenticationRead, answerRead].filter((read): read is ReadAlong => read !== null));
-    const principal = await guards.authenticate(ctx, route);
+    await guards.rateLimit(ctx, [authenticationRead, answerRead].filter((read): read is ReadAlong => read !== null), route.auth.kind === 'public');
+    const principal = await guards.authenticate(ctx, route).catch(async (error: unknown) => {
+      // A refused credential is an attempt of the caller's address: guessing keys or tokens
+      // under ever new ones is limited by where it comes from (429 replaces the 401 when spent).
+      if (error instanceof DomainError && REFUSED_CREDENTIAL.has(error.code)) await guards.credentialAttempt?.(ctx);
+      throw error;
+    });
     timing.end('auth');
     ctx.state.principal = principal;
     const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;
@@ -120,6 +134,10 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
       assertStorableText(body, 'body');
       validateBody(body === undefined ? {} : body);
       if (body === undefined) body = {};
+    }
+    if (route.credentialAttempt && guards.credentialAttempt) {
+      const account = (body as Record<string, unknown>)[route.credentialAttempt.accountField];
+      await guards.credentialAttempt(ctx, typeof account === 'string' ? account : null);
     }
 
     timing.end('validate');
