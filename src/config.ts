@@ -71,6 +71,8 @@ export interface Config {
   /** How often the partners role checks for a previous day not yet reconciled; 0: no schedule. */
   reconciliationCheckMs: number;
   sseHeartbeatMs: number;
+  /** How long /readyz answers from its last checks (it is public: no caller makes it check more often). */
+  readinessCacheMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
   /** How often the api role removes expired idempotency records (0: never). */
@@ -164,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 500),
     reconciliationCheckMs: integer(env, 'RECONCILIATION_CHECK_MS', 600_000),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
+    readinessCacheMs: integer(env, 'READINESS_CACHE_MS', 2_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
     idempotencySweepMs: integer(env, 'IDEMPOTENCY_SWEEP_MS', 600_000),

@@ -10,6 +10,7 @@ import { AccountService } from './accounts/service';
 import { Authenticator } from './auth/authenticate';
 import { SessionTokens } from './accounts/credentials';
 import { KeyCache } from './auth/key-cache';
+import { SessionRevocations } from './auth/session-revocations';
 import type { Role } from './config';
 import { accountRoutes } from './http/accounts';
 import { apiKeyRoutes } from './http/api-keys';
@@ -100,7 +101,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...metaRoutes(runtime, () => routes),
     ...accountRoutes(accounts, runtime.config.environment, new SignInLockout(runtime.redis, {
       freeFailures: config.signInFreeFailures, baseMs: config.signInLockoutMs, maxMs: config.signInLockoutMsMax,
-    })),
+    }), new SessionRevocations(runtime.redis)),
     ...apiKeyRoutes(accounts),
     ...customerRoutes(runtime.db),
     ...contactRoutes(runtime.db),
@@ -141,7 +142,7 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   const recorder = await RequestLogRecorder.start(kafkaThreadSettings(config));
   const ledger = new LedgerClient(runtime);
   await ledger.start();
-  const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
+  const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis), new SessionRevocations(runtime.redis));
   const limiter = new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst, { ratePerSecond: config.attemptRateLimitRps, burst: config.attemptRateLimitBurst });
   const guards: Guards = {
     authenticationReads: authenticator.reads,
@@ -156,9 +157,9 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   let publicUrl = config.publicUrl ?? '';
   const deps: ApiDeps = { ledger, hub, publicUrl: () => publicUrl, railsUrl: context.rails?.url ?? config.mockRailsUrl };
   const routes = apiRoutes(runtime, deps);
-  const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes, dashboard: dashboardMiddleware() });
+  const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes, dashboard: dashboardMiddleware(), environment: config.environment });
   // Warm-up requests are served apart, neither limited nor logged: they are not clients'.
-  const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, credentialAttempt: undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes });
+  const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, credentialAttempt: undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes, environment: config.environment });
   // Before it listens: its first clients meet a process as fast as it will be.
   await warmUp('api', [
     () => fillPool(runtime.db),

@@ -11,6 +11,7 @@ import type { Guarded, Principal } from './rules';
 import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from '../accounts/credentials';
 import type { ReadAlong } from '../guards/rate-limit';
 import type { CachedKey, KeyCache, SlotReading } from './key-cache';
+import type { SessionRevocations } from './session-revocations';
 
 export interface AuthenticatedPrincipal extends Principal {
   kybStatus: string | null;
@@ -44,7 +45,8 @@ function bearerToken(ctx: Koa.Context): string | null {
 export class Authenticator {
   private readonly masterKeyDigest: Buffer;
 
-  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache) {
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache,
+    private readonly signOuts: SessionRevocations) {
     this.masterKeyDigest = credentialDigest(config.masterKey);
   }
 
@@ -115,6 +117,7 @@ export class Authenticator {
 
   private async identifySession(token: string): Promise<AuthenticatedPrincipal> {
     const claims = await this.sessions.verify(token);
+    if (await this.signOuts.isRevoked(claims.sessionId)) throw new DomainError('invalid_token', 'the session was signed out; sign in again');
     const row: AccountWithWallet | undefined = await this.db('accounts')
       .leftJoin('chain_wallets', 'chain_wallets.account_id', 'accounts.id')
       .where('accounts.id', claims.accountId)
@@ -122,7 +125,7 @@ export class Authenticator {
     if (!row) throw new DomainError('invalid_token', 'the session belongs to no account');
     return {
       kind: 'session', accountId: claims.accountId, credentialId: `session:${claims.accountId}`, scopes: [], isAdmin: false,
-      kybStatus: row.kyb_status, account: accountWithWalletView(row),
+      kybStatus: row.kyb_status, account: accountWithWalletView(row), session: { id: claims.sessionId, expiresAt: claims.expiresAt },
     };
   }
 

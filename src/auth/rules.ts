@@ -47,6 +47,8 @@ export interface Principal {
   isAdmin: boolean;
   /** The caller's account as read at authentication; absent for the master key. */
   account?: AccountView;
+  /** For a session: its id and expiry (seconds), what signing out needs. */
+  session?: { id: string; expiresAt: number };
 }
 
 /** What authentication needs of a route: its credential rule and its method. */

@@ -6,6 +6,7 @@ import type { Environment } from '../config';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';
 import type { SignInLockout } from '../guards/sign-in-lockout';
+import type { SessionRevocations } from '../auth/session-revocations';
 import { accountIdQuerySchema, actingAccountId } from './acting';
 import { apiKeyWithSecretSchema } from './api-keys';
 import { listResponseSchema } from './pagination';
@@ -35,7 +36,7 @@ const vibanSchema = {
 
 const ATTEMPTS_NOTE = 'too many credential attempts (sign-ins, sign-ups, refused credentials) from this client address or for this email';
 
-export function accountRoutes(accounts: AccountService, environment: Environment, lockout: SignInLockout): RouteDef[] {
+export function accountRoutes(accounts: AccountService, environment: Environment, lockout: SignInLockout, signOuts: SessionRevocations): RouteDef[] {
   const sandboxOnly = () => {
     if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
   };
@@ -93,6 +94,26 @@ export function accountRoutes(accounts: AccountService, environment: Environment
       },
       handler: async ({ body }) => ({ status: 201, body: await lockout.guard(body.email, () => accounts.signIn(body.email, body.password)) }),
     }),
+    {
+      method: 'DELETE', path: '/v1/auth/sessions/current', operationId: 'deleteCurrentSession', tag: 'auth',
+      summary: 'Sign out: the session token of this request is refused by every server from this answer on',
+      auth: { kind: 'dashboard' },
+      response: {
+        status: 200, description: 'the session is signed out',
+        schema: { type: 'object', required: ['signed_out', 'session_expires_at'], properties: { signed_out: { type: 'boolean', const: true }, session_expires_at: { type: 'string', format: 'date-time' } } },
+      },
+      errorNotes: {
+        invalid_request: 'the credential is not a session (details "Authorization"): API keys are revoked with DELETE /v1/api-keys/{id}',
+        service_unavailable: 'the sign-out could not be made to hold in every server (details "redis"): the session still works; repeat the request after Retry-After seconds',
+      },
+      errors: ['invalid_request'],
+      handler: async ({ principal }) => {
+        const session = principal?.kind === 'session' ? principal.session : undefined;
+        if (!session) throw new DomainError('invalid_request', 'only a session signs out; API keys are revoked with DELETE /v1/api-keys/{id}', 'Authorization');
+        await signOuts.revoke(session.id, session.expiresAt);
+        return { status: 200, body: { signed_out: true, session_expires_at: new Date(session.expiresAt * 1000).toISOString() } };
+      },
+    },
     {
       method: 'GET', path: '/v1/accounts/me', operationId: 'getMyAccount', tag: 'accounts',
       summary: "The caller's account", auth: { kind: 'key', scope: null },

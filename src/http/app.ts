@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router, { type Layer } from '@koa/router';
+import type { Environment } from '../config';
 import { DomainError } from '../errors';
 import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
@@ -56,6 +57,8 @@ export interface AppOptions {
   bodyLimitBytes: number;
   /** Serves the browser dashboard at /dashboard (the api role's app), before the API. */
   dashboard?: Koa.Middleware;
+  /** The service's environment: live refuses the sandbox's controls (Sandbox-Scenario). */
+  environment?: Environment;
 }
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -74,9 +77,13 @@ function readIdempotencyKey(ctx: Koa.Context): string {
   return key;
 }
 
-function readSandboxScenario(ctx: Koa.Context): SandboxScenario | null {
+function readSandboxScenario(ctx: Koa.Context, environment: Environment | undefined): SandboxScenario | null {
   const value = ctx.get(SANDBOX_SCENARIO_HEADER);
   if (value === '') return null;
+  // A forced partner failure is a sandbox control: live money never follows a script.
+  if (environment === 'live') {
+    throw new DomainError('sandbox_scenario_not_allowed', `${SANDBOX_SCENARIO_HEADER} is a sandbox control; the live environment does not take it`, SANDBOX_SCENARIO_HEADER);
+  }
   if (!isSandboxScenario(value)) {
     throw new DomainError('invalid_request', `${SANDBOX_SCENARIO_HEADER} must be one of ${SANDBOX_SCENARIOS.join(', ')}`, SANDBOX_SCENARIO_HEADER);
   }
@@ -92,7 +99,7 @@ function methodNotAllowed(method: string, path: string, allowed: string[]): Doma
   return new DomainError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allow}`, method, { Allow: allow });
 }
 
-function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number, allowedMethods: AllowedMethods): Koa.Middleware {
+function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number, allowedMethods: AllowedMethods, environment: Environment | undefined): Koa.Middleware {
   const validateParams: Validator | null = route.params ? textValidator(route.params, 'path') : null;
   const validateQuery: Validator | null = route.query ? textValidator(route.query, 'query') : null;
   const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
@@ -112,7 +119,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     ctx.state.principal = principal;
     const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;
     ctx.state.idempotencyKey = idempotencyKey;
-    const sandboxScenario = route.sandboxScenario ? readSandboxScenario(ctx) : null;
+    const sandboxScenario = route.sandboxScenario ? readSandboxScenario(ctx, environment) : null;
 
     const params = { ...ctx.params };
     const query = { ...ctx.query };
@@ -167,7 +174,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
   };
 }
 
-export function createApp({ routes, guards, bodyLimitBytes, dashboard }: AppOptions): Koa {
+export function createApp({ routes, guards, bodyLimitBytes, dashboard, environment }: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   // The dashboard's page and assets are not API requests: neither logged nor limited.
@@ -185,7 +192,7 @@ export function createApp({ routes, guards, bodyLimitBytes, dashboard }: AppOpti
     return [...allowed];
   };
   for (const route of routes) {
-    const layer = router.register(koaPath(route.path), [route.method], routeMiddleware(route, guards, bodyLimitBytes, allowedMethods)) as Layer;
+    const layer = router.register(koaPath(route.path), [route.method], routeMiddleware(route, guards, bodyLimitBytes, allowedMethods, environment)) as Layer;
     const validateParams = route.params ? textValidator(route.params, 'path') : null;
     takesPath.set(layer, (params) => {
       try { validateParams?.({ ...params }); return true; } catch { return false; }

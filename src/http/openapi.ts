@@ -59,6 +59,8 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
   if (route.params || route.query || route.body || route.idempotent) add('invalid_request');
   if (route.idempotent) add('idempotency_key_missing', 'idempotency_conflict');
   if (route.params) add('resource_not_found');
+  // Sandbox-Scenario sent to the live environment (app.ts).
+  if (route.sandboxScenario) add('sandbox_scenario_not_allowed');
   const { auth } = route;
   if (auth.kind !== 'public') {
     // resource_not_found: an account_id (master key) that names no account.
