@@ -85,7 +85,8 @@ export function resolveSecrets(env: NodeJS.ProcessEnv, context: SecretContext): 
     }
     secrets[name] = value;
   }
-  if (made.length > 0) {
+  // A strict process was given every secret it uses; one it does not use is made silently.
+  if (made.length > 0 && !strict) {
     log.warn({ secrets: made }, 'secrets generated for this process only: they end with it (sessions, sealed partner tokens and webhook secrets made now cannot be used after a restart); npm start keeps its own');
   }
   return secrets;
