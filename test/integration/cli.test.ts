@@ -213,10 +213,12 @@ describe('payctl, the command-line tool', function () {
     const redirecting = http.createServer((_req, res) => res.writeHead(302, { location: target }).end());
     await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
     try {
-      const listening = await payctl(['listen', '--forward-to', 'http://127.0.0.1:9/hooks'], { PAYCTL_BASE_URL: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}` });
-      assert.equal(listening.code, 1, listening.stdout + listening.stderr);
-      assert.match(listening.stderr, /answered 302 .*does not follow redirects/);
+      // Followed (killed after the test if it never ends): a listen that took the redirect would reconnect there forever.
+      const listening = follow(['listen', '--forward-to', 'http://127.0.0.1:9/hooks'], { PAYCTL_BASE_URL: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}` });
+      const code = await eventually(async () => listening.child.exitCode ?? undefined, 20_000, 'listen to stop').catch(() => null);
       assert.equal(followed, 0, 'the session was not taken to the redirect\'s address');
+      assert.equal(code, 1, listening.output());
+      assert.match(listening.output(), /answered 302 .*does not follow redirects/);
     } finally {
       await new Promise((resolve) => redirecting.close(resolve));
       await new Promise((resolve) => elsewhere.close(resolve));
