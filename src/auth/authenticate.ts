@@ -147,8 +147,11 @@ export class Authenticator {
 export function authorize(principal: AuthenticatedPrincipal, route: Guarded): void {
   const rule = route.auth;
   const regularKey = principal.kind === 'secret' || principal.kind === 'publishable' || principal.kind === 'restricted';
-  if (rule.kind === 'dashboard' && regularKey) {
+  if ((rule.kind === 'dashboard' || rule.kind === 'session') && regularKey) {
     throw new DomainError('dashboard_access_denied', 'dashboard routes take a session token or the master key, not an API key');
+  }
+  if (rule.kind === 'session' && principal.kind !== 'session') {
+    throw new DomainError('insufficient_scope', 'this route acts on the session that calls it: it takes a session token alone');
   }
   // SPEC.md section 5: a publishable key's write is refused as such, whatever the route.
   if (principal.kind === 'publishable' && route.method !== 'GET') {

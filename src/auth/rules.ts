@@ -27,14 +27,16 @@ export type Scope = (typeof SCOPES)[number];
  * - `public`: no credential at all (POST /v1/fx/quotes, sandbox bootstrap, health);
  * - `dashboard`: session JWT or master key only (SPEC.md section 5);
  * - `key`: any valid credential; rk_ keys need `scope`; pk_ keys only read, and not where `publishableDenied`;
- * - `admin`: the master key only.
+ * - `admin`: the master key only;
+ * - `session`: a session JWT alone (signing that session out).
  * `moneyMoving` routes also require the account's KYB status to be active.
  */
 export type AuthRule =
   | { kind: 'public' }
   | { kind: 'dashboard'; moneyMoving?: boolean }
   | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean; /** Not even to read (webhook endpoints). */ publishableDenied?: boolean }
-  | { kind: 'admin'; moneyMoving?: undefined };
+  | { kind: 'admin'; moneyMoving?: undefined }
+  | { kind: 'session'; moneyMoving?: undefined };
 
 export interface Principal {
   /** `secret` | `publishable` | `restricted` API key, `session` JWT, or the `master` key. */

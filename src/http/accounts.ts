@@ -97,19 +97,17 @@ export function accountRoutes(accounts: AccountService, environment: Environment
     {
       method: 'DELETE', path: '/v1/auth/sessions/current', operationId: 'deleteCurrentSession', tag: 'auth',
       summary: 'Sign out: the session token of this request is refused by every server from this answer on',
-      auth: { kind: 'dashboard' },
+      auth: { kind: 'session' },
       response: {
         status: 200, description: 'the session is signed out',
         schema: { type: 'object', required: ['signed_out', 'session_expires_at'], properties: { signed_out: { type: 'boolean', const: true }, session_expires_at: { type: 'string', format: 'date-time' } } },
       },
       errorNotes: {
-        invalid_request: 'the credential is not a session (details "Authorization"): API keys are revoked with DELETE /v1/api-keys/{id}',
+        insufficient_scope: 'the master key: there is no session to sign out (API keys are revoked with DELETE /v1/api-keys/{id})',
         service_unavailable: 'the sign-out could not be made to hold in every server (details "redis"): the session still works; repeat the request after Retry-After seconds',
       },
-      errors: ['invalid_request'],
       handler: async ({ principal }) => {
-        const session = principal?.kind === 'session' ? principal.session : undefined;
-        if (!session) throw new DomainError('invalid_request', 'only a session signs out; API keys are revoked with DELETE /v1/api-keys/{id}', 'Authorization');
+        const session = principal!.session!; // a session route: the principal is a session
         await signOuts.revoke(session.id, session.expiresAt);
         return { status: 200, body: { signed_out: true, session_expires_at: new Date(session.expiresAt * 1000).toISOString() } };
       },

@@ -35,6 +35,7 @@ function security(route: RouteDef): unknown[] {
     case 'public': return [];
     case 'dashboard': return [{ sessionToken: [] }, { masterKey: [] }];
     case 'admin': return [{ masterKey: [] }];
+    case 'session': return [{ sessionToken: [] }];
     case 'key': return [{ apiKey: route.auth.scope ? [route.auth.scope] : [] }, { sessionToken: [] }, { masterKey: [] }];
   }
 }
@@ -67,6 +68,7 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
     add('authentication_required', 'invalid_api_key', 'token_expired', 'invalid_token', 'environment_mismatch', 'cross_account_access_denied', 'resource_not_found');
     if (auth.kind === 'admin') add('insufficient_scope');
     if (auth.kind === 'dashboard') add('dashboard_access_denied');
+    if (auth.kind === 'session') add('dashboard_access_denied', 'insufficient_scope');
     if (auth.kind === 'key' && (auth.scope || auth.publishableDenied)) add('insufficient_scope');
     // A publishable key's write, on any route a key may reach (SPEC.md section 5).
     if ((auth.kind === 'key' || auth.kind === 'admin') && route.method !== 'GET') add('publishable_key_write_denied');

@@ -33,7 +33,9 @@ describe('sessions, sandbox controls and readiness (issue 38)', function () {
     assert.equal((await vibans(other.body.token)).status, 200, 'another session of the account is not signed out');
     // An API key is not a session: it is revoked, not signed out.
     expectError(await call(base(), 'DELETE', '/v1/auth/sessions/current', undefined, { token: owner.key }), 403, 'dashboard_access_denied');
-    expectError(await call(base(), 'DELETE', '/v1/auth/sessions/current', undefined, { token: testService().config.masterKey }), 400, 'invalid_request', 'Authorization');
+    expectError(await call(base(), 'DELETE', '/v1/auth/sessions/current', undefined, { token: testService().config.masterKey }), 403, 'insufficient_scope');
+    const document = (await call(base(), 'GET', '/v1/openapi.json')).body;
+    assert.deepEqual(document.paths['/v1/auth/sessions/current'].delete.security, [{ sessionToken: [] }]);
   });
 
   it('issues session tokens naming their issuer, audience and an id of their own', async () => {
