@@ -84,7 +84,8 @@ export class Authenticator {
       throw new DomainError('environment_mismatch', `this is a ${environment} key; this server is the ${this.config.environment} environment`);
     }
     const parsed = parseApiKey(token);
-    // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
+    // Unknown, malformed and revoked keys give one identical answer after one identical lookup;
+    // an unknown key seen again within a minute is answered from its `!unknown:` marker alone.
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
     const reading: SlotReading | undefined = lookup?.value !== undefined ? { value: lookup.value, readAtMs: lookup.readAtMs } : await this.keys.read(hash);
     let cached: CachedKey | null = this.keys.parse(reading?.value ?? null);
