@@ -39,6 +39,7 @@ export const ERROR_STATUS = {
   nothing_to_adjust: 422,
   message_unsendable: 422,
   external_send_blocked: 400,
+  sandbox_scenario_not_allowed: 400,
   invalid_currency: 400,
   invalid_partner: 400,
   customer_not_linked: 400,

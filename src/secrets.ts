@@ -1,99 +1,93 @@
-// A secret is shown once and kept nowhere in clear: an API key's full text, a webhook signing
-// secret, the OAuth `state` of a consent URL, tokens and passwords. What the service keeps of an
-// answer or a request (idempotent answers in Postgres and Redis, request logs) goes through here
-// first. Anyone who can read what is kept (a request log reader, a key replaying the same
-// Idempotency-Key, an operator reading Redis) could otherwise use the secret as its owner.
+// The process's secrets (issue 38): no secret has a value written in the code. A process that
+// listens beyond loopback, or serves the live environment, must be given each of its own; one
+// on loopback (tests, `npm start`) that is not given one makes a strong one for itself.
+// `npm start` and the Docker setup generate them once and keep them (scripts/secrets.sh), so a
+// restart and every role process use the same ones: data sealed with PARTNER_TOKEN_SECRET or
+// WEBHOOK_SECRET_KEY cannot be opened with another.
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { log } from './log';
 
-/** What a redacted value reads as; in a URL's query it is the encoded form of the same text. */
-export const REDACTED = '[redacted]';
-const REDACTED_IN_URL = encodeURIComponent(REDACTED);
+export const SECRET_NAMES = ['MASTER_KEY', 'JWT_SECRET', 'PARTNER_CLIENT_SECRET', 'PARTNER_TOKEN_SECRET', 'WEBHOOK_SECRET_KEY', 'MOCK_RAILS_CONTROL_SECRET'] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
+export type Secrets = Record<SecretName, string>;
 
-/** The header a replay carries when the answer it repeats had a secret, now redacted. */
-export const SECRET_REDACTED_HEADER = 'Secret-Redacted';
+// Values earlier versions used when a setting was missing: published, so never accepted where
+// a network can reach the process.
+const PUBLISHED_DEFAULTS = new Set([
+  'mk_sandbox_local_master_key_change_me', 'local-development-jwt-secret-change-me-32b', 'sandbox-orchestrator-secret',
+  'local-development-partner-token-secret-change-me', 'local-development-webhook-secret-key-change-me',
+]);
 
-/** Fields whose value is a secret whatever it holds. */
-const ALWAYS_SECRET = 'password|token|secret|client_secret|access_token|refresh_token|authorization';
-const ALWAYS_SECRET_FIELD = new RegExp(`^(${ALWAYS_SECRET})$`, 'i');
-/** `key` names a message key on operator routes: only an API key's text (sk_, pk_, rk_) is secret there. */
-const API_KEY_TEXT = /^(sk|pk|rk)_/;
-/** Query parameters that carry a one-time secret: OAuth's state and code, tokens. */
-const SECRET_QUERY_PARAMS = new Set(['state', 'code', 'token', 'access_token', 'refresh_token', 'client_secret', 'password', 'secret']);
-const SECRET_QUERY_PARAM_IN_TEXT = /(^|[?&])(state|code|token|access_token|refresh_token|client_secret|password|secret)=/i;
-
-/** A quick test on JSON text: none of these appears, nothing can need redaction (most bodies). */
-const MAYBE_SECRET_IN_JSON = new RegExp(`"(${ALWAYS_SECRET}|key)":|[?&](state|code|token|access_token|refresh_token|client_secret|password|secret)=`, 'i');
-
-/** A query string (without `?`) with the values of secret parameters redacted. */
-export function redactedQuery(query: string): string {
-  if (!SECRET_QUERY_PARAM_IN_TEXT.test(query)) return query;
-  return query.split('&').map((pair) => {
-    const equals = pair.indexOf('=');
-    if (equals < 0) return pair;
-    return SECRET_QUERY_PARAMS.has(decodeURIComponentSafe(pair.slice(0, equals)).toLowerCase()) ? `${pair.slice(0, equals + 1)}${REDACTED_IN_URL}` : pair;
-  }).join('&');
+/** True for an address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  if (bare.startsWith('::ffff:')) return isLoopback(bare.slice('::ffff:'.length));
+  return bare === '::1';
 }
 
-function decodeURIComponentSafe(text: string): string {
-  try {
-    return decodeURIComponent(text.replaceAll('+', ' '));
-  } catch {
-    return text;
-  }
+/** A strong secret: 32 random bytes, base64url; the master key keeps its `mk_` prefix. */
+export function generateSecret(name: SecretName): string {
+  const random = randomBytes(32).toString('base64url');
+  return name === 'MASTER_KEY' ? `mk_${random}` : random;
 }
 
-/** A URL with the values of its secret query parameters redacted; other text as it is. */
-export function redactedUrl(text: string): string {
-  const question = text.indexOf('?');
-  if (question < 0) return text;
-  const hash = text.indexOf('#', question);
-  const end = hash < 0 ? text.length : hash;
-  return `${text.slice(0, question + 1)}${redactedQuery(text.slice(question + 1, end))}${text.slice(end)}`;
+// Generated once per process, so every role and every config this process loads agree.
+const generated = new Map<SecretName, string>();
+
+export interface SecretContext {
+  host: string;
+  environment: string;
+  roles: readonly string[];
 }
 
-const looksLikeUrl = (text: string): boolean => /^https?:\/\//i.test(text);
+/** The secrets a process with these roles needs: the rails' controls only where they are served or called. */
+function needed({ environment, roles }: SecretContext): SecretName[] {
+  const controls = roles.includes('mock-rails') || (roles.includes('api') && environment === 'sandbox');
+  return SECRET_NAMES.filter((name) => name !== 'MOCK_RAILS_CONTROL_SECRET' || controls);
+}
 
 /**
- * The JSON replacer that redacts: secret fields at any depth, an API key's text under `key`,
- * and secret query parameters of any URL value. `everyKey` redacts every `key` field (logs,
- * where a message key is no loss).
+ * Each secret from the environment; on loopback, a generated one for those not set.
+ * @throws Error naming every missing (or published) secret, for a reachable or live process
  */
-function replacer(everyKey: boolean) {
-  return (name: string, inner: unknown): unknown => {
-    if (name === '') return inner;
-    if (ALWAYS_SECRET_FIELD.test(name)) return inner === null ? null : REDACTED;
-    if (/^key$/i.test(name) && (everyKey ? inner !== null : typeof inner === 'string' && API_KEY_TEXT.test(inner))) return REDACTED;
-    if (typeof inner === 'string' && looksLikeUrl(inner)) return redactedUrl(inner);
-    return inner;
-  };
-}
-
-/** JSON text of `value` with its secrets redacted; undefined gives null. */
-export function redactedJsonText(value: unknown, options: { everyKey?: boolean } = {}): string | null {
-  if (value === undefined) return null;
-  // Most bodies name no secret: the native stringify, without a replacer call per value, is
-  // several times faster, and a body whose text has no secret-bearing name needs nothing more.
-  const plain = JSON.stringify(value);
-  if (plain === undefined) return null;
-  return redactedFrom(value, plain, options.everyKey ?? false);
-}
-
-function redactedFrom(value: unknown, plain: string, everyKey: boolean): string {
-  if (!MAYBE_SECRET_IN_JSON.test(plain)) return plain;
-  return JSON.stringify(value, replacer(everyKey));
-}
-
-/** An answer as the service keeps it: its JSON text with secrets redacted, and whether any was. */
-export function keptAnswer(body: unknown): { json: string; body: unknown; redacted: boolean } {
-  const value = body ?? null;
-  const plain = JSON.stringify(value);
-  const json = redactedFrom(value, plain, false);
-  if (json === plain) return { json, body, redacted: false };
-  return { json, body: JSON.parse(json), redacted: true };
-}
-
-/** Whether a kept answer had a secret redacted (its text holds the redaction mark). */
-export function hasRedactions(body: unknown): boolean {
-  if (body === null || typeof body !== 'object') return false;
-  const json = JSON.stringify(body);
-  return json.includes(`"${REDACTED}"`) || json.includes(`=${REDACTED_IN_URL}`);
+export function resolveSecrets(env: NodeJS.ProcessEnv, context: SecretContext): Secrets {
+  const reachable = !isLoopback(context.host);
+  const strict = reachable || context.environment === 'live';
+  if (strict) {
+    const missing = needed(context).filter((name) => !env[name]);
+    const published = needed(context).filter((name) => env[name] && PUBLISHED_DEFAULTS.has(env[name]!));
+    if (missing.length > 0 || published.length > 0) {
+      const where = reachable ? `listens on ${context.host}, beyond loopback` : 'serves the live environment';
+      const problems = [
+        ...missing.map((name) => `${name} is not set`),
+        ...published.map((name) => `${name} is a published default value`),
+      ];
+      throw new Error(`this process ${where} and needs secrets of its own: ${problems.join('; ')}. `
+        + 'Generate each with `openssl rand -base64 32` (npm start and docker compose do it for you: see the README, "Secrets").');
+    }
+  }
+  const made: SecretName[] = [];
+  const secrets = {} as Secrets;
+  for (const name of SECRET_NAMES) {
+    const given = env[name];
+    if (given) {
+      secrets[name] = given;
+      continue;
+    }
+    let value = generated.get(name);
+    if (value === undefined) {
+      value = generateSecret(name);
+      generated.set(name, value);
+      made.push(name);
+    }
+    secrets[name] = value;
+  }
+  // A strict process was given every secret it uses; one it does not use is made silently.
+  if (made.length > 0 && !strict) {
+    log.warn({ secrets: made }, 'secrets generated for this process only: they end with it (sessions, sealed partner tokens and webhook secrets made now cannot be used after a restart); npm start keeps its own');
+  }
+  return secrets;
 }

@@ -30,14 +30,16 @@ export type Scope = (typeof SCOPES)[number];
  * - `key`: any valid credential; rk_ keys need `scope` (null only where any credential of the
  *   account may read: its own account); pk_ keys only read, and only where `publishable` says a
  *   page may show the answer;
- * - `admin`: the master key only.
+ * - `admin`: the master key only;
+ * - `session`: a session JWT alone (signing that session out).
  * `moneyMoving` routes also require the account's KYB status to be active.
  */
 export type AuthRule =
   | { kind: 'public' }
   | { kind: 'dashboard'; moneyMoving?: boolean }
   | { kind: 'key'; scope: Scope | null; moneyMoving?: boolean; publishable?: PublishableReads }
-  | { kind: 'admin'; moneyMoving?: undefined };
+  | { kind: 'admin'; moneyMoving?: undefined }
+  | { kind: 'session'; moneyMoving?: undefined };
 
 /**
  * A publishable (pk_) key is embedded in a page, so anyone who loads the page has it: it reads
@@ -57,6 +59,8 @@ export interface Principal {
   isAdmin: boolean;
   /** The caller's account as read at authentication; absent for the master key. */
   account?: AccountView;
+  /** For a session: its id and expiry (seconds), what signing out needs. */
+  session?: { id: string; expiresAt: number };
 }
 
 /** What authentication needs of a route: its credential rule and its method. */

@@ -17,7 +17,7 @@ import { asReplay } from './idempotency';
 import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { isDomainError } from '../errors';
-import { keptAnswer } from '../secrets';
+import { keptAnswer } from '../redaction';
 
 /** What a replay of the key answers, and the fingerprint of the request it answers. */
 interface CachedAnswer { fingerprint: string; status: number; body: unknown }

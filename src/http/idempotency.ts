@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError, errorBody, isDomainError } from '../errors';
-import { hasRedactions, keptAnswer, SECRET_REDACTED_HEADER } from '../secrets';
+import { hasRedactions, keptAnswer, SECRET_REDACTED_HEADER } from '../redaction';
 import { idempotentCommandId } from '../ledger-client';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { log } from '../log';

@@ -3,7 +3,7 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema, RouteDef } from './route';
 import { UUID_PATTERN } from './validation';
-import { REDACTED, SECRET_REDACTED_HEADER } from '../secrets';
+import { REDACTED, SECRET_REDACTED_HEADER } from '../redaction';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/endpoints';
 import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
 
@@ -36,6 +36,7 @@ function security(route: RouteDef): unknown[] {
     case 'public': return [];
     case 'dashboard': return [{ sessionToken: [] }, { masterKey: [] }];
     case 'admin': return [{ masterKey: [] }];
+    case 'session': return [{ sessionToken: [] }];
     case 'key': return [{ apiKey: route.auth.scope ? [route.auth.scope] : [] }, { sessionToken: [] }, { masterKey: [] }];
   }
 }
@@ -60,12 +61,15 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
   if (route.params || route.query || route.body || route.idempotent) add('invalid_request');
   if (route.idempotent) add('idempotency_key_missing', 'idempotency_conflict');
   if (route.params) add('resource_not_found');
+  // Sandbox-Scenario sent to the live environment (app.ts).
+  if (route.sandboxScenario) add('sandbox_scenario_not_allowed');
   const { auth } = route;
   if (auth.kind !== 'public') {
     // resource_not_found: an account_id (master key) that names no account.
     add('authentication_required', 'invalid_api_key', 'token_expired', 'invalid_token', 'environment_mismatch', 'cross_account_access_denied', 'resource_not_found');
     if (auth.kind === 'admin') add('insufficient_scope');
     if (auth.kind === 'dashboard') add('dashboard_access_denied');
+    if (auth.kind === 'session') add('dashboard_access_denied', 'insufficient_scope');
     // A restricted key without the scope; a publishable key where a page may not show the answer.
     if (auth.kind === 'key' && (auth.scope || auth.publishable !== 'reads')) add('insufficient_scope');
     // A publishable key's write, on any route a key may reach (SPEC.md section 5).

@@ -88,6 +88,11 @@ export interface RouteDef<B = unknown> {
   provisionalSchema?: JsonSchema;
   /** What the provisional 202 means, for the OpenAPI document, when the route answers it for more than a duplicate. */
   provisionalDescription?: string;
+  /**
+   * The route checks or makes a credential (sign-in, sign-up): each request is a credential
+   * attempt of the caller's address and of the account this body field names (rate-limit.ts).
+   */
+  credentialAttempt?: { accountField: string };
   /** A larger request body than the service's BODY_LIMIT_BYTES (an uploaded statement). */
   bodyLimitBytes?: number;
   /** Extra error codes this route can answer with, for the OpenAPI document. */

@@ -2,7 +2,7 @@
 // store, and a bounded size. SPEC.md says every request is logged: a body that cannot be kept
 // whole is kept cut or cleaned, and the record says so (`truncated`), never dropped.
 
-import { redactedJsonText } from '../secrets';
+import { redactedJsonText } from '../redaction';
 
 /**
  * The longest body text kept, in characters. Two bodies at three UTF-8 bytes a character stay

@@ -10,7 +10,7 @@ import type { KafkaThreadSettings } from '../kafka/thread';
 import { SupervisedThread } from '../kafka/supervised-thread';
 import type { Principal } from '../auth/rules';
 import { loggedBody } from './body-text';
-import { redactedQuery } from '../secrets';
+import { redactedQuery } from '../redaction';
 import { SHIPPER_ROLE, type FromShipper, type RequestLogRecord, type ToShipper } from './messages';
 
 

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
+import { SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/accounts/credentials';
 import { apiRoutes } from '../../src/roles';
 import { testService } from '../hooks';
 import { createContact, createCustomer, createKey, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
@@ -14,11 +15,14 @@ const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 const randomKeyBody = (): string => Array.from({ length: 32 }, () => ALPHANUMERIC[Math.floor(Math.random() * ALPHANUMERIC.length)]).join('');
 
 /** A session JWT as the service would sign it, with the claims and algorithm of our choice. */
-async function sessionJwt(accountId: string, options: { secret?: string; alg?: string; expiresAt?: number; env?: string } = {}): Promise<string> {
+async function sessionJwt(accountId: string, options: { secret?: string; alg?: string; expiresAt?: number; env?: string; issuer?: string; audience?: string } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ env: options.env ?? 'sandbox' })
     .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
     .setSubject(accountId)
+    .setIssuer(options.issuer ?? SESSION_ISSUER)
+    .setAudience(options.audience ?? SESSION_AUDIENCE)
+    .setJti(randomUUID())
     .setIssuedAt(now - 7200)
     .setExpirationTime(options.expiresAt ?? now + 600)
     .sign(new TextEncoder().encode(options.secret ?? testService().runtime.config.jwtSecret));
@@ -64,6 +68,8 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
       ['an expired session', async () => vibans(await sessionJwt(owner.account.id, { expiresAt: now - 60 })), 401, 'token_expired'],
       ['a session signed with another secret', async () => vibans(await sessionJwt(owner.account.id, { secret: `${jwtSecret}-forged` })), 401, 'invalid_token'],
       ['a malformed JWT', () => vibans('a.b.c'), 401, 'invalid_token'],
+      ['a session of another issuer, signed with the right secret', async () => vibans(await sessionJwt(owner.account.id, { issuer: 'someone-else' })), 401, 'invalid_token'],
+      ['a session meant for another audience, signed with the right secret', async () => vibans(await sessionJwt(owner.account.id, { audience: 'another-service' })), 401, 'invalid_token'],
       ['a session signed with HS512 and the right secret', async () => vibans(await sessionJwt(owner.account.id, { alg: 'HS512' })), 401, 'invalid_token'],
       ['an unsigned session (alg none)', () => vibans(new UnsecuredJWT({ env: 'sandbox' }).setSubject(owner.account.id).setExpirationTime('10m').encode()), 401, 'invalid_token'],
       ['a secret key on a dashboard route', () => vibans(owner.key), 403, 'dashboard_access_denied'],

@@ -12,7 +12,7 @@ import { createKey, signUp } from '../support/accounts';
 import { call } from '../support/http';
 
 type Kind = 'publishable' | 'restricted without the scope' | 'restricted with the scope' | 'secret' | 'session' | 'master';
-type Rule = 'dashboard' | 'admin' | 'key';
+type Rule = 'dashboard' | 'admin' | 'key' | 'session';
 
 interface WriteOperation { method: string; path: string; rule: Rule; scope: string | null; publishable: boolean }
 
@@ -30,13 +30,15 @@ function ruleOf(security: Array<Record<string, string[]>>): { rule: Rule; scope:
   if (schemes.length === 0) return null; // public: no credential
   const apiKey = security.find((requirement) => requirement.apiKey)?.apiKey;
   if (apiKey) return { rule: 'key', scope: apiKey[0] ?? null };
+  if (schemes.length === 1 && schemes[0] === 'sessionToken') return { rule: 'session', scope: null };
   return { rule: schemes.includes('sessionToken') ? 'dashboard' : 'admin', scope: null };
 }
 
 /** What the rule of SPEC.md section 5 answers `kind` on `operation`: a refusal's code, or null (admitted). */
 function expected(kind: Kind, { method, rule, scope, publishable }: WriteOperation): string | null {
   const apiKey = kind === 'publishable' || kind.startsWith('restricted') || kind === 'secret';
-  if (rule === 'dashboard' && apiKey) return 'dashboard_access_denied';
+  if ((rule === 'dashboard' || rule === 'session') && apiKey) return 'dashboard_access_denied';
+  if (rule === 'session') return kind === 'session' ? null : 'insufficient_scope';
   if (kind === 'publishable' && method !== 'GET') return 'publishable_key_write_denied';
   if (rule === 'admin') return kind === 'master' ? null : 'insufficient_scope';
   if (kind === 'publishable' && !publishable) return 'insufficient_scope';
@@ -82,7 +84,7 @@ describe('credentials on every route (SPEC.md section 5)', () => {
     const publishable = await createKey(base(), owner.token, 'publishable');
     const unrelated = await createKey(base(), owner.token, 'restricted', [unrelatedScope]);
     const scoped = new Map<string, string>();
-    const credentials = async (kind: Kind, scope: string | null): Promise<string> => {
+    const credentials = async (kind: Kind, scope: string | null, operationPath: string): Promise<string> => {
       switch (kind) {
         case 'publishable': return publishable.key;
         case 'restricted without the scope': return unrelated.key;
@@ -92,7 +94,8 @@ describe('credentials on every route (SPEC.md section 5)', () => {
           return scoped.get(name)!;
         }
         case 'secret': return owner.key;
-        case 'session': return owner.token;
+        // Signing out ends the session it is called with: that operation gets a session of its own.
+        case 'session': return operationPath === '/v1/auth/sessions/current' ? (await call(base(), 'POST', '/v1/auth/sessions', { email: owner.email, password: owner.password })).body.token : owner.token;
         case 'master': return testService().config.masterKey;
       }
     };
@@ -104,7 +107,7 @@ describe('credentials on every route (SPEC.md section 5)', () => {
       const write = operation.method !== 'GET';
       for (const kind of kinds) {
         if (kind === 'restricted with the scope' && operation.rule !== 'key') continue;
-        const token = await credentials(kind, operation.scope);
+        const token = await credentials(kind, operation.scope, operation.path);
         const answer = write
           ? await call(base(), operation.method, path, operation.method === 'DELETE' ? undefined : {}, { token, idempotencyKey: randomUUID() })
           : await read(path, token);

@@ -2,7 +2,7 @@
 // any depth, whatever their case; everything else is logged exactly as sent.
 import assert from 'node:assert/strict';
 import { redactedJson } from '../../src/request-logs/body-text';
-import { keptAnswer, redactedQuery } from '../../src/secrets';
+import { keptAnswer, redactedQuery } from '../../src/redaction';
 
 describe('request-log redaction', () => {
   const table: Array<[why: string, body: unknown, logged: string | null]> = [

@@ -62,7 +62,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   // Dead letters are recorded in Postgres beside their topic, for the operator's routes.
   'src/kafka': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/transient'],
   'src/db': ['src/errors', 'src/log'],
-  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/retry-after': [], 'src/secrets': [], 'src/transient': [], 'src/vault': [],
+  // A process's secrets are settings that say when they were generated (src/secrets.ts).
+  'src/config': ['src/secrets'], 'src/secrets': ['src/log'],
+  'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */
