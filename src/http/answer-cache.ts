@@ -60,7 +60,7 @@ export class LedgerAnswerCache {
     const result = await this.reserved(request, route, execute);
     if (read && result.final !== false) {
       const replay = asReplay(result);
-      // Kept as every stored answer is: without a secret in clear (src/secrets.ts).
+      // Kept as every stored answer is: without a secret in clear (src/redaction.ts).
       const entry: CachedAnswer = { fingerprint: request.fingerprint!, status: replay.status, body: keptAnswer(replay.body).body };
       this.redis.set(read.key, JSON.stringify(entry), 'EX', IDEMPOTENCY_TTL_SECONDS)
         .catch((error) => log.warn({ err: error }, 'an answer was not cached; its replay will ask the ledger'));

@@ -64,7 +64,7 @@ export interface RouteDef<B = unknown> {
   idempotent?: boolean | 'ledger';
   /**
    * Fields of the answer that hold a secret shown once (a key, a signing secret, a consent URL's
-   * OAuth state): what is kept of the answer has them redacted (src/secrets.ts), so a replay of
+   * OAuth state): what is kept of the answer has them redacted (src/redaction.ts), so a replay of
    * the Idempotency-Key answers them redacted, with the header Secret-Redacted: true.
    */
   secretFields?: string[];

@@ -1,4 +1,4 @@
-// A secret is shown once and kept nowhere in clear (src/secrets.ts): the full key of
+// A secret is shown once and kept nowhere in clear (src/redaction.ts): the full key of
 // POST /v1/api-keys, the signing secret of POST /v1/webhooks and of rotate-secret, and the OAuth
 // state of a partner link's authorize_url. A replay of the same Idempotency-Key answers the same
 // object with the secret redacted and the header Secret-Redacted: true; the Postgres record, the

@@ -29,7 +29,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/partner-links', 'src/partners',
     'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/warm-up', 'src/webhooks'],
   'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/finance', 'src/guards', 'src/ledger-client',
-    'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/secrets', 'src/transient', 'src/webhooks'],
+    'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/redaction', 'src/transient', 'src/webhooks'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/errors', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
@@ -47,7 +47,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/read-models': ['ledger', 'src/db'],
   'src/ledger-client': ['ledger', 'src/errors', 'src/kafka', 'src/runtime'],
   'src/notifications': ['ledger', 'src/db', 'src/errors', 'src/log'],
-  'src/request-logs': ['src/auth', 'src/kafka', 'src/log', 'src/secrets'],
+  'src/request-logs': ['src/auth', 'src/kafka', 'src/log', 'src/redaction'],
   // A payment's request to its partner is built from the ledger's payment record.
   'src/partners': ['ledger', 'src/log', 'src/retry-after'],
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
