@@ -8,8 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { bulkRaw } from '../db';
 import type { DomainEventEnvelope } from '../../ledger/messages';
+import type { Candidate, MovementSide } from './match';
 
-export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched' | 'late_completion';
+export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched' | 'late_completion' | 'ambiguous' | 'batch';
 export type ExceptionResolution = 'matched' | 'explained' | 'adjusted';
 
 export interface ExceptionRow {
@@ -21,6 +22,8 @@ export interface ExceptionRow {
   reason: string; amount_tolerance: string; status: 'open' | 'resolved'; resolution: ExceptionResolution | null; note: string | null;
   resolved_by: string | null; resolved_at: Date | null; resolved_by_reconciliation_id: string | null; counterpart_exception_id: string | null;
   adjustment_entry_id: string | null; created_at: Date;
+  /** The ledger side (a batch: every movement it lists), and an ambiguous exception's possible other sides. */
+  movements: MovementSide[]; candidates: Candidate[];
 }
 
 export type ExceptionView = Omit<ExceptionRow, 'resolved_at' | 'created_at'> & { resolved_at: string | null; created_at: string };
@@ -28,7 +31,7 @@ export type ExceptionView = Omit<ExceptionRow, 'resolved_at' | 'created_at'> & {
 export const EXCEPTION_COLUMNS = [
   'id', 'reconciliation_id', 'partner', 'category', 'transfer_id', 'reheld_amount', 'receivable_amount', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
   'field', 'ledger_value', 'statement_value', 'reason', 'amount_tolerance', 'status', 'resolution', 'note', 'resolved_by', 'resolved_at',
-  'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at',
+  'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at', 'movements', 'candidates',
 ] as const;
 
 export const viewOfException = (row: ExceptionRow): ExceptionView => ({
@@ -70,8 +73,8 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
     `UPDATE reconciliation_exceptions
         SET status = 'resolved', resolution = 'matched', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run
       WHERE partner = :partner AND status = 'open' AND (
-            (category IN ('ledger_only', 'mismatched') AND ledger_entry_id IN (${itemsOf('matched', 'ledger_entry_id')}))
-         OR (category IN ('statement_only', 'mismatched') AND statement_line_id IN (${itemsOf('matched', 'statement_line_id')}))
+            (category IN ('ledger_only', 'mismatched', 'ambiguous') AND ledger_entry_id IN (${itemsOf('matched', 'ledger_entry_id')}))
+         OR (category IN ('statement_only', 'mismatched', 'ambiguous', 'batch') AND statement_line_id IN (${itemsOf('matched', 'statement_line_id')}))
          OR (category = 'ledger_only' AND ledger_entry_id IN (${itemsOf('mismatched', 'ledger_entry_id')}))
          OR (category = 'statement_only' AND ledger_entry_id IS NULL AND statement_line_id IN (${itemsOf('mismatched', 'statement_line_id')})))
       RETURNING ${EXCEPTION_COLUMNS.join(', ')}`,
@@ -89,11 +92,20 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
       { run: run.id },
     );
   }
+  // An open batch exception whose line now lists more (or other) movements of the ledger takes the
+  // run's sum, so an adjustment posts the difference as it stands.
+  await bulkRaw(trx,
+    `UPDATE reconciliation_exceptions x SET ledger_amount = i.ledger_amount, ledger_value = i.ledger_value, movements = i.movements, reason = i.reason
+       FROM reconciliation_items i
+      WHERE i.reconciliation_id = :run AND i.category = 'batch' AND x.partner = :partner AND x.category = 'batch' AND x.status = 'open'
+        AND x.statement_line_id = i.statement_line_id AND x.ledger_amount IS DISTINCT FROM i.ledger_amount`,
+    { run: run.id, partner: run.partner },
+  );
   const inserted = await bulkRaw(trx,
     `INSERT INTO reconciliation_exceptions (id, reconciliation_id, partner, category, ledger_entry_id, statement_line_id, reference, currency,
-            ledger_amount, statement_amount, field, ledger_value, statement_value, reason, amount_tolerance, status, created_at)
+            ledger_amount, statement_amount, field, ledger_value, statement_value, reason, amount_tolerance, status, created_at, movements, candidates)
      SELECT gen_random_uuid(), :run, :partner, category, ledger_entry_id, statement_line_id, reference, currency, ledger_amount, statement_amount,
-            field, ledger_value, statement_value, reason, :tolerance, 'open', :at
+            field, ledger_value, statement_value, reason, :tolerance, 'open', :at, coalesce(movements, '[]'::jsonb), coalesce(candidates, '[]'::jsonb)
        FROM reconciliation_items WHERE reconciliation_id = :run AND category <> 'matched' ORDER BY seq
      ON CONFLICT DO NOTHING`,
     { run: run.id, partner: run.partner, tolerance: run.amount_tolerance, at: run.created_at },

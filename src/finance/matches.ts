@@ -1,0 +1,24 @@
+// The table of matches (DESIGN.md section 5e): every pair a run matched, movement ↔ line and by
+// which run, one row per side (reconciliation_matched_lines, reconciliation_matches), each side
+// unique. A later run leaves those sides out of its matching (staged.ts), so a movement or line
+// matched once is never matched again, and what contradicts an earlier match is an exception.
+import type { Knex } from 'knex';
+import { bulkRaw } from '../db';
+
+interface RunOf { id: string; partner: string; created_at: Date }
+
+/**
+ * Records the run's new matches: its matched items after the first `priorItems` (those report
+ * earlier runs' matches). A side already recorded is a broken promise of matching, and the unique
+ * index refuses it: the run fails whole rather than match a side twice.
+ */
+export async function recordMatches(trx: Knex.Transaction, run: RunOf, priorItems: number): Promise<void> {
+  const params = { run: run.id, partner: run.partner, at: run.created_at, prior: priorItems };
+  const newMatches = `FROM reconciliation_items WHERE reconciliation_id = :run AND seq >= :prior AND category = 'matched' AND statement_line_id IS NOT NULL`;
+  await bulkRaw(trx,
+    `INSERT INTO reconciliation_matched_lines (partner, statement_line_id, reconciliation_id, reason, created_at)
+     SELECT DISTINCT ON (statement_line_id) :partner, statement_line_id, :run, reason, :at ${newMatches} ORDER BY statement_line_id, seq`, params);
+  await bulkRaw(trx,
+    `INSERT INTO reconciliation_matches (ledger_entry_id, partner, statement_line_id, reconciliation_id, reason, created_at)
+     SELECT ledger_entry_id, :partner, statement_line_id, :run, reason, :at ${newMatches} AND ledger_entry_id IS NOT NULL`, params);
+}
