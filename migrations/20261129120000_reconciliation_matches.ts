@@ -2,7 +2,8 @@
 // - every match a run makes is recorded, movement ↔ line and by which run, one row per side, so
 //   a later run never matches either side again (a line whose movement an earlier run paired with
 //   another line stays alone: an exception). A batch line is one row of the lines and one row per
-//   movement it settles;
+//   movement it settles; a line whose content changed since (a day's statement still growing)
+//   is matched afresh;
 // - an item or exception may be `ambiguous` (a side without a reference fits several others:
 //   `candidates` lists them) or `batch` (a batch line with all the movements it lists, in
 //   `movements`, and the true net difference); an item whose side the run's search budget did not
@@ -37,6 +38,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('statement_line_id').notNullable();
     t.uuid('reconciliation_id').notNullable().references('reconciliations.id');
     t.text('reason').notNullable();
+    // The line as it was matched (its net and settlement detail): a statement of a day still
+    // going on may list more under the same batch line later, and that line is matched afresh.
+    t.text('fingerprint').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable();
     t.primary(['partner', 'statement_line_id']);
   });

@@ -4,6 +4,7 @@
 // matched once is never matched again, and what contradicts an earlier match is an exception.
 import type { Knex } from 'knex';
 import { bulkRaw } from '../db';
+import { LINE_FINGERPRINT } from './staged-sql';
 
 interface RunOf { id: string; partner: string; created_at: Date }
 
@@ -15,9 +16,12 @@ interface RunOf { id: string; partner: string; created_at: Date }
 export async function recordMatches(trx: Knex.Transaction, run: RunOf, priorItems: number): Promise<void> {
   const params = { run: run.id, partner: run.partner, at: run.created_at, prior: priorItems };
   const newMatches = `FROM reconciliation_items WHERE reconciliation_id = :run AND seq >= :prior AND category = 'matched' AND statement_line_id IS NOT NULL`;
+  // The lines' content from the run's staged statement (recon_lines, in this transaction).
   await bulkRaw(trx,
-    `INSERT INTO reconciliation_matched_lines (partner, statement_line_id, reconciliation_id, reason, created_at)
-     SELECT DISTINCT ON (statement_line_id) :partner, statement_line_id, :run, reason, :at ${newMatches} ORDER BY statement_line_id, seq`, params);
+    `INSERT INTO reconciliation_matched_lines (partner, statement_line_id, reconciliation_id, reason, fingerprint, created_at)
+     SELECT DISTINCT ON (i.statement_line_id) :partner, i.statement_line_id, :run, i.reason, ${LINE_FINGERPRINT('l')}, :at
+       FROM (SELECT statement_line_id, reason, seq ${newMatches}) i JOIN recon_lines l ON l.line_id = i.statement_line_id
+      ORDER BY i.statement_line_id, i.seq`, params);
   await bulkRaw(trx,
     `INSERT INTO reconciliation_matches (ledger_entry_id, partner, statement_line_id, reconciliation_id, reason, created_at)
      SELECT ledger_entry_id, :partner, statement_line_id, :run, reason, :at ${newMatches} AND ledger_entry_id IS NOT NULL`, params);

@@ -12,7 +12,10 @@ import { format, MATCHED_BY, NOT_EXAMINED, REASONS, type Candidate, type LedgerM
 /** What one run may spend searching: steps of the subset search, and a wall-clock deadline (epoch ms). */
 export interface SearchBudget { steps: number; deadline: number }
 
-interface Examined { line: StatementEntry; explanations: LedgerMovement[][]; how: string }
+interface Examined { line: StatementEntry; explanations: LedgerMovement[][]; how: string; members: LedgerMovement[] }
+
+/** Sets looked for to name every candidate of an ambiguous line; past it, every movement that might be in one is named. */
+const CANDIDATE_SETS_MAX = 64;
 
 /** An amount in minor units, exact; null when it has more decimals than its currency. */
 function unitsOf(amount: LedgerMovement['amount'], currency: Currency): bigint | null {
@@ -49,13 +52,22 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
       unreached.push(line);
       continue;
     }
-    if (explanations.length > 0) examined.push({ line, explanations, how: sets.found.length > 0 && ones.length === 0 ? MATCHED_BY.subset : MATCHED_BY.amountAndDate });
+    if (explanations.length === 0) continue;
+    // Unsure: every movement some explanation of the line could use is its candidate, and claimed
+    // by it (so no other line is matched with it as though it were free).
+    let members = explanations.flat();
+    if (explanations.length > 1) {
+      const every = subsetsAddingUpTo(sameSign, (m) => units.get(m)!, target, tol, CANDIDATE_SETS_MAX, Math.max(0, budget.steps - steps));
+      steps += every.steps;
+      members = every.complete && every.found.length < CANDIDATE_SETS_MAX ? [...ones, ...every.found.flat()] : [...ones, ...sameSign];
+    }
+    examined.push({ line, explanations, members: [...new Set(members)], how: sets.found.length > 0 && ones.length === 0 ? MATCHED_BY.subset : MATCHED_BY.amountAndDate });
   }
 
   // Every line that might explain a movement: those examined, and those the search did not finish.
   const claims = new Map<LedgerMovement, Set<StatementEntry>>();
   const claim = (m: LedgerMovement, line: StatementEntry) => (claims.get(m) ?? claims.set(m, new Set()).get(m)!).add(line);
-  for (const { line, explanations } of examined) for (const set of explanations) for (const m of set) claim(m, line);
+  for (const { line, members } of examined) for (const m of members) claim(m, line);
   // A great many unreached lines (the deadline passed early): every movement of their currencies may be theirs.
   const wholesale = unreached.length * open.length > 5_000_000 ? new Set(unreached.map((l) => l.currency)) : null;
   const contested = (m: LedgerMovement) => (wholesale?.has(m.currency) ?? false) || claims.get(m)!.size > 1;
@@ -90,22 +102,23 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
     matcher.add(null, line, { category: 'statement_only', field: null, ledger_value: null, statement_value: null, reason: NOT_EXAMINED });
   }
   // The side without a reference is the unsure one: a line lists its candidate movements; a
-  // movement without one, claimed only by lines that carry a reference, lists those lines.
+  // movement without one that several lines claim lists those lines (so a line with a reference
+  // whose only movement is contested is named as a candidate, never left looking sure).
   const candidateOfMovement = (m: LedgerMovement): Candidate => ({ ledger_entry_id: m.entryId, statement_line_id: null, reference: m.reference, amount: format(m.amount, m.currency), value_date: m.date });
   const candidateOfLine = (l: StatementEntry): Candidate => ({ ledger_entry_id: null, statement_line_id: l.lineId, reference: l.reference, amount: format(l.net, l.currency), value_date: l.valueDate });
-  for (const { line, explanations } of unsure) {
+  for (const { line, explanations, members } of unsure) {
     if (line.reference !== null && explanations.length < 2) continue;
-    const movementsOf = [...new Set(explanations.flat())].filter((m) => !matcher.movementUsed.has(m));
+    const movementsOf = members.filter((m) => !matcher.movementUsed.has(m));
     matcher.lineUsed.add(line);
     matcher.add(null, line, {
       category: 'ambiguous', field: null, ledger_value: null, statement_value: null, reason: REASONS.ambiguousLine(movementsOf.length), candidates: movementsOf.map(candidateOfMovement),
-    });
+    }, matcher.inRange(line.valueDate) || movementsOf.some((m) => matcher.inRange(m.date))); // a candidate reported alone is unsure too: say so
   }
   for (const [m, by] of claims) {
-    if (m.reference !== null || matcher.movementUsed.has(m) || by.size < 2 || [...by].some((l) => l.reference === null)) continue;
+    if (m.reference !== null || matcher.movementUsed.has(m) || by.size < 2) continue;
     matcher.movementUsed.add(m);
     matcher.add(m, null, {
       category: 'ambiguous', field: null, ledger_value: null, statement_value: null, reason: REASONS.ambiguousMovement(by.size), candidates: [...by].map(candidateOfLine),
-    });
+    }, matcher.inRange(m.date) || [...by].some((l) => matcher.inRange(l.valueDate)));
   }
 }

@@ -7,6 +7,9 @@ import type { CurrencyTotals, MatchRules } from './match';
 
 export const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
 
+/** A staged line's content as its match records it: net and settlement detail. */
+export const LINE_FINGERPRINT = (l: string) => `${l}.net::text || '|' || coalesce(${l}.settles::text, '')`;
+
 /** What the shared statements need of a run (staged.ts: StagedRun). */
 export interface RunScope { reconciliationId: string; partner: string; rules: MatchRules }
 
@@ -50,6 +53,13 @@ export const reported = (move: string, line: string) => `((${move}.day BETWEEN :
  * left alone with no counterpart: an exception. Returns the items written.
  */
 export async function setAsideMatched(trx: Knex.Transaction, run: RunScope): Promise<number> {
+  // A line whose content changed since its match (a batch line of a day still going on lists more
+  // payments now) is no longer the line that was matched: its match is released, to be made afresh.
+  await bulkRaw(trx, `CREATE TEMP TABLE recon_changed ON COMMIT DROP AS
+    SELECT x.statement_line_id FROM reconciliation_matched_lines x JOIN recon_lines l ON x.partner = ? AND x.statement_line_id = l.line_id
+     WHERE x.fingerprint <> ${LINE_FINGERPRINT('l')}`, [run.partner]);
+  await bulkRaw(trx, 'DELETE FROM reconciliation_matches x USING recon_changed c WHERE x.partner = ? AND x.statement_line_id = c.statement_line_id', [run.partner]);
+  await bulkRaw(trx, 'DELETE FROM reconciliation_matched_lines x USING recon_changed c WHERE x.partner = ? AND x.statement_line_id = c.statement_line_id', [run.partner]);
   await bulkRaw(trx, `CREATE TEMP TABLE recon_done_moves ON COMMIT DROP AS
     SELECT m.*, x.statement_line_id AS line_id, x.reason FROM recon_moves m JOIN reconciliation_matches x ON x.ledger_entry_id = m.entry_id`);
   await bulkRaw(trx, `CREATE TEMP TABLE recon_done_lines ON COMMIT DROP AS

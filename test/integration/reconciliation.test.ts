@@ -131,7 +131,7 @@ describe('reconciliation against partner statements', function () {
     const report = await reconcile({ statement_csv: csv });
     assert.equal(report.status, 201, JSON.stringify(report.body));
     assert.equal(report.body.source, 'upload');
-    const stranger = report.body.items.find((i: { statement_line_id: string }) => i.statement_line_id.endsWith(':up-2'));
+    const stranger = report.body.items.find((i: { statement_line_id: string | null }) => i.statement_line_id?.endsWith(':up-2'));
     assert.match(stranger.statement_line_id, /^upload-[0-9a-f]{16}:up-2$/, 'an uploaded line\'s id is scoped by its upload');
     assert.deepEqual([stranger.category, stranger.reference, stranger.statement_amount], ['statement_only', 'unknown, quoted', '-5.00']);
     assert.ok(!report.body.items.some((i: { reference: string }) => i.reference === paid.external_id), 'the uploaded line matched its payment');
