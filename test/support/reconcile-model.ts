@@ -207,9 +207,13 @@ export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], 
     }
   }
   // The adjustments bring the sides to balance: statement − ledger over the unmatched items is
-  // statement − ledger over every side in the items (matched pairs are exact).
-  const adjustments = items.filter((i) => i.category !== 'matched').reduce((sum, i) => sum.plus(amountOf(i.statement_amount)).minus(amountOf(i.ledger_amount)), new Money(0));
-  const sides = [...seenLines.keys()].reduce((sum, l) => sum.plus(line.get(l)!.net), new Money(0)).minus([...seenMoves.keys()].reduce((sum, m) => sum.plus(movement.get(m)!.amount), new Money(0)));
+  // statement − ledger over the sides they name (matched pairs are exact, so the rest is zero).
+  const unmatched = items.filter((i) => i.category !== 'matched');
+  const adjustments = unmatched.reduce((sum, i) => sum.plus(amountOf(i.statement_amount)).minus(amountOf(i.ledger_amount)), new Money(0));
+  const sides = unmatched.reduce((sum, i) => {
+    const moves = i.category === 'batch' ? i.movements!.map((x) => x.ledger_entry_id) : i.ledger_entry_id ? [i.ledger_entry_id] : [];
+    return moves.reduce((s2, m) => s2.minus(movement.get(m)!.amount), i.statement_line_id ? sum.plus(line.get(i.statement_line_id)!.net) : sum);
+  }, new Money(0));
   if (!adjustments.isEqualTo(sides)) wrong.push(`adjustments ${adjustments.toFixed(2)} but the sides differ by ${sides.toFixed(2)}`);
   return wrong;
 }
