@@ -12,7 +12,7 @@ import { format, MATCHED_BY, NOT_EXAMINED, REASONS, type Candidate, type LedgerM
 /** What one run may spend searching: steps of the subset search, and a wall-clock deadline (epoch ms). */
 export interface SearchBudget { steps: number; deadline: number }
 
-interface Examined { line: StatementEntry; explanations: LedgerMovement[][]; how: string; members: LedgerMovement[] }
+interface Examined { line: StatementEntry; explanations: LedgerMovement[][]; members: LedgerMovement[] }
 
 /** Sets looked for to name every candidate of an ambiguous line; past it, every movement that might be in one is named. */
 const CANDIDATE_SETS_MAX = 64;
@@ -61,7 +61,7 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
       steps += every.steps;
       members = every.complete && every.found.length < CANDIDATE_SETS_MAX ? [...ones, ...every.found.flat()] : [...ones, ...sameSign];
     }
-    examined.push({ line, explanations, members: [...new Set(members)], how: sets.found.length > 0 && ones.length === 0 ? MATCHED_BY.subset : MATCHED_BY.amountAndDate });
+    examined.push({ line, explanations, members: [...new Set(members)] });
   }
 
   // Every line that might explain a movement: those examined, and those the search did not finish.
