@@ -2,6 +2,7 @@
 // store the report with its items, its exceptions and its events in one transaction, so a report
 // is either whole with its events or absent. A dry run stores and announces nothing.
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
@@ -10,6 +11,7 @@ import { publishRound } from '../announce';
 import { keysetPage, type Page, type PageRequest } from '../db/pagination';
 import { DomainError } from '../errors';
 import { TOPICS } from '../kafka/topics';
+import { log } from '../log';
 import type { PartnerClient } from '../partners/client';
 import type { PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
@@ -148,8 +150,11 @@ export class Reconciliations {
     row.totals = report.totals;
     row.not_examined = report.notExamined;
     if (!dryRun) {
+      const started = performance.now();
       await recordMatches(trx, row, report.priorItems);
+      const matchesMs = Math.round(performance.now() - started);
       const recorded = await recordExceptions(trx, row);
+      log.info({ reconciliation: row.id, ms: { matches: matchesMs, exceptions: Math.round(performance.now() - started) - matchesMs } }, 'reconciliation recorded');
       row.exceptions = { opened: recorded.opened, resolved: recorded.resolved.length };
       const environment = this.runtime.config.environment;
       const events = [this.completedEvent(row), ...recorded.resolved.map((exception) => resolvedEvent(exception, environment, null))];

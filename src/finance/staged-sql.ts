@@ -8,7 +8,7 @@ import type { CurrencyTotals, MatchRules } from './match';
 export const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
 
 /** A staged line's content as its match records it: net and settlement detail. */
-export const LINE_FINGERPRINT = (l: string) => `${l}.net::text || '|' || coalesce(${l}.settles::text, '')`;
+export const LINE_FINGERPRINT = (l: string) => `${l}.net::text || '|' || md5(coalesce(${l}.settles::text, ''))`;
 
 /** What the shared statements need of a run (staged.ts: StagedRun). */
 export interface RunScope { reconciliationId: string; partner: string; rules: MatchRules }
