@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { formatAmount, isCurrency, Money, type Amount } from '../../ledger/money';
 import { bulkRaw } from '../db';
 import type { DomainEventEnvelope } from '../../ledger/messages';
+import type { Candidate, MovementSide } from './match';
 
 export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched' | 'late_completion' | 'ambiguous' | 'batch';
 export type ExceptionResolution = 'matched' | 'explained' | 'adjusted';
@@ -30,6 +31,8 @@ export interface ExceptionRow {
   resolved_by: string | null; resolved_at: Date | null; resolved_by_reconciliation_id: string | null; counterpart_exception_id: string | null;
   adjustment_entry_id: string | null; created_at: Date;
   history: HistoryEntry[]; reverses_exception_id: string | null; pending_resolution: PendingResolution | null; resolution_fingerprint: string | null;
+  /** The ledger side (a batch: every movement it lists), and an ambiguous exception's possible other sides. */
+  movements: MovementSide[]; candidates: Candidate[];
 }
 
 export type ExceptionView = Omit<ExceptionRow, 'resolved_at' | 'created_at' | 'pending_resolution' | 'resolution_fingerprint'> & { resolved_at: string | null; created_at: string };
@@ -38,6 +41,7 @@ export const EXCEPTION_COLUMNS = [
   'id', 'reconciliation_id', 'partner', 'category', 'transfer_id', 'reheld_amount', 'receivable_amount', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
   'field', 'ledger_value', 'statement_value', 'reason', 'amount_tolerance', 'status', 'resolution', 'note', 'resolved_by', 'resolved_at',
   'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at', 'history', 'reverses_exception_id', 'pending_resolution', 'resolution_fingerprint',
+  'movements', 'candidates',
 ] as const;
 
 /** Who opened an exception: the report that raised it, or the ledger (a late completion). */
@@ -177,8 +181,8 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
         SET status = 'resolved', resolution = 'matched', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run,
             history = history || :step::jsonb
       WHERE partner = :partner AND status = 'open' AND reverses_exception_id IS NULL AND (
-            (category IN ('ledger_only', 'mismatched') AND ledger_entry_id IN (${itemsOf('matched', 'ledger_entry_id')}))
-         OR (category IN ('statement_only', 'mismatched') AND statement_line_id IN (${itemsOf('matched', 'statement_line_id')}))
+            (category IN ('ledger_only', 'mismatched', 'ambiguous') AND ledger_entry_id IN (${itemsOf('matched', 'ledger_entry_id')}))
+         OR (category IN ('statement_only', 'mismatched', 'ambiguous', 'batch') AND statement_line_id IN (${itemsOf('matched', 'statement_line_id')}))
          OR (category = 'ledger_only' AND ledger_entry_id IN (${itemsOf('mismatched', 'ledger_entry_id')}))
          OR (category = 'statement_only' AND ledger_entry_id IS NULL AND statement_line_id IN (${itemsOf('mismatched', 'statement_line_id')})))
       ${RETURNING}`,
@@ -197,11 +201,20 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
     );
   }
   const reversals = await lineArrivedForAdjusted(trx, run, await arrivedForAdjusted(trx, run));
+  // An open batch exception whose line now lists more (or other) movements of the ledger takes the
+  // run's sum, so an adjustment posts the difference as it stands.
+  await bulkRaw(trx,
+    `UPDATE reconciliation_exceptions x SET ledger_amount = i.ledger_amount, ledger_value = i.ledger_value, movements = i.movements, reason = i.reason
+       FROM reconciliation_items i
+      WHERE i.reconciliation_id = :run AND i.category = 'batch' AND x.partner = :partner AND x.category = 'batch' AND x.status = 'open'
+        AND x.statement_line_id = i.statement_line_id AND x.ledger_amount IS DISTINCT FROM i.ledger_amount`,
+    { run: run.id, partner: run.partner },
+  );
   const { rows: inserted }: { rows: ExceptionRow[] } = await bulkRaw(trx,
     `INSERT INTO reconciliation_exceptions (id, reconciliation_id, partner, category, ledger_entry_id, statement_line_id, reference, currency,
-            ledger_amount, statement_amount, field, ledger_value, statement_value, reason, amount_tolerance, status, created_at)
+            ledger_amount, statement_amount, field, ledger_value, statement_value, reason, amount_tolerance, status, created_at, movements, candidates)
      SELECT gen_random_uuid(), :run, :partner, category, ledger_entry_id, statement_line_id, reference, currency, ledger_amount, statement_amount,
-            field, ledger_value, statement_value, reason, :tolerance, 'open', :at
+            field, ledger_value, statement_value, reason, :tolerance, 'open', :at, coalesce(movements, '[]'::jsonb), coalesce(candidates, '[]'::jsonb)
        FROM reconciliation_items WHERE reconciliation_id = :run AND category <> 'matched' ORDER BY seq
      ON CONFLICT DO NOTHING ${RETURNING}`,
     { run: run.id, partner: run.partner, tolerance: run.amount_tolerance, at: run.created_at },

@@ -4,6 +4,7 @@
 // with an Idempotency-Key keeps it: the same key and request again answer the stored report
 // (no second report, no second events), another request under the key is 409.
 import { createHash, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
@@ -12,11 +13,13 @@ import { publishRound } from '../announce';
 import { keysetPage, type Page, type PageRequest } from '../db/pagination';
 import { DomainError } from '../errors';
 import { TOPICS } from '../kafka/topics';
+import { log } from '../log';
 import type { PartnerClient } from '../partners/client';
 import type { PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
 import { openedEvent, recordExceptions, resolvedEvent } from './exceptions';
-import type { CurrencyTotals, ItemCategory, ReportItem } from './match';
+import { ITEM_CATEGORIES, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
+import { recordMatches } from './matches';
 import { addDays, daysOf, LOOKAROUND_DAYS, statementDays } from './settlement';
 import { ITEM_COLUMNS, reconcileStaged, type StagedReport } from './staged';
 import { csvRow } from './formats';
@@ -60,6 +63,8 @@ export interface ReconciliationView {
   created_at: string;
   summary: Record<ItemCategory, number>;
   totals: CurrencyTotals[];
+  /** Statement lines the run's search budget did not reach: reported not_examined, never matched. */
+  not_examined: number;
   /** Exceptions this run opened, and earlier ones its matching settled (none for a dry run). */
   exceptions: ExceptionCounts;
   /** The items that are not matched, in report order, at most ITEMS_SHOWN_MAX of them. */
@@ -72,15 +77,16 @@ export interface ExceptionCounts { opened: number; resolved: number }
 interface ReconciliationRow {
   id: string; partner: string; from_date: string; to_date: string; trigger: 'api' | 'schedule'; source: 'partner' | 'upload';
   amount_tolerance: string; date_tolerance_days: number; summary: Record<ItemCategory, number>; totals: CurrencyTotals[]; created_at: Date;
-  exceptions: ExceptionCounts;
+  exceptions: ExceptionCounts; not_examined: number;
   idempotency_key?: string | null; request_fingerprint?: string | null;
 }
 
-const exceptionCount = (row: ReconciliationRow) => row.summary.ledger_only + row.summary.statement_only + row.summary.mismatched;
+const exceptionCount = (row: ReconciliationRow) => ITEM_CATEGORIES.reduce((n, c) => n + (c === 'matched' ? 0 : row.summary[c] ?? 0), 0);
+const emptySummary = () => Object.fromEntries(ITEM_CATEGORIES.map((c) => [c, 0])) as Record<ItemCategory, number>;
 
 /** The first unmatched items of a stored report, in report order. */
 function shownExceptions(db: Knex, id: string): Promise<ReportItem[]> {
-  return db('reconciliation_items').where('reconciliation_id', id).whereNot('category', 'matched').orderBy('seq').limit(ITEMS_SHOWN_MAX).select(ITEM_COLUMNS);
+  return db('reconciliation_items').where('reconciliation_id', id).whereNot('category', 'matched').orderBy('seq').limit(ITEMS_SHOWN_MAX).select(...ITEM_COLUMNS, 'movements', 'candidates');
 }
 
 function checkRange(from: string, to: string): void {
@@ -95,7 +101,8 @@ function summaryOf(row: ReconciliationRow, dryRun = false): ReconciliationSummar
   return {
     id: row.id, status: 'completed', dry_run: dryRun, partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source,
     amount_tolerance: row.amount_tolerance, date_tolerance_days: row.date_tolerance_days, created_at: row.created_at.toISOString(),
-    summary: row.summary, totals: row.totals, exceptions: row.exceptions,
+    // A report stored before a category existed counts none of it.
+    summary: { ...emptySummary(), ...row.summary }, totals: row.totals, not_examined: row.not_examined, exceptions: row.exceptions,
   };
 }
 
@@ -134,8 +141,9 @@ export class Reconciliations {
     const wideTo = addDays(request.to, LOOKAROUND_DAYS);
     const row: ReconciliationRow = {
       id: randomUUID(), partner: request.partner, from_date: request.from, to_date: request.to, trigger: request.trigger, source: uploaded ? 'upload' : 'partner',
-      amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 },
-      totals: [], created_at: new Date(), exceptions: { opened: 0, resolved: 0 }, idempotency_key: request.dryRun ? null : request.idempotencyKey ?? null, request_fingerprint: print,
+      amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: emptySummary(),
+      totals: [], created_at: new Date(), exceptions: { opened: 0, resolved: 0 }, not_examined: 0,
+      idempotency_key: request.dryRun ? null : request.idempotencyKey ?? null, request_fingerprint: print,
     };
     const lines = uploaded ?? statementDays(this.clients(request.partner), request.partner, nearFrom, nearTo);
     const rules = { from: request.from, to: request.to, amountTolerance: new Money(request.amountTolerance), dateToleranceDays: request.dateToleranceDays };
@@ -174,18 +182,26 @@ export class Reconciliations {
     // timestamptz is its 00:00 in the session's zone, so the run's session says UTC explicitly.
     await trx.raw(`SET LOCAL TIME ZONE 'UTC'`);
     if (!(await this.insert(trx, row))) return null;
+    // One run of a partner at a time: each reads the matches the one before it recorded, so no
+    // side is matched by two runs.
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`reconciliation:${row.partner}`]);
     const report = await match();
     row.summary = report.summary;
     row.totals = report.totals;
+    row.not_examined = report.notExamined;
     if (!dryRun) {
+      const started = performance.now();
+      await recordMatches(trx, row, report.priorItems);
+      const matchesMs = Math.round(performance.now() - started);
       const recorded = await recordExceptions(trx, row);
+      log.info({ reconciliation: row.id, ms: { matches: matchesMs, exceptions: Math.round(performance.now() - started) - matchesMs } }, 'reconciliation recorded');
       row.exceptions = { opened: recorded.opened.length, resolved: recorded.resolved.length };
       const environment = this.runtime.config.environment;
       const events = [
         this.completedEvent(row), ...recorded.resolved.map((exception) => resolvedEvent(exception, environment, null)),
         ...recorded.opened.map((exception) => openedEvent(exception, environment)),
       ];
-      await trx('reconciliations').where('id', row.id).update({ summary: JSON.stringify(row.summary), totals: JSON.stringify(row.totals), exceptions: JSON.stringify(row.exceptions) });
+      await trx('reconciliations').where('id', row.id).update({ summary: JSON.stringify(row.summary), totals: JSON.stringify(row.totals), exceptions: JSON.stringify(row.exceptions), not_examined: row.not_examined });
       await writeOutboxRound(trx, roundId, events.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })), row.created_at.toISOString());
       return { view: viewOf(row, false, await shownExceptions(trx, row.id), exceptionCount(row)), events };
     }
@@ -211,7 +227,7 @@ export class Reconciliations {
       data: {
         id: row.id, status: 'completed', amount: null, currency: null,
         attributes: JSON.stringify({
-          partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source, ...row.summary,
+          partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source, ...row.summary, not_examined: row.not_examined,
           exceptions_opened: row.exceptions.opened, exceptions_resolved: row.exceptions.resolved,
         }),
       },

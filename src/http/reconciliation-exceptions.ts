@@ -8,6 +8,7 @@ import { instantOf, windowBound, windowEndOf } from './dates';
 import { csvText, streamed, wantsCsv } from './finance';
 import { listQuerySchema, listResponseSchema } from './pagination';
 import { withBody, type RouteDef } from './route';
+import { CANDIDATES_SCHEMA, MOVEMENTS_SCHEMA } from './reconciliations';
 import { idParams } from './webhooks';
 
 const nullableText = { type: ['string', 'null'] };
@@ -18,7 +19,7 @@ const EXCEPTION_SCHEMA = {
   required: [
     'id', 'reconciliation_id', 'partner', 'category', 'transfer_id', 'reheld_amount', 'receivable_amount', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount',
     'field', 'ledger_value', 'statement_value', 'reason', 'amount_tolerance', 'status', 'resolution', 'note', 'resolved_by', 'resolved_at',
-    'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at', 'history', 'reverses_exception_id',
+    'resolved_by_reconciliation_id', 'counterpart_exception_id', 'adjustment_entry_id', 'created_at', 'history', 'reverses_exception_id', 'movements', 'candidates',
   ],
   properties: {
     id: { type: 'string', format: 'uuid' },
@@ -26,7 +27,7 @@ const EXCEPTION_SCHEMA = {
     partner: { type: 'string' },
     category: {
       type: 'string', enum: CATEGORIES,
-      description: 'late_completion: the partner paid a transfer after the ledger had failed it; the ledger completed it, holding the amount again from the sender (the rest owed through the receivable), and opened this once',
+      description: 'ambiguous: a side without a reference that several others fit (candidates lists them; resolve it as matched naming one); batch: a batch line whose listed movements (movements) add up to another amount, one exception whose adjustment posts statement_amount − ledger_amount; late_completion: the partner paid a transfer after the ledger had failed it; the ledger completed it, holding the amount again from the sender (the rest owed through the receivable), and opened this once',
     },
     transfer_id: { type: ['string', 'null'], format: 'uuid', description: 'late_completion: the transfer completed late' },
     reheld_amount: { ...nullableText, description: 'late_completion: held again from the sender\'s available balance' },
@@ -62,6 +63,8 @@ const EXCEPTION_SCHEMA = {
         },
       },
     },
+    movements: { ...MOVEMENTS_SCHEMA, description: 'the ledger side: one movement or none; a batch: every movement its line lists' },
+    candidates: { ...CANDIDATES_SCHEMA, description: 'an ambiguous exception\'s possible other sides; empty otherwise' },
   },
 } as const;
 

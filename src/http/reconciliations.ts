@@ -2,6 +2,7 @@
 // operator (master key): run one (or a dry run), list the stored reports, read one as JSON or,
 // with every item including the matched ones, as CSV.
 import { DomainError } from '../errors';
+import { ITEM_CATEGORIES } from '../finance/match';
 import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from '../finance/reconciliations';
 import { dayOrInstant, utcDayOf } from './dates';
 import { STATEMENT_CSV_LINES_MAX } from '../finance/statement-csv';
@@ -16,29 +17,53 @@ const UPLOAD_BYTES_MAX = 24 * 1024 * 1024;
 const DATE_TOLERANCE_DAYS_MAX = 7;
 const nullableText = { type: ['string', 'null'] };
 
+export const MOVEMENTS_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object', required: ['ledger_entry_id', 'reference', 'amount', 'value_date'],
+    properties: { ledger_entry_id: { type: 'string', format: 'uuid' }, reference: nullableText, amount: { type: 'string' }, value_date: { type: 'string', format: 'date' } },
+  },
+} as const;
+export const CANDIDATES_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object', required: ['ledger_entry_id', 'statement_line_id', 'reference', 'amount', 'value_date'],
+    properties: {
+      ledger_entry_id: { type: ['string', 'null'], format: 'uuid' }, statement_line_id: nullableText, reference: nullableText, amount: { type: 'string' }, value_date: { type: 'string', format: 'date' },
+    },
+  },
+} as const;
+
 const ITEM_SCHEMA = {
   type: 'object',
   required: ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'],
   properties: {
-    category: { type: 'string', enum: ['matched', 'ledger_only', 'statement_only', 'mismatched'] },
+    category: {
+      type: 'string', enum: ITEM_CATEGORIES,
+      description: 'ambiguous: a side without a reference that several others fit (candidates lists them); nothing is matched. batch: a batch line whose listed movements add up to another amount, with all of them (movements)',
+    },
     ledger_entry_id: { type: ['string', 'null'], description: 'the journal entry of the movement on the partner\'s settlement account' },
     statement_line_id: { ...nullableText, description: 'the partner statement\'s line' }, reference: { ...nullableText, description: 'the partner\'s payment id' },
     currency: { type: 'string' }, ledger_amount: { ...nullableText, description: 'signed as the partner sees it: + credited to us' },
     statement_amount: { ...nullableText, description: 'the line\'s net (amount − fee)' },
     field: { type: ['string', 'null'], enum: ['currency', 'fee', 'amount', 'value_date', 'reference', null], description: 'the field that disagreed; reference: a duplicate line' },
-    ledger_value: nullableText, statement_value: nullableText, reason: { type: 'string' },
+    ledger_value: nullableText, statement_value: nullableText,
+    reason: { type: 'string', description: 'a matched item: how it matched, reference, amount_and_date (a side without a reference) or subset (a batch line without detail); not_examined: the run\'s search budget did not reach it' },
+    movements: { ...MOVEMENTS_SCHEMA, type: ['array', 'null'], description: 'an unmatched item\'s ledger side (a batch: every movement it lists); null for a matched item' },
+    candidates: { ...CANDIDATES_SCHEMA, type: ['array', 'null'], description: 'an ambiguous item\'s possible other sides; null otherwise' },
   },
 };
 const COUNT = { type: 'integer', minimum: 0 };
 const REPORT_SCHEMA = {
   type: 'object',
-  required: ['id', 'status', 'dry_run', 'partner', 'from', 'to', 'trigger', 'source', 'amount_tolerance', 'date_tolerance_days', 'created_at', 'summary', 'totals', 'exceptions', 'items', 'items_omitted'],
+  required: ['id', 'status', 'dry_run', 'partner', 'from', 'to', 'trigger', 'source', 'amount_tolerance', 'date_tolerance_days', 'created_at', 'summary', 'not_examined', 'totals', 'exceptions', 'items', 'items_omitted'],
   properties: {
     id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: ['completed'] }, dry_run: { type: 'boolean', description: 'a dry run is neither stored nor announced' },
     partner: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, trigger: { type: 'string', enum: ['api', 'schedule'] },
     source: { type: 'string', enum: ['partner', 'upload'] }, amount_tolerance: { type: 'string' }, date_tolerance_days: { type: 'integer' },
     created_at: { type: 'string', format: 'date-time' },
-    summary: { type: 'object', required: ['matched', 'ledger_only', 'statement_only', 'mismatched'], properties: { matched: COUNT, ledger_only: COUNT, statement_only: COUNT, mismatched: COUNT } },
+    summary: { type: 'object', required: ITEM_CATEGORIES, properties: Object.fromEntries(ITEM_CATEGORIES.map((c) => [c, COUNT])) },
+    not_examined: { ...COUNT, description: 'statement lines the run\'s search budget did not reach: items with reason not_examined, never matched' },
     totals: {
       type: 'array', description: 'per currency, over the days reported',
       items: {
