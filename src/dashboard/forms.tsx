@@ -29,13 +29,16 @@ export function Field({ label, name, value, onInput, error, type = 'text', autoC
   );
 }
 
-export function Select({ label, name, value, options, onInput }: { label: string; name: string; value: string; options: string[]; onInput: (value: string) => void }) {
+/** A choice among `options`: values shown as they are, or with a label of their own (`{ value, label }`). */
+export function Select({ label, name, value, options, onInput }: { label: string; name: string; value: string; options: Array<string | { value: string; label: string }>; onInput: (value: string) => void }) {
   const id = `field-${name}`;
   return (
     <div class="field">
       <label for={id}>{label}</label>
       <select id={id} name={name} value={value} onChange={(e) => onInput((e.target as HTMLSelectElement).value)}>
-        {options.map((option) => <option key={option} value={option}>{option}</option>)}
+        {options.map((option) => typeof option === 'string'
+          ? <option key={option} value={option}>{option}</option>
+          : <option key={option.value} value={option.value}>{option.label}</option>)}
       </select>
     </div>
   );

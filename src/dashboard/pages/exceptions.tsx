@@ -1,0 +1,65 @@
+// The reconciliation exceptions queue (master key, like the reports it comes from): filtered by
+// partner, status, the UTC day it was raised and its kind, a page at a time, oldest first; opening
+// one shows it whole and resolves it (exception-detail.tsx). A resolution refreshes the list.
+import { useState } from 'preact/hooks';
+import { Field, FormError, Section, Select } from '../forms';
+import { FitTable, usePaged, When } from '../lists';
+import { ExceptionDetail, type Exception } from './exception-detail';
+
+const PARTNERS = ['openbank', 'claimless', 'fiat', 'chain'];
+const STATUSES = ['open', 'resolving', 'resolved'];
+const KINDS = ['ledger_only', 'statement_only', 'mismatched', 'ambiguous', 'batch', 'late_completion'];
+const any = (what: string, values: string[]) => [{ value: '', label: what }, ...values];
+const DAY_MS = 86_400_000;
+
+/**
+ * The filters as the list route takes them. A day is a UTC calendar day: sent as the instants
+ * that bound it (its midnight and the next), which every version of the route reads as that day.
+ */
+function queryOf(filters: { partner: string; status: string; day: string; category: string }): Record<string, string | undefined> {
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(filters.day) ? Date.parse(`${filters.day}T00:00:00Z`) : NaN;
+  return {
+    partner: filters.partner || undefined, status: filters.status || undefined, category: filters.category || undefined,
+    from: Number.isNaN(day) ? undefined : new Date(day).toISOString(), to: Number.isNaN(day) ? undefined : new Date(day + DAY_MS).toISOString(),
+  };
+}
+
+/** What a person calls the two sides' amounts in a row of the list. */
+function amounts(e: Exception): string {
+  const sides = [e.ledger_amount === null ? null : `ledger ${e.ledger_amount}`, e.statement_amount === null ? null : `statement ${e.statement_amount}`].filter(Boolean);
+  return sides.length === 0 ? e.currency : `${sides.join(', ')} ${e.currency}`;
+}
+
+export function ExceptionsQueue({ master }: { master: string }) {
+  const [filters, setFilters] = useState({ partner: '', status: 'open', day: '', category: '' });
+  const [resolved, setResolved] = useState(0);
+  const [shown, setShown] = useState<string | null>(null);
+  const { page, error, pager } = usePaged<Exception>('/v1/reconciliation-exceptions', queryOf(filters), resolved, { credential: master });
+  const set = (name: keyof typeof filters) => (value: string) => setFilters({ ...filters, [name]: value });
+  return (
+    <>
+      <Section title="Exceptions">
+        <p class="hint">What reconciliation could not match, oldest first. Open one to see both sides and resolve it.</p>
+        <div class="filters" role="group" aria-label="Filter the exceptions">
+          <Select label="Exception partner" name="exception-partner" value={filters.partner} options={any('Any partner', PARTNERS)} onInput={set('partner')} />
+          <Select label="Exception status" name="exception-status" value={filters.status} options={any('Any status', STATUSES)} onInput={set('status')} />
+          <Select label="Exception kind" name="exception-kind" value={filters.category} options={any('Any kind', KINDS)} onInput={set('category')} />
+          <Field label="Raised on (UTC day)" name="exception-day" type="date" required={false} value={filters.day} onInput={set('day')} />
+        </div>
+        <FormError message={error} />
+        {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No exceptions match these filters.</p> : (
+          <FitTable label="Exceptions list" columns={['Raised', 'Partner', 'Kind', 'Reference', 'Amounts', 'Status', { hidden: 'Exception' }]} rows={page.data.map((e) => ({
+            key: e.id,
+            cells: [
+              <When at={e.created_at} />, e.partner, e.category, <code>{e.reference ?? e.statement_line_id ?? '—'}</code>, <span class="amount">{amounts(e)}</span>,
+              e.status === 'resolved' && e.resolution ? `resolved (${e.resolution})` : e.status,
+              <button type="button" class="link" aria-pressed={shown === e.id} aria-label={`Open the ${e.category} exception ${e.reference ?? e.statement_line_id ?? e.id}`} onClick={() => setShown(e.id)}>Open</button>,
+            ],
+          }))} />
+        )}
+        {pager}
+      </Section>
+      {shown ? <ExceptionDetail key={shown} id={shown} master={master} onResolved={() => setResolved((n) => n + 1)} onClose={() => setShown(null)} /> : null}
+    </>
+  );
+}
