@@ -73,10 +73,11 @@ export function FormError({ message }: { message: string | null }) {
   return message ? <p class="form-error" role="alert">{message}</p> : null;
 }
 
-export function Section({ title, children }: { title: string; children: ComponentChildren }) {
+/** A card under its heading; `wide` takes the whole row where cards sit two by two. */
+export function Section({ title, children, wide = false }: { title: string; children: ComponentChildren; wide?: boolean }) {
   const id = `section-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;
   return (
-    <section aria-labelledby={id} class="card">
+    <section aria-labelledby={id} class={wide ? 'card wide' : 'card'}>
       <h2 id={id}>{title}</h2>
       {children}
     </section>

@@ -54,3 +54,45 @@ export async function signInToDashboard(page: Page, baseUrl: string, email: stri
   await form.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Balances' }).waitFor();
 }
+
+/**
+ * The tables of the page that do not fit their card: wider than the card's content box, or
+ * cut off inside a box of their own (scrolled sideways); each named by its region's label.
+ */
+export async function tablesOverflowingCards(page: Page): Promise<string[]> {
+  return await page.evaluate(`[...document.querySelectorAll('main table')].flatMap((table) => {
+    const card = table.closest('.card');
+    if (!card) return [];
+    const style = getComputedStyle(card);
+    const box = card.getBoundingClientRect();
+    const left = box.left + parseFloat(style.borderLeftWidth) + parseFloat(style.paddingLeft);
+    const right = box.right - parseFloat(style.borderRightWidth) - parseFloat(style.paddingRight);
+    const own = table.getBoundingClientRect();
+    const holder = table.parentElement;
+    const over = Math.max(own.right - right, left - own.left, holder.scrollWidth - holder.clientWidth, table.scrollWidth - table.clientWidth);
+    const name = table.closest('[aria-label]')?.getAttribute('aria-label') ?? card.querySelector('h2')?.textContent ?? 'a table';
+    return over > 0.5 ? [name + ' by ' + Math.round(over) + ' px'] : [];
+  })`) as string[];
+}
+
+/** What a person hears of the focused element: its aria-label, its label, or its text. */
+export async function focusedName(page: Page): Promise<string> {
+  return await page.evaluate(`(() => {
+    const e = document.activeElement;
+    if (!e || e === document.body) return '';
+    const label = e.getAttribute('aria-label') ?? (e.id ? document.querySelector('label[for="' + e.id + '"]')?.textContent : null) ?? e.closest('label')?.textContent ?? e.textContent;
+    return (label ?? '').replace(/\\s+/g, ' ').trim();
+  })()`) as string;
+}
+
+/** Presses Tab (Shift+Tab when `back`) until the focused element's name matches `name`, as a keyboard user moves. */
+export async function tabTo(page: Page, name: RegExp, { back = false, limit = 80 } = {}): Promise<void> {
+  const seen: string[] = [];
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+    const focused = await focusedName(page);
+    if (name.test(focused)) return;
+    seen.push(focused);
+  }
+  throw new Error(`${name} is not reached by ${back ? 'Shift+Tab' : 'Tab'} in ${limit} presses; focus went through: ${seen.slice(0, 40).join(' | ')}`);
+}

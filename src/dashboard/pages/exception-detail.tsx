@@ -3,7 +3,7 @@
 // the candidates, or the other side named by its id), explained, or adjusted, whose amount
 // (statement − ledger) is shown and confirmed before the ledger posts it. Fields a server may not
 // send yet are read defensively: a missing list is an empty one.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Field, FormError, useSubmit } from '../forms';
 import { FitTable, When } from '../lists';
@@ -51,7 +51,7 @@ export function ExceptionDetail({ id, master, onResolved, onClose }: { id: strin
   const resolved = (answer: Exception, what: string) => { setException(answer); setOutcome(what); onResolved(); };
   const title = exception ? `Exception: ${exception.category} ${exception.reference ?? exception.statement_line_id ?? exception.id}` : 'Exception';
   return (
-    <section aria-labelledby="exception-heading" class="card exception">
+    <section aria-labelledby="exception-heading" class="card wide exception">
       <h2 id="exception-heading" tabIndex={-1} ref={heading}>{title}</h2>
       <FormError message={load.errors.form} />
       {outcome ? <p role="status" class="result" tabIndex={-1} ref={told}>{outcome}</p> : null}
@@ -151,7 +151,8 @@ function ResolveForm({ exception: e, master, onResolved }: { exception: Exceptio
   const review = useRef<HTMLButtonElement>(null);
   const send = useSubmit((details) => (details === 'note' ? 'note' : details === side && candidates.length === 0 ? 'other' : null));
   const amount = adjustmentOf(e);
-  useEffect(() => { if (confirming) confirmHeading.current?.focus(); }, [confirming]);
+  // The button pressed gives way to the confirmation: the focus goes to it before the page is drawn.
+  useLayoutEffect(() => { if (confirming) confirmHeading.current?.focus(); }, [confirming]);
 
   const body = (): Record<string, string> => {
     if (how !== 'matched') return { resolution: how, note };

@@ -38,7 +38,7 @@ export function ExceptionsQueue({ master }: { master: string }) {
   const set = (name: keyof typeof filters) => (value: string) => setFilters({ ...filters, [name]: value });
   return (
     <>
-      <Section title="Exceptions">
+      <Section title="Exceptions" wide>
         <p class="hint">What reconciliation could not match, oldest first. Open one to see both sides and resolve it.</p>
         <div class="filters" role="group" aria-label="Filter the exceptions">
           <Select label="Exception partner" name="exception-partner" value={filters.partner} options={any('Any partner', PARTNERS)} onInput={set('partner')} />
