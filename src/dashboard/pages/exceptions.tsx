@@ -24,10 +24,11 @@ function queryOf(filters: { partner: string; status: string; day: string; catego
   };
 }
 
-/** What a person calls the two sides' amounts in a row of the list. */
-function amounts(e: Exception): string {
-  const sides = [e.ledger_amount === null ? null : `ledger ${e.ledger_amount}`, e.statement_amount === null ? null : `statement ${e.statement_amount}`].filter(Boolean);
-  return sides.length === 0 ? e.currency : `${sides.join(', ')} ${e.currency}`;
+/** The two sides' amounts in a row of the list, each kept whole, the row free to wrap between them. */
+function amounts(e: Exception) {
+  const sides = [e.ledger_amount === null ? null : `ledger ${e.ledger_amount}`, e.statement_amount === null ? null : `statement ${e.statement_amount}`]
+    .filter((side): side is string => side !== null).map((side, i, all) => (i === all.length - 1 ? `${side} ${e.currency}` : `${side},`));
+  return sides.length === 0 ? e.currency : <>{sides.map((side, i) => <>{i > 0 ? ' ' : ''}<span class="amount">{side}</span></>)}</>;
 }
 
 export function ExceptionsQueue({ master }: { master: string }) {
@@ -51,7 +52,7 @@ export function ExceptionsQueue({ master }: { master: string }) {
           <FitTable label="Exceptions list" columns={['Raised', 'Partner', 'Kind', 'Reference', 'Amounts', 'Status', { hidden: 'Exception' }]} rows={page.data.map((e) => ({
             key: e.id,
             cells: [
-              <When at={e.created_at} />, e.partner, e.category, <code>{e.reference ?? e.statement_line_id ?? '—'}</code>, <span class="amount">{amounts(e)}</span>,
+              <When at={e.created_at} />, e.partner, e.category, <code>{e.reference ?? e.statement_line_id ?? '—'}</code>, amounts(e),
               e.status === 'resolved' && e.resolution ? `resolved (${e.resolution})` : e.status,
               <button type="button" class="link" aria-pressed={shown === e.id} aria-label={`Open the ${e.category} exception ${e.reference ?? e.statement_line_id ?? e.id}`} onClick={() => setShown(e.id)}>Open</button>,
             ],
