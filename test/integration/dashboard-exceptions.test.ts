@@ -9,14 +9,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_PASSWORD } from '../support/accounts';
-import { accessibilityViolations, focusedName, launchChromium, overflowOf, screenshot, signInToDashboard, tablesOverflowingCards, tabTo } from '../support/browser';
+import { accessibilityViolations, focusedName, launchChromium, overflowOf, screenshotOf, signInToDashboard, tablesOverflowingCards, tabTo } from '../support/browser';
 import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
 
 const today = () => new Date().toISOString().slice(0, 10);
 const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
-interface Exception { id: string; category: string; reference: string | null; status: string; resolution: string | null; note: string | null; resolved_by: string | null; adjustment_entry_id: string | null; statement_line_id: string | null; field: string | null }
+interface Exception { id: string; category: string; reference: string | null; created_at: string; ledger_entry_id: string | null; status: string; resolution: string | null; note: string | null; resolved_by: string | null; adjustment_entry_id: string | null; statement_line_id: string | null; field: string | null }
 
 describe('the reconciliation exceptions queue in the dashboard', function () {
   this.timeout(240_000);
@@ -166,7 +166,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     await focused('Confirm the adjustment', 'the confirmation step takes the focus');
     assert.equal((await read(fee.id)).status, 'open', 'nothing is posted before it is confirmed');
     await expectAccessible('the confirmation of an adjustment');
-    await screenshot(page, 'finance-exception');
+    await screenshotOf(detail(), 'finance-exception');
     await tabTo(page, /^Confirm the adjustment of -0\.50 USD$/);
     await page.keyboard.press('Enter');
     await detail().getByRole('status').filter({ hasText: /^Resolved as adjusted: the ledger posted -0\.50 USD/ }).waitFor();
@@ -176,6 +176,44 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     const trial = await call(base(), 'GET', '/v1/ledger/trial-balance', undefined, { token: master() });
     assert.equal(trial.body.accounts.find((a: { ledger_account: string }) => a.ledger_account === 'sys:reconciliation:suspense:USD')?.net, '-0.50', 'posted once');
     await rowCount(1, 'only the missing line is left open');
+  });
+
+  // Today's routes open no ambiguous exception and keep no history: what a newer server sends
+  // (issue 39's contract) is answered here by the test in place of the server, for this exception only.
+  it('shows an ambiguous exception as a newer server sends it (movements, candidates, history) and matches it with the candidate chosen', async () => {
+    const missing = await read(exceptionOf('missing').id);
+    const note = 'the partner confirmed the second line is this payment';
+    const history = [{ at: missing.created_at, action: 'opened', by: 'reconciliation:run', note: null }];
+    const newer = {
+      ...missing, category: 'ambiguous',
+      movements: [{ ledger_entry_id: missing.ledger_entry_id, reference: missing.reference, amount: '41.00', value_date: today() }],
+      candidates: ['stl_first', 'stl_second'].map((line) => ({ ledger_entry_id: null, statement_line_id: line, reference: null, amount: '41.00', value_date: today() })),
+      history,
+    };
+    let sent: unknown = null;
+    await page.route(`**/v1/reconciliation-exceptions/${missing.id}`, (route) => route.fulfill({ json: newer }));
+    await page.route(`**/v1/reconciliation-exceptions/${missing.id}/resolve`, (route) => {
+      sent = route.request().postDataJSON();
+      return route.fulfill({ json: { ...newer, status: 'resolved', resolution: 'matched', note, resolved_by: 'master_key', history: [...history, { at: new Date().toISOString(), action: 'resolved', by: 'master_key', note }] } });
+    });
+    try {
+      await queue().getByRole('button', { name: `Open the ledger_only exception ${paid.missing.external_id}` }).click();
+      await detail().getByRole('heading', { name: `Exception: ambiguous ${paid.missing.external_id}` }).waitFor();
+      assert.equal(await detail().getByRole('region', { name: 'Movements in the ledger' }).getByRole('row').count(), 2, 'a heading row and the movement');
+      assert.equal(await detail().getByRole('region', { name: 'Candidates' }).getByRole('row').count(), 3, 'a heading row and both candidates');
+      assert.ok(await detail().getByLabel(/Match by hand/).isChecked(), 'an ambiguous exception is matched by hand first');
+      await detail().getByLabel(/statement line stl_second:/).check();
+      await detail().getByLabel(/^Note/).fill(note);
+      await expectAccessible('an ambiguous exception');
+      await detail().getByRole('button', { name: 'Match', exact: true }).click();
+      await detail().getByRole('status').filter({ hasText: 'Resolved as matched.' }).waitFor();
+      assert.deepEqual(sent, { resolution: 'matched', note, statement_line_id: 'stl_second' }, 'the chosen candidate names the other side');
+      assert.match(await detail().getByRole('list', { name: 'Exception history' }).textContent() ?? '', /resolved.*master_key.*second line/);
+    } finally {
+      await page.unroute(`**/v1/reconciliation-exceptions/${missing.id}`);
+      await page.unroute(`**/v1/reconciliation-exceptions/${missing.id}/resolve`);
+    }
+    assert.equal((await read(missing.id)).status, 'open', 'the real one was never asked');
   });
 
   for (const width of [1280, 375]) {
@@ -195,7 +233,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
       await queue().getByRole('button', { name: `Open the mismatched exception ${paid.fee.external_id}` }).click();
       await detail().getByRole('region', { name: 'Statement lines' }).waitFor();
       await expectAccessible(`the Finance area at ${width} px`);
-      await screenshot(page, width === 1280 ? 'finance-queue' : 'finance-queue-375');
+      if (width === 375) await screenshotOf(queue(), 'finance-queue-375');
     });
   }
 });

@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /** No background connections, no sandbox as root. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -20,6 +20,11 @@ const SHOTS = process.env.DASHBOARD_SCREENSHOTS_DIR ?? mkdtempSync(path.join(os.
 /** The whole page as it is now, as `<name>.png`. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** One part of the page (a card), as `<name>.png`. */
+export async function screenshotOf(part: Locator, name: string): Promise<void> {
+  await part.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
 interface AxeViolation { id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }
