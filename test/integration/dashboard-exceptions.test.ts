@@ -125,6 +125,9 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     await detail().locator('#field-exception-other-side-error').filter({ hasText: refused.body.message }).waitFor();
     await expectAccessible('an open exception with a refused match');
     assert.equal((await read(missing.id)).status, 'open', 'nothing changed');
+    await detail().getByRole('button', { name: 'Back to the queue' }).click();
+    await focused(`Open the ledger_only exception ${paid.missing.external_id}`, 'back where the reader left the queue');
+    assert.equal(await detail().count(), 0);
   });
 
   it('explains one exception from the keyboard alone', async () => {

@@ -67,7 +67,7 @@ export function ExceptionDetail({ id, master, onResolved, onClose }: { id: strin
           ) : null}
         </>
       )}
-      <p><button type="button" class="link" onClick={onClose}>Close this exception</button></p>
+      <p><button type="button" class="link" onClick={onClose}>Back to the queue</button></p>
     </section>
   );
 }

@@ -1,7 +1,7 @@
 // The reconciliation exceptions queue (master key, like the reports it comes from): filtered by
 // partner, status, the UTC day it was raised and its kind, a page at a time, oldest first; opening
 // one shows it whole and resolves it (exception-detail.tsx). A resolution refreshes the list.
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { Field, FormError, Section, Select } from '../forms';
 import { FitTable, usePaged, When } from '../lists';
 import { ExceptionDetail, type Exception } from './exception-detail';
@@ -35,6 +35,12 @@ export function ExceptionsQueue({ master }: { master: string }) {
   const [filters, setFilters] = useState({ partner: '', status: 'open', day: '', category: '' });
   const [resolved, setResolved] = useState(0);
   const [shown, setShown] = useState<string | null>(null);
+  // Leaving an exception takes the reader back to the button that opened it.
+  const opener = useRef<HTMLElement | null>(null);
+  const close = () => {
+    setShown(null);
+    setTimeout(() => { if (opener.current?.isConnected) opener.current.focus(); }, 0);
+  };
   const { page, error, pager } = usePaged<Exception>('/v1/reconciliation-exceptions', queryOf(filters), resolved, { credential: master });
   const set = (name: keyof typeof filters) => (value: string) => setFilters({ ...filters, [name]: value });
   return (
@@ -54,13 +60,13 @@ export function ExceptionsQueue({ master }: { master: string }) {
             cells: [
               <When at={e.created_at} />, e.partner, e.category, <code>{e.reference ?? e.statement_line_id ?? '—'}</code>, amounts(e),
               e.status === 'resolved' && e.resolution ? `resolved (${e.resolution})` : e.status,
-              <button type="button" class="link" aria-pressed={shown === e.id} aria-label={`Open the ${e.category} exception ${e.reference ?? e.statement_line_id ?? e.id}`} onClick={() => setShown(e.id)}>Open</button>,
+              <button type="button" class="link" aria-pressed={shown === e.id} aria-label={`Open the ${e.category} exception ${e.reference ?? e.statement_line_id ?? e.id}`} onClick={(event) => { opener.current = event.currentTarget; setShown(e.id); }}>Open</button>,
             ],
           }))} />
         )}
         {pager}
       </Section>
-      {shown ? <ExceptionDetail key={shown} id={shown} master={master} onResolved={() => setResolved((n) => n + 1)} onClose={() => setShown(null)} /> : null}
+      {shown ? <ExceptionDetail key={shown} id={shown} master={master} onResolved={() => setResolved((n) => n + 1)} onClose={close} /> : null}
     </>
   );
 }
