@@ -217,6 +217,39 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
       await page.unroute(`**/v1/reconciliation-exceptions/${missing.id}/resolve`);
     }
     assert.equal((await read(missing.id)).status, 'open', 'the real one was never asked');
+    await detail().getByRole('button', { name: 'Back to the queue' }).click();
+  });
+
+  it('asks again with the same Idempotency-Key when an adjustment\'s answer is late, and shows the API\'s words meanwhile', async () => {
+    const missing = exceptionOf('missing');
+    const keys: string[] = [];
+    const late = { success: false, error: 'service_unavailable', message: 'the ledger has not posted the adjustment yet; repeat the request with the same Idempotency-Key', details: 'ledger' };
+    // The first answer is lost on its way back (answered here as the route does when the ledger is late); the retry reaches the service.
+    await page.route(`**/v1/reconciliation-exceptions/${missing.id}/resolve`, (route) => {
+      keys.push(route.request().headers()['idempotency-key']);
+      return keys.length === 1 ? route.fulfill({ status: 503, json: late, headers: { 'Retry-After': '2' } }) : route.continue();
+    });
+    try {
+      await queue().getByRole('button', { name: `Open the ledger_only exception ${paid.missing.external_id}` }).click();
+      await detail().getByRole('heading', { name: `Exception: ledger_only ${paid.missing.external_id}` }).waitFor();
+      await detail().getByLabel(/Adjust \(the ledger/).check();
+      assert.equal(await detail().getByTestId('adjustment-amount').textContent(), '-41.00 USD', 'no line: statement 0 − ledger 41.00');
+      await detail().getByLabel(/^Note/).fill('the partner never paid this one: written off');
+      await detail().getByRole('button', { name: 'Review the adjustment' }).click();
+      const confirm = detail().getByRole('button', { name: 'Confirm the adjustment of -41.00 USD' });
+      await confirm.click();
+      await detail().getByRole('alert').filter({ hasText: late.message }).waitFor();
+      assert.equal((await read(missing.id)).status, 'open');
+      await confirm.click();
+      await detail().getByRole('status').filter({ hasText: /^Resolved as adjusted: the ledger posted -41\.00 USD/ }).waitFor();
+    } finally {
+      await page.unroute(`**/v1/reconciliation-exceptions/${missing.id}/resolve`);
+    }
+    assert.equal(keys.length, 2);
+    assert.equal(keys[1], keys[0], 'the retry repeats the request under its key');
+    const after = await read(missing.id);
+    assert.deepEqual([after.status, after.resolution], ['resolved', 'adjusted']);
+    assert.ok(after.adjustment_entry_id);
   });
 
   for (const width of [1280, 375]) {
