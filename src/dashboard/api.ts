@@ -51,6 +51,8 @@ export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: 
 export async function downloadCsv(path: string, filename: string, options: CallOptions = {}): Promise<void> {
   const response = await fetch(path, { headers: { ...authorization(options), Accept: 'text/csv' } });
   if (!response.ok) throw await refusal(response, options);
+  // A server that has no CSV of this list answers its JSON: that is no file to save as CSV.
+  if (!/^text\/csv/i.test(response.headers.get('Content-Type') ?? '')) throw new Error('the API has no CSV of this list');
   const url = URL.createObjectURL(await response.blob());
   const link = Object.assign(document.createElement('a'), { href: url, download: filename });
   document.body.append(link);

@@ -1,8 +1,10 @@
 // The reconciliation exceptions queue (master key, like the reports it comes from): filtered by
-// partner, status, the UTC day it was raised and its kind, a page at a time, oldest first; opening
-// one shows it whole and resolves it (exception-detail.tsx). A resolution refreshes the list.
+// partner, status, the UTC day it was raised and its kind, a page at a time, oldest first, and
+// the same as CSV; opening one shows it whole and resolves it (exception-detail.tsx). A
+// resolution refreshes the list.
 import { useRef, useState } from 'preact/hooks';
-import { Field, FormError, Section, Select } from '../forms';
+import { downloadCsv } from '../api';
+import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { FitTable, usePaged, When } from '../lists';
 import { ExceptionDetail, type Exception } from './exception-detail';
 
@@ -43,6 +45,8 @@ export function ExceptionsQueue({ master }: { master: string }) {
   };
   const { page, error, pager } = usePaged<Exception>('/v1/reconciliation-exceptions', queryOf(filters), resolved, { credential: master });
   const set = (name: keyof typeof filters) => (value: string) => setFilters({ ...filters, [name]: value });
+  const download = useSubmit(() => null);
+  const csvQuery = new URLSearchParams(Object.entries(queryOf(filters)).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
   return (
     <>
       <Section title="Exceptions" wide>
@@ -53,7 +57,7 @@ export function ExceptionsQueue({ master }: { master: string }) {
           <Select label="Exception kind" name="exception-kind" value={filters.category} options={any('Any kind', KINDS)} onInput={set('category')} />
           <Field label="Raised on (UTC day)" name="exception-day" type="date" required={false} value={filters.day} onInput={set('day')} />
         </div>
-        <FormError message={error} />
+        <FormError message={error ?? download.errors.form} />
         {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No exceptions match these filters.</p> : (
           <FitTable label="Exceptions list" columns={['Raised', 'Partner', 'Kind', 'Reference', 'Amounts', 'Status', { hidden: 'Exception' }]} rows={page.data.map((e) => ({
             key: e.id,
@@ -65,6 +69,8 @@ export function ExceptionsQueue({ master }: { master: string }) {
           }))} />
         )}
         {pager}
+        <p><button type="button" disabled={download.busy} onClick={() => void download.submit(() => downloadCsv(`/v1/reconciliation-exceptions${csvQuery ? `?${csvQuery}` : ''}`,
+          `reconciliation-exceptions${filters.day ? `-${filters.day}` : ''}.csv`, { credential: master }))}>Download these exceptions (CSV)</button></p>
       </Section>
       {shown ? <ExceptionDetail key={shown} id={shown} master={master} onResolved={() => setResolved((n) => n + 1)} onClose={close} /> : null}
     </>
