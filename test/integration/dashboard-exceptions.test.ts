@@ -42,10 +42,11 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     paid.missing = await desk.settledPayIn('41.00', 'statement_missing');
     paid.twice = await desk.settledPayIn('43.00', 'statement_duplicate');
     paid.fee = await desk.settledPayIn('42.00', 'statement_fee');
+    paid.stale = await desk.settledPayIn('44.00', 'statement_missing');
     const report = await call(base(), 'POST', '/v1/reconciliations', { partner: 'openbank', from: today(), to: today() }, { token: master() });
     assert.equal(report.status, 201, JSON.stringify(report.body));
     opened = (await call(base(), 'GET', '/v1/reconciliation-exceptions?status=open&limit=100', undefined, { token: master() })).body.data;
-    assert.deepEqual(['missing', 'twice', 'fee'].map((name) => exceptionOf(name)?.category), ['ledger_only', 'statement_only', 'mismatched'], JSON.stringify(opened));
+    assert.deepEqual(['missing', 'twice', 'fee', 'stale'].map((name) => exceptionOf(name)?.category), ['ledger_only', 'statement_only', 'mismatched', 'ledger_only'], JSON.stringify(opened));
 
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -78,23 +79,23 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
   }, 10_000, `${what}: ${expected} exceptions listed`);
 
   it('lists the open exceptions, filtered by partner, status, day and kind, and as CSV', async () => {
-    await rowCount(3, 'the open ones');
-    for (const name of ['missing', 'twice', 'fee']) {
+    await rowCount(4, 'the open ones');
+    for (const name of ['missing', 'twice', 'fee', 'stale']) {
       await rows().filter({ hasText: paid[name].external_id }).first().waitFor();
     }
     await expectAccessible('the exceptions queue');
     await queue().getByLabel('Exception partner').selectOption('fiat');
     await rowCount(0, 'fiat');
     await queue().getByLabel('Exception partner').selectOption('openbank');
-    await rowCount(3, 'openbank');
+    await rowCount(4, 'openbank');
     await queue().getByLabel('Raised on (UTC day)').fill(dayAfter(today()));
     await rowCount(0, 'the day after');
     await queue().getByLabel('Raised on (UTC day)').fill(today());
-    await rowCount(3, 'today');
+    await rowCount(4, 'today');
     await queue().getByLabel('Exception status').selectOption('resolved');
     await rowCount(0, 'resolved');
     await queue().getByLabel('Exception status').selectOption('open');
-    await rowCount(3, 'open again');
+    await rowCount(4, 'open again');
 
     // The kind: filtered by the API where it takes `category`; where it does not yet, its refusal is shown in its words.
     const openapi = (await call(base(), 'GET', '/v1/openapi.json')).body;
@@ -109,7 +110,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
       assert.equal(await queue().getByRole('alert').textContent(), refused.body.message);
     }
     await queue().getByLabel('Exception kind').selectOption('');
-    await rowCount(3, 'any kind');
+    await rowCount(4, 'any kind');
 
     // The same list as CSV, where the API has it; where it does not yet, no JSON saved as a CSV file but words.
     const listing = openapi.paths['/v1/reconciliation-exceptions'].get;
@@ -164,7 +165,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     const after = await read(twice.id);
     assert.deepEqual([after.status, after.resolution, after.note, after.adjustment_entry_id], ['resolved', 'explained', 'the partner listed this payment twice and confirmed it', null]);
     assert.match(after.resolved_by ?? '', /^master_key$|^key:|^session:/);
-    await rowCount(2, 'the explained one leaves the open list');
+    await rowCount(3, 'the explained one leaves the open list');
   });
 
   it('adjusts one from the keyboard: the amount to be posted is shown, then confirmed, and the ledger posts it once', async () => {
@@ -194,7 +195,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     assert.ok(after.adjustment_entry_id, 'an adjusting entry');
     const trial = await call(base(), 'GET', '/v1/ledger/trial-balance', undefined, { token: master() });
     assert.equal(trial.body.accounts.find((a: { ledger_account: string }) => a.ledger_account === 'sys:reconciliation:suspense:USD')?.net, '-0.50', 'posted once');
-    await rowCount(1, 'only the missing line is left open');
+    await rowCount(2, 'the missing lines are left open');
   });
 
   // Today's routes open no ambiguous exception and keep no history: what a newer server sends
@@ -233,6 +234,22 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
       await page.unroute(`**/v1/reconciliation-exceptions/${missing.id}/resolve`);
     }
     assert.equal((await read(missing.id)).status, 'open', 'the real one was never asked');
+    await detail().getByRole('button', { name: 'Back to the queue' }).click();
+  });
+
+  it('shows an exception resolved meanwhile by someone else as it now is, in the API\'s words', async () => {
+    const stale = exceptionOf('stale');
+    await queue().getByRole('button', { name: `Open the ledger_only exception ${paid.stale.external_id}` }).click();
+    await detail().getByRole('heading', { name: `Exception: ledger_only ${paid.stale.external_id}` }).waitFor();
+    await detail().getByLabel(/^Note/).fill('explained here too');
+    const elsewhere = await call(base(), 'POST', `/v1/reconciliation-exceptions/${stale.id}/resolve`, { resolution: 'explained', note: 'explained by a colleague' }, { token: master(), idempotencyKey: randomUUID() });
+    assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
+    await detail().getByRole('button', { name: 'Explain', exact: true }).click();
+    const refused = await call(base(), 'POST', `/v1/reconciliation-exceptions/${stale.id}/resolve`, { resolution: 'explained', note: 'explained here too' }, { token: master(), idempotencyKey: randomUUID() });
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
+    await detail().getByRole('status').filter({ hasText: refused.body.message }).waitFor();
+    await detail().getByTestId('exception-status').filter({ hasText: 'resolved: explained' }).waitFor();
+    assert.equal((await read(stale.id)).note, 'explained by a colleague', 'the first resolution stands');
     await detail().getByRole('button', { name: 'Back to the queue' }).click();
   });
 
@@ -281,7 +298,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
       await reports.getByRole('button', { name: /^Open the openbank report/ }).first().click();
       await page.getByRole('region', { name: 'Totals per currency' }).waitFor();
       await queue().getByLabel('Exception status').selectOption('');
-      await rowCount(3, 'every status');
+      await rowCount(4, 'every status');
       await queue().getByRole('button', { name: `Open the mismatched exception ${paid.fee.external_id}` }).click();
       await detail().getByRole('region', { name: 'Statement lines' }).waitFor();
       await expectAccessible(`the Finance area at ${width} px`);

@@ -4,7 +4,7 @@
 // (statement − ledger) is shown and confirmed before the ledger posts it. Fields a server may not
 // send yet are read defensively: a missing list is an empty one.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, ApiError } from '../api';
 import { Field, FormError, useSubmit } from '../forms';
 import { FitTable, When } from '../lists';
 import { minus } from '../money';
@@ -49,6 +49,8 @@ export function ExceptionDetail({ id, master, onResolved, onClose }: { id: strin
   useEffect(() => { if (exception) heading.current?.focus(); }, [exception?.id]);
   useEffect(() => { if (outcome) told.current?.focus(); }, [outcome]);
   const resolved = (answer: Exception, what: string) => { setException(answer); setOutcome(what); onResolved(); };
+  // Resolved meanwhile (by someone else, or by a later run): the reader sees why, and the exception as it now is.
+  const stale = (why: string) => { setOutcome(why); void reload(); onResolved(); };
   const title = exception ? `Exception: ${exception.category} ${exception.reference ?? exception.statement_line_id ?? exception.id}` : 'Exception';
   return (
     <section aria-labelledby="exception-heading" class="card wide exception">
@@ -60,7 +62,7 @@ export function ExceptionDetail({ id, master, onResolved, onClose }: { id: strin
           <Facts exception={exception} />
           <Sides exception={exception} />
           <History exception={exception} />
-          {exception.status === 'open' ? <ResolveForm exception={exception} master={master} onResolved={resolved} /> : null}
+          {exception.status === 'open' ? <ResolveForm exception={exception} master={master} onResolved={resolved} onStale={stale} /> : null}
           {exception.status === 'resolving' ? (
             <p class="hint">An adjustment is on its way through the ledger: nothing else may resolve this exception until it is posted.
               {' '}<button type="button" class="link" disabled={load.busy} onClick={() => void reload()}>Read it again</button></p>
@@ -138,7 +140,7 @@ function History({ exception: e }: { exception: Exception }) {
   );
 }
 
-function ResolveForm({ exception: e, master, onResolved }: { exception: Exception; master: string; onResolved: (answer: Exception, what: string) => void }) {
+function ResolveForm({ exception: e, master, onResolved, onStale }: { exception: Exception; master: string; onResolved: (answer: Exception, what: string) => void; onStale: (why: string) => void }) {
   const candidates = e.candidates ?? [];
   const side = otherSide(e);
   const [how, setHow] = useState<Resolution>(candidates.length > 0 ? 'matched' : 'explained');
@@ -169,7 +171,13 @@ function ResolveForm({ exception: e, master, onResolved }: { exception: Exceptio
     // adjustment the ledger has not posted yet) asks again rather than resolving twice.
     const signature = JSON.stringify(request);
     if (!keys.current.has(signature)) keys.current.set(signature, crypto.randomUUID());
-    const answer = await api<Exception>('POST', `/v1/reconciliation-exceptions/${e.id}/resolve`, request, { credential: master, idempotencyKey: keys.current.get(signature) });
+    let answer: Exception;
+    try {
+      answer = await api<Exception>('POST', `/v1/reconciliation-exceptions/${e.id}/resolve`, request, { credential: master, idempotencyKey: keys.current.get(signature) });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) onStale(error.body.message);
+      throw error;
+    }
     onResolved(answer, answer.resolution === 'adjusted'
       ? `Resolved as adjusted: the ledger posted ${amount} ${e.currency}${answer.adjustment_entry_id ? ` (entry ${answer.adjustment_entry_id})` : ''}.`
       : answer.status === 'resolving' ? 'The adjustment is on its way through the ledger.' : `Resolved as ${answer.resolution ?? how}.`);
