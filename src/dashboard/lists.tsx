@@ -1,5 +1,5 @@
 // Lists the way the API pages them (data, has_more, next_cursor; the next page `before` the
-// cursor), a status history, and times shown in the reader's own locale.
+// cursor), a status history, times shown in the reader's own locale, and tables that fit their card.
 import type { AriaRole, ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, type CallOptions } from './api';
