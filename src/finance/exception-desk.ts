@@ -25,6 +25,7 @@ import {
   type ExceptionCategory, type ExceptionResolution, type ExceptionRow, type ExceptionStatus, type ExceptionView, type PendingResolution,
 } from './exceptions';
 import { csvRow } from './formats';
+import { recordHandMatch } from './matches';
 
 /** `from` inclusive, `to` exclusive: the route turns a calendar date in `to` into the start of the next day. */
 export interface ExceptionFilter { partner?: string; status?: ExceptionStatus; category?: ExceptionCategory; from?: Date; to?: Date }
@@ -190,6 +191,10 @@ export class ExceptionDesk {
     if (gap.isGreaterThan(row.amount_tolerance)) {
       throw new DomainError('exception_pair_mismatch', `the pair's amounts differ by ${gap.toFixed()}, beyond the tolerance of ${row.amount_tolerance}: the ledger moved ${ledgerSide.ledger_amount}, the line says ${statementSide.statement_amount}`, 'amount');
     }
+    await recordHandMatch(trx, {
+      partner: row.partner, ledgerEntryId: ledgerSide.ledger_entry_id!, statementLineId: statementSide.statement_line_id!,
+      reconciliationId: (row.reconciliation_id ?? other.reconciliation_id)!, lineNet: statementSide.statement_amount!, at: new Date(),
+    });
     return [await this.close(trx, row, resolution, { counterpart: other.id }, print), await this.close(trx, other, resolution, { counterpart: row.id }, null)];
   }
 
@@ -215,6 +220,8 @@ export class ExceptionDesk {
     const alone: ExceptionRow | undefined = await trx('reconciliation_exceptions')
       .where({ partner: row.partner, category: side === 'ledger_entry_id' ? 'ledger_only' : 'statement_only', status: 'open', [side]: named }).forUpdate().first(...EXCEPTION_COLUMNS);
     const choice = `${resolution.note} (matched with ${side === 'ledger_entry_id' ? 'ledger entry' : 'statement line'} ${named})`;
+    const [ledgerEntryId, statementLineId, lineNet] = side === 'ledger_entry_id' ? [named, row.statement_line_id!, row.statement_amount!] : [row.ledger_entry_id!, named, chosen.amount];
+    await recordHandMatch(trx, { partner: row.partner, ledgerEntryId, statementLineId, reconciliationId: row.reconciliation_id!, lineNet, at: new Date() });
     const closed = await this.close(trx, row, resolution, { counterpart: alone?.id }, print, choice);
     return alone ? [closed, await this.close(trx, alone, resolution, { counterpart: row.id }, null, choice)] : [closed];
   }

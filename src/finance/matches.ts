@@ -32,3 +32,23 @@ export async function recordMatches(trx: Knex.Transaction, run: RunOf, priorItem
     `INSERT INTO reconciliation_matches (ledger_entry_id, partner, statement_line_id, reconciliation_id, reason, created_at)
      SELECT ledger_entry_id, :partner, statement_line_id, :run, reason, :at FROM recon_new_matches WHERE ledger_entry_id IS NOT NULL`, params);
 }
+
+/** A pair finance matched by hand: the movement and the line, and the report that raised it. */
+export interface HandMatch { partner: string; ledgerEntryId: string; statementLineId: string; reconciliationId: string; lineNet: string; at: Date }
+
+/**
+ * Records a pair matched by hand as a run's matches are recorded, with reason `by_hand`, so a later
+ * run reports both sides matched and never pairs either with something else. The line's
+ * fingerprint is its net with no settlement detail (a line matched by hand names one movement); a
+ * line whose content differs later is matched afresh, as a run's would be. A side already recorded
+ * keeps its first match.
+ */
+export async function recordHandMatch(trx: Knex.Transaction, match: HandMatch): Promise<void> {
+  const params = { ...match };
+  await bulkRaw(trx,
+    `INSERT INTO reconciliation_matched_lines (partner, statement_line_id, reconciliation_id, reason, fingerprint, created_at)
+     VALUES (:partner, :statementLineId, :reconciliationId, 'by_hand', :lineNet::numeric::text || '|' || md5(''), :at) ON CONFLICT DO NOTHING`, params);
+  await bulkRaw(trx,
+    `INSERT INTO reconciliation_matches (ledger_entry_id, partner, statement_line_id, reconciliation_id, reason, created_at)
+     VALUES (:ledgerEntryId, :partner, :statementLineId, :reconciliationId, 'by_hand', :at) ON CONFLICT DO NOTHING`, params);
+}

@@ -48,7 +48,7 @@ const ITEM_SCHEMA = {
     statement_amount: { ...nullableText, description: 'the line\'s net (amount − fee)' },
     field: { type: ['string', 'null'], enum: ['currency', 'fee', 'amount', 'value_date', 'reference', null], description: 'the field that disagreed; reference: a duplicate line' },
     ledger_value: nullableText, statement_value: nullableText,
-    reason: { type: 'string', description: 'a matched item: how it matched, reference, amount_and_date (a side without a reference) or subset (a batch line without detail); not_examined: the run\'s search budget did not reach it' },
+    reason: { type: 'string', description: 'a matched item: how it matched, reference, amount_and_date (a side without a reference) or subset (a batch line without detail), by_hand (a pair finance matched by hand, reported so by every later run); not_examined: the run\'s search budget did not reach it' },
     movements: { ...MOVEMENTS_SCHEMA, type: ['array', 'null'], description: 'an unmatched item\'s ledger side (a batch: every movement it lists); null for a matched item' },
     candidates: { ...CANDIDATES_SCHEMA, type: ['array', 'null'], description: 'an ambiguous item\'s possible other sides; null otherwise' },
   },

@@ -112,7 +112,7 @@ describe('the deadline of an executing transfer', function () {
     const first = await lostTransfer('3.00');
     const second = await lostTransfer('4.00');
     const mine = [first.transferId, second.transferId];
-    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=3000`, { method: 'POST' });
+    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=3000`, { method: 'POST', headers: controlHeaders() });
     assert.equal(down.status, 200);
     assert.deepEqual(await checker().round(), { failed: 0, followed: 0, unreachable: 2 });
     assert.deepEqual(await checker().round(), { failed: 0, followed: 0, unreachable: 2 }, 'still down');

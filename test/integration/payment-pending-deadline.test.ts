@@ -15,6 +15,7 @@ import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
+import { controlHeaders } from '../support/secrets';
 
 const PENDING_DEADLINE_MS = 3_000;
 const OUTAGE_MS = 25_000;
@@ -44,7 +45,7 @@ describe('the pending deadline of a payment, against a partner outage longer tha
     await restartPartners({ paymentPendingDeadlineMs: PENDING_DEADLINE_MS });
   });
   after(async () => {
-    await fetch(`${railsUrl()}/fiat/_control/outage?ms=0`, { method: 'POST' });
+    await fetch(`${railsUrl()}/fiat/_control/outage?ms=0`, { method: 'POST', headers: controlHeaders() });
     await restartPartners({});
   });
   afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
@@ -62,7 +63,7 @@ describe('the pending deadline of a payment, against a partner outage longer tha
       { customer_id: customerId, partner: 'fiat', amount: '40.00', currency: 'EUR', purpose: 'invoice 8', payee: { ...PERSON, bank: BANK } },
       { token: owner.key, idempotencyKey: randomUUID(), headers: { 'Sandbox-Scenario': 'unavailable' } });
     assert.deepEqual([sent.status, sent.body.status], [202, 'pending'], JSON.stringify(sent.body));
-    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=${OUTAGE_MS}`, { method: 'POST' });
+    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=${OUTAGE_MS}`, { method: 'POST', headers: controlHeaders() });
     assert.equal(down.status, 200);
     const upAt = Date.now() + OUTAGE_MS;
     const id = sent.body.id;

@@ -93,6 +93,13 @@ describe('reconciliation exceptions: the queue finance works', function () {
     assert.deepEqual([matched.body.status, matched.body.resolution, matched.body.resolved_by, matched.body.counterpart_exception_id], ['resolved', 'matched', 'master_key', about('twice').id]);
     const other = (await call(base(), 'GET', `/v1/reconciliation-exceptions/${about('twice').id}`, undefined, { token: master() })).body;
     assert.deepEqual([other.status, other.resolution, other.counterpart_exception_id, other.note], ['resolved', 'matched', missing.id, 'the partner put this payment under the wrong reference']);
+
+    // A pair matched by hand is matched for good: a later run reports both sides matched, by hand.
+    const later = await reconcile();
+    assert.equal(later.status, 201, JSON.stringify(later.body));
+    const csv = await (await fetch(`${base()}/v1/reconciliations/${later.body.id}`, { headers: { authorization: `Bearer ${master()}`, accept: 'text/csv' } })).text();
+    const rows = csv.split('\n').filter((line) => line.includes(missing.ledger_entry_id!) || line.includes(lineOf('twice')));
+    assert.ok(rows.length >= 1 && rows.every((line) => /^matched,/.test(line) && /by_hand/.test(line)), `both sides reported matched by hand: ${rows.join(' / ')}`);
   });
 
   it('explains and adjusts, once each: an adjustment is a balanced entry between settlement and suspense, posted by the ledger', async () => {
