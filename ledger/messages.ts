@@ -3,7 +3,7 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v2.avsc). */
@@ -85,6 +85,19 @@ export interface ReconciliationAdjust {
   partner: string;
   currency: Currency;
   amount: string;
+}
+
+/**
+ * Moves money between the main balance ("main") and the account's wallets, or to another
+ * account's wallet by id (DESIGN.md section 5g). The id is the wallet transfer's and its entry's.
+ */
+export interface WalletTransfer {
+  wallet_transfer_id: string;
+  from_wallet_id: string;
+  to_wallet_id: string;
+  amount: string;
+  currency: Currency;
+  description: string | null;
 }
 
 /** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */

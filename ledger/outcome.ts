@@ -12,7 +12,7 @@ export type RefusalCode =
   | 'resource_not_found' | 'account_not_active' | 'sender_no_chain_wallet' | 'recipient_not_found' | 'invalid_request'
   | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found' | 'unsupported_pair'
   | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed' | 'payment_not_found'
-  | 'faucet_limit_exceeded' | 'account_no_chain_wallet'
+  | 'faucet_limit_exceeded' | 'account_no_chain_wallet' | 'wallet_not_found'
   // Not a decision on the command: its Idempotency-Key already names another request (never stored).
   | 'idempotency_conflict';
 
@@ -44,7 +44,16 @@ export interface PaymentOutcome { kind: 'payment'; created: boolean; payment: Pa
 /** A reconciliation exception adjusted: the entry posted between settlement and suspense. */
 export interface ReconciliationAdjusted { kind: 'reconciliation_adjustment'; entry_id: string; partner: string; currency: Currency; amount: string }
 
-export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome | ReconciliationAdjusted;
+/** Money moved between the main balance and wallets (DESIGN.md section 5g). */
+export interface WalletTransferred {
+  kind: 'wallet_transfer';
+  wallet_transfer: {
+    id: string; account_id: string; from_wallet_id: string; to_wallet_id: string; amount: string; currency: Currency;
+    description: string | null; status: 'completed'; created_at: string;
+  };
+}
+
+export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome | ReconciliationAdjusted | WalletTransferred;
 
 export const refused = (code: RefusalCode, message: string, field: string | null = null): Refused => ({ kind: 'refused', code, message, field });
 

@@ -54,6 +54,8 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   'payment.update': { ids: ['payment_id'], amounts: [], currencies: [], accountIsUuid: false },
   // Finance names the partner's settlement account (`reconciliation:<partner>`), not an account.
   'reconciliation.adjust': { ids: ['exception_id', 'entry_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: false },
+  // from_wallet_id and to_wallet_id are "main" or a wallet's id: decide-wallets.ts checks them.
+  'wallet.transfer': { ids: ['wallet_transfer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true },
 };
 
 const invalid = (field: string, message: string): Refused => refused('invalid_request', message, field);

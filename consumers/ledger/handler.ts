@@ -9,13 +9,15 @@ import { BalanceBook } from '../../ledger/balances';
 import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, emptyDecision, type Decision } from '../../ledger/decide';
 import { decideReconciliationAdjust } from '../../ledger/decide-adjustments';
 import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
+import { decideWalletTransfer } from '../../ledger/decide-wallets';
+import type { WalletRecord } from '../../ledger/wallets';
 import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { isCanonicalUuid, unstorable } from '../../ledger/screen';
 import {
-  accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, roundFacts,
+  accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, readWallets, roundFacts,
   faucetCreditedToday, faucetKey, type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
@@ -26,7 +28,7 @@ import type { Runtime } from '../../src/runtime';
 import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
-import { ledgerAccountsOf, parseCommand, recipientOf, type BatchFacts, type ParsedCommand } from './plan';
+import { ledgerAccountsOf, parseCommand, recipientOf, walletIdsOf, type BatchFacts, type ParsedCommand } from './plan';
 
 /** The command type as recorded: what the message said, when that can be stored. */
 const storableType = (type: unknown): string => (typeof type === 'string' && !unstorable(type) ? type.slice(0, 100) : 'unknown');
@@ -48,7 +50,8 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
   const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
   const paymentIds = commands.flatMap((c) => (c.type === 'payment.update' ? [c.payload.payment_id] : []));
-  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit')
+  const walletIds = commands.flatMap(walletIdsOf);
+  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit' || c.type === 'wallet.transfer')
     .map((c) => c.envelope.account_id);
   const faucets = commands.flatMap((c) => (c.type === 'faucet.credit' ? [{ accountId: c.envelope.account_id, currency: c.payload.currency }] : []));
   const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
@@ -56,24 +59,28 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const refs = commands.map(({ envelope, type }) => (type === 'refused'
     ? { id: envelope.id, accountId: '', idempotencyKey: null } // only its own earlier answer matters
     : { id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
-  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments, faucetToday] = await Promise.all([
+  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments, faucetToday, wallets] = await Promise.all([
     roundFacts(runtime.db, refs, [...new Set(senderIds)], [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
     readTransfers(runtime.db, results),
     readQuotes(runtime.db, quoteIds),
     readPayments(runtime.db, paymentIds),
     faucetCreditedToday(runtime.db, faucets),
+    readWallets(runtime.db, walletIds),
   ]);
-  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday } };
+  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday, wallets } };
 }
 
 /**
  * The records a batch decides on, as locked in its transaction and changed by its earlier
  * commands; `faucetToday` counts the batch's own credits too (a copy per attempt of the batch).
  */
-interface Locked { transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord>; faucetToday: Map<string, Amount> }
+interface Locked {
+  transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord>; faucetToday: Map<string, Amount>;
+  wallets: Map<string, WalletRecord>;
+}
 
-function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments, faucetToday }: Locked, book: BalanceBook, now: Date): Decision {
+function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments, faucetToday, wallets }: Locked, book: BalanceBook, now: Date): Decision {
   switch (command.type) {
     case 'faucet.credit': {
       const accountId = command.envelope.account_id;
@@ -101,6 +108,10 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
       return decidePaymentUpdate(command.payload, payments.get(command.payload.payment_id) ?? null, book, now);
     case 'reconciliation.adjust':
       return decideReconciliationAdjust(command.payload, book);
+    case 'wallet.transfer':
+      return decideWalletTransfer(command.envelope.account_id, command.payload, {
+        account: facts.accountsById.get(command.envelope.account_id) ?? null, wallets,
+      }, book, now);
     case 'refused':
       return emptyDecision(command.refusal);
   }
@@ -139,8 +150,8 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
   return LedgerRound.run(runtime.db, async (round) => {
-    const { transfers, quotes, payments, balances } = await round.lock({
-      transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()], refs,
+    const { transfers, quotes, payments, wallets, balances } = await round.lock({
+      transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()], walletIds: [...facts.wallets.keys()], refs,
     });
     const book = new BalanceBook(balances);
     const now = new Date();
@@ -156,7 +167,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     const faucetToday = new Map(facts.faucetToday);
     const changedPayments = new Map<string, PaymentRecord>();
     for (const command of commands) {
-      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday }, book, now);
+      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets }, book, now);
       for (const { entry, postings } of decision.entries) {
         const applied: EntryWrite = {
           id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings,

@@ -3,13 +3,15 @@
 import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult } from '../../ledger/messages';
+import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult, type WalletTransfer } from '../../ledger/messages';
 import type { PaymentRecord } from '../../ledger/payments';
 import { isCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { refused, type Refused } from '../../ledger/outcome';
 import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
 import { PoisonMessageError } from '../../src/kafka/consumer';
+import { walletTransferAccounts } from '../../ledger/decide-wallets';
+import type { WalletRecord } from '../../ledger/wallets';
 
 export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'faucet.credit'; payload: FaucetCredit }
@@ -19,6 +21,7 @@ export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'payment.create'; payload: PaymentCreate }
   | { envelope: LedgerCommandEnvelope; type: 'payment.update'; payload: PaymentUpdate }
   | { envelope: LedgerCommandEnvelope; type: 'reconciliation.adjust'; payload: ReconciliationAdjust }
+  | { envelope: LedgerCommandEnvelope; type: 'wallet.transfer'; payload: WalletTransfer }
   // Refused as it is (screen.ts): decided alone, with a final answer, touching nothing.
   | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
 
@@ -52,6 +55,7 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'payment.create': return { envelope, type: envelope.type, payload: payload as PaymentCreate };
     case 'payment.update': return { envelope, type: envelope.type, payload: payload as PaymentUpdate };
     case 'reconciliation.adjust': return { envelope, type: envelope.type, payload: payload as ReconciliationAdjust };
+    case 'wallet.transfer': return { envelope, type: envelope.type, payload: payload as WalletTransfer };
   }
 }
 
@@ -66,6 +70,8 @@ export interface BatchFacts {
   payments: Map<string, PaymentRecord>;
   /** What the faucet credited today to the accounts and currencies faucet.credit commands name (store.ts faucetKey). */
   faucetToday: Map<string, Amount>;
+  /** The wallets wallet commands name, as read before the batch locks them. */
+  wallets: Map<string, WalletRecord>;
 }
 
 /** The FX desk's accounts a conversion from `from` to `to` posts to. */
@@ -120,7 +126,16 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       if (!isCurrency(currency)) return []; // refused: no such currency
       return [partnerSettlement(partner, currency), reconciliationSuspense(currency)];
     }
+    case 'wallet.transfer':
+      if (!facts.accountsById.has(accountId)) return [];
+      return walletTransferAccounts(accountId, command.payload, facts.wallets);
     case 'refused':
       return [];
   }
+}
+
+/** The wallets a command names (its sides other than "main"). */
+export function walletIdsOf(command: ParsedCommand): string[] {
+  if (command.type === 'wallet.transfer') return [command.payload.from_wallet_id, command.payload.to_wallet_id];
+  return [];
 }

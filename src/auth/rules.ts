@@ -19,6 +19,8 @@ export const SCOPES = [
   'request_logs:read',
   'webhooks:write',
   'webhooks:read',
+  'wallets:write',
+  'wallets:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
