@@ -19,8 +19,9 @@ import { ledgerEntryView, walletView, type WalletReads, type WalletRow } from '.
 import type { Wallets } from './service';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const walletIdSchema = { type: 'string', pattern: `^${UUID}$`, description: 'a wallet id (a UUID in lower case)' } as const;
-const sideSchema = { type: 'string', pattern: `^(main|${UUID})$`, description: '"main" (the account\'s main balance) or a wallet id (a UUID in lower case)' } as const;
+const EXAMPLE_WALLET = '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13';
+const walletIdSchema = { type: 'string', pattern: `^${UUID}$`, examples: [EXAMPLE_WALLET], description: 'a wallet id (a UUID in lower case)' } as const;
+const sideSchema = { type: 'string', pattern: `^(main|${UUID})$`, examples: ['main'], description: '"main" (the account\'s main balance) or a wallet id (a UUID in lower case)' } as const;
 const metadataSchema = {
   type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 500 },
   propertyNames: { minLength: 1, maxLength: 40 }, description: 'up to 20 string values of your own, keys of 1..40 characters',
@@ -69,10 +70,10 @@ const provisionalWalletTransferSchema = {
 };
 const walletTransferBody = {
   type: 'object', additionalProperties: false, required: ['from_wallet_id', 'to_wallet_id', 'amount', 'currency'], ...amountScaleRule(),
-  examples: [{ from_wallet_id: 'main', to_wallet_id: '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13', amount: '25.00', currency: 'USD', description: 'savings' }],
+  examples: [{ from_wallet_id: 'main', to_wallet_id: EXAMPLE_WALLET, amount: '25.00', currency: 'USD', description: 'savings' }],
   properties: {
     from_wallet_id: { ...sideSchema, description: '"main" or one of the account\'s wallets' },
-    to_wallet_id: { ...sideSchema, description: '"main", one of the account\'s wallets, or another account\'s wallet' },
+    to_wallet_id: { ...sideSchema, examples: [EXAMPLE_WALLET], description: '"main", one of the account\'s wallets, or another account\'s wallet' },
     amount: amountSchema, currency: currencySchema, description: { type: 'string', maxLength: 500 },
     account_id: { type: 'string', format: 'uuid', description: 'master key only' },
   },
