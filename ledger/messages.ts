@@ -3,10 +3,10 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
-/** Envelope on ledger.commands (schemas/ledger.commands.v2.avsc). */
+/** Envelope on ledger.commands (schemas/ledger.commands.v3.avsc). */
 export interface LedgerCommandEnvelope {
   id: string;
   type: CommandType;
@@ -100,6 +100,33 @@ export interface WalletTransfer {
   description: string | null;
 }
 
+/** Moves `amount` from the main balance's or a wallet's available to held until `expires_at` (DESIGN.md section 5g). */
+export interface HoldCreate {
+  hold_id: string;
+  amount: string;
+  currency: Currency;
+  /** Null: the main balance. */
+  wallet_id: string | null;
+  expires_at: string;
+  description: string | null;
+}
+
+/** Pays `amount` of a hold to a recipient as an internal transfer; `final` releases the rest. */
+export interface HoldCaptureCommand {
+  hold_id: string;
+  capture_id: string;
+  transfer_id: string;
+  amount: string;
+  final: boolean;
+  recipient_email: string;
+  note: string | null;
+}
+
+/** Releases what is left of a hold: `hold.void` from its owner, `hold.expire` from the ledger's own expiry sweep. */
+export interface HoldRelease {
+  hold_id: string;
+}
+
 /** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */
 export interface PaymentUpdate {
   payment_id: string;
@@ -165,7 +192,7 @@ export interface TransferExecute {
   scenario?: string | null;
 }
 
-/** The event envelope of SPEC.md section 6 (schemas/domain.events.v1.avsc). */
+/** The event envelope of SPEC.md section 6 (schemas/domain.events.v4.avsc). */
 export interface DomainEventEnvelope {
   id: string;
   type: string;

@@ -56,6 +56,10 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   'reconciliation.adjust': { ids: ['exception_id', 'entry_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: false },
   // from_wallet_id and to_wallet_id are "main" or a wallet's id: decide-wallets.ts checks them.
   'wallet.transfer': { ids: ['wallet_transfer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true },
+  'hold.create': { ids: ['hold_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true },
+  'hold.capture': { ids: ['hold_id', 'capture_id', 'transfer_id'], amounts: ['amount'], currencies: [], accountIsUuid: true },
+  'hold.void': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
+  'hold.expire': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
 };
 
 const invalid = (field: string, message: string): Refused => refused('invalid_request', message, field);

@@ -9,6 +9,7 @@ import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord } from './payments';
 import type { TransferRecord } from './transfers';
 import type { WalletRecord } from './wallets';
+import type { HoldRecord } from './holds';
 import { isCanonicalUuid } from './screen';
 import type pg from 'pg';
 import { copyIntoClient } from '../src/db/pg-copy';
@@ -65,6 +66,7 @@ async function readById<Row extends { id: string }>(db: Db, table: string, ids: 
 export const readTransfers = (db: Db, ids: string[]) => readById<TransferRecord>(db, 'transfers', ids);
 export const readQuotes = (db: Db, ids: string[]) => readById<FxQuoteRecord>(db, 'fx_quotes', ids);
 export const readPayments = (db: Db, ids: string[]) => readById<PaymentRecord>(db, 'payments', ids);
+export const readHolds = (db: Db, ids: string[]) => readById<HoldRecord>(db, 'holds', ids);
 /** Wallets by id; an id that is not a UUID ("main", or a typo) names none. */
 export const readWallets = (db: Db, ids: string[]) => readById<WalletRecord>(db, 'wallets', ids.filter(isCanonicalUuid));
 

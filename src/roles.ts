@@ -32,6 +32,8 @@ import { notificationRoutes } from './http/notifications';
 import { walletRoutes } from './wallets/routes';
 import { WalletReads } from './wallets/reads';
 import { Wallets } from './wallets/service';
+import { holdRoutes } from './holds/routes';
+import { HoldReads } from './holds/reads';
 import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
 import type { MockRails } from './mock-rails/server';
@@ -126,6 +128,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...outboxSetAsideRoutes(new OutboxSetAside(db, runtime)),
     ...unreachableTransferRoutes(new UnreachableTransfers(db)),
     ...walletRoutes({ db, reads: new WalletReads(db), wallets: new Wallets(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
+    ...holdRoutes({ db, reads: new HoldReads(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
   );
   return routes;
 }

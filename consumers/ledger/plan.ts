@@ -3,14 +3,18 @@
 import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult, type WalletTransfer } from '../../ledger/messages';
+import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult, type WalletTransfer,
+  type HoldCaptureCommand, type HoldCreate, type HoldRelease } from '../../ledger/messages';
 import type { PaymentRecord } from '../../ledger/payments';
 import { isCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { refused, type Refused } from '../../ledger/outcome';
 import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
 import { PoisonMessageError } from '../../src/kafka/consumer';
-import { walletTransferAccounts } from '../../ledger/decide-wallets';
+import { sideAccounts, walletTransferAccounts } from '../../ledger/decide-wallets';
+import { holdAccounts } from '../../ledger/decide-holds';
+import type { HoldRecord } from '../../ledger/holds';
+import { MAIN_WALLET } from '../../ledger/chart';
 import type { WalletRecord } from '../../ledger/wallets';
 
 export type ParsedCommand =
@@ -22,6 +26,9 @@ export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'payment.update'; payload: PaymentUpdate }
   | { envelope: LedgerCommandEnvelope; type: 'reconciliation.adjust'; payload: ReconciliationAdjust }
   | { envelope: LedgerCommandEnvelope; type: 'wallet.transfer'; payload: WalletTransfer }
+  | { envelope: LedgerCommandEnvelope; type: 'hold.create'; payload: HoldCreate }
+  | { envelope: LedgerCommandEnvelope; type: 'hold.capture'; payload: HoldCaptureCommand }
+  | { envelope: LedgerCommandEnvelope; type: 'hold.void' | 'hold.expire'; payload: HoldRelease }
   // Refused as it is (screen.ts): decided alone, with a final answer, touching nothing.
   | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
 
@@ -56,6 +63,9 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'payment.update': return { envelope, type: envelope.type, payload: payload as PaymentUpdate };
     case 'reconciliation.adjust': return { envelope, type: envelope.type, payload: payload as ReconciliationAdjust };
     case 'wallet.transfer': return { envelope, type: envelope.type, payload: payload as WalletTransfer };
+    case 'hold.create': return { envelope, type: envelope.type, payload: payload as HoldCreate };
+    case 'hold.capture': return { envelope, type: envelope.type, payload: payload as HoldCaptureCommand };
+    case 'hold.void': case 'hold.expire': return { envelope, type: envelope.type, payload: payload as HoldRelease };
   }
 }
 
@@ -72,6 +82,8 @@ export interface BatchFacts {
   faucetToday: Map<string, Amount>;
   /** The wallets wallet commands name, as read before the batch locks them. */
   wallets: Map<string, WalletRecord>;
+  /** The holds hold commands name, as read before the batch locks them. */
+  holds: Map<string, HoldRecord>;
 }
 
 /** The FX desk's accounts a conversion from `from` to `to` posts to. */
@@ -129,13 +141,37 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
     case 'wallet.transfer':
       if (!facts.accountsById.has(accountId)) return [];
       return walletTransferAccounts(accountId, command.payload, facts.wallets);
+    case 'hold.create': {
+      const { wallet_id: walletId, currency } = command.payload;
+      if (!facts.accountsById.has(accountId)) return [];
+      // Another account's wallet, or none: refused, and no ledger account is made for it.
+      if (walletId !== null && facts.wallets.get(walletId)?.account_id !== accountId) return [];
+      return sideAccounts(accountId, walletId ?? MAIN_WALLET, currency);
+    }
+    case 'hold.capture': {
+      const hold = facts.holds.get(command.payload.hold_id);
+      if (!hold || hold.account_id !== accountId) return [];
+      const recipient = facts.accountsByEmail.get(command.payload.recipient_email.toLowerCase()) ?? null;
+      return holdAccounts(hold, recipient?.id ?? null);
+    }
+    case 'hold.void':
+    case 'hold.expire': {
+      const hold = facts.holds.get(command.payload.hold_id);
+      return hold && hold.account_id === accountId ? holdAccounts(hold) : [];
+    }
     case 'refused':
       return [];
   }
 }
 
+/** The hold a command names, if any. */
+export function holdIdOf(command: ParsedCommand): string[] {
+  return command.type === 'hold.capture' || command.type === 'hold.void' || command.type === 'hold.expire' ? [command.payload.hold_id] : [];
+}
+
 /** The wallets a command names (its sides other than "main"). */
 export function walletIdsOf(command: ParsedCommand): string[] {
   if (command.type === 'wallet.transfer') return [command.payload.from_wallet_id, command.payload.to_wallet_id];
+  if (command.type === 'hold.create' && command.payload.wallet_id !== null) return [command.payload.wallet_id];
   return [];
 }

@@ -21,6 +21,8 @@ export const SCOPES = [
   'webhooks:read',
   'wallets:write',
   'wallets:read',
+  'holds:write',
+  'holds:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
