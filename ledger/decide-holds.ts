@@ -5,7 +5,7 @@
 // the ledger's rounds, against the round's locked hold and balances, so two commands racing on
 // one hold are decided one after the other and the second sees the first's outcome.
 import { randomUUID } from 'node:crypto';
-import { available, heldBy, MAIN_WALLET, spendable, type LedgerAccountRef } from './chart';
+import { available, heldBy, MAIN_WALLET, pending, spendable, type LedgerAccountRef } from './chart';
 import type { BalanceBook } from './balances';
 import { emptyDecision, post, refusal, walk, type AccountFacts, type Decision, type EventDraft } from './decide';
 import { sideAccounts, sideEvent } from './decide-wallets';
@@ -13,7 +13,7 @@ import type { HoldRecord, HoldStatus } from './holds';
 import type { HoldCaptureCommand, HoldCreate } from './messages';
 import { formatAmount, Money, STABLECOINS, type Amount } from './money';
 import { entry } from './postings';
-import { ESTIMATED_ARRIVAL, type TransferRecord } from './transfers';
+import { ESTIMATED_ARRIVAL, railFor, type TransferRecord } from './transfers';
 import type { WalletRecord } from './wallets';
 
 const sideOf = (hold: Pick<HoldRecord, 'wallet_id'>): string => hold.wallet_id ?? MAIN_WALLET;
@@ -100,9 +100,12 @@ function refuseOnHold(accountId: string, current: HoldRecord | null, now: Date):
 }
 
 export interface HoldCaptureFacts {
-  /** The account registered under recipient_email. */
+  /** Internal: the account registered under recipient_email. External: the account whose vIBAN matches the bank details. */
   recipient: AccountFacts | null;
 }
+
+/** The email a capture's recipient is known by. */
+const recipientEmailOf = (command: HoldCaptureCommand): string => command.recipient_email ?? command.recipient!.email;
 
 function refuseCapture(accountId: string, command: HoldCaptureCommand, current: HoldRecord | null, { recipient }: HoldCaptureFacts, now: Date): Decision | null {
   const onHold = refuseOnHold(accountId, current, now);
@@ -110,6 +113,12 @@ function refuseCapture(accountId: string, command: HoldCaptureCommand, current: 
   const hold = current!;
   if (left(hold).isLessThan(command.amount)) {
     return refusal('hold_exceeded', `only ${formatAmount(left(hold), hold.currency)} ${hold.currency} of the hold is left to capture`, 'amount');
+  }
+  if (command.recipient) {
+    if (command.recipient.bank.currency !== hold.currency) return refusal('invalid_request', `a capture pays out in the hold's currency, ${hold.currency}`, 'recipient.bank.currency');
+    if (!recipient) return refusal('external_send_blocked', 'sandbox: the bank details match no registered sandbox account', 'recipient.bank.account_number');
+    if (recipient.id === accountId) return refusal('invalid_request', 'the bank details are the holding account\'s own', 'recipient.bank.account_number');
+    return null;
   }
   if (!recipient) return refusal('recipient_not_found', 'no account is registered under recipient_email', 'recipient_email');
   if (recipient.id === accountId) return refusal('invalid_request', 'the recipient is the holding account itself', 'recipient_email');
@@ -119,8 +128,11 @@ function refuseCapture(accountId: string, command: HoldCaptureCommand, current: 
 }
 
 /**
- * A capture pays the recipient from the held funds as an internal transfer (a book transfer, as
- * POST /v1/transfers makes one, with its transfer events); `final`, or nothing left, ends the hold
+ * A capture pays the recipient from the held funds as POST /v1/transfers would pay them: between
+ * two accounts of this ledger in fiat, a book transfer completed at once; to bank details, or in a
+ * stablecoin, the amount moves from held to the account's pending and the partner rail is told,
+ * the transfer executing until the partner's answer settles or releases it as any transfer's
+ * (a failed payout comes back to the main balance). `final`, or nothing left, ends the hold
  * `captured`, the rest released.
  */
 export function decideHoldCapture(commandId: string, accountId: string, command: HoldCaptureCommand, current: HoldRecord | null, facts: HoldCaptureFacts, book: BalanceBook, now: Date): Decision {
@@ -130,28 +142,40 @@ export function decideHoldCapture(commandId: string, accountId: string, command:
   const amount = new Money(command.amount);
   const hold: HoldRecord = { ...current!, captures: [...current!.captures], updated_at: now };
   const decision = holdDecision(hold, false);
+  const type = command.recipient ? 'external' : 'internal';
+  const rail = railFor(type, hold.currency);
   const transfer: TransferRecord = {
-    id: command.transfer_id, account_id: accountId, command_id: commandId, type: 'internal', status: 'pending',
+    id: command.transfer_id, account_id: accountId, command_id: commandId, type, status: 'pending',
     amount: amount.toFixed(), currency: hold.currency, payout_amount: amount.toFixed(), payout_currency: hold.currency, fx_rate: null, fx_mid_rate: null, fx_spread: null,
-    recipient_account_id: recipient.id, recipient: { email: command.recipient_email }, note: command.note, partner: 'book',
-    partner_payment_id: `book_${command.capture_id.replace(/-/g, '')}`, failure_code: null, failure_message: null,
-    estimated_arrival: ESTIMATED_ARRIVAL.book, created_at: now, updated_at: now, completed_at: now,
+    recipient_account_id: recipient.id, recipient: command.recipient ? (command.recipient as unknown as Record<string, unknown>) : { email: command.recipient_email },
+    note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
+    estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
   };
   decision.transfer = transfer;
   decision.transferIsNew = true;
-  post(decision, book, entry(command.capture_id, 'hold_capture', { transferId: transfer.id }, [
-    { account: heldBy(accountId, hold.wallet_id, hold.currency), amount: amount.negated() },
-    { account: available(recipient.id, hold.currency), amount },
-  ]));
-  walk(transfer, ['pending', 'quoting', 'executing', 'completed'], now, decision);
+  const from = heldBy(accountId, hold.wallet_id, hold.currency);
+  if (rail === 'book') {
+    post(decision, book, entry(command.capture_id, 'hold_capture', { transferId: transfer.id }, [{ account: from, amount: amount.negated() }, { account: available(recipient.id, hold.currency), amount }]));
+    transfer.partner_payment_id = `book_${command.capture_id.replace(/-/g, '')}`;
+    transfer.completed_at = now;
+    walk(transfer, ['pending', 'quoting', 'executing', 'completed'], now, decision);
+  } else {
+    post(decision, book, entry(command.capture_id, 'hold_capture', { transferId: transfer.id }, [{ account: from, amount: amount.negated() }, { account: pending(accountId, hold.currency), amount }]));
+    walk(transfer, ['pending', 'quoting', 'executing'], now, decision);
+    decision.partnerCommand = {
+      partner: rail, accountId,
+      payload: { transfer_id: transfer.id, amount: formatAmount(amount, hold.currency), currency: hold.currency, attempt: 0, beneficiary: { ...transfer.recipient, account_id: recipient.id }, scenario: null },
+    };
+  }
   hold.captured_amount = new Money(hold.captured_amount).plus(amount).toFixed();
-  hold.captures.push({ id: command.capture_id, amount: amount.toFixed(), transfer_id: transfer.id, recipient_email: command.recipient_email, final: command.final, created_at: now.toISOString() });
+  hold.captures.push({ id: command.capture_id, amount: amount.toFixed(), transfer_id: transfer.id, recipient_email: recipientEmailOf(command), final: command.final, created_at: now.toISOString() });
   let released = new Money(0);
   if (command.final || left(hold).isZero()) released = release(decision, book, hold, randomUUID(), 'captured');
   decision.events.push(
     holdEvent(hold, 'hold.captured', { capture_id: command.capture_id, capture_amount: formatAmount(amount, hold.currency), transfer_id: transfer.id, released: formatAmount(released, hold.currency) }),
-    sideEvent(book, accountId, sideOf(hold), hold.currency), sideEvent(book, recipient.id, MAIN_WALLET, hold.currency),
+    sideEvent(book, accountId, sideOf(hold), hold.currency),
   );
+  if (rail === 'book') decision.events.push(sideEvent(book, recipient.id, MAIN_WALLET, hold.currency));
   return decision;
 }
 
@@ -183,6 +207,7 @@ function released(current: HoldRecord, book: BalanceBook, now: Date, status: 'vo
 
 /** Every ledger account a hold command may post to or report, once its hold is known. */
 export function holdAccounts(hold: Pick<HoldRecord, 'account_id' | 'wallet_id' | 'currency'>, recipientId: string | null = null): LedgerAccountRef[] {
-  const refs = sideAccounts(hold.account_id, hold.wallet_id ?? MAIN_WALLET, hold.currency);
+  // A payout through a rail waits in the account's pending, whatever the hold was on.
+  const refs = [...sideAccounts(hold.account_id, hold.wallet_id ?? MAIN_WALLET, hold.currency), pending(hold.account_id, hold.currency)];
   return recipientId === null ? refs : [...refs, ...sideAccounts(recipientId, MAIN_WALLET, hold.currency)];
 }

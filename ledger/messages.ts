@@ -111,14 +111,18 @@ export interface HoldCreate {
   description: string | null;
 }
 
-/** Pays `amount` of a hold to a recipient as an internal transfer; `final` releases the rest. */
+/**
+ * Pays `amount` of a hold to a recipient as POST /v1/transfers would: `recipient_email` (internal)
+ * or `recipient` with bank details (external, paid in the hold's currency); `final` releases the rest.
+ */
 export interface HoldCaptureCommand {
   hold_id: string;
   capture_id: string;
   transfer_id: string;
   amount: string;
   final: boolean;
-  recipient_email: string;
+  recipient_email?: string;
+  recipient?: BankRecipient;
   note: string | null;
 }
 

@@ -30,7 +30,7 @@ import type { Runtime } from '../../src/runtime';
 import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
-import { holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, walletIdsOf, type BatchFacts, type ParsedCommand } from './plan';
+import { captureRecipientOf, holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, walletIdsOf, type BatchFacts, type ParsedCommand } from './plan';
 
 /** The command type as recorded: what the message said, when that can be stored. */
 const storableType = (type: unknown): string => (typeof type === 'string' && !unstorable(type) ? type.slice(0, 100) : 'unknown');
@@ -54,12 +54,14 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const paymentIds = commands.flatMap((c) => (c.type === 'payment.update' ? [c.payload.payment_id] : []));
   const walletIds = commands.flatMap(walletIdsOf);
   const holdIds = commands.flatMap(holdIdOf);
-  const captureEmails = commands.flatMap((c) => (c.type === 'hold.capture' ? [c.payload.recipient_email] : []));
+  const captures = commands.flatMap((c) => (c.type === 'hold.capture' ? [c.payload] : []));
+  const captureEmails = captures.flatMap((c) => (c.recipient_email !== undefined ? [c.recipient_email] : []));
+  const captureBanks = captures.flatMap((c) => (c.recipient ? [{ accountNumber: c.recipient.bank.account_number, currency: c.recipient.bank.currency }] : []));
   const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit' || c.type === 'wallet.transfer' || c.type === 'hold.create')
     .map((c) => c.envelope.account_id);
   const faucets = commands.flatMap((c) => (c.type === 'faucet.credit' ? [{ accountId: c.envelope.account_id, currency: c.payload.currency }] : []));
   const emails = [...creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : [])), ...captureEmails];
-  const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
+  const banks = [...creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : [])), ...captureBanks];
   const refs = commands.map(({ envelope, type }) => (type === 'refused'
     ? { id: envelope.id, accountId: '', idempotencyKey: null } // only its own earlier answer matters
     : { id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
@@ -123,7 +125,7 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
       }, book, now);
     case 'hold.capture':
       return decideHoldCapture(command.envelope.id, command.envelope.account_id, command.payload, holds.get(command.payload.hold_id) ?? null, {
-        recipient: facts.accountsByEmail.get(command.payload.recipient_email.toLowerCase()) ?? null,
+        recipient: captureRecipientOf(command.payload, facts, bankKey),
       }, book, now);
     case 'hold.void':
       return decideHoldVoid(command.envelope.account_id, holds.get(command.payload.hold_id) ?? null, book, now);

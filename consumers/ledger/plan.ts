@@ -64,7 +64,14 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'reconciliation.adjust': return { envelope, type: envelope.type, payload: payload as ReconciliationAdjust };
     case 'wallet.transfer': return { envelope, type: envelope.type, payload: payload as WalletTransfer };
     case 'hold.create': return { envelope, type: envelope.type, payload: payload as HoldCreate };
-    case 'hold.capture': return { envelope, type: envelope.type, payload: payload as HoldCaptureCommand };
+    case 'hold.capture': {
+      // One recipient, of either form (the API checks the same): anything else names nobody to pay.
+      const { recipient_email: email, recipient } = payload as HoldCaptureCommand;
+      const internal = typeof email === 'string' && recipient === undefined;
+      const external = email === undefined && typeof recipient?.bank?.account_number === 'string' && typeof recipient.bank.currency === 'string' && typeof recipient.email === 'string';
+      if (!internal && !external) return refuse(refused('invalid_request', 'a capture names recipient_email or recipient with bank details, not both', 'recipient_email'));
+      return { envelope, type: envelope.type, payload: payload as HoldCaptureCommand };
+    }
     case 'hold.void': case 'hold.expire': return { envelope, type: envelope.type, payload: payload as HoldRelease };
   }
 }
@@ -92,6 +99,13 @@ const fxDesk = (from: Currency, to: Currency): LedgerAccountRef[] => [fxPosition
 /** The recipient a transfer command names, if the ledger knows the account. */
 export function recipientOf(command: TransferCreate, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
   if (command.type === 'internal') return facts.accountsByEmail.get(command.recipient_email!.toLowerCase()) ?? null;
+  const bank = command.recipient!.bank;
+  return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
+}
+
+/** The recipient a capture names, if the ledger knows the account: by email, or by the vIBAN of its bank details. */
+export function captureRecipientOf(command: HoldCaptureCommand, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
+  if (command.recipient_email !== undefined) return facts.accountsByEmail.get(command.recipient_email.toLowerCase()) ?? null;
   const bank = command.recipient!.bank;
   return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
 }
@@ -151,8 +165,7 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
     case 'hold.capture': {
       const hold = facts.holds.get(command.payload.hold_id);
       if (!hold || hold.account_id !== accountId) return [];
-      const recipient = facts.accountsByEmail.get(command.payload.recipient_email.toLowerCase()) ?? null;
-      return holdAccounts(hold, recipient?.id ?? null);
+      return holdAccounts(hold, captureRecipientOf(command.payload, facts, bankKey)?.id ?? null);
     }
     case 'hold.void':
     case 'hold.expire': {

@@ -14,6 +14,7 @@ import { RETRY_AFTER_SECONDS } from '../http/idempotency';
 import { decisionAnswer } from '../http/outcomes';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { recipientSchema } from '../http/transfers';
 import { holdView, type HoldReads } from './reads';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -54,12 +55,19 @@ const createBody = {
     description: { type: 'string', maxLength: 500 }, account_id: { type: 'string', format: 'uuid', description: 'master key only' },
   },
 } as const;
+const EITHER_FORM = 'either recipient_email (an internal transfer) or recipient with bank details in the hold\'s currency (an external one), not both';
 const captureBody = {
-  type: 'object', additionalProperties: false, required: ['amount', 'recipient_email'],
+  type: 'object', additionalProperties: false, required: ['amount'], description: EITHER_FORM,
   examples: [{ amount: '25.00', recipient_email: 'merchant@example.com', final: false }],
+  // Exactly one form, as on POST /v1/transfers.
+  allOf: [
+    { if: { not: { required: ['recipient'] } }, then: { required: ['recipient_email'], 'x-message': `give ${EITHER_FORM}` } },
+    { if: { required: ['recipient_email'] }, then: { not: { required: ['recipient'] }, 'x-message': `give ${EITHER_FORM}`, 'x-field': 'recipient' } },
+  ],
   properties: {
     amount: { ...amountSchema, description: 'at most what is left of the hold, at the scale of its currency' },
     recipient_email: { type: 'string', format: 'email', maxLength: 254, description: 'paid as an internal transfer (POST /v1/transfers with recipient_email)' },
+    recipient: { ...recipientSchema, description: 'paid to bank details as an external transfer through the fiat rail (the bank account\'s currency must be the hold\'s)' },
     final: { type: 'boolean', default: false, description: 'release what is left after this capture' },
     note: { type: 'string', maxLength: 500 },
   },
@@ -113,9 +121,12 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     const commandId = idempotentCommandId(hold.account_id, request.idempotencyKey!);
     const command: HoldCaptureCommand = {
       hold_id: hold.id, capture_id: derivedUuid('hold-capture', commandId), transfer_id: derivedUuid('transfer', commandId),
-      amount: parseAmount(request.body.amount, hold.currency).toFixed(), final: request.body.final ?? false,
-      recipient_email: request.body.recipient_email, note: request.body.note ?? null,
+      amount: parseAmount(request.body.amount, hold.currency).toFixed(), final: request.body.final ?? false, note: request.body.note ?? null,
+      ...(request.body.recipient ? { recipient: request.body.recipient } : { recipient_email: request.body.recipient_email }),
     };
+    if (request.body.recipient && requireCurrency(request.body.recipient.bank.currency, 'recipient.bank.currency') !== hold.currency) {
+      throw new DomainError('invalid_request', `a capture pays out in the hold's currency, ${hold.currency}`, 'recipient.bank.currency');
+    }
     return { accountId: hold.account_id, commandId, command };
   };
   return [
@@ -133,10 +144,10 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     }),
     withBody(captureBody, {
       method: 'POST', path: '/v1/holds/{hold_id}/capture', operationId: 'captureHold', tag: 'holds',
-      summary: 'Capture: pay part or all of what is left of a hold to a recipient (an internal transfer); final releases the rest',
+      summary: 'Capture: pay part or all of what is left of a hold to a recipient, as POST /v1/transfers pays one; final releases the rest',
       auth: { ...WRITE, moneyMoving: true }, idempotent: 'ledger', params: holdParams,
       response: { status: 200, description: 'the hold, with the new capture and its transfer', schema: holdSchema },
-      errors: ['hold_not_found', 'hold_not_active', 'hold_exceeded', 'recipient_not_found', 'phantom_recipient'],
+      errors: ['hold_not_found', 'hold_not_active', 'hold_exceeded', 'recipient_not_found', 'phantom_recipient', 'external_send_blocked'],
       errorNotes: { hold_not_active: 'the hold was captured in full, voided or expired: nothing changes', hold_exceeded: 'the amount is more than is left of the hold: nothing changes' },
       provisional: async (request) => lateDecision((await captureCommand(request)).command.hold_id), provisionalSchema,
       handler: async (request) => {

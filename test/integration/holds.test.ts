@@ -12,7 +12,7 @@ import { testService } from '../hooks';
 import { createKey, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
-import { fund, transfer } from '../support/money';
+import { fund, transfer, transferReaches } from '../support/money';
 
 const base = () => testService().baseUrl;
 
@@ -118,6 +118,32 @@ describe('holds', () => {
     assert.equal((await capture(bob.key, onWallet.body.id, { amount: '10.00', recipient_email: merchant.email })).body.status, 'captured');
     assert.equal((await call(base(), 'POST', `/v1/wallets/${wallet}/close`, undefined, { token: bob.key, idempotencyKey: randomUUID() })).status, 200);
     await assertJournalBalanced(bob.account.id);
+  });
+
+  it('pays a capture to bank details or on the chain as POST /v1/transfers does: executing on the rail, then completed, the recipient paid once', async () => {
+    const [payer, payee] = await Promise.all([signUp(base(), { chain_wallet: true }), signUp(base(), { chain_wallet: true })]);
+    await Promise.all([fund(base(), payer.key, 'USD', '50.00'), fund(base(), payer.key, 'USDC', '50.000000')]);
+    const viban = payee.vibans.find((v) => v.currency === 'USD')! as any;
+    const bank = { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, routing_number: viban.routing_number, currency: 'USD' };
+    const id = (await hold(payer.key, { amount: '30.00' })).body.id;
+    expectError(await capture(payer.key, id, { amount: '1.00', recipient: { email: payee.email, name: 'Payee', bank: { ...bank, currency: 'EUR' } } }), 400, 'invalid_request', 'recipient.bank.currency');
+    expectError(await capture(payer.key, id, { amount: '1.00', recipient_email: payee.email, recipient: { email: payee.email, name: 'Payee', bank } }), 400, 'invalid_request', 'recipient');
+    const byBank = await capture(payer.key, id, { amount: '20.00', recipient: { email: payee.email, name: 'Payee', bank }, final: true });
+    assert.equal(byBank.status, 200, JSON.stringify(byBank.body));
+    assert.deepEqual([byBank.body.status, byBank.body.captured_amount, byBank.body.released_amount, byBank.body.captures[0].recipient_email], ['captured', '20.00', '10.00', payee.email]);
+    const external = await transferReaches(base(), payer.key, byBank.body.captures[0].transfer_id, 'completed');
+    assert.deepEqual([external.type, external.amount, external.recipient.bank.account_number], ['external', '20.00', bank.account_number]);
+
+    const chainHold = (await hold(payer.key, { amount: '12.500000', currency: 'USDC' })).body.id;
+    const onChain = await capture(payer.key, chainHold, { amount: '12.500000', recipient_email: payee.email });
+    assert.equal(onChain.status, 200, JSON.stringify(onChain.body));
+    await transferReaches(base(), payer.key, onChain.body.captures[0].transfer_id, 'completed');
+
+    assert.deepEqual(await main(payer.key), { currency: 'USD', available: '30.00', held: '0.00', pending: '0.00' });
+    assert.deepEqual(await main(payer.key, 'USDC'), { currency: 'USDC', available: '37.500000', held: '0.000000', pending: '0.000000' });
+    assert.equal((await main(payee.key)).available, '20.00');
+    assert.equal((await main(payee.key, 'USDC')).available, '12.500000');
+    await assertJournalBalanced(payer.account.id);
   });
 
   it('never takes available below zero under 50 concurrent holds and transfers on one balance', async () => {
