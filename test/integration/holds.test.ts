@@ -12,7 +12,7 @@ import { testService } from '../hooks';
 import { createKey, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
-import { fund, transfer, transferReaches } from '../support/money';
+import { balances, fund, transfer, transferReaches } from '../support/money';
 
 const base = () => testService().baseUrl;
 
@@ -68,6 +68,8 @@ describe('holds', () => {
     const id = created.body.id;
     assert.deepEqual([created.body.status, created.body.amount, created.body.captured_amount, created.body.wallet_id, created.body.captures], ['active', '40.00', '0.00', 'main', []]);
     assert.deepEqual(await main(alice.key), { currency: 'USD', available: '60.00', held: '40.00', pending: '0.00' });
+    const totals = (await balances(base(), alice.token)).USD as unknown as Record<string, string>;
+    assert.deepEqual([totals.available, totals.held, totals.pending], ['60.00', '40.00', '0.00'], 'the account\'s balance shows the held figure too');
     expectError(await transfer(base(), alice.key, { recipient_email: merchant.email, amount: '60.01', currency: 'USD' }), 422, 'insufficient_funds', 'amount', 'the held money is not spendable');
 
     const first = await capture(alice.key, id, { amount: '10.00', recipient_email: merchant.email, note: 'starter' });
