@@ -23,9 +23,15 @@ export function walletBalanceEvent(book: BalanceBook, accountId: string, walletI
   };
 }
 
-/** The balance event of the main balance or a wallet after a movement. */
+/**
+ * The balance event of the main balance or a wallet after a movement. The main balance's names its
+ * held figure too: the commands that report it here have its held account loaded (sideAccounts).
+ */
 export function sideEvent(book: BalanceBook, accountId: string, walletId: string, currency: Currency): EventDraft {
-  return walletId === MAIN_WALLET ? balanceEvent(book, accountId, currency) : walletBalanceEvent(book, accountId, walletId, currency);
+  if (walletId !== MAIN_WALLET) return walletBalanceEvent(book, accountId, walletId, currency);
+  const event = balanceEvent(book, accountId, currency);
+  event.attributes = { ...event.attributes, held: formatAmount(book.balance(heldBy(accountId, MAIN_WALLET, currency)), currency) };
+  return event;
 }
 
 export interface WalletTransferFacts {

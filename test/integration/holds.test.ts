@@ -94,6 +94,9 @@ describe('holds', () => {
     const types = (await db('account_events').where('account_id', alice.account.id).select('payload')).map((e) => e.payload)
       .filter((p) => p.resource_id === id).map((p) => p.type);
     assert.deepEqual(types, ['hold.created', 'hold.captured', 'hold.captured', 'hold.captured']);
+    const mainEvents = (await db('account_events').where('account_id', alice.account.id).orderBy('account_seq').select('payload')).map((e) => e.payload)
+      .filter((p) => p.type === 'balance.updated').map((p) => JSON.parse(p.data.attributes));
+    assert.deepEqual(mainEvents[1], { available: '60.00', pending: '0.00', held: '40.00' }, 'the hold\'s balance event names the held figure');
   });
 
   it('voids what is left, and a voided hold takes no capture; holds on a wallet keep it from closing', async () => {
