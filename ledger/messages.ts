@@ -196,7 +196,7 @@ export interface TransferExecute {
   scenario?: string | null;
 }
 
-/** The event envelope of SPEC.md section 6 (schemas/domain.events.v4.avsc). */
+/** The event envelope of SPEC.md section 6 (schemas/domain.events.v5.avsc). */
 export interface DomainEventEnvelope {
   id: string;
   type: string;

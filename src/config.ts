@@ -1,5 +1,7 @@
 // Settings of one process, read once from the environment (DESIGN.md section 5a).
-// Every setting has a default that works for the embedded start on one machine.
+// Every setting has a default that works for the embedded start on one machine, except the
+// secrets: a process listening beyond loopback refuses to start without its own (secrets.ts).
+import { resolveSecrets } from './secrets';
 
 export type Environment = 'sandbox' | 'live';
 
@@ -23,12 +25,21 @@ export interface Config {
   schemaRegistryUrl: string;
   rateLimitRps: number;
   rateLimitBurst: number;
+  /** Credential attempts (sign-in, sign-up, a refused credential) per client address and per account named. */
+  attemptRateLimitRps: number;
+  attemptRateLimitBurst: number;
+  /** Wrong passwords for one email before sign-in for it is locked, then the first lockout (doubling) and the longest. */
+  signInFreeFailures: number;
+  signInLockoutMs: number;
+  signInLockoutMsMax: number;
   roles: Role[];
   mockRailsPort: number;
   /** Where partner dispatchers reach the rails; each partner lives under /<slug>. */
   mockRailsUrl: string;
   partnerClientId: string;
   partnerClientSecret: string;
+  /** The credential of the mock rails' sandbox controls (`/<slug>/_control/...`). */
+  mockRailsControlSecret: string;
   /** Seals the partner tokens of customer links at rest (src/vault.ts). */
   partnerTokenSecret: string;
   /** Seals webhook signing secrets at rest (src/vault.ts). */
@@ -49,6 +60,12 @@ export interface Config {
   mockRailsClaimTtlMs: number;
   /** Of every 1000 API calls, how many the mock rails refuse with a spurious "Invalid token". */
   mockRailsInvalidTokenPerMille: number;
+  /**
+   * Whether webhook endpoints may point to private, loopback and other non-public addresses:
+   * `refuse` always in live; in the sandbox `allow` unless WEBHOOK_PRIVATE_ADDRESSES=refuse, so a
+   * receiver on the developer's machine (and the tests' receivers on 127.0.0.1) get events.
+   */
+  webhookPrivateAddresses: WebhookPrivateAddresses;
   /** How long a webhook receiver has to answer an attempt (DESIGN.md section 5d: 10 s). */
   webhookTimeoutMs: number;
   /** The waits between a delivery's attempts (DESIGN.md section 5d); tests shorten them. */
@@ -60,6 +77,8 @@ export interface Config {
   /** How often the partners role checks for a previous day not yet reconciled; 0: no schedule. */
   reconciliationCheckMs: number;
   sseHeartbeatMs: number;
+  /** How long /readyz answers from its last checks (it is public: no caller makes it check more often). */
+  readinessCacheMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
   /** How often the api role removes expired idempotency records (0: never). */
@@ -99,21 +118,30 @@ function parseRoles(raw: string): Role[] {
   return roles as Role[];
 }
 
+export type WebhookPrivateAddresses = 'allow' | 'refuse';
+
+function webhookPrivateAddresses(env: NodeJS.ProcessEnv, environment: Environment): WebhookPrivateAddresses {
+  const setting = text(env, 'WEBHOOK_PRIVATE_ADDRESSES', environment === 'live' ? 'refuse' : 'allow');
+  if (setting !== 'allow' && setting !== 'refuse') throw new Error(`setting WEBHOOK_PRIVATE_ADDRESSES must be "allow" or "refuse", got "${setting}"`);
+  if (environment === 'live' && setting === 'allow') throw new Error('setting WEBHOOK_PRIVATE_ADDRESSES=allow is for sandboxes only: a live server never sends webhooks to private addresses');
+  return setting;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const environment = text(env, 'ENVIRONMENT', 'sandbox');
   if (environment !== 'sandbox' && environment !== 'live') {
     throw new Error(`setting ENVIRONMENT must be "sandbox" or "live", got "${environment}"`);
   }
-  if (environment === 'live' && (!env.MASTER_KEY || !env.JWT_SECRET || !env.PARTNER_TOKEN_SECRET || !env.WEBHOOK_SECRET_KEY)) {
-    throw new Error('a live server needs its own MASTER_KEY, JWT_SECRET, PARTNER_TOKEN_SECRET and WEBHOOK_SECRET_KEY settings; the defaults are for local sandboxes only');
-  }
+  const host = text(env, 'HOST', '127.0.0.1');
+  const roles = parseRoles(text(env, 'ROLES', 'all'));
+  const secrets = resolveSecrets(env, { host, environment, roles });
   const mockRailsPort = integer(env, 'MOCK_RAILS_PORT', 4000);
   return {
     port: integer(env, 'PORT', 3000),
-    host: text(env, 'HOST', '127.0.0.1'),
+    host,
     environment,
-    masterKey: text(env, 'MASTER_KEY', 'mk_sandbox_local_master_key_change_me'),
-    jwtSecret: text(env, 'JWT_SECRET', 'local-development-jwt-secret-change-me-32b'),
+    masterKey: secrets.MASTER_KEY,
+    jwtSecret: secrets.JWT_SECRET,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 3600),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://payments:payments@127.0.0.1:5432/payments'),
     redisUrl: text(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
@@ -124,13 +152,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200),
-    roles: parseRoles(text(env, 'ROLES', 'all')),
+    attemptRateLimitRps: integer(env, 'ATTEMPT_RATE_LIMIT_RPS', 1),
+    attemptRateLimitBurst: integer(env, 'ATTEMPT_RATE_LIMIT_BURST', 20),
+    signInFreeFailures: integer(env, 'SIGN_IN_FREE_FAILURES', 5),
+    signInLockoutMs: integer(env, 'SIGN_IN_LOCKOUT_MS', 1_000),
+    signInLockoutMsMax: integer(env, 'SIGN_IN_LOCKOUT_MS_MAX', 15 * 60_000),
+    roles,
     mockRailsPort,
     mockRailsUrl: text(env, 'MOCK_RAILS_URL', `http://127.0.0.1:${mockRailsPort}`),
     partnerClientId: text(env, 'PARTNER_CLIENT_ID', 'sandbox-orchestrator'),
-    partnerClientSecret: text(env, 'PARTNER_CLIENT_SECRET', 'sandbox-orchestrator-secret'),
-    partnerTokenSecret: text(env, 'PARTNER_TOKEN_SECRET', 'local-development-partner-token-secret-change-me'),
-    webhookSecretKey: text(env, 'WEBHOOK_SECRET_KEY', 'local-development-webhook-secret-key-change-me'),
+    partnerClientSecret: secrets.PARTNER_CLIENT_SECRET,
+    mockRailsControlSecret: secrets.MOCK_RAILS_CONTROL_SECRET,
+    partnerTokenSecret: secrets.PARTNER_TOKEN_SECRET,
+    webhookSecretKey: secrets.WEBHOOK_SECRET_KEY,
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,
     partnerTokenTtlSeconds: integer(env, 'PARTNER_TOKEN_TTL_SECONDS', 3600),
     chainConfirmMs: integer(env, 'CHAIN_CONFIRM_MS', 150),
@@ -140,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
     transferExecutingDeadlineMs: integer(env, 'TRANSFER_EXECUTING_DEADLINE_MS', 300_000),
     transferDeadlineCheckMs: integer(env, 'TRANSFER_DEADLINE_CHECK_MS', 10_000),
+    webhookPrivateAddresses: webhookPrivateAddresses(env, environment),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours.
     webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
@@ -147,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 500),
     reconciliationCheckMs: integer(env, 'RECONCILIATION_CHECK_MS', 600_000),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
+    readinessCacheMs: integer(env, 'READINESS_CACHE_MS', 2_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
     idempotencySweepMs: integer(env, 'IDEMPOTENCY_SWEEP_MS', 600_000),

@@ -10,6 +10,7 @@ import { AccountService } from './accounts/service';
 import { Authenticator } from './auth/authenticate';
 import { SessionTokens } from './accounts/credentials';
 import { KeyCache } from './auth/key-cache';
+import { SessionRevocations } from './auth/session-revocations';
 import type { Role } from './config';
 import { accountRoutes } from './http/accounts';
 import { apiKeyRoutes } from './http/api-keys';
@@ -64,6 +65,7 @@ import { IdempotencyGuard } from './http/idempotency';
 import { startIdempotencySweeper } from './http/idempotency-sweep';
 import { log } from './log';
 import { RateLimiter } from './guards/rate-limit';
+import { SignInLockout } from './guards/sign-in-lockout';
 import { exercise, fillPool, knowTopics, warmUp, type WarmUpRequest } from './warm-up';
 import { TOPICS } from './kafka/topics';
 import { LedgerAnswerCache } from './http/answer-cache';
@@ -103,7 +105,9 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
   const routes: RouteDef[] = [];
   routes.push(
     ...metaRoutes(runtime, () => routes),
-    ...accountRoutes(accounts, runtime.config.environment),
+    ...accountRoutes(accounts, runtime.config.environment, new SignInLockout(runtime.redis, {
+      freeFailures: config.signInFreeFailures, baseMs: config.signInLockoutMs, maxMs: config.signInLockoutMsMax,
+    }), new SessionRevocations(runtime.redis)),
     ...apiKeyRoutes(accounts),
     ...customerRoutes(runtime.db),
     ...contactRoutes(runtime.db),
@@ -118,12 +122,12 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),
     ...eventRoutes(db),
     ...partnerLinkRoutes(db, partners.links),
-    ...webhookRoutes(db, webhookEndpoints, config.environment),
+    ...webhookRoutes(db, webhookEndpoints, config.environment, config.webhookPrivateAddresses),
     ...webhookDeliveryRoutes(webhookEndpoints, new WebhookDeliveries(db), config.environment),
     ...financeRoutes(db),
     ...reconciliationRoutes(new Reconciliations(runtime, partners.clients)),
     ...reconciliationExceptionRoutes(new ExceptionDesk(runtime, deps.ledger, config.ledgerReplyTimeoutMs)),
-    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl),
+    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl, config.mockRailsControlSecret),
     ...deadLetterRoutes(new DeadLetters(db, runtime.producer)),
     ...outboxSetAsideRoutes(new OutboxSetAside(db, runtime)),
     ...unreachableTransferRoutes(new UnreachableTransfers(db)),
@@ -146,12 +150,13 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   const recorder = await RequestLogRecorder.start(kafkaThreadSettings(config));
   const ledger = new LedgerClient(runtime);
   await ledger.start();
-  const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis));
-  const limiter = new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst);
+  const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis), new SessionRevocations(runtime.redis));
+  const limiter = new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst, { ratePerSecond: config.attemptRateLimitRps, burst: config.attemptRateLimitBurst });
   const guards: Guards = {
     authenticationReads: authenticator.reads,
     authenticate: authenticator.authenticate,
     rateLimit: limiter.limit,
+    credentialAttempt: limiter.attempt,
     idempotent: new IdempotencyGuard(runtime.db, runtime.redis, IDEMPOTENCY_WAIT_MS_MAX).run,
     ledgerAnswers: new LedgerAnswerCache(runtime.redis),
     recordRequest: recorder.record,
@@ -160,9 +165,9 @@ async function startApi(runtime: Runtime, context: ProcessContext): Promise<Runn
   let publicUrl = config.publicUrl ?? '';
   const deps: ApiDeps = { ledger, hub, publicUrl: () => publicUrl, railsUrl: context.rails?.url ?? config.mockRailsUrl };
   const routes = apiRoutes(runtime, deps);
-  const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes, dashboard: dashboardMiddleware() });
+  const app = createApp({ routes, guards, bodyLimitBytes: config.bodyLimitBytes, dashboard: dashboardMiddleware(), environment: config.environment });
   // Warm-up requests are served apart, neither limited nor logged: they are not clients'.
-  const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes });
+  const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, credentialAttempt: undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes, environment: config.environment });
   // Before it listens: its first clients meet a process as fast as it will be.
   await warmUp('api', [
     () => fillPool(runtime.db),

@@ -6,6 +6,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
+// The full 128-bit GCM tag, on sealing and required on opening: a decipher left to take the tag
+// it is given would accept a truncated one (down to 4 bytes), which a forger guesses far sooner.
+const TAG_BYTES = 16;
 
 export type VaultPurpose = 'partner-token-vault' | 'webhook-secret-vault';
 
@@ -19,7 +22,7 @@ export class SecretVault {
 
   seal(plain: string): string {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
     const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), sealed.toString('base64url')].join('.');
   }
@@ -28,8 +31,10 @@ export class SecretVault {
   open(sealed: string): string {
     const [version, iv, tag, body] = sealed.split('.');
     if (version !== VERSION || !iv || !tag || body === undefined) throw new Error('not a sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    const tagBytes = Buffer.from(tag, 'base64url');
+    if (tagBytes.length !== TAG_BYTES) throw new Error('not a sealed secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+    decipher.setAuthTag(tagBytes);
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
   }
 }

@@ -3,6 +3,8 @@
 // parallel worker processes (scripts/test.sh): each worker is a run of its own, with its own
 // database, topics and Redis prefix, and one service that its files share.
 import pg from 'pg';
+// First: the secrets this test process and every process it spawns share.
+import './support/secrets';
 import { createKafka } from '../src/kafka/client';
 import { dropDatabase, recreateDatabase } from './support/database';
 import { startService, type TestService } from './support/service';

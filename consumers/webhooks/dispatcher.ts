@@ -163,6 +163,8 @@ export class WebhookDispatcher {
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = signatureHeaders(this.endpoints.signingSecrets(endpoint), row.event_id, timestamp, row.body);
     const result = await postWebhook({ url: endpoint.url, headers, body: row.body, timeoutMs: this.settings.timeoutMs, publicOnly: this.settings.publicOnly });
+    // The merchant's delivery log says only connection_failed or timeout; the operator's says why.
+    if (result.detail) log.info({ deliveryId: row.id, endpointId: endpoint.id, error: result.error, detail: result.detail }, 'a webhook attempt failed');
     this.outcomes.push({ delivery: row, result, next: this.nextState(row, result) });
     this.record();
   }

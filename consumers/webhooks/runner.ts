@@ -36,7 +36,7 @@ export async function startWebhookDispatcher(runtime: Runtime): Promise<RunningR
   const endpoints = new WebhookEndpoints(runtime.db, new SecretVault(config.webhookSecretKey, 'webhook-secret-vault'));
   const dispatcher = new WebhookDispatcher(runtime, new WebhookDeliveries(runtime.db, config.webhookTimeoutMs + LEASE_MARGIN_MS), endpoints, {
     timeoutMs: config.webhookTimeoutMs, scheduleMs: config.webhookRetryScheduleMs, disableAfterMs: config.webhookDisableAfterMs,
-    pollMs: config.webhookPollMs, concurrency: CONCURRENCY, perEndpoint: PER_ENDPOINT, publicOnly: config.environment === 'live',
+    pollMs: config.webhookPollMs, concurrency: CONCURRENCY, perEndpoint: PER_ENDPOINT, publicOnly: config.webhookPrivateAddresses === 'refuse',
   });
   dispatcher.start();
   const consumer = await startConsumer<DomainEventEnvelope>(runtime, {

@@ -1,5 +1,5 @@
 // API keys, passwords and session tokens: how they are made, stored and checked.
-import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { DomainError } from '../errors';
@@ -90,7 +90,15 @@ export function digestsEqual(left: Buffer, right: Buffer): boolean {
 export interface SessionClaims {
   accountId: string;
   environment: Environment;
+  /** The session's own id (`jti`): what a sign-out revokes. */
+  sessionId: string;
+  /** When the token expires (`exp`, seconds since the epoch). */
+  expiresAt: number;
 }
+
+/** Who issues session tokens and for whom (`iss`, `aud`): a token of another issuer or meant for another audience is refused. */
+export const SESSION_ISSUER = 'payments-api';
+export const SESSION_AUDIENCE = 'payments-dashboard';
 
 export class SessionTokens {
   private readonly secret: Uint8Array;
@@ -105,6 +113,9 @@ export class SessionTokens {
     const token = await new SignJWT({ env: this.environment })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(accountId)
+      .setIssuer(SESSION_ISSUER)
+      .setAudience(SESSION_AUDIENCE)
+      .setJti(randomUUID())
       .setIssuedAt(issuedAt)
       .setExpirationTime(expiresAt)
       .sign(this.secret);
@@ -114,11 +125,13 @@ export class SessionTokens {
   /** @throws DomainError token_expired | invalid_token | environment_mismatch */
   async verify(token: string): Promise<SessionClaims> {
     try {
-      const { payload } = await jwtVerify(token, this.secret, { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] });
+      const { payload } = await jwtVerify(token, this.secret, {
+        algorithms: ['HS256'], issuer: SESSION_ISSUER, audience: SESSION_AUDIENCE, requiredClaims: ['sub', 'exp', 'jti'],
+      });
       if (payload.env !== this.environment) {
         throw new DomainError('environment_mismatch', `this session belongs to the ${String(payload.env)} environment; this server is ${this.environment}`);
       }
-      return { accountId: payload.sub!, environment: this.environment };
+      return { accountId: payload.sub!, environment: this.environment, sessionId: payload.jti!, expiresAt: payload.exp! };
     } catch (error) {
       if (error instanceof DomainError) throw error;
       if (error instanceof joseErrors.JWTExpired) throw new DomainError('token_expired', 'the session token has expired; sign in again');

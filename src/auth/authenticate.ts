@@ -11,6 +11,7 @@ import type { Guarded, Principal } from './rules';
 import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from '../accounts/credentials';
 import type { ReadAlong } from '../guards/rate-limit';
 import type { CachedKey, KeyCache, SlotReading } from './key-cache';
+import type { SessionRevocations } from './session-revocations';
 
 export interface AuthenticatedPrincipal extends Principal {
   kybStatus: string | null;
@@ -20,7 +21,11 @@ export interface AuthenticatedPrincipal extends Principal {
  * An API key's cache slot, read by the rate limiter's Redis call (ReadAlong) for authentication;
  * `readAtMs` is taken before that call, so a fill's age is never understated (key-cache.ts).
  */
-interface KeyLookup extends ReadAlong { token: string; digest: Buffer; hash: string; readAtMs: number }
+interface KeyLookup extends ReadAlong {
+  token: string; digest: Buffer; hash: string; readAtMs: number;
+  /** Set by the rate limiter's call: how long the caller's address has no credential attempt left. */
+  attemptsWaitMs?: number;
+}
 
 const INVALID_KEY_MESSAGE = 'the API key is not valid';
 
@@ -40,7 +45,8 @@ function bearerToken(ctx: Koa.Context): string | null {
 export class Authenticator {
   private readonly masterKeyDigest: Buffer;
 
-  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache) {
+  constructor(private readonly db: Db, private readonly config: Config, private readonly sessions: SessionTokens, private readonly keys: KeyCache,
+    private readonly signOuts: SessionRevocations) {
     this.masterKeyDigest = credentialDigest(config.masterKey);
   }
 
@@ -78,10 +84,17 @@ export class Authenticator {
       throw new DomainError('environment_mismatch', `this is a ${environment} key; this server is the ${this.config.environment} environment`);
     }
     const parsed = parseApiKey(token);
-    // Unknown, malformed and revoked keys give one identical answer after one identical lookup.
+    // Unknown, malformed and revoked keys give one identical answer after one identical lookup;
+    // an unknown key seen again within a minute is answered from its `!unknown:` marker alone.
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
     const reading: SlotReading | undefined = lookup?.value !== undefined ? { value: lookup.value, readAtMs: lookup.readAtMs } : await this.keys.read(hash);
     let cached: CachedKey | null = this.keys.parse(reading?.value ?? null);
+    if (!cached && this.keys.isUnknown(reading?.value ?? null)) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
+    if (!cached && (lookup?.attemptsWaitMs ?? 0) > 0) {
+      // An address that spent its credential attempts gets no lookup of a key not cached as valid.
+      const retryAfter = String(Math.max(1, Math.ceil(lookup!.attemptsWaitMs! / 1000)));
+      throw new DomainError('rate_limit_exceeded', `too many refused credentials from this address; retry after ${retryAfter} s`, null, { 'Retry-After': retryAfter });
+    }
     if (!cached) {
       const row: (AccountWithWallet & { key_id: string; type: CachedKey['type']; scopes: string[] }) | undefined = await this.db('api_keys')
         .join('accounts', 'accounts.id', 'api_keys.account_id')
@@ -94,6 +107,7 @@ export class Authenticator {
       // committed meanwhile has marked the slot, and the fill does not land. Without a reading
       // (Redis away) there is nothing to compare with, so no fill.
       if (cached && parsed && reading) this.keys.fill(hash, reading, cached);
+      if (!cached && reading) this.keys.markUnknown(hash, reading);
     }
     if (!cached || !parsed) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
     return {
@@ -104,6 +118,7 @@ export class Authenticator {
 
   private async identifySession(token: string): Promise<AuthenticatedPrincipal> {
     const claims = await this.sessions.verify(token);
+    if (await this.signOuts.isRevoked(claims.sessionId)) throw new DomainError('invalid_token', 'the session was signed out; sign in again');
     const row: AccountWithWallet | undefined = await this.db('accounts')
       .leftJoin('chain_wallets', 'chain_wallets.account_id', 'accounts.id')
       .where('accounts.id', claims.accountId)
@@ -111,7 +126,7 @@ export class Authenticator {
     if (!row) throw new DomainError('invalid_token', 'the session belongs to no account');
     return {
       kind: 'session', accountId: claims.accountId, credentialId: `session:${claims.accountId}`, scopes: [], isAdmin: false,
-      kybStatus: row.kyb_status, account: accountWithWalletView(row),
+      kybStatus: row.kyb_status, account: accountWithWalletView(row), session: { id: claims.sessionId, expiresAt: claims.expiresAt },
     };
   }
 
@@ -120,7 +135,9 @@ export class Authenticator {
     if (rule.kind === 'public') return null;
     const token = bearerToken(ctx);
     if (token === null) throw new DomainError('authentication_required', 'this route requires Authorization: Bearer <credential>', 'Authorization');
-    const principal = await this.identify(token, ctx.state.keyLookup as KeyLookup | undefined);
+    const lookup = ctx.state.keyLookup as KeyLookup | undefined;
+    if (lookup) lookup.attemptsWaitMs = ctx.state.attemptsWaitMs as number | undefined;
+    const principal = await this.identify(token, lookup);
     ctx.state.principal = principal;
     authorize(principal, route);
     return principal;
@@ -131,8 +148,11 @@ export class Authenticator {
 export function authorize(principal: AuthenticatedPrincipal, route: Guarded): void {
   const rule = route.auth;
   const regularKey = principal.kind === 'secret' || principal.kind === 'publishable' || principal.kind === 'restricted';
-  if (rule.kind === 'dashboard' && regularKey) {
+  if ((rule.kind === 'dashboard' || rule.kind === 'session') && regularKey) {
     throw new DomainError('dashboard_access_denied', 'dashboard routes take a session token or the master key, not an API key');
+  }
+  if (rule.kind === 'session' && principal.kind !== 'session') {
+    throw new DomainError('insufficient_scope', 'this route acts on the session that calls it: it takes a session token alone');
   }
   // SPEC.md section 5: a publishable key's write is refused as such, whatever the route.
   if (principal.kind === 'publishable' && route.method !== 'GET') {
@@ -142,8 +162,8 @@ export function authorize(principal: AuthenticatedPrincipal, route: Guarded): vo
     if (!principal.isAdmin) throw new DomainError('insufficient_scope', 'this route requires the master key');
     return;
   }
-  if (principal.kind === 'publishable' && rule.kind === 'key' && rule.publishableDenied) {
-    throw new DomainError('insufficient_scope', 'publishable keys cannot read this resource; use a secret key or a session');
+  if (principal.kind === 'publishable' && rule.kind === 'key' && rule.publishable !== 'reads') {
+    throw new DomainError('insufficient_scope', 'publishable keys read only what a page may show (the account, FX quotes); use a secret or restricted key, or a session');
   }
   if (rule.kind === 'key' && principal.kind === 'restricted' && rule.scope !== null && !principal.scopes.includes(rule.scope)) {
     throw new DomainError('insufficient_scope', `this restricted key lacks the ${rule.scope} scope`, rule.scope);

@@ -1,6 +1,6 @@
 // API-key principals, with their account's view, cached in Redis by key hash, so an
-// authenticated request (and GET /v1/accounts/me) needs no Postgres lookup. Only valid keys are
-// cached: unknown and revoked keys always take the same Postgres path (same answer, same time).
+// authenticated request (and GET /v1/accounts/me) needs no Postgres lookup. Valid keys are
+// cached, and unknown keys briefly as such (below); revoked keys take the Postgres path.
 // If Redis is unavailable, lookups fall back to Postgres.
 //
 // A fill (the entry written after a Postgres read) races the changes that must end it: a
@@ -13,6 +13,9 @@
 //   and after the commit swaps its own hold for `!stale:<id>`, which a fill may replace. A fill
 //   that read anything before the hold no longer finds it; one that read the hold cannot land.
 // Every marker is new (a random id), so a slot never returns to a value a fill read earlier.
+// A key Postgres does not know leaves `!unknown:` in its empty slot for a short while (a negative
+// cache): the same unknown key repeated costs no lookup. Keys are made at random by the server
+// and used only once it has answered, so a key missed once is never created afterwards.
 // Writing a marker is the first step of the change: if Redis cannot take it, the change is not
 // made and the request answers 503 service_unavailable, so the same request repeated makes it.
 import { randomUUID } from 'node:crypto';
@@ -53,6 +56,9 @@ const MARK_TIMEOUT_MS = 2_000;
 const REVOKED = '!revoked:';
 const HELD = '!held:';
 const STALE = '!stale:';
+const UNKNOWN = '!unknown:';
+/** How long an unknown key is answered from its marker: short, it only spares repeated lookups. */
+const UNKNOWN_TTL_SECONDS = 60;
 const cacheKey = (keyHash: string) => `auth:key:v2:${keyHash}`;
 
 // KEYS[1] the slot; ARGV expected value ('' for empty), entry, TTL. 1 when written.
@@ -123,6 +129,17 @@ export class KeyCache implements KeyMarks {
     } catch {
       return null;
     }
+  }
+
+  /** True when the slot's value says Postgres did not know the key a moment ago. */
+  isUnknown(raw: string | null): boolean {
+    return raw !== null && raw.startsWith(UNKNOWN);
+  }
+
+  /** After Postgres knew no such key: its empty slot says so for UNKNOWN_TTL_SECONDS. */
+  markUnknown(keyHash: string, reading: SlotReading): void {
+    if (reading.value !== null || performance.now() - reading.readAtMs > FILL_AGE_MS_MAX) return;
+    this.redis.keyCacheFill(cacheKey(keyHash), '', `${UNKNOWN}${randomUUID()}`, UNKNOWN_TTL_SECONDS).catch(() => undefined);
   }
 
   /** Reads a slot; undefined when Redis could not be read. */

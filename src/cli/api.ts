@@ -21,12 +21,32 @@ export interface Connection {
   session: string | null;
 }
 
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * The base URL without its trailing slashes, if payctl may send a credential there: HTTPS, or
+ * plain HTTP to this machine only (anyone on the path would read a key or password sent in clear).
+ * @throws UsageError for another address
+ */
+export function checkedBaseUrl(raw: string): string {
+  const baseUrl = raw.replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new UsageError(`"${raw}" is not a URL; give the service's address, e.g. https://payments.example.com`);
+  }
+  if (url.protocol === 'https:') return baseUrl;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.test(url.hostname)) return baseUrl;
+  throw new UsageError(`payctl sends credentials only over HTTPS, or plain HTTP to this machine (127.0.0.1, localhost, [::1]); ${baseUrl} is neither`);
+}
+
 export function connect(profileName: string, env = process.env): Connection {
   const profile = loadProfile(profileName, env);
   const sessionValid = profile?.session && Date.parse(profile.session.expiresAt) > Date.now();
   const apiKey = env.PAYCTL_API_KEY || profile?.apiKey || null;
   const session = sessionValid ? profile!.session!.token : null;
-  const baseUrl = (env.PAYCTL_BASE_URL || profile?.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const baseUrl = checkedBaseUrl(env.PAYCTL_BASE_URL || profile?.baseUrl || DEFAULT_BASE_URL);
   return { baseUrl, apiKey, session, token: apiKey ?? session };
 }
 

@@ -27,12 +27,13 @@ const time = () => new Date().toISOString().slice(11, 19);
 async function forward(url: string, secret: string, event: SseEvent): Promise<string> {
   const timestamp = Math.floor(Date.now() / 1000);
   try {
+    // Redirects are not followed: a signed event goes to the address given, nowhere else.
     const response = await fetch(url, {
-      method: 'POST', body: event.data,
+      method: 'POST', body: event.data, redirect: 'manual',
       headers: { 'content-type': 'application/json', 'webhook-id': event.id!, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature(secret, event.id!, timestamp, event.data) },
     });
     await response.arrayBuffer();
-    return String(response.status);
+    return response.status >= 300 && response.status < 400 ? `${response.status} (redirect to ${response.headers.get('location') ?? '?'} not followed)` : String(response.status);
   } catch (error) {
     return `failed (${(error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`;
   }
@@ -52,7 +53,11 @@ export async function listen(connection: Connection, options: ListenOptions, pri
     try {
       const headers: Record<string, string> = { authorization: `Bearer ${connection.session}`, accept: 'text/event-stream' };
       if (lastEventId !== null) headers['last-event-id'] = lastEventId;
-      const response = await fetch(`${connection.baseUrl}/v1/notifications`, { headers, signal });
+      // The session goes to the base URL alone: a redirect (to wherever) is not followed.
+      const response = await fetch(`${connection.baseUrl}/v1/notifications`, { headers, signal, redirect: 'manual' });
+      if (response.status >= 300 && response.status < 400) {
+        throw new UsageError(`the event stream answered ${response.status} to ${response.headers.get('location') ?? 'somewhere else'}; payctl does not follow redirects with your session: give the service's own address (payctl login --base-url)`);
+      }
       if (response.status === 401 || response.status === 403) {
         const body = await response.json().catch(() => ({})) as { error?: string; message?: string };
         throw new ApiError(response.status, body.error ?? 'unauthorized', body.message ?? 'the stream refused the session', null);
@@ -71,7 +76,7 @@ export async function listen(connection: Connection, options: ListenOptions, pri
       });
     } catch (error) {
       if (signal.aborted) return;
-      if (error instanceof ApiError) throw error;
+      if (error instanceof ApiError || error instanceof UsageError) throw error;
     }
     if (signal.aborted) return;
     print(`${time()}  stream dropped; reconnecting${lastEventId ? ` after ${lastEventId}` : ''}`);

@@ -2,7 +2,7 @@
 // lists the commands; each command's --help lists its options.
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
-import { ApiError, connect, request, requireToken, UsageError } from './api';
+import { ApiError, checkedBaseUrl, connect, request, requireToken, UsageError } from './api';
 import { DEFAULT_BASE_URL, loadProfile, saveProfile, type Profile } from './config';
 import { listen } from './listen';
 import { tailLogs } from './logs';
@@ -41,7 +41,7 @@ function bodyOf(pairs: string[]): Record<string, unknown> | undefined {
 
 async function login(options: Common & { email?: string; password?: string; apiKey?: string; baseUrl?: string }): Promise<void> {
   const current = loadProfile(options.profile);
-  const baseUrl = (options.baseUrl ?? process.env.PAYCTL_BASE_URL ?? current?.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const baseUrl = checkedBaseUrl(options.baseUrl ?? process.env.PAYCTL_BASE_URL ?? current?.baseUrl ?? DEFAULT_BASE_URL);
   const connection = { baseUrl, token: null, apiKey: null, session: null };
   let profile: Profile;
   if (options.apiKey) {
@@ -50,9 +50,14 @@ async function login(options: Common & { email?: string; password?: string; apiK
     profile = { baseUrl, apiKey: options.apiKey };
     note(`Logged in as ${me.email} with an API key.`);
   } else {
-    if (!options.email && !process.stdin.isTTY) throw new UsageError('give --api-key, or --email and --password (no terminal to ask)');
+    // A password on the command line is visible to every user of the machine (ps, /proc).
+    if (options.password !== undefined) {
+      throw new UsageError('payctl does not take a password on the command line (anyone on this machine can read it there): type it when asked, or set PAYCTL_PASSWORD');
+    }
+    const fromEnv = process.env.PAYCTL_PASSWORD;
+    if ((!options.email || !fromEnv) && !process.stdin.isTTY) throw new UsageError('give --api-key, or --email with PAYCTL_PASSWORD set (no terminal to ask)');
     const email = options.email ?? await ask('Email: ');
-    const password = options.password ?? await ask('Password: ', true);
+    const password = fromEnv || await ask('Password: ', true);
     const session = (await request(connection, 'POST', '/v1/auth/sessions', { token: null, body: { email, password } })).body as { token: string; expires_at: string };
     profile = { baseUrl, session: { token: session.token, expiresAt: session.expires_at, email } };
     note(`Logged in as ${email}; the session lasts until ${session.expires_at}.`);
@@ -78,14 +83,16 @@ export function program(): Command {
     .description('The payments sandbox from the terminal: forward events to a local server, trigger events, tail request logs, call the API.')
     .addOption(new Option('--profile <name>', 'which saved login to use').default('default'))
     .option('--json', 'print JSON instead of tables (for scripts)')
-    .addHelpText('after', `\nEnvironment: PAYCTL_API_KEY and PAYCTL_BASE_URL override the profile's key and address.`)
+    .addHelpText('after', `\nEnvironment: PAYCTL_API_KEY and PAYCTL_BASE_URL override the profile's key and address; PAYCTL_PASSWORD is login's password.`
+      + '\nThe base URL must be HTTPS, or plain HTTP to this machine.')
     .showHelpAfterError();
   const common = (command: Command): Common => command.optsWithGlobals() as Common;
 
   cli.command('login')
     .description('log in and save the credential (an API key, or the session an email and password buy) with the base URL')
-    .option('--email <email>', 'your sandbox account\'s email (a session; needed for listen)')
-    .option('--password <password>', 'its password (asked when omitted; never saved)')
+    .option('--email <email>', 'your sandbox account\'s email (a session; needed for listen); the password is asked, or read from PAYCTL_PASSWORD (never saved)')
+    // Refused with a message (login above), not offered: the password is asked, or read from PAYCTL_PASSWORD.
+    .addOption(new Option('--password <password>').hideHelp())
     .option('--api-key <key>', 'an API key (sk_, rk_ or pk_) instead of a session')
     .option('--base-url <url>', `the service's address (default ${DEFAULT_BASE_URL})`)
     .action(async (options, command: Command) => login({ ...common(command), ...options }));

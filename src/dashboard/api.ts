@@ -18,8 +18,11 @@ export function setApiToken(value: string | null, unauthorized: () => void): voi
   onUnauthorized = unauthorized;
 }
 
-/** Another credential for one call (the master key the Finance area asks for); the session otherwise. */
-export interface CallOptions { credential?: string }
+/**
+ * Another credential for one call (the master key the Finance area asks for), the session
+ * otherwise; and a write's own Idempotency-Key when a retry must repeat the same request.
+ */
+export interface CallOptions { credential?: string; idempotencyKey?: string }
 
 export function authorization(options: CallOptions = {}): Record<string, string> {
   const bearer = options.credential ?? token;
@@ -37,7 +40,7 @@ async function refusal(response: Response, options: CallOptions): Promise<ApiErr
 export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { ...authorization(options), Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (method !== 'GET') headers['Idempotency-Key'] = crypto.randomUUID();
+  if (method !== 'GET') headers['Idempotency-Key'] = options.idempotencyKey ?? crypto.randomUUID();
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   if (!response.ok) throw await refusal(response, options);
   const text = await response.text();
@@ -48,6 +51,8 @@ export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: 
 export async function downloadCsv(path: string, filename: string, options: CallOptions = {}): Promise<void> {
   const response = await fetch(path, { headers: { ...authorization(options), Accept: 'text/csv' } });
   if (!response.ok) throw await refusal(response, options);
+  // A server that has no CSV of this list answers its JSON: that is no file to save as CSV.
+  if (!/^text\/csv/i.test(response.headers.get('Content-Type') ?? '')) throw new Error('the API has no CSV of this list');
   const url = URL.createObjectURL(await response.blob());
   const link = Object.assign(document.createElement('a'), { href: url, download: filename });
   document.body.append(link);

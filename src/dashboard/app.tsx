@@ -2,7 +2,7 @@
 // (the address's #fragment names the area, never a credential) and the account's live events.
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { setApiToken } from './api';
+import { api, setApiToken } from './api';
 import { followEvents, type DomainEvent } from './events';
 import { ApiKeys } from './pages/api-keys';
 import { Customers } from './pages/customers';
@@ -52,6 +52,9 @@ export function App() {
   // Signing out also leaves the area, so the next person to sign in starts at the overview.
   const signOut = () => { forgetSession(); setApiToken(null, () => undefined); setEvents([]); setSession(null); location.hash = '#/overview'; };
   setApiToken(session?.token ?? null, signOut);
+  // The button also signs the session out on the server, so its token stops working everywhere
+  // (its headers are taken before signOut forgets the token).
+  const signOutEverywhere = () => { void api('DELETE', '/v1/auth/sessions/current').catch(() => undefined); signOut(); };
 
   useEffect(() => {
     if (!session) return undefined;
@@ -90,7 +93,7 @@ export function App() {
           ))}</ul>
         </nav>
         <p class="who"><span class="hint email" title={session.email}>{session.email}</span> <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span></p>
-        <button type="button" onClick={signOut}>Sign out</button>
+        <button type="button" onClick={signOutEverywhere}>Sign out</button>
       </header>
       <main id="main" tabIndex={-1}>
         <h1>{area.label}</h1>

@@ -29,13 +29,16 @@ export function Field({ label, name, value, onInput, error, type = 'text', autoC
   );
 }
 
-export function Select({ label, name, value, options, onInput }: { label: string; name: string; value: string; options: string[]; onInput: (value: string) => void }) {
+/** A choice among `options`: values shown as they are, or with a label of their own (`{ value, label }`). */
+export function Select({ label, name, value, options, onInput }: { label: string; name: string; value: string; options: Array<string | { value: string; label: string }>; onInput: (value: string) => void }) {
   const id = `field-${name}`;
   return (
     <div class="field">
       <label for={id}>{label}</label>
       <select id={id} name={name} value={value} onChange={(e) => onInput((e.target as HTMLSelectElement).value)}>
-        {options.map((option) => <option key={option} value={option}>{option}</option>)}
+        {options.map((option) => typeof option === 'string'
+          ? <option key={option} value={option}>{option}</option>
+          : <option key={option.value} value={option.value}>{option.label}</option>)}
       </select>
     </div>
   );
@@ -70,10 +73,11 @@ export function FormError({ message }: { message: string | null }) {
   return message ? <p class="form-error" role="alert">{message}</p> : null;
 }
 
-export function Section({ title, children }: { title: string; children: ComponentChildren }) {
+/** A card under its heading; `wide` takes the whole row where cards sit two by two. */
+export function Section({ title, children, wide = false }: { title: string; children: ComponentChildren; wide?: boolean }) {
   const id = `section-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;
   return (
-    <section aria-labelledby={id} class="card">
+    <section aria-labelledby={id} class={wide ? 'card wide' : 'card'}>
       <h2 id={id}>{title}</h2>
       {children}
     </section>

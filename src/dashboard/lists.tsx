@@ -1,7 +1,7 @@
 // Lists the way the API pages them (data, has_more, next_cursor; the next page `before` the
-// cursor), a status history, and times shown in the reader's own locale.
-import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+// cursor), a status history, times shown in the reader's own locale, and tables that fit their card.
+import type { AriaRole, ComponentChildren } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, type CallOptions } from './api';
 
 export interface Page<T> { data: T[]; has_more: boolean; next_cursor: string | null }
@@ -68,6 +68,56 @@ export function ScrollTable({ label, columns, children }: { label: string; colum
           ? <th scope="col" key={column}>{column}</th>
           : <th scope="col" key={column.hidden}><span class="visually-hidden">{column.hidden}</span></th>)}</tr></thead>
         <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A row of a FitTable: its cells in the columns' order; the first is the row's heading if `heading`. */
+export interface FitRow { key: string; cells: ComponentChildren[]; heading?: boolean }
+
+/**
+ * A table that always fits its card: a table while its columns fit the card's width, and once
+ * they do not (a phone, or a half-width card at 1280 px) one block per row, each value under its
+ * column's name, so that nothing is cut off or hidden behind a sideways scroll. Which of the two
+ * is measured, not guessed: the card's width against the width the table needs, again whenever
+ * the card is resized. The column names in the blocks are for the eye; screen readers keep the
+ * table's own headers (the roles are said explicitly, since a table laid out as blocks may lose them).
+ */
+export function FitTable({ label, columns, rows }: { label: string; columns: Column[]; rows: FitRow[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  const needs = useRef(0);
+  const [stacked, setStacked] = useState(false);
+  const measure = () => {
+    const element = box.current;
+    const table = element?.querySelector('table');
+    if (!element || !table) return;
+    if (!element.classList.contains('stacked')) needs.current = table.offsetWidth;
+    setStacked(needs.current > element.clientWidth + 0.5);
+  };
+  useLayoutEffect(measure);
+  useEffect(() => {
+    if (!box.current || typeof ResizeObserver === 'undefined') return undefined;
+    const observer = new ResizeObserver(measure);
+    observer.observe(box.current);
+    return () => observer.disconnect();
+  }, []);
+  const role = <R extends AriaRole>(name: R): R | undefined => (stacked ? name : undefined);
+  const nameOf = (column: Column) => (typeof column === 'string' ? column : column.hidden);
+  return (
+    <div ref={box} class={stacked ? 'fit-table stacked' : 'fit-table'} role="region" aria-label={label}>
+      <table role={role('table')}>
+        <thead role={role('rowgroup')}><tr role={role('row')}>{columns.map((column) => typeof column === 'string'
+          ? <th scope="col" role={role('columnheader')} key={column}>{column}</th>
+          : <th scope="col" role={role('columnheader')} key={column.hidden}><span class="visually-hidden">{column.hidden}</span></th>)}</tr></thead>
+        <tbody role={role('rowgroup')}>{rows.map((row) => (
+          <tr key={row.key} role={role('row')}>{row.cells.map((cell, i) => {
+            const name = typeof columns[i] === 'string' ? <span class="cell-label" aria-hidden="true">{nameOf(columns[i])}</span> : null;
+            return row.heading && i === 0
+              ? <th scope="row" role={role('rowheader')} key={i}>{name}<span class="cell-value">{cell}</span></th>
+              : <td role={role('cell')} key={i}>{name}<span class="cell-value">{cell}</span></td>;
+          })}</tr>
+        ))}</tbody>
       </table>
     </div>
   );

@@ -1,7 +1,10 @@
 // Reconciliation runs (DESIGN.md section 5e): stage both sides and match them (staged.ts), and
 // store the report with its items, its exceptions and its events in one transaction, so a report
-// is either whole with its events or absent. A dry run stores and announces nothing.
-import { randomUUID } from 'node:crypto';
+// is either whole with its events or absent. A dry run stores and announces nothing. A run sent
+// with an Idempotency-Key keeps it: the same key and request again answer the stored report
+// (no second report, no second events), another request under the key is 409.
+import { createHash, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
@@ -10,11 +13,13 @@ import { publishRound } from '../announce';
 import { keysetPage, type Page, type PageRequest } from '../db/pagination';
 import { DomainError } from '../errors';
 import { TOPICS } from '../kafka/topics';
+import { log } from '../log';
 import type { PartnerClient } from '../partners/client';
 import type { PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
-import { recordExceptions, resolvedEvent } from './exceptions';
-import type { CurrencyTotals, ItemCategory, ReportItem } from './match';
+import { openedEvent, recordExceptions, resolvedEvent } from './exceptions';
+import { ITEM_CATEGORIES, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
+import { recordMatches } from './matches';
 import { addDays, daysOf, LOOKAROUND_DAYS, statementDays } from './settlement';
 import { ITEM_COLUMNS, reconcileStaged, type StagedReport } from './staged';
 import { csvRow } from './formats';
@@ -34,6 +39,14 @@ export interface ReconcileRequest {
   /** An uploaded statement; null: fetch the partner's. */
   statementCsv: string | null;
   trigger: 'api' | 'schedule';
+  /** The client's Idempotency-Key, if it sent one. */
+  idempotencyKey?: string | null;
+}
+
+/** What makes two runs the same request: everything asked, the uploaded statement by its digest. */
+function requestFingerprint(request: ReconcileRequest): string {
+  const statement = request.statementCsv === null ? null : createHash('sha256').update(request.statementCsv).digest('hex');
+  return createHash('sha256').update(JSON.stringify([request.partner, request.from, request.to, request.dryRun, request.amountTolerance, request.dateToleranceDays, statement])).digest('hex');
 }
 
 export interface ReconciliationView {
@@ -50,6 +63,8 @@ export interface ReconciliationView {
   created_at: string;
   summary: Record<ItemCategory, number>;
   totals: CurrencyTotals[];
+  /** Statement lines the run's search budget did not reach: reported not_examined, never matched. */
+  not_examined: number;
   /** Exceptions this run opened, and earlier ones its matching settled (none for a dry run). */
   exceptions: ExceptionCounts;
   /** The items that are not matched, in report order, at most ITEMS_SHOWN_MAX of them. */
@@ -62,14 +77,16 @@ export interface ExceptionCounts { opened: number; resolved: number }
 interface ReconciliationRow {
   id: string; partner: string; from_date: string; to_date: string; trigger: 'api' | 'schedule'; source: 'partner' | 'upload';
   amount_tolerance: string; date_tolerance_days: number; summary: Record<ItemCategory, number>; totals: CurrencyTotals[]; created_at: Date;
-  exceptions: ExceptionCounts;
+  exceptions: ExceptionCounts; not_examined: number;
+  idempotency_key?: string | null; request_fingerprint?: string | null;
 }
 
-const exceptionCount = (row: ReconciliationRow) => row.summary.ledger_only + row.summary.statement_only + row.summary.mismatched;
+const exceptionCount = (row: ReconciliationRow) => ITEM_CATEGORIES.reduce((n, c) => n + (c === 'matched' ? 0 : row.summary[c] ?? 0), 0);
+const emptySummary = () => Object.fromEntries(ITEM_CATEGORIES.map((c) => [c, 0])) as Record<ItemCategory, number>;
 
 /** The first unmatched items of a stored report, in report order. */
 function shownExceptions(db: Knex, id: string): Promise<ReportItem[]> {
-  return db('reconciliation_items').where('reconciliation_id', id).whereNot('category', 'matched').orderBy('seq').limit(ITEMS_SHOWN_MAX).select(ITEM_COLUMNS);
+  return db('reconciliation_items').where('reconciliation_id', id).whereNot('category', 'matched').orderBy('seq').limit(ITEMS_SHOWN_MAX).select(...ITEM_COLUMNS, 'movements', 'candidates');
 }
 
 function checkRange(from: string, to: string): void {
@@ -84,7 +101,8 @@ function summaryOf(row: ReconciliationRow, dryRun = false): ReconciliationSummar
   return {
     id: row.id, status: 'completed', dry_run: dryRun, partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source,
     amount_tolerance: row.amount_tolerance, date_tolerance_days: row.date_tolerance_days, created_at: row.created_at.toISOString(),
-    summary: row.summary, totals: row.totals, exceptions: row.exceptions,
+    // A report stored before a category existed counts none of it.
+    summary: { ...emptySummary(), ...row.summary }, totals: row.totals, not_examined: row.not_examined, exceptions: row.exceptions,
   };
 }
 
@@ -101,7 +119,18 @@ export class Reconciliations {
    * exceptions and its events commit together, or (a dry run, a partner that fails) not at all.
    */
   async run(request: ReconcileRequest): Promise<ReconciliationView | null> {
+    return (await this.answer(request))?.view ?? null;
+  }
+
+  /** As run, saying whether the answer is the stored report of the request's Idempotency-Key. */
+  async answer(request: ReconcileRequest): Promise<{ view: ReconciliationView; replayed: boolean } | null> {
     checkRange(request.from, request.to);
+    const print = request.idempotencyKey ? requestFingerprint(request) : null;
+    // A key already answered needs no statement: the stored report is the answer.
+    if (request.idempotencyKey) {
+      const replay = await this.replayed(request.idempotencyKey, print!);
+      if (replay) return { view: replay, replayed: true };
+    }
     const uploaded = request.statementCsv === null ? null : statementCsvChunks(request.statementCsv);
     // Both sides are read in full over the range and its date tolerance; a line further off meets
     // its movement by reference, up to LOOKAROUND_DAYS away; a movement whose line comes later
@@ -112,8 +141,9 @@ export class Reconciliations {
     const wideTo = addDays(request.to, LOOKAROUND_DAYS);
     const row: ReconciliationRow = {
       id: randomUUID(), partner: request.partner, from_date: request.from, to_date: request.to, trigger: request.trigger, source: uploaded ? 'upload' : 'partner',
-      amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 },
-      totals: [], created_at: new Date(), exceptions: { opened: 0, resolved: 0 },
+      amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: emptySummary(),
+      totals: [], created_at: new Date(), exceptions: { opened: 0, resolved: 0 }, not_examined: 0,
+      idempotency_key: request.dryRun ? null : request.idempotencyKey ?? null, request_fingerprint: print,
     };
     const lines = uploaded ?? statementDays(this.clients(request.partner), request.partner, nearFrom, nearTo);
     const rules = { from: request.from, to: request.to, amountTolerance: new Money(request.amountTolerance), dateToleranceDays: request.dateToleranceDays };
@@ -128,36 +158,64 @@ export class Reconciliations {
       await trx.rollback().catch(() => undefined);
       throw error;
     }
-    if (!answer) return null;
+    if (!answer) {
+      // The key was taken by a run that committed meanwhile (the insert waited for it): its report is the answer.
+      if (request.idempotencyKey && !request.dryRun) return { view: (await this.replayed(request.idempotencyKey, print!))!, replayed: true };
+      return null;
+    }
     if (!request.dryRun) await publishRound(this.runtime, roundId, answer.events);
-    return answer.view;
+    return { view: answer.view, replayed: false };
+  }
+
+  /** The stored report of a key, or undefined; another request under the key is 409. */
+  private async replayed(key: string, print: string): Promise<ReconciliationView | undefined> {
+    const stored: { id: string; request_fingerprint: string } | undefined = await this.runtime.db('reconciliations').where('idempotency_key', key).first('id', 'request_fingerprint');
+    if (!stored) return undefined;
+    if (stored.request_fingerprint !== print) {
+      throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used for another reconciliation request; use a new key for a new request', 'Idempotency-Key');
+    }
+    return this.get(stored.id);
   }
 
   private async runIn(trx: Knex.Transaction, row: ReconciliationRow, dryRun: boolean, roundId: string, match: () => Promise<StagedReport>): Promise<{ view: ReconciliationView; events: DomainEventEnvelope[] } | null> {
+    // Day windows are UTC whatever the database's time zone: a calendar date compared with a
+    // timestamptz is its 00:00 in the session's zone, so the run's session says UTC explicitly.
+    await trx.raw(`SET LOCAL TIME ZONE 'UTC'`);
     if (!(await this.insert(trx, row))) return null;
+    // One run of a partner at a time: each reads the matches the one before it recorded, so no
+    // side is matched by two runs.
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`reconciliation:${row.partner}`]);
     const report = await match();
     row.summary = report.summary;
     row.totals = report.totals;
+    row.not_examined = report.notExamined;
     if (!dryRun) {
+      const started = performance.now();
+      await recordMatches(trx, row, report.priorItems);
+      const matchesMs = Math.round(performance.now() - started);
       const recorded = await recordExceptions(trx, row);
-      row.exceptions = { opened: recorded.opened, resolved: recorded.resolved.length };
+      log.info({ reconciliation: row.id, ms: { matches: matchesMs, exceptions: Math.round(performance.now() - started) - matchesMs } }, 'reconciliation recorded');
+      row.exceptions = { opened: recorded.opened.length, resolved: recorded.resolved.length };
       const environment = this.runtime.config.environment;
-      const events = [this.completedEvent(row), ...recorded.resolved.map((exception) => resolvedEvent(exception, environment, null))];
-      await trx('reconciliations').where('id', row.id).update({ summary: JSON.stringify(row.summary), totals: JSON.stringify(row.totals), exceptions: JSON.stringify(row.exceptions) });
+      const events = [
+        this.completedEvent(row), ...recorded.resolved.map((exception) => resolvedEvent(exception, environment, null)),
+        ...recorded.opened.map((exception) => openedEvent(exception, environment)),
+      ];
+      await trx('reconciliations').where('id', row.id).update({ summary: JSON.stringify(row.summary), totals: JSON.stringify(row.totals), exceptions: JSON.stringify(row.exceptions), not_examined: row.not_examined });
       await writeOutboxRound(trx, roundId, events.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })), row.created_at.toISOString());
       return { view: viewOf(row, false, await shownExceptions(trx, row.id), exceptionCount(row)), events };
     }
     return { view: viewOf(row, true, await shownExceptions(trx, row.id), exceptionCount(row)), events: [] };
   }
 
-  /** Inserts the report's row; false for a scheduled day already reconciled. */
+  /** Inserts the report's row; false for a scheduled day already reconciled, or a key another run has taken. */
   private async insert(trx: Knex.Transaction, row: ReconciliationRow): Promise<boolean> {
     const { rows } = await trx.raw(
-      `INSERT INTO reconciliations (id, partner, from_date, to_date, trigger, source, amount_tolerance, date_tolerance_days, summary, totals, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?)
-       ON CONFLICT (partner, from_date) WHERE trigger = 'schedule' DO NOTHING RETURNING id`,
+      `INSERT INTO reconciliations (id, partner, from_date, to_date, trigger, source, amount_tolerance, date_tolerance_days, summary, totals, created_at, idempotency_key, request_fingerprint)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?)
+       ON CONFLICT DO NOTHING RETURNING id`,
       [row.id, row.partner, row.from_date, row.to_date, row.trigger, row.source, row.amount_tolerance, row.date_tolerance_days,
-        JSON.stringify(row.summary), JSON.stringify(row.totals), row.created_at],
+        JSON.stringify(row.summary), JSON.stringify(row.totals), row.created_at, row.idempotency_key ?? null, row.request_fingerprint ?? null],
     );
     return rows.length === 1;
   }
@@ -169,7 +227,7 @@ export class Reconciliations {
       data: {
         id: row.id, status: 'completed', amount: null, currency: null,
         attributes: JSON.stringify({
-          partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source, ...row.summary,
+          partner: row.partner, from: row.from_date, to: row.to_date, trigger: row.trigger, source: row.source, ...row.summary, not_examined: row.not_examined,
           exceptions_opened: row.exceptions.opened, exceptions_resolved: row.exceptions.resolved,
         }),
       },

@@ -8,13 +8,15 @@
 // the day.
 import type { Knex } from 'knex';
 import { performance } from 'node:perf_hooks';
-import { CURRENCIES, CURRENCY_SCALE, isCurrency, Money, type Amount, type Currency } from '../../ledger/money';
+import { CURRENCIES, Money, type Currency } from '../../ledger/money';
 import { bulkRaw } from '../db';
 import { copyInto } from '../db/pg-copy';
 import { log } from '../log';
-import { reconcile, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
+import { ITEM_CATEGORIES, MATCHED_BY, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
+import { searchInWorker } from './search-thread';
+import { analyzed, fmt, ITEM_COLUMNS, MOVEMENT_JSON, MOVEMENT_OBJECT, named, reported, setAsideMatched, itemCount, totalsOf } from './staged-sql';
 
-export const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
+export { ITEM_COLUMNS } from './staged-sql';
 
 /**
  * A statement line as it is staged: its amounts exact decimal text at the currency's scale, which
@@ -35,13 +37,21 @@ export interface StagedRun {
   wideFrom: string;
   wideTo: string;
   rules: MatchRules;
+  /** The search's budget; SEARCH_BUDGET unless a caller bounds it otherwise. */
+  budget?: { steps: number; ms: number };
 }
 
-export interface StagedReport { summary: Record<ItemCategory, number>; totals: CurrencyTotals[] }
+export interface StagedReport {
+  summary: Record<ItemCategory, number>;
+  totals: CurrencyTotals[];
+  /** Lines the search budget did not reach (reported `not_examined`). */
+  notExamined: number;
+  /** The first items, by seq, report matches earlier runs made (already in the table of matches). */
+  priorItems: number;
+}
 
-const SCALE_SQL = `CASE currency ${CURRENCIES.map((c) => `WHEN '${c}' THEN ${CURRENCY_SCALE[c]}`).join(' ')} END`;
-/** An amount at its currency's scale, as match.ts formats it (the staged amounts are exact at that scale). */
-const fmt = (expression: string, currency: string) => `round(${expression}, ${SCALE_SQL.replaceAll('currency', currency)})::text`;
+/** What a run may spend searching (search.ts), in a worker thread: the API never waits on it unbounded. */
+export const SEARCH_BUDGET = { steps: 5_000_000, ms: 10_000 };
 
 /**
  * The lines, a chunk at a time from `next` (the first, already asked for) on; each next chunk is
@@ -140,37 +150,11 @@ async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<vo
 }
 
 /**
- * A staged table indexed on `columns` and analyzed: autovacuum never sees a temporary table, and
- * without statistics the planner takes a table of 100,000 rows for a few and loops over it.
- */
-async function analyzed(trx: Knex.Transaction, table: string, columns: string[]): Promise<void> {
-  for (const column of columns) await bulkRaw(trx, `CREATE INDEX ON ${table} (${column})`);
-  await bulkRaw(trx, `ANALYZE ${table}`);
-}
-
-/**
- * `:name` placeholders (never a `::cast`) to positional bindings: the values go to Postgres as
- * parameters, never into the text.
- */
-function named(sql: string, params: Record<string, Knex.Value>): [string, Knex.Value[]] {
-  const values: Knex.Value[] = [];
-  const text = sql.replace(/(?<!:):([a-z]\w*)/g, (_, name: string) => {
-    if (!(name in params)) throw new Error(`no value for :${name}`);
-    values.push(params[name]);
-    return '?';
-  });
-  return [text, values];
-}
-
-/** Items of this run whose movement or line falls on a reported day (match.ts: Matcher.add). */
-const reported = (move: string, line: string) => `((${move}.day BETWEEN :from::date AND :to::date) OR (${line}.value_date BETWEEN :from::date AND :to::date))`;
-
-/**
  * Pass 1, one to one by reference: the first movement of each reference takes its first line
  * (of its currency first); further lines of that reference are duplicates. A pair that
  * disagrees is mismatched, naming the field.
  */
-async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void> {
+async function byReference(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
   await bulkRaw(trx,
     `CREATE TEMP TABLE recon_ref ON COMMIT DROP AS
      WITH firsts AS (
@@ -181,10 +165,12 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
        FROM firsts f JOIN recon_lines l ON l.reference = f.reference`,
   );
   await analyzed(trx, 'recon_ref', ['move_seq', 'line_seq']);
-  const how = REASONS.byReference;
+  const how = MATCHED_BY.reference;
   await bulkRaw(trx, ...named(
-    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
-     SELECT :id, row_number() OVER (ORDER BY r.move_seq, r.rank) - 1, x.* FROM recon_ref r
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY r.move_seq, r.rank) - 1, x.*,
+            CASE WHEN x.category = 'matched' THEN NULL WHEN r.rank > 1 THEN '[]'::jsonb ELSE ${MOVEMENT_JSON('m')} END
+       FROM recon_ref r
        JOIN recon_moves m ON m.seq = r.move_seq
        JOIN recon_lines l ON l.seq = r.line_seq
        LEFT JOIN recon_ref pr ON pr.move_seq = r.move_seq AND pr.rank = 1
@@ -193,7 +179,9 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
          CASE WHEN r.rank > 1 THEN 'statement_only'
               WHEN m.currency <> l.currency OR abs(m.amount - l.net) > :tol::numeric OR abs(m.day - l.value_date) > :days::int THEN 'mismatched'
               ELSE 'matched' END AS category,
-         m.entry_id, l.line_id, coalesce(m.reference, l.reference), m.currency, ${fmt('m.amount', 'm.currency')}, ${fmt('l.net', 'l.currency')},
+         -- A duplicate line has no ledger side: the partner's second count is all the difference.
+         CASE WHEN r.rank > 1 THEN NULL ELSE m.entry_id END, l.line_id, coalesce(m.reference, l.reference), CASE WHEN r.rank > 1 THEN l.currency ELSE m.currency END,
+         CASE WHEN r.rank > 1 THEN NULL ELSE ${fmt('m.amount', 'm.currency')} END, ${fmt('l.net', 'l.currency')},
          CASE WHEN r.rank > 1 THEN 'reference' WHEN m.currency <> l.currency THEN 'currency'
               WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN 'fee' ELSE 'amount' END
               WHEN abs(m.day - l.value_date) > :days::int THEN 'value_date' END AS field,
@@ -210,7 +198,7 @@ async function byReference(trx: Knex.Transaction, run: StagedRun): Promise<void>
               ELSE :how::text END) AS x
       WHERE ${reported('m', 'l')}`,
     {
-      id: run.reconciliationId, tol: run.rules.amountTolerance.toFixed(), days: run.rules.dateToleranceDays, from: run.rules.from, to: run.rules.to, how,
+      id: run.reconciliationId, seqFrom, tol: run.rules.amountTolerance.toFixed(), days: run.rules.dateToleranceDays, from: run.rules.from, to: run.rules.to, how,
       duplicate: REASONS.duplicate('%s', '%s'), late: `${how}, but the value date is %s days from the posting, beyond the tolerance of %s`,
     },
   ));
@@ -234,26 +222,35 @@ async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: num
       ORDER BY m.seq, b.seq`,
   );
   await analyzed(trx, 'recon_batch', ['move_seq', 'line_seq']);
+  // An agreeing batch: each movement matched with the line. A disagreeing one: ONE item, the line
+  // with every movement it lists, whose amounts are the line's net and the movements' sum.
   await bulkRaw(trx, ...named(
-    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
-     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY b.line_seq, b.move_seq) - 1,
-            CASE WHEN g.agrees THEN 'matched' ELSE 'mismatched' END, m.entry_id, l.line_id, coalesce(m.reference, l.reference), m.currency,
-            ${fmt('m.amount', 'm.currency')}, ${fmt('l.net', 'l.currency')},
-            CASE WHEN g.agrees THEN NULL ELSE 'amount' END,
-            CASE WHEN g.agrees THEN NULL ELSE ${fmt('g.total', 'm.currency')} END,
-            CASE WHEN g.agrees THEN NULL ELSE ${fmt('l.net', 'm.currency')} END,
-            CASE WHEN g.agrees THEN format(:listed::text, l.line_id, b.listed) ELSE format(:disagrees::text, l.line_id, g.n, b.listed) END
-       FROM recon_batch b
-       JOIN recon_moves m ON m.seq = b.move_seq
-       JOIN recon_lines l ON l.seq = b.line_seq
-       JOIN (SELECT b2.line_seq, count(*) AS n, sum(m2.amount) AS total,
-                    count(*) = max(b2.listed) AND abs(sum(m2.amount) - max(l2.net)) <= :tol::numeric AS agrees
-               FROM recon_batch b2 JOIN recon_moves m2 ON m2.seq = b2.move_seq JOIN recon_lines l2 ON l2.seq = b2.line_seq
-              GROUP BY b2.line_seq) g ON g.line_seq = b.line_seq
-      WHERE ${reported('m', 'l')}`,
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
+     WITH g AS (
+       SELECT b2.line_seq, count(*) AS n, sum(m2.amount) AS total, max(b2.listed) AS listed,
+              count(*) = max(b2.listed) AND bool_and(m2.currency = l2.currency) AND abs(sum(m2.amount) - max(l2.net)) <= :tol::numeric AS agrees,
+              bool_or(m2.day BETWEEN :from::date AND :to::date) OR bool_or(l2.value_date BETWEEN :from::date AND :to::date) AS shown
+         FROM recon_batch b2 JOIN recon_moves m2 ON m2.seq = b2.move_seq JOIN recon_lines l2 ON l2.seq = b2.line_seq
+        GROUP BY b2.line_seq),
+     rows AS (
+       SELECT b.line_seq, b.move_seq AS sub, 'matched' AS category, m.entry_id, l.line_id, coalesce(m.reference, l.reference) AS reference, m.currency,
+              ${fmt('m.amount', 'm.currency')} AS ledger_amount, ${fmt('l.net', 'l.currency')} AS statement_amount, NULL AS field, NULL AS ledger_value, NULL AS statement_value,
+              :how::text AS reason, NULL::jsonb AS movements
+         FROM recon_batch b JOIN g ON g.line_seq = b.line_seq AND g.agrees AND g.shown
+         JOIN recon_moves m ON m.seq = b.move_seq
+         JOIN recon_lines l ON l.seq = b.line_seq
+       UNION ALL
+       SELECT g.line_seq, 0, 'batch', NULL, l.line_id, l.reference, l.currency, ${fmt('g.total', 'l.currency')}, ${fmt('l.net', 'l.currency')}, 'amount',
+              ${fmt('g.total', 'l.currency')}, ${fmt('l.net', 'l.currency')}, format(:disagrees::text, l.line_id, g.n, g.listed),
+              (SELECT jsonb_agg(${MOVEMENT_OBJECT('m')} ORDER BY m.seq) FROM recon_batch b JOIN recon_moves m ON m.seq = b.move_seq WHERE b.line_seq = g.line_seq)
+         FROM g JOIN recon_lines l ON l.seq = g.line_seq
+        WHERE NOT g.agrees AND g.shown)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY line_seq, sub) - 1, category, entry_id, line_id, reference, currency, ledger_amount, statement_amount,
+            field, ledger_value, statement_value, reason, movements
+       FROM rows`,
     {
       id: run.reconciliationId, seqFrom, tol: run.rules.amountTolerance.toFixed(), from: run.rules.from, to: run.rules.to,
-      listed: REASONS.batchListed('%s', '%s'), disagrees: REASONS.batchDisagrees('%s', '%s', '%s'),
+      how: MATCHED_BY.reference, disagrees: REASONS.batchDisagrees('%s', '%s', '%s'),
     },
   ));
 }
@@ -270,7 +267,7 @@ async function leftoverLines(trx: Knex.Transaction): Promise<StatementEntry[]> {
         AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)
       ORDER BY l.seq`,
   );
-  return lines.map((l: { line_id: string; reference: string; currency: Currency; amount: string; fee: string; net: string; value_date: string; settles: unknown }) => ({
+  return lines.map((l: { line_id: string; reference: string | null; currency: Currency; amount: string; fee: string; net: string; value_date: string; settles: unknown }) => ({
     lineId: l.line_id, reference: l.reference, currency: l.currency, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net), valueDate: l.value_date,
     settles: Array.isArray(l.settles) ? l.settles.filter((r): r is string => typeof r === 'string') : null,
   }));
@@ -290,36 +287,14 @@ async function leftoverMovements(trx: Knex.Transaction): Promise<LedgerMovement[
  */
 async function unpairedMovementsLedgerOnly(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<number> {
   const { rowCount } = await bulkRaw(trx, ...named(
-    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')})
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
      SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY m.day, m.entry_id) - 1, 'ledger_only', m.entry_id, NULL, m.reference, m.currency,
             ${fmt('m.amount', 'm.currency')}, NULL, NULL, NULL, NULL,
-            :reason::text || CASE WHEN m.reference IS NULL THEN '' ELSE format(' (partner reference %s)', m.reference) END
+            :reason::text || CASE WHEN m.reference IS NULL THEN '' ELSE format(' (partner reference %s)', m.reference) END, ${MOVEMENT_JSON('m')}
        ${UNPAIRED_MOVES} AND m.day BETWEEN :from::date AND :to::date`,
     { id: run.reconciliationId, seqFrom, from: run.rules.from, to: run.rules.to, reason: REASONS.noLine },
   ));
   return rowCount ?? 0;
-}
-
-async function itemCount(trx: Knex.Transaction, id: string): Promise<number> {
-  const row = await trx('reconciliation_items').where('reconciliation_id', id).count({ n: '*' }).first();
-  return Number(row?.n ?? 0);
-}
-
-/** Per currency, over the reported days: the ledger's and the statement's sums, what matched, and the difference. */
-async function totalsOf(trx: Knex.Transaction, run: StagedRun): Promise<CurrencyTotals[]> {
-  const { rows } = await bulkRaw(trx, ...named(
-    `SELECT currency, sum(ledger)::text AS ledger, sum(statement)::text AS statement, sum(matched)::text AS matched FROM (
-       SELECT currency, amount AS ledger, 0 AS statement, 0 AS matched FROM recon_moves WHERE day BETWEEN :from::date AND :to::date
-       UNION ALL SELECT currency, 0, net, 0 FROM recon_lines WHERE value_date BETWEEN :from::date AND :to::date
-       UNION ALL SELECT currency, 0, 0, ledger_amount::numeric FROM reconciliation_items WHERE reconciliation_id = :id AND category = 'matched' AND ledger_amount IS NOT NULL
-     ) t GROUP BY currency ORDER BY currency`,
-    { from: run.rules.from, to: run.rules.to, id: run.reconciliationId },
-  ));
-  const format = (amount: Amount, currency: Currency) => amount.toFixed(CURRENCY_SCALE[currency], Money.ROUND_HALF_EVEN);
-  return rows.filter((row: { currency: string }) => isCurrency(row.currency)).map((row: { currency: Currency; ledger: string; statement: string; matched: string }) => ({
-    currency: row.currency, ledger: format(new Money(row.ledger), row.currency), statement: format(new Money(row.statement), row.currency),
-    matched: format(new Money(row.matched), row.currency), difference: format(new Money(row.statement).minus(row.ledger), row.currency),
-  }));
 }
 
 /** Matches the staged sides into reconciliation_items of `run.reconciliationId`, in the caller's transaction. */
@@ -345,30 +320,35 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
   clock.lap('statement');
   await stageMovements(trx, run);
   clock.lap('ledger_beyond');
-  await byReference(trx, run);
+  const priorItems = await setAsideMatched(trx, run);
+  clock.lap('matched_before');
+  await byReference(trx, run, priorItems);
   clock.lap('by_reference');
   await byBatchDetail(trx, run, await itemCount(trx, run.reconciliationId));
   clock.lap('by_batch_detail');
   const openLines = await leftoverLines(trx);
   const seqFrom = await itemCount(trx, run.reconciliationId);
   const left = { lines: openLines.length, movements: 0 };
+  let notExamined = 0;
   if (openLines.length === 0) {
     left.movements = await unpairedMovementsLedgerOnly(trx, run, seqFrom);
   } else {
     const movements = await leftoverMovements(trx);
     left.movements = movements.length;
-    const searched = reconcile(movements, openLines, run.rules);
-    await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS],
+    const budget = run.budget ?? SEARCH_BUDGET;
+    const searched = await searchInWorker(movements, openLines, run.rules, { steps: budget.steps, deadline: Date.now() + budget.ms });
+    notExamined = searched.notExamined;
+    await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS, 'movements', 'candidates'],
       searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
   }
   clock.lap('searched');
   const { rows } = await bulkRaw(trx, 'SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);
-  const summary: Record<ItemCategory, number> = { matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 };
+  const summary = Object.fromEntries(ITEM_CATEGORIES.map((c) => [c, 0])) as Record<ItemCategory, number>;
   for (const row of rows as Array<{ category: ItemCategory; n: number }>) summary[row.category] = row.n;
   const totals = await totalsOf(trx, run);
   clock.lap('totals');
-  log.info({ reconciliation: run.reconciliationId, partner: run.partner, leftovers: left, ms: clock.laps }, 'reconciliation matched');
-  return { summary, totals };
+  log.info({ reconciliation: run.reconciliationId, partner: run.partner, leftovers: left, not_examined: notExamined, ms: clock.laps }, 'reconciliation matched');
+  return { summary, totals, notExamined, priorItems };
 }
 
 /** Milliseconds spent in each phase of a run, for the log: where a slow day spends its time. */

@@ -1,14 +1,19 @@
 // A partner statement an operator uploads as CSV instead of the service fetching it: a header
-// row naming the columns (id, reference, amount, currency, value_date; fee, net and settles
+// row naming the columns (id, amount, currency, value_date; reference, fee, net and settles
 // optional: settles lists the references a batch line settles, separated by spaces), then one
 // line per row. Fields may be quoted ("..."; "" is a quote inside). Every error names
 // the line and the column, and nothing is reconciled from a statement that has one.
+// A line may carry no reference (bank exports often do not): it is matched only by amount and
+// date, and only when nothing else fits. An upload's line ids are its own (two uploads may both
+// number a line "7"): each is scoped by the upload, `upload-<digest of the statement>:<id>`, so
+// the same statement uploaded again names the same lines and another never collides with it.
+import { createHash } from 'node:crypto';
 import { DomainError } from '../errors';
 import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
 import { isCalendarDate } from './formats';
 import type { StagedLine } from './staged';
 
-const REQUIRED = ['id', 'reference', 'amount', 'currency', 'value_date'] as const;
+const REQUIRED = ['id', 'amount', 'currency', 'value_date'] as const;
 const SIGNED_DECIMAL = /^-?\d{1,20}(?:\.\d{1,18})?$/;
 export const STATEMENT_CSV_LINES_MAX = 200_000;
 
@@ -74,12 +79,13 @@ export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<St
   if (countRecords(text) - 1 > STATEMENT_CSV_LINES_MAX) throw invalid(`at most ${STATEMENT_CSV_LINES_MAX} lines`);
   const header = fieldsOf(first.value.record, first.value.line).map((name) => name.toLowerCase());
   const missing = REQUIRED.filter((name) => !header.includes(name));
-  if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally fee, net, settles)`);
+  if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally reference, fee, net, settles)`);
   const seen = new Set<string>();
+  const scope = `upload-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
   async function* chunks(): AsyncGenerator<StagedLine[]> {
     let chunk: StagedLine[] = [];
     for (const { record, line } of records) {
-      chunk.push(entryOf(header, fieldsOf(record, line), line, seen));
+      chunk.push(entryOf(header, fieldsOf(record, line), line, seen, scope));
       if (chunk.length === size) { yield chunk; chunk = []; }
     }
     if (chunk.length > 0) yield chunk;
@@ -87,13 +93,12 @@ export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<St
   return chunks();
 }
 
-function entryOf(header: string[], fields: string[], line: number, seen: Set<string>): StagedLine {
+function entryOf(header: string[], fields: string[], line: number, seen: Set<string>, scope: string): StagedLine {
   if (fields.length !== header.length) throw invalid(`line ${line}: ${fields.length} fields, the header has ${header.length}`);
   const get = (name: string) => (header.indexOf(name) < 0 ? '' : fields[header.indexOf(name)]);
   const [id, reference, currency, valueDate] = [get('id'), get('reference'), get('currency'), get('value_date')];
   if (id === '' || seen.has(id)) throw invalid(`line ${line}: id must be present and unique`);
   seen.add(id);
-  if (reference === '') throw invalid(`line ${line}: reference is empty`);
   if (!isCurrency(currency)) throw invalid(`line ${line}: currency "${currency}" is not one of ${Object.keys(CURRENCY_SCALE).join(', ')}`);
   if (!isCalendarDate(valueDate)) throw invalid(`line ${line}: value_date must be a date, YYYY-MM-DD`);
   const decimal = (name: string, fallback: string | null) => {
@@ -110,5 +115,5 @@ function entryOf(header: string[], fields: string[], line: number, seen: Set<str
   if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
   // A batch line's settlement detail: the references it settles, separated by spaces.
   const settles = get('settles') === '' ? null : get('settles').split(/\s+/).filter((r) => r !== '');
-  return { lineId: id, reference, currency, amount: amount.toFixed(), fee: fee.toFixed(), net: net.toFixed(), valueDate, settles };
+  return { lineId: `${scope}:${id}`, reference: reference === '' ? null : reference, currency, amount: amount.toFixed(), fee: fee.toFixed(), net: net.toFixed(), valueDate, settles };
 }

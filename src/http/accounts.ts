@@ -5,6 +5,8 @@ import { KYB_STATUSES } from '../accounts/views';
 import type { Environment } from '../config';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../errors';
+import type { SignInLockout } from '../guards/sign-in-lockout';
+import type { SessionRevocations } from '../auth/session-revocations';
 import { accountIdQuerySchema, actingAccountId } from './acting';
 import { apiKeyWithSecretSchema } from './api-keys';
 import { listResponseSchema } from './pagination';
@@ -32,7 +34,9 @@ const vibanSchema = {
   },
 };
 
-export function accountRoutes(accounts: AccountService, environment: Environment): RouteDef[] {
+const ATTEMPTS_NOTE = 'too many credential attempts (sign-ins, sign-ups, refused credentials) from this client address or for this email';
+
+export function accountRoutes(accounts: AccountService, environment: Environment, lockout: SignInLockout, signOuts: SessionRevocations): RouteDef[] {
   const sandboxOnly = () => {
     if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
   };
@@ -51,7 +55,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
     }, {
       method: 'POST', path: '/v1/sandbox/accounts', operationId: 'createSandboxAccount', tag: 'sandbox',
       summary: 'Create a sandbox account: returns the account, a secret key (shown once) and a session token',
-      auth: { kind: 'public' },
+      auth: { kind: 'public' }, credentialAttempt: { accountField: 'email' },
       response: {
         status: 201, description: 'the account with its vIBANs, its first secret key (shown once) and a session',
         schema: {
@@ -60,6 +64,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
         },
       },
       errors: ['resource_already_exists', 'invalid_country_code'],
+      errorNotes: { rate_limit_exceeded: ATTEMPTS_NOTE },
       handler: async ({ body }) => {
         sandboxOnly();
         return { status: 201, body: await accounts.createSandboxAccount(body) };
@@ -80,14 +85,36 @@ export function accountRoutes(accounts: AccountService, environment: Environment
     withBody({ type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 200 } } }, {
       method: 'POST', path: '/v1/auth/sessions', operationId: 'createSession', tag: 'auth',
       summary: 'Sign in with email and password: returns a session JWT',
-      auth: { kind: 'public' },
+      auth: { kind: 'public' }, credentialAttempt: { accountField: 'email' },
       response: { status: 201, description: 'the session', schema: sessionSchema },
       errors: ['invalid_credentials'],
-      handler: async ({ body }) => ({ status: 201, body: await accounts.signIn(body.email, body.password) }),
+      errorNotes: {
+        rate_limit_exceeded: `${ATTEMPTS_NOTE}; or sign-in for this email is locked (details "email") after repeated wrong passwords, `
+          + 'for a backoff that doubles with each further failure: the right password is refused too until Retry-After seconds have passed',
+      },
+      handler: async ({ body }) => ({ status: 201, body: await lockout.guard(body.email, () => accounts.signIn(body.email, body.password)) }),
     }),
     {
+      method: 'DELETE', path: '/v1/auth/sessions/current', operationId: 'deleteCurrentSession', tag: 'auth',
+      summary: 'Sign out: the session token of this request is refused by every server from this answer on',
+      auth: { kind: 'session' },
+      response: {
+        status: 200, description: 'the session is signed out',
+        schema: { type: 'object', required: ['signed_out', 'session_expires_at'], properties: { signed_out: { type: 'boolean', const: true }, session_expires_at: { type: 'string', format: 'date-time' } } },
+      },
+      errorNotes: {
+        insufficient_scope: 'the master key: there is no session to sign out (API keys are revoked with DELETE /v1/api-keys/{id})',
+        service_unavailable: 'the sign-out could not be made to hold in every server (details "redis"): the session still works; repeat the request after Retry-After seconds',
+      },
+      handler: async ({ principal }) => {
+        const session = principal!.session!; // a session route: the principal is a session
+        await signOuts.revoke(session.id, session.expiresAt);
+        return { status: 200, body: { signed_out: true, session_expires_at: new Date(session.expiresAt * 1000).toISOString() } };
+      },
+    },
+    {
       method: 'GET', path: '/v1/accounts/me', operationId: 'getMyAccount', tag: 'accounts',
-      summary: "The caller's account", auth: { kind: 'key', scope: null },
+      summary: "The caller's account", auth: { kind: 'key', scope: null, publishable: 'reads' },
       query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
       response: { status: 200, description: 'the account', schema: accountSchema },
       handler: async (request) => {

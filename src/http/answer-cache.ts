@@ -17,6 +17,7 @@ import { asReplay } from './idempotency';
 import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { isDomainError } from '../errors';
+import { keptAnswer } from '../redaction';
 
 /** What a replay of the key answers, and the fingerprint of the request it answers. */
 interface CachedAnswer { fingerprint: string; status: number; body: unknown }
@@ -59,7 +60,8 @@ export class LedgerAnswerCache {
     const result = await this.reserved(request, route, execute);
     if (read && result.final !== false) {
       const replay = asReplay(result);
-      const entry: CachedAnswer = { fingerprint: request.fingerprint!, status: replay.status, body: replay.body };
+      // Kept as every stored answer is: without a secret in clear (src/redaction.ts).
+      const entry: CachedAnswer = { fingerprint: request.fingerprint!, status: replay.status, body: keptAnswer(replay.body).body };
       this.redis.set(read.key, JSON.stringify(entry), 'EX', IDEMPOTENCY_TTL_SECONDS)
         .catch((error) => log.warn({ err: error }, 'an answer was not cached; its replay will ask the ledger'));
     }

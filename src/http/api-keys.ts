@@ -20,7 +20,7 @@ const keySchema = {
 /** A key as created: the full secret `key` appears here, once, and never again. */
 export const apiKeyWithSecretSchema = {
   ...keySchema, required: [...keySchema.required, 'key'],
-  properties: { ...keySchema.properties, key: { type: 'string', description: 'the full key; shown only in this response' } },
+  properties: { ...keySchema.properties, key: { type: 'string', description: 'the full key; shown only in this response (a replay of its Idempotency-Key answers "[redacted]", header Secret-Redacted: true)' } },
 };
 
 export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
@@ -35,7 +35,7 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
       },
     }, {
       method: 'POST', path: '/v1/api-keys', operationId: 'createApiKey', tag: 'api-keys',
-      summary: 'Create an API key (the key is shown once)', auth: { kind: 'dashboard' }, idempotent: true,
+      summary: 'Create an API key (the key is shown once)', auth: { kind: 'dashboard' }, idempotent: true, secretFields: ['key'],
       response: { status: 201, description: 'the key, with its secret', schema: apiKeyWithSecretSchema },
       errors: ['invalid_key_type'],
       handler: async (request) => {

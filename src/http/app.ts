@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router, { type Layer } from '@koa/router';
+import type { Environment } from '../config';
 import { DomainError } from '../errors';
 import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
@@ -21,7 +22,13 @@ export interface Guards {
   /** The Redis key authentication will read (a cached API key), so the rate limiter's call reads it. */
   authenticationReads?(ctx: Koa.Context, route: RouteDef): ReadAlong | null;
   authenticate(ctx: Koa.Context, route: RouteDef): Promise<Principal | null>;
-  rateLimit(ctx: Koa.Context, reads?: ReadAlong[]): Promise<void>;
+  /** The request's bucket: the credential's, or the caller's address on a public route. */
+  rateLimit(ctx: Koa.Context, reads?: ReadAlong[], publicRoute?: boolean): Promise<void>;
+  /**
+   * One credential attempt of the caller's address (and of the account named, if any): on
+   * credential routes, and when a credential is refused; 429 when none is left.
+   */
+  credentialAttempt?(ctx: Koa.Context, account?: string | null): Promise<void>;
   /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
   idempotent(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult>;
   /**
@@ -50,9 +57,14 @@ export interface AppOptions {
   bodyLimitBytes: number;
   /** Serves the browser dashboard at /dashboard (the api role's app), before the API. */
   dashboard?: Koa.Middleware;
+  /** The service's environment: live refuses the sandbox's controls (Sandbox-Scenario). */
+  environment?: Environment;
 }
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** The answers of a credential that is not valid: each is a credential attempt. */
+const REFUSED_CREDENTIAL = new Set<string>(['authentication_required', 'invalid_api_key', 'invalid_token', 'token_expired']);
 
 function readIdempotencyKey(ctx: Koa.Context): string {
   const key = ctx.get('idempotency-key');
@@ -65,9 +77,13 @@ function readIdempotencyKey(ctx: Koa.Context): string {
   return key;
 }
 
-function readSandboxScenario(ctx: Koa.Context): SandboxScenario | null {
+function readSandboxScenario(ctx: Koa.Context, environment: Environment | undefined): SandboxScenario | null {
   const value = ctx.get(SANDBOX_SCENARIO_HEADER);
   if (value === '') return null;
+  // A forced partner failure is a sandbox control: live money never follows a script.
+  if (environment === 'live') {
+    throw new DomainError('sandbox_scenario_not_allowed', `${SANDBOX_SCENARIO_HEADER} is a sandbox control; the live environment does not take it`, SANDBOX_SCENARIO_HEADER);
+  }
   if (!isSandboxScenario(value)) {
     throw new DomainError('invalid_request', `${SANDBOX_SCENARIO_HEADER} must be one of ${SANDBOX_SCENARIOS.join(', ')}`, SANDBOX_SCENARIO_HEADER);
   }
@@ -83,7 +99,7 @@ function methodNotAllowed(method: string, path: string, allowed: string[]): Doma
   return new DomainError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allow}`, method, { Allow: allow });
 }
 
-function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number, allowedMethods: AllowedMethods): Koa.Middleware {
+function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number, allowedMethods: AllowedMethods, environment: Environment | undefined): Koa.Middleware {
   const validateParams: Validator | null = route.params ? textValidator(route.params, 'path') : null;
   const validateQuery: Validator | null = route.query ? textValidator(route.query, 'query') : null;
   const validateBody: Validator | null = route.body ? bodyValidator(route.body) : null;
@@ -92,13 +108,18 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     const timing = new StageTiming();
     const authenticationRead = guards.authenticationReads?.(ctx, route) ?? null;
     const answerRead = guards.ledgerAnswers?.reads(ctx, route) ?? null;
-    await guards.rateLimit(ctx, [authenticationRead, answerRead].filter((read): read is ReadAlong => read !== null));
-    const principal = await guards.authenticate(ctx, route);
+    await guards.rateLimit(ctx, [authenticationRead, answerRead].filter((read): read is ReadAlong => read !== null), route.auth.kind === 'public');
+    const principal = await guards.authenticate(ctx, route).catch(async (error: unknown) => {
+      // A refused credential is an attempt of the caller's address: guessing keys or tokens
+      // under ever new ones is limited by where it comes from (429 replaces the 401 when spent).
+      if (error instanceof DomainError && REFUSED_CREDENTIAL.has(error.code)) await guards.credentialAttempt?.(ctx);
+      throw error;
+    });
     timing.end('auth');
     ctx.state.principal = principal;
     const idempotencyKey = route.idempotent ? readIdempotencyKey(ctx) : null;
     ctx.state.idempotencyKey = idempotencyKey;
-    const sandboxScenario = route.sandboxScenario ? readSandboxScenario(ctx) : null;
+    const sandboxScenario = route.sandboxScenario ? readSandboxScenario(ctx, environment) : null;
 
     const params = { ...ctx.params };
     const query = { ...ctx.query };
@@ -120,6 +141,10 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
       assertStorableText(body, 'body');
       validateBody(body === undefined ? {} : body);
       if (body === undefined) body = {};
+    }
+    if (route.credentialAttempt && guards.credentialAttempt) {
+      const account = (body as Record<string, unknown>)[route.credentialAttempt.accountField];
+      await guards.credentialAttempt(ctx, typeof account === 'string' ? account : null);
     }
 
     timing.end('validate');
@@ -149,7 +174,7 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
   };
 }
 
-export function createApp({ routes, guards, bodyLimitBytes, dashboard }: AppOptions): Koa {
+export function createApp({ routes, guards, bodyLimitBytes, dashboard, environment }: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   // The dashboard's page and assets are not API requests: neither logged nor limited.
@@ -167,7 +192,7 @@ export function createApp({ routes, guards, bodyLimitBytes, dashboard }: AppOpti
     return [...allowed];
   };
   for (const route of routes) {
-    const layer = router.register(koaPath(route.path), [route.method], routeMiddleware(route, guards, bodyLimitBytes, allowedMethods)) as Layer;
+    const layer = router.register(koaPath(route.path), [route.method], routeMiddleware(route, guards, bodyLimitBytes, allowedMethods, environment)) as Layer;
     const validateParams = route.params ? textValidator(route.params, 'path') : null;
     takesPath.set(layer, (params) => {
       try { validateParams?.({ ...params }); return true; } catch { return false; }

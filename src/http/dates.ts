@@ -1,10 +1,15 @@
-// The two forms dates take on the query and in bodies, and the routes that take either: a
-// calendar date (YYYY-MM-DD) or an ISO 8601 instant (2026-11-24T10:00:00Z). A route about days
-// (a reconciliation) takes an instant as its UTC day; a route about instants (a statement, the
-// journal) takes a calendar date as its start, 00:00 UTC. Both are said in the document.
+// The two forms dates take on the query and in bodies, and one meaning of `from`/`to` on every
+// route (WINDOW_MEANING, said once here and in the README): a calendar date (YYYY-MM-DD) is a
+// whole UTC day, so in `to` it includes that day; an ISO 8601 instant is exact. A route about
+// days (a reconciliation) covers whole UTC days: an instant names its UTC day. A route about
+// instants (a statement, the journal, the exceptions queue) starts at `from` (a date: its 00:00
+// UTC) and ends before `to` (a date: the next day's 00:00 UTC, so that day is in; an instant: that
+// instant, exclusive).
 import { isCalendarDate } from '../finance/formats';
 import { DomainError } from '../errors';
 
+export const WINDOW_MEANING = 'a calendar date (YYYY-MM-DD) is a whole UTC day: in from the window starts at its 00:00 UTC, in to the window includes that day; '
+  + 'an ISO 8601 instant is exact (from inclusive, to exclusive)';
 
 /** A day: a calendar date, or an instant taken as its UTC day. */
 export const dayOrInstant = (description: string) => ({
@@ -21,6 +26,13 @@ export const instantOrDay = (description: string, exampleDay: '2026-11-23' | '20
   description: `${description}: an ISO 8601 instant, or a calendar date (YYYY-MM-DD) taken as its start, 00:00 UTC`, examples: [`${exampleDay}T09:30:00Z`, exampleDay],
 } as const);
 
+/** The `from` or `to` of a window of instants, described with the one meaning of every route. */
+export const windowBound = (bound: 'from' | 'to', description: string) => ({
+  type: 'string', anyOf: [{ format: 'date-time' }, { format: 'date' }],
+  description: `${description}; ${WINDOW_MEANING}`,
+  examples: bound === 'from' ? ['2026-11-23', '2026-11-23T09:30:00Z'] : ['2026-11-24', '2026-11-24T09:30:00Z'],
+} as const);
+
 /** The UTC day (YYYY-MM-DD) a value of dayOrInstant names. */
 export function utcDayOf(text: string, field: string): string {
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
@@ -30,11 +42,17 @@ export function utcDayOf(text: string, field: string): string {
   return new Date(text).toISOString().slice(0, 10);
 }
 
-/** The instant a value of instantOrDay names. */
+/** The instant a value of instantOrDay names; the start of a window (`from`). */
 export function instantOf(text: string, field: string): Date {
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
     if (!isCalendarDate(text)) throw new DomainError('invalid_request', `${field} is not a calendar date (YYYY-MM-DD): ${text}`, field);
     return new Date(`${text}T00:00:00Z`);
   }
   return new Date(text);
+}
+
+/** The exclusive end of a window a `to` names: a calendar date includes its day, so the next day's 00:00 UTC; an instant itself. */
+export function windowEndOf(text: string, field: string): Date {
+  const at = instantOf(text, field);
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(at.getTime() + 86_400_000) : at;
 }

@@ -33,7 +33,7 @@ const EVENT_SCHEMA = {
 export function eventRoutes(db: Db): RouteDef[] {
   return [{
     method: 'GET', path: '/v1/events', operationId: 'listEvents', tag: 'notifications',
-    summary: 'The account\'s events, newest first: what the stream and webhooks delivered', auth: { kind: 'key', scope: null },
+    summary: 'The account\'s events, newest first: what the stream and webhooks delivered', auth: { kind: 'key', scope: 'events:read' },
     query: {
       type: 'object', additionalProperties: false,
       properties: {

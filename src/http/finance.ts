@@ -10,7 +10,7 @@ import { AccountStatement, type AccountStatementLine } from '../finance/account-
 import { journal, JOURNAL_CSV_COLUMNS, trialBalance } from '../finance/books';
 import { csvRow } from '../finance/formats';
 import { accountIdQuerySchema, actingAccountId } from './acting';
-import { instantOf, instantOrDay } from './dates';
+import { instantOf, instantOrDay, windowBound, windowEndOf } from './dates';
 import type { JsonSchema, RouteDef } from './route';
 
 const DAY_MS = 86_400_000;
@@ -31,9 +31,9 @@ export function wantsCsv(ctx: Koa.Context, json = 'application/json'): boolean {
 
 export const csvText = (description: string): JsonSchema => ({ type: 'string', description });
 
-/** The `from`/`to` of a query: instants (a calendar date: its start), `to` after `from`; by default the `defaultSpanMs` up to now. */
+/** The `from`/`to` of a query (dates.ts: a date in `to` includes that day), `to` after `from`; by default the `defaultSpanMs` up to now. */
 function period(query: { from?: string; to?: string }, defaultSpanMs: number): { from: Date; to: Date } {
-  const to = query.to ? instantOf(query.to, 'to') : new Date();
+  const to = query.to ? windowEndOf(query.to, 'to') : new Date();
   const from = query.from ? instantOf(query.from, 'from') : new Date(to.getTime() - defaultSpanMs);
   if (from.getTime() >= to.getTime()) throw new DomainError('invalid_request', 'from must be before to', 'from');
   return { from, to };
@@ -115,12 +115,12 @@ export function financeRoutes(db: Db): RouteDef[] {
     {
       method: 'GET', path: '/v1/accounts/me/statement', operationId: 'getMyStatement', tag: 'finance',
       summary: 'The account\'s statement in one currency: opening balance, every movement, closing balance (JSON, or CSV with Accept: text/csv)',
-      auth: { kind: 'key', scope: 'transactions:read', publishableDenied: true },
+      auth: { kind: 'key', scope: 'transactions:read' },
       query: {
         type: 'object', additionalProperties: false, required: ['currency'],
         properties: {
-          currency: { type: 'string', enum: [...CURRENCIES] }, from: instantOrDay('the start, inclusive; default: 24 hours before to', '2026-11-23'),
-          to: instantOrDay('the end, exclusive; default: now'), account_id: accountIdQuerySchema,
+          currency: { type: 'string', enum: [...CURRENCIES] }, from: windowBound('from', 'the start; default: 24 hours before to'),
+          to: windowBound('to', 'the end; default: now'), account_id: accountIdQuerySchema,
         },
       },
       response: { status: 200, description: 'the statement', schema: STATEMENT_SCHEMA, alternatives: [{ contentType: 'text/csv', schema: csvText(`the lines, with a header row: ${STATEMENT_CSV_COLUMNS.join(',')}`) }] },
@@ -149,7 +149,7 @@ export function financeRoutes(db: Db): RouteDef[] {
       auth: { kind: 'admin' },
       query: {
         type: 'object', additionalProperties: false,
-        properties: { from: instantOrDay('the start, inclusive; default: 24 hours before to', '2026-11-23'), to: instantOrDay('the end, exclusive; default: now') },
+        properties: { from: windowBound('from', 'the start; default: 24 hours before to'), to: windowBound('to', 'the end; default: now') },
       },
       response: {
         status: 200, description: 'the journal, oldest entry first', contentType: 'application/x-ndjson',

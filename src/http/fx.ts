@@ -173,7 +173,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
     }),
     {
       method: 'GET', path: '/v1/fx/quotes/{id}', operationId: 'getFxQuote', tag: 'fx',
-      summary: 'A persisted quote: created, expired or consumed', auth: { kind: 'key', scope: 'fx:read' },
+      summary: 'A persisted quote: created, expired or consumed', auth: { kind: 'key', scope: 'fx:read', publishable: 'reads' },
       params: idParams,
       response: { status: 200, description: 'the quote', schema: persistedQuoteSchema },
       errors: ['quote_not_found'],

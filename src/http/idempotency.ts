@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError, errorBody, isDomainError } from '../errors';
+import { hasRedactions, keptAnswer, SECRET_REDACTED_HEADER } from '../redaction';
 import { idempotentCommandId } from '../ledger-client';
 import type { RouteDef, RouteRequest, RouteResult } from './route';
 import { log } from '../log';
@@ -55,6 +56,18 @@ export function requestFingerprint(method: string, path: string, scenario: strin
 /** A stored answer given again: a creation's 201 is 200 (SPEC.md section 4), and the header says it is a replay. */
 export function asReplay(result: RouteResult): RouteResult {
   return { ...result, status: result.status === 201 ? 200 : result.status, headers: { ...result.headers, 'Idempotent-Replayed': 'true' } };
+}
+
+/**
+ * A kept answer given again: its secrets redacted (a record kept before they were redacted on the
+ * way in is redacted on the way out too), and, on the routes that make a secret (`secretFields`),
+ * the header saying so when it was.
+ */
+export function asKeptReplay(result: RouteResult, route: RouteDef): RouteResult {
+  const kept = keptAnswer(result.body);
+  const replay = asReplay({ ...result, body: kept.body });
+  if (!route.secretFields || (!kept.redacted && !hasRedactions(kept.body))) return replay;
+  return { ...replay, headers: { ...replay.headers, [SECRET_REDACTED_HEADER]: 'true' } };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -156,7 +169,7 @@ export class IdempotencyGuard {
         const { entry } = reservation;
         // Another route's request, or another body: refused at once, even while it still runs.
         if (entry.fingerprint !== print) return refuse();
-        if (entry.status !== undefined) return asReplay({ status: entry.status, body: entry.body });
+        if (entry.status !== undefined) return asKeptReplay({ status: entry.status, body: entry.body }, route);
       }
       const claim = await this.claim(scope, key, print);
       if (claim.kind === 'claimed') break;
@@ -164,9 +177,9 @@ export class IdempotencyGuard {
       const { holder } = claim;
       if (holder.fingerprint !== print) return refuse();
       if (holder.state === 'completed') {
-        const answer = { status: holder.response_status!, body: holder.response_body };
+        const answer = { status: holder.response_status!, body: keptAnswer(holder.response_body).body };
         await this.reservations.storeAnswer(scope, key, { route: name, fingerprint: print, ...answer });
-        return asReplay(answer);
+        return asKeptReplay(answer, route);
       }
       // Never 409 for "still running": SPEC.md section 7 tells clients not to retry a 409, so
       // they would never learn the outcome (DESIGN.md section 5). Answer as a late decision.
@@ -204,8 +217,10 @@ export class IdempotencyGuard {
       await giveBack();
       return result;
     }
-    await this.completions.submit({ scope, key, status: result.status, bodyJson: JSON.stringify(result.body ?? null) });
-    await this.reservations.storeAnswer(scope, key, { route: name, fingerprint: print, status: result.status, body: result.body });
+    // The client gets the secret this once; Postgres and Redis keep the answer without it.
+    const kept = keptAnswer(result.body);
+    await this.completions.submit({ scope, key, status: result.status, bodyJson: kept.json });
+    await this.reservations.storeAnswer(scope, key, { route: name, fingerprint: print, status: result.status, body: kept.body });
     return result;
   };
 }

@@ -1,6 +1,6 @@
 // Health, readiness and the machine-readable API description.
 import type { Runtime } from '../runtime';
-import { checkReadiness } from '../runtime';
+import { checkReadiness, type ReadinessReport } from '../runtime';
 import { openApiDocument } from './openapi';
 import type { RouteDef } from './route';
 
@@ -17,6 +17,17 @@ const readinessSchema = {
 
 export function metaRoutes(runtime: Runtime, allRoutes: () => RouteDef[]): RouteDef[] {
   let document: Record<string, unknown> | null = null;
+  // /readyz is public: its four dependency checks run at most once per readinessCacheMs, however
+  // often it is called, and callers meanwhile (concurrent ones too) share the last answer.
+  let readiness: { atMs: number; report: Promise<ReadinessReport> } | null = null;
+  const ready = (): Promise<ReadinessReport> => {
+    if (readiness === null || Date.now() - readiness.atMs >= runtime.config.readinessCacheMs) {
+      const report = checkReadiness(runtime);
+      readiness = { atMs: Date.now(), report };
+      report.catch(() => { readiness = null; });
+    }
+    return readiness.report;
+  };
   return [
     {
       method: 'GET', path: '/healthz', operationId: 'health', summary: 'The process is up', tag: 'meta',
@@ -25,12 +36,12 @@ export function metaRoutes(runtime: Runtime, allRoutes: () => RouteDef[]): Route
       handler: async () => ({ status: 200, body: { status: 'ok' } }),
     },
     {
-      method: 'GET', path: '/readyz', operationId: 'readiness', summary: 'Postgres, Redis, Kafka and the schema registry answer', tag: 'meta',
+      method: 'GET', path: '/readyz', operationId: 'readiness', summary: 'Postgres, Redis, Kafka and the schema registry answer (checked at most every READINESS_CACHE_MS, 2 s by default)', tag: 'meta',
       auth: { kind: 'public' },
       response: { status: 200, description: 'every dependency and thread is ready', schema: readinessSchema },
       extraResponses: [{ status: 503, description: 'not ready: the failing checks say what is missing', schema: readinessSchema }],
       handler: async () => {
-        const report = await checkReadiness(runtime);
+        const report = await ready();
         return { status: report.ready ? 200 : 503, body: report };
       },
     },

@@ -3,6 +3,7 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import type { JsonSchema, RouteDef } from './route';
 import { UUID_PATTERN } from './validation';
+import { REDACTED, SECRET_REDACTED_HEADER } from '../redaction';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/endpoints';
 import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
 
@@ -35,6 +36,7 @@ function security(route: RouteDef): unknown[] {
     case 'public': return [];
     case 'dashboard': return [{ sessionToken: [] }, { masterKey: [] }];
     case 'admin': return [{ masterKey: [] }];
+    case 'session': return [{ sessionToken: [] }];
     case 'key': return [{ apiKey: route.auth.scope ? [route.auth.scope] : [] }, { sessionToken: [] }, { masterKey: [] }];
   }
 }
@@ -59,13 +61,17 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
   if (route.params || route.query || route.body || route.idempotent) add('invalid_request');
   if (route.idempotent) add('idempotency_key_missing', 'idempotency_conflict');
   if (route.params) add('resource_not_found');
+  // Sandbox-Scenario sent to the live environment (app.ts).
+  if (route.sandboxScenario) add('sandbox_scenario_not_allowed');
   const { auth } = route;
   if (auth.kind !== 'public') {
     // resource_not_found: an account_id (master key) that names no account.
     add('authentication_required', 'invalid_api_key', 'token_expired', 'invalid_token', 'environment_mismatch', 'cross_account_access_denied', 'resource_not_found');
     if (auth.kind === 'admin') add('insufficient_scope');
     if (auth.kind === 'dashboard') add('dashboard_access_denied');
-    if (auth.kind === 'key' && (auth.scope || auth.publishableDenied)) add('insufficient_scope');
+    if (auth.kind === 'session') add('dashboard_access_denied', 'insufficient_scope');
+    // A restricted key without the scope; a publishable key where a page may not show the answer.
+    if (auth.kind === 'key' && (auth.scope || auth.publishable !== 'reads')) add('insufficient_scope');
     // A publishable key's write, on any route a key may reach (SPEC.md section 5).
     if ((auth.kind === 'key' || auth.kind === 'admin') && route.method !== 'GET') add('publishable_key_write_denied');
     if (auth.moneyMoving) add('account_not_active');
@@ -83,6 +89,14 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   }]));
 }
 
+/** The header of a replay whose secret is redacted: the secret was shown once, in the first answer. */
+function secretRedactedHeader(fields: string[]): Record<string, unknown> {
+  return {
+    description: `present on a replay of the same Idempotency-Key: the secret (${fields.join(', ')}) was shown once, in the first answer, and is kept nowhere in clear, so this answer has it redacted ("${REDACTED}"; in a URL, the values of its OAuth state and similar query parameters)`,
+    schema: { type: 'string', enum: ['true'] },
+  };
+}
+
 /** Every success a route can answer: its response, the replay (200) of a creation, the provisional 202. */
 function successResponses(route: RouteDef): Record<string, unknown> {
   const all = [route.response, ...(route.extraResponses ?? [])];
@@ -93,6 +107,7 @@ function successResponses(route: RouteDef): Record<string, unknown> {
   }
   return Object.fromEntries(all.map((response) => {
     const success: Record<string, unknown> = { description: response.description };
+    if (route.secretFields && response.status < 300) success.headers = { [SECRET_REDACTED_HEADER]: secretRedactedHeader(route.secretFields) };
     if (response.schema) {
       success.content = {
         [response.contentType ?? 'application/json']: { schema: publicSchema(response.schema) },
@@ -103,11 +118,31 @@ function successResponses(route: RouteDef): Record<string, unknown> {
   }));
 }
 
+/**
+ * Who may call the operation, in words, and for API-key routes whether a publishable key may
+ * read it (`x-publishable-key`): a pk_ key is in a page, so it reads only what the page may show.
+ */
+function credentialsNote(route: RouteDef): Record<string, unknown> {
+  const { auth } = route;
+  if (auth.kind !== 'key') return {};
+  const scope = auth.scope ? `Restricted (rk_) keys need the ${auth.scope} scope.` : 'Any credential of the account may call it, restricted keys whatever their scopes.';
+  const publishable = auth.publishable === 'reads'
+    ? 'Publishable (pk_) keys may read it: it shows only what a page may show.'
+    : route.method === 'GET'
+      ? 'Publishable (pk_) keys may not read it (403 insufficient_scope): they read only what a page may show.'
+      : 'Publishable (pk_) keys may not call it (403 publishable_key_write_denied).';
+  return { description: `Secret (sk_) keys, sessions and the master key may call it. ${scope} ${publishable}`, 'x-publishable-key': auth.publishable === 'reads' ? 'reads' : 'refused' };
+}
+
 function operation(route: RouteDef): Record<string, unknown> {
   const headerParams = [
     ...(route.idempotent ? [{
       name: 'Idempotency-Key', in: 'header', required: true,
       description: 'unique per request of the account, e.g. a UUID or an invoice number; 1 to 255 printable ASCII characters without spaces',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]{1,255}$', examples: ['3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13'] },
+    }] : []),
+    ...(route.optionalIdempotencyKey ? [{
+      name: 'Idempotency-Key', in: 'header', required: false, description: route.optionalIdempotencyKey,
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]{1,255}$', examples: ['3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13'] },
     }] : []),
     ...(route.sandboxScenario ? [{
@@ -118,6 +153,7 @@ function operation(route: RouteDef): Record<string, unknown> {
   return {
     operationId: route.operationId,
     summary: route.summary,
+    ...credentialsNote(route),
     tags: [route.tag],
     security: security(route),
     parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...headerParams].map(publicSchema),
@@ -182,7 +218,10 @@ export function openApiDocument(routes: RouteDef[], serverUrl: string): Record<s
     components: {
       schemas: { Error: publicSchema(ERROR_BODY_SCHEMA), WebhookEvent: publicSchema(WEBHOOK_EVENT_SCHEMA) },
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'sk_, pk_ or rk_ API key' },
+        apiKey: {
+          type: 'http', scheme: 'bearer',
+          description: 'sk_, pk_ or rk_ API key. A restricted (rk_) key calls the operations whose requirement names one of its scopes. A publishable (pk_) key only reads, and only the operations marked x-publishable-key: reads (the account, FX quotes): it sits in a page anyone can read, so no request logs, bank details, claim links, customers, payments or events',
+        },
         sessionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         masterKey: { type: 'http', scheme: 'bearer', description: 'master key from the MASTER_KEY setting' },
       },

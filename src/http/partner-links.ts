@@ -16,7 +16,7 @@ const linkSchema = {
     id: { type: 'string', format: 'uuid' }, customer_id: { type: 'string', format: 'uuid' },
     partner: { type: 'string', enum: [...PARTNER_SLUGS] },
     status: { type: 'string', enum: ['pending', 'active', 'failed', 'revoked'], description: 'pending until the customer answers on the partner\'s page' },
-    authorize_url: { type: ['string', 'null'], description: 'the partner\'s consent page, for the customer to open; shown once, when the link is created' },
+    authorize_url: { type: ['string', 'null'], description: 'the partner\'s consent page, for the customer to open; shown once, when the link is created (a replay of its Idempotency-Key answers it with its OAuth state "[redacted]", header Secret-Redacted: true)' },
     failure: { type: ['object', 'null'], required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
     created_at: { type: 'string', format: 'date-time' }, linked_at: nullableDate, revoked_at: nullableDate,
   },
@@ -67,7 +67,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
     } as const, {
       method: 'POST', path: '/v1/customers/{id}/partner-links', operationId: 'createPartnerLink', tag: 'partner-links',
       summary: 'Start linking a customer with a partner: the customer gives consent at authorize_url',
-      auth: { kind: 'key', scope: 'customers:write' }, idempotent: true, params: customerParams,
+      auth: { kind: 'key', scope: 'customers:write' }, idempotent: true, params: customerParams, secretFields: ['authorize_url'],
       response: { status: 201, description: 'the pending link and its consent page', schema: linkSchema },
       errors: ['invalid_partner'],
       handler: async (request) => {

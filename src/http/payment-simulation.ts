@@ -36,10 +36,12 @@ const MOVES: Record<Action, { to: PaymentStatus; from: readonly PaymentStatus[];
  * Tells the partner the payment ends: its claim link expires, or the payment is stopped. True when
  * the partner agreed (or never had it), false when it had already ended there otherwise (409).
  */
-async function endAtPartner(railsUrl: string, payment: PaymentRecord): Promise<boolean> {
+async function endAtPartner(railsUrl: string, controlSecret: string, payment: PaymentRecord): Promise<boolean> {
   if (payment.external_id === null) return true; // it never reached the partner: nothing to stop
   const control = payment.claim_link !== null ? 'expire-claim' : 'cancel';
-  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/${control}/${encodeURIComponent(payment.external_id)}`, { method: 'POST' }).catch(() => null);
+  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/${control}/${encodeURIComponent(payment.external_id)}`, {
+    method: 'POST', headers: { authorization: `Bearer ${controlSecret}` },
+  }).catch(() => null);
   if (answer?.ok) return true;
   if (answer?.status === 409) return false;
   throw new DomainError('partner_unavailable', `${payment.partner} could not end the payment`, payment.id);
@@ -54,7 +56,7 @@ async function recordPartnerState(deps: PaymentRouteDeps, payment: PaymentRecord
   return update ? recordPaymentUpdate(deps, payment, { payment_id: payment.id, retry_count: payment.retry_count, ...update }) : payment;
 }
 
-export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Environment, railsUrl: () => string): RouteDef {
+export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Environment, railsUrl: () => string, controlSecret: string): RouteDef {
   const { reads } = deps;
   return {
     method: 'POST', path: '/v1/sandbox/payments/{id}/{action}', operationId: 'simulatePayment', tag: 'sandbox',
@@ -81,7 +83,7 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
         const why = FINAL_PAYMENT_STATUSES.includes(payment.status) ? 'it has ended' : `${action} applies to a payment that is ${move.from.join(' or ')}`;
         throw new DomainError('invalid_request', `the payment is ${payment.status}: ${why}`, 'action');
       }
-      if (action !== 'settle' && !(await endAtPartner(railsUrl(), payment))) {
+      if (action !== 'settle' && !(await endAtPartner(railsUrl(), controlSecret, payment))) {
         const now = await recordPartnerState(deps, payment);
         if (now.status === move.to) return { status: 200, body: paymentView(now) }; // it had ended the same way (a claim link that expired)
         throw new DomainError('payment_state_conflict', `the payment had already ended at ${payment.partner}: it is ${now.status}`, 'action');

@@ -30,11 +30,11 @@ const addFundsBodySchema = {
   },
 } as const;
 
-export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, railsUrl: () => string): RouteDef[] {
+export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, railsUrl: () => string, controlSecret: string): RouteDef[] {
   const { db, links, reads } = deps;
   return [
     sendRoute(deps),
-    paymentSimulationRoute(deps, environment, railsUrl),
+    paymentSimulationRoute(deps, environment, railsUrl, controlSecret),
     withBody(addFundsBodySchema, {
       method: 'POST', path: '/v1/payments/add-funds', operationId: 'addFunds', tag: 'payments',
       summary: 'Bring money in from a linked customer\'s account at a partner; credited once the partner settles',

@@ -62,6 +62,14 @@ export interface RouteDef<B = unknown> {
    * handler sends the key and the fingerprint with its command.
    */
   idempotent?: boolean | 'ledger';
+  /**
+   * Fields of the answer that hold a secret shown once (a key, a signing secret, a consent URL's
+   * OAuth state): what is kept of the answer has them redacted (src/redaction.ts), so a replay of
+   * the Idempotency-Key answers them redacted, with the header Secret-Redacted: true.
+   */
+  secretFields?: string[];
+  /** A route that keeps an Idempotency-Key of its own when one is sent, but takes requests without (POST /v1/reconciliations): the document says it is optional. */
+  optionalIdempotencyKey?: string;
   /** Routes that move money through a partner take the Sandbox-Scenario header (src/partners/scenarios.ts). */
   sandboxScenario?: boolean;
   params?: JsonSchema;
@@ -80,6 +88,11 @@ export interface RouteDef<B = unknown> {
   provisionalSchema?: JsonSchema;
   /** What the provisional 202 means, for the OpenAPI document, when the route answers it for more than a duplicate. */
   provisionalDescription?: string;
+  /**
+   * The route checks or makes a credential (sign-in, sign-up): each request is a credential
+   * attempt of the caller's address and of the account this body field names (rate-limit.ts).
+   */
+  credentialAttempt?: { accountField: string };
   /** A larger request body than the service's BODY_LIMIT_BYTES (an uploaded statement). */
   bodyLimitBytes?: number;
   /** Extra error codes this route can answer with, for the OpenAPI document. */

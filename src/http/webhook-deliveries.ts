@@ -18,7 +18,10 @@ const attemptSchema = {
     attempt: { type: 'integer', description: '1 for the first attempt' }, started_at: { type: 'string', format: 'date-time' },
     duration_ms: { type: 'integer' }, response_status: { type: ['integer', 'null'], description: 'null when no answer came' },
     response_body: { type: ['string', 'null'], description: 'the first 1024 bytes of the answer, … when cut' },
-    error: { type: ['string', 'null'], description: 'why no answer came: a timeout, a refused connection' },
+    error: {
+      type: ['string', 'null'], pattern: '^(connection_failed|timeout|http_[0-9]{3})$',
+      description: 'why the attempt failed, without detail of the network: connection_failed (no connection: refused, unresolvable, a refused address, cut off), timeout (no complete answer in time), http_<status> (the receiver answered another status than 2xx); null when it succeeded',
+    },
   },
 };
 
@@ -41,10 +44,22 @@ const deliveryWithEventSchema = {
   properties: { ...deliverySchema.properties, event: { type: 'object', additionalProperties: true, description: 'the body every attempt sends: the event envelope of SPEC.md section 6' } },
 };
 
+/**
+ * An attempt's error as the merchant reads it. Attempts recorded before errors were generic kept
+ * the connection's detail (an address, a port, an errno): it is not shown.
+ */
+function publicError(attempt: AttemptRow): string | null {
+  const { error, response_status: status } = attempt;
+  if (error === null) return status !== null && (status < 200 || status >= 300) ? `http_${status}` : null;
+  if (/^(connection_failed|timeout|http_\d{3})$/.test(error)) return error;
+  if (status !== null) return `http_${status}`;
+  return error.startsWith('no complete answer') ? 'timeout' : 'connection_failed';
+}
+
 function attemptView(attempt: AttemptRow) {
   return {
     attempt: attempt.attempt, started_at: attempt.started_at.toISOString(), duration_ms: attempt.duration_ms,
-    response_status: attempt.response_status, response_body: attempt.response_body, error: attempt.error,
+    response_status: attempt.response_status, response_body: attempt.response_body, error: publicError(attempt),
   };
 }
 

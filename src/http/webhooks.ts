@@ -2,14 +2,13 @@
 // signing secret, which is shown only when it is made. Secret keys, restricted keys with the
 // webhooks scopes, and sessions manage them; publishable keys cannot, not even to read. In live
 // an endpoint must be HTTPS and must not resolve to a private or loopback address; the sandbox
-// allows both, so tests and local development can receive their own events.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import type { Environment } from '../config';
+// allows plain HTTP, and private addresses unless WEBHOOK_PRIVATE_ADDRESSES=refuse, so tests
+// and local development can receive their own events.
+import type { Environment, WebhookPrivateAddresses } from '../config';
 import type { Db } from '../db';
 import { keysetPage } from '../db/pagination';
 import { DomainError } from '../errors';
-import { isPrivateAddress } from '../webhooks/addresses';
+import { refusedDestination } from '../webhooks/addresses';
 import { WEBHOOK_EVENT_TYPES, type WebhookEndpointRow, type WebhookEndpoints } from '../webhooks/endpoints';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from './acting';
 import { listQuerySchema, listResponseSchema } from './pagination';
@@ -36,7 +35,7 @@ const endpointSchema = {
 };
 const withSecretSchema = {
   ...endpointSchema, required: [...endpointSchema.required, 'secret'],
-  properties: { ...endpointSchema.properties, secret: { type: 'string', description: 'the signing secret (whsec_...), shown only now' } },
+  properties: { ...endpointSchema.properties, secret: { type: 'string', description: 'the signing secret (whsec_...), shown only now (a replay of its Idempotency-Key answers "[redacted]", header Secret-Redacted: true)' } },
 };
 
 function endpointView(endpoint: WebhookEndpointRow) {
@@ -49,7 +48,7 @@ function endpointView(endpoint: WebhookEndpointRow) {
 }
 
 /** @throws DomainError invalid_request naming `url` */
-async function checkUrl(text: string, environment: Environment): Promise<string> {
+export async function checkUrl(text: string, environment: Environment, privateAddresses: WebhookPrivateAddresses): Promise<string> {
   let url: URL;
   try {
     url = new URL(text);
@@ -58,13 +57,13 @@ async function checkUrl(text: string, environment: Environment): Promise<string>
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new DomainError('invalid_request', 'url must be http(s)', 'url');
   if (url.username || url.password) throw new DomainError('invalid_request', 'url must not carry credentials', 'url');
-  if (environment === 'live') {
-    if (url.protocol !== 'https:') throw new DomainError('invalid_request', 'live webhook endpoints must use HTTPS', 'url');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host) ? [host] : await lookup(host, { all: true }).then((found) => found.map((a) => a.address)).catch(() => {
-      throw new DomainError('invalid_request', `url's host ${host} does not resolve`, 'url');
-    });
-    if (addresses.some(isPrivateAddress)) throw new DomainError('invalid_request', 'live webhook endpoints must not resolve to a private or loopback address', 'url');
+  if (environment === 'live' && url.protocol !== 'https:') throw new DomainError('invalid_request', 'live webhook endpoints must use HTTPS', 'url');
+  // The host as the connection will use it: the URL parser has already rewritten the other forms
+  // of an address (2130706433, 0x7f.1, [::ffff:127.0.0.1]) to the one it connects to.
+  if (privateAddresses === 'refuse') {
+    const refused = await refusedDestination(url);
+    if (refused === 'unresolvable') throw new DomainError('invalid_request', `url's host ${url.hostname} does not resolve`, 'url');
+    if (refused) throw new DomainError('invalid_request', 'webhook endpoints must not point to a private, loopback, link-local or otherwise non-public address', 'url');
   }
   return url.toString();
 }
@@ -72,8 +71,8 @@ async function checkUrl(text: string, environment: Environment): Promise<string>
 export const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
 /** Who manages endpoints: secret keys, webhooks-scoped restricted keys, sessions; never publishable keys. */
-export const WEBHOOKS_WRITE = { kind: 'key', scope: 'webhooks:write', publishableDenied: true } as const;
-export const WEBHOOKS_READ = { kind: 'key', scope: 'webhooks:read', publishableDenied: true } as const;
+export const WEBHOOKS_WRITE = { kind: 'key', scope: 'webhooks:write' } as const;
+export const WEBHOOKS_READ = { kind: 'key', scope: 'webhooks:read' } as const;
 
 /** The endpoint `{id}` of the path, when it is the caller's. */
 export async function ownEndpoint(endpoints: WebhookEndpoints, request: RouteRequest): Promise<WebhookEndpointRow> {
@@ -83,7 +82,7 @@ export async function ownEndpoint(endpoints: WebhookEndpoints, request: RouteReq
   return endpoint;
 }
 
-export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: Environment): RouteDef[] {
+export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: Environment, privateAddresses: WebhookPrivateAddresses): RouteDef[] {
   const own = (request: RouteRequest) => ownEndpoint(endpoints, request);
   return [
     withBody({
@@ -92,11 +91,11 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     } as const, {
       method: 'POST', path: '/v1/webhooks', operationId: 'createWebhook', tag: 'webhooks',
       summary: 'Register an endpoint for the account\'s events; its signing secret is shown only in this answer',
-      auth: WEBHOOKS_WRITE, idempotent: true,
+      auth: WEBHOOKS_WRITE, idempotent: true, secretFields: ['secret'],
       response: { status: 201, description: 'the endpoint and its secret', schema: withSecretSchema },
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
-        const url = await checkUrl(request.body.url, environment);
+        const url = await checkUrl(request.body.url, environment, privateAddresses);
         const { endpoint, secret } = await endpoints.create(accountId, { url, events: [...(request.body.events ?? [])], description: request.body.description ?? null });
         return { status: 201, body: { ...endpointView(endpoint), secret } };
       },
@@ -127,7 +126,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
         const endpoint = await own(request);
         const { url, events, description, enabled } = request.body;
         const changes = {
-          ...(url !== undefined ? { url: await checkUrl(url, environment) } : {}), ...(events !== undefined ? { events: [...events] } : {}),
+          ...(url !== undefined ? { url: await checkUrl(url, environment, privateAddresses) } : {}), ...(events !== undefined ? { events: [...events] } : {}),
           ...(description !== undefined ? { description } : {}), ...(enabled !== undefined ? { enabled } : {}),
         };
         return { status: 200, body: endpointView(await endpoints.update(endpoint.id, changes)) };
@@ -146,7 +145,7 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
     },
     {
       method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', operationId: 'rotateWebhookSecret', tag: 'webhooks',
-      summary: 'A new signing secret, shown only now; the previous one keeps signing beside it for 24 hours', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams,
+      summary: 'A new signing secret, shown only now; the previous one keeps signing beside it for 24 hours', auth: WEBHOOKS_WRITE, idempotent: true, params: idParams, secretFields: ['secret'],
       response: { status: 200, description: 'the endpoint and its new secret', schema: withSecretSchema },
       errors: ['cross_account_access_denied'],
       handler: async (request) => {

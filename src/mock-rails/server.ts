@@ -35,7 +35,10 @@
 //                                              next N ms (0 ends it): the partner is down a while
 // The _control routes exist so tests can force token renewal, count round trips and hear a
 // partner's failure message of their choosing (any text: control characters, 100 KB); a real
-// partner has nothing like them, and they take no credential.
+// partner has nothing like them. They take a secret of their own (`Authorization: Bearer
+// <controlSecret>`, MOCK_RAILS_CONTROL_SECRET): whoever reaches the rails must not stop or cancel
+// payments with them.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -61,6 +64,8 @@ export interface MockRailsOptions {
   tokenTtlSeconds: number;
   clientId: string;
   clientSecret: string;
+  /** The credential of the `_control` routes (Bearer). */
+  controlSecret: string;
   redirectUris: string[];
   chainConfirmMs: number;
   /** How long a claim link can be claimed (default one day). */
@@ -276,7 +281,17 @@ function decodeSegment(segment: string): string {
   }
 }
 
-async function dispatch(rails: Map<PartnerSlug, PartnerRail>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** A control route's caller must show the control secret; compared in constant time. */
+function checkControlSecret(req: IncomingMessage, expected: Buffer): void {
+  const token = bearerToken(req);
+  if (token === null || !timingSafeEqual(digest(token), expected)) {
+    throw new RailError(401, 'invalid_client', 'the sandbox controls take Authorization: Bearer <MOCK_RAILS_CONTROL_SECRET>');
+  }
+}
+
+async function dispatch(rails: Map<PartnerSlug, PartnerRail>, controlDigest: Buffer, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://mock-rails.invalid');
   const [slug = '', ...segments] = url.pathname.split('/').filter(Boolean).map(decodeSegment);
   const rail = isPartnerSlug(slug) ? rails.get(slug) : undefined;
@@ -289,6 +304,7 @@ async function dispatch(rails: Map<PartnerSlug, PartnerRail>, req: IncomingMessa
       allowed.push(route.method);
       continue;
     }
+    if (segments[0] === '_control') checkControlSecret(req, controlDigest);
     // A partner that is down answers neither its API nor its token endpoint.
     if (segments[0] === 'v1' || (segments[0] === 'oauth' && segments[1] === 'token')) await waitOutOutage(rail);
     return route.handle({ rail, req, res, query: url.searchParams, id });
@@ -354,8 +370,9 @@ export async function startMockRails(options: MockRailsOptions): Promise<MockRai
   const client = { clientId: options.clientId, clientSecret: options.clientSecret, redirectUris: [...options.redirectUris] };
   const books = await openBooks(options.databaseUrl, options.book ?? DEFAULT_BOOK);
   const rails = createRails(client, options, books, () => url);
+  const controlDigest = digest(options.controlSecret);
   const server = createServer((req, res) => {
-    dispatch(rails, req, res).catch((error: unknown) => answerFailure(res, error));
+    dispatch(rails, controlDigest, req, res).catch((error: unknown) => answerFailure(res, error));
   });
   const address = await listen(server, options.port, options.host).catch(async (error: unknown) => {
     await books.close();

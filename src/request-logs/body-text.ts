@@ -2,9 +2,7 @@
 // store, and a bounded size. SPEC.md says every request is logged: a body that cannot be kept
 // whole is kept cut or cleaned, and the record says so (`truncated`), never dropped.
 
-const SECRET_FIELD_NAMES = 'password|key|token|secret|client_secret|access_token|refresh_token|authorization';
-const SECRET_FIELDS = new RegExp(`^(${SECRET_FIELD_NAMES})$`, 'i');
-const SECRET_FIELD_IN_JSON = new RegExp(`"(${SECRET_FIELD_NAMES})":`, 'i');
+import { redactedJsonText } from '../redaction';
 
 /**
  * The longest body text kept, in characters. Two bodies at three UTF-8 bytes a character stay
@@ -12,17 +10,11 @@ const SECRET_FIELD_IN_JSON = new RegExp(`"(${SECRET_FIELD_NAMES})":`, 'i');
  */
 export const LOGGED_BODY_CHARS_MAX = 100_000;
 
-/** JSON with the values of secret-bearing fields replaced, at any depth. */
-export function redactedJson(value: unknown): string | null {
-  if (value === undefined) return null;
-  // This runs for every request and response body, and most name no secret field: the native
-  // stringify (no replacer call per value) is several times faster. A field name always appears
-  // as "name": in JSON text, so a body without that text has nothing to redact. Otherwise a
-  // replacer redacts at any depth without copying the body.
-  const plain = JSON.stringify(value);
-  if (!SECRET_FIELD_IN_JSON.test(plain)) return plain;
-  return JSON.stringify(value, (key, inner) => (key !== '' && SECRET_FIELDS.test(key) ? '[redacted]' : inner));
-}
+/**
+ * JSON with the values of secret-bearing fields replaced, at any depth, and the secret query
+ * parameters of URLs (a consent page's OAuth state); in a log every `key` field is redacted.
+ */
+export const redactedJson = (value: unknown): string | null => redactedJsonText(value, { everyKey: true });
 
 // JSON.stringify writes NUL and unpaired surrogates as \u escapes, which jsonb refuses. The test
 // is on the escaped text, so it may also match an escaped backslash followed by "u0000"; those

@@ -10,6 +10,7 @@ import type { KafkaThreadSettings } from '../kafka/thread';
 import { SupervisedThread } from '../kafka/supervised-thread';
 import type { Principal } from '../auth/rules';
 import { loggedBody } from './body-text';
+import { redactedQuery } from '../redaction';
 import { SHIPPER_ROLE, type FromShipper, type RequestLogRecord, type ToShipper } from './messages';
 
 
@@ -83,7 +84,8 @@ export class RequestLogRecorder {
       credential_id: principal?.credentialId ?? null,
       method: ctx.method,
       path: ctx.path,
-      query: ctx.querystring,
+      // The partner's redirect carries the OAuth state and code in its query.
+      query: redactedQuery(ctx.querystring),
       status: ctx.status,
       duration_us: Number((process.hrtime.bigint() - startedAt) / 1000n),
       idempotency_key: ctx.state.idempotencyKey ?? null,

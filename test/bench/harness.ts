@@ -8,6 +8,8 @@ import Redis from 'ioredis';
 import { createKafka } from '../../src/kafka/client';
 
 import { recreateDatabase } from '../support/database';
+// Every process a run spawns shares one set of secrets (the rails' controls, the vaults).
+import '../support/secrets';
 
 export { recreateDatabase };
 

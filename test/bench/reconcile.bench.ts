@@ -37,6 +37,8 @@ async function reconcileTimed(service: BenchService, label: string, from: string
   console.log(`${''.padEnd(28)} ${JSON.stringify(answer.body.summary)}   exceptions ${JSON.stringify(answer.body.exceptions)}`);
   const phases = service.output.filter((line) => line.includes('"msg":"reconciliation matched"')).pop();
   if (phases) console.log(`${''.padEnd(28)} ms per phase ${JSON.stringify(JSON.parse(phases).ms)}`);
+  const recorded = service.output.filter((line) => line.includes('"msg":"reconciliation recorded"')).pop();
+  if (recorded) console.log(`${''.padEnd(28)} ms recording ${JSON.stringify(JSON.parse(recorded).ms)}`);
 }
 
 runBench(names, async (services) => {

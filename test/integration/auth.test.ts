@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
+import { SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/accounts/credentials';
 import { apiRoutes } from '../../src/roles';
 import { testService } from '../hooks';
 import { createContact, createCustomer, createKey, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
@@ -14,11 +15,14 @@ const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 const randomKeyBody = (): string => Array.from({ length: 32 }, () => ALPHANUMERIC[Math.floor(Math.random() * ALPHANUMERIC.length)]).join('');
 
 /** A session JWT as the service would sign it, with the claims and algorithm of our choice. */
-async function sessionJwt(accountId: string, options: { secret?: string; alg?: string; expiresAt?: number; env?: string } = {}): Promise<string> {
+async function sessionJwt(accountId: string, options: { secret?: string; alg?: string; expiresAt?: number; env?: string; issuer?: string; audience?: string } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ env: options.env ?? 'sandbox' })
     .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
     .setSubject(accountId)
+    .setIssuer(options.issuer ?? SESSION_ISSUER)
+    .setAudience(options.audience ?? SESSION_AUDIENCE)
+    .setJti(randomUUID())
     .setIssuedAt(now - 7200)
     .setExpirationTime(options.expiresAt ?? now + 600)
     .sign(new TextEncoder().encode(options.secret ?? testService().runtime.config.jwtSecret));
@@ -64,6 +68,8 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
       ['an expired session', async () => vibans(await sessionJwt(owner.account.id, { expiresAt: now - 60 })), 401, 'token_expired'],
       ['a session signed with another secret', async () => vibans(await sessionJwt(owner.account.id, { secret: `${jwtSecret}-forged` })), 401, 'invalid_token'],
       ['a malformed JWT', () => vibans('a.b.c'), 401, 'invalid_token'],
+      ['a session of another issuer, signed with the right secret', async () => vibans(await sessionJwt(owner.account.id, { issuer: 'someone-else' })), 401, 'invalid_token'],
+      ['a session meant for another audience, signed with the right secret', async () => vibans(await sessionJwt(owner.account.id, { audience: 'another-service' })), 401, 'invalid_token'],
       ['a session signed with HS512 and the right secret', async () => vibans(await sessionJwt(owner.account.id, { alg: 'HS512' })), 401, 'invalid_token'],
       ['an unsigned session (alg none)', () => vibans(new UnsecuredJWT({ env: 'sandbox' }).setSubject(owner.account.id).setExpirationTime('10m').encode()), 401, 'invalid_token'],
       ['a secret key on a dashboard route', () => vibans(owner.key), 403, 'dashboard_access_denied'],
@@ -150,13 +156,14 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
     expectError(await call(base(), 'GET', '/v1/customers', undefined, { token: writer.key }), 403, 'insufficient_scope', 'customers:read');
   });
 
-  it('lets a publishable key read but not write', async () => {
+  it('lets a publishable key read what a page may show, and nothing else; never write', async () => {
     const owner = await signUp(base());
     const publishable = await createKey(base(), owner.token, 'publishable');
     expectError(await createCustomer(base(), publishable.key), 403, 'publishable_key_write_denied');
-    const listed = await call(base(), 'GET', '/v1/customers', undefined, { token: publishable.key });
-    assert.equal(listed.status, 200, JSON.stringify(listed.body));
-    assert.deepEqual(listed.body.data, []);
+    const me = await call(base(), 'GET', '/v1/accounts/me', undefined, { token: publishable.key });
+    assert.equal(me.status, 200, JSON.stringify(me.body));
+    assert.equal(me.body.id, owner.account.id);
+    expectError(await call(base(), 'GET', '/v1/customers', undefined, { token: publishable.key }), 403, 'insufficient_scope');
   });
 
   it("denies an account another account's customer, contact and request log", async () => {
@@ -355,9 +362,9 @@ describe('API keys (DESIGN.md section 5)', () => {
     const second = await call(base(), 'GET', '/v1/api-keys?limit=1&offset=1', undefined, { token: owner.token });
     assert.deepEqual(second.body.data.map((k: { id: string }) => k.id), [newestFirst[1]]);
 
-    for (const { key } of created.slice(0, 2)) {
-      assert.equal((await call(base(), 'GET', '/v1/customers', undefined, { token: key })).status, 200);
-    }
+    // Each new key works: the secret key reads customers, the publishable one what a page may show.
+    assert.equal((await call(base(), 'GET', '/v1/customers', undefined, { token: created[0].key })).status, 200);
+    assert.equal((await call(base(), 'GET', '/v1/accounts/me', undefined, { token: created[1].key })).status, 200);
   });
 
   it('rejects, in order, a bad key request', async () => {

@@ -91,7 +91,7 @@ describe('payctl, the command-line tool', function () {
   }
 
   const loginWithSession = (account: SignedUp, baseUrl = base()) =>
-    payctl(['login', '--email', account.email, '--password', account.password, '--base-url', baseUrl]);
+    payctl(['login', '--email', account.email, '--base-url', baseUrl], { PAYCTL_PASSWORD: account.password });
 
   it('logs in with an API key into a 0600 file, calls the API as tables or JSON, and says an API error\'s code with exit status 1', async () => {
     const account = await signUp(base());
@@ -171,6 +171,58 @@ describe('payctl, the command-line tool', function () {
     await eventually(async () => (tail.output().includes(missing) ? true : undefined), 20_000, 'the failed request in the tail');
     assert.match(tail.output(), new RegExp(`404  GET    ${missing}`));
     assert.doesNotMatch(tail.output(), / 200  GET    \/v1\/transfers /, 'the status filter leaves out a 200');
+  });
+
+  it('takes no password on the command line, only from PAYCTL_PASSWORD or the prompt (issue 38)', async () => {
+    const account = await signUp(base());
+    const refused = await payctl(['login', '--email', account.email, '--password', account.password, '--base-url', base()]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /does not take a password on the command line .*PAYCTL_PASSWORD/);
+    assert.equal(fs.existsSync(path.join(home, 'payctl', 'config.json')), false, 'nothing saved');
+    // No terminal to ask and no PAYCTL_PASSWORD: it says how.
+    const noTerminal = await payctl(['login', '--email', account.email, '--base-url', base()]);
+    assert.equal(noTerminal.code, 1);
+    assert.match(noTerminal.stderr, /PAYCTL_PASSWORD/);
+    const login = await loginWithSession(account);
+    assert.equal(login.code, 0, login.stderr);
+    assert.doesNotMatch((await payctl(['login', '--help'])).stdout, /--password/);
+  });
+
+  it('refuses plain-HTTP base URLs other than this machine (issue 38)', async () => {
+    const account = await signUp(base());
+    for (const address of ['http://payments.example.com', 'http://10.0.0.7:3000', 'http://127.0.0.1.example.com:3000', 'ftp://127.0.0.1']) {
+      const login = await payctl(['login', '--api-key', account.key, '--base-url', address]);
+      assert.equal(login.code, 1, address);
+      assert.match(login.stderr, /only over HTTPS, or plain HTTP to this machine|is not a URL/, address);
+      const call = await payctl(['get', '/v1/transfers'], { PAYCTL_API_KEY: account.key, PAYCTL_BASE_URL: address });
+      assert.equal(call.code, 1, address);
+      assert.match(call.stderr, /only over HTTPS, or plain HTTP to this machine/, address);
+    }
+    for (const address of [base(), base().replace('127.0.0.1', 'localhost')]) {
+      assert.equal((await payctl(['get', '/v1/transfers'], { PAYCTL_API_KEY: account.key, PAYCTL_BASE_URL: address })).code, 0, address);
+    }
+  });
+
+  it('listen follows no redirect with the session (issue 38)', async () => {
+    const account = await signUp(base());
+    assert.equal((await loginWithSession(account)).code, 0);
+    let followed = 0;
+    const elsewhere = http.createServer((_req, res) => { followed++; res.writeHead(200, { 'content-type': 'text/event-stream' }).end(); });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/steal`;
+    const redirecting = http.createServer((_req, res) => res.writeHead(302, { location: target }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      // Followed (killed after the test if it never ends): a listen that took the redirect would reconnect there forever.
+      const listening = follow(['listen', '--forward-to', 'http://127.0.0.1:9/hooks'], { PAYCTL_BASE_URL: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}` });
+      const code = await eventually(async () => listening.child.exitCode ?? undefined, 20_000, 'listen to stop').catch(() => null);
+      assert.equal(followed, 0, 'the session was not taken to the redirect\'s address');
+      assert.equal(code, 1, listening.output());
+      assert.match(listening.output(), /answered 302 .*does not follow redirects/);
+    } finally {
+      await new Promise((resolve) => redirecting.close(resolve));
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 
   it('loses no event when the service restarts under listen: it resumes with Last-Event-ID and forwards each event once', async () => {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { testService } from '../hooks';
 import { signUp, TEST_PASSWORD } from '../support/accounts';
-import { call } from '../support/http';
+import { call, eventually } from '../support/http';
 import { accessibilityViolations, launchChromium, overflowOf, screenshot } from '../support/browser';
 
 const BUILT = path.join(__dirname, '..', '..', 'dashboard');
@@ -159,10 +159,12 @@ describe('the dashboard in a browser', function () {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
-  it('signs out, forgetting the session, and signs in again with email and password', async () => {
+  it('signs out, forgetting the session (which the server refuses from then on), and signs in again with email and password', async () => {
+    const token = JSON.parse(await page.evaluate('sessionStorage.getItem("dashboard.session")') as string).token as string;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     assert.equal(await page.evaluate('sessionStorage.getItem("dashboard.session")') as string | null, null);
+    await eventually(async () => ((await call(base(), 'GET', '/v1/accounts/me/vibans', undefined, { token })).status === 401 ? true : undefined), 5_000, 'the signed-out token to be refused');
     const signIn = page.getByRole('region', { name: 'Sign in' });
     await signIn.getByLabel('Email').fill(email);
     await signIn.getByLabel('Password').fill('not the password');

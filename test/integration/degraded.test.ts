@@ -47,7 +47,7 @@ describe('degraded dependencies', function () {
     database.port = String(postgres.port);
     redisUrl.port = String(redis.port);
     // The API alone: the suite's own service runs the ledger these commands reach.
-    service = await startService({ DATABASE_URL: database.toString(), REDIS_URL: redisUrl.toString(), ROLES: 'api' });
+    service = await startService({ DATABASE_URL: database.toString(), REDIS_URL: redisUrl.toString(), ROLES: 'api', READINESS_CACHE_MS: '0' });
     owner = await signUp(base());
   });
   after(async () => {
@@ -116,7 +116,7 @@ describe('degraded dependencies: Kafka', function () {
     const [host, port] = listener.split(':');
     kafka = await TcpProxy.start(host, Number(port), proxyPort);
     // The API alone, bootstrapped through the proxy; the suite's own service runs the ledger.
-    service = await startService({ KAFKA_BROKERS: `127.0.0.1:${proxyPort}`, ROLES: 'api', LOG_LEVEL: 'fatal' }).catch((error) => {
+    service = await startService({ KAFKA_BROKERS: `127.0.0.1:${proxyPort}`, ROLES: 'api', LOG_LEVEL: 'fatal', READINESS_CACHE_MS: '0' }).catch((error) => {
       throw new Error(`the API did not start through Kafka's fault listener (${listener}); a broker started before the ` +
         `listener existed lacks it: restart it with 'npm run stack:down && npm run stack:up'. ${error}`);
     });

@@ -18,6 +18,7 @@ import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { balances, fund, transferReaches } from '../support/money';
+import { controlHeaders } from '../support/secrets';
 
 /** Past this, a transfer is overdue here: far longer than any test runs, so only the transfers this file backdates are. */
 const DEADLINE_MS = 30 * 60_000;
@@ -91,7 +92,7 @@ describe('the deadline of an executing transfer', function () {
   it('moves nothing while the partner cannot be asked, marks it unreachable, and fails it once the partner answers that it holds none', async () => {
     const { db } = testService().runtime;
     const { sender, transferId } = await lostTransfer('5.00');
-    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=3000`, { method: 'POST' });
+    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=3000`, { method: 'POST', headers: controlHeaders() });
     assert.equal(down.status, 200);
     assert.deepEqual(await checker().round(), { failed: 0, followed: 0, unreachable: 1 });
     const marked = await db('partner_instructions').where('transfer_id', transferId).first('unreachable_since', 'unreachable_reason');

@@ -150,18 +150,18 @@ describe('finance: statements, trial balance and the journal', function () {
     expectError(await call(base(), 'GET', '/v1/ledger/trial-balance?at=yesterday', undefined, { token: master() }), 400, 'invalid_request', 'at');
   });
 
-  it('takes an instant or a calendar date (its start, 00:00 UTC) for from and to, and says which forms it takes', async () => {
+  it('takes an instant (exact) or a calendar date (a whole UTC day: in to, that day included) for from and to, and says which forms it takes', async () => {
     const [member] = group;
     const day = new Date().toISOString().slice(0, 10);
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const byDates = await call(base(), 'GET', `/v1/accounts/me/statement?currency=USD&from=${day}&to=${tomorrow}`, undefined, { token: member.key });
+    const byDates = await call(base(), 'GET', `/v1/accounts/me/statement?currency=USD&from=${day}&to=${day}`, undefined, { token: member.key });
     assert.equal(byDates.status, 200, JSON.stringify(byDates.body));
-    assert.deepEqual([byDates.body.from, byDates.body.to], [`${day}T00:00:00.000Z`, `${tomorrow}T00:00:00.000Z`]);
+    assert.deepEqual([byDates.body.from, byDates.body.to], [`${day}T00:00:00.000Z`, `${tomorrow}T00:00:00.000Z`], 'from=to=the day is that whole day');
     const byInstants = await call(base(), 'GET', `/v1/accounts/me/statement?currency=USD&from=${day}T00:00:00Z&to=${tomorrow}T00:00:00Z`, undefined, { token: member.key });
     assert.deepEqual(byInstants.body, byDates.body, 'the same statement');
     const refused = await call(base(), 'GET', '/v1/accounts/me/statement?currency=USD&from=today', undefined, { token: member.key });
     expectError(refused, 400, 'invalid_request', 'from');
-    assert.match(refused.body.message, /an ISO 8601 instant, or a calendar date \(YYYY-MM-DD\) taken as its start, 00:00 UTC/);
+    assert.match(refused.body.message, /a calendar date \(YYYY-MM-DD\) is a whole UTC day: in from the window starts at its 00:00 UTC, in to the window includes that day; an ISO 8601 instant is exact/);
     const trial = await call(base(), 'GET', `/v1/ledger/trial-balance?at=${tomorrow}`, undefined, { token: master() });
     assert.equal(trial.status, 200, JSON.stringify(trial.body));
   });

@@ -105,6 +105,10 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
         } catch (error) {
           failures.push(`${what}: ${(error as Error).message.slice(0, 400)}`);
         }
+        // A sign-out ends the fuzz's session: the next requests get a new one, so dashboard routes stay reachable.
+        if (request.path === '/v1/auth/sessions/current' && response.status === 200) {
+          credentials.session = (await call(baseUrl, 'POST', '/v1/auth/sessions', { email: owner.email, password: owner.password })).body.token;
+        }
         const requestId = response.headers.get('request-id');
         if (!requestId) failures.push(`${what}: no Request-Id`);
         else if (!UNLOGGED.has(request.path.split('?')[0])) logged.push(requestId);

@@ -7,6 +7,7 @@ import { ownRailsBooks } from '../support/service';
 import { testService } from '../hooks';
 import { startMockRails, type MockRails, type MockRailsOptions } from '../../src/mock-rails/server';
 import { call, eventually, type JsonResponse } from '../support/http';
+import { controlHeaders, controlSecret } from '../support/secrets';
 
 const CLIENT_ID = 'client_mock_rails_test';
 const CLIENT_SECRET = 'secret_mock_rails_test';
@@ -16,7 +17,7 @@ const CHAIN_CONFIRM_MS = 150;
 
 function railsOptions(overrides: Partial<MockRailsOptions> = {}): MockRailsOptions {
   return {
-    ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+    ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, controlSecret: controlSecret(),
     redirectUris: [REDIRECT_URI, REDIRECT_URI_OTHER], chainConfirmMs: CHAIN_CONFIRM_MS, ...overrides,
   };
 }
@@ -237,7 +238,7 @@ describe('mock rails: partner OAuth 2.0', () => {
       const openbankUrl = `${rails.url}/openbank`;
       const token = await clientCredentialsToken(openbankUrl);
       assert.equal((await call(openbankUrl, 'GET', '/v1/payments/openbank_000000000000000000000000', undefined, { token })).status, 404);
-      assert.equal((await call(openbankUrl, 'POST', '/_control/expire-tokens')).status, 200);
+      assert.equal((await call(openbankUrl, 'POST', '/_control/expire-tokens', undefined, { headers: controlHeaders() })).status, 200);
       const response = await call(openbankUrl, 'GET', '/v1/payments/openbank_000000000000000000000000', undefined, { token });
       assert.equal(response.status, 401);
       assert.equal(response.body.error, 'token_expired');
@@ -412,7 +413,7 @@ describe('mock rails: payments', () => {
 
   it('claimless: an unclaimed link expires (here at once, by the sandbox control)', async () => {
     const response = await submit('claimless', { reference: reference(), amount: '5.00', currency: 'USD' });
-    const expired = await call(`${rails.url}/claimless`, 'POST', `/_control/expire-claim/${response.body.id}`);
+    const expired = await call(`${rails.url}/claimless`, 'POST', `/_control/expire-claim/${response.body.id}`, undefined, { headers: controlHeaders() });
     assert.deepEqual([expired.status, expired.body.status], [200, 'expired']);
     assert.equal((await payment('claimless', response.body.id)).body.status, 'expired');
     assert.equal((await fetch(response.body.claim_link)).status, 410);
@@ -424,13 +425,13 @@ describe('mock rails: payments', () => {
       const grant = await tokenRequest(`${slow.url}/openbank`, { grant_type: 'client_credentials' });
       const submitted = await call(`${slow.url}/openbank`, 'POST', '/v1/payments', { reference: reference(), amount: '8.00', currency: 'USD' }, { token: grant.body.access_token });
       assert.equal(submitted.body.status, 'authorized');
-      const stopped = await call(`${slow.url}/openbank`, 'POST', `/_control/cancel/${submitted.body.id}`);
+      const stopped = await call(`${slow.url}/openbank`, 'POST', `/_control/cancel/${submitted.body.id}`, undefined, { headers: controlHeaders() });
       assert.deepEqual([stopped.status, stopped.body.status], [200, 'reversed']);
       const read = await call(`${slow.url}/openbank`, 'GET', `/v1/payments/${submitted.body.id}`, undefined, { token: grant.body.access_token });
       assert.equal(read.body.status, 'reversed');
       const due = await testService().runtime.db('mock_rails.payments').where({ partner: 'openbank', id: submitted.body.id }).first('due_status');
       assert.equal(due.due_status, null, 'its settlement is no longer due');
-      const again = await call(`${slow.url}/openbank`, 'POST', `/_control/cancel/${submitted.body.id}`);
+      const again = await call(`${slow.url}/openbank`, 'POST', `/_control/cancel/${submitted.body.id}`, undefined, { headers: controlHeaders() });
       assert.deepEqual([again.status, again.body.error], [409, 'not_cancellable']);
     } finally {
       await slow.stop();

@@ -10,6 +10,7 @@ import { startMockRails, type MockRails } from '../../src/mock-rails/server';
 import { PartnerClient, type PartnerClientOptions } from '../../src/partners/client';
 import { PartnerError } from '../../src/partners/errors';
 import { call, eventually } from '../support/http';
+import { controlHeaders, controlSecret } from '../support/secrets';
 
 const CLIENT_ID = 'client_partner_client_test';
 const CLIENT_SECRET = 'secret_partner_client_test';
@@ -55,7 +56,7 @@ describe('PartnerClient against the mock rails', () => {
   }
 
   async function stats(slug: string): Promise<RailStats> {
-    const response = await call<RailStats>(`${rails.url}/${slug}`, 'GET', '/_control/stats');
+    const response = await call<RailStats>(`${rails.url}/${slug}`, 'GET', '/_control/stats', undefined, { headers: controlHeaders() });
     assert.equal(response.status, 200);
     return response.body;
   }
@@ -74,7 +75,7 @@ describe('PartnerClient against the mock rails', () => {
 
   before(async () => {
     rails = await startMockRails({
-      ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, controlSecret: controlSecret(),
       redirectUris: ['https://app.example.test/oauth/callback'], chainConfirmMs: 100,
     });
   });
@@ -97,7 +98,7 @@ describe('PartnerClient against the mock rails', () => {
     it('renews the token after a 401 and retries the call once', async () => {
       const fiat = client('fiat');
       await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/expire-tokens')).status, 200);
+      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/expire-tokens', undefined, { headers: controlHeaders() })).status, 200);
       const counted = await countDuring('fiat', async () => {
         const payment = await fiat.submitPayment({ reference: reference(), amount: '11.00', currency: 'GBP' });
         assert.equal(payment.status, 'completed');
@@ -110,7 +111,7 @@ describe('PartnerClient against the mock rails', () => {
     it('answers a spurious "Invalid token" by retrying the call with the same token, without renewing', async () => {
       const fiat = client('fiat');
       await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=1')).status, 200);
+      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=1', undefined, { headers: controlHeaders() })).status, 200);
       const counted = await countDuring('fiat', async () => {
         const payment = await fiat.submitPayment({ reference: reference(), amount: '12.00', currency: 'USD' });
         assert.equal(payment.status, 'completed');
@@ -121,7 +122,7 @@ describe('PartnerClient against the mock rails', () => {
     it('renews when "Invalid token" comes back on the retried call too', async () => {
       const fiat = client('fiat');
       await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=2')).status, 200);
+      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=2', undefined, { headers: controlHeaders() })).status, 200);
       const counted = await countDuring('fiat', async () => {
         const payment = await fiat.submitPayment({ reference: reference(), amount: '13.00', currency: 'USD' });
         assert.equal(payment.status, 'completed');
@@ -238,7 +239,7 @@ describe('PartnerClient with short-lived tokens', () => {
 
   before(async () => {
     rails = await startMockRails({
-      ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 1, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+      ...ownRailsBooks(), host: '127.0.0.1', port: 0, tokenTtlSeconds: 1, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, controlSecret: controlSecret(),
       redirectUris: [], chainConfirmMs: 100,
     });
   });
@@ -248,7 +249,7 @@ describe('PartnerClient with short-lived tokens', () => {
 
   it('renews shortly before expires_in elapses, so the partner never refuses a token', async () => {
     const fiat = new PartnerClient({ baseUrl: `${rails.url}/fiat`, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
-    const stats = async () => (await call<RailStats>(`${rails.url}/fiat`, 'GET', '/_control/stats')).body;
+    const stats = async () => (await call<RailStats>(`${rails.url}/fiat`, 'GET', '/_control/stats', undefined, { headers: controlHeaders() })).body;
     // Keep calling across the 1 s lifetime until the client has renewed at least twice.
     await eventually(async () => {
       await fiat.submitPayment({ reference: reference(), amount: '1.00', currency: 'USD' });

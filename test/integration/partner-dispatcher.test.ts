@@ -18,6 +18,7 @@ import { startMockRails, type MockRails } from '../../src/mock-rails/server';
 import { PartnerClient } from '../../src/partners/client';
 import { openRuntime, type RunningRole, type Runtime } from '../../src/runtime';
 import { eventually } from '../support/http';
+import { controlHeaders, controlSecret } from '../support/secrets';
 
 /** Long enough for a chain confirmation (CHAIN_CONFIRM_MS, 150 ms by default), short for tests. */
 const POLL_MS_MAX = 1_000;
@@ -73,7 +74,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     runtime = await openRuntime(config);
     rails = await startMockRails({
       ...ownRailsBooks(), host: config.host, port: 0, tokenTtlSeconds: config.partnerTokenTtlSeconds,
-      clientId: config.partnerClientId, clientSecret: config.partnerClientSecret,
+      clientId: config.partnerClientId, clientSecret: config.partnerClientSecret, controlSecret: controlSecret(),
       redirectUris: [`http://${config.host}:${config.port}/v1/partners/oauth/callback`], chainConfirmMs: config.chainConfirmMs,
     });
     dispatcher = await startPartnerDispatcher(runtime, { railsUrl: rails.url, pollMsMax: POLL_MS_MAX });
@@ -150,7 +151,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
   }
 
   async function railStats(slug: string): Promise<RailStats> {
-    const response = await fetch(`${rails.url}/${slug}/_control/stats`);
+    const response = await fetch(`${rails.url}/${slug}/_control/stats`, { headers: controlHeaders() });
     assert.equal(response.status, 200);
     return await response.json() as RailStats;
   }
@@ -267,7 +268,7 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
   it('a partner down for three minutes, and a stale copy of the instruction meanwhile: no failure, one chain, completed once the partner is back', async function () {
     this.timeout(300_000);
     const outageMs = 180_000;
-    const down = await fetch(`${rails.url}/fiat/_control/outage?ms=${outageMs}`, { method: 'POST' });
+    const down = await fetch(`${rails.url}/fiat/_control/outage?ms=${outageMs}`, { method: 'POST', headers: controlHeaders() });
     assert.equal(down.status, 200);
     const command = partnerCommand('fiat', '14.00', 'USD');
     const transferId = await produce(command);

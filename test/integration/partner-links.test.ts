@@ -12,6 +12,7 @@ import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
 import { browse, consent } from '../support/partner-links';
+import { controlHeaders } from '../support/secrets';
 
 describe('partner links (three-legged OAuth)', () => {
   const base = () => testService().baseUrl;
@@ -77,7 +78,7 @@ describe('partner links (three-legged OAuth)', () => {
     this.timeout(40_000);
     const created = await createLink('openbank');
     const callback = await consent(created.body.authorize_url, 'approve');
-    const outage = await call(`${railsUrl()}/openbank`, 'POST', '/_control/outage?ms=8000', {});
+    const outage = await call(`${railsUrl()}/openbank`, 'POST', '/_control/outage?ms=8000', {}, { headers: controlHeaders() });
     assert.equal(outage.status, 200, JSON.stringify(outage.body));
     const away = await browse(callback);
     assert.equal(away.status, 503, away.html);
@@ -132,7 +133,7 @@ describe('partner links (three-legged OAuth)', () => {
     assert.equal((await browse(await consent(created.body.authorize_url, 'approve'))).status, 200);
     const service = partnerAccess(testService().config, testService().runtime.db, railsUrl(), base).links;
     const before = await linkRow(created.body.id);
-    await call(`${railsUrl()}/chain`, 'POST', '/_control/expire-tokens');
+    await call(`${railsUrl()}/chain`, 'POST', '/_control/expire-tokens', undefined, { headers: controlHeaders() });
     await testService().runtime.db('partner_links').where('id', created.body.id).update({ access_token_expires_at: new Date(Date.now() - 1000) });
     const fresh = await service.accessToken(await linkRow(created.body.id));
     const probe = await call(`${railsUrl()}/chain`, 'GET', '/v1/payments/chain_000000000000000000000000', undefined, { token: fresh });
@@ -153,19 +154,19 @@ describe('partner links (three-legged OAuth)', () => {
     const link = await createLink('openbank', customer);
     assert.equal((await browse(await consent(link.body.authorize_url, 'approve'))).status, 200);
     const list = () => call(base(), 'GET', `/v1/customers/${customer}/funding-methods?partner=openbank`, undefined, { token: owner.key });
-    const stats = async () => (await call(`${railsUrl()}/openbank`, 'GET', '/_control/stats')).body;
+    const stats = async () => (await call(`${railsUrl()}/openbank`, 'GET', '/_control/stats', undefined, { headers: controlHeaders() })).body;
 
     const first = await list();
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.deepEqual(first.body.data.map((m: { kind: string; currency: string; default: boolean }) => [m.kind, m.currency, m.default]),
       [['bank', 'USD', true], ['bank', 'EUR', false], ['bank', 'GBP', false]]);
 
-    await call(`${railsUrl()}/openbank`, 'POST', '/_control/invalid-token?count=1');
+    await call(`${railsUrl()}/openbank`, 'POST', '/_control/invalid-token?count=1', undefined, { headers: controlHeaders() });
     const tokensBefore = (await stats()).token_requests;
     assert.deepEqual((await list()).body, first.body, 'a spurious "Invalid token" is retried with the same token');
     assert.equal((await stats()).token_requests, tokensBefore, 'without a renewal');
 
-    await call(`${railsUrl()}/openbank`, 'POST', '/_control/expire-tokens');
+    await call(`${railsUrl()}/openbank`, 'POST', '/_control/expire-tokens', undefined, { headers: controlHeaders() });
     assert.deepEqual((await list()).body, first.body, 'an expired token is refreshed without the caller noticing');
     assert.equal((await stats()).token_requests, tokensBefore + 1, 'by one refresh');
 

@@ -12,6 +12,7 @@ import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { call } from '../support/http';
 import { balances, fund, transferReaches } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
+import { controlHeaders } from '../support/secrets';
 
 const REASON = 'the beneficiary bank says no';
 const HOSTILE = `${REASON}\u0000\u0007\u001b[31m\r\n\u2028\ud800 and `;
@@ -32,7 +33,7 @@ describe('partner text in ledger commands', function () {
   };
   /** The fiat rail's next failure answers with 100 KB of hostile text. */
   const hostileFailure = async () => {
-    const set = await call(`${railsUrl()}/fiat`, 'POST', '/_control/failure-message?count=1', { message: HOSTILE, repeat: Math.ceil(HOSTILE_CHARS / HOSTILE.length) });
+    const set = await call(`${railsUrl()}/fiat`, 'POST', '/_control/failure-message?count=1', { message: HOSTILE, repeat: Math.ceil(HOSTILE_CHARS / HOSTILE.length) }, { headers: controlHeaders() });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.ok(set.body.chars >= HOSTILE_CHARS);
   };
@@ -51,7 +52,7 @@ describe('partner text in ledger commands', function () {
     await fund(base(), owner.key, 'EUR', '100.00');
   });
   afterEach(async () => {
-    await call(`${railsUrl()}/fiat`, 'POST', '/_control/failure-message?count=0', { message: 'none' });
+    await call(`${railsUrl()}/fiat`, 'POST', '/_control/failure-message?count=0', { message: 'none' }, { headers: controlHeaders() });
   });
 
   it('fails a transfer the partner declines with hostile text, releases the funds, and dead-letters nothing', async () => {

@@ -12,6 +12,7 @@ import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
 import { browse, linkCustomer } from '../support/partner-links';
+import { controlHeaders } from '../support/secrets';
 
 const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
 const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' };
@@ -80,7 +81,7 @@ describe('payments: send', () => {
     const sent = await send({ partner: 'claimless', amount: '10.00', currency: 'GBP', payee: PERSON });
     assert.equal(sent.status, 201, JSON.stringify(sent.body));
     const externalId = sent.body.external_id;
-    assert.equal((await call(`${railsUrl()}/claimless`, 'POST', `/_control/expire-claim/${externalId}`)).status, 200);
+    assert.equal((await call(`${railsUrl()}/claimless`, 'POST', `/_control/expire-claim/${externalId}`, undefined, { headers: controlHeaders() })).status, 200);
     const cancelled = await reaches(sent.body.id, 'cancelled');
     assert.equal(cancelled.failure.code, 'claim_expired');
     assert.equal((await browse(sent.body.claim_link)).status, 410);

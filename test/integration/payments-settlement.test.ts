@@ -12,6 +12,7 @@ import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
+import { controlHeaders } from '../support/secrets';
 
 const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
 const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' };
@@ -43,7 +44,7 @@ describe('payments: settlement', () => {
     const row = response.body.breakdown.find((b: { currency: string }) => b.currency === currency);
     return row ? [row.available, row.pending] : ['0', '0'];
   };
-  const partnerDown = (partner: string, seconds: number) => call(`${railsUrl()}/${partner}`, 'POST', `/_control/down?seconds=${seconds}`);
+  const partnerDown = (partner: string, seconds: number) => call(`${railsUrl()}/${partner}`, 'POST', `/_control/down?seconds=${seconds}`, undefined, { headers: controlHeaders() });
 
   before(async function () {
     this.timeout(30_000);
@@ -99,7 +100,7 @@ describe('payments: settlement', () => {
     const revoked = await call(base(), 'DELETE', `/v1/customers/${customerId}/partner-links/${links.claimless}`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
     assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
     // The payee lets the claim link expire: the partner ends the payment it made.
-    assert.equal((await call(`${railsUrl()}/claimless`, 'POST', `/_control/expire-claim/${claim.body.external_id}`)).status, 200);
+    assert.equal((await call(`${railsUrl()}/claimless`, 'POST', `/_control/expire-claim/${claim.body.external_id}`, undefined, { headers: controlHeaders() })).status, 200);
 
     const cancelled = await reaches(claim.body.id, ['cancelled', 'failed'], 10_000, 'the expired claim link is seen without the customer\'s link');
     assert.deepEqual([cancelled.status, cancelled.failure.code], ['cancelled', 'claim_expired']);
@@ -124,7 +125,7 @@ describe('payments: settlement', () => {
     assert.deepEqual([added.status, added.body.status], [201, 'authorized'], JSON.stringify(added.body));
     await reaches(added.body.id, ['completed'], 8_000, 'the add-funds is polled and credited though 150 older open payments never change');
     // The claim links expire, and the settler cancels every one: none was left unpolled.
-    await Promise.all(ids.map(async (id) => call(`${railsUrl()}/claimless`, 'POST', `/_control/expire-claim/${(await paymentOf(id)).external_id}`)));
+    await Promise.all(ids.map(async (id) => call(`${railsUrl()}/claimless`, 'POST', `/_control/expire-claim/${(await paymentOf(id)).external_id}`, undefined, { headers: controlHeaders() })));
     await eventually(async () => {
       const open = await testService().runtime.db('payments').whereIn('id', ids).where('status', 'sent').count<{ count: string }[]>('* as count');
       return open[0].count === '0' ? true : undefined;

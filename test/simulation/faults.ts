@@ -4,6 +4,7 @@
 import { sleep } from '../bench/harness';
 import { killServer, restartStack, type RoleProcess } from '../chaos/components';
 import type { Fault, ProcessTarget } from './plan';
+import { controlHeaders } from '../support/secrets';
 
 export interface FaultLog { done: number; lines: string[] }
 
@@ -18,7 +19,7 @@ export async function runFaults(
     log.lines.push(`${at}s ${fault.action} ${fault.target} for ${fault.downMs} ms`);
     if (fault.action === 'outage') {
       // The partner stays down while the schedule goes on (a real outage overlaps other faults).
-      await fetch(`${railsUrl}/${fault.target}/_control/outage?ms=${fault.downMs}`, { method: 'POST' }).catch(() => undefined);
+      await fetch(`${railsUrl}/${fault.target}/_control/outage?ms=${fault.downMs}`, { method: 'POST', headers: controlHeaders() }).catch(() => undefined);
     } else if (fault.target === 'redis_keys') {
       await flushRedisKeys();
     } else if (fault.target === 'kafka' || fault.target === 'redis' || fault.target === 'postgres') {

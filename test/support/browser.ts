@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /** No background connections, no sandbox as root. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -20,6 +20,11 @@ const SHOTS = process.env.DASHBOARD_SCREENSHOTS_DIR ?? mkdtempSync(path.join(os.
 /** The whole page as it is now, as `<name>.png`. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** One part of the page (a card), as `<name>.png`. */
+export async function screenshotOf(part: Locator, name: string): Promise<void> {
+  await part.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
 interface AxeViolation { id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }
@@ -53,4 +58,46 @@ export async function signInToDashboard(page: Page, baseUrl: string, email: stri
   await form.getByLabel('Password').fill(password);
   await form.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Balances' }).waitFor();
+}
+
+/**
+ * The tables of the page that do not fit their card: wider than the card's content box, or
+ * cut off inside a box of their own (scrolled sideways); each named by its region's label.
+ */
+export async function tablesOverflowingCards(page: Page): Promise<string[]> {
+  return await page.evaluate(`[...document.querySelectorAll('main table')].flatMap((table) => {
+    const card = table.closest('.card');
+    if (!card) return [];
+    const style = getComputedStyle(card);
+    const box = card.getBoundingClientRect();
+    const left = box.left + parseFloat(style.borderLeftWidth) + parseFloat(style.paddingLeft);
+    const right = box.right - parseFloat(style.borderRightWidth) - parseFloat(style.paddingRight);
+    const own = table.getBoundingClientRect();
+    const holder = table.parentElement;
+    const over = Math.max(own.right - right, left - own.left, holder.scrollWidth - holder.clientWidth, table.scrollWidth - table.clientWidth);
+    const name = table.closest('[aria-label]')?.getAttribute('aria-label') ?? card.querySelector('h2')?.textContent ?? 'a table';
+    return over > 0.5 ? [name + ' by ' + Math.round(over) + ' px'] : [];
+  })`) as string[];
+}
+
+/** What a person hears of the focused element: its aria-label, its label, or its text. */
+export async function focusedName(page: Page): Promise<string> {
+  return await page.evaluate(`(() => {
+    const e = document.activeElement;
+    if (!e || e === document.body) return '';
+    const label = e.getAttribute('aria-label') ?? (e.id ? document.querySelector('label[for="' + e.id + '"]')?.textContent : null) ?? e.closest('label')?.textContent ?? e.textContent;
+    return (label ?? '').replace(/\\s+/g, ' ').trim();
+  })()`) as string;
+}
+
+/** Presses Tab (Shift+Tab when `back`) until the focused element's name matches `name`, as a keyboard user moves. */
+export async function tabTo(page: Page, name: RegExp, { back = false, limit = 80 } = {}): Promise<void> {
+  const seen: string[] = [];
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+    const focused = await focusedName(page);
+    if (name.test(focused)) return;
+    seen.push(focused);
+  }
+  throw new Error(`${name} is not reached by ${back ? 'Shift+Tab' : 'Tab'} in ${limit} presses; focus went through: ${seen.slice(0, 40).join(' | ')}`);
 }

@@ -25,11 +25,12 @@ function principal(kind: AuthenticatedPrincipal['kind'], overrides: Partial<Auth
 
 const sendMoney = route('POST', { kind: 'key', scope: 'transfers:write', moneyMoving: true });
 const readTransfers = route('GET', { kind: 'key', scope: 'transfers:read' });
+const readQuote = route('GET', { kind: 'key', scope: 'fx:read', publishable: 'reads' });
 const dashboardRead = route('GET', { kind: 'dashboard' });
 const dashboardWrite = route('POST', { kind: 'dashboard' });
 const adminWrite = route('PATCH', { kind: 'admin' });
-const manageWebhooks = route('POST', { kind: 'key', scope: 'webhooks:write', publishableDenied: true });
-const readWebhooks = route('GET', { kind: 'key', scope: 'webhooks:read', publishableDenied: true });
+const manageWebhooks = route('POST', { kind: 'key', scope: 'webhooks:write' });
+const readWebhooks = route('GET', { kind: 'key', scope: 'webhooks:read' });
 
 describe('authorize(): may this caller call this route (SPEC.md section 5)', () => {
   it('rejects, in order of precedence, each caller a route does not admit', () => {
@@ -43,6 +44,8 @@ describe('authorize(): may this caller call this route (SPEC.md section 5)', () 
       ['a publishable key on a write of a resource it may not even read (webhooks)', principal('publishable'), manageWebhooks, 'publishable_key_write_denied'],
       ['a publishable key on an admin write', principal('publishable'), adminWrite, 'publishable_key_write_denied'],
       ['a publishable key reading a resource it may not read (webhooks)', principal('publishable'), readWebhooks, 'insufficient_scope'],
+      ['a publishable key reading what a page may not show (a route that does not say it may)', principal('publishable'), readTransfers, 'insufficient_scope'],
+      ['a publishable key writing where it may read', principal('publishable'), route('POST', { kind: 'key', scope: 'fx:read', publishable: 'reads' }), 'publishable_key_write_denied'],
       ['a restricted key without the scope', principal('restricted', { scopes: ['transfers:read'] }), sendMoney, 'insufficient_scope'],
       ['a restricted key without the read scope', principal('restricted', { scopes: ['transfers:write'] }), readTransfers, 'insufficient_scope'],
       ['a secret key of a pending account moving money', principal('secret', { kybStatus: 'pending' }), sendMoney, 'account_not_active'],
@@ -65,7 +68,7 @@ describe('authorize(): may this caller call this route (SPEC.md section 5)', () 
       ['a session of an active account moving money', principal('session'), sendMoney],
       ['the master key moving money (no account of its own)', principal('master'), sendMoney],
       ['a pending account reading (only money movement needs KYB)', principal('secret', { kybStatus: 'pending' }), readTransfers],
-      ['a publishable key reading', principal('publishable'), readTransfers],
+      ['a publishable key reading what a page may show', principal('publishable'), readQuote],
       ['a scoped restricted key reading', principal('restricted', { scopes: ['transfers:read'] }), readTransfers],
       ['a session on a dashboard route', principal('session'), dashboardRead],
       ['the master key on a dashboard route', principal('master'), dashboardWrite],

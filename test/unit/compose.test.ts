@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { ALL_ROLES } from '../../src/config';
+import { SECRET_NAMES } from '../../src/secrets';
 
 describe('docker-compose.yml', () => {
   const compose = parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docker-compose.yml'), 'utf8'));
@@ -35,5 +36,14 @@ describe('docker-compose.yml', () => {
       if (rolesOf(service).length > 0 || service.restart === 'no') continue; // roles, and one-shot set-up jobs
       assert.ok(service.healthcheck, `${name} has no health check`);
     }
+  });
+
+  it('gives every role its secrets from the kept volume, none written in the file', () => {
+    for (const [name, service] of Object.entries(services).filter(([, s]) => rolesOf(s).length > 0)) {
+      assert.deepEqual(service.entrypoint, ['bash', 'scripts/container-start.sh'], `${name} does not start through scripts/container-start.sh`);
+      assert.ok((service.volumes ?? []).includes('secrets:/run/payments-secrets'), `${name} does not mount the secrets volume`);
+      for (const secret of SECRET_NAMES) assert.equal(service.environment?.[secret], undefined, `${name} sets ${secret} in the file`);
+    }
+    assert.ok('secrets' in compose.volumes);
   });
 });

@@ -29,7 +29,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/partner-links', 'src/partners',
     'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/wallets', 'src/holds', 'src/warm-up', 'src/webhooks'],
   'src/http': ['ledger', 'src/accounts', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/finance', 'src/guards', 'src/ledger-client',
-    'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/transient', 'src/webhooks'],
+    'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/redaction', 'src/transient', 'src/webhooks'],
   // A surface's folder: its routes, service code and read model (DESIGN.md section 3).
   'src/wallets': ['ledger', 'src/db', 'src/errors', 'src/http', 'src/ledger-client'],
   'src/holds': ['ledger', 'src/db', 'src/errors', 'src/http', 'src/ledger-client'],
@@ -50,7 +50,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/read-models': ['ledger', 'src/db'],
   'src/ledger-client': ['ledger', 'src/errors', 'src/kafka', 'src/runtime'],
   'src/notifications': ['ledger', 'src/db', 'src/errors', 'src/log'],
-  'src/request-logs': ['src/auth', 'src/kafka', 'src/log'],
+  'src/request-logs': ['src/auth', 'src/kafka', 'src/log', 'src/redaction'],
   // A payment's request to its partner is built from the ledger's payment record.
   'src/partners': ['ledger', 'src/log', 'src/retry-after'],
   'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
@@ -65,7 +65,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   // Dead letters are recorded in Postgres beside their topic, for the operator's routes.
   'src/kafka': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/transient'],
   'src/db': ['src/errors', 'src/log'],
-  'src/config': [], 'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
+  // A process's secrets are settings that say when they were generated (src/secrets.ts).
+  'src/config': ['src/secrets'], 'src/secrets': ['src/log'],
+  'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */

@@ -1,11 +1,13 @@
 // Finance: the account's statement in one currency (and its CSV), and, with the operator's master
-// key (kept in this page's memory only, never stored), the ledger's trial balance and the
-// reconciliation reports with each category's items.
+// key (kept in this page's memory only, never stored), the ledger's trial balance, the
+// reconciliation reports with each category's items, and the queue of exceptions to resolve.
+// Every table fits its card, at 1280 px as on a phone (FitTable).
 import { useState } from 'preact/hooks';
 import { api, downloadCsv } from '../api';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
-import { ScrollTable, When } from '../lists';
+import { FitTable, When } from '../lists';
 import { CURRENCIES } from './overview';
+import { ExceptionsQueue } from './exceptions';
 import { Reconciliations } from './reconciliation-reports';
 
 interface StatementLine { entry_id: string; posted_at: string; amount: string; balance_after: string; kind: string; description: string }
@@ -26,11 +28,12 @@ export function Finance() {
     <>
       <StatementSection />
       <Section title="Operator access">
-        <p class="hint">The trial balance and the reconciliation reports cover the whole ledger: they take the master key. It stays in this page's memory and is forgotten on sign out or reload.</p>
+        <p class="hint">The trial balance, the reconciliation reports and their exceptions cover the whole ledger: they take the master key. It stays in this page's memory and is forgotten on sign out or reload.</p>
         <Field label="Master key" name="master-key" type="password" autoComplete="off" required={false} value={master} onInput={setMaster} />
       </Section>
       {master ? <TrialBalanceSection master={master} /> : null}
       {master ? <Reconciliations master={master} /> : null}
+      {master ? <ExceptionsQueue master={master} /> : null}
     </>
   );
 }
@@ -59,9 +62,9 @@ function StatementSection() {
         <>
           <p>Opening balance <strong class="amount">{statement.opening_balance} {statement.currency}</strong>, closing balance <strong class="amount" data-testid="closing-balance">{statement.closing_balance} {statement.currency}</strong>.</p>
           {statement.lines.length === 0 ? <p>No movements in these days.</p> : (
-            <ScrollTable label="Statement lines" columns={['Posted', 'Description', 'Amount', 'Balance']}>{statement.lines.map((line) => (
-                  <tr key={line.entry_id}><td><When at={line.posted_at} /></td><td>{line.description}</td><td class="amount">{line.amount}</td><td class="amount">{line.balance_after}</td></tr>
-                ))}</ScrollTable>
+            <FitTable label="Statement lines" columns={['Posted', 'Description', 'Amount', 'Balance']} rows={statement.lines.map((line) => ({
+              key: line.entry_id, cells: [<When at={line.posted_at} />, line.description, <span class="amount">{line.amount}</span>, <span class="amount">{line.balance_after}</span>],
+            }))} />
           )}
         </>
       ) : null}
@@ -80,10 +83,14 @@ function TrialBalanceSection({ master }: { master: string }) {
       {balance ? (
         <>
           <p>At <When at={balance.at} />, over {balance.accounts.length} ledger accounts: {balance.totals.every((t) => t.debits === t.credits) ? 'debits equal credits in every currency.' : 'debits and credits differ: see the totals.'}</p>
-          <ScrollTable label="Trial balance totals" columns={['Currency', 'Debits', 'Credits', 'Net']}>{balance.totals.map((t) => <tr key={t.currency}><th scope="row">{t.currency}</th><td class="amount">{t.debits}</td><td class="amount">{t.credits}</td><td class="amount">{t.net}</td></tr>)}</ScrollTable>
+          <FitTable label="Trial balance totals" columns={['Currency', 'Debits', 'Credits', 'Net']} rows={balance.totals.map((t) => ({
+            key: t.currency, heading: true, cells: [t.currency, <span class="amount">{t.debits}</span>, <span class="amount">{t.credits}</span>, <span class="amount">{t.net}</span>],
+          }))} />
           <details>
             <summary>The service's own accounts ({system.length})</summary>
-            <ScrollTable label="The service's own accounts" columns={['Ledger account', 'Debits', 'Credits', 'Net']}>{system.map((a) => <tr key={a.ledger_account}><td><code>{a.ledger_account}</code></td><td class="amount">{a.debits}</td><td class="amount">{a.credits}</td><td class="amount">{a.net} {a.currency}</td></tr>)}</ScrollTable>
+            <FitTable label="The service's own accounts" columns={['Ledger account', 'Debits', 'Credits', 'Net']} rows={system.map((a) => ({
+              key: a.ledger_account, cells: [<code>{a.ledger_account}</code>, <span class="amount">{a.debits}</span>, <span class="amount">{a.credits}</span>, <span class="amount">{a.net} {a.currency}</span>],
+            }))} />
           </details>
         </>
       ) : null}

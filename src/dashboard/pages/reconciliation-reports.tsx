@@ -4,18 +4,21 @@
 import { useState } from 'preact/hooks';
 import { api, downloadCsv } from '../api';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
-import { ScrollTable, usePaged, When } from '../lists';
+import { FitTable, usePaged, When } from '../lists';
 
 interface Item { category: string; statement_line_id: string | null; ledger_entry_id: string | null; reference: string | null; currency: string; ledger_amount: string | null; statement_amount: string | null; reason: string }
 interface Report {
   id: string; partner: string; from: string; to: string; created_at: string; dry_run: boolean;
-  summary: Record<'matched' | 'ledger_only' | 'statement_only' | 'mismatched', number>;
+  summary: Record<string, number>;
   totals: Array<{ currency: string; ledger: string; statement: string; matched: string; difference: string }>;
   exceptions: { opened: number; resolved: number };
   items: Item[]; items_omitted: number;
 }
 const PARTNERS = ['openbank', 'claimless', 'fiat', 'chain'];
-const UNMATCHED = ['ledger_only', 'statement_only', 'mismatched'] as const;
+const UNMATCHED = ['ledger_only', 'statement_only', 'mismatched'];
+/** The unmatched categories of a report: these three, and any other a newer server counts (ambiguous). */
+const unmatchedOf = (summary: Record<string, number>) => [...UNMATCHED, ...Object.keys(summary).filter((c) => c !== 'matched' && !UNMATCHED.includes(c))];
+const unmatchedCount = (summary: Record<string, number>) => unmatchedOf(summary).reduce((sum, c) => sum + (summary[c] ?? 0), 0);
 const yesterday = () => new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 
 export function Reconciliations({ master }: { master: string }) {
@@ -42,13 +45,14 @@ export function Reconciliations({ master }: { master: string }) {
         </form>
         <FormError message={error ?? open.errors.form} />
         {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No reports yet.</p> : (
-          <ScrollTable label="Reconciliation reports list" columns={['Partner', 'Days', 'Matched', 'Exceptions', 'Run', { hidden: 'Report' }]}>{page.data.map((r) => (
-                <tr key={r.id}>
-                  <td>{r.partner}</td><td>{r.from === r.to ? r.from : `${r.from} to ${r.to}`}</td><td>{r.summary.matched}</td>
-                  <td>{r.summary.ledger_only + r.summary.statement_only + r.summary.mismatched}</td><td><When at={r.created_at} /></td>
-                  <td><button type="button" class="link" aria-label={`Open the ${r.partner} report of ${r.from}`} onClick={() => void open.submit(async () => setShown(await api<Report>('GET', `/v1/reconciliations/${r.id}`, undefined, { credential: master })))}>Open</button></td>
-                </tr>
-              ))}</ScrollTable>
+          <FitTable label="Reconciliation reports list" columns={['Partner', 'Days', 'Matched', 'Exceptions', 'Run', { hidden: 'Report' }]} rows={page.data.map((r) => ({
+            key: r.id,
+            cells: [
+              r.partner, r.from === r.to ? r.from : `${r.from} to ${r.to}`, r.summary.matched,
+              unmatchedCount(r.summary), <When at={r.created_at} />,
+              <button type="button" class="link" aria-label={`Open the ${r.partner} report of ${r.from}`} onClick={() => void open.submit(async () => setShown(await api<Report>('GET', `/v1/reconciliations/${r.id}`, undefined, { credential: master })))}>Open</button>,
+            ],
+          }))} />
         )}
         {pager}
       </Section>
@@ -62,11 +66,14 @@ function ReportView({ report, master }: { report: Report; master: string }) {
   return (
     <Section title={`Report: ${report.partner}, ${report.from === report.to ? report.from : `${report.from} to ${report.to}`}`}>
       <ul class="summary" aria-label="Items by category">
-        {(['matched', ...UNMATCHED] as const).map((category) => <li key={category}><span class="event-type">{category}</span> <strong data-testid={`count-${category}`}>{report.summary[category]}</strong></li>)}
+        {['matched', ...unmatchedOf(report.summary)].map((category) => <li key={category}><span class="event-type">{category}</span> <strong data-testid={`count-${category}`}>{report.summary[category] ?? 0}</strong></li>)}
       </ul>
       <p>Exceptions opened {report.exceptions.opened}, resolved by this run {report.exceptions.resolved}.</p>
-      <ScrollTable label="Totals per currency" columns={['Currency', 'Ledger', 'Statement', 'Matched', 'Difference']}>{report.totals.map((t) => <tr key={t.currency}><th scope="row">{t.currency}</th><td class="amount">{t.ledger}</td><td class="amount">{t.statement}</td><td class="amount">{t.matched}</td><td class="amount">{t.difference}</td></tr>)}</ScrollTable>
-      {UNMATCHED.map((category) => {
+      <FitTable label="Totals per currency" columns={['Currency', 'Ledger', 'Statement', 'Matched', 'Difference']} rows={report.totals.map((t) => ({
+        key: t.currency, heading: true,
+        cells: [t.currency, <span class="amount">{t.ledger}</span>, <span class="amount">{t.statement}</span>, <span class="amount">{t.matched}</span>, <span class="amount">{t.difference}</span>],
+      }))} />
+      {unmatchedOf(report.summary).map((category) => {
         const items = report.items.filter((item) => item.category === category);
         return items.length === 0 ? null : (
           <div key={category}>

@@ -1,0 +1,283 @@
+// A model of reconciliation days for the model-based tests of matching (issue 39): days generated
+// from a seed — payments, lines left off, extra lines (some under a reference that names no
+// payment, with a payment's amount), duplicates, fees, batches with and without settlement
+// detail, date shifts, lines and movements without a reference, several runs over overlapping
+// days — with the truth of each: which movements each line settles. The oracle checks a run's
+// report against it: no false match ever; every side of the days reported in exactly one item;
+// each unmatched item that is sure of itself (no ambiguity about it) carrying exactly the
+// difference its adjustment would post; and the adjustments bringing the sides to balance.
+import { Money, type Amount, type Currency } from '../../ledger/money';
+import type { LedgerMovement, MatchRules, ReportItem, StatementEntry } from '../../src/finance/match';
+
+/** mulberry32: small, fast, and the same sequence for a seed everywhere. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface ModelDay {
+  seed: number;
+  movements: LedgerMovement[];
+  lines: StatementEntry[];
+  /** Each line's true movements (none: a line the ledger has nothing for). */
+  owner: Map<string, Set<string>>;
+  /** Runs over the days: ranges that may overlap, one after the other. */
+  runs: MatchRules[];
+  days: number;
+}
+
+const FIRST_DAY = Date.parse('2026-03-02T00:00:00Z');
+const dayOf = (n: number) => new Date(FIRST_DAY + n * 86_400_000).toISOString().slice(0, 10);
+const cents = (n: number) => new Money(n).shiftedBy(-2);
+
+/** One generated stretch of 1 to 3 days with its runs; ids are unique within it (`tag` makes them unique across). */
+export function generateDays(seed: number, tag = `s${seed}`, at?: number): ModelDay {
+  const r = rng(seed);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)];
+  const span = 1 + Math.floor(r() * 3);
+  const start = at ?? Math.floor(r() * 300);
+  const tolerance = Math.floor(r() * 3);
+  const currency: Currency = 'USD';
+  const movements: LedgerMovement[] = [];
+  const lines: StatementEntry[] = [];
+  const owner = new Map<string, Set<string>>();
+  // Few distinct amounts, so that amounts and sums collide and the matching must know it is unsure.
+  const pool = Array.from({ length: 4 + Math.floor(r() * 8) }, () => 100 + Math.floor(r() * 20000));
+  const amountOf = () => (r() < 0.5 ? pick(pool) : 100 + Math.floor(r() * 20000));
+  let n = 0;
+  const id = (kind: string) => `${tag}-${kind}${(n += 1)}`;
+  const addLine = (reference: string | null, net: Amount, day: number, owners: string[], fee: Amount = new Money(0), settles: string[] | null = null) => {
+    const lineId = id('l');
+    lines.push({ lineId, reference, currency, amount: net.plus(fee), fee, net, valueDate: dayOf(day), settles });
+    owner.set(lineId, new Set(owners));
+  };
+  const shifted = (day: number) => Math.max(start, Math.min(start + span - 1, day + Math.round((r() * 2 - 1) * tolerance)));
+  const payments = 3 + Math.floor(r() * 14);
+  const detailBatch: LedgerMovement[] = [];
+  const plainBatch: LedgerMovement[] = [];
+  for (let i = 0; i < payments; i += 1) {
+    const day = start + Math.floor(r() * span);
+    const sign = r() < 0.8 ? 1 : -1;
+    const amount = cents(amountOf() * sign);
+    const ledgerKnowsReference = r() < 0.9;
+    const reference = `openbank_${id('p')}`;
+    const m: LedgerMovement = { entryId: id('e'), reference: ledgerKnowsReference ? reference : null, currency, amount, date: dayOf(day) };
+    movements.push(m);
+    // A movement without a reference is told from others by its line alone: it always has one,
+    // and one that agrees on the amount (anything else no one could tell apart).
+    const fate = ledgerKnowsReference ? r() : pick([0.1, 0.6, 0.8, 0.95]);
+    if (fate < 0.45) addLine(reference, amount, shifted(day), [m.entryId]);
+    else if (fate < 0.55) { /* left off the statement */ } else if (fate < 0.62) {
+      addLine(reference, amount, shifted(day), [m.entryId]);
+      addLine(reference, amount, shifted(day), [m.entryId]); // the partner counted it twice
+    } else if (fate < 0.68 && ledgerKnowsReference) {
+      const fee = cents(1 + Math.floor(r() * 300));
+      addLine(reference, amount.minus(fee), shifted(day), [m.entryId], fee);
+    } else if (fate < 0.72 && ledgerKnowsReference) {
+      addLine(reference, amount, Math.min(start + span - 1 + 3, day + tolerance + 1 + Math.floor(r() * 2)), [m.entryId]); // late beyond the tolerance
+    } else if (fate < 0.84) {
+      addLine(null, amount, shifted(day), [m.entryId]); // a bank export without references
+    } else if (fate < 0.92 && ledgerKnowsReference) {
+      detailBatch.push(m);
+    } else if (sign > 0 && fate >= 0.92) {
+      plainBatch.push(m);
+    } else {
+      addLine(reference, amount, shifted(day), [m.entryId]);
+    }
+  }
+  if (detailBatch.length > 0) {
+    // With its detail: sometimes a listed payment never reached the ledger, or the total is off.
+    const listed = detailBatch.map((m) => m.reference!);
+    if (r() < 0.3) listed.push(`openbank_${id('ghost')}`);
+    let net = detailBatch.reduce((sum, m) => sum.plus(m.amount), new Money(0));
+    if (listed.length > detailBatch.length) net = net.plus(cents(100 + Math.floor(r() * 900)));
+    if (r() < 0.3) net = net.minus(cents(1 + Math.floor(r() * 500)));
+    addLine(`batch_${id('b')}`, net, start + Math.floor(r() * span), detailBatch.map((m) => m.entryId), new Money(0), listed);
+  }
+  if (plainBatch.length > 0) {
+    // Without detail (an upload): no reference, so found only by a set adding up to it.
+    // Settled together: its payments' days within the tolerance of the line's.
+    const net = plainBatch.reduce((sum, m) => sum.plus(m.amount), new Money(0));
+    const day = plainBatch[0].date;
+    for (const m of plainBatch) m.date = day;
+    addLine(null, net, Math.round((Date.parse(`${day}T00:00:00Z`) - FIRST_DAY) / 86_400_000), plainBatch.map((m) => m.entryId));
+  }
+  const dayNumber = (date: string) => Math.round((Date.parse(`${date}T00:00:00Z`) - FIRST_DAY) / 86_400_000);
+  for (let extra = Math.floor(r() * 3); extra > 0; extra -= 1) {
+    // Lines the ledger has nothing for: under a reference that names no payment, often with the
+    // amount and day of a payment that has one (references that contradict); or with none, then
+    // of more than all the movements together (one that some movements add up to could be theirs:
+    // no one could tell).
+    const like = movements.filter((m) => m.reference !== null);
+    if (like.length > 0 && r() < 0.7) {
+      const m = pick(like);
+      addLine(`openbank_${id('x')}`, m.amount, dayNumber(m.date), []);
+    } else {
+      const all = movements.reduce((sum, m) => sum.plus(m.amount.abs()), new Money(0));
+      addLine(null, all.plus(cents(1 + Math.floor(r() * 5000))), start + Math.floor(r() * span), []);
+    }
+  }
+  const last = start + span - 1;
+  const runs: MatchRules[] = [];
+  for (let k = 1 + Math.floor(r() * 3); k > 0; k -= 1) {
+    const from = start + Math.floor(r() * span);
+    runs.push({ from: dayOf(from), to: dayOf(from + Math.floor(r() * (last - from + 1))), amountTolerance: new Money(0), dateToleranceDays: tolerance });
+  }
+  return { seed, movements, lines, owner, runs, days: span };
+}
+
+export interface RunFacts {
+  /** Pairs before the run (the table of matches): movement → line. */
+  bookBefore: Map<string, string>;
+}
+
+const amountOf = (text: string | null) => new Money(text ?? 0);
+
+/** The oracle on one run's items; returns what it found wrong (empty: nothing). */
+export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], facts: RunFacts): string[] {
+  const wrong: string[] = [];
+  const owns = (line: string, move: string) => day.owner.get(line)?.has(move) ?? false;
+  const inRange = (date: string) => date >= rules.from && date <= rules.to;
+  const movement = new Map(day.movements.map((m) => [m.entryId, m]));
+  const line = new Map(day.lines.map((l) => [l.lineId, l]));
+  const seenMoves = new Map<string, number>();
+  const seenLines = new Map<string, number>();
+  const count = (seen: Map<string, number>, key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
+  // Who is paired with whom in this run, and before it.
+  const pairedLinesOf = new Map<string, Set<string>>();
+  const pairUp = (m: string, l: string) => (pairedLinesOf.get(m) ?? pairedLinesOf.set(m, new Set()).get(m)!).add(l);
+  for (const [m, l] of facts.bookBefore) pairUp(m, l);
+  const unsure = new Set<string>();
+  const matchedLines = new Set<string>();
+  for (const item of items) {
+    const movesOf = item.category === 'batch' ? item.movements!.map((x) => x.ledger_entry_id) : item.ledger_entry_id ? [item.ledger_entry_id] : [];
+    for (const m of movesOf) count(seenMoves, m);
+    // A batch's movements are matched in one item each, all naming its line: the line counts once.
+    if (item.statement_line_id) {
+      if (item.category !== 'matched') count(seenLines, item.statement_line_id);
+      else if (!matchedLines.has(item.statement_line_id)) { matchedLines.add(item.statement_line_id); count(seenLines, item.statement_line_id); }
+    }
+    if ((item.category === 'matched' || item.category === 'mismatched') && item.ledger_entry_id !== null && item.statement_line_id !== null) {
+      if (!owns(item.statement_line_id!, item.ledger_entry_id!)) wrong.push(`false ${item.category}: ${item.ledger_entry_id} with ${item.statement_line_id} (${item.reason})`);
+      pairUp(item.ledger_entry_id!, item.statement_line_id!);
+    }
+    if (item.category === 'batch') {
+      for (const m of movesOf) {
+        if (!owns(item.statement_line_id!, m)) wrong.push(`false batch member: ${m} in ${item.statement_line_id}`);
+        pairUp(m, item.statement_line_id!);
+      }
+    }
+    if (item.category === 'ambiguous' || item.reason === 'not_examined') {
+      for (const side of [item.ledger_entry_id, item.statement_line_id, ...(item.candidates ?? []).flatMap((c) => [c.ledger_entry_id, c.statement_line_id])]) if (side) unsure.add(side);
+    }
+  }
+  // Every side of the days reported in exactly one item; none in two.
+  for (const m of day.movements) {
+    const seen = seenMoves.get(m.entryId) ?? 0;
+    if (seen > 1 || (seen === 0 && inRange(m.date) && !facts.bookBefore.has(m.entryId))) wrong.push(`movement ${m.entryId} of ${m.date} in ${seen} items`);
+  }
+  const bookLines = new Set(facts.bookBefore.values());
+  for (const l of day.lines) {
+    const seen = seenLines.get(l.lineId) ?? 0;
+    if (seen > 1 || (seen === 0 && inRange(l.valueDate) && !bookLines.has(l.lineId))) wrong.push(`line ${l.lineId} of ${l.valueDate} in ${seen} items`);
+  }
+  // An unmatched item sure of itself carries exactly the difference: its sides are what it says.
+  for (const item of items) {
+    if (item.category === 'matched' || unsure.has(item.ledger_entry_id ?? '') || unsure.has(item.statement_line_id ?? '')) continue;
+    if (item.category === 'ledger_only') {
+      const owning = day.lines.filter((l) => owns(l.lineId, item.ledger_entry_id!) && !bookLines.has(l.lineId));
+      if (owning.length > 0) wrong.push(`ledger_only ${item.ledger_entry_id}, whose line ${owning[0].lineId} is there`);
+    }
+    if (item.category === 'statement_only') {
+      const moves = [...(day.owner.get(item.statement_line_id!) ?? [])].filter((m) => movement.has(m));
+      // Its movements are paired with another line of theirs, or have one (the partner counted them twice: either line is the extra one).
+      const elsewhere = moves.every((m) => [...(pairedLinesOf.get(m) ?? [])].some((other) => other !== item.statement_line_id && owns(other, m))
+        || day.lines.some((other) => other.lineId !== item.statement_line_id && owns(other.lineId, m)));
+      if (!elsewhere) wrong.push(`statement_only ${item.statement_line_id}, whose movements ${moves.join(' ')} are not paired elsewhere`);
+    }
+    if (item.category === 'batch') {
+      const present = [...day.owner.get(item.statement_line_id!)!].filter((m) => movement.has(m));
+      if (present.length !== item.movements!.length) wrong.push(`batch ${item.statement_line_id} lists ${item.movements!.length} of its ${present.length} movements`);
+    }
+  }
+  // The adjustments bring the sides to balance: statement − ledger over the unmatched items is
+  // statement − ledger over the sides they name (matched pairs are exact, so the rest is zero).
+  const unmatched = items.filter((i) => i.category !== 'matched');
+  const adjustments = unmatched.reduce((sum, i) => sum.plus(amountOf(i.statement_amount)).minus(amountOf(i.ledger_amount)), new Money(0));
+  const sides = unmatched.reduce((sum, i) => {
+    const moves = i.category === 'batch' ? i.movements!.map((x) => x.ledger_entry_id) : i.ledger_entry_id ? [i.ledger_entry_id] : [];
+    return moves.reduce((s2, m) => s2.minus(movement.get(m)!.amount), i.statement_line_id ? sum.plus(line.get(i.statement_line_id)!.net) : sum);
+  }, new Money(0));
+  if (!adjustments.isEqualTo(sides)) wrong.push(`adjustments ${adjustments.toFixed(2)} but the sides differ by ${sides.toFixed(2)}`);
+  return wrong;
+}
+
+/**
+ * The exceptions queue as a run records it (src/finance/exceptions.ts), for several runs over
+ * the same days: one exception per pair of sides, ever; a match closes the exceptions of its
+ * sides; a mismatched pair closes the ones of its sides alone; an open batch takes the run's sum.
+ */
+export class ExceptionQueue {
+  readonly open = new Map<string, ReportItem>();
+  private readonly known = new Set<string>();
+
+  record(items: ReportItem[]): void {
+    const key = (i: ReportItem) => `${i.ledger_entry_id ?? ''}|${i.statement_line_id ?? ''}`;
+    for (const item of items.filter((i) => i.category === 'matched' || i.category === 'mismatched')) {
+      for (const [k, x] of this.open) {
+        const sameMove = item.ledger_entry_id !== null && x.ledger_entry_id === item.ledger_entry_id;
+        const sameLine = item.statement_line_id !== null && x.statement_line_id === item.statement_line_id;
+        const closes = item.category === 'matched'
+          ? (sameMove && ['ledger_only', 'mismatched', 'ambiguous'].includes(x.category)) || (sameLine && ['statement_only', 'mismatched', 'ambiguous', 'batch'].includes(x.category))
+          : (sameMove && x.category === 'ledger_only') || (sameLine && x.category === 'statement_only' && x.ledger_entry_id === null);
+        if (closes) this.open.delete(k);
+      }
+    }
+    for (const item of items.filter((i) => i.category === 'batch')) {
+      const open = this.open.get(key(item));
+      if (open?.category === 'batch') this.open.set(key(item), { ...open, ledger_amount: item.ledger_amount, movements: item.movements });
+    }
+    for (const item of items.filter((i) => i.category !== 'matched')) {
+      if (this.known.has(key(item))) continue;
+      this.known.add(key(item));
+      this.open.set(key(item), item);
+    }
+  }
+
+  /** Every side of a day `covered` matched (in `book`) or in exactly one open exception, and the open ones balancing the sides. */
+  check(day: ModelDay, covered: (date: string) => boolean, book: { movements: Map<string, string>; lines: Set<string> }): string[] {
+    return checkOpen(day, covered, book, [...this.open.values()]);
+  }
+}
+
+/** Every side of a day `covered` matched (in `book`) or in exactly one of the `open` exceptions, and these balancing the sides they name. */
+export function checkOpen(day: ModelDay, covered: (date: string) => boolean, book: { movements: Map<string, string>; lines: Set<string> }, open: ReportItem[]): string[] {
+  const wrong: string[] = [];
+  const moves = new Map<string, number>();
+  const lines = new Map<string, number>();
+  const count = (seen: Map<string, number>, k: string) => seen.set(k, (seen.get(k) ?? 0) + 1);
+  for (const x of open) {
+    for (const m of x.category === 'batch' ? x.movements!.map((s) => s.ledger_entry_id) : x.ledger_entry_id ? [x.ledger_entry_id] : []) count(moves, m);
+    if (x.statement_line_id) count(lines, x.statement_line_id);
+  }
+  for (const m of day.movements) {
+    const n = (moves.get(m.entryId) ?? 0) + (book.movements.has(m.entryId) ? 1 : 0);
+    if (n > 1 || (n === 0 && covered(m.date))) wrong.push(`movement ${m.entryId}: matched or open ${n} times`);
+  }
+  for (const l of day.lines) {
+    const n = (lines.get(l.lineId) ?? 0) + (book.lines.has(l.lineId) ? 1 : 0);
+    if (n > 1 || (n === 0 && covered(l.valueDate))) wrong.push(`line ${l.lineId}: matched or open ${n} times`);
+  }
+  const movement = new Map(day.movements.map((m) => [m.entryId, m]));
+  const line = new Map(day.lines.map((l) => [l.lineId, l]));
+  const adjustments = open.reduce((sum, i) => sum.plus(amountOf(i.statement_amount)).minus(amountOf(i.ledger_amount)), new Money(0));
+  const sides = [...lines.keys()].reduce((sum, l) => sum.plus(line.get(l)!.net), new Money(0)).minus([...moves.keys()].reduce((sum, m) => sum.plus(movement.get(m)!.amount), new Money(0)));
+  if (!adjustments.isEqualTo(sides)) wrong.push(`the open exceptions adjust ${adjustments.toFixed(2)}, the sides they name differ by ${sides.toFixed(2)}: the trial balance is off`);
+  return wrong;
+}
