@@ -4,13 +4,15 @@
 // pass through.
 import type { Currency } from './money';
 
-export type LedgerAccountKind = 'available' | 'pending' | 'system';
+export type LedgerAccountKind = 'available' | 'pending' | 'system' | 'held' | 'wallet_available' | 'wallet_held';
 
 export interface LedgerAccountRef {
   code: string;
   accountId: string | null;
   kind: LedgerAccountKind;
   currency: Currency;
+  /** The wallet whose ledger account this is (DESIGN.md section 5g); absent for the main balance and system accounts. */
+  walletId?: string;
 }
 
 export function available(accountId: string, currency: Currency): LedgerAccountRef {
@@ -19,6 +21,34 @@ export function available(accountId: string, currency: Currency): LedgerAccountR
 
 export function pending(accountId: string, currency: Currency): LedgerAccountRef {
   return { code: `acct:${accountId}:pending:${currency}`, accountId, kind: 'pending', currency };
+}
+
+/** What holds on the account's main balance keep out of `available` until captured or released. */
+export function held(accountId: string, currency: Currency): LedgerAccountRef {
+  return { code: `acct:${accountId}:held:${currency}`, accountId, kind: 'held', currency };
+}
+
+/** A wallet's spendable money in one currency; its owner's account id rides along (postings carry it). */
+export function walletAvailable(walletId: string, accountId: string, currency: Currency): LedgerAccountRef {
+  return { code: `wallet:${walletId}:available:${currency}`, accountId, kind: 'wallet_available', currency, walletId };
+}
+
+/** What holds on a wallet keep out of its `available`. */
+export function walletHeld(walletId: string, accountId: string, currency: Currency): LedgerAccountRef {
+  return { code: `wallet:${walletId}:held:${currency}`, accountId, kind: 'wallet_held', currency, walletId };
+}
+
+/** The main balance is named "main" wherever a wallet id is taken. */
+export const MAIN_WALLET = 'main';
+
+/** The spendable ledger account of the main balance or of a wallet. */
+export function spendable(accountId: string, walletId: string | null, currency: Currency): LedgerAccountRef {
+  return walletId === null || walletId === MAIN_WALLET ? available(accountId, currency) : walletAvailable(walletId, accountId, currency);
+}
+
+/** The held ledger account of the main balance or of a wallet. */
+export function heldBy(accountId: string, walletId: string | null, currency: Currency): LedgerAccountRef {
+  return walletId === null || walletId === MAIN_WALLET ? held(accountId, currency) : walletHeld(walletId, accountId, currency);
 }
 
 /** Equity that funds sandbox faucet credits: its balance is minus everything ever credited. */

@@ -12,6 +12,7 @@ import type { EntryDraft } from './entry';
 import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, reholdLateTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
 import type { PaymentRecord, PaymentStatus } from './payments';
+import type { HoldRecord } from './holds';
 import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type LateCompletionException, type TransferRecord, type TransferStatus } from './transfers';
 
 /** What the ledger knows about an account when it decides. */
@@ -24,7 +25,7 @@ export interface AccountFacts {
 
 export interface EventDraft {
   type: string;
-  resourceType: 'transfer' | 'balance' | 'payment';
+  resourceType: 'transfer' | 'balance' | 'payment' | 'hold';
   resourceId: string;
   accountId: string;
   status: string;
@@ -55,11 +56,14 @@ export interface Decision {
   paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
   /** A transfer completed after the ledger had failed it: the exception finance is to work. */
   lateCompletion: LateCompletionException | null;
+  /** A hold created by this command, or the new state of an existing one (decide-holds.ts). */
+  hold: HoldRecord | null;
+  holdIsNew: boolean;
 }
 
 export const emptyDecision = (outcome: Outcome): Decision => ({
   outcome, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null, consumedQuote: null,
-  payment: null, paymentIsNew: false, paymentTransitions: [], lateCompletion: null,
+  payment: null, paymentIsNew: false, paymentTransitions: [], lateCompletion: null, hold: null, holdIsNew: false,
 });
 
 export function refusal(code: RefusalCode, message: string, field: string | null = null): Decision {
@@ -92,7 +96,7 @@ function transferEvent(record: TransferRecord, status: TransferStatus): EventDra
 /** Events name the lifecycle states of SPEC.md section 6; `quoting` has no event type. */
 const EMITTED_STATUSES: readonly TransferStatus[] = ['pending', 'executing', 'completed', 'failed', 'rolled_back'];
 
-function walk(record: TransferRecord, path: TransferStatus[], at: Date, decision: Decision): void {
+export function walk(record: TransferRecord, path: TransferStatus[], at: Date, decision: Decision): void {
   let from: TransferStatus | null = decision.transferIsNew ? null : record.status;
   for (const to of path) {
     decision.transitions.push({ transferId: record.id, from, to, at });

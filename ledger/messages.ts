@@ -3,10 +3,10 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
-/** Envelope on ledger.commands (schemas/ledger.commands.v2.avsc). */
+/** Envelope on ledger.commands (schemas/ledger.commands.v3.avsc). */
 export interface LedgerCommandEnvelope {
   id: string;
   type: CommandType;
@@ -87,6 +87,50 @@ export interface ReconciliationAdjust {
   amount: string;
 }
 
+/**
+ * Moves money between the main balance ("main") and the account's wallets, or to another
+ * account's wallet by id (DESIGN.md section 5g). The id is the wallet transfer's and its entry's.
+ */
+export interface WalletTransfer {
+  wallet_transfer_id: string;
+  from_wallet_id: string;
+  to_wallet_id: string;
+  amount: string;
+  currency: Currency;
+  description: string | null;
+}
+
+/** Moves `amount` from the main balance's or a wallet's available to held until `expires_at` (DESIGN.md section 5g). */
+export interface HoldCreate {
+  hold_id: string;
+  amount: string;
+  currency: Currency;
+  /** Null: the main balance. */
+  wallet_id: string | null;
+  expires_at: string;
+  description: string | null;
+}
+
+/**
+ * Pays `amount` of a hold to a recipient as POST /v1/transfers would: `recipient_email` (internal)
+ * or `recipient` with bank details (external, paid in the hold's currency); `final` releases the rest.
+ */
+export interface HoldCaptureCommand {
+  hold_id: string;
+  capture_id: string;
+  transfer_id: string;
+  amount: string;
+  final: boolean;
+  recipient_email?: string;
+  recipient?: BankRecipient;
+  note: string | null;
+}
+
+/** Releases what is left of a hold: `hold.void` from its owner, `hold.expire` from the ledger's own expiry sweep. */
+export interface HoldRelease {
+  hold_id: string;
+}
+
 /** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */
 export interface PaymentUpdate {
   payment_id: string;
@@ -152,7 +196,7 @@ export interface TransferExecute {
   scenario?: string | null;
 }
 
-/** The event envelope of SPEC.md section 6 (schemas/domain.events.v1.avsc). */
+/** The event envelope of SPEC.md section 6 (schemas/domain.events.v5.avsc). */
 export interface DomainEventEnvelope {
   id: string;
   type: string;

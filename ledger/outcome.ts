@@ -6,13 +6,14 @@ import type { FxQuoteRecord } from './fx-quotes';
 import type { Currency } from './money';
 import type { PaymentRecord } from './payments';
 import type { TransferRecord } from './transfers';
+import type { HoldRecord } from './holds';
 
 /** Why the ledger refuses a command; the names are the API's error codes (SPEC.md section 7). */
 export type RefusalCode =
   | 'resource_not_found' | 'account_not_active' | 'sender_no_chain_wallet' | 'recipient_not_found' | 'invalid_request'
   | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found' | 'unsupported_pair'
   | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed' | 'payment_not_found'
-  | 'faucet_limit_exceeded' | 'account_no_chain_wallet'
+  | 'faucet_limit_exceeded' | 'account_no_chain_wallet' | 'wallet_not_found' | 'hold_not_found' | 'hold_not_active' | 'hold_exceeded'
   // Not a decision on the command: its Idempotency-Key already names another request (never stored).
   | 'idempotency_conflict';
 
@@ -44,7 +45,19 @@ export interface PaymentOutcome { kind: 'payment'; created: boolean; payment: Pa
 /** A reconciliation exception adjusted: the entry posted between settlement and suspense. */
 export interface ReconciliationAdjusted { kind: 'reconciliation_adjustment'; entry_id: string; partner: string; currency: Currency; amount: string }
 
-export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome | ReconciliationAdjusted;
+/** Money moved between the main balance and wallets (DESIGN.md section 5g). */
+export interface WalletTransferred {
+  kind: 'wallet_transfer';
+  wallet_transfer: {
+    id: string; account_id: string; from_wallet_id: string; to_wallet_id: string; amount: string; currency: Currency;
+    description: string | null; status: 'completed'; created_at: string;
+  };
+}
+
+/** A hold created by the command (`created`), or its state after a capture, a void or an expiry. */
+export interface HoldOutcome { kind: 'hold'; created: boolean; hold: HoldRecord }
+
+export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome | ReconciliationAdjusted | WalletTransferred | HoldOutcome;
 
 export const refused = (code: RefusalCode, message: string, field: string | null = null): Refused => ({ kind: 'refused', code, message, field });
 
@@ -76,6 +89,13 @@ export function parseOutcome(text: string): Outcome {
     outcome.payment = {
       ...outcome.payment,
       created_at: new Date(payment.created_at as string), updated_at: new Date(payment.updated_at as string), completed_at: dateOrNull(payment.completed_at),
+    };
+  }
+  if (outcome.kind === 'hold') {
+    const hold = outcome.hold as unknown as Record<string, unknown>;
+    outcome.hold = {
+      ...outcome.hold,
+      expires_at: new Date(hold.expires_at as string), created_at: new Date(hold.created_at as string), updated_at: new Date(hold.updated_at as string),
     };
   }
   if (outcome.kind === 'fx_execution') {

@@ -32,7 +32,7 @@ function conversionLegs({ from, to, fromAmount, toAmount, midRate }: Conversion)
 /** What an entry moves money for: a transfer, an executed quote, a partner payment, or none of them. */
 interface EntryAbout { transferId?: string; quoteId?: string; paymentId?: string }
 
-function entry(id: string, kind: EntryKind, about: EntryAbout, postings: PostingDraft[]): EntryDraft {
+export function entry(id: string, kind: EntryKind, about: EntryAbout, postings: PostingDraft[]): EntryDraft {
   const draft = { id, kind, transferId: about.transferId ?? null, quoteId: about.quoteId ?? null, paymentId: about.paymentId ?? null, postings };
   assertEntryBalances(draft);
   return draft;

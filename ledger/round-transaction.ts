@@ -3,8 +3,8 @@
 // UPDATE, in the one global lock order), the round is decided in between, and written by one
 // message (the write and its COMMIT; a large round by COPY, then COMMIT). Before, a round took
 // seven round trips at light load, each a wakeup of both sides on a busy two-core machine.
-// Concurrent rounds never wait on each other in a circle: transfers, quotes and payments by id,
-// then ledger accounts by code, then the accounts' event counters (round-write.ts).
+// Concurrent rounds never wait on each other in a circle: transfers, quotes, payments, holds and
+// wallets by id, then ledger accounts by code, then the accounts' event counters (round-write.ts).
 // Both messages set the round's statement timeout first (src/db localStatementTimeout): a round
 // that waits too long is cancelled by Postgres, before its COMMIT, rather than committed after the
 // client stopped waiting for it and its handler reported it failed.
@@ -19,12 +19,17 @@ import { Money } from './money';
 import type { PaymentRecord } from './payments';
 import { oneStatementRound, ONE_STATEMENT_COMMANDS_MAX, writeLargeRound, type BatchWrite } from './round-write';
 import type { TransferRecord } from './transfers';
+import type { WalletRecord } from './wallets';
+import type { HoldRecord } from './holds';
 
 /** What a round locks: the records its commands decide on, and the ledger accounts they may post to. */
 export interface LockRequest {
   transferIds?: string[];
   quoteIds?: string[];
   paymentIds?: string[];
+  holdIds?: string[];
+  /** Wallets the round moves money into or out of: locked shared, so none is closed under it. */
+  walletIds?: string[];
   refs: LedgerAccountRef[];
 }
 
@@ -32,11 +37,14 @@ export interface Locked {
   transfers: Map<string, TransferRecord>;
   quotes: Map<string, FxQuoteRecord>;
   payments: Map<string, PaymentRecord>;
+  wallets: Map<string, WalletRecord>;
+  holds: Map<string, HoldRecord>;
   /** The ledger accounts in code order, with their balances. */
   balances: LedgerAccountState[];
 }
 
 const lockById = (table: string) => `SELECT * FROM ${table} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`;
+const LOCK_WALLETS = 'SELECT id, account_id, closed_at FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE';
 const LOCK_LEDGER_ACCOUNTS = 'SELECT id, code, balance FROM ledger_accounts WHERE code = ANY($1::text[]) ORDER BY code FOR UPDATE';
 
 const byId = <Row extends { id: string }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]));
@@ -69,13 +77,16 @@ export class LedgerRound {
 
   /** Begins the transaction and takes the round's locks, in one message. */
   async lock(request: LockRequest): Promise<Locked> {
-    const statements: Array<{ kind: 'transfers' | 'quotes' | 'payments' | 'accounts'; sql: string }> = [];
+    const statements: Array<{ kind: 'transfers' | 'quotes' | 'payments' | 'holds' | 'wallets' | 'accounts'; sql: string }> = [];
     const add = (kind: (typeof statements)[number]['kind'], sql: string, ids: string[] | undefined) => {
       if (ids && ids.length > 0) statements.push({ kind, sql: inlineSql(sql, [[...new Set(ids)]]) });
     };
     add('transfers', lockById('transfers'), request.transferIds);
     add('quotes', lockById('fx_quotes'), request.quoteIds);
     add('payments', lockById('payments'), request.paymentIds);
+    add('holds', lockById('holds'), request.holdIds);
+    // Wallets before ledger accounts: closing a wallet takes them in this order too (src/wallets).
+    add('wallets', LOCK_WALLETS, request.walletIds);
     const refsByCode = new Map(request.refs.map((r) => [r.code, r]));
     add('accounts', LOCK_LEDGER_ACCOUNTS, [...refsByCode.keys()]);
     this.open = true;
@@ -90,6 +101,8 @@ export class LedgerRound {
       transfers: byId(rowsOf('transfers') as TransferRecord[]),
       quotes: byId(rowsOf('quotes') as FxQuoteRecord[]),
       payments: byId(rowsOf('payments') as PaymentRecord[]),
+      wallets: byId(rowsOf('wallets') as WalletRecord[]),
+      holds: byId(rowsOf('holds') as HoldRecord[]),
       balances: (rowsOf('accounts') as Array<{ id: string; code: string; balance: string }>).map((r) => ({ id: r.id, ref: refsByCode.get(r.code)!, balance: new Money(r.balance) })),
     };
   }

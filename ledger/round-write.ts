@@ -12,6 +12,7 @@ import { copyIntoClient } from '../src/db/pg-copy';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord, PaymentStatus } from './payments';
+import type { HoldRecord } from './holds';
 import type { LateCompletionException, TransferRecord, TransferStatus } from './transfers';
 
 export interface EntryWrite {
@@ -52,6 +53,9 @@ export interface BatchWrite {
   outbox: OutboxWrite[];
   /** Transfers completed late in this round: each opens its exception in finance's queue. */
   lateCompletions: LateCompletionException[];
+  /** Holds created in this round (in their latest state), and the others it changed; absent: none. */
+  newHolds?: HoldRecord[];
+  changedHolds?: HoldRecord[];
   /** The round (transaction) the outbox rows belong to, for tracking their publication. */
   roundId: string;
   now: Date;
@@ -75,6 +79,9 @@ const EXCEPTION_COLUMNS = [
   'id', 'partner', 'category', 'transfer_id', 'ledger_entry_id', 'reference', 'currency', 'reheld_amount', 'receivable_amount',
   'reason', 'amount_tolerance', 'status', 'created_at',
 ] as const;
+const HOLD_COLUMNS = [
+  'id', 'account_id', 'wallet_id', 'command_id', 'status', 'currency', 'amount', 'captured_amount', 'released_amount', 'description', 'captures', 'expires_at', 'created_at', 'updated_at',
+] as const;
 export const ACCOUNT_EVENT_COLUMNS = ['account_id', 'account_seq', 'id', 'payload'] as const;
 
 type Row = Record<string, unknown>;
@@ -92,6 +99,9 @@ const updateTransfers = (param: string) => `UPDATE transfers AS t SET status = v
     failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at, late_completion = v.late_completion,
     status_history = t.status_history || v.status_history
   FROM jsonb_populate_recordset(NULL::transfers, ${param}::jsonb) AS v WHERE t.id = v.id`;
+const updateHolds = (param: string) => `UPDATE holds AS h SET status = v.status, captured_amount = v.captured_amount, released_amount = v.released_amount,
+    captures = v.captures, updated_at = v.updated_at
+  FROM jsonb_populate_recordset(NULL::holds, ${param}::jsonb) AS v WHERE h.id = v.id`;
 const updateBalances = (param: string) => `UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ${param}::jsonb) AS v WHERE la.id = v.id`;
 // Executed quotes were locked and found unconsumed: the count returned must be theirs.
 const consumeQuotes = (param: string) => `UPDATE fx_quotes AS q SET consumed_at = v.consumed_at FROM jsonb_populate_recordset(NULL::fx_quotes, ${param}::jsonb) AS v WHERE q.id = v.id AND q.consumed_at IS NULL RETURNING 1`;
@@ -139,7 +149,9 @@ const ONE_STATEMENT = `WITH
   consumed_quotes AS (${consumeQuotes('$8')}),
   processed AS (${insertFromJson('processed_commands', PROCESSED_COLUMNS, '$9')}),${NUMBERED_EVENTS},
   published AS (${deletePublished('$12')}),
-  late_completions AS (${openLateCompletions('$14')})
+  late_completions AS (${openLateCompletions('$14')}),
+  new_holds AS (${insertFromJson('holds', HOLD_COLUMNS, '$15')}),
+  changed_holds AS (${updateHolds('$16')})
 SELECT ledger_assert((SELECT count(*) FROM consumed_quotes) = $13, 'an executed quote was consumed already') AS quotes_checked,
        (SELECT coalesce(json_agg(json_build_array(id, account_seq)), '[]') FROM numbered) AS event_seqs`;
 
@@ -177,6 +189,8 @@ function roundRows(batch: BatchWrite) {
       command_id: p.commandId, type: p.type, outcome: p.outcome, processed_at: at, account_id: p.accountId, idempotency_key: p.idempotencyKey, fingerprint: p.fingerprint,
     })),
     lateCompletions: batch.lateCompletions.map((late) => lateCompletionRow(late, at)),
+    newHolds: (batch.newHolds ?? []) as unknown as Row[],
+    changedHolds: (batch.changedHolds ?? []) as unknown as Row[],
   };
 }
 
@@ -224,7 +238,7 @@ function setSeq(event: OutboxWrite, seq: number): void {
 }
 
 /**
- * The one statement that writes a small round ($1..$14), and what to do with its result. The
+ * The one statement that writes a small round ($1..$16), and what to do with its result. The
  * quotes executed must all be found unconsumed (they were locked and read so): else the statement
  * fails, and the round is not committed.
  */
@@ -235,6 +249,7 @@ export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]):
   const params = [
     ...[rows.newPayments, rows.changedPayments, rows.entries, rows.postings, rows.balances, rows.newTransfers, rows.changedTransfers, rows.consumedQuotes].map((r) => JSON.stringify(r)),
     processedJson(batch), JSON.stringify(events), JSON.stringify(round), publishedRounds, batch.consumedQuotes.length, JSON.stringify(rows.lateCompletions),
+    JSON.stringify(rows.newHolds), JSON.stringify(rows.changedHolds),
   ];
   const done = (row: Row) => {
     const seqs = new Map((row.event_seqs as Array<[string, number | string]>).map(([id, seq]) => [id, Number(seq)]));
@@ -266,6 +281,8 @@ export async function writeLargeRound(client: pg.ClientBase, batch: BatchWrite, 
   await copyIntoClient(client, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
   if (rounds.length > 0) await client.query(INSERT_ROUND, json(rounds));
   if (rows.lateCompletions.length > 0) await client.query(openLateCompletions('$1'), json(rows.lateCompletions));
+  if (rows.newHolds.length > 0) await client.query(insertFromJson('holds', HOLD_COLUMNS, '$1'), json(rows.newHolds));
+  if (rows.changedHolds.length > 0) await client.query(updateHolds('$1'), json(rows.changedHolds));
   if (publishedRounds.length > 0) await client.query(deletePublished('$1'), [publishedRounds]);
   return consumed;
 }

@@ -54,6 +54,12 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   'payment.update': { ids: ['payment_id'], amounts: [], currencies: [], accountIsUuid: false },
   // Finance names the partner's settlement account (`reconciliation:<partner>`), not an account.
   'reconciliation.adjust': { ids: ['exception_id', 'entry_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: false },
+  // from_wallet_id and to_wallet_id are "main" or a wallet's id: decide-wallets.ts checks them.
+  'wallet.transfer': { ids: ['wallet_transfer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true },
+  'hold.create': { ids: ['hold_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true },
+  'hold.capture': { ids: ['hold_id', 'capture_id', 'transfer_id'], amounts: ['amount'], currencies: [], accountIsUuid: true },
+  'hold.void': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
+  'hold.expire': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
 };
 
 const invalid = (field: string, message: string): Refused => refused('invalid_request', message, field);
@@ -79,6 +85,27 @@ export function screenPayload(type: CommandType, accountId: string, payload: unk
   for (const field of shape.currencies) {
     const currency = fields[field];
     if (typeof currency !== 'string' || !isCurrency(currency)) return invalid(field, `${field} must be a supported currency code`);
+  }
+  return screenWalletsAndHolds(type, fields);
+}
+
+const isWalletSide = (value: unknown) => value === 'main' || isCanonicalUuid(value);
+const isTextOrNull = (value: unknown) => value === null || value === undefined || typeof value === 'string';
+
+/** The fields of wallet and hold commands a round would otherwise store as they are (DESIGN.md section 5g). */
+function screenWalletsAndHolds(type: CommandType, fields: Record<string, unknown>): Refused | null {
+  if (type === 'wallet.transfer') {
+    for (const field of ['from_wallet_id', 'to_wallet_id']) if (!isWalletSide(fields[field])) return invalid(field, `${field} must be "main" or a wallet id (a UUID in lower case)`);
+    if (!isTextOrNull(fields.description)) return invalid('description', 'description must be text');
+  }
+  if (type === 'hold.create') {
+    if (fields.wallet_id !== null && !isCanonicalUuid(fields.wallet_id)) return invalid('wallet_id', 'wallet_id must be null (the main balance) or a wallet id');
+    if (typeof fields.expires_at !== 'string' || Number.isNaN(Date.parse(fields.expires_at))) return invalid('expires_at', 'expires_at must be an ISO 8601 instant');
+    if (!isTextOrNull(fields.description)) return invalid('description', 'description must be text');
+  }
+  if (type === 'hold.capture') {
+    if (typeof fields.final !== 'boolean') return invalid('final', 'final must be true or false');
+    if (!isTextOrNull(fields.note)) return invalid('note', 'note must be text');
   }
   return null;
 }

@@ -8,6 +8,9 @@ import { faucetEquity, type LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord } from './payments';
 import type { TransferRecord } from './transfers';
+import type { WalletRecord } from './wallets';
+import type { HoldRecord } from './holds';
+import { isCanonicalUuid } from './screen';
 import type pg from 'pg';
 import { copyIntoClient } from '../src/db/pg-copy';
 import type { DomainEventEnvelope } from './messages';
@@ -49,7 +52,7 @@ export async function ensureLedgerAccounts(db: Knex, refs: LedgerAccountRef[]): 
   const unique = [...new Map(refs.map((r) => [r.code, r])).values()].sort((a, b) => (a.code < b.code ? -1 : 1));
   if (unique.length === 0) return;
   await db('ledger_accounts')
-    .insert(unique.map((r) => ({ id: randomUUID(), code: r.code, account_id: r.accountId, kind: r.kind, currency: r.currency })))
+    .insert(unique.map((r) => ({ id: randomUUID(), code: r.code, account_id: r.accountId, kind: r.kind, currency: r.currency, wallet_id: r.walletId ?? null })))
     .onConflict('code').ignore();
 }
 
@@ -63,6 +66,9 @@ async function readById<Row extends { id: string }>(db: Db, table: string, ids: 
 export const readTransfers = (db: Db, ids: string[]) => readById<TransferRecord>(db, 'transfers', ids);
 export const readQuotes = (db: Db, ids: string[]) => readById<FxQuoteRecord>(db, 'fx_quotes', ids);
 export const readPayments = (db: Db, ids: string[]) => readById<PaymentRecord>(db, 'payments', ids);
+export const readHolds = (db: Db, ids: string[]) => readById<HoldRecord>(db, 'holds', ids);
+/** Wallets by id; an id that is not a UUID ("main", or a typo) names none. */
+export const readWallets = (db: Db, ids: string[]) => readById<WalletRecord>(db, 'wallets', ids.filter(isCanonicalUuid));
 
 /** The key of an account and currency in faucetCreditedToday's answer. */
 export const faucetKey = (accountId: string, currency: string): string => `${accountId}:${currency}`;

@@ -30,7 +30,11 @@ import { ExceptionDesk } from './finance/exception-desk';
 import { Reconciliations } from './finance/reconciliations';
 import { transferRoutes } from './http/transfers';
 import { notificationRoutes } from './http/notifications';
-import { plannedRoutes } from './http/planned';
+import { walletRoutes } from './wallets/routes';
+import { WalletReads } from './wallets/reads';
+import { Wallets } from './wallets/service';
+import { holdRoutes } from './holds/routes';
+import { HoldReads } from './holds/reads';
 import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
 import type { MockRails } from './mock-rails/server';
@@ -127,7 +131,8 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...deadLetterRoutes(new DeadLetters(db, runtime.producer)),
     ...outboxSetAsideRoutes(new OutboxSetAside(db, runtime)),
     ...unreachableTransferRoutes(new UnreachableTransfers(db)),
-    ...plannedRoutes(),
+    ...walletRoutes({ db, reads: new WalletReads(db), wallets: new Wallets(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
+    ...holdRoutes({ db, reads: new HoldReads(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
   );
   return routes;
 }

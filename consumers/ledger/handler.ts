@@ -9,13 +9,17 @@ import { BalanceBook } from '../../ledger/balances';
 import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, emptyDecision, type Decision } from '../../ledger/decide';
 import { decideReconciliationAdjust } from '../../ledger/decide-adjustments';
 import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
+import { decideWalletTransfer } from '../../ledger/decide-wallets';
+import { decideHoldCapture, decideHoldCreate, decideHoldExpire, decideHoldVoid } from '../../ledger/decide-holds';
+import type { HoldRecord } from '../../ledger/holds';
+import type { WalletRecord } from '../../ledger/wallets';
 import type { PaymentRecord } from '../../ledger/payments';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { isCanonicalUuid, unstorable } from '../../ledger/screen';
 import {
-  accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, roundFacts,
+  accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, readWallets, readHolds, roundFacts,
   faucetCreditedToday, faucetKey, type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
 import type { LedgerAccountRef } from '../../ledger/chart';
@@ -26,7 +30,7 @@ import type { Runtime } from '../../src/runtime';
 import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
-import { ledgerAccountsOf, parseCommand, recipientOf, type BatchFacts, type ParsedCommand } from './plan';
+import { captureRecipientOf, holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, walletIdsOf, type BatchFacts, type ParsedCommand } from './plan';
 
 /** The command type as recorded: what the message said, when that can be stored. */
 const storableType = (type: unknown): string => (typeof type === 'string' && !unstorable(type) ? type.slice(0, 100) : 'unknown');
@@ -48,32 +52,42 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
   const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
   const paymentIds = commands.flatMap((c) => (c.type === 'payment.update' ? [c.payload.payment_id] : []));
-  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit')
+  const walletIds = commands.flatMap(walletIdsOf);
+  const holdIds = commands.flatMap(holdIdOf);
+  const captures = commands.flatMap((c) => (c.type === 'hold.capture' ? [c.payload] : []));
+  const captureEmails = captures.flatMap((c) => (c.recipient_email !== undefined ? [c.recipient_email] : []));
+  const captureBanks = captures.flatMap((c) => (c.recipient ? [{ accountNumber: c.recipient.bank.account_number, currency: c.recipient.bank.currency }] : []));
+  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit' || c.type === 'wallet.transfer' || c.type === 'hold.create')
     .map((c) => c.envelope.account_id);
   const faucets = commands.flatMap((c) => (c.type === 'faucet.credit' ? [{ accountId: c.envelope.account_id, currency: c.payload.currency }] : []));
-  const emails = creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : []));
-  const banks = creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : []));
+  const emails = [...creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : [])), ...captureEmails];
+  const banks = [...creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : [])), ...captureBanks];
   const refs = commands.map(({ envelope, type }) => (type === 'refused'
     ? { id: envelope.id, accountId: '', idempotencyKey: null } // only its own earlier answer matters
     : { id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
-  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments, faucetToday] = await Promise.all([
+  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds] = await Promise.all([
     roundFacts(runtime.db, refs, [...new Set(senderIds)], [...new Set(emails)]),
     accountFactsByBank(runtime.db, banks),
     readTransfers(runtime.db, results),
     readQuotes(runtime.db, quoteIds),
     readPayments(runtime.db, paymentIds),
     faucetCreditedToday(runtime.db, faucets),
+    readWallets(runtime.db, walletIds),
+    readHolds(runtime.db, holdIds),
   ]);
-  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday } };
+  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds } };
 }
 
 /**
  * The records a batch decides on, as locked in its transaction and changed by its earlier
  * commands; `faucetToday` counts the batch's own credits too (a copy per attempt of the batch).
  */
-interface Locked { transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord>; faucetToday: Map<string, Amount> }
+interface Locked {
+  transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord>; faucetToday: Map<string, Amount>;
+  wallets: Map<string, WalletRecord>; holds: Map<string, HoldRecord>;
+}
 
-function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments, faucetToday }: Locked, book: BalanceBook, now: Date): Decision {
+function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments, faucetToday, wallets, holds }: Locked, book: BalanceBook, now: Date): Decision {
   switch (command.type) {
     case 'faucet.credit': {
       const accountId = command.envelope.account_id;
@@ -101,6 +115,22 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
       return decidePaymentUpdate(command.payload, payments.get(command.payload.payment_id) ?? null, book, now);
     case 'reconciliation.adjust':
       return decideReconciliationAdjust(command.payload, book);
+    case 'wallet.transfer':
+      return decideWalletTransfer(command.envelope.account_id, command.payload, {
+        account: facts.accountsById.get(command.envelope.account_id) ?? null, wallets,
+      }, book, now);
+    case 'hold.create':
+      return decideHoldCreate(command.envelope.id, command.envelope.account_id, command.payload, {
+        account: facts.accountsById.get(command.envelope.account_id) ?? null, wallets,
+      }, book, now);
+    case 'hold.capture':
+      return decideHoldCapture(command.envelope.id, command.envelope.account_id, command.payload, holds.get(command.payload.hold_id) ?? null, {
+        recipient: captureRecipientOf(command.payload, facts, bankKey),
+      }, book, now);
+    case 'hold.void':
+      return decideHoldVoid(command.envelope.account_id, holds.get(command.payload.hold_id) ?? null, book, now);
+    case 'hold.expire':
+      return decideHoldExpire(command.envelope.account_id, holds.get(command.payload.hold_id) ?? null, book, now);
     case 'refused':
       return emptyDecision(command.refusal);
   }
@@ -139,15 +169,16 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
   return LedgerRound.run(runtime.db, async (round) => {
-    const { transfers, quotes, payments, balances } = await round.lock({
-      transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()], refs,
+    const { transfers, quotes, payments, wallets, holds, balances } = await round.lock({
+      transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()],
+      holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs,
     });
     const book = new BalanceBook(balances);
     const now = new Date();
     const roundId = randomUUID();
     const write: BatchWrite = {
       entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [],
-      newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId, now,
+      newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], newHolds: [], changedHolds: [], roundId, now,
     };
     const outcomes = new Map<string, string>();
     const changed = new Map<string, TransferRecord>();
@@ -155,8 +186,11 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     const createdPayments = new Set<string>();
     const faucetToday = new Map(facts.faucetToday);
     const changedPayments = new Map<string, PaymentRecord>();
+    // Holds likewise: one created in this batch is inserted once, in its latest state.
+    const createdHolds = new Set<string>();
+    const changedHolds = new Map<string, HoldRecord>();
     for (const command of commands) {
-      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday }, book, now);
+      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets, holds }, book, now);
       for (const { entry, postings } of decision.entries) {
         const applied: EntryWrite = {
           id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings,
@@ -174,6 +208,11 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         else if (!createdPayments.has(decision.payment.id)) changedPayments.set(decision.payment.id, decision.payment);
         payments.set(decision.payment.id, decision.payment);
         write.paymentTransitions.push(...decision.paymentTransitions);
+      }
+      if (decision.hold) {
+        if (decision.holdIsNew) createdHolds.add(decision.hold.id);
+        else if (!createdHolds.has(decision.hold.id)) changedHolds.set(decision.hold.id, decision.hold);
+        holds.set(decision.hold.id, decision.hold);
       }
       if (decision.consumedQuote) {
         write.consumedQuotes.push(decision.consumedQuote);
@@ -199,6 +238,8 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     write.changedTransfers = [...changed.values()];
     write.newPayments = [...createdPayments].map((id) => payments.get(id)!);
     write.changedPayments = [...changedPayments.values()];
+    write.newHolds = [...createdHolds].map((id) => holds.get(id)!);
+    write.changedHolds = [...changedHolds.values()];
     write.balances = book.changedAccounts();
     await round.commit(write, publishedRounds);
     return { outcomes, roundId, outbox: write.outbox };

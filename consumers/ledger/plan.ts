@@ -3,13 +3,19 @@
 import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult } from '../../ledger/messages';
+import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult, type WalletTransfer,
+  type HoldCaptureCommand, type HoldCreate, type HoldRelease } from '../../ledger/messages';
 import type { PaymentRecord } from '../../ledger/payments';
 import { isCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { refused, type Refused } from '../../ledger/outcome';
 import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
 import { PoisonMessageError } from '../../src/kafka/consumer';
+import { sideAccounts, walletTransferAccounts } from '../../ledger/decide-wallets';
+import { holdAccounts } from '../../ledger/decide-holds';
+import type { HoldRecord } from '../../ledger/holds';
+import { MAIN_WALLET } from '../../ledger/chart';
+import type { WalletRecord } from '../../ledger/wallets';
 
 export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'faucet.credit'; payload: FaucetCredit }
@@ -19,6 +25,10 @@ export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'payment.create'; payload: PaymentCreate }
   | { envelope: LedgerCommandEnvelope; type: 'payment.update'; payload: PaymentUpdate }
   | { envelope: LedgerCommandEnvelope; type: 'reconciliation.adjust'; payload: ReconciliationAdjust }
+  | { envelope: LedgerCommandEnvelope; type: 'wallet.transfer'; payload: WalletTransfer }
+  | { envelope: LedgerCommandEnvelope; type: 'hold.create'; payload: HoldCreate }
+  | { envelope: LedgerCommandEnvelope; type: 'hold.capture'; payload: HoldCaptureCommand }
+  | { envelope: LedgerCommandEnvelope; type: 'hold.void' | 'hold.expire'; payload: HoldRelease }
   // Refused as it is (screen.ts): decided alone, with a final answer, touching nothing.
   | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
 
@@ -52,6 +62,17 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
     case 'payment.create': return { envelope, type: envelope.type, payload: payload as PaymentCreate };
     case 'payment.update': return { envelope, type: envelope.type, payload: payload as PaymentUpdate };
     case 'reconciliation.adjust': return { envelope, type: envelope.type, payload: payload as ReconciliationAdjust };
+    case 'wallet.transfer': return { envelope, type: envelope.type, payload: payload as WalletTransfer };
+    case 'hold.create': return { envelope, type: envelope.type, payload: payload as HoldCreate };
+    case 'hold.capture': {
+      // One recipient, of either form (the API checks the same): anything else names nobody to pay.
+      const { recipient_email: email, recipient } = payload as HoldCaptureCommand;
+      const internal = typeof email === 'string' && recipient === undefined;
+      const external = email === undefined && typeof recipient?.bank?.account_number === 'string' && typeof recipient.bank.currency === 'string' && typeof recipient.email === 'string';
+      if (!internal && !external) return refuse(refused('invalid_request', 'a capture names recipient_email or recipient with bank details, not both', 'recipient_email'));
+      return { envelope, type: envelope.type, payload: payload as HoldCaptureCommand };
+    }
+    case 'hold.void': case 'hold.expire': return { envelope, type: envelope.type, payload: payload as HoldRelease };
   }
 }
 
@@ -66,6 +87,10 @@ export interface BatchFacts {
   payments: Map<string, PaymentRecord>;
   /** What the faucet credited today to the accounts and currencies faucet.credit commands name (store.ts faucetKey). */
   faucetToday: Map<string, Amount>;
+  /** The wallets wallet commands name, as read before the batch locks them. */
+  wallets: Map<string, WalletRecord>;
+  /** The holds hold commands name, as read before the batch locks them. */
+  holds: Map<string, HoldRecord>;
 }
 
 /** The FX desk's accounts a conversion from `from` to `to` posts to. */
@@ -74,6 +99,13 @@ const fxDesk = (from: Currency, to: Currency): LedgerAccountRef[] => [fxPosition
 /** The recipient a transfer command names, if the ledger knows the account. */
 export function recipientOf(command: TransferCreate, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
   if (command.type === 'internal') return facts.accountsByEmail.get(command.recipient_email!.toLowerCase()) ?? null;
+  const bank = command.recipient!.bank;
+  return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
+}
+
+/** The recipient a capture names, if the ledger knows the account: by email, or by the vIBAN of its bank details. */
+export function captureRecipientOf(command: HoldCaptureCommand, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
+  if (command.recipient_email !== undefined) return facts.accountsByEmail.get(command.recipient_email.toLowerCase()) ?? null;
   const bank = command.recipient!.bank;
   return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
 }
@@ -120,7 +152,39 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       if (!isCurrency(currency)) return []; // refused: no such currency
       return [partnerSettlement(partner, currency), reconciliationSuspense(currency)];
     }
+    case 'wallet.transfer':
+      if (!facts.accountsById.has(accountId)) return [];
+      return walletTransferAccounts(accountId, command.payload, facts.wallets);
+    case 'hold.create': {
+      const { wallet_id: walletId, currency } = command.payload;
+      if (!facts.accountsById.has(accountId)) return [];
+      // Another account's wallet, or none: refused, and no ledger account is made for it.
+      if (walletId !== null && facts.wallets.get(walletId)?.account_id !== accountId) return [];
+      return sideAccounts(accountId, walletId ?? MAIN_WALLET, currency);
+    }
+    case 'hold.capture': {
+      const hold = facts.holds.get(command.payload.hold_id);
+      if (!hold || hold.account_id !== accountId) return [];
+      return holdAccounts(hold, captureRecipientOf(command.payload, facts, bankKey)?.id ?? null);
+    }
+    case 'hold.void':
+    case 'hold.expire': {
+      const hold = facts.holds.get(command.payload.hold_id);
+      return hold && hold.account_id === accountId ? holdAccounts(hold) : [];
+    }
     case 'refused':
       return [];
   }
+}
+
+/** The hold a command names, if any. */
+export function holdIdOf(command: ParsedCommand): string[] {
+  return command.type === 'hold.capture' || command.type === 'hold.void' || command.type === 'hold.expire' ? [command.payload.hold_id] : [];
+}
+
+/** The wallets a command names (its sides other than "main"). */
+export function walletIdsOf(command: ParsedCommand): string[] {
+  if (command.type === 'wallet.transfer') return [command.payload.from_wallet_id, command.payload.to_wallet_id];
+  if (command.type === 'hold.create' && command.payload.wallet_id !== null) return [command.payload.wallet_id];
+  return [];
 }

@@ -1,4 +1,5 @@
-// Runs the ledger consumer as a member of the ledger consumer group, with the outbox sweeper.
+// Runs the ledger consumer as a member of the ledger consumer group, with the outbox sweeper and
+// the sweep that expires holds.
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
@@ -10,6 +11,7 @@ import { RoundPublisher } from './publisher';
 import { refuseAlone } from './refuse';
 import { ReplySender } from './replies';
 import { startOutboxSweeper } from './sweeper';
+import { startHoldExpiry } from './hold-expiry';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
@@ -37,9 +39,11 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     () => knowTopics(runtime, [TOPICS.ledgerReplies, TOPICS.domainEvents, TOPICS.ledgerEntries, TOPICS.partnerCommands]),
   ]);
   const sweeper = startOutboxSweeper(runtime);
+  const holdExpiry = startHoldExpiry(runtime);
   return {
     role: 'ledger',
     stop: async () => {
+      await holdExpiry.stop();
       await sweeper.stop();
       await consumer.disconnect();
       await replies.flush();

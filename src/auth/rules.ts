@@ -20,6 +20,10 @@ export const SCOPES = [
   'webhooks:write',
   'webhooks:read',
   'events:read',
+  'wallets:write',
+  'wallets:read',
+  'holds:write',
+  'holds:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -9,7 +9,7 @@ import { formatAmount, Money, type Amount, type Currency } from '../../ledger/mo
 
 const CHUNK = 2000;
 
-export type StatementLineKind = 'transfer' | 'payment' | 'fx' | 'faucet';
+export type StatementLineKind = 'transfer' | 'payment' | 'fx' | 'faucet' | 'wallet' | 'hold';
 
 export interface AccountStatementLine {
   entry_id: string;
@@ -28,6 +28,7 @@ export interface StatementPeriod { accountId: string; currency: Currency; from: 
 const KIND: Record<CustomerEntryKind, StatementLineKind> = {
   faucet_credit: 'faucet', internal_transfer: 'transfer', transfer_hold: 'transfer', transfer_settle: 'transfer', transfer_release: 'transfer', transfer_rehold: 'transfer',
   fx_conversion: 'fx', payment_settle: 'payment', payment_hold: 'payment', payment_release: 'payment',
+  wallet_transfer: 'wallet', hold_create: 'hold', hold_capture: 'hold', hold_release: 'hold',
 };
 
 function describe(kind: CustomerEntryKind, credit: boolean): string {
@@ -42,6 +43,10 @@ function describe(kind: CustomerEntryKind, credit: boolean): string {
     case 'payment_settle': return credit ? 'payment received (funds added)' : 'payment sent';
     case 'payment_hold': return 'payment sent, held while the partner executes it';
     case 'payment_release': return 'payment failed or cancelled: hold released';
+    case 'wallet_transfer': return credit ? 'moved in from a wallet' : 'moved out to a wallet';
+    case 'hold_create': return 'held for an authorization';
+    case 'hold_capture': return credit ? 'hold captured: payment received' : 'hold captured';
+    case 'hold_release': return 'hold voided or expired: released';
   }
 }
 

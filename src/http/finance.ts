@@ -44,7 +44,7 @@ const STATEMENT_LINE_SCHEMA = {
   properties: {
     entry_id: { type: 'string', format: 'uuid' }, posted_at: { type: 'string', format: 'date-time' },
     amount: { ...decimal, description: 'signed: positive raised the balance' }, balance_after: decimal,
-    kind: { type: 'string', enum: ['transfer', 'payment', 'fx', 'faucet'] },
+    kind: { type: 'string', enum: ['transfer', 'payment', 'fx', 'faucet', 'wallet', 'hold'] },
     reference_id: { type: ['string', 'null'], description: 'the transfer, payment or FX quote; null for faucet credits' }, description: { type: 'string' },
   },
 };
@@ -86,7 +86,7 @@ const TRIAL_BALANCE_SCHEMA = {
         type: 'object', required: ['ledger_account', 'account_id', 'kind', 'currency', 'debits', 'credits', 'net'],
         properties: {
           ledger_account: { type: 'string', description: 'acct:<account>:available:<currency>, sys:faucet:<currency>, sys:partner:<partner>:<currency>, ...' },
-          account_id: { type: ['string', 'null'], description: 'the customer account; null for system accounts' }, kind: { type: 'string', enum: ['available', 'pending', 'system'] },
+          account_id: { type: ['string', 'null'], description: 'the customer account; null for system accounts' }, kind: { type: 'string', enum: ['available', 'pending', 'system', 'held', 'wallet_available', 'wallet_held'] },
           currency: { type: 'string' }, debits: { ...decimal, description: 'sum of postings that lowered the balance' }, credits: { ...decimal, description: 'sum of postings that raised it' },
           net: { ...decimal, description: 'credits − debits: the balance at `at`' },
         },

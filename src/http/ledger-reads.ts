@@ -23,11 +23,14 @@ const balanceSchema = {
   properties: {
     totals: {
       type: 'array', description: 'per settlement currency: stablecoin rails roll into USD and EUR',
-      items: { type: 'object', description: 'summed exactly, then shown at the currency\'s scale: amount and available rounded down, pending = amount - available as shown', required: ['currency', 'amount', 'available', 'pending'], properties: { currency: { type: 'string' }, amount: decimal, available: decimal, pending: decimal } },
+      items: {
+        type: 'object', description: 'summed exactly, then shown at the currency\'s scale: amount and available rounded down, pending = amount - available as shown; held (kept by active holds, in neither) rounded down',
+        required: ['currency', 'amount', 'available', 'pending', 'held'], properties: { currency: { type: 'string' }, amount: decimal, available: decimal, pending: decimal, held: decimal },
+      },
     },
     breakdown: {
       type: 'array', description: 'each currency the account holds, at its full scale',
-      items: { type: 'object', required: ['currency', 'settlement_currency', 'available', 'pending'], properties: { currency: { type: 'string' }, settlement_currency: { type: 'string' }, available: decimal, pending: decimal } },
+      items: { type: 'object', required: ['currency', 'settlement_currency', 'available', 'pending', 'held'], properties: { currency: { type: 'string' }, settlement_currency: { type: 'string' }, available: decimal, pending: decimal, held: decimal } },
     },
   },
 };
@@ -89,7 +92,7 @@ export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
  * `breakdown` gives each rail at its full scale.
  */
 export function balanceTotals(rows: BalanceRow[]) {
-  const sum = (currency: Currency, kind: 'available' | 'pending') => rows
+  const sum = (currency: Currency, kind: 'available' | 'pending' | 'held') => rows
     .filter((r) => r.currency === currency && r.kind === kind)
     .reduce((total, r) => total.plus(r.balance), new Money(0));
   const settlement = [...new Set(CURRENCIES.map((c) => SETTLEMENT_CURRENCY[c]))];
@@ -101,11 +104,13 @@ export function balanceTotals(rows: BalanceRow[]) {
     const amount = down(availableTotal.plus(pendingTotal));
     const shownAvailable = down(availableTotal);
     const print = (v: Amount) => v.toFixed(CURRENCY_SCALE[target]);
-    return { currency: target, amount: print(amount), available: print(shownAvailable), pending: print(amount.minus(shownAvailable)) };
+    // Held money (DESIGN.md section 5g) is out of available until captured or released; amount stays available + pending.
+    const heldTotal = members.reduce((t, c) => t.plus(sum(c, 'held')), new Money(0));
+    return { currency: target, amount: print(amount), available: print(shownAvailable), pending: print(amount.minus(shownAvailable)), held: print(down(heldTotal)) };
   });
   const breakdown = CURRENCIES.filter((c) => rows.some((r) => r.currency === c)).map((currency) => ({
     currency, settlement_currency: SETTLEMENT_CURRENCY[currency],
-    available: formatAmount(sum(currency, 'available'), currency), pending: formatAmount(sum(currency, 'pending'), currency),
+    available: formatAmount(sum(currency, 'available'), currency), pending: formatAmount(sum(currency, 'pending'), currency), held: formatAmount(sum(currency, 'held'), currency),
   }));
   return { totals, breakdown };
 }

@@ -26,7 +26,7 @@ const bankSchema = {
     currency: currencySchema,
   },
 } as const;
-const recipientSchema = {
+export const recipientSchema = {
   type: 'object', additionalProperties: false, required: ['email', 'name', 'bank'],
   properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
 } as const;

@@ -11,7 +11,8 @@ export interface TransactionRow {
   payment_status: string | null;
 }
 
-export interface BalanceRow { kind: 'available' | 'pending'; currency: Currency; balance: string }
+/** A ledger account of the account: its main balance's (available, pending, held) or a wallet's (counted by the wallet's own reads). */
+export interface BalanceRow { kind: 'available' | 'pending' | 'held' | 'wallet_available' | 'wallet_held'; currency: Currency; balance: string }
 
 export class LedgerReads {
   constructor(private readonly db: Db) {}

@@ -9,10 +9,12 @@ import type { SecretVault } from '../vault';
 
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
-/** What SPEC.md section 6 delivers, and the endpoint's own notice. */
+/** What SPEC.md section 6 delivers, the endpoint's own notice, and the events of holds. */
 export const WEBHOOK_EVENT_TYPES = [
   'transfer.pending', 'transfer.executing', 'transfer.completed', 'transfer.failed', 'transfer.rolled_back',
   'payment.sent', 'payment.completed', 'payment.failed', 'balance.updated', 'webhook_endpoint.disabled',
+  // Holds (DESIGN.md section 5g).
+  'hold.created', 'hold.captured', 'hold.released',
 ] as const;
 
 export interface WebhookEndpointRow {

@@ -18,6 +18,8 @@ from client.api.request_logs import list_request_logs
 from client.api.sandbox import create_sandbox_account, sandbox_faucet
 from client.api.transactions import get_transaction, list_transactions
 from client.api.transfers import create_transfer, get_transfer
+from client.api.wallets import create_wallet, create_wallet_transfer, get_wallet_balances
+from client.api.holds import capture_hold, create_hold, get_hold, void_hold
 from client.models import (
     CreateContactBody, CreateContactBodyBank, CreateContactBodyBankCountry, CreateContactBodyBankCurrency,
     CreateCustomerBody, CreateCustomerBodyCountryCode, CreateCustomerResponse200, CreateCustomerResponse201,
@@ -30,6 +32,10 @@ from client.models import (
     ListTransactionsResponse200, SandboxFaucetBody, SandboxFaucetResponse201, SandboxFaucetResponse202,
     SandboxFaucetBodyCurrency, CreateTransferBodyCurrency, CreateFxQuoteBodyFromCurrency, CreateFxQuoteBodyToCurrency,
     CreatePublicFxQuoteBodyFromCurrency, CreatePublicFxQuoteBodyToCurrency,
+    CreateWalletBody, CreateWalletResponse201, CreateWalletTransferBody, CreateWalletTransferBodyCurrency,
+    CreateWalletTransferResponse201, CreateWalletTransferResponse202, GetWalletBalancesResponse200,
+    CreateHoldBody, CreateHoldBodyCurrency, CreateHoldResponse201, CreateHoldResponse202,
+    CaptureHoldBody, CaptureHoldResponse200, CaptureHoldResponse202, GetHoldResponse200,
 )
 
 base_url = sys.argv[1]
@@ -127,6 +133,37 @@ refused = expect(create_transfer.sync(client=alice_client, idempotency_key=str(u
                                       body=CreateTransferBody(amount="1000000.00", currency=CreateTransferBodyCurrency.USD, recipient_email=bob_email)),
                  Error, "POST /v1/transfers beyond the balance")
 assert refused.error.value == "insufficient_funds", refused.to_dict()
+
+# Wallets and holds: a pocket, money moved into it, a hold captured in part and finally, and the
+# refusal of a void after that.
+wallet = expect(create_wallet.sync(client=alice_client, idempotency_key=str(uuid.uuid4()), body=CreateWalletBody(name="Savings")),
+                CreateWalletResponse201, "POST /v1/wallets")
+move_key = str(uuid.uuid4())
+for _ in range(20):
+    moved = create_wallet_transfer.sync(client=alice_client, idempotency_key=move_key, body=CreateWalletTransferBody(
+        from_wallet_id="main", to_wallet_id=str(wallet.id), amount="5.00", currency=CreateWalletTransferBodyCurrency.USD))
+    if not isinstance(moved, CreateWalletTransferResponse202):
+        break
+expect(moved, CreateWalletTransferResponse201, "POST /v1/wallet-transfers")
+pocket = expect(get_wallet_balances.sync(client=alice_client, wallet_id=str(wallet.id)), GetWalletBalancesResponse200, "GET /v1/wallets/{wallet_id}/balances")
+assert [(b.currency, b.available, b.held) for b in pocket.balances] == [("USD", "5.00", "0.00")], pocket.to_dict()
+hold_key = str(uuid.uuid4())
+for _ in range(20):
+    held = create_hold.sync(client=alice_client, idempotency_key=hold_key, body=CreateHoldBody(amount="3.00", currency=CreateHoldBodyCurrency.USD))
+    if not isinstance(held, CreateHoldResponse202):
+        break
+held = expect(held, CreateHoldResponse201, "POST /v1/holds")
+capture_key = str(uuid.uuid4())
+for _ in range(20):
+    captured = capture_hold.sync(client=alice_client, hold_id=str(held.id), idempotency_key=capture_key,
+                                 body=CaptureHoldBody(amount="1.00", recipient_email=bob_email, final=True))
+    if not isinstance(captured, CaptureHoldResponse202):
+        break
+captured = expect(captured, CaptureHoldResponse200, "POST /v1/holds/{hold_id}/capture")
+assert captured.status.value == "captured" and captured.released_amount == "2.00", captured.to_dict()
+assert expect(get_hold.sync(client=alice_client, hold_id=str(held.id)), GetHoldResponse200, "GET /v1/holds/{hold_id}").captures[0].amount == "1.00"
+not_active = expect(void_hold.sync(client=alice_client, hold_id=str(held.id), idempotency_key=str(uuid.uuid4())), Error, "POST /v1/holds/{hold_id}/void of a captured hold")
+assert not_active.error.value == "hold_not_active", not_active.to_dict()
 
 logs = expect(list_request_logs.sync(client=dashboard), ListRequestLogsResponse200, "GET /v1/request-logs")
 assert isinstance(logs.data, list)

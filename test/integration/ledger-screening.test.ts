@@ -77,6 +77,34 @@ describe('ledger screening: a bad command is decided alone', () => {
     assert.deepEqual(dead, [], 'nothing of the round reached the dead-letter topic');
   });
 
+  it('refuses malformed wallet and hold commands alone, naming the field, and decides the rest of their round', async () => {
+    const owner = await signUp(testService().baseUrl);
+    const id = owner.account.id;
+    const bad = {
+      sideNotAWallet: command(id, 'wallet.transfer', { wallet_transfer_id: randomUUID(), from_wallet_id: 'MAIN', to_wallet_id: randomUUID(), amount: '1.00', currency: 'USD', description: null }),
+      expiryNotAnInstant: command(id, 'hold.create', { hold_id: randomUUID(), amount: '1.00', currency: 'USD', wallet_id: null, expires_at: 'tomorrow', description: null }),
+      walletNotAnId: command(id, 'hold.create', { hold_id: randomUUID(), amount: '1.00', currency: 'USD', wallet_id: 7, expires_at: new Date(Date.now() + 60_000).toISOString(), description: null }),
+      descriptionNotText: command(id, 'hold.create', { hold_id: randomUUID(), amount: '1.00', currency: 'USD', wallet_id: null, expires_at: new Date(Date.now() + 60_000).toISOString(), description: { a: 1 } }),
+      captureWithoutRecipient: command(id, 'hold.capture', { hold_id: randomUUID(), capture_id: randomUUID(), transfer_id: randomUUID(), amount: '1.00', final: false, note: null }),
+      finalNotBoolean: command(id, 'hold.capture', { hold_id: randomUUID(), capture_id: randomUUID(), transfer_id: randomUUID(), amount: '1.00', final: 'yes', recipient_email: 'a@b.c', note: null }),
+    };
+    const good = Array.from({ length: 3 }, () => faucet(id));
+    const all = [good[0], ...Object.values(bad).slice(0, 3), good[1], ...Object.values(bad).slice(3), good[2]];
+    await sendTogether(all);
+    const outcomes = await decided(all.map((c) => c.id));
+    for (const c of good) assert.equal(outcomes.get(c.id)!.kind, 'faucet_credit', 'a good command of the round is decided on its merits');
+    const expectedFields: Record<keyof typeof bad, string> = {
+      sideNotAWallet: 'from_wallet_id', expiryNotAnInstant: 'expires_at', walletNotAnId: 'wallet_id', descriptionNotText: 'description',
+      captureWithoutRecipient: 'recipient_email', finalNotBoolean: 'final',
+    };
+    for (const [name, c] of Object.entries(bad) as Array<[keyof typeof bad, Envelope]>) {
+      const outcome = outcomes.get(c.id)!;
+      assert.deepEqual([outcome.kind, outcome.code, outcome.field], ['refused', 'invalid_request', expectedFields[name]], name);
+    }
+    const { rows } = await runtime().db.raw('SELECT count(*)::int AS n FROM holds WHERE account_id = ?', [id]);
+    assert.equal(rows[0].n, 0, 'no hold was made');
+  });
+
   it('refuses, with a final answer kept for retries, a command that fails in its round for a reason no screen foresaw', async () => {
     const owner = await signUp(testService().baseUrl);
     // An internal transfer without its recipient: well-formed, yet the round cannot plan it.

@@ -175,7 +175,7 @@ describe('transfers', () => {
       assert.match(done.partner_payment_id, /^fiat_/);
       assert.deepEqual(done.status_history.map((h: any) => [h.from, h.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
       const after = await balances(base, dave.token);
-      assert.deepEqual(after.USD, { currency: 'USD', amount: '60.00', available: '60.00', pending: '0.00' });
+      assert.deepEqual(after.USD, { currency: 'USD', amount: '60.00', available: '60.00', pending: '0.00', held: '0.00' });
     });
 
     const scenarios: Array<[string, string, string, string]> = [

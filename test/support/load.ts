@@ -95,9 +95,10 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
   "each account event is its account's, under its number":
     `SELECT id FROM account_events WHERE (payload->>'account_id')::uuid IS DISTINCT FROM account_id OR (payload->>'account_seq')::bigint <> account_seq`,
   // A transfer completed late (released, then held again and settled) has one rehold, and one end more.
+  // A hold's capture is its transfer's one move: paid at once, or into pending for the rail.
   'a transfer is held or moved once, and settled or released at most once':
     `SELECT transfer_id FROM journal_entries WHERE transfer_id IS NOT NULL GROUP BY transfer_id
-     HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold')) <> 1
+     HAVING count(*) FILTER (WHERE kind IN ('internal_transfer', 'transfer_hold', 'hold_capture')) <> 1
          OR count(*) FILTER (WHERE kind = 'transfer_rehold') > 1
          OR count(*) FILTER (WHERE kind IN ('transfer_settle', 'transfer_release')) > 1 + count(*) FILTER (WHERE kind = 'transfer_rehold')`,
   'a quote is executed by one conversion, and a consumed quote has it':

@@ -25,6 +25,8 @@ function answer(decision: Decision): { status: number; body: unknown } {
     case 'fx_execution': return fxExecutionAnswer(outcome);
     case 'payment': return { status: 201, body: paymentView(outcome.payment) }; // as the payment routes answer (payment-submission.ts)
     case 'reconciliation_adjustment': return { status: 200, body: outcome }; // finance answers with the exception (finance/exceptions.ts)
+    case 'wallet_transfer': return { status: 201, body: outcome.wallet_transfer }; // src/wallets/routes.ts
+    case 'hold': return { status: outcome.created ? 201 : 200, body: outcome.hold }; // src/holds/routes.ts
   }
 }
 

@@ -1,0 +1,98 @@
+// The ledger's decision on a wallet transfer (DESIGN.md section 5g): money moves between the
+// main balance ("main") and the account's wallets, or to another account's wallet by id, in one
+// balanced entry, against the balances of the round like every other movement of money.
+import { heldBy, MAIN_WALLET, pending, spendable, type LedgerAccountRef } from './chart';
+import type { BalanceBook } from './balances';
+import { balanceEvent, emptyDecision, post, refusal, type AccountFacts, type Decision, type EventDraft } from './decide';
+import type { WalletTransfer } from './messages';
+import { formatAmount, Money, type Currency } from './money';
+import { entry } from './postings';
+import type { WalletRecord } from './wallets';
+
+/**
+ * A wallet's balance.updated event: the account's event, naming the wallet, with its available
+ * and held figures (pending is the main balance's alone: a wallet pays nothing through a rail).
+ */
+export function walletBalanceEvent(book: BalanceBook, accountId: string, walletId: string, currency: Currency): EventDraft {
+  const availableBalance = book.balance(spendable(accountId, walletId, currency));
+  const heldBalance = book.balance(heldBy(accountId, walletId, currency));
+  return {
+    type: 'balance.updated', resourceType: 'balance', resourceId: accountId, accountId, status: 'updated',
+    amount: formatAmount(availableBalance.plus(heldBalance), currency), currency,
+    attributes: { wallet_id: walletId, available: formatAmount(availableBalance, currency), held: formatAmount(heldBalance, currency), pending: formatAmount('0', currency) },
+  };
+}
+
+/**
+ * The balance event of the main balance or a wallet after a movement. The main balance's names its
+ * held figure too: the commands that report it here have its held account loaded (sideAccounts).
+ */
+export function sideEvent(book: BalanceBook, accountId: string, walletId: string, currency: Currency): EventDraft {
+  if (walletId !== MAIN_WALLET) return walletBalanceEvent(book, accountId, walletId, currency);
+  const event = balanceEvent(book, accountId, currency);
+  event.attributes = { ...event.attributes, held: formatAmount(book.balance(heldBy(accountId, MAIN_WALLET, currency)), currency) };
+  return event;
+}
+
+export interface WalletTransferFacts {
+  account: AccountFacts | null;
+  /** The wallets the command names, as locked for the round; absent: no such wallet. */
+  wallets: Map<string, WalletRecord>;
+}
+
+/** The owner of a side of the transfer: the sender for "main", the wallet's account otherwise; null when it may not be used. */
+function ownerOf(walletId: string, senderId: string, wallets: Map<string, WalletRecord>, mayBeForeign: boolean): string | null {
+  if (walletId === MAIN_WALLET) return senderId;
+  const wallet = wallets.get(walletId);
+  if (!wallet || wallet.closed_at !== null) return null;
+  if (wallet.account_id !== senderId && !mayBeForeign) return null;
+  return wallet.account_id;
+}
+
+/** Checks in order of precedence; another account's wallet is as unknown as a missing one, except as the destination. */
+function refuseWalletTransfer(accountId: string, command: WalletTransfer, { account, wallets }: WalletTransferFacts, book: BalanceBook): Decision | null {
+  if (!account) return refusal('resource_not_found', 'the sending account does not exist');
+  if (account.kybStatus !== 'active') return refusal('account_not_active', `the account's KYB status is ${account.kybStatus}; it must be active to move money`);
+  if (ownerOf(command.from_wallet_id, accountId, wallets, false) === null) return refusal('wallet_not_found', 'from_wallet_id names no open wallet of the account', 'from_wallet_id');
+  if (ownerOf(command.to_wallet_id, accountId, wallets, true) === null) return refusal('wallet_not_found', 'to_wallet_id names no open wallet', 'to_wallet_id');
+  if (command.from_wallet_id === command.to_wallet_id) return refusal('invalid_request', 'from_wallet_id and to_wallet_id are the same', 'to_wallet_id');
+  if (book.balance(spendable(accountId, command.from_wallet_id, command.currency)).isLessThan(command.amount)) {
+    return refusal('insufficient_funds', `the available ${command.currency} balance of ${command.from_wallet_id === MAIN_WALLET ? 'the main balance' : 'the wallet'} is below the amount`, 'amount');
+  }
+  return null;
+}
+
+export function decideWalletTransfer(accountId: string, command: WalletTransfer, facts: WalletTransferFacts, book: BalanceBook, now: Date): Decision {
+  const refused = refuseWalletTransfer(accountId, command, facts, book);
+  if (refused) return refused;
+  const { currency } = command;
+  const amount = new Money(command.amount);
+  const recipientId = ownerOf(command.to_wallet_id, accountId, facts.wallets, true)!;
+  const decision = emptyDecision({
+    kind: 'wallet_transfer',
+    wallet_transfer: {
+      id: command.wallet_transfer_id, account_id: accountId, from_wallet_id: command.from_wallet_id, to_wallet_id: command.to_wallet_id,
+      amount: formatAmount(amount, currency), currency, description: command.description, status: 'completed', created_at: now.toISOString(),
+    },
+  });
+  post(decision, book, entry(command.wallet_transfer_id, 'wallet_transfer', {}, [
+    { account: spendable(accountId, command.from_wallet_id, currency), amount: amount.negated() },
+    { account: spendable(recipientId, command.to_wallet_id, currency), amount },
+  ]));
+  decision.events.push(sideEvent(book, accountId, command.from_wallet_id, currency), sideEvent(book, recipientId, command.to_wallet_id, currency));
+  return decision;
+}
+
+/** What a side's balance event reads: its spendable and held accounts, and the main balance's pending. */
+export function sideAccounts(accountId: string, walletId: string, currency: Currency): LedgerAccountRef[] {
+  const refs = [spendable(accountId, walletId, currency), heldBy(accountId, walletId, currency)];
+  return walletId === MAIN_WALLET ? [...refs, pending(accountId, currency)] : refs;
+}
+
+/** The ledger accounts a wallet transfer may post to or report, once its wallets are known. */
+export function walletTransferAccounts(accountId: string, command: WalletTransfer, wallets: Map<string, WalletRecord>): LedgerAccountRef[] {
+  const from = ownerOf(command.from_wallet_id, accountId, wallets, false);
+  const to = ownerOf(command.to_wallet_id, accountId, wallets, true);
+  if (from === null || to === null) return [];
+  return [...sideAccounts(from, command.from_wallet_id, command.currency), ...sideAccounts(to, command.to_wallet_id, command.currency)];
+}

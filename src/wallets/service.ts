@@ -1,0 +1,48 @@
+// Wallets' life outside the ledger: created, renamed, closed. Closing is the one step that must
+// agree with the ledger: a wallet closes only when empty, and no round may move money into it
+// after it was found empty. The wallet's row is locked first and its ledger accounts after, in
+// code order, as a ledger round locks them (ledger/round-transaction.ts), and a round reads the
+// wallet under its lock before it decides: one of the two waits for the other.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db';
+import { DomainError } from '../errors';
+import type { WalletRow } from './reads';
+
+export class Wallets {
+  constructor(private readonly db: Db) {}
+
+  async create(accountId: string, name: string, metadata: Record<string, string>): Promise<WalletRow> {
+    const [row] = await this.db('wallets').insert({ id: randomUUID(), account_id: accountId, name, metadata: JSON.stringify(metadata) }).returning('*');
+    return row;
+  }
+
+  /** @throws DomainError wallet_not_found (closed wallets cannot be renamed) */
+  async update(id: string, changes: { name?: string; metadata?: Record<string, string> }): Promise<WalletRow> {
+    const values: Record<string, unknown> = { updated_at: this.db.fn.now() };
+    if (changes.name !== undefined) values.name = changes.name;
+    if (changes.metadata !== undefined) values.metadata = JSON.stringify(changes.metadata);
+    const [row] = await this.db('wallets').where('id', id).whereNull('closed_at').update(values).returning('*');
+    if (!row) throw new DomainError('wallet_closed', 'the wallet is closed: it can no longer change', 'wallet_id');
+    return row;
+  }
+
+  /**
+   * Closes the wallet if every balance of it is zero; closing a closed wallet answers it as it is.
+   * @throws DomainError wallet_not_empty when money is left in it (available or held)
+   */
+  async close(id: string): Promise<WalletRow> {
+    return this.db.transaction(async (trx) => {
+      const wallet: WalletRow = await trx('wallets').where('id', id).forUpdate().first();
+      if (wallet.closed_at) return wallet;
+      const accounts: Array<{ code: string; currency: string; balance: string }> = await trx('ledger_accounts').where('wallet_id', id)
+        .orderBy('code').forUpdate().select('code', 'currency', 'balance');
+      const left = accounts.find((a) => !isZero(a.balance));
+      if (left) throw new DomainError('wallet_not_empty', `the wallet still holds ${left.currency}: move it out (POST /v1/wallet-transfers) or release its holds first`, 'wallet_id');
+      const [row] = await trx('wallets').where('id', id).update({ closed_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*');
+      return row;
+    });
+  }
+}
+
+/** A NUMERIC balance as Postgres prints it ("0.000000") is zero. */
+const isZero = (text: string): boolean => /^-?0*(\.0*)?$/.test(text);

@@ -1,0 +1,297 @@
+// Holds (DESIGN.md section 5g): authorize now, capture or void later, where open-source ledgers
+// get them wrong: a hold reduces available at once and counts in every later decision, a capture
+// takes no more than is left, a hold no longer active takes nothing, and races on one hold (capture
+// against void, against expiry, two captures for its last money) have one outcome each, money
+// conserved and the journal balanced. The ledger releases expired holds by itself, once, also
+// when it was down at expires_at.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startLedger } from '../../consumers/ledger/runner';
+import { Money } from '../../ledger/money';
+import { testService } from '../hooks';
+import { createKey, signUp, type SignedUp } from '../support/accounts';
+import { expectError } from '../support/expect';
+import { call, eventually } from '../support/http';
+import { balances, fund, transfer, transferReaches } from '../support/money';
+
+const base = () => testService().baseUrl;
+
+function hold(key: string, body: Record<string, unknown>, idempotencyKey = randomUUID()) {
+  return call(base(), 'POST', '/v1/holds', { currency: 'USD', ...body }, { token: key, idempotencyKey });
+}
+function capture(key: string, holdId: string, body: Record<string, unknown>, idempotencyKey = randomUUID()) {
+  return call(base(), 'POST', `/v1/holds/${holdId}/capture`, body, { token: key, idempotencyKey });
+}
+function voidHold(key: string, holdId: string, idempotencyKey = randomUUID()) {
+  return call(base(), 'POST', `/v1/holds/${holdId}/void`, undefined, { token: key, idempotencyKey });
+}
+async function getHold(key: string, holdId: string) {
+  const response = await call(base(), 'GET', `/v1/holds/${holdId}`, undefined, { token: key });
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  return response.body;
+}
+async function main(key: string, currency = 'USD'): Promise<{ available: string; held: string; pending: string }> {
+  const response = await call(base(), 'GET', '/v1/wallets/main/balances', undefined, { token: key });
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  return response.body.balances.find((b: { currency: string }) => b.currency === currency) ?? { available: '0.00', held: '0.00', pending: '0.00' };
+}
+
+/** Every journal entry that touched the account's held money sums to zero per currency. */
+async function assertJournalBalanced(accountId: string): Promise<void> {
+  const { db } = testService().runtime;
+  const { rows } = await db.raw(
+    `SELECT p.entry_id, p.currency, sum(p.amount)::text AS total FROM postings p
+      WHERE p.entry_id IN (SELECT q.entry_id FROM postings q JOIN ledger_accounts la ON la.id = q.ledger_account_id WHERE la.account_id = ? AND la.kind IN ('held', 'wallet_held'))
+      GROUP BY p.entry_id, p.currency`, [accountId]);
+  assert.ok(rows.length > 0);
+  for (const row of rows) assert.ok(new Money(row.total).isZero(), `entry ${row.entry_id} balances in ${row.currency}`);
+}
+
+/** What a hold took is captured, released or left, and its status says which. */
+function assertConserved(h: { amount: string; captured_amount: string; released_amount: string; status: string }): void {
+  const rest = new Money(h.amount).minus(h.captured_amount).minus(h.released_amount);
+  assert.ok(!rest.isNegative(), JSON.stringify(h));
+  assert.equal(h.status === 'active', !rest.isZero(), JSON.stringify(h));
+}
+
+describe('holds', () => {
+  let alice: SignedUp;
+  let merchant: SignedUp;
+  before(async () => {
+    [alice, merchant] = await Promise.all([signUp(base()), signUp(base())]);
+    await fund(base(), alice.key, 'USD', '100.00');
+  });
+
+  it('takes the amount out of available at once, counted by the next transfer, and captures in parts up to what is left', async () => {
+    const created = await hold(alice.key, { amount: '40.00', description: 'table 12' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id;
+    assert.deepEqual([created.body.status, created.body.amount, created.body.captured_amount, created.body.wallet_id, created.body.captures], ['active', '40.00', '0.00', 'main', []]);
+    assert.deepEqual(await main(alice.key), { currency: 'USD', available: '60.00', held: '40.00', pending: '0.00' });
+    const totals = (await balances(base(), alice.token)).USD as unknown as Record<string, string>;
+    assert.deepEqual([totals.available, totals.held, totals.pending], ['60.00', '40.00', '0.00'], 'the account\'s balance shows the held figure too');
+    expectError(await transfer(base(), alice.key, { recipient_email: merchant.email, amount: '60.01', currency: 'USD' }), 422, 'insufficient_funds', 'amount', 'the held money is not spendable');
+
+    const first = await capture(alice.key, id, { amount: '10.00', recipient_email: merchant.email, note: 'starter' });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual([first.body.status, first.body.captured_amount, first.body.captures.length], ['active', '10.00', 1]);
+    const paid = await call(base(), 'GET', `/v1/transfers/${first.body.captures[0].transfer_id}`, undefined, { token: alice.key });
+    assert.deepEqual([paid.body.status, paid.body.type, paid.body.amount, paid.body.recipient.email], ['completed', 'internal', '10.00', merchant.email]);
+    assert.equal((await capture(alice.key, id, { amount: '15.00', recipient_email: merchant.email })).status, 200);
+    expectError(await capture(alice.key, id, { amount: '15.01', recipient_email: merchant.email }), 422, 'hold_exceeded', 'amount', 'more than is left');
+    expectError(await capture(alice.key, id, { amount: '1.00', recipient_email: 'nobody-' + randomUUID() + '@example.com' }), 422, 'recipient_not_found', 'recipient_email');
+    const last = await capture(alice.key, id, { amount: '5.00', recipient_email: merchant.email, final: true });
+    assert.equal(last.status, 200, JSON.stringify(last.body));
+    assert.deepEqual([last.body.status, last.body.captured_amount, last.body.released_amount, last.body.captures.map((c: { amount: string }) => c.amount)],
+      ['captured', '30.00', '10.00', ['10.00', '15.00', '5.00']]);
+    expectError(await voidHold(alice.key, id), 409, 'hold_not_active', 'hold_id', 'a void after a final capture');
+    expectError(await capture(alice.key, id, { amount: '1.00', recipient_email: merchant.email }), 409, 'hold_not_active', 'hold_id');
+    assert.deepEqual(await main(alice.key), { currency: 'USD', available: '70.00', held: '0.00', pending: '0.00' });
+    assert.equal((await main(merchant.key)).available, '30.00');
+    await assertJournalBalanced(alice.account.id);
+
+    const { db } = testService().runtime;
+    const types = (await db('account_events').where('account_id', alice.account.id).select('payload')).map((e) => e.payload)
+      .filter((p) => p.resource_id === id).map((p) => p.type);
+    assert.deepEqual(types, ['hold.created', 'hold.captured', 'hold.captured', 'hold.captured']);
+    const mainEvents = (await db('account_events').where('account_id', alice.account.id).orderBy('account_seq').select('payload')).map((e) => e.payload)
+      .filter((p) => p.type === 'balance.updated').map((p) => JSON.parse(p.data.attributes));
+    assert.deepEqual(mainEvents[1], { available: '60.00', pending: '0.00', held: '40.00' }, 'the hold\'s balance event names the held figure');
+  });
+
+  it('voids what is left, and a voided hold takes no capture; holds on a wallet keep it from closing', async () => {
+    const bob = await signUp(base());
+    await fund(base(), bob.key, 'USD', '50.00');
+    const created = await hold(bob.key, { amount: '20.00' });
+    const voided = await voidHold(bob.key, created.body.id);
+    assert.equal(voided.status, 200, JSON.stringify(voided.body));
+    assert.deepEqual([voided.body.status, voided.body.released_amount], ['voided', '20.00']);
+    expectError(await capture(bob.key, created.body.id, { amount: '1.00', recipient_email: merchant.email }), 409, 'hold_not_active', 'hold_id', 'a capture after a void');
+    expectError(await voidHold(bob.key, created.body.id), 409, 'hold_not_active');
+    assert.deepEqual(await main(bob.key), { currency: 'USD', available: '50.00', held: '0.00', pending: '0.00' });
+
+    const wallet = (await call(base(), 'POST', '/v1/wallets', { name: 'tips' }, { token: bob.key, idempotencyKey: randomUUID() })).body.id;
+    await call(base(), 'POST', '/v1/wallet-transfers', { from_wallet_id: 'main', to_wallet_id: wallet, amount: '10.00', currency: 'USD' }, { token: bob.key, idempotencyKey: randomUUID() });
+    expectError(await hold(bob.key, { amount: '10.01', wallet_id: wallet }), 422, 'insufficient_funds', 'amount');
+    const onWallet = await hold(bob.key, { amount: '10.00', wallet_id: wallet });
+    assert.equal(onWallet.status, 201, JSON.stringify(onWallet.body));
+    assert.equal(onWallet.body.wallet_id, wallet);
+    const walletBalances = await call(base(), 'GET', `/v1/wallets/${wallet}/balances`, undefined, { token: bob.key });
+    assert.deepEqual(walletBalances.body.balances, [{ currency: 'USD', available: '0.00', held: '10.00', pending: '0.00' }]);
+    expectError(await call(base(), 'POST', `/v1/wallets/${wallet}/close`, undefined, { token: bob.key, idempotencyKey: randomUUID() }), 409, 'wallet_not_empty');
+    expectError(await hold(alice.key, { amount: '1.00', wallet_id: wallet }), 404, 'wallet_not_found', 'wallet_id', 'another account\'s wallet');
+    assert.equal((await capture(bob.key, onWallet.body.id, { amount: '10.00', recipient_email: merchant.email })).body.status, 'captured');
+    assert.equal((await call(base(), 'POST', `/v1/wallets/${wallet}/close`, undefined, { token: bob.key, idempotencyKey: randomUUID() })).status, 200);
+    await assertJournalBalanced(bob.account.id);
+  });
+
+  it('pays a capture to bank details or on the chain as POST /v1/transfers does: executing on the rail, then completed, the recipient paid once', async () => {
+    const [payer, payee] = await Promise.all([signUp(base(), { chain_wallet: true }), signUp(base(), { chain_wallet: true })]);
+    await Promise.all([fund(base(), payer.key, 'USD', '50.00'), fund(base(), payer.key, 'USDC', '50.000000')]);
+    const viban = payee.vibans.find((v) => v.currency === 'USD')! as any;
+    const bank = { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, routing_number: viban.routing_number, currency: 'USD' };
+    const id = (await hold(payer.key, { amount: '30.00' })).body.id;
+    expectError(await capture(payer.key, id, { amount: '1.00', recipient: { email: payee.email, name: 'Payee', bank: { ...bank, currency: 'EUR' } } }), 400, 'invalid_request', 'recipient.bank.currency');
+    expectError(await capture(payer.key, id, { amount: '1.00', recipient_email: payee.email, recipient: { email: payee.email, name: 'Payee', bank } }), 400, 'invalid_request', 'recipient');
+    const byBank = await capture(payer.key, id, { amount: '20.00', recipient: { email: payee.email, name: 'Payee', bank }, final: true });
+    assert.equal(byBank.status, 200, JSON.stringify(byBank.body));
+    assert.deepEqual([byBank.body.status, byBank.body.captured_amount, byBank.body.released_amount, byBank.body.captures[0].recipient_email], ['captured', '20.00', '10.00', payee.email]);
+    const external = await transferReaches(base(), payer.key, byBank.body.captures[0].transfer_id, 'completed');
+    assert.deepEqual([external.type, external.amount, external.recipient.bank.account_number], ['external', '20.00', bank.account_number]);
+
+    const chainHold = (await hold(payer.key, { amount: '12.500000', currency: 'USDC' })).body.id;
+    const onChain = await capture(payer.key, chainHold, { amount: '12.500000', recipient_email: payee.email });
+    assert.equal(onChain.status, 200, JSON.stringify(onChain.body));
+    await transferReaches(base(), payer.key, onChain.body.captures[0].transfer_id, 'completed');
+
+    assert.deepEqual(await main(payer.key), { currency: 'USD', available: '30.00', held: '0.00', pending: '0.00' });
+    assert.deepEqual(await main(payer.key, 'USDC'), { currency: 'USDC', available: '37.500000', held: '0.000000', pending: '0.000000' });
+    assert.equal((await main(payee.key)).available, '20.00');
+    assert.equal((await main(payee.key, 'USDC')).available, '12.500000');
+    await assertJournalBalanced(payer.account.id);
+  });
+
+  it('never takes available below zero under 50 concurrent holds and transfers on one balance', async () => {
+    const carol = await signUp(base());
+    await fund(base(), carol.key, 'USD', '100.00');
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0
+      ? hold(carol.key, { amount: '7.00' })
+      : transfer(base(), carol.key, { recipient_email: merchant.email, amount: '7.00', currency: 'USD' }))));
+    const accepted = answers.filter((a) => a.status === 201);
+    assert.ok(answers.every((a) => a.status === 201 || (a.status === 422 && a.body.error === 'insufficient_funds')), JSON.stringify(answers.map((a) => a.status)));
+    assert.equal(accepted.length, 14, 'every 7.00 that fitted in 100.00 was authorized, and no more');
+    const holds = accepted.filter((a) => a.body.captures !== undefined).length;
+    assert.deepEqual(await main(carol.key), { currency: 'USD', available: '2.00', held: `${7 * holds}.00`, pending: '0.00' });
+  });
+
+  it('decides a capture racing a void, and two captures racing the last of a hold, one way each: money conserved, the journal balanced', async () => {
+    const dave = await signUp(base());
+    await fund(base(), dave.key, 'USD', '100.00');
+    let captured = new Money(0);
+    for (let round = 0; round < 5; round++) {
+      const id = (await hold(dave.key, { amount: '10.00' })).body.id;
+      const [c, v] = await Promise.all([capture(dave.key, id, { amount: '10.00', recipient_email: merchant.email }), voidHold(dave.key, id)]);
+      const after = await getHold(dave.key, id);
+      assertConserved(after);
+      if (c.status === 200) {
+        expectError(v, 409, 'hold_not_active', 'hold_id', 'the capture came first');
+        assert.deepEqual([after.status, after.captured_amount, after.released_amount], ['captured', '10.00', '0.00']);
+        captured = captured.plus(10);
+      } else {
+        expectError(c, 409, 'hold_not_active', 'hold_id', 'the void came first');
+        assert.deepEqual([after.status, after.captured_amount, after.released_amount], ['voided', '0.00', '10.00']);
+      }
+    }
+    for (let round = 0; round < 5; round++) {
+      const id = (await hold(dave.key, { amount: '10.00' })).body.id;
+      assert.equal((await capture(dave.key, id, { amount: '4.00', recipient_email: merchant.email })).status, 200);
+      const both = await Promise.all([1, 2].map(() => capture(dave.key, id, { amount: '6.00', recipient_email: merchant.email })));
+      assert.deepEqual(both.map((b) => b.status).sort(), [200, 409], JSON.stringify(both.map((b) => b.body)));
+      const after = await getHold(dave.key, id);
+      assert.deepEqual([after.status, after.captured_amount, after.captures.length], ['captured', '10.00', 2]);
+      captured = captured.plus(10);
+    }
+    const balance = await main(dave.key);
+    assert.deepEqual(balance, { currency: 'USD', available: new Money(100).minus(captured).toFixed(2), held: '0.00', pending: '0.00' });
+    await assertJournalBalanced(dave.account.id);
+  });
+
+  it('expires a hold at expires_at by itself, racing a capture one way, and once even when the ledger was down at that moment', async () => {
+    const erin = await signUp(base());
+    await fund(base(), erin.key, 'USD', '100.00');
+    const { db } = testService().runtime;
+    for (let round = 0; round < 3; round++) {
+      const expiresAt = new Date(Date.now() + 1500);
+      const id = (await hold(erin.key, { amount: '10.00', expires_at: expiresAt.toISOString() })).body.id;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now() - 30)));
+      const c = await capture(erin.key, id, { amount: '10.00', recipient_email: merchant.email });
+      const after = await eventually(async () => { const h = await getHold(erin.key, id); return h.status === 'active' ? undefined : h; }, 15_000, 'the hold to end');
+      assertConserved(after);
+      if (c.status === 200) assert.deepEqual([after.status, after.captured_amount], ['captured', '10.00']);
+      else {
+        expectError(c, 409, 'hold_not_active', 'hold_id', 'the expiry came first');
+        assert.deepEqual([after.status, after.released_amount], ['expired', '10.00']);
+      }
+    }
+
+    const service = testService();
+    const index = service.roles.findIndex((r) => r.role === 'ledger');
+    const id = (await hold(erin.key, { amount: '5.00', expires_at: new Date(Date.now() + 1000).toISOString() })).body.id;
+    await service.roles[index].stop();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      assert.equal((await getHold(erin.key, id)).status, 'active', 'nobody released it while the ledger was down');
+    } finally {
+      service.roles[index] = await startLedger(service.runtime);
+    }
+    const expired = await eventually(async () => { const h = await getHold(erin.key, id); return h.status === 'expired' ? h : undefined; }, 20_000, 'the expiry after the restart');
+    assert.equal(expired.released_amount, '5.00');
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // further sweeps find nothing to do
+    const releases = await db('account_events').where('account_id', erin.account.id).select('payload');
+    assert.equal(releases.filter((e) => e.payload.resource_id === id && e.payload.type === 'hold.released').length, 1, 'released once');
+    const { rows } = await db.raw(`SELECT count(*)::int AS n FROM processed_commands WHERE command_id = ?`, [`hold.expire:${id}`]);
+    assert.equal(rows[0].n, 1);
+    assert.equal((await main(erin.key)).held, '0.00');
+    await assertJournalBalanced(erin.account.id);
+  });
+
+  it('answers credentials, scopes and pk_ keys on every route, 400 naming the field, and replays or refuses under one Idempotency-Key', async () => {
+    const frank = await signUp(base());
+    await fund(base(), frank.key, 'USD', '50.00');
+    const id = (await hold(frank.key, { amount: '5.00' })).body.id;
+    const routes: Array<[string, string, unknown, 'read' | 'write']> = [
+      ['POST', '/v1/holds', { amount: '1.00', currency: 'USD' }, 'write'], ['GET', '/v1/holds', undefined, 'read'], ['GET', `/v1/holds/${id}`, undefined, 'read'],
+      ['POST', `/v1/holds/${id}/capture`, { amount: '1.00', recipient_email: merchant.email }, 'write'], ['POST', `/v1/holds/${id}/void`, undefined, 'write'],
+    ];
+    const [publishable, reader, unrelated] = await Promise.all([
+      createKey(base(), frank.token, 'publishable'), createKey(base(), frank.token, 'restricted', ['holds:read']), createKey(base(), frank.token, 'restricted', ['wallets:write']),
+    ]);
+    for (const [method, path, body, access] of routes) {
+      const as = (token?: string) => call(base(), method, path, body, { token, idempotencyKey: randomUUID() });
+      expectError(await as(undefined), 401, 'authentication_required', undefined, `${method} ${path} without a credential`);
+      expectError(await as(unrelated.key), 403, 'insufficient_scope', undefined, `${method} ${path} without a holds scope`);
+      if (access === 'write') {
+        expectError(await as(publishable.key), 403, 'publishable_key_write_denied', undefined, `${method} ${path} with pk_`);
+        expectError(await as(reader.key), 403, 'insufficient_scope', undefined, `${method} ${path} with holds:read only`);
+      } else {
+        assert.equal((await as(reader.key)).status, 200, `${method} ${path} with holds:read`);
+      }
+    }
+    expectError(await call(base(), 'GET', `/v1/holds/${id}`, undefined, { token: merchant.key }), 404, 'hold_not_found', 'hold_id', 'another account\'s hold');
+    expectError(await capture(merchant.key, id, { amount: '1.00', recipient_email: frank.email }), 404, 'hold_not_found', 'hold_id');
+    expectError(await voidHold(merchant.key, id), 404, 'hold_not_found', 'hold_id');
+    const bad: Array<[string, string, unknown, string]> = [
+      ['POST', '/v1/holds', { currency: 'USD' }, 'amount'], ['POST', '/v1/holds', { amount: '1.001', currency: 'USD' }, 'amount'],
+      ['POST', '/v1/holds', { amount: '1.00', currency: 'USD', expires_at: new Date(Date.now() - 1000).toISOString() }, 'expires_at'],
+      ['POST', '/v1/holds', { amount: '1.00', currency: 'USD', expires_at: new Date(Date.now() + 31 * 86_400_000).toISOString() }, 'expires_at'],
+      ['POST', '/v1/holds', { amount: '1.00', currency: 'USD', wallet_id: 'pocket' }, 'wallet_id'],
+      ['POST', `/v1/holds/${id}/capture`, { amount: '1.00' }, 'recipient_email'], ['POST', `/v1/holds/${id}/capture`, { amount: '1.001', recipient_email: merchant.email }, 'amount'],
+      ['POST', `/v1/holds/${id}/capture`, { amount: '1.00', recipient_email: merchant.email, final: 'yes' }, 'final'],
+      ['GET', '/v1/holds/123', undefined, 'hold_id'], ['GET', '/v1/holds?status=gone', undefined, 'status'],
+    ];
+    for (const [method, path, body, field] of bad) {
+      const response = await call(base(), method, path, body, { token: frank.key, idempotencyKey: randomUUID() });
+      assert.equal(response.status, 400, `${method} ${path} ${JSON.stringify(body)}: ${JSON.stringify(response.body)}`);
+      assert.equal(response.body.details, field, `${method} ${path} ${JSON.stringify(body)}: ${JSON.stringify(response.body)}`);
+    }
+
+    // The other request under the key: another body, or (void has none) the void of another hold.
+    const other = (await hold(frank.key, { amount: '1.00' })).body.id;
+    const writes: Array<[string, unknown, string, unknown]> = [
+      ['/v1/holds', { amount: '2.00', currency: 'USD' }, '/v1/holds', { amount: '3.00', currency: 'USD' }],
+      [`/v1/holds/${id}/capture`, { amount: '1.00', recipient_email: merchant.email }, `/v1/holds/${id}/capture`, { amount: '2.00', recipient_email: merchant.email }],
+      [`/v1/holds/${id}/void`, undefined, `/v1/holds/${other}/void`, undefined],
+    ];
+    for (const [path, body, otherPath, otherBody] of writes) {
+      const idempotencyKey = randomUUID();
+      const first = await call(base(), 'POST', path, body, { token: frank.key, idempotencyKey });
+      assert.ok(first.status === 201 || first.status === 200, `${path}: ${JSON.stringify(first.body)}`);
+      const again = await call(base(), 'POST', path, body, { token: frank.key, idempotencyKey });
+      assert.deepEqual([again.status, again.body], [200, first.body], `${path} replayed`);
+      expectError(await call(base(), 'POST', otherPath, otherBody, { token: frank.key, idempotencyKey }), 409, 'idempotency_conflict', undefined, `${otherPath} under the key of ${path}`);
+    }
+    assert.equal((await getHold(frank.key, other)).status, 'active', 'the conflicting void changed nothing');
+    const after = await getHold(frank.key, id);
+    assert.deepEqual([after.status, after.captured_amount, after.released_amount], ['voided', '1.00', '4.00'], 'each write took effect once');
+  });
+});

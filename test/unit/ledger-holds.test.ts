@@ -1,0 +1,178 @@
+// The ledger's decisions on wallet transfers and holds (ledger/decide-wallets.ts,
+// ledger/decide-holds.ts) as STYLE.md asks of a new command: the refusals as a table in order of
+// precedence, each changing nothing, then a seeded random walk of holds, captures, voids, expiries
+// and wallet transfers that checks the invariants after every step: no balance below zero, every
+// entry balanced, each hold's money captured, released or still held (never twice), the held
+// balances equal to what active holds have left, and all money conserved.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { BalanceBook, type LedgerAccountState } from '../../ledger/balances';
+import { available, faucetEquity, held, pending, walletAvailable, walletHeld, type LedgerAccountRef } from '../../ledger/chart';
+import { decideFaucetCredit, type AccountFacts, type Decision } from '../../ledger/decide';
+import { decideHoldCapture, decideHoldCreate, decideHoldExpire, decideHoldVoid } from '../../ledger/decide-holds';
+import { decideWalletTransfer } from '../../ledger/decide-wallets';
+import type { HoldRecord } from '../../ledger/holds';
+import { Money } from '../../ledger/money';
+import type { WalletRecord } from '../../ledger/wallets';
+import { prng } from '../support/prng';
+
+const NOW = new Date('2026-11-29T12:00:00.000Z');
+const HOUR_LATER = new Date(NOW.getTime() + 3_600_000).toISOString();
+const facts = (id: string, kybStatus = 'active'): AccountFacts => ({ id, kybStatus, hasVibans: true, hasChainWallet: false });
+
+class World {
+  readonly payer = randomUUID();
+  readonly payee = randomUUID();
+  readonly wallet: WalletRecord = { id: randomUUID(), account_id: this.payer, closed_at: null };
+  readonly foreign: WalletRecord = { id: randomUUID(), account_id: this.payee, closed_at: null };
+  readonly wallets = new Map([[this.wallet.id, this.wallet], [this.foreign.id, this.foreign]]);
+  readonly refs: LedgerAccountRef[] = [
+    faucetEquity('USD'), ...[this.payer, this.payee].flatMap((id) => [available(id, 'USD'), pending(id, 'USD'), held(id, 'USD')]),
+    walletAvailable(this.wallet.id, this.payer, 'USD'), walletHeld(this.wallet.id, this.payer, 'USD'),
+    walletAvailable(this.foreign.id, this.payee, 'USD'), walletHeld(this.foreign.id, this.payee, 'USD'),
+  ];
+  readonly book = new BalanceBook(this.refs.map((ref): LedgerAccountState => ({ id: randomUUID(), ref, balance: new Money(0) })));
+  readonly holds = new Map<string, HoldRecord>();
+
+  constructor(funds = '100') {
+    decideFaucetCredit(this.payer, { entry_id: randomUUID(), currency: 'USD', amount: funds }, this.book);
+  }
+
+  snapshot(): string[] {
+    return this.refs.map((ref) => this.book.balance(ref).toFixed());
+  }
+
+  /** Keeps the hold a decision wrote, as the round does. */
+  keep(decision: Decision): Decision {
+    if (decision.hold) this.holds.set(decision.hold.id, decision.hold);
+    return decision;
+  }
+
+  hold(amount: string, walletId: string | null = null, expiresAt = HOUR_LATER, accountId = this.payer): Decision {
+    return this.keep(decideHoldCreate(randomUUID(), accountId, { hold_id: randomUUID(), amount, currency: 'USD', wallet_id: walletId, expires_at: expiresAt, description: null },
+      { account: facts(accountId), wallets: this.wallets }, this.book, NOW));
+  }
+
+  capture(holdId: string, amount: string, final = false, recipient: AccountFacts | null = facts(this.payee), now = NOW, accountId = this.payer): Decision {
+    return this.keep(decideHoldCapture(randomUUID(), accountId, {
+      hold_id: holdId, capture_id: randomUUID(), transfer_id: randomUUID(), amount, final, recipient_email: 'payee@example.com', note: null,
+    }, this.holds.get(holdId) ?? null, { recipient }, this.book, now));
+  }
+
+  assertInvariants(): void {
+    for (const ref of this.refs) if (ref.kind !== 'system') assert.ok(!this.book.balance(ref).isNegative(), ref.code);
+    const total = this.refs.reduce((sum, ref) => sum.plus(this.book.balance(ref)), new Money(0));
+    assert.ok(total.isZero(), 'the book sums to zero');
+    const heldTotal = this.book.balance(held(this.payer, 'USD')).plus(this.book.balance(walletHeld(this.wallet.id, this.payer, 'USD')));
+    let left = new Money(0);
+    for (const hold of this.holds.values()) {
+      const rest = new Money(hold.amount).minus(hold.captured_amount).minus(hold.released_amount);
+      assert.ok(!rest.isNegative(), `hold ${hold.id} gave out more than it took`);
+      assert.equal(hold.status === 'active', !rest.isZero(), `hold ${hold.id} is ${hold.status} with ${rest.toFixed()} left`);
+      left = left.plus(rest);
+    }
+    assert.equal(heldTotal.toFixed(), left.toFixed(), 'held balances are what active holds have left');
+  }
+}
+
+const refusal = (decision: Decision) => (decision.outcome.kind === 'refused' ? [decision.outcome.code, decision.outcome.field] : ['accepted']);
+
+describe('ledger decisions on holds and wallet transfers', () => {
+  it('refuses a hold in order of precedence, changing nothing', () => {
+    const world = new World('10');
+    const before = world.snapshot();
+    const cases: Array<[string, () => Decision, unknown[]]> = [
+      ['no such account', () => decideHoldCreate(randomUUID(), world.payer, { hold_id: randomUUID(), amount: '1', currency: 'USD', wallet_id: null, expires_at: HOUR_LATER, description: null }, { account: null, wallets: world.wallets }, world.book, NOW), ['resource_not_found', null]],
+      ['account not active', () => decideHoldCreate(randomUUID(), world.payer, { hold_id: randomUUID(), amount: '1', currency: 'USD', wallet_id: null, expires_at: HOUR_LATER, description: null }, { account: facts(world.payer, 'suspended'), wallets: world.wallets }, world.book, NOW), ['account_not_active', null]],
+      ['another account\'s wallet', () => world.hold('1', world.foreign.id), ['wallet_not_found', 'wallet_id']],
+      ['no such wallet', () => world.hold('1', randomUUID()), ['wallet_not_found', 'wallet_id']],
+      ['expires_at passed', () => world.hold('1', null, NOW.toISOString()), ['invalid_request', 'expires_at']],
+      ['more than available', () => world.hold('10.01'), ['insufficient_funds', 'amount']],
+      ['more than the wallet holds', () => world.hold('0.01', world.wallet.id), ['insufficient_funds', 'amount']],
+    ];
+    for (const [name, decide, expected] of cases) {
+      const decision = decide();
+      assert.deepEqual(refusal(decision), expected, name);
+      assert.deepEqual(decision.entries, [], name);
+      assert.deepEqual(world.snapshot(), before, name);
+    }
+  });
+
+  it('refuses a capture or void in order of precedence, changing nothing', () => {
+    const world = new World('10');
+    const id = world.hold('5').hold!.id;
+    const before = world.snapshot();
+    const cases: Array<[string, () => Decision, unknown[]]> = [
+      ['no such hold', () => world.capture(randomUUID(), '1'), ['hold_not_found', 'hold_id']],
+      ['another account\'s hold', () => world.capture(id, '1', false, facts(world.payee), NOW, world.payee), ['hold_not_found', 'hold_id']],
+      ['past expires_at', () => world.capture(id, '1', false, facts(world.payee), new Date(HOUR_LATER)), ['hold_not_active', 'hold_id']],
+      ['more than is left', () => world.capture(id, '5.01'), ['hold_exceeded', 'amount']],
+      ['no such recipient', () => world.capture(id, '1', false, null), ['recipient_not_found', 'recipient_email']],
+      ['the holder itself', () => world.capture(id, '1', false, facts(world.payer)), ['invalid_request', 'recipient_email']],
+      ['a void of another account\'s hold', () => decideHoldVoid(world.payee, world.holds.get(id)!, world.book, NOW), ['hold_not_found', 'hold_id']],
+    ];
+    for (const [name, decide, expected] of cases) {
+      assert.deepEqual(refusal(decide()), expected, name);
+      assert.deepEqual(world.snapshot(), before, name);
+    }
+    world.keep(decideHoldVoid(world.payer, world.holds.get(id)!, world.book, NOW));
+    const voided = world.snapshot();
+    assert.deepEqual(refusal(world.capture(id, '1')), ['hold_not_active', 'hold_id'], 'a capture after the void');
+    assert.deepEqual(refusal(decideHoldVoid(world.payer, world.holds.get(id)!, world.book, NOW)), ['hold_not_active', 'hold_id'], 'a second void');
+    const expired = decideHoldExpire(world.payer, world.holds.get(id)!, world.book, NOW);
+    assert.deepEqual([expired.outcome.kind, expired.entries.length], ['hold', 0], 'an expiry after the void changes nothing');
+    assert.deepEqual(world.snapshot(), voided);
+    world.assertInvariants();
+  });
+
+  it('refuses a wallet transfer in order of precedence, changing nothing', () => {
+    const world = new World('10');
+    const before = world.snapshot();
+    const move = (from: string, to: string, amount: string, account: AccountFacts | null = facts(world.payer)) => decideWalletTransfer(world.payer, {
+      wallet_transfer_id: randomUUID(), from_wallet_id: from, to_wallet_id: to, amount, currency: 'USD', description: null,
+    }, { account, wallets: world.wallets }, world.book, NOW);
+    const cases: Array<[string, () => Decision, unknown[]]> = [
+      ['no such account', () => move('main', world.wallet.id, '1', null), ['resource_not_found', null]],
+      ['account not active', () => move('main', world.wallet.id, '1', facts(world.payer, 'pending')), ['account_not_active', null]],
+      ['from another account\'s wallet', () => move(world.foreign.id, 'main', '1'), ['wallet_not_found', 'from_wallet_id']],
+      ['to no wallet', () => move('main', randomUUID(), '1'), ['wallet_not_found', 'to_wallet_id']],
+      ['to itself', () => move(world.wallet.id, world.wallet.id, '1'), ['invalid_request', 'to_wallet_id']],
+      ['more than available', () => move('main', world.wallet.id, '10.01'), ['insufficient_funds', 'amount']],
+    ];
+    for (const [name, decide, expected] of cases) {
+      assert.deepEqual(refusal(decide()), expected, name);
+      assert.deepEqual(world.snapshot(), before, name);
+    }
+    assert.deepEqual(refusal(move('main', world.foreign.id, '10')), ['accepted'], 'another account\'s wallet as the destination');
+    assert.equal(world.book.balance(walletAvailable(world.foreign.id, world.payee, 'USD')).toFixed(), '10');
+  });
+
+  it('keeps every invariant through a seeded random walk of holds, captures, voids, expiries and wallet transfers', () => {
+    const seed = 20261129;
+    const random = prng(seed);
+    const world = new World('1000');
+    const amount = () => new Money(Math.floor(random() * 5000) + 1).dividedBy(100).toFixed(2);
+    const pick = <T>(items: T[]): T | undefined => items[Math.floor(random() * items.length)];
+    for (let step = 0; step < 2000; step++) {
+      const ids = [...world.holds.keys()];
+      const choice = random();
+      let decision: Decision;
+      if (choice < 0.3) decision = world.hold(amount(), random() < 0.3 ? world.wallet.id : null);
+      else if (choice < 0.6 && ids.length > 0) decision = world.capture(pick(ids)!, amount(), random() < 0.2);
+      else if (choice < 0.7 && ids.length > 0) decision = world.keep(decideHoldVoid(world.payer, world.holds.get(pick(ids)!)!, world.book, NOW));
+      else if (choice < 0.8 && ids.length > 0) decision = world.keep(decideHoldExpire(world.payer, world.holds.get(pick(ids)!)!, world.book, NOW));
+      else {
+        const sides = ['main', world.wallet.id];
+        const from = pick(sides)!;
+        decision = decideWalletTransfer(world.payer, {
+          wallet_transfer_id: randomUUID(), from_wallet_id: from, to_wallet_id: from === 'main' ? world.wallet.id : 'main', amount: amount(), currency: 'USD', description: null,
+        }, { account: facts(world.payer), wallets: world.wallets }, world.book, NOW);
+      }
+      for (const { entry } of decision.entries) {
+        assert.ok(entry.postings.reduce((sum, p) => sum.plus(p.amount), new Money(0)).isZero(), `seed ${seed} step ${step}: entry balances`);
+      }
+      world.assertInvariants();
+    }
+    assert.ok([...world.holds.values()].some((h) => h.status === 'captured') && [...world.holds.values()].some((h) => h.status === 'voided'), 'the walk reached every end');
+  });
+});
