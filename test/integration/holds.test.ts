@@ -91,7 +91,7 @@ describe('holds', () => {
     await assertJournalBalanced(alice.account.id);
 
     const { db } = testService().runtime;
-    const types = (await db('account_events').where('account_id', alice.account.id).select('payload')).map((e) => e.payload)
+    const types = (await db('account_events').where('account_id', alice.account.id).orderBy('account_seq').select('payload')).map((e) => e.payload)
       .filter((p) => p.resource_id === id).map((p) => p.type);
     assert.deepEqual(types, ['hold.created', 'hold.captured', 'hold.captured', 'hold.captured']);
     const mainEvents = (await db('account_events').where('account_id', alice.account.id).orderBy('account_seq').select('payload')).map((e) => e.payload)

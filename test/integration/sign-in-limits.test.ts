@@ -106,9 +106,13 @@ describe('credential attempts and sign-in lockout (issue 38)', function () {
     assert.equal((await call(limited.baseUrl, 'GET', '/v1/customers', undefined, { token: owner.key })).status, 200);
     await eventually(async () => ((await limited.runtime.redis.get(`auth:key:v2:${hashApiKey(owner.key)}`))?.startsWith('{') ? true : undefined), 5_000, 'the key\'s cache entry');
     const statuses: number[] = [];
+    const startedMs = Date.now();
     for (let i = 0; i < ATTEMPT_BURST + 10; i++) statuses.push((await call(limited.baseUrl, 'GET', '/v1/customers', undefined, { token: randomKey() })).status);
+    // One attempt a second comes back while the requests run, so a slow machine sees a 401 or two among the 429s.
+    const refilled = Math.ceil((Date.now() - startedMs) / 1000);
     assert.ok(statuses.slice(0, ATTEMPT_BURST - 2).every((s) => s === 401), statuses.join(','));
-    assert.ok(statuses.slice(ATTEMPT_BURST + 2).every((s) => s === 429), statuses.join(','));
+    assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
+    assert.ok(statuses.filter((s) => s === 429).length >= 10 - refilled, `${refilled} s: ${statuses.join(',')}`);
     // A valid key of the same address is still served.
     assert.equal((await call(limited.baseUrl, 'GET', '/v1/customers', undefined, { token: owner.key })).status, 200);
   });
