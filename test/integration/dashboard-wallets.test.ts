@@ -198,7 +198,7 @@ describe('the dashboard\'s wallets and holds in a browser', function () {
       await expectAccessible(`the Wallets area at ${width} px`);
       await screenshot(page, width === 375 ? 'wallets-375' : 'wallets');
       await area('Holds');
-      await region('Holds list').getByRole('button', { name: /^Open the hold of 40\.00 USD \(deposit\)/ }).click();
+      await region('Holds list').getByRole('button', { name: /^Details of the hold of 40\.00 USD \(deposit\)/ }).click();
       await detail().getByRole('region', { name: 'Captures' }).waitFor();
       await expectAccessible(`the Holds area at ${width} px`);
       await screenshot(page, width === 375 ? 'holds-375' : 'holds');

@@ -54,7 +54,8 @@ export function Holds({ events }: { events: DomainEvent[] }) {
       <When at={h.created_at} />, h.description ?? <span class="hint">—</span>, walletName(h.wallet_id),
       <span class="amount">{h.amount} {h.currency}</span>, <span class="amount">{h.captured_amount}</span>, h.status,
       h.status === 'active' ? <span data-testid="time-left">{timeLeft(h.expires_at, now)}</span> : <span class="hint">—</span>,
-      <button type="button" class="link" aria-label={`Open the ${holdName(h)} created ${new Date(h.created_at).toLocaleString()}`}
+      // The visible words start the name a screen reader hears, which then says which hold.
+      <button type="button" class="link" aria-label={`${h.status === 'active' ? 'Capture or void' : 'Details of'} the ${holdName(h)} created ${new Date(h.created_at).toLocaleString()}`}
         onClick={(e) => { opener.current = e.currentTarget; setShown(h.id); }}>{h.status === 'active' ? 'Capture or void' : 'Details'}</button>,
     ],
   }));
