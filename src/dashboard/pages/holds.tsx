@@ -124,7 +124,7 @@ function HoldDetail({ id, refreshOn, now, walletName, onChanged, onClose }: Deta
   useEffect(() => { if (said) told.current?.focus(); }, [said]);
   if (!hold) return <Section title="Hold" wide><p>Loading…</p></Section>;
   const done = (next: Hold, what: string) => { setAnswered(next); setSaid(what); setChanged((n) => n + 1); onChanged(); };
-  const left = subtractCaptured(hold);
+  const left = leftOf(hold);
   return (
     <section aria-labelledby="hold-heading" class="card wide">
       <h2 id="hold-heading" tabIndex={-1} ref={heading}>Hold of {hold.amount} {hold.currency}{hold.description ? `: ${hold.description}` : ''}</h2>
@@ -151,7 +151,7 @@ function HoldDetail({ id, refreshOn, now, walletName, onChanged, onClose }: Deta
 }
 
 /** What is left of a hold: amount − captured − released, exact in minor units (decimal strings, never floats). */
-function subtractCaptured(hold: Hold): string {
+function leftOf(hold: Hold): string {
   const scale = hold.amount.split('.')[1]?.length ?? 0;
   const units = (s: string) => BigInt(s.replace('.', '').replace(/^(-?)0+(?=\d)/, '$1'));
   const rest = units(hold.amount) - units(hold.captured_amount) - units(hold.released_amount);
