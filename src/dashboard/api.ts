@@ -60,3 +60,47 @@ export async function downloadCsv(path: string, filename: string, options: CallO
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
+
+/**
+ * Idempotency-Keys kept by request: the same request sent again after an answer that did not
+ * decide it (lost on the way, a 5xx, a ledger still deciding) goes under the same key, so the
+ * API does it at most once; once it is decided (done, or refused for good: a 4xx) the key is
+ * forgotten, and the same request made again later is a new one.
+ */
+export class RetryKeys {
+  private readonly keys = new Map<string, string>();
+
+  keyFor(signature: string): string {
+    let key = this.keys.get(signature);
+    if (!key) this.keys.set(signature, key = crypto.randomUUID());
+    return key;
+  }
+
+  settled(signature: string, error?: unknown): void {
+    if (error === undefined || (error instanceof ApiError && error.status < 500)) this.keys.delete(signature);
+  }
+}
+
+const PENDING_RETRY_MS = 1000;
+const PENDING_TRIES = 15;
+
+/**
+ * A write the ledger decides (wallet transfers, holds): sent under `keys`' key for this request,
+ * and while the ledger has not decided yet (202, status pending) sent again under that key until
+ * it answers what it decided; the key outlives a failure, for the person's next try.
+ */
+export async function ledgerWrite<T extends { status: string }>(keys: RetryKeys, path: string, body?: Record<string, unknown>): Promise<T> {
+  const signature = JSON.stringify([path, body ?? null]);
+  const idempotencyKey = keys.keyFor(signature);
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      const answer = await api<T>('POST', path, body, { idempotencyKey });
+      if (answer.status !== 'pending') { keys.settled(signature); return answer; }
+      if (attempt >= PENDING_TRIES) throw new Error('the ledger has not decided yet: press the button again in a moment (it is not done twice)');
+      await new Promise((resolve) => setTimeout(resolve, PENDING_RETRY_MS));
+    }
+  } catch (error) {
+    keys.settled(signature, error);
+    throw error;
+  }
+}

@@ -9,11 +9,13 @@ import { Customers } from './pages/customers';
 import { EventList } from './pages/event-list';
 import { Finance } from './pages/finance';
 import { Fx } from './pages/fx';
+import { Holds } from './pages/holds';
 import { Overview } from './pages/overview';
 import { Payments } from './pages/payments';
 import { RequestLogs } from './pages/request-logs';
 import { SignIn, SignUp } from './pages/sign-in';
 import { Transfers } from './pages/transfers';
+import { Wallets } from './pages/wallets';
 import { Webhooks } from './pages/webhooks';
 import { forgetSession, loadSession, saveSession, type Session } from './session';
 
@@ -21,6 +23,8 @@ type Area = { hash: string; label: string; page: (events: DomainEvent[]) => JSX.
 const AREAS: Area[] = [
   { hash: '#/overview', label: 'Overview', page: (events) => <Overview events={events} /> },
   { hash: '#/transfers', label: 'Transfers', page: (events) => <Transfers events={events} /> },
+  { hash: '#/wallets', label: 'Wallets', page: (events) => <Wallets events={events} /> },
+  { hash: '#/holds', label: 'Holds', page: (events) => <Holds events={events} /> },
   { hash: '#/fx', label: 'FX', page: () => <Fx /> },
   { hash: '#/customers', label: 'Customers', page: () => <Customers /> },
   { hash: '#/payments', label: 'Payments', page: (events) => <Payments events={events} /> },

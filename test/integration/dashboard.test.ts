@@ -147,7 +147,7 @@ describe('the dashboard in a browser', function () {
 
   it('is usable at 375 px: nothing wider than the screen, every area reachable', async () => {
     await page.setViewportSize({ width: 375, height: 800 });
-    const areas = [['Overview', 'Overview'], ['Transfers', 'Transfers'], ['FX', 'FX'], ['Customers', 'Customers'], ['Payments', 'Payments'], ['Developers', 'API keys'], ['Finance', 'Finance']];
+    const areas = [['Overview', 'Overview'], ['Transfers', 'Transfers'], ['Wallets', 'Wallets'], ['Holds', 'Holds'], ['FX', 'FX'], ['Customers', 'Customers'], ['Payments', 'Payments'], ['Developers', 'API keys'], ['Finance', 'Finance']];
     for (const [link, area] of areas) {
       await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: link, exact: true }).click();
       await page.getByRole('heading', { level: 1, name: area, exact: true }).waitFor();
