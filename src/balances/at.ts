@@ -8,7 +8,7 @@ import { DomainError } from '../errors';
 import type { Db } from '../db';
 
 /** The `at` query parameter as the routes declare it. */
-export const atQuerySchema = { type: 'string', format: 'date-time', description: 'an ISO 8601 instant, not in the future: the balances as they were then' };
+export const atQuerySchema = { type: 'string', format: 'date-time', examples: ['2026-01-15T12:00:00Z'], description: 'an ISO 8601 instant, not in the future: the balances as they were then' };
 
 /** The instant of `?at=`, or null without one; an instant in the future is refused naming `at`. */
 export function instantOf(at: string | undefined, now = new Date()): Date | null {
