@@ -11,6 +11,7 @@ import { createKey, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { fund, transfer } from '../support/money';
+import { startReceiver, verify } from '../support/webhook-receiver';
 
 const base = () => testService().baseUrl;
 
@@ -123,6 +124,35 @@ describe('balance alerts', () => {
     await fund(base(), carol.key, 'USD', '10.00'); // 55
     await pay(carol, dave, '10.00'); // 45: below 50, but the alert is gone
     assert.equal((await crossings(carol.key)).length, 3, 'a deleted alert fires nothing');
+    // A wallet's alert watches the wallet's available balance alone.
+    const wallet = await call(base(), 'POST', '/v1/wallets', { name: 'Alerts' }, { token: carol.key, idempotencyKey: randomUUID() });
+    const onWallet = await createAlert(carol.key, { currency: 'USD', wallet_id: wallet.body.id, above: '5.00' });
+    const moved = await call(base(), 'POST', '/v1/wallet-transfers', { from_wallet_id: 'main', to_wallet_id: wallet.body.id, amount: '10.00', currency: 'USD' }, { token: carol.key, idempotencyKey: randomUUID() });
+    assert.equal(moved.status, 201, JSON.stringify(moved.body));
+    const last = (await crossings(carol.key)).slice(3);
+    assert.deepEqual(last.map((e) => [e.resource_id, e.attributes.wallet_id, e.attributes.balance_before, e.attributes.balance_after]), [[onWallet, wallet.body.id, '0.00', '10.00']]);
+  });
+
+  it('delivers the crossing to a webhook endpoint subscribed to balance.threshold_crossed, through Kafka, signed', async () => {
+    const [erin, frank] = [await signUp(base()), await signUp(base())];
+    await fund(base(), erin.key, 'USD', '20.00');
+    const receiver = await startReceiver();
+    try {
+      const endpoint = await call(base(), 'POST', '/v1/webhooks', { url: receiver.url, events: ['balance.threshold_crossed'] }, { token: erin.key, idempotencyKey: randomUUID() });
+      assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
+      const alert = await createAlert(erin.key, { currency: 'USD', below: '10.00' });
+      await pay(erin, frank, '15.00'); // 20 → 5: crosses
+      await pay(erin, frank, '1.00'); // stays below
+      const [got] = await receiver.waitFor(1);
+      assert.ok(verify(endpoint.body.secret, got.headers, got.body), 'signed');
+      assert.deepEqual([got.event.type, got.event.resource_type, got.event.resource_id, got.event.data.status, got.event.data.amount], ['balance.threshold_crossed', 'balance_alert', alert, 'below', '5.00']);
+      const attributes = JSON.parse(got.event.data.attributes);
+      assert.deepEqual([attributes.balance_before, attributes.balance_after, attributes.threshold, attributes.wallet_id], ['20.00', '5.00', '10.00', 'main']);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(receiver.received.length, 1, 'only the crossing is delivered: the endpoint asked for nothing else, and the balance stayed below');
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('fires exactly as often as the model of the sequence says under 50 concurrent transfers', async function () {
