@@ -146,7 +146,7 @@ describe('balance alerts', () => {
       const [got] = await receiver.waitFor(1);
       assert.ok(verify(endpoint.body.secret, got.headers, got.body), 'signed');
       assert.deepEqual([got.event.type, got.event.resource_type, got.event.resource_id, got.event.data.status, got.event.data.amount], ['balance.threshold_crossed', 'balance_alert', alert, 'below', '5.00']);
-      const attributes = JSON.parse(got.event.data.attributes);
+      const attributes = got.event.data; // the client envelope sets the attributes into data (src/notifications/frame.ts)
       assert.deepEqual([attributes.balance_before, attributes.balance_after, attributes.threshold, attributes.wallet_id], ['20.00', '5.00', '10.00', 'main']);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       assert.equal(receiver.received.length, 1, 'only the crossing is delivered: the endpoint asked for nothing else, and the balance stayed below');
