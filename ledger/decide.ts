@@ -25,7 +25,7 @@ export interface AccountFacts {
 
 export interface EventDraft {
   type: string;
-  resourceType: 'transfer' | 'balance' | 'payment' | 'hold';
+  resourceType: 'transfer' | 'balance' | 'payment' | 'hold' | 'balance_alert';
   resourceId: string;
   accountId: string;
   status: string;

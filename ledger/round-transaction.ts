@@ -21,6 +21,7 @@ import { oneStatementRound, ONE_STATEMENT_COMMANDS_MAX, writeLargeRound, type Ba
 import type { TransferRecord } from './transfers';
 import type { WalletRecord } from './wallets';
 import type { HoldRecord } from './holds';
+import type { BalanceAlertRecord } from './alerts';
 
 /** What a round locks: the records its commands decide on, and the ledger accounts they may post to. */
 export interface LockRequest {
@@ -31,6 +32,8 @@ export interface LockRequest {
   /** Wallets the round moves money into or out of: locked shared, so none is closed under it. */
   walletIds?: string[];
   refs: LedgerAccountRef[];
+  /** Accounts whose balance alerts the round reads (ledger/alerts.ts): read after the locks, so an alert created before them is seen. */
+  alertAccountIds?: string[];
 }
 
 export interface Locked {
@@ -41,10 +44,13 @@ export interface Locked {
   holds: Map<string, HoldRecord>;
   /** The ledger accounts in code order, with their balances. */
   balances: LedgerAccountState[];
+  /** The balance alerts of `alertAccountIds`. */
+  alerts: BalanceAlertRecord[];
 }
 
 const lockById = (table: string) => `SELECT * FROM ${table} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`;
 const LOCK_WALLETS = 'SELECT id, account_id, closed_at FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE';
+const READ_ALERTS = 'SELECT id, account_id, wallet_id, currency, direction, threshold::text AS threshold FROM balance_alerts WHERE account_id = ANY($1::uuid[])';
 const LOCK_LEDGER_ACCOUNTS = 'SELECT id, code, balance FROM ledger_accounts WHERE code = ANY($1::text[]) ORDER BY code FOR UPDATE';
 
 const byId = <Row extends { id: string }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]));
@@ -77,7 +83,7 @@ export class LedgerRound {
 
   /** Begins the transaction and takes the round's locks, in one message. */
   async lock(request: LockRequest): Promise<Locked> {
-    const statements: Array<{ kind: 'transfers' | 'quotes' | 'payments' | 'holds' | 'wallets' | 'accounts'; sql: string }> = [];
+    const statements: Array<{ kind: 'transfers' | 'quotes' | 'payments' | 'holds' | 'wallets' | 'accounts' | 'alerts'; sql: string }> = [];
     const add = (kind: (typeof statements)[number]['kind'], sql: string, ids: string[] | undefined) => {
       if (ids && ids.length > 0) statements.push({ kind, sql: inlineSql(sql, [[...new Set(ids)]]) });
     };
@@ -89,6 +95,7 @@ export class LedgerRound {
     add('wallets', LOCK_WALLETS, request.walletIds);
     const refsByCode = new Map(request.refs.map((r) => [r.code, r]));
     add('accounts', LOCK_LEDGER_ACCOUNTS, [...refsByCode.keys()]);
+    add('alerts', READ_ALERTS, request.alertAccountIds);
     this.open = true;
     // SET LOCAL holds until the transaction ends: the large round's COPYs run under it too.
     const answer = await this.client.query(['BEGIN', this.timeout, ...statements.map((s) => s.sql)].join(';\n'));
@@ -103,6 +110,7 @@ export class LedgerRound {
       payments: byId(rowsOf('payments') as PaymentRecord[]),
       wallets: byId(rowsOf('wallets') as WalletRecord[]),
       holds: byId(rowsOf('holds') as HoldRecord[]),
+      alerts: rowsOf('alerts') as BalanceAlertRecord[],
       balances: (rowsOf('accounts') as Array<{ id: string; code: string; balance: string }>).map((r) => ({ id: r.id, ref: refsByCode.get(r.code)!, balance: new Money(r.balance) })),
     };
   }

@@ -34,6 +34,7 @@ import { walletRoutes } from './wallets/routes';
 import { WalletReads } from './wallets/reads';
 import { Wallets } from './wallets/service';
 import { holdRoutes } from './holds/routes';
+import { balanceAlertRoutes } from './balance-alerts/routes';
 import { HoldReads } from './holds/reads';
 import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
@@ -133,6 +134,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...unreachableTransferRoutes(new UnreachableTransfers(db)),
     ...walletRoutes({ db, reads: new WalletReads(db), wallets: new Wallets(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
     ...holdRoutes({ db, reads: new HoldReads(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
+    ...balanceAlertRoutes(db),
   );
   return routes;
 }

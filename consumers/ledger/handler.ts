@@ -5,6 +5,7 @@
 // its messages is answered with the stored outcome, or, when the message is another request under
 // the same Idempotency-Key, with a conflict (DESIGN.md section 5f).
 import { randomUUID } from 'node:crypto';
+import { thresholdCrossings } from '../../ledger/alerts';
 import { BalanceBook } from '../../ledger/balances';
 import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, emptyDecision, type Decision } from '../../ledger/decide';
 import { decideReconciliationAdjust } from '../../ledger/decide-adjustments';
@@ -164,14 +165,17 @@ async function ensureAccounts(runtime: Runtime, state: LedgerState, refs: Ledger
   for (const ref of unseen) state.knownLedgerAccounts.add(ref.code);
 }
 
+/** The accounts with an available balance among a round's ledger accounts: their balance alerts may fire. */
+const alertAccountsOf = (refs: LedgerAccountRef[]) => [...new Set(refs.flatMap((r) => ((r.kind === 'available' || r.kind === 'wallet_available') && r.accountId ? [r.accountId] : [])))];
+
 async function applyBatch(runtime: Runtime, state: LedgerState, commands: ParsedCommand[], facts: BatchFacts, publishedRounds: string[]): Promise<BatchOutcome> {
   const refs = commands.flatMap((c) => ledgerAccountsOf(c, facts, bankKey));
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
   return LedgerRound.run(runtime.db, async (round) => {
-    const { transfers, quotes, payments, wallets, holds, balances } = await round.lock({
+    const { transfers, quotes, payments, wallets, holds, balances, alerts } = await round.lock({
       transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()],
-      holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs,
+      holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs, alertAccountIds: alertAccountsOf(refs),
     });
     const book = new BalanceBook(balances);
     const now = new Date();
@@ -198,6 +202,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         write.entries.push(applied);
         write.outbox.push(entryRow(applied, now));
       }
+      write.outbox.push(...thresholdCrossings(alerts, decision.entries).map((e) => eventRow(e, environment, now)));
       if (decision.transfer) {
         if (decision.transferIsNew) write.newTransfers.push(decision.transfer);
         else changed.set(decision.transfer.id, decision.transfer);

@@ -24,6 +24,8 @@ export const SCOPES = [
   'wallets:read',
   'holds:write',
   'holds:read',
+  'balance_alerts:write',
+  'balance_alerts:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

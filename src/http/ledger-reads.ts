@@ -1,5 +1,6 @@
 // Reading the ledger back: transactions (the per-account view of the journal) and balances.
 import { CURRENCIES, CURRENCY_SCALE, formatAmount, Money, SETTLEMENT_CURRENCY, type Amount, type Currency } from '../../ledger/money';
+import { atQuerySchema, instantOf } from '../balances/at';
 import { DomainError } from '../errors';
 import { accountIdQuerySchema, actingAccountId, assertOwnResource } from './acting';
 import type { BalanceRow, LedgerReads, TransactionRow } from '../read-models/ledger';
@@ -73,11 +74,12 @@ export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
     },
     {
       method: 'GET', path: '/v1/accounts/me/balance', operationId: 'getMyBalance', tag: 'accounts',
-      summary: 'Balance totals per settlement currency (dashboard)', auth: { kind: 'dashboard' },
-      query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema } },
+      summary: 'Balance totals per settlement currency (dashboard); at: as they were at that instant', auth: { kind: 'dashboard' },
+      query: { type: 'object', additionalProperties: false, properties: { account_id: accountIdQuerySchema, at: atQuerySchema } },
       response: { status: 200, description: 'the totals', schema: balanceSchema },
       handler: async (request) => {
-        return { status: 200, body: balanceTotals(await reads.balances(actingAccountId(request))) };
+        const at = instantOf(request.query.at);
+        return { status: 200, body: balanceTotals(await reads.balances(actingAccountId(request), at)) };
       },
     },
   ];

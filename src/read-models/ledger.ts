@@ -1,6 +1,7 @@
 // The ledger read back for its account holders: transactions (the postings on an account's
 // `available` ledger accounts, with the state of their transfer or payment) and balances.
 import type { Currency } from '../../ledger/money';
+import { balancesAt } from '../balances/at';
 import type { Db } from '../db';
 import { keysetPage, type Page, type PageRequest } from '../db/pagination';
 
@@ -36,7 +37,11 @@ export class LedgerReads {
     return keysetPage(this.transactions().where('p.account_id', accountId), 'p', page, view, ['seq']);
   }
 
-  async balances(accountId: string): Promise<BalanceRow[]> {
-    return this.db('ledger_accounts').where('account_id', accountId).select('kind', 'currency', 'balance');
+  /** The account's ledger accounts with their balances now, or at the instant `at` (src/balances/at.ts). */
+  async balances(accountId: string, at: Date | null = null): Promise<BalanceRow[]> {
+    const rows: Array<BalanceRow & { id: string }> = await this.db('ledger_accounts').where('account_id', accountId).select('id', 'kind', 'currency', 'balance');
+    if (!at) return rows;
+    const then = await balancesAt(this.db, rows.map((r) => r.id), at);
+    return rows.map((r) => ({ ...r, balance: then.get(r.id) ?? '0' }));
   }
 }

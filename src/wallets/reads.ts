@@ -3,6 +3,7 @@
 // here too under the wallet id "main": its available, held and pending ledger accounts.
 import { MAIN_WALLET } from '../../ledger/chart';
 import { CURRENCIES, formatAmount, type Currency } from '../../ledger/money';
+import { balancesAt } from '../balances/at';
 import type { Db } from '../db';
 import { keysetPage, type Page, type PageRequest } from '../db/pagination';
 
@@ -47,9 +48,12 @@ export class WalletReads {
       : query.where('la.wallet_id', walletId);
   }
 
-  /** Every currency the wallet ever held, in the order of CURRENCIES, each figure at the currency's scale. */
-  async balances(accountId: string, walletId: string): Promise<WalletBalance[]> {
-    const rows: Array<{ kind: string; currency: Currency; balance: string }> = await this.ledgerAccounts(accountId, walletId).select('la.kind', 'la.currency', 'la.balance');
+  /** Every currency the wallet ever held, in the order of CURRENCIES, each figure at the currency's scale; at `at` if given. */
+  async balances(accountId: string, walletId: string, at: Date | null = null): Promise<WalletBalance[]> {
+    const now: Array<{ id: string; kind: string; currency: Currency; balance: string }> = await this.ledgerAccounts(accountId, walletId).select('la.id', 'la.kind', 'la.currency', 'la.balance');
+    // At an instant: each ledger account's balance then (src/balances/at.ts).
+    const then = at ? await balancesAt(this.db, now.map((r) => r.id), at) : null;
+    const rows = then ? now.map((r) => ({ ...r, balance: then.get(r.id) ?? '0' })) : now;
     return CURRENCIES.filter((c) => rows.some((r) => r.currency === c)).map((currency) => {
       const figure = (name: 'available' | 'held' | 'pending') => formatAmount(rows.find((r) => r.currency === currency && FIGURE[r.kind] === name)?.balance ?? '0', currency);
       return { currency, available: figure('available'), held: figure('held'), pending: figure('pending') };

@@ -3,6 +3,7 @@
 // between the main balance ("main") and the account's wallets, or to another account's wallet,
 // as a ledger command like every movement of money. Another account's wallet is 404 here, as if
 // it did not exist, except as a wallet transfer's destination.
+import { atQuerySchema, instantOf } from '../balances/at';
 import { MAIN_WALLET } from '../../ledger/chart';
 import type { WalletTransfer } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
@@ -169,11 +170,12 @@ export function walletRoutes({ db, reads, wallets, ledger, replyTimeoutMs }: Wal
     {
       method: 'GET', path: '/v1/wallets/{wallet_id}/balances', operationId: 'getWalletBalances', tag: 'wallets',
       summary: 'A wallet\'s balances per currency ("main": the main balance, with its held and pending figures)', auth: READ, params: sideParams,
-      query: { type: 'object', additionalProperties: false, properties: { account_id: { type: 'string', format: 'uuid', description: 'master key only, with "main"' } } },
-      response: { status: 200, description: 'the balances', schema: balancesSchema }, errors: ['wallet_not_found'],
+      query: { type: 'object', additionalProperties: false, properties: { account_id: { type: 'string', format: 'uuid', description: 'master key only, with "main"' }, at: atQuerySchema } },
+      response: { status: 200, description: 'the balances (at: as they were at that instant)', schema: balancesSchema }, errors: ['wallet_not_found'],
       handler: async (request) => {
+        const at = instantOf(request.query.at);
         const { accountId, walletId } = await side(request);
-        return { status: 200, body: { wallet_id: walletId, balances: await reads.balances(accountId, walletId) } };
+        return { status: 200, body: { wallet_id: walletId, balances: await reads.balances(accountId, walletId, at) } };
       },
     },
     {

@@ -15,6 +15,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'payment.sent', 'payment.completed', 'payment.failed', 'balance.updated', 'webhook_endpoint.disabled',
   // Holds (DESIGN.md section 5g).
   'hold.created', 'hold.captured', 'hold.released',
+  // Balance alerts (DESIGN.md section 5g).
+  'balance.threshold_crossed',
 ] as const;
 
 export interface WebhookEndpointRow {
