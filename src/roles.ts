@@ -34,6 +34,8 @@ import { walletRoutes } from './wallets/routes';
 import { WalletReads } from './wallets/reads';
 import { Wallets } from './wallets/service';
 import { holdRoutes } from './holds/routes';
+import { transferBatchRoutes } from './transfer-batches/routes';
+import { TransferBatchReads } from './transfer-batches/reads';
 import { HoldReads } from './holds/reads';
 import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
@@ -133,6 +135,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...unreachableTransferRoutes(new UnreachableTransfers(db)),
     ...walletRoutes({ db, reads: new WalletReads(db), wallets: new Wallets(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
     ...holdRoutes({ db, reads: new HoldReads(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
+    ...transferBatchRoutes({ db, reads: new TransferBatchReads(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
   );
   return routes;
 }
