@@ -47,6 +47,20 @@ export class BalanceBook {
     });
   }
 
+  /**
+   * Remembers the balances as they are now; the function returned puts them back, so a decision
+   * that applied entries and then gave up (an atomic batch with a refused item) leaves no trace.
+   */
+  checkpoint(): () => void {
+    const balances = new Map([...this.accounts].map(([code, state]) => [code, state.balance]));
+    const changed = new Set(this.changed);
+    return () => {
+      for (const [code, balance] of balances) this.accounts.get(code)!.balance = balance;
+      this.changed.clear();
+      for (const code of changed) this.changed.add(code);
+    };
+  }
+
   changedAccounts(): LedgerAccountState[] {
     return [...this.changed].map((code) => this.accounts.get(code)!);
   }

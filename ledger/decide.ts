@@ -59,6 +59,8 @@ export interface Decision {
   /** A hold created by this command, or the new state of an existing one (decide-holds.ts). */
   hold: HoldRecord | null;
   holdIsNew: boolean;
+  /** A batch's transfers, each decided as transfer.create decides one (decide-batches.ts); the round writes each as its own. */
+  parts?: Decision[];
 }
 
 export const emptyDecision = (outcome: Outcome): Decision => ({

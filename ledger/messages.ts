@@ -3,7 +3,7 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire', 'transfer.batch'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v3.avsc). */
@@ -50,6 +50,19 @@ export interface TransferCreate {
   note: string | null;
   /** A sandbox failure the client asked the rail to act out (Sandbox-Scenario header); absent: none. */
   scenario?: string | null;
+}
+
+/** Most transfers one batch carries (DESIGN.md section 5g). */
+export const BATCH_ITEMS_MAX = 1000;
+
+/**
+ * Many transfers in one command (DESIGN.md section 5g), each of the shape of transfer.create,
+ * decided in order in one round: `atomic` all or none, else each alone. The batch's id is its
+ * command's id, so its record is the command's (processed_commands).
+ */
+export interface TransferBatch {
+  atomic: boolean;
+  items: TransferCreate[];
 }
 
 /** Executes a persisted FX quote of the commanding account (DESIGN.md section 5b). */

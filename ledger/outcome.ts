@@ -57,7 +57,22 @@ export interface WalletTransferred {
 /** A hold created by the command (`created`), or its state after a capture, a void or an expiry. */
 export interface HoldOutcome { kind: 'hold'; created: boolean; hold: HoldRecord }
 
-export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome | ReconciliationAdjusted | WalletTransferred | HoldOutcome;
+/**
+ * One transfer of a batch as decided: `created` (its transfer written), `refused` (why in `error`),
+ * or `not_created` (an atomic batch in which another item was refused).
+ */
+export interface BatchItem {
+  index: number; status: 'created' | 'refused' | 'not_created'; transfer_id: string;
+  error: { code: RefusalCode; message: string; field: string | null } | null;
+}
+
+/** A transfer batch decided (DESIGN.md section 5g): every item's outcome, in the order sent. */
+export interface TransferBatchOutcome {
+  kind: 'transfer_batch';
+  batch: { id: string; account_id: string; atomic: boolean; status: 'completed' | 'failed' | 'partial'; items: BatchItem[]; created_at: string };
+}
+
+export type Outcome = Refused | TransferOutcome | FaucetCredited | FxExecuted | PaymentOutcome | ReconciliationAdjusted | WalletTransferred | HoldOutcome | TransferBatchOutcome;
 
 export const refused = (code: RefusalCode, message: string, field: string | null = null): Refused => ({ kind: 'refused', code, message, field });
 

@@ -3,7 +3,7 @@
 // checks the same at the edge; the ledger checks again because a command is decided in a round
 // with others, and one value Postgres refuses would fail the whole round. A command that fails
 // here is refused alone, with a final answer, and the rest of its round goes on.
-import type { CommandType } from './messages';
+import { BATCH_ITEMS_MAX, type CommandType } from './messages';
 import { isCurrency } from './money';
 import { refused, type Refused } from './outcome';
 
@@ -60,6 +60,8 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   'hold.capture': { ids: ['hold_id', 'capture_id', 'transfer_id'], amounts: ['amount'], currencies: [], accountIsUuid: true },
   'hold.void': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
   'hold.expire': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
+  // Its items are screened one by one (screenBatch).
+  'transfer.batch': { ids: [], amounts: [], currencies: [], accountIsUuid: true },
 };
 
 const invalid = (field: string, message: string): Refused => refused('invalid_request', message, field);
@@ -86,7 +88,34 @@ export function screenPayload(type: CommandType, accountId: string, payload: unk
     const currency = fields[field];
     if (typeof currency !== 'string' || !isCurrency(currency)) return invalid(field, `${field} must be a supported currency code`);
   }
+  if (type === 'transfer.batch') return screenBatch(fields);
   return screenWalletsAndHolds(type, fields);
+}
+
+/**
+ * A batch's items, each as a transfer.create payload would be screened, named by its index: one
+ * malformed item refuses the batch (the API checks the same), never fails the round.
+ */
+function screenBatch(fields: Record<string, unknown>): Refused | null {
+  if (typeof fields.atomic !== 'boolean') return invalid('atomic', 'atomic must be true or false');
+  const { items } = fields;
+  if (!Array.isArray(items) || items.length === 0 || items.length > BATCH_ITEMS_MAX) return invalid('transfers', `transfers must hold 1 to ${BATCH_ITEMS_MAX} transfers`);
+  const ids = new Set<string>();
+  for (const [index, item] of items.entries()) {
+    const at = (field: string) => `transfers[${index}].${field}`;
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return invalid(`transfers[${index}]`, `transfers[${index}] must be an object`);
+    const refusal = screenPayload('transfer.create', '00000000-0000-0000-0000-000000000000', item);
+    if (refusal) return invalid(at(refusal.field ?? 'payload'), `transfers[${index}]: ${refusal.message}`);
+    const { transfer_id: id, type, recipient_email: email, recipient, note } = item as Record<string, any>;
+    if (ids.has(id)) return invalid(at('transfer_id'), 'two items name the same transfer');
+    ids.add(id);
+    const internal = type === 'internal' && typeof email === 'string' && recipient === undefined;
+    const external = type === 'external' && email === undefined && typeof recipient?.email === 'string'
+      && typeof recipient?.bank?.account_number === 'string' && typeof recipient?.bank?.currency === 'string';
+    if (!internal && !external) return invalid(at('recipient_email'), 'an item names recipient_email (internal) or recipient with bank details (external)');
+    if (!isTextOrNull(note)) return invalid(at('note'), 'note must be text');
+  }
+  return null;
 }
 
 const isWalletSide = (value: unknown) => value === 'main' || isCanonicalUuid(value);

@@ -35,6 +35,8 @@ import { WalletReads } from './wallets/reads';
 import { Wallets } from './wallets/service';
 import { holdRoutes } from './holds/routes';
 import { balanceAlertRoutes } from './balance-alerts/routes';
+import { transferBatchRoutes } from './transfer-batches/routes';
+import { TransferBatchReads } from './transfer-batches/reads';
 import { HoldReads } from './holds/reads';
 import { LedgerClient } from './ledger-client';
 import { startMockRailsRole } from './mock-rails/role';
@@ -135,6 +137,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...walletRoutes({ db, reads: new WalletReads(db), wallets: new Wallets(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
     ...holdRoutes({ db, reads: new HoldReads(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
     ...balanceAlertRoutes(db),
+    ...transferBatchRoutes({ db, reads: new TransferBatchReads(db), ledger: deps.ledger, replyTimeoutMs: config.ledgerReplyTimeoutMs }),
   );
   return routes;
 }

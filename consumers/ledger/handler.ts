@@ -31,7 +31,8 @@ import type { Runtime } from '../../src/runtime';
 import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
-import { captureRecipientOf, holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, walletIdsOf, type BatchFacts, type ParsedCommand } from './plan';
+import { captureRecipientOf, holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, transferCreatesOf, walletIdsOf, type BatchFacts, type ParsedCommand } from './plan';
+import { decideTransferBatch } from '../../ledger/decide-batches';
 
 /** The command type as recorded: what the message said, when that can be stored. */
 const storableType = (type: unknown): string => (typeof type === 'string' && !unstorable(type) ? type.slice(0, 100) : 'unknown');
@@ -49,7 +50,7 @@ function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCom
 
 /** What the round knows before it locks: the commands decided before, the accounts' facts, the records named. */
 async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise<{ known: Map<string, KnownCommand>; facts: BatchFacts }> {
-  const creates = commands.flatMap((c) => (c.type === 'transfer.create' ? [c.payload] : []));
+  const creates = commands.flatMap(transferCreatesOf);
   const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
   const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
   const paymentIds = commands.flatMap((c) => (c.type === 'payment.update' ? [c.payload.payment_id] : []));
@@ -58,7 +59,7 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const captures = commands.flatMap((c) => (c.type === 'hold.capture' ? [c.payload] : []));
   const captureEmails = captures.flatMap((c) => (c.recipient_email !== undefined ? [c.recipient_email] : []));
   const captureBanks = captures.flatMap((c) => (c.recipient ? [{ accountNumber: c.recipient.bank.account_number, currency: c.recipient.bank.currency }] : []));
-  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit' || c.type === 'wallet.transfer' || c.type === 'hold.create')
+  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit' || c.type === 'wallet.transfer' || c.type === 'hold.create' || c.type === 'transfer.batch')
     .map((c) => c.envelope.account_id);
   const faucets = commands.flatMap((c) => (c.type === 'faucet.credit' ? [{ accountId: c.envelope.account_id, currency: c.payload.currency }] : []));
   const emails = [...creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : [])), ...captureEmails];
@@ -132,6 +133,11 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
       return decideHoldVoid(command.envelope.account_id, holds.get(command.payload.hold_id) ?? null, book, now);
     case 'hold.expire':
       return decideHoldExpire(command.envelope.account_id, holds.get(command.payload.hold_id) ?? null, book, now);
+    case 'transfer.batch': {
+      const sender = facts.accountsById.get(command.envelope.account_id) ?? null;
+      return decideTransferBatch(command.envelope.id, command.envelope.account_id, command.payload,
+        (item) => ({ sender, recipient: recipientOf(item, facts, bankKey) }), book, now);
+    }
     case 'refused':
       return emptyDecision(command.refusal);
   }
@@ -193,8 +199,9 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     // Holds likewise: one created in this batch is inserted once, in its latest state.
     const createdHolds = new Set<string>();
     const changedHolds = new Map<string, HoldRecord>();
-    for (const command of commands) {
-      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets, holds }, book, now);
+    const absorb = (command: ParsedCommand, decision: Decision): void => {
+      // A batch's transfers are written as if each were a command of its own.
+      for (const part of decision.parts ?? []) absorb(command, part);
       for (const { entry, postings } of decision.entries) {
         const applied: EntryWrite = {
           id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings,
@@ -230,6 +237,10 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
         const { partner, accountId, payload } = decision.partnerCommand;
         write.outbox.push(partnerCommandRow(partner, accountId, payload, now));
       }
+    };
+    for (const command of commands) {
+      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets, holds }, book, now);
+      absorb(command, decision);
       const outcome = JSON.stringify(decision.outcome);
       const { envelope } = command;
       // A refused command keeps its key's record only when its account and key can be stored.

@@ -4,7 +4,7 @@ import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult, type WalletTransfer,
-  type HoldCaptureCommand, type HoldCreate, type HoldRelease } from '../../ledger/messages';
+  type HoldCaptureCommand, type HoldCreate, type HoldRelease, type TransferBatch } from '../../ledger/messages';
 import type { PaymentRecord } from '../../ledger/payments';
 import { isCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
@@ -29,6 +29,7 @@ export type ParsedCommand =
   | { envelope: LedgerCommandEnvelope; type: 'hold.create'; payload: HoldCreate }
   | { envelope: LedgerCommandEnvelope; type: 'hold.capture'; payload: HoldCaptureCommand }
   | { envelope: LedgerCommandEnvelope; type: 'hold.void' | 'hold.expire'; payload: HoldRelease }
+  | { envelope: LedgerCommandEnvelope; type: 'transfer.batch'; payload: TransferBatch }
   // Refused as it is (screen.ts): decided alone, with a final answer, touching nothing.
   | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
 
@@ -73,6 +74,7 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
       return { envelope, type: envelope.type, payload: payload as HoldCaptureCommand };
     }
     case 'hold.void': case 'hold.expire': return { envelope, type: envelope.type, payload: payload as HoldRelease };
+    case 'transfer.batch': return { envelope, type: envelope.type, payload: payload as TransferBatch };
   }
 }
 
@@ -110,20 +112,31 @@ export function captureRecipientOf(command: HoldCaptureCommand, facts: BatchFact
   return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
 }
 
+/** The ledger accounts a transfer.create (alone or in a batch) may post to. */
+function transferAccounts(accountId: string, command: TransferCreate, facts: BatchFacts, bankKey: (n: string, c: string) => string): LedgerAccountRef[] {
+  if (!facts.accountsById.has(accountId)) return []; // refused: no such sender
+  const refs = [available(accountId, command.currency), pending(accountId, command.currency)];
+  const recipient = recipientOf(command, facts, bankKey);
+  if (recipient) refs.push(available(recipient.id, payoutCurrencyOf(command)));
+  return refs;
+}
+
+/** The transfers a command creates: transfer.create's one, a batch's items. */
+export function transferCreatesOf(command: ParsedCommand): TransferCreate[] {
+  if (command.type === 'transfer.create') return [command.payload];
+  return command.type === 'transfer.batch' ? command.payload.items : [];
+}
+
 /** Every ledger account a command may post to, so the batch can lock them all up front. */
 export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bankKey: (n: string, c: string) => string): LedgerAccountRef[] {
   const accountId = command.envelope.account_id;
   switch (command.type) {
     case 'faucet.credit':
       return [faucetEquity(command.payload.currency), available(accountId, command.payload.currency)];
-    case 'transfer.create': {
-      if (!facts.accountsById.has(accountId)) return []; // refused: no such sender
-      const { currency } = command.payload;
-      const refs = [available(accountId, currency), pending(accountId, currency)];
-      const recipient = recipientOf(command.payload, facts, bankKey);
-      if (recipient) refs.push(available(recipient.id, payoutCurrencyOf(command.payload)));
-      return refs;
-    }
+    case 'transfer.create':
+      return transferAccounts(accountId, command.payload, facts, bankKey);
+    case 'transfer.batch':
+      return command.payload.items.flatMap((item) => transferAccounts(accountId, item, facts, bankKey));
     case 'transfer.partner_result': {
       const transfer = facts.transfers.get(command.payload.transfer_id);
       if (!transfer) return [];

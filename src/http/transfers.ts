@@ -31,7 +31,7 @@ export const recipientSchema = {
   properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
 } as const;
 const EITHER_FORM = 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both';
-const createBodySchema = {
+export const createBodySchema = {
   type: 'object', additionalProperties: false, required: ['amount', 'currency'],
   description: EITHER_FORM,
   examples: [{ recipient_email: 'friend@example.com', amount: '10.00', currency: 'USD', note: 'dinner' }],

@@ -56,8 +56,11 @@ const FORMAT_EXAMPLES: Record<string, string> = {
   uri: 'an absolute URL, e.g. https://example.com/hook',
 };
 
+/** An instance path in the form `details` names fields: dotted, an array's item by its index (transfers[3].amount). */
+const dotted = (instancePath: string): string => instancePath.split('/').filter(Boolean).reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+
 function fieldPath(error: ErrorObject, location: string): string {
-  const base = error.instancePath.split('/').filter(Boolean).join('.');
+  const base = dotted(error.instancePath);
   let field = base;
   if (error.keyword === 'required') field = [base, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
   if (error.keyword === 'additionalProperties') field = [base, (error.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
@@ -90,7 +93,9 @@ function describe(error: ErrorObject, field: string): string {
 
 function toDomainError(error: ErrorObject, location: string): DomainError {
   const parent = error.parentSchema as Record<string, unknown> | undefined;
-  const field = typeof parent?.['x-field'] === 'string' ? parent['x-field'] : fieldPath(error, location);
+  // A rule's own field is named within the object it checks (an item of an array, for one).
+  const within = dotted(error.instancePath);
+  const field = typeof parent?.['x-field'] === 'string' ? (within ? `${within}.${parent['x-field']}` : parent['x-field']) : fieldPath(error, location);
   const override = parent?.['x-error'];
   const code: ErrorCode = typeof override === 'string' && override in ERROR_STATUS && error.keyword !== 'required' && error.keyword !== 'type'
     ? (override as ErrorCode)

@@ -4,7 +4,9 @@
 //   2. hot account: every transfer credits one account; how far throughput drops;
 //   3. scaled out: the same load on two API processes and two ledger processes, then the
 //      ledger's invariants checked (test/support/load.ts);
-//   4. backlog: BENCH_BACKLOG commands queued in Kafka, drained by a ledger process alone.
+//   4. backlog: BENCH_BACKLOG commands queued in Kafka, drained by a ledger process alone;
+//   5. batches: the same transfers through POST /v1/transfer-batches, 100 and 1,000 to a request,
+//      printed beside the single requests of 1 (batch-load.ts).
 // Each prints its anatomy per transfer (anatomy.ts).
 //
 //   npm run bench:ledger
@@ -15,7 +17,8 @@
 //
 // Settings (environment): BENCH_E2E_S (60), BENCH_HOT_S (20), BENCH_SCALED_S (30),
 // BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the
-// mock rails take the next, a second API process the one after).
+// mock rails take the next, a second API process the one after), BENCH_BATCH_S (20),
+// BENCH_BATCH_CONNECTIONS (4); BENCH_BATCHES_ONLY=1 runs only 1 and 5.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createKafka } from '../../src/kafka/client'; // before kafkajs: it installs the kafkajs fixes
@@ -35,6 +38,7 @@ import { encodeRequest, RawHttpConnection } from './raw-http';
 import { Anatomy } from './anatomy';
 import knex from 'knex';
 import { violations } from '../support/load';
+import { batchLoad, printBatchRows, type BatchFigures } from './batch-load';
 
 const E2E_S = Number(env.BENCH_E2E_S ?? 60);
 const HOT_S = Number(env.BENCH_HOT_S ?? 20);
@@ -44,6 +48,9 @@ const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 64);
 const ACCOUNTS = Number(env.BENCH_ACCOUNTS ?? 100);
 const BACKLOG = Number(env.BENCH_BACKLOG ?? 100_000);
 const PORT = Number(env.BENCH_PORT ?? 3200);
+const BATCH_S = Number(env.BENCH_BATCH_S ?? 20);
+const BATCH_CONNECTIONS = Number(env.BENCH_BATCH_CONNECTIONS ?? 4);
+const BATCHES_ONLY = env.BENCH_BATCHES_ONLY === '1';
 const names = benchNames('ledger');
 
 interface Member { id: string; email: string; key: string; token: string }
@@ -237,6 +244,10 @@ async function main(): Promise<void> {
     console.log(`${ACCOUNTS} accounts funded; ${CONNECTIONS} connections; processes: ${groups.join(' | ')}`);
 
     const uniform = await transferLoad(anatomy, services, [PORT], members, E2E_S, null);
+    const batches: BatchFigures[] = [];
+    for (const size of [100, 1000]) batches.push(await batchLoad(PORT, members, size, BATCH_S, BATCH_CONNECTIONS));
+    printBatchRows(uniform, batches);
+    if (BATCHES_ONLY) return;
     const hot = await transferLoad(anatomy, services, [PORT], members, HOT_S, members[0]);
     await stopAll(services);
     // Scaled out: two ledger processes share the command partitions, and two API processes the

@@ -372,7 +372,7 @@ describe('API keys (DESIGN.md section 5)', () => {
     const table: Array<[string, Record<string, unknown>, number, string, string]> = [
       ['a missing type', {}, 400, 'invalid_request', 'type'],
       ['an unknown type', { type: 'admin' }, 400, 'invalid_key_type', 'type'],
-      ['an unknown scope', { type: 'restricted', scopes: ['everything:write'] }, 400, 'invalid_request', 'scopes.0'],
+      ['an unknown scope', { type: 'restricted', scopes: ['everything:write'] }, 400, 'invalid_request', 'scopes[0]'],
       ['a restricted key without scopes', { type: 'restricted' }, 400, 'invalid_request', 'scopes'],
       ['scopes on a secret key', { type: 'secret', scopes: ['transfers:read'] }, 400, 'invalid_request', 'scopes'],
     ];

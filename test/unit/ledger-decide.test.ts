@@ -27,6 +27,7 @@ function answer(decision: Decision): { status: number; body: unknown } {
     case 'reconciliation_adjustment': return { status: 200, body: outcome }; // finance answers with the exception (finance/exceptions.ts)
     case 'wallet_transfer': return { status: 201, body: outcome.wallet_transfer }; // src/wallets/routes.ts
     case 'hold': return { status: outcome.created ? 201 : 200, body: outcome.hold }; // src/holds/routes.ts
+    case 'transfer_batch': return { status: 201, body: outcome.batch }; // src/transfer-batches/routes.ts
   }
 }
 

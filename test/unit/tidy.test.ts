@@ -27,7 +27,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/main': ['src/config', 'src/log', 'src/roles', 'src/runtime'],
   'src/roles': ['src/finance', 'consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/config',
     'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/partner-links', 'src/partners',
-    'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/wallets', 'src/holds', 'src/balance-alerts', 'src/warm-up', 'src/webhooks'],
+    'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/wallets', 'src/holds', 'src/balance-alerts', 'src/transfer-batches', 'src/warm-up', 'src/webhooks'],
   'src/http': ['ledger', 'src/accounts', 'src/balances', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/finance', 'src/guards', 'src/ledger-client',
     'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/redaction', 'src/transient', 'src/webhooks'],
   // A surface's folder: its routes, service code and read model (DESIGN.md section 3).
@@ -35,6 +35,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/balance-alerts': ['ledger', 'src/db', 'src/errors', 'src/http'],
   'src/balances': ['src/db', 'src/errors'],
   'src/holds': ['ledger', 'src/db', 'src/errors', 'src/http', 'src/ledger-client'],
+  'src/transfer-batches': ['ledger', 'src/db', 'src/errors', 'src/http', 'src/ledger-client'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/errors', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
