@@ -17,6 +17,9 @@ import { controlHeaders } from '../support/secrets';
 const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
 const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', bank_account_number: 'DE89370400440532013000' };
 
+/** How soon an add-funds is credited however other partners and payments fare. */
+const SETTLES_WITHIN_MS = 18_000;
+
 describe('payments: settlement', () => {
   const base = () => testService().baseUrl;
   const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
@@ -63,8 +66,11 @@ describe('payments: settlement', () => {
       assert.equal(added.status, 201, JSON.stringify(added.body));
       assert.equal(added.body.status, 'authorized');
       const started = Date.now();
-      await reaches(added.body.id, ['completed'], 8_000, 'openbank settles the add-funds while claimless hangs');
-      assert.ok(Date.now() - started < 8_000);
+      // Well inside the 60 s claimless hangs, and inside the 25 s one hanging call's retries took
+      // when the settler went through payments one by one; the margin is for a loaded machine
+      // (the whole suite shares this service's settler).
+      await reaches(added.body.id, ['completed'], SETTLES_WITHIN_MS, 'openbank settles the add-funds while claimless hangs');
+      assert.ok(Date.now() - started < SETTLES_WITHIN_MS);
     } finally {
       await partnerDown('claimless', 0);
     }
@@ -123,7 +129,7 @@ describe('payments: settlement', () => {
     }
     const added = await addFunds(customerId);
     assert.deepEqual([added.status, added.body.status], [201, 'authorized'], JSON.stringify(added.body));
-    await reaches(added.body.id, ['completed'], 8_000, 'the add-funds is polled and credited though 150 older open payments never change');
+    await reaches(added.body.id, ['completed'], SETTLES_WITHIN_MS, 'the add-funds is polled and credited though 150 older open payments never change');
     // The claim links expire, and the settler cancels every one: none was left unpolled.
     await Promise.all(ids.map(async (id) => call(`${railsUrl()}/claimless`, 'POST', `/_control/expire-claim/${(await paymentOf(id)).external_id}`, undefined, { headers: controlHeaders() })));
     await eventually(async () => {

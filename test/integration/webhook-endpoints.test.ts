@@ -63,7 +63,7 @@ describe('webhook endpoints', () => {
     expectError(await create({ url: 'not a url' }), 400, 'invalid_request', 'url');
     expectError(await create({ url: 'ftp://example.com/x' }), 400, 'invalid_request', 'url');
     expectError(await create({ url: 'https://user:pass@example.com/x' }), 400, 'invalid_request', 'url');
-    expectError(await create({ url: 'https://example.com/x', events: ['transfer.exploded'] }), 400, 'invalid_request', 'events.0');
+    expectError(await create({ url: 'https://example.com/x', events: ['transfer.exploded'] }), 400, 'invalid_request', 'events[0]');
     expectError(await create({ url: 'https://example.com/x', events: ['balance.updated', 'balance.updated'] }), 400, 'invalid_request', 'events');
     expectError(await request('PATCH', `/v1/webhooks/${randomUUID()}`, {}), 400, 'invalid_request');
     assert.equal((await request('GET', '/v1/webhooks')).body.data.length, before);
