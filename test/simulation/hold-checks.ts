@@ -128,3 +128,12 @@ export async function walletBalanceChecks(db: Db, world: World): Promise<void> {
   }
   if (problems === 0) findings.pass();
 }
+
+/** What the run did with wallets and holds, for its last line: a run that sent none of them proves nothing about them. */
+export function walletSummary(world: World): string {
+  const holds = holdsOf(world).map(([, h]) => h);
+  const count = (how: SimHold['ended']) => holds.filter((h) => h.ended === how).length;
+  const captures = holds.reduce((n, h) => n + h.captures.filter((c) => c.command.state === 'final').length, 0);
+  const moves = world.model.commands.filter((c) => c.label.includes(' wallet transfer ') && c.state === 'final').length;
+  return `${world.members.reduce((n, m) => n + m.wallets.length, 0)} wallets, ${moves} wallet transfers, ${holds.length} holds (${count('captured')} captured, ${count('voided')} voided, ${count('expired')} expired), ${captures} captures`;
+}

@@ -18,7 +18,7 @@ import { endEverything, finalChecks, learnEverything, quiet } from './checks';
 import { runOp } from './clients';
 import { runFaults, type FaultLog } from './faults';
 import { Findings } from './findings';
-import { holdChecks, voidLeftHolds, walletBalanceChecks } from './hold-checks';
+import { holdChecks, voidLeftHolds, walletBalanceChecks, walletSummary } from './hold-checks';
 import { Http } from './http';
 import { Model } from './model';
 import { clientOps, faultSchedule, type Op, type ProcessTarget } from './plan';
@@ -73,8 +73,10 @@ function report(world: World, faults: FaultLog): void {
   const { findings } = world;
   if (findings.failures.length === 0) {
     console.log(`simulation seed ${settings.seed}: every check passed (${findings.passed} checks, ${world.stats.ops} operations, ${world.http.requests} requests, ${faults.done} faults)`);
+    console.log(`  wallets and holds: ${walletSummary(world)}`);
     return;
   }
+  console.log(`  wallets and holds: ${walletSummary(world)}`);
   console.log(`\nSIMULATION FAILED, seed ${settings.seed} (--seed ${settings.seed} --minutes ${settings.minutes} --clients ${settings.clients} --faults ${settings.faults})`);
   const byCheck = new Map<string, typeof findings.failures>();
   for (const failure of findings.failures) byCheck.set(failure.check, [...(byCheck.get(failure.check) ?? []), failure]);
