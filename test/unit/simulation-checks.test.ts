@@ -59,6 +59,19 @@ describe('simulation checks', () => {
     assert.deepEqual(model.undecided(), [checked]);
   });
 
+  it('a refusal learned late is judged by what was certain when it was sent, not by credits learned since', () => {
+    const model = new Model();
+    model.answer(model.begin(0, 'faucet', []), [d(A, 'USD', '12')]);
+    const hold = model.begin(0, 'hold 36 (answer lost, learned at the end)', [d(A, 'USD', '-36')]);
+    model.answer(model.begin(0, 'wallet transfer in', []), [d(A, 'USD', '46')]);
+    model.answer(model.begin(0, 'wallet transfer out', []), [d(A, 'USD', '-50')]);
+    // The credit may have come after the hold was decided: 422 insufficient_funds for 36 fits.
+    assert.deepEqual(Object.values(model.range(A, 'USD', hold)).map((x) => x.toFixed()), ['-38', '58']);
+    assert.ok(model.range(A, 'USD', hold).lo.isLessThan(36));
+    // For a command begun now, both are certain.
+    assert.deepEqual(Object.values(model.range(A, 'USD', model.begin(0, 'now', []))).map((x) => x.toFixed()), ['8', '8']);
+  });
+
   it('an error body as SPEC.md section 7 gives it, and no 5xx but a 503 with Retry-After', () => {
     assert.equal(errorBodyProblem({ success: false, error: 'invalid_request', message: 'x', details: 'id' }), null);
     assert.equal(errorBodyProblem({ success: false, error: 'invalid_request', message: 'x', details: null }), null);
