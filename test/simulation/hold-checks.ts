@@ -13,6 +13,24 @@ import type { Member, SimHold, World } from './world';
 
 const holdsOf = (world: World): Array<[Member, SimHold]> => world.members.flatMap((m) => m.holds.map((h): [Member, SimHold] => [m, h]));
 
+/**
+ * A hold refused 400 on a repeat past its expires_at was never made, or its key's first attempt
+ * made it and the repeat had to answer that (SPEC.md section 7: one outcome per key). Read by the
+ * id the key gives it; one that exists is a failure, and the model takes it in so the rest of the
+ * checks (its end, its events, the balances) still hold.
+ */
+export async function readDoubtful(world: World): Promise<void> {
+  for (const member of world.members) {
+    for (const { hold, adopt } of member.doubtful.splice(0)) {
+      const answer = await world.http.read(member.index, `/v1/holds/${hold.id}`, { token: member.key, timeoutMs: 30_000 });
+      if (typeof answer === 'string' || answer.status === 404) continue;
+      world.findings.expect(false, 'a request repeated under its key answers its first outcome',
+        () => `hold ${hold.id} (${hold.command.label}): made under its key, the repeat refused 400 expires_at; the hold is ${answer.body?.status}`, [member.index]);
+      if (answer.status === 200) adopt();
+    }
+  }
+}
+
 /** Voids every hold the model has not seen end: a long one outlives the run, and an ended hold is one whose figures can be checked. */
 export async function voidLeftHolds(world: World): Promise<void> {
   await Promise.all(holdsOf(world).filter(([, h]) => h.ended === null).map(async ([member, hold]) => {

@@ -18,7 +18,7 @@ import { endEverything, finalChecks, learnEverything, quiet } from './checks';
 import { runOp } from './clients';
 import { runFaults, type FaultLog } from './faults';
 import { Findings } from './findings';
-import { holdChecks, voidLeftHolds, walletBalanceChecks, walletSummary } from './hold-checks';
+import { holdChecks, readDoubtful, voidLeftHolds, walletBalanceChecks, walletSummary } from './hold-checks';
 import { Http } from './http';
 import { Model } from './model';
 import { clientOps, faultSchedule, type Op, type ProcessTarget } from './plan';
@@ -49,7 +49,7 @@ async function setUp(world: World): Promise<void> {
     const stream = await collectEvents(baseUrl, signed.token);
     world.members.push({
       index: i, accountId: signed.account.id, email: signed.email, key: signed.key, token: signed.token, vibans: signed.vibans as any[],
-      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [],
+      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [], doubtful: [],
     });
   }
   for (const member of world.members) {
@@ -123,6 +123,7 @@ async function main(): Promise<void> {
   const db = createDb(names.databaseUrl, 2);
   try {
     await learnEverything(world);
+    await readDoubtful(world);
     await voidLeftHolds(world);
     if (!await quiet(db, world)) findings.expect(false, 'the system becomes quiet', () => 'transfers, payments or outbox rounds still open after 180 s', []);
     await endEverything(db, world);

@@ -5,6 +5,7 @@
 // until an answer (or, at the end, a read) says how it ended; a capture succeeds only while the
 // hold may still be active and has enough left, and is refused only when the model allows it.
 import { Money, type Amount } from '../../ledger/money';
+import { derivedUuid, idempotentCommandId } from '../../src/ledger-client';
 import type { Answer } from './http';
 import type { Command } from './model';
 import type { Misbehaviour, WalletOp } from './plan';
@@ -101,9 +102,11 @@ async function holdCreate(world: World, member: Member, op: Extract<WalletOp, { 
   const body = { amount, currency: op.currency, expires_at: new Date(expiresAt).toISOString(), description: 'simulation', ...(side === 'main' ? {} : { wallet_id: side }) };
   const taken = [delta(availableKey(member, side), op.currency, new Money(amount).negated()), delta(heldKey(member, side), op.currency, amount)];
   const release = [delta(heldKey(member, side), op.currency, new Money(amount).negated()), delta(availableKey(member, side), op.currency, amount)];
+  const keys = new Map<Command, string>();
   await write(world, {
     member, label: `c${member.index} hold ${amount} ${op.currency} on ${side.slice(0, 8)} for ${op.expiresInS} s`, path: '/v1/holds', body,
     otherBody: { ...body, amount: money(op.cents + 1) }, possible: taken, idField: (b) => b?.id,
+    onBegin: (command, key) => { keys.set(command, key); },
     learn: (command, answer) => {
       fundsCheck(world, command, member, op.currency, new Money(amount), answer, availableKey(member, side));
       if (!created(answer)) {
@@ -111,6 +114,13 @@ async function holdCreate(world: World, member: Member, op: Extract<WalletOp, { 
         const late = answer.body?.error === 'invalid_request' && answer.body?.details === 'expires_at' && Date.now() >= expiresAt - CLOCK_MARGIN_MS;
         if (!late) unexpected(world, command, member, answer, ['insufficient_funds']);
         world.model.refuse(command);
+        // An earlier attempt under the key may have made the hold (its answer lost): the route
+        // names the hold after the key, so it is read at the end (hold-checks.ts, readDoubtful).
+        const key = keys.get(command);
+        if (late && key) {
+          const hold: SimHold = { id: derivedUuid('hold', idempotentCommandId(member.accountId, key)), client: member.index, side, currency: op.currency, amount: new Money(amount), expiresAt, command, captures: [], enders: [], ended: null };
+          member.doubtful.push({ hold, adopt: () => { world.model.answer(command, taken, release); member.holds.push(hold); } });
+        }
         return;
       }
       const hold: SimHold = { id: answer.body.id, client: member.index, side, currency: op.currency, amount: new Money(amount), expiresAt, command, captures: [], enders: [], ended: null };

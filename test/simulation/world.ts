@@ -50,6 +50,8 @@ export interface Member {
   /** The account's wallets, oldest first. */
   wallets: string[];
   holds: SimHold[];
+  /** Holds refused on a late repeat (expires_at passed) whose key's first attempt may have made them: read at the end. */
+  doubtful: Array<{ hold: SimHold; adopt: () => void }>;
 }
 
 /** A write whose answer the client has not learned (it gave up, or the run ended): asked again at the end. */

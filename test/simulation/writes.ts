@@ -34,7 +34,7 @@ export interface Write {
   allowedFinal?: string[];
   idField: (body: any) => unknown;
   /** Told of each command the write begins, before it is sent (a hold's capture or void is undecided from then on). */
-  onBegin?: (command: Command) => void;
+  onBegin?: (command: Command, key: string) => void;
   /** What the model learns from a final answer. */
   learn: (command: Command, answer: Answer) => void;
 }
@@ -59,7 +59,7 @@ export async function write(world: World, w: Write, misbehave: Misbehaviour): Pr
   };
   let key = randomUUID();
   let command = model.begin(client, w.label, w.possible, w.allowedFinal);
-  w.onBegin?.(command);
+  w.onBegin?.(command, key);
   let learn = learnOnce(command);
   findings.trace(client, `${w.label} key=${key.slice(0, 8)}${misbehave ? ` (${misbehave})` : ''}`);
 
@@ -73,7 +73,7 @@ export async function write(world: World, w: Write, misbehave: Misbehaviour): Pr
     world.unlearned.push({ client, path: w.path, body: w.body, key, headers: options.headers, command, learn });
     key = randomUUID();
     command = model.begin(client, `${w.label} (again, new key)`, w.possible, w.allowedFinal);
-    w.onBegin?.(command);
+    w.onBegin?.(command, key);
     learn = learnOnce(command);
     findings.trace(client, `${w.label} again key=${key.slice(0, 8)} after ${typeof first === 'string' ? first : first.status}`);
   }
