@@ -3,131 +3,18 @@
 // short, a creation only when they may have been there, an illegal id refused with 400
 // invalid_request naming its field, a legal form of an id acting on the same resource.
 import { randomUUID } from 'node:crypto';
-import { Money, type Amount } from '../../ledger/money';
+import { Money } from '../../ledger/money';
 import { BANK_PAYEE } from '../support/mixed-load';
 import { consent, browse } from '../support/partner-links';
 import { idInForm, isLegal, type IdForm } from './ids';
-import { isPartnerError, type Answer } from './http';
-import type { Command, Delta } from './model';
+import { isPartnerError } from './http';
 import { PAYMENT_SCENARIOS, TRANSFER_SCENARIOS, type Misbehaviour, type Op } from './plan';
+import { runWalletOp } from './wallet-ops';
 import type { Member, World } from './world';
+import { delta, fundsCheck, illegalIdCheck, money, unexpected, write } from './writes';
 
-const money = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
-const delta = (account: string, currency: string, amount: Amount | string): Delta => ({ account, currency, amount: new Money(amount) });
-const SHORT_TIMEOUT_MS = 40;
 /** An upper bound of what one unit buys in another fiat currency (GBP to USD is about 1.27). */
 const MAX_RATE = new Money('1.4');
-
-/** The same outcome: a replay answers 200 with what the first answer said (or the same refusal). */
-function sameOutcome(first: Answer, again: Answer, idField: (body: any) => unknown): boolean {
-  const created = (s: number) => s === 200 || s === 201;
-  if (created(first.status)) return created(again.status) && idField(first.body) === idField(again.body);
-  return again.status === first.status && again.body?.error === first.body?.error;
-}
-
-interface Write {
-  member: Member;
-  label: string;
-  path: string;
-  body: Record<string, unknown>;
-  /** Another body for the same key (the misbehaviour "other_body"). */
-  otherBody: Record<string, unknown>;
-  headers?: Record<string, string>;
-  possible: Delta[];
-  allowedFinal?: string[];
-  idField: (body: any) => unknown;
-  /** What the model learns from a final answer. */
-  learn: (command: Command, answer: Answer) => void;
-}
-
-/** Sends a write as the client's misbehaviour for it says, and teaches the model each final answer. */
-async function write(world: World, w: Write, misbehave: Misbehaviour): Promise<Answer | null> {
-  const { http, model, findings } = world;
-  const client = w.member.index;
-  const options = { token: w.member.key, headers: w.headers ?? {} };
-  const learnOnce = (command: Command) => {
-    let learned: Answer | null = null;
-    return (answer: Answer) => {
-      if (learned) {
-        findings.expect(sameOutcome(learned, answer, w.idField), 'every client that retried learned one outcome',
-          () => `${w.label}: first ${learned!.status} ${JSON.stringify(learned!.body).slice(0, 200)}, then ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`, [client]);
-        return;
-      }
-      learned = answer;
-      findings.trace(client, `  <- ${answer.status} ${answer.body?.error ?? ''} ${String(w.idField(answer.body) ?? '')} (${w.label.slice(0, 40)})`);
-      w.learn(command, answer);
-    };
-  };
-  let key = randomUUID();
-  let command = model.begin(client, w.label, w.possible, w.allowedFinal);
-  let learn = learnOnce(command);
-  findings.trace(client, `${w.label} key=${key.slice(0, 8)}${misbehave ? ` (${misbehave})` : ''}`);
-
-  if (misbehave === 'new_key_after_timeout') {
-    const first = await http.send(client, 'POST', w.path, w.body, { ...options, key, timeoutMs: SHORT_TIMEOUT_MS });
-    if (typeof first !== 'string' && first.status !== 202 && first.status < 500 && first.status !== 429) {
-      learn(first);
-      return first;
-    }
-    // Gave up on this key: its command stays undecided until it is asked again at the end.
-    world.unlearned.push({ client, path: w.path, body: w.body, key, headers: options.headers, command, learn });
-    key = randomUUID();
-    command = model.begin(client, `${w.label} (again, new key)`, w.possible, w.allowedFinal);
-    learn = learnOnce(command);
-    findings.trace(client, `${w.label} again key=${key.slice(0, 8)} after ${typeof first === 'string' ? first : first.status}`);
-  }
-  let answer: Answer | null;
-  if (misbehave === 'concurrent') {
-    const [a, b] = await Promise.all([http.decide(client, w.path, w.body, key, options), http.decide(client, w.path, w.body, key, options)]);
-    if (a) learn(a);
-    if (b) learn(b);
-    answer = a ?? b;
-  } else {
-    answer = await http.decide(client, w.path, w.body, key, options);
-    if (answer) learn(answer);
-  }
-  if (!answer) {
-    world.unlearned.push({ client, path: w.path, body: w.body, key, headers: options.headers, command, learn });
-    return null;
-  }
-  if (misbehave === 'replay') {
-    const again = await http.decide(client, w.path, w.body, key, options);
-    if (again) learn(again);
-  } else if (misbehave === 'other_body') {
-    const other = await http.decide(client, w.path, w.otherBody, key, options);
-    if (other) {
-      const ok = findings.expect(other.status === 409 && other.body?.error === 'idempotency_conflict', 'the same key with another body is 409 idempotency_conflict',
-        () => `${w.label}: the other body answered ${other.status} ${JSON.stringify(other.body).slice(0, 200)}`, [client]);
-      // Whatever it did, the model must know it, or every later balance would be off; an answer
-      // naming the first answer's resource moved nothing more.
-      if (!ok && other.status < 300 && w.idField(other.body) !== w.idField(answer.body)) w.learn(model.begin(client, `${w.label} (other body)`, [], w.allowedFinal), other);
-    }
-  }
-  return answer;
-}
-
-/** Checks a money-moving answer against the model: created only if the funds may have been there, refused for want of them only if they may not. */
-function fundsCheck(world: World, command: Command, member: Member, currency: string, amount: Amount, answer: Answer): void {
-  const { lo, hi } = world.model.range(member.accountId, currency, command);
-  if (answer.status === 200 || answer.status === 201) {
-    world.findings.expect(hi.isGreaterThanOrEqualTo(amount), 'a creation only when the funds may have been there',
-      () => `${command.label}: created, but the model's ${currency} balance was at most ${hi.toFixed()}`, [member.index]);
-  } else if (answer.body?.error === 'insufficient_funds') {
-    world.findings.expect(lo.isLessThan(amount), 'insufficient_funds only when the funds may have been short',
-      () => `${command.label}: refused, but the model's ${currency} balance was at least ${lo.toFixed()}`, [member.index]);
-  }
-}
-
-function unexpected(world: World, command: Command, member: Member, answer: Answer, allowed: string[]): void {
-  world.findings.expect(allowed.includes(answer.body?.error), 'every refusal one the model allows',
-    () => `${command.label}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`, [member.index]);
-}
-
-function illegalIdCheck(world: World, member: Member, label: string, field: string, form: IdForm, answer: Answer | null): void {
-  if (!answer) return;
-  world.findings.expect(answer.status === 400 && answer.body?.error === 'invalid_request' && String(answer.body?.details ?? '').includes(field),
-    'an illegal id is 400 invalid_request naming its field', () => `${label}: ${field} in form ${form} answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`, [member.index]);
-}
 
 /** A transfer (internal, chain or bank): the sender's debit, then (bank) a hold that settles or is released. */
 async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'internal' | 'chain' | 'bank' }>): Promise<void> {
@@ -346,6 +233,7 @@ export async function runOp(world: World, member: Member, op: Op): Promise<void>
       return;
     }
     case 'link': return link(world, member, op.partner);
+    case 'wallet_create': case 'wallet_transfer': case 'hold': case 'capture': case 'void': case 'capture_void_race': case 'captures_race': return runWalletOp(world, member, op);
     case 'webhook_read': return lookup(world, member, '/v1/webhooks', member.webhookId, op.form, (b) => b?.id);
     case 'lookup': {
       const list = op.what === 'transfer' ? member.transfers : op.what === 'payment' ? member.payments : member.quotes;

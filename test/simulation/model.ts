@@ -19,15 +19,19 @@ export interface Command {
   allowedFinal: string[];
   resource: { type: 'transfer' | 'payment' | 'quote'; id: string } | null;
   state: 'undecided' | 'refused' | 'open' | 'final';
+  /** When (the model's count of events) it was begun, and when its last certain move was learned. */
+  begunAt: number;
+  learnedAt: number;
 }
 
 const keyOf = (account: string, currency: string) => `${account}|${currency}`;
 
 export class Model {
   readonly commands: Command[] = [];
+  private clock = 0;
 
   begin(client: number, label: string, possible: Delta[], allowedFinal: string[] = []): Command {
-    const command: Command = { id: this.commands.length, client, label, certain: [], possible, allowedFinal, resource: null, state: 'undecided' };
+    const command: Command = { id: this.commands.length, client, label, certain: [], possible, allowedFinal, resource: null, state: 'undecided', begunAt: ++this.clock, learnedAt: 0 };
     this.commands.push(command);
     return command;
   }
@@ -41,6 +45,7 @@ export class Model {
   /** Answered: `moved` is certain; `later` may still move (a hold's release, a payout's credit). */
   answer(command: Command, moved: Delta[], later: Delta[] = []): void {
     command.certain.push(...moved);
+    command.learnedAt = ++this.clock;
     command.possible = later;
     command.state = later.length > 0 ? 'open' : 'final';
   }
@@ -48,17 +53,28 @@ export class Model {
   /** Ended: what moved at the end is certain, and nothing more may move. */
   end(command: Command, moved: Delta[]): void {
     command.certain.push(...moved);
+    command.learnedAt = ++this.clock;
     command.possible = [];
     command.state = 'final';
   }
 
-  /** The least and the most the balance may be now, leaving out `except` (the command being checked). */
+  /**
+   * The least and the most the balance may be now, leaving out `except` (the command being checked).
+   * What another command moved is certain for `except` only if it was learned before `except` was
+   * begun: one learned since may have been decided after `except` (a refusal learned late, at the
+   * end of a run, was decided before the credits learned meanwhile), so it counts as possible.
+   */
   range(account: string, currency: string, except?: Command): { lo: Amount; hi: Amount } {
     let lo = new Money(0);
     let hi = new Money(0);
     for (const command of this.commands) {
       if (command === except) continue;
-      for (const d of command.certain) if (d.account === account && d.currency === currency) { lo = lo.plus(d.amount); hi = hi.plus(d.amount); }
+      const certain = !except || command.learnedAt < except.begunAt;
+      for (const d of command.certain) {
+        if (d.account !== account || d.currency !== currency) continue;
+        if (certain || d.amount.isNegative()) lo = lo.plus(d.amount);
+        if (certain || !d.amount.isNegative()) hi = hi.plus(d.amount);
+      }
       for (const d of command.possible) {
         if (d.account !== account || d.currency !== currency) continue;
         if (d.amount.isNegative()) lo = lo.plus(d.amount); else hi = hi.plus(d.amount);

@@ -27,7 +27,22 @@ export type Op =
   | { kind: 'public_quote'; from: Fiat; to: Fiat; cents: number }
   | { kind: 'link'; partner: 'openbank' | 'fiat' }
   | { kind: 'webhook_read'; form: IdForm }
-  | { kind: 'lookup'; what: 'transfer' | 'payment' | 'quote'; pick: number; form: IdForm };
+  | { kind: 'lookup'; what: 'transfer' | 'payment' | 'quote'; pick: number; form: IdForm }
+  | WalletOp;
+
+/**
+ * Wallets and holds (README "Wallets and holds"). `pick` chooses among the client's wallets or
+ * its holds the model still thinks active, whichever exist when the op runs; `share` is the part
+ * of what may be left of a hold that a capture asks for (above 1: more than is left).
+ */
+export type WalletOp =
+  | { kind: 'wallet_create'; misbehave: Misbehaviour }
+  | { kind: 'wallet_transfer'; route: 'in' | 'out' | 'between' | 'other'; to: number; pick: number; pick2: number; currency: Fiat; cents: number; misbehave: Misbehaviour }
+  | { kind: 'hold'; onWallet: boolean; pick: number; currency: Fiat; cents: number; expiresInS: number; misbehave: Misbehaviour }
+  | { kind: 'capture'; pick: number; to: number; share: number; final: boolean; misbehave: Misbehaviour }
+  | { kind: 'void'; pick: number; misbehave: Misbehaviour }
+  | { kind: 'capture_void_race'; pick: number; to: number; share: number }
+  | { kind: 'captures_race'; pick: number; to: number; other: number };
 
 /** The sandbox failures a transfer to a bank may ask for, and the final statuses each allows. */
 export const TRANSFER_SCENARIOS: Record<string, string[]> = {
@@ -78,6 +93,24 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
     return [from, pick(FIAT.filter((c) => c !== from))];
   };
   for (;;) {
+    // A quarter of the operations are wallets' and holds', drawn before the rest so their share
+    // does not change the mix of the others.
+    if (random() < 0.25) {
+      const roll = random();
+      const share = random() < 0.15 ? 1.2 : random();
+      if (roll < 0.08) yield { kind: 'wallet_create', misbehave: misbehave() };
+      else if (roll < 0.35) {
+        yield { kind: 'wallet_transfer', route: pick(['in', 'in', 'out', 'between', 'other'] as const), to: other(), pick: random(), pick2: random(), currency: pick(FIAT), cents: cents(), misbehave: misbehave() };
+      } else if (roll < 0.60) {
+        // Some holds expire within the run (seconds), most outlive it (an hour to a week).
+        const expiresInS = random() < 0.35 ? 3 + Math.floor(random() * 20) : 3_600 + Math.floor(random() * 7 * 86_400);
+        yield { kind: 'hold', onWallet: random() < 0.4, pick: random(), currency: pick(FIAT), cents: cents(), expiresInS, misbehave: misbehave() };
+      } else if (roll < 0.80) yield { kind: 'capture', pick: random(), to: other(), share, final: random() < 0.3, misbehave: misbehave() };
+      else if (roll < 0.88) yield { kind: 'void', pick: random(), misbehave: pick([null, null, null, 'replay', 'concurrent'] as const) };
+      else if (roll < 0.95) yield { kind: 'capture_void_race', pick: random(), to: other(), share };
+      else yield { kind: 'captures_race', pick: random(), to: other(), other: other() };
+      continue;
+    }
     const roll = random();
     if (roll < 0.08) yield { kind: 'faucet', currency: pick([...FIAT, 'USDC'] as const), cents: 1 + Math.floor(random() * 20_000), misbehave: misbehave() };
     else if (roll < 0.30) yield { kind: 'internal', to: other(), currency: pick(FIAT), cents: cents(), misbehave: misbehave() };

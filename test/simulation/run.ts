@@ -18,6 +18,7 @@ import { endEverything, finalChecks, learnEverything, quiet } from './checks';
 import { runOp } from './clients';
 import { runFaults, type FaultLog } from './faults';
 import { Findings } from './findings';
+import { holdChecks, readDoubtful, voidLeftHolds, walletBalanceChecks, walletSummary } from './hold-checks';
 import { Http } from './http';
 import { Model } from './model';
 import { clientOps, faultSchedule, type Op, type ProcessTarget } from './plan';
@@ -48,7 +49,7 @@ async function setUp(world: World): Promise<void> {
     const stream = await collectEvents(baseUrl, signed.token);
     world.members.push({
       index: i, accountId: signed.account.id, email: signed.email, key: signed.key, token: signed.token, vibans: signed.vibans as any[],
-      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [],
+      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [], doubtful: [],
     });
   }
   for (const member of world.members) {
@@ -72,8 +73,10 @@ function report(world: World, faults: FaultLog): void {
   const { findings } = world;
   if (findings.failures.length === 0) {
     console.log(`simulation seed ${settings.seed}: every check passed (${findings.passed} checks, ${world.stats.ops} operations, ${world.http.requests} requests, ${faults.done} faults)`);
+    console.log(`  wallets and holds: ${walletSummary(world)}`);
     return;
   }
+  console.log(`  wallets and holds: ${walletSummary(world)}`);
   console.log(`\nSIMULATION FAILED, seed ${settings.seed} (--seed ${settings.seed} --minutes ${settings.minutes} --clients ${settings.clients} --faults ${settings.faults})`);
   const byCheck = new Map<string, typeof findings.failures>();
   for (const failure of findings.failures) byCheck.set(failure.check, [...(byCheck.get(failure.check) ?? []), failure]);
@@ -120,9 +123,13 @@ async function main(): Promise<void> {
   const db = createDb(names.databaseUrl, 2);
   try {
     await learnEverything(world);
+    await readDoubtful(world);
+    await voidLeftHolds(world);
     if (!await quiet(db, world)) findings.expect(false, 'the system becomes quiet', () => 'transfers, payments or outbox rounds still open after 180 s', []);
     await endEverything(db, world);
+    await holdChecks(db, world);
     await finalChecks(db, world);
+    await walletBalanceChecks(db, world);
   } finally {
     await db.destroy();
     clearInterval(progress);

@@ -5,7 +5,30 @@ import type { CollectedEvents } from '../support/load';
 import type { Receiver } from '../support/webhook-receiver';
 import type { Findings } from './findings';
 import type { Http } from './http';
+import type { Amount } from '../../ledger/money';
 import type { Command, Model } from './model';
+
+/**
+ * A hold as the model knows it: what it took, what its captures certainly paid, and the commands
+ * that may still end it. `command` is the hold's own: its creation moved the amount from available
+ * to held, and its release (void, expiry, the rest after a final capture) may still move it back.
+ */
+export interface SimHold {
+  id: string;
+  client: number;
+  /** "main" or the wallet's id. */
+  side: string;
+  currency: string;
+  amount: Amount;
+  expiresAt: number;
+  command: Command;
+  /** Each capture sent and not refused: certain once its command is final. */
+  captures: Array<{ command: Command; amount: Amount }>;
+  /** Voids and final captures sent and not refused: each may have ended the hold. */
+  enders: Command[];
+  /** How the hold ended, once an answer said so. */
+  ended: null | 'captured' | 'voided' | 'expired';
+}
 
 export interface Member {
   index: number;
@@ -24,6 +47,11 @@ export interface Member {
   transfers: string[];
   payments: string[];
   quotes: string[];
+  /** The account's wallets, oldest first. */
+  wallets: string[];
+  holds: SimHold[];
+  /** Holds refused on a late repeat (expires_at passed) whose key's first attempt may have made them: read at the end. */
+  doubtful: Array<{ hold: SimHold; adopt: () => void }>;
 }
 
 /** A write whose answer the client has not learned (it gave up, or the run ended): asked again at the end. */

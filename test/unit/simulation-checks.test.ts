@@ -10,6 +10,7 @@ import { checkAnswer, errorBodyProblem } from '../simulation/http';
 import { idInForm, ILLEGAL_FORMS, LEGAL_FORMS } from '../simulation/ids';
 import { Model } from '../simulation/model';
 import { clientOps, faultSchedule, PARTNERS } from '../simulation/plan';
+import { availableKey, endHold, heldKey } from '../simulation/wallet-ops';
 
 const A = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const B = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -58,6 +59,19 @@ describe('simulation checks', () => {
     assert.deepEqual(model.undecided(), [checked]);
   });
 
+  it('a refusal learned late is judged by what was certain when it was sent, not by credits learned since', () => {
+    const model = new Model();
+    model.answer(model.begin(0, 'faucet', []), [d(A, 'USD', '12')]);
+    const hold = model.begin(0, 'hold 36 (answer lost, learned at the end)', [d(A, 'USD', '-36')]);
+    model.answer(model.begin(0, 'wallet transfer in', []), [d(A, 'USD', '46')]);
+    model.answer(model.begin(0, 'wallet transfer out', []), [d(A, 'USD', '-50')]);
+    // The credit may have come after the hold was decided: 422 insufficient_funds for 36 fits.
+    assert.deepEqual(Object.values(model.range(A, 'USD', hold)).map((x) => x.toFixed()), ['-38', '58']);
+    assert.ok(model.range(A, 'USD', hold).lo.isLessThan(36));
+    // For a command begun now, both are certain (the hold still undecided).
+    assert.deepEqual(Object.values(model.range(A, 'USD', model.begin(0, 'now', []))).map((x) => x.toFixed()), ['-28', '8']);
+  });
+
   it('an error body as SPEC.md section 7 gives it, and no 5xx but a 503 with Retry-After', () => {
     assert.equal(errorBodyProblem({ success: false, error: 'invalid_request', message: 'x', details: 'id' }), null);
     assert.equal(errorBodyProblem({ success: false, error: 'invalid_request', message: 'x', details: null }), null);
@@ -91,5 +105,37 @@ describe('simulation checks', () => {
     // Without servers: the processes, the run's Redis keys and partner outages.
     assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'api', 'workers', 'rails', 'redis_keys', ...PARTNERS].includes(f.target)));
     for (const op of first(clientOps(7, 2, 6), 500)) if ('to' in op && typeof op.to === 'number') assert.ok(op.to !== 2 && op.to >= 0 && op.to < 6);
+  });
+
+  it('a seed sends wallets and holds among its traffic: creation, transfers, holds short and long, captures, voids and races', () => {
+    const ops = first(clientOps(7, 2, 6), 2_000);
+    const kinds = new Set(ops.map((op) => op.kind));
+    for (const kind of ['wallet_create', 'wallet_transfer', 'hold', 'capture', 'void', 'capture_void_race', 'captures_race']) assert.ok(kinds.has(kind as any), kind);
+    const holds = ops.filter((op) => op.kind === 'hold');
+    assert.ok(holds.some((op) => op.expiresInS < 60) && holds.some((op) => op.expiresInS >= 3_600), 'some holds expire within the run, some outlive it');
+    assert.ok(holds.some((op) => op.onWallet) && holds.some((op) => !op.onWallet), 'holds on main and on wallets');
+    const routes = new Set(ops.flatMap((op) => (op.kind === 'wallet_transfer' ? [op.route] : [])));
+    assert.deepEqual([...routes].sort(), ['between', 'in', 'other', 'out']);
+  });
+
+  it("a hold's release moves back once, to its side; ending it again another way is a failure", () => {
+    const model = new Model();
+    const findings = new Findings(false);
+    const world = { model, findings, members: [{ accountId: A }] } as any;
+    const wallet = B;
+    const command = model.begin(0, 'hold', []);
+    model.answer(command, [d(availableKey({ accountId: A }, wallet), 'USD', '-10.00'), d(heldKey({ accountId: A }, wallet), 'USD', '10.00')],
+      [d(heldKey({ accountId: A }, wallet), 'USD', '-10.00'), d(availableKey({ accountId: A }, wallet), 'USD', '10.00')]);
+    const hold = { id: B, client: 0, side: wallet, currency: 'USD', amount: new Money('10.00'), expiresAt: 0, command, captures: [], enders: [], ended: null };
+    endHold(world, hold, 'voided', '4.00');
+    assert.equal(model.undecided().length, 0);
+    assert.equal(model.balances().get(`wallet:${B}|USD`)!.toFixed(2), '-6.00');
+    assert.equal(model.balances().get(`wallet:${B}:held|USD`)!.toFixed(2), '6.00');
+    assert.equal(model.balances().get(`${A}|USD`), undefined, "a wallet's hold leaves the main balance alone");
+    endHold(world, hold, 'voided', '4.00');
+    assert.equal(findings.failures.length, 0);
+    assert.equal(model.balances().get(`wallet:${B}:held|USD`)!.toFixed(2), '6.00', 'released once');
+    endHold(world, hold, 'captured', '0');
+    assert.deepEqual(findings.failures.map((f) => f.check), ["every hold's state as the model predicts"]);
   });
 });
