@@ -84,12 +84,16 @@ const holdAnswer = (outcome: HoldOutcome): RouteResult => ({ status: outcome.cre
 /** The answer while the ledger has not decided: accepted, not yet done; repeat with the same key. */
 const lateDecision = (holdId: string): RouteResult => ({ status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { id: holdId, status: 'pending' } });
 
-/** expires_at as the ledger takes it: in the future, within the longest lifetime. */
+/**
+ * expires_at as the ledger takes it: an instant within the longest lifetime. Whether it still lies
+ * in the future is the ledger's to decide (ledger/decide-holds.ts), at decision time and once per
+ * key: a request repeated under its key after a short hold's expiry must answer the hold its first
+ * attempt made, not a refusal this request would earn on its own.
+ */
 function expiryOf(text: string | undefined, now: Date): string {
   if (text === undefined) return new Date(now.getTime() + HOLD_LIFETIME_DEFAULT_MS).toISOString();
   const at = new Date(text);
   if (Number.isNaN(at.getTime())) throw new DomainError('invalid_request', 'expires_at must be an ISO 8601 instant', 'expires_at');
-  if (at.getTime() <= now.getTime()) throw new DomainError('invalid_request', 'expires_at must lie in the future', 'expires_at');
   if (at.getTime() > now.getTime() + HOLD_LIFETIME_MAX_MS) throw new DomainError('invalid_request', `expires_at may lie at most ${HOLD_LIFETIME_MAX_MS / DAY_MS} days ahead`, 'expires_at');
   return at.toISOString();
 }

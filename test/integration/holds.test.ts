@@ -235,6 +235,30 @@ describe('holds', () => {
     await assertJournalBalanced(erin.account.id);
   });
 
+  it('answers a hold repeated under its key after the hold expired with the hold its first attempt made, and refuses a past expires_at once', async () => {
+    const fay = await signUp(base());
+    await fund(base(), fay.key, 'USD', '20.00');
+    const key = randomUUID();
+    const body = { amount: '5.00', expires_at: new Date(Date.now() + 1000).toISOString() };
+    const first = await hold(fay.key, body, key);
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    await eventually(async () => ((await getHold(fay.key, first.body.id)).status === 'expired' ? true : undefined), 15_000, 'the hold to expire');
+    // As when the first answer never reached the client, nor the cache: the repeat is decided by the ledger's record of the key.
+    const { redis } = testService().runtime;
+    const prefix = redis.options.keyPrefix ?? '';
+    const cachedAnswers = await redis.keys(`${prefix}idem:ledger:*:${key}`);
+    assert.equal(cachedAnswers.length, 1, 'the key\'s cached answer');
+    for (const cached of cachedAnswers) await redis.del(cached.slice(prefix.length));
+    const repeated = await hold(fay.key, body, key);
+    assert.ok(repeated.status === 200 || repeated.status === 201, `the repeat answers the hold, not a refusal: ${repeated.status} ${JSON.stringify(repeated.body)}`);
+    assert.equal(repeated.body.id, first.body.id);
+    const pastKey = randomUUID();
+    const past = { amount: '5.00', expires_at: new Date(Date.now() - 1000).toISOString() };
+    expectError(await hold(fay.key, past, pastKey), 400, 'invalid_request', 'expires_at');
+    expectError(await hold(fay.key, past, pastKey), 400, 'invalid_request', 'expires_at', 'the refusal is the key\'s answer');
+    assert.deepEqual(await main(fay.key), { currency: 'USD', available: '20.00', held: '0.00', pending: '0.00' });
+  });
+
   it('answers credentials, scopes and pk_ keys on every route, 400 naming the field, and replays or refuses under one Idempotency-Key', async () => {
     const frank = await signUp(base());
     await fund(base(), frank.key, 'USD', '50.00');
