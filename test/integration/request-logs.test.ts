@@ -119,8 +119,13 @@ describe('request logs', () => {
   it('filters the list by status class or code, path prefix and a first instant', async () => {
     const owner = await signUp(base());
     const since = new Date().toISOString();
+    // A log's created_at is its request's end, to the millisecond, and equal ones are listed by id:
+    // the three requests end a few milliseconds apart so that newest first is one order.
+    const apart = () => new Promise((resolve) => setTimeout(resolve, 5));
     const created = await createCustomer(base(), owner.key);
+    await apart();
     const refused = await call(base(), 'POST', '/v1/customers', { email: 'not-an-email', business_name: 'X', country_code: 'GB' }, { token: owner.key, idempotencyKey: randomUUID() });
+    await apart();
     const missing = await call(base(), 'GET', `/v1/transfers/${randomUUID()}`, undefined, { token: owner.key });
     const ids = [created, refused, missing].map((r) => r.headers.get('request-id')!);
     for (const id of ids) await loggedRequest(id);
