@@ -3,43 +3,14 @@
 // answers what the README says: an atomic batch created in full and read again, an atomic batch
 // with a bad item that moves nothing, and the same not atomic, its good item created.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { testService } from '../hooks';
-
-const README = path.join(__dirname, '..', '..', '..', 'README.md');
-
-/** The first sh block under `heading`. */
-function block(text: string, heading: string): string {
-  const match = /```sh\n([\s\S]*?)```/.exec(text.slice(text.indexOf(heading)));
-  assert.ok(match, `the README has a sh block under ${heading}`);
-  return match[1];
-}
+import { runReadmeWalkthrough } from '../support/readme-script';
 
 describe('the README\'s transfer batches', function () {
   this.timeout(60_000);
 
   it('runs as written after the first session, each step answering what the README says', async () => {
-    const text = fs.readFileSync(README, 'utf8');
-    const files = ['me', 'batch'].map((name) => [`/tmp/${name}.json`, path.join(os.tmpdir(), `readme-${name}-${randomUUID()}.json`)]);
-    let script = `${block(text, '## A first session')}\n${block(text, '## Transfer batches')}`
-      .replace(/^B=.*$/m, `B=${testService().baseUrl}`)
-      .replace(/^curl -sN .*&$/m, '')
-      .replace(/^kill %1.*$/m, '');
-    for (const [from, to] of files) script = script.replaceAll(from, to);
-    const shell = spawn('bash', ['-e', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    let errors = '';
-    shell.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    shell.stderr!.on('data', (chunk: Buffer) => { errors += chunk.toString(); });
-    const code = await new Promise<number | null>((resolve) => shell.once('exit', resolve));
-    for (const [, file] of files) fs.rmSync(file, { force: true });
-    assert.equal(code, 0, `the script ran to its end\noutput:\n${output}\nerrors:\n${errors}`);
-    assert.equal(errors, '', 'no step printed an error');
-    const json = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).slice(5);
+    const json: any[] = await runReadmeWalkthrough(testService().baseUrl, '## Transfer batches', ['me', 'batch']);
     const [created, read, atomicFailed, partial] = json;
     assert.deepEqual([created.status, created.items.map((i: { status: string }) => i.status)], ['completed', ['created', 'created']], 'both created');
     assert.deepEqual(read, created, 'GET reads the batch again');
