@@ -11,7 +11,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { localStatementTimeout } from '../src/db';
-import { inlineSql } from '../src/db/inline';
+import { inlineSql } from './pg-inline';
 import type { LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';

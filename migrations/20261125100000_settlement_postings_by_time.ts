@@ -1,5 +1,5 @@
 // A reconciliation reads the postings of a partner's settlement account over a few days
-// (src/finance/staged.ts). Without this index it walks every posting the account ever had. Only system accounts (no
+// (src/reconciliation/run.ts). Without this index it walks every posting the account ever had. Only system accounts (no
 // account_id) are indexed: customer-to-customer postings, most of the ledger's writes, pay nothing.
 import type { Knex } from 'knex';
 

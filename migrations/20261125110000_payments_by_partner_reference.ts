@@ -1,5 +1,5 @@
 // A reconciliation reads the range's days in full and, from the days around them, only the
-// movements of the payments its statement lines name (src/finance/staged.ts): found by the
+// movements of the payments its statement lines name (src/reconciliation/run.ts): found by the
 // partner's reference, then the payment's journal entries. Transfers' entries have no payment, so
 // the entries' index holds payments' entries alone.
 import type { Knex } from 'knex';

@@ -1,4 +1,4 @@
-// The API's idempotency records are swept once expired (src/http/idempotency-sweep.ts): the sweep
+// The API's idempotency records are swept once expired (src/idempotency/sweep.ts): the sweep
 // finds them by expiry, a batch at a time, without reading the whole table.
 import type { Knex } from 'knex';
 

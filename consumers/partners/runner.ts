@@ -7,8 +7,8 @@ import { PAYMENT_RESUBMIT_AFTER_MS } from '../../src/partners/payment-request';
 import type { RunningRole, Runtime } from '../../src/runtime';
 import { ExecutingDeadline } from './deadline';
 import { PaymentSettler } from './settler';
-import { Reconciliations } from '../../src/finance/reconciliations';
-import { ReconciliationSchedule } from '../../src/finance/schedule';
+import { Reconciliations } from '../../src/reconciliation/reports';
+import { ReconciliationSchedule } from '../../src/reconciliation/schedule';
 import {
   BATCH_MS_MAX_DEFAULT, CONCURRENCY_MAX_DEFAULT, createPartnerClients, handlePartnerBatch, POLL_MS_MAX_DEFAULT, REQUEUE_PAUSE_MS_DEFAULT,
   type PartnerDispatcherDeps,

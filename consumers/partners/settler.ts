@@ -25,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
 import { paymentSubmissionsCommandId, paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '../../src/errors';
+import { DomainError } from '../../src/domain-error';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { PartnerLinkRow, PartnerLinks } from '../../src/partner-links/links';

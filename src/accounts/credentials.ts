@@ -2,7 +2,7 @@
 import { createHash, randomBytes, randomUUID, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import type { Environment } from '../config';
 
 const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number }) => Promise<Buffer>;

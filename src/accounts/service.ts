@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db';
-import { DomainError } from '../errors';
-import { keysetPage, type PageRequest } from '../db/pagination';
+import { DomainError } from '../domain-error';
+import { keysetPage, type PageRequest } from '../db/keyset-pages';
 import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from './credentials';
 import { newChainWalletAddress, newVibans } from './vibans';
 import { ACCOUNT_WITH_WALLET, accountView, accountWithWalletView, apiKeyView, vibanView, type AccountRow, type AccountWithWallet, type ApiKeyRow, type KybStatus } from './views';

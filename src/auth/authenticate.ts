@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import { ACCOUNT_WITH_WALLET, accountWithWalletView, type AccountWithWallet } from '../accounts/views';
 import type { Config } from '../config';
 import type { Db } from '../db';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import type { Guarded, Principal } from './rules';
 import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from '../accounts/credentials';
 import type { ReadAlong } from '../guards/rate-limit';

@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { KeyHold, KeyMarks } from '../accounts/service';
 import type { AccountView } from '../accounts/views';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 

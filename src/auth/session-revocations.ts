@@ -4,7 +4,7 @@
 // (key-cache.ts). Writing the marker is the sign-out: if Redis cannot take it, nothing changed and
 // the request answers 503. Reading it fails open (logged): with Redis away a signed-out session
 // works until Redis returns or the token expires, as sessions did before sign-out existed.
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 

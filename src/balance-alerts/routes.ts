@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { BalanceAlertRecord } from '../../ledger/alerts';
 import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Currency } from '../../ledger/money';
 import type { Db } from '../db';
-import { keysetPage } from '../db/pagination';
-import { DomainError } from '../errors';
-import { actingAccountId, actingAccountIdForWrite } from '../http/acting';
+import { keysetPage } from '../db/keyset-pages';
+import { DomainError } from '../domain-error';
+import { actingAccountId, actingAccountIdForWrite } from '../auth/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 

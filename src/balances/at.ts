@@ -4,7 +4,7 @@
 // posting order. The balance at an instant is then the balance_after of the account's last posting
 // at or before it (0 without one): one index probe per ledger account (postings_account_time),
 // whatever the length of the history.
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import type { Db } from '../db';
 
 /** The `at` query parameter as the routes declare it. */

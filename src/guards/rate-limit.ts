@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import type { Result } from 'ioredis';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 

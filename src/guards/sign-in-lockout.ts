@@ -5,7 +5,7 @@
 // Redis is down, sign-in is not locked (as the rate limiter fails open) and the log says so.
 import { createHash } from 'node:crypto';
 import type { Result } from 'ioredis';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 

@@ -4,7 +4,7 @@ import { MAIN_WALLET } from '../../ledger/chart';
 import type { HoldRecord } from '../../ledger/holds';
 import { formatAmount } from '../../ledger/money';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/pagination';
+import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
 
 export const holdView = (hold: HoldRecord) => ({
   id: hold.id, status: hold.status, amount: formatAmount(hold.amount, hold.currency), currency: hold.currency,

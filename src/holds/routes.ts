@@ -7,14 +7,14 @@ import type { HoldCaptureCommand, HoldCreate, HoldRelease } from '../../ledger/m
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { HoldOutcome } from '../../ledger/outcome';
 import type { Db } from '../db';
-import { DomainError } from '../errors';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
-import { actingAccountId, actingAccountIdForWrite } from '../http/acting';
-import { RETRY_AFTER_SECONDS } from '../http/idempotency';
-import { decisionAnswer } from '../http/outcomes';
+import { DomainError } from '../domain-error';
+import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { actingAccountId, actingAccountIdForWrite } from '../auth/acting-account';
+import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+import { decisionAnswer } from '../ledger-client/answers';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
-import { recipientSchema } from '../http/transfers';
+import { recipientSchema } from '../transfers/routes';
 import { holdView, type HoldReads } from './reads';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';

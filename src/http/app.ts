@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router, { type Layer } from '@koa/router';
 import type { Environment } from '../config';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import type { ReadAlong } from '../guards/rate-limit';
 import { log } from '../log';
 import { isSandboxScenario, SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
@@ -13,7 +13,7 @@ import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { bodyValidator, textValidator, type Validator } from './validation';
 import type { Principal } from '../auth/rules';
-import { requestFingerprint } from './idempotency';
+import { requestFingerprint } from '../idempotency/guard';
 import { koaPath, type RouteDef, type RouteRequest, type RouteResult } from './route';
 import { StageTiming } from './server-timing';
 

@@ -2,7 +2,7 @@
 // framework default page.
 import type Koa from 'koa';
 import { unstorable } from '../../ledger/screen';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 
 function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;

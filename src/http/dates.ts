@@ -5,8 +5,8 @@
 // instants (a statement, the journal, the exceptions queue) starts at `from` (a date: its 00:00
 // UTC) and ends before `to` (a date: the next day's 00:00 UTC, so that day is in; an instant: that
 // instant, exclusive).
-import { isCalendarDate } from '../finance/formats';
-import { DomainError } from '../errors';
+import { isCalendarDate } from '../statements/formats';
+import { DomainError } from '../domain-error';
 
 export const WINDOW_MEANING = 'a calendar date (YYYY-MM-DD) is a whole UTC day: in from the window starts at its 00:00 UTC, in to the window includes that day; '
   + 'an ISO 8601 instant is exact (from inclusive, to exclusive)';

@@ -2,7 +2,7 @@
 // Domain errors are exposed as they are; anything else is a bug and becomes an opaque 500.
 import type Koa from 'koa';
 import { InvalidMoney } from '../../ledger/money';
-import { DomainError, errorBody, isDomainError } from '../errors';
+import { DomainError, errorBody, isDomainError } from '../domain-error';
 import { log } from '../log';
 import { dependencyUnavailable, unavailableDependency } from './unavailable';
 

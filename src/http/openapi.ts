@@ -1,6 +1,6 @@
 // GET /v1/openapi.json is generated from the same route declarations that drive routing and
 // validation, so the document cannot drift from what the server does (SPEC.md section 9).
-import { ERROR_STATUS, type ErrorCode } from '../errors';
+import { ERROR_STATUS, type ErrorCode } from '../domain-error';
 import type { JsonSchema, RouteDef } from './route';
 import { UUID_PATTERN } from './validation';
 import { REDACTED, SECRET_REDACTED_HEADER } from '../redaction';

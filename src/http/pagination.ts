@@ -1,7 +1,7 @@
 // The query and response schemas of every list route (DESIGN.md section 5; SPEC.md: `limit` plus
 // `offset`, or the cursor `before`): newest first, `limit` 1..200 (default 50), `before` = id of
 // the last row of the previous page, or `offset` rows to skip (at most OFFSET_MAX: deeper pages
-// are the cursor's job). The paging itself is src/db/pagination.ts.
+// are the cursor's job). The paging itself is src/db/keyset-pages.ts.
 import type { JsonSchema } from './route';
 
 export const LIMIT_DEFAULT = 50;

@@ -3,7 +3,7 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type Koa from 'koa';
 import type { AuthRule, Principal } from '../auth/rules';
-import type { ErrorCode } from '../errors';
+import type { ErrorCode } from '../domain-error';
 import type { SandboxScenario } from '../partners/scenarios';
 
 export type JsonSchema = Record<string, unknown>;
@@ -20,7 +20,7 @@ export interface RouteRequest<B = unknown, Q = any, P = any> {
   body: B;
   principal: Principal | null;
   idempotencyKey: string | null;
-  /** For idempotent routes: the request's fingerprint (method, path, scenario, canonical body; idempotency.ts). */
+  /** For idempotent routes: the request's fingerprint (method, path, scenario, canonical body; idempotency/guard.ts). */
   fingerprint: string | null;
   /** The sandbox failure asked for with the Sandbox-Scenario header, on routes that take one. */
   sandboxScenario: SandboxScenario | null;
@@ -57,7 +57,7 @@ export interface RouteDef<B = unknown> {
   auth: AuthRule;
   /**
    * Write routes whose effect is executed at most once per Idempotency-Key. `true`: the API keeps
-   * the key's record (DESIGN.md section 5, src/http/idempotency.ts); `'ledger'`: the answer is the
+   * the key's record (DESIGN.md section 5, src/idempotency/guard.ts); `'ledger'`: the answer is the
    * ledger's decision, and the ledger's processed command is the key's record (section 5f): the
    * handler sends the key and the fingerprint with its command.
    */

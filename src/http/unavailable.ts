@@ -1,7 +1,7 @@
 // A dependency that is away (Postgres, Redis, Kafka, the schema registry) is not a bug of this
 // service: the request answers 503 service_unavailable naming the dependency, with Retry-After,
 // so a client repeats it (SPEC.md section 7: safe with the same Idempotency-Key).
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import { isTransient } from '../transient';
 
 /** Which dependency a failure says is away, or null when it says nothing of the kind. */

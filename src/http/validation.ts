@@ -2,7 +2,7 @@
 // whose `details` names the offending field in dotted form ("recipient.bank.country").
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { DomainError, ERROR_STATUS, type ErrorCode } from '../errors';
+import { DomainError, ERROR_STATUS, type ErrorCode } from '../domain-error';
 import type { JsonSchema } from './route';
 
 /**

@@ -1,11 +1,11 @@
 // The dead letters an operator works: every message a consumer set aside, kept in Postgres beside
 // its copy on the topic's dead-letter twin, listed and replayed by the master key
-// (src/http/dead-letters.ts). A replay sends the message, as it was, to the topic it came from.
+// (src/operations/dead-letter-routes.ts). A replay sends the message, as it was, to the topic it came from.
 import { randomUUID } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/pagination';
-import { DomainError } from '../errors';
+import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+import { DomainError } from '../domain-error';
 
 export interface DeadLetterRow {
   id: string; consumer_group: string; source_topic: string; source_partition: number; source_offset: string;

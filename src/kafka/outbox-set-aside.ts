@@ -1,14 +1,14 @@
 // Outbox messages the sweeper set aside because Kafka can never take them as they are
 // (src/kafka/permanent.ts): kept in Postgres, counted and listed for an operator by the master
-// key (src/http/outbox-set-aside.ts), and replayed after a fix: a replay encodes the stored payload
+// key (src/operations/outbox-routes.ts), and replayed after a fix: a replay encodes the stored payload
 // with the schemas of the running version and sends it to its topic. Readers take a message once
 // by its id, so a replay of one that meanwhile got through changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Producer } from 'kafkajs';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/pagination';
-import { DomainError } from '../errors';
+import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+import { DomainError } from '../domain-error';
 import { permanentEncodingFailure, permanentSendFailure } from './permanent';
 import type { AvroCodec } from './registry';
 import type { TopicNames } from './topics';

@@ -1,8 +1,8 @@
 // One partner's OAuth 2.0 token space (SPEC.md section 5, Partner-side OAuth 2.0): client
 // authentication, authorization codes, access and refresh tokens. Kept in the partner's books
-// (books.ts), so a restart of the rails forgets no grant, as a real partner's would not.
+// (schema.ts), so a restart of the rails forgets no grant, as a real partner's would not.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { SCHEMA, sha256Hex, type PartnerBook } from './books';
+import { SCHEMA, sha256Hex, type PartnerBook } from './schema';
 import { RailError } from './http';
 
 /** Authorization codes expire this long after they were issued (single use besides). */

@@ -1,11 +1,11 @@
 // One partner's payment book: validation, idempotency by the caller's reference, the sandbox
 // failure scenarios a caller asks for by name (src/partners/scenarios.ts) and the status a
-// payment reaches over time. Kept in the partner's books (books.ts), so that a restart changes no
+// payment reaches over time. Kept in the partner's books (schema.ts), so that a restart changes no
 // payment and no statement.
 import { randomBytes } from 'node:crypto';
 import BigNumber from 'bignumber.js';
 import type { Knex } from 'knex';
-import { SCHEMA, type PartnerBook } from './books';
+import { SCHEMA, type PartnerBook } from './schema';
 import { RailError } from './http';
 import { isSandboxScenario, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
 import { currencyScale, type PartnerProfile, type PaymentStatus } from './partners';

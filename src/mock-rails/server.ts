@@ -1,7 +1,7 @@
 // The mock rails: one real HTTP server standing for the four outside partners (DESIGN.md
 // section 5, Partners). Each partner lives under /<slug> with its own OAuth 2.0 token space
 // (SPEC.md section 5, Partner-side OAuth 2.0) and its own payment book, kept in Postgres in a
-// schema of the rails' own (books.ts): a partner keeps its books, so a restart changes no
+// schema of the rails' own (schema.ts): a partner keeps its books, so a restart changes no
 // payment, statement or grant. The sandbox controls below (counters, forced refusals) are the
 // process's own and start afresh.
 //
@@ -48,7 +48,7 @@ import { CLIENT_USER_ID, TokenSpace, type OAuthClient, type Principal } from './
 import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { fundingMethodsOf, PARTNERS } from './partners';
 import { PaymentBook } from './payments';
-import { openBooks, type RailsBooks } from './books';
+import { openBooks, type RailsBooks } from './schema';
 import { dailyStatement, statementPage } from './statements';
 import { FailureMessage } from './failure-message';
 import { cancelPayment, expireClaim, expireTokens, goDown, readStats, refuseNextTokens, setFailureMessage, startOutage, waitOutOutage } from './controls';

@@ -5,7 +5,7 @@
 // delivered more than once (outbox re-publication, replay overlapping live delivery): each
 // subscriber drops the ids it has recently delivered.
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 
 export interface HubLimits {
   /** Events waiting for one subscriber; one more closes it with `queue_full`. */

@@ -6,7 +6,7 @@
 // sealed at rest. Tokens are refreshed when they near expiry; a link can be revoked.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from '../db';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { FundingMethod, PartnerClient, UserTokens } from '../partners/client';
 import { isPartnerError } from '../partners/errors';

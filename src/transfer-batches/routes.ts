@@ -7,13 +7,13 @@ import { BATCH_ITEMS_MAX, type TransferBatch, type TransferCreate } from '../../
 import { formatAmount } from '../../ledger/money';
 import type { TransferBatchOutcome } from '../../ledger/outcome';
 import type { Db } from '../db';
-import { DomainError, isDomainError } from '../errors';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client';
-import { actingAccountIdForWrite, assertOwnResource } from '../http/acting';
-import { RETRY_AFTER_SECONDS } from '../http/idempotency';
-import { decisionAnswer } from '../http/outcomes';
+import { DomainError, isDomainError } from '../domain-error';
+import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
+import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+import { decisionAnswer } from '../ledger-client/answers';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
-import { createBodySchema, transferCommand } from '../http/transfers';
+import { createBodySchema, transferCommand } from '../transfers/routes';
 import { batchView, type TransferBatchReads } from './reads';
 
 const { account_id: _masterOnly, ...itemProperties } = createBodySchema.properties;

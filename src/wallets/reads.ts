@@ -5,7 +5,7 @@ import { MAIN_WALLET } from '../../ledger/chart';
 import { CURRENCIES, formatAmount, type Currency } from '../../ledger/money';
 import { balancesAt } from '../balances/at';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/pagination';
+import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
 
 export interface WalletRow {
   id: string; account_id: string; name: string; metadata: Record<string, string>;

@@ -5,7 +5,7 @@
 // wallet under its lock before it decides: one of the two waits for the other.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db';
-import { DomainError } from '../errors';
+import { DomainError } from '../domain-error';
 import type { WalletRow } from './reads';
 
 export class Wallets {

@@ -26,7 +26,7 @@ import { Partitioners } from 'kafkajs';
 import pg from 'pg';
 import { AvroCodec, createRegistry } from '../../src/kafka/registry';
 import { TOPICS, TopicNames } from '../../src/kafka/topics';
-import { derivedUuid, idempotentCommandId } from '../../src/ledger-client';
+import { derivedUuid, idempotentCommandId } from '../../src/ledger-client/client';
 import type { LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
 import { followEventStream } from '../support/sse';
 import {

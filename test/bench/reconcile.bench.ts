@@ -44,7 +44,7 @@ async function reconcileTimed(service: BenchService, label: string, from: string
 runBench(names, async (services) => {
   console.log(`reconciliation benchmark: ${DAYS} day(s) of ${ENTRIES} settled pay-ins from ${FIRST_DAY}; run ${RUN_ID}`);
   const extraEnv = { MASTER_KEY, RECONCILIATION_CHECK_MS: '0' };
-  // At info, the service logs where each run spent its time (staged.ts), which this prints.
+  // At info, the service logs where each run spent its time (run.ts), which this prints.
   const service = startService({ port: PORT, roles: 'api,ledger,partners,notifier,webhooks,request-logs', databaseUrl: names.databaseUrl, extraEnv: { ...extraEnv, LOG_LEVEL: 'info' } }, 'reconcile');
   services.push(service);
   await waitReady(service); // it creates the database and brings its schema up to date first

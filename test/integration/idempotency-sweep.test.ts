@@ -1,11 +1,11 @@
 // Expired idempotency records of the routes whose record the API keeps are removed on a schedule,
-// in bounded batches (src/http/idempotency-sweep.ts); unexpired records stay, and so do the
+// in bounded batches (src/idempotency/sweep.ts); unexpired records stay, and so do the
 // ledger's processed commands, the records of money-moving keys, which are kept for good.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { sweepExpiredIdempotencyRecords } from '../../src/http/idempotency-sweep';
-import { idempotentCommandId } from '../../src/ledger-client';
+import { sweepExpiredIdempotencyRecords } from '../../src/idempotency/sweep';
+import { idempotentCommandId } from '../../src/ledger-client/client';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { startLedger } from '../../consumers/ledger/runner';
 import { KEY_CONFLICT } from '../../ledger/outcome';
-import { idempotentCommandId } from '../../src/ledger-client';
+import { idempotentCommandId } from '../../src/ledger-client/client';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { parseOutcome } from '../../ledger/outcome';
-import { transferView } from '../../src/http/outcomes';
+import { transferView } from '../../src/ledger-client/answers';
 import { createDb, ensureDatabase, migrationConfig, type Db } from '../../src/db';
 
 describe('migrations', () => {

@@ -6,7 +6,7 @@
 // stretches of 1 to 3 days (160 by default, some 320 days).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { ReportItem } from '../../src/finance/match';
+import type { ReportItem } from '../../src/reconciliation/match';
 import { FinanceDesk } from '../support/finance-desk';
 import { call } from '../support/http';
 import { checkOpen, checkRun, generateDays, type ModelDay } from '../support/reconcile-model';

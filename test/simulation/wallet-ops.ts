@@ -5,7 +5,7 @@
 // until an answer (or, at the end, a read) says how it ended; a capture succeeds only while the
 // hold may still be active and has enough left, and is refused only when the model allows it.
 import { Money, type Amount } from '../../ledger/money';
-import { derivedUuid, idempotentCommandId } from '../../src/ledger-client';
+import { derivedUuid, idempotentCommandId } from '../../src/ledger-client/client';
 import type { Answer } from './http';
 import type { Command } from './model';
 import type { Misbehaviour, WalletOp } from './plan';

@@ -7,7 +7,7 @@
 // each unmatched item that is sure of itself (no ambiguity about it) carrying exactly the
 // difference its adjustment would post; and the adjustments bringing the sides to balance.
 import { Money, type Amount, type Currency } from '../../ledger/money';
-import type { LedgerMovement, MatchRules, ReportItem, StatementEntry } from '../../src/finance/match';
+import type { LedgerMovement, MatchRules, ReportItem, StatementEntry } from '../../src/reconciliation/match';
 
 /** mulberry32: small, fast, and the same sequence for a seed everywhere. */
 export function rng(seed: number): () => number {
@@ -219,7 +219,7 @@ export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], 
 }
 
 /**
- * The exceptions queue as a run records it (src/finance/exceptions.ts), for several runs over
+ * The exceptions queue as a run records it (src/reconciliation/run-exceptions.ts), for several runs over
  * the same days: one exception per pair of sides, ever; a match closes the exceptions of its
  * sides; a mismatched pair closes the ones of its sides alone; an open batch takes the run's sum.
  */

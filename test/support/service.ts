@@ -37,7 +37,7 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
   };
 }
 
-/** Books of their own for mock rails a test starts beside the service's (src/mock-rails/books.ts). */
+/** Books of their own for mock rails a test starts beside the service's (src/mock-rails/schema.ts). */
 export function ownRailsBooks(): { databaseUrl: string; book: string } {
   return { databaseUrl: process.env.DATABASE_URL!, book: `test_${randomUUID()}` };
 }

@@ -3,7 +3,7 @@
 // exists yet.
 import assert from 'node:assert/strict';
 import { authorize, type AuthenticatedPrincipal } from '../../src/auth/authenticate';
-import { DomainError } from '../../src/errors';
+import { DomainError } from '../../src/domain-error';
 import type { AuthRule } from '../../src/auth/rules';
 import type { HttpMethod, RouteDef } from '../../src/http/route';
 

@@ -2,9 +2,9 @@
 // a dashboard session by its user; and one meaning of `to` on every route: a calendar date
 // includes its UTC day, an instant is exact.
 import assert from 'node:assert/strict';
-import { resolutionFingerprint } from '../../src/finance/exception-desk';
+import { resolutionFingerprint } from '../../src/reconciliation/exceptions';
 import { instantOf, windowEndOf } from '../../src/http/dates';
-import { credentialName } from '../../src/http/reconciliation-exceptions';
+import { credentialName } from '../../src/reconciliation/exception-routes';
 
 describe('reconciliation exceptions: resolved_by, request identity, windows', () => {
   it('names the credential that resolved, never kind:kind', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp, openGuards } from '../../src/http/app';
-import { DomainError } from '../../src/errors';
+import { DomainError } from '../../src/domain-error';
 import type { RouteDef } from '../../src/http/route';
 import { call } from '../support/http';
 

@@ -12,10 +12,10 @@ import {
 import type { BankRecipient, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../../ledger/transfers';
-import { faucetAnswer, fxExecutionAnswer, paymentView, refusalAnswer, transferAnswer } from '../../src/http/outcomes';
+import { faucetAnswer, fxExecutionAnswer, paymentView, refusalAnswer, transferAnswer } from '../../src/ledger-client/answers';
 import { prng } from '../support/prng';
 
-/** The answer the API gives for a decision's outcome (src/http/outcomes.ts). */
+/** The answer the API gives for a decision's outcome (src/ledger-client/answers.ts). */
 function answer(decision: Decision): { status: number; body: unknown } {
   const { outcome } = decision;
   if (outcome.kind === 'refused') return refusalAnswer(outcome);
@@ -24,7 +24,7 @@ function answer(decision: Decision): { status: number; body: unknown } {
     case 'faucet_credit': return faucetAnswer(outcome);
     case 'fx_execution': return fxExecutionAnswer(outcome);
     case 'payment': return { status: 201, body: paymentView(outcome.payment) }; // as the payment routes answer (payment-submission.ts)
-    case 'reconciliation_adjustment': return { status: 200, body: outcome }; // finance answers with the exception (finance/exceptions.ts)
+    case 'reconciliation_adjustment': return { status: 200, body: outcome }; // finance answers with the exception (reconciliation/run-exceptions.ts)
     case 'wallet_transfer': return { status: 201, body: outcome.wallet_transfer }; // src/wallets/routes.ts
     case 'hold': return { status: outcome.created ? 201 : 200, body: outcome.hold }; // src/holds/routes.ts
     case 'transfer_batch': return { status: 201, body: outcome.batch }; // src/transfer-batches/routes.ts

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { DomainError } from '../../src/errors';
+import { DomainError } from '../../src/domain-error';
 import { acceptsEventFor } from '../../consumers/notifier/runner';
 import { ACCOUNT_ID_HEADER } from '../../src/kafka/topics';
 import { HUB_LIMITS_DEFAULT, NotificationHub, RecentIds, type HubLimits, type Subscription } from '../../src/notifications/hub';

@@ -1,8 +1,8 @@
-// The matching passes of a reconciliation (src/finance/match.ts), on hand-made sides.
+// The matching passes of a reconciliation (src/reconciliation/match.ts), on hand-made sides.
 import assert from 'node:assert/strict';
-import type { LedgerMovement, StatementEntry } from '../../src/finance/match';
-import { reconcile, reconcileRun } from '../../src/finance/reconcile';
-import { jobOf, runJob, searchInWorker } from '../../src/finance/search-thread';
+import type { LedgerMovement, StatementEntry } from '../../src/reconciliation/match';
+import { reconcile, reconcileRun } from '../../src/reconciliation/match-in-memory';
+import { jobOf, runJob, searchInWorker } from '../../src/reconciliation/search-thread';
 import { Money } from '../../ledger/money';
 
 const DAY = '2026-11-20';

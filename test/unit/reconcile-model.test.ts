@@ -5,7 +5,7 @@
 // The seed is printed; RECONCILE_MODEL_SEED replays it (with RECONCILE_MODEL_DAYS=1, only the
 // failing stretch), RECONCILE_MODEL_DAYS sets how many days (10,000 by default).
 import assert from 'node:assert/strict';
-import { reconcileRun, type MatchBook } from '../../src/finance/reconcile';
+import { reconcileRun, type MatchBook } from '../../src/reconciliation/match-in-memory';
 import { checkRun, ExceptionQueue, generateDays } from '../support/reconcile-model';
 
 const SEED = Number(process.env.RECONCILE_MODEL_SEED ?? Math.floor(Math.random() * 1_000_000_000));

@@ -1,7 +1,7 @@
 // Issue 38, item 6: the vault takes only full 16-byte GCM tags, and the CSV exports keep every
 // formula start a spreadsheet knows as text.
 import assert from 'node:assert/strict';
-import { csvRow } from '../../src/finance/formats';
+import { csvRow } from '../../src/statements/formats';
 import { SecretVault } from '../../src/vault';
 
 describe('sealed secrets (AES-GCM tag length)', () => {

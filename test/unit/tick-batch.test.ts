@@ -1,7 +1,7 @@
-// TickBatch (src/http/tick-batch.ts): the calls of one event-loop turn are applied together, every
+// TickBatch (src/idempotency/tick-batch.ts): the calls of one event-loop turn are applied together, every
 // caller learns the batch's fate, and a batch never grows past its bound.
 import assert from 'node:assert/strict';
-import { TickBatch } from '../../src/http/tick-batch';
+import { TickBatch } from '../../src/idempotency/tick-batch';
 
 describe('TickBatch: one apply per event-loop turn', () => {
   it('applies the items submitted in one turn as one batch, in order, and resolves every caller after it', async () => {

@@ -3,7 +3,7 @@
 // of the wrong shape, does not compile. The @ts-expect-error lines below are the test: were the
 // types ever `any` again, they would expect an error that no longer comes, and the build fails.
 import assert from 'node:assert/strict';
-import { transferCommand } from '../../src/http/transfers';
+import { transferCommand } from '../../src/transfers/routes';
 import type { BodyOf } from '../../src/http/route';
 
 const faucetLike = {

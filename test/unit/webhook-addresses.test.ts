@@ -3,8 +3,8 @@
 // URL parser rewrote it (decimal, octal and hex IPv4, IPv4-mapped IPv6 in both notations), then
 // checked on its bytes. Names are checked on what they resolve to (src/webhooks/addresses.ts).
 import assert from 'node:assert/strict';
-import { checkUrl } from '../../src/http/webhooks';
-import { DomainError } from '../../src/errors';
+import { checkUrl } from '../../src/webhooks/routes';
+import { DomainError } from '../../src/domain-error';
 import { connectionHost, isPrivateAddress, refusedDestination } from '../../src/webhooks/addresses';
 
 /** The URL's host as a connection uses it, refused or not. */

@@ -1,0 +1,66 @@
+// API-key management (DESIGN.md section 5): session or master credential; the full key is
+// returned once, at creation.
+import type { AccountService } from './service';
+import { KEY_TYPES } from './credentials';
+import { DomainError } from '../domain-error';
+import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
+import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { SCOPES } from '../auth/rules';
+import { withBody, type RouteDef } from '../http/route';
+
+const keySchema = {
+  type: 'object', required: ['id', 'type', 'name', 'key_hint', 'scopes', 'environment', 'created_at', 'revoked_at'],
+  properties: {
+    id: { type: 'string', format: 'uuid' }, type: { type: 'string', enum: [...KEY_TYPES] }, name: { type: ['string', 'null'] },
+    key_hint: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, environment: { type: 'string' },
+    created_at: { type: 'string' }, revoked_at: { type: ['string', 'null'] },
+  },
+};
+
+/** A key as created: the full secret `key` appears here, once, and never again. */
+export const apiKeyWithSecretSchema = {
+  ...keySchema, required: [...keySchema.required, 'key'],
+  properties: { ...keySchema.properties, key: { type: 'string', description: 'the full key; shown only in this response (a replay of its Idempotency-Key answers "[redacted]", header Secret-Redacted: true)' } },
+};
+
+export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
+  return [
+    withBody({
+      type: 'object', additionalProperties: false, required: ['type'],
+      properties: {
+        type: { type: 'string', enum: [...KEY_TYPES], 'x-error': 'invalid_key_type' },
+        scopes: { type: 'array', uniqueItems: true, items: { type: 'string', enum: [...SCOPES] }, description: 'restricted keys only' },
+        name: { type: 'string', maxLength: 100 },
+        account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+      },
+    }, {
+      method: 'POST', path: '/v1/api-keys', operationId: 'createApiKey', tag: 'api-keys',
+      summary: 'Create an API key (the key is shown once)', auth: { kind: 'dashboard' }, idempotent: true, secretFields: ['key'],
+      response: { status: 201, description: 'the key, with its secret', schema: apiKeyWithSecretSchema },
+      errors: ['invalid_key_type'],
+      handler: async (request) => {
+        const { type, scopes = [], name = null } = request.body;
+        if (type !== 'restricted' && scopes.length > 0) throw new DomainError('invalid_request', 'only restricted keys carry scopes', 'scopes');
+        if (type === 'restricted' && scopes.length === 0) throw new DomainError('invalid_request', 'a restricted key needs at least one scope', 'scopes');
+        const accountId = actingAccountId(request);
+        if (request.principal!.isAdmin) await accounts.getAccount(accountId); // 404 for an account that does not exist
+        return { status: 201, body: await accounts.createApiKey(accountId, type, scopes, name) };
+      },
+    }),
+    {
+      method: 'GET', path: '/v1/api-keys', operationId: 'listApiKeys', tag: 'api-keys',
+      summary: 'List the API keys of the account (never the secret)', auth: { kind: 'dashboard' },
+      query: listQuerySchema({ account_id: accountIdQuerySchema }),
+      response: { status: 200, description: 'a page of keys', schema: listResponseSchema(keySchema) },
+      handler: async (request) => ({ status: 200, body: await accounts.listApiKeys(actingAccountId(request), request.query) }),
+    },
+    {
+      method: 'DELETE', path: '/v1/api-keys/{id}', operationId: 'revokeApiKey', tag: 'api-keys',
+      summary: 'Revoke an API key; no server accepts it once this answers', auth: { kind: 'dashboard' }, idempotent: true,
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: { status: 200, description: 'the revoked key; from this answer on, no server accepts it', schema: keySchema },
+      errorNotes: { service_unavailable: `the revocation could not be made to hold in every server (details "redis"): nothing changed, the key still works; repeat the request after Retry-After seconds with the same Idempotency-Key` },
+      handler: async (request) => ({ status: 200, body: await accounts.revokeApiKey(request.principal!.isAdmin ? null : request.principal!.accountId, request.params.id) }),
+    },
+  ];
+}

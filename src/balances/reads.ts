@@ -1,0 +1,47 @@
+// The ledger read back for its account holders: transactions (the postings on an account's
+// `available` ledger accounts, with the state of their transfer or payment) and balances.
+import type { Currency } from '../../ledger/money';
+import { balancesAt } from './at';
+import type { Db } from '../db';
+import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+
+export interface TransactionRow {
+  id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
+  amount: string; balance_after: string; created_at: Date; transfer_status: string | null;
+  /** The state of the payment the entry belongs to (a payment's hold, payout, release or pay-in). */
+  payment_status: string | null;
+}
+
+/** A ledger account of the account: its main balance's (available, pending, held) or a wallet's (counted by the wallet's own reads). */
+export interface BalanceRow { kind: 'available' | 'pending' | 'held' | 'wallet_available' | 'wallet_held'; currency: Currency; balance: string }
+
+export class LedgerReads {
+  constructor(private readonly db: Db) {}
+
+  private transactions() {
+    return this.db('postings as p')
+      .join('ledger_accounts as la', (on) => on.on('la.id', 'p.ledger_account_id').andOnVal('la.kind', 'available'))
+      .join('journal_entries as je', 'je.id', 'p.entry_id')
+      .leftJoin('transfers as t', 't.id', 'p.transfer_id')
+      .leftJoin('payments as pay', 'pay.id', 'je.payment_id')
+      .select('p.id', 'p.seq', 'p.entry_id', 'je.kind', 'p.transfer_id', 'p.account_id', 'p.currency', 'p.amount', 'p.balance_after', 'p.created_at',
+        't.status as transfer_status', 'pay.status as payment_status');
+  }
+
+  async transaction(id: string): Promise<TransactionRow | undefined> {
+    return this.transactions().where('p.id', id).first();
+  }
+
+  /** Newest first, in posting order. */
+  transactionPage<Item>(accountId: string, page: PageRequest, view: (row: TransactionRow) => Item): Promise<Page<Item>> {
+    return keysetPage(this.transactions().where('p.account_id', accountId), 'p', page, view, ['seq']);
+  }
+
+  /** The account's ledger accounts with their balances now, or at the instant `at` (src/balances/at.ts). */
+  async balances(accountId: string, at: Date | null = null): Promise<BalanceRow[]> {
+    const rows: Array<BalanceRow & { id: string }> = await this.db('ledger_accounts').where('account_id', accountId).select('id', 'kind', 'currency', 'balance');
+    if (!at) return rows;
+    const then = await balancesAt(this.db, rows.map((r) => r.id), at);
+    return rows.map((r) => ({ ...r, balance: then.get(r.id) ?? '0' }));
+  }
+}

@@ -1,0 +1,96 @@
+// Contacts (beneficiaries) of an account: create, list, get, update, delete.
+import { randomUUID } from 'node:crypto';
+import { countryCodeSchema } from '../countries';
+import type { Db } from '../db';
+import { DomainError } from '../domain-error';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
+import { keysetPage } from '../db/keyset-pages';
+import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+
+interface ContactRow { id: string; account_id: string; name: string; email: string; bank: unknown; note: string | null; created_at: Date; updated_at: Date }
+
+const bankSchema = {
+  type: 'object', additionalProperties: false, required: ['country', 'bank_name', 'account_number', 'currency'],
+  properties: {
+    country: countryCodeSchema, bank_name: { type: 'string', minLength: 1, maxLength: 200 },
+    account_number: { type: 'string', minLength: 4, maxLength: 64 }, routing_number: { type: 'string', maxLength: 64 },
+    currency: { type: 'string', enum: ['USD', 'EUR', 'GBP'], 'x-error': 'invalid_currency' },
+  },
+} as const;
+const contactProperties = {
+  name: { type: 'string', minLength: 1, maxLength: 200 },
+  email: { type: 'string', format: 'email', maxLength: 254 },
+  bank: bankSchema,
+  note: { type: 'string', maxLength: 500 },
+} as const;
+const contactSchema = {
+  type: 'object', required: ['id', 'name', 'email', 'bank', 'note', 'created_at', 'updated_at'],
+  properties: { id: { type: 'string', format: 'uuid' }, ...contactProperties, bank: { type: ['object', 'null'] }, note: { type: ['string', 'null'] }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
+};
+const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
+
+const view = (row: ContactRow) => ({
+  id: row.id, name: row.name, email: row.email, bank: row.bank ?? null, note: row.note,
+  created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString(),
+});
+
+export function contactRoutes(db: Db): RouteDef[] {
+  const ownContact = async (request: RouteRequest): Promise<ContactRow> => {
+    const row: ContactRow | undefined = await db('contacts').where('id', request.params.id).first();
+    if (!row) throw new DomainError('resource_not_found', 'no such contact', request.params.id);
+    assertOwnResource(request, row.account_id, row.id);
+    return row;
+  };
+  return [
+    withBody({ type: 'object', additionalProperties: false, required: ['name', 'email'], properties: { ...contactProperties, account_id: { type: 'string', format: 'uuid', description: 'master key only' } } }, {
+      method: 'POST', path: '/v1/contacts', operationId: 'createContact', tag: 'contacts',
+      summary: 'Save a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true,
+      response: { status: 201, description: 'the contact', schema: contactSchema },
+      handler: async (request) => {
+        const { name, email, bank = null, note = null } = request.body;
+        const accountId = await actingAccountIdForWrite(request, db);
+        const [row] = await db('contacts').insert({ id: randomUUID(), account_id: accountId, name, email, bank: bank ? JSON.stringify(bank) : null, note }).returning('*');
+        return { status: 201, body: view(row) };
+      },
+    }),
+    {
+      method: 'GET', path: '/v1/contacts', operationId: 'listContacts', tag: 'contacts',
+      summary: 'List beneficiaries, newest first', auth: { kind: 'key', scope: 'contacts:read' },
+      query: listQuerySchema({ account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
+      response: { status: 200, description: 'a page of contacts', schema: listResponseSchema(contactSchema) },
+      handler: async (request) => {
+        const query = db('contacts').where('account_id', actingAccountId(request)).select('*');
+        return { status: 200, body: await keysetPage(query, 'contacts', request.query, view) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/contacts/{id}', operationId: 'getContact', tag: 'contacts',
+      summary: 'Retrieve a beneficiary', auth: { kind: 'key', scope: 'contacts:read' }, params: idParams,
+      response: { status: 200, description: 'the contact', schema: contactSchema },
+      handler: async (request) => ({ status: 200, body: view(await ownContact(request)) }),
+    },
+    withBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: contactProperties }, {
+      method: 'PATCH', path: '/v1/contacts/{id}', operationId: 'updateContact', tag: 'contacts',
+      summary: 'Change fields of a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true, params: idParams,
+      response: { status: 200, description: 'the contact', schema: contactSchema },
+      handler: async (request) => {
+        await ownContact(request);
+        const changes: Record<string, unknown> = { ...request.body, updated_at: db.fn.now() };
+        if (request.body.bank) changes.bank = JSON.stringify(request.body.bank);
+        const [row] = await db('contacts').where('id', request.params.id).update(changes).returning('*');
+        return { status: 200, body: view(row) };
+      },
+    }),
+    {
+      method: 'DELETE', path: '/v1/contacts/{id}', operationId: 'deleteContact', tag: 'contacts',
+      summary: 'Delete a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true, params: idParams,
+      response: { status: 200, description: 'deleted', schema: { type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string' }, deleted: { type: 'boolean' } } } },
+      handler: async (request) => {
+        await ownContact(request);
+        await db('contacts').where('id', request.params.id).delete();
+        return { status: 200, body: { id: request.params.id, deleted: true } };
+      },
+    },
+  ];
+}

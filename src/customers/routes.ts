@@ -1,0 +1,84 @@
+// Customers (SPEC.md section 2 "Customer"): creation is idempotent on email within the account.
+import { randomUUID } from 'node:crypto';
+import { countryCodeSchema } from '../countries';
+import type { Db } from '../db';
+import { DomainError } from '../domain-error';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
+import { keysetPage } from '../db/keyset-pages';
+import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+
+interface CustomerRow { id: string; account_id: string; email: string; business_name: string; country_code: string; created_at: Date }
+
+const customerSchema = {
+  type: 'object', required: ['id', 'email', 'business_name', 'country_code', 'account_id', 'created_at'],
+  properties: {
+    id: { type: 'string', format: 'uuid' }, email: { type: 'string' }, business_name: { type: 'string' },
+    country_code: { type: 'string' }, account_id: { type: 'string', format: 'uuid' }, created_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+/**
+ * A customer the caller may act for; the errors name `detail` (the path's id, or the body field
+ * that named the customer). @throws DomainError resource_not_found, cross_account_access_denied
+ */
+export async function ownCustomer(db: Db, request: RouteRequest, customerId: string, detail: string = customerId): Promise<{ id: string; account_id: string }> {
+  const customer = await db('customers').where('id', customerId).first('id', 'account_id');
+  if (!customer) throw new DomainError('resource_not_found', 'no such customer', detail);
+  assertOwnResource(request, customer.account_id, detail);
+  return customer;
+}
+
+const view = (row: CustomerRow) => ({
+  id: row.id, account_id: row.account_id, email: row.email, business_name: row.business_name,
+  country_code: row.country_code, created_at: row.created_at.toISOString(),
+});
+
+export function customerRoutes(db: Db): RouteDef[] {
+  return [
+    withBody({
+      type: 'object', additionalProperties: false, required: ['email', 'business_name', 'country_code'],
+      properties: { email: { type: 'string', format: 'email', maxLength: 254 }, business_name: { type: 'string', minLength: 1, maxLength: 200 }, country_code: countryCodeSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
+    }, {
+      method: 'POST', path: '/v1/customers', operationId: 'createCustomer', tag: 'customers',
+      summary: 'Create a customer; the same email returns the existing customer', auth: { kind: 'key', scope: 'customers:write' }, idempotent: true,
+      response: { status: 201, description: 'the new customer', schema: customerSchema },
+      // SPEC.md section 2: creation is idempotent on email.
+      extraResponses: [{ status: 200, description: 'the existing customer with this email (creation is idempotent on email), or a replay of the same Idempotency-Key', schema: customerSchema }],
+      handler: async (request) => {
+        const accountId = await actingAccountIdForWrite(request, db);
+        const { email, business_name, country_code } = request.body;
+        const inserted = await db.raw(
+          `INSERT INTO customers (id, account_id, email, business_name, country_code) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (account_id, lower(email)) DO NOTHING RETURNING *`,
+          [randomUUID(), accountId, email, business_name, country_code],
+        );
+        if (inserted.rowCount === 1) return { status: 201, body: view(inserted.rows[0]) };
+        const existing: CustomerRow = await db('customers').where('account_id', accountId).whereRaw('lower(email) = lower(?)', [email]).first();
+        return { status: 200, body: view(existing) };
+      },
+    }),
+    {
+      method: 'GET', path: '/v1/customers/{id}', operationId: 'getCustomer', tag: 'customers',
+      summary: 'Retrieve a customer', auth: { kind: 'key', scope: 'customers:read' },
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: { status: 200, description: 'the customer', schema: customerSchema },
+      handler: async (request) => {
+        const row: CustomerRow | undefined = await db('customers').where('id', request.params.id).first();
+        if (!row) throw new DomainError('resource_not_found', 'no such customer', request.params.id);
+        assertOwnResource(request, row.account_id, row.id);
+        return { status: 200, body: view(row) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/customers', operationId: 'listCustomers', tag: 'customers',
+      summary: 'List customers, newest first', auth: { kind: 'key', scope: 'customers:read' },
+      query: listQuerySchema({ account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
+      response: { status: 200, description: 'a page of customers', schema: listResponseSchema(customerSchema) },
+      handler: async (request) => {
+        const query = db('customers').where('account_id', actingAccountId(request)).select('*');
+        return { status: 200, body: await keysetPage(query, 'customers', request.query, view) };
+      },
+    },
+  ];
+}

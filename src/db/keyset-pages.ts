@@ -1,0 +1,48 @@
+// Newest-first pages of a table for every list route: `limit` rows after the cursor `before` (the
+// id of the last row of the previous page) or after `offset` rows, in the list envelope
+// { data, has_more, next_cursor }. The bounds and the query schema are in http/pagination.ts.
+import type { Knex } from 'knex';
+import { DomainError } from '../domain-error';
+
+export interface PageRequest { limit: number; before?: string; offset?: number }
+
+/** A page starts after a cursor or after a number of items, not both. */
+function assertOneStart(page: PageRequest): void {
+  if (page.before !== undefined && page.offset !== undefined) throw new DomainError('invalid_request', 'give before or offset, not both', 'offset');
+}
+
+/** A cursor that names nothing in the list is a client error, not an empty page. */
+function unknownCursor(): DomainError {
+  return new DomainError('invalid_request', 'before names no item of this list', 'before');
+}
+
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/**
+ * Newest-first page (or oldest-first, with `order` asc) over `query` on `table` (a table name or alias with an `id`): rows strictly
+ * before the `before` row in the order of `orderColumns` (descending; they must identify a row),
+ * or after the first `offset` rows, as the list envelope. The cursor row is looked up within
+ * `query`, which holds the caller's scope, so a cursor from another account's list finds nothing;
+ * only an empty page costs a second query, to tell that apart from the end of the list. Fetches
+ * one row more than asked to learn whether more exist.
+ */
+export async function keysetPage<Row extends { id: string }, Item>(
+  query: Knex.QueryBuilder, table: string, page: PageRequest, view: (row: Row) => Item,
+  orderColumns: readonly string[] = ['created_at', 'id'], order: 'desc' | 'asc' = 'desc',
+): Promise<Page<Item>> {
+  assertOneStart(page);
+  const keys = orderColumns.map((column) => `${table}.${column}`);
+  const cursorRow = page.before ? query.clone().where(`${table}.id`, page.before) : null;
+  // The cursor names the last row of the previous page: the page goes on past it, in the list's order.
+  if (cursorRow) query.whereRaw(`(${keys.join(', ')}) ${order === 'desc' ? '<' : '>'} ?`, [cursorRow.clone().clearSelect().select(keys)]);
+  if (page.offset) query.offset(page.offset);
+  const rows: Row[] = await query.orderBy(keys.map((column) => ({ column, order }))).limit(page.limit + 1);
+  if (cursorRow && rows.length === 0 && !(await cursorRow.clearSelect().first(`${table}.id`))) throw unknownCursor();
+  const has_more = rows.length > page.limit;
+  const kept = has_more ? rows.slice(0, page.limit) : rows;
+  return { data: kept.map(view), has_more, next_cursor: has_more ? kept[kept.length - 1].id : null };
+}

@@ -1,0 +1,149 @@
+// The ingress side of the command/decision round trip (DESIGN.md section 3): a command goes to
+// ledger.commands keyed by account, and the request waits, bounded, for the ledger's reply on
+// ledger.replies. Every API process reads all replies in a consumer group of its own and keeps
+// the ones addressed to it: the reply-to header says which, so the others are skipped before
+// they are decoded. Each message names the request waiting on it, and its reply names it back:
+// two requests that send one command (a retry racing the first) each get an answer of their own.
+import { createHash, randomUUID } from 'node:crypto';
+import type { Consumer } from 'kafkajs';
+import { REPLY_TO_HEADER, type CommandType, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
+import { parseOutcome, type Outcome } from '../../ledger/outcome';
+import { DomainError } from '../domain-error';
+import { ProducerBatcher, SendDeadlineExceeded } from '../kafka/batcher';
+import { startConsumer } from '../kafka/consumer';
+import { TOPICS } from '../kafka/topics';
+import type { Runtime } from '../runtime';
+
+/** A UUID derived from stable input, so a retried request names the same command and resource. */
+export function derivedUuid(...parts: string[]): string {
+  const hex = createHash('sha256').update(parts.join('\u0000')).digest('hex');
+  const variant = ((Number.parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+export const PENDING_REPLIES_MAX = 50_000;
+/**
+ * How long a request waits for Kafka to acknowledge its command. The producer itself retries for
+ * about 50 s, far past what a client waits for; past this the request answers 503. A command
+ * still queued behind the batch in flight is then never sent; one in that batch may still land
+ * once Kafka returns (a send cannot be called back), so that 503 says the outcome is unknown, as
+ * any 5xx is (SPEC.md section 7): the client repeats with the same Idempotency-Key, which names
+ * the same command, and learns the one decision the ledger made.
+ */
+export const COMMAND_SEND_DEADLINE_MS = 5_000;
+
+/** The ledger's answer to one message: the decision, and whether it was made before this message. */
+export interface LedgerDecision { outcome: Outcome; replayed: boolean }
+
+/**
+ * For a command whose processed record is its Idempotency-Key's record (DESIGN.md section 5f):
+ * the key and the request's fingerprint travel with it, and the ledger compares them.
+ */
+export interface CommandIdempotency { key: string; fingerprint: string }
+
+/** The id of the ledger command an account's Idempotency-Key names, on every route the ledger decides. */
+export const idempotentCommandId = (accountId: string, key: string): string => derivedUuid('idempotency-key', accountId, key);
+
+interface Waiter { commandId: string; resolve: (reply: LedgerDecision | null) => void; timer: NodeJS.Timeout }
+
+export class LedgerClient {
+  readonly instanceId = randomUUID();
+  /** Requests waiting for their decision, by the request id their message carries. */
+  private readonly waiting = new Map<string, Waiter>();
+  private readonly batcher: ProducerBatcher;
+  private consumer: Consumer | null = null;
+
+  constructor(private readonly runtime: Runtime, private readonly waitersMax = PENDING_REPLIES_MAX) {
+    this.batcher = new ProducerBatcher(runtime.producer);
+  }
+
+  async start(): Promise<void> {
+    let markJoined: () => void = () => undefined;
+    const joined = new Promise<void>((resolve) => { markJoined = resolve; });
+    this.consumer = await startConsumer<LedgerReplyEnvelope>(this.runtime, {
+      groupId: `${this.runtime.names.prefix}api-replies.${this.instanceId}`,
+      topic: TOPICS.ledgerReplies,
+      fromBeginning: false,
+      partitionsConsumedConcurrently: this.runtime.config.kafkaPartitions,
+      // A reply without the header (sent before it existed) is decoded, and its reply_to read.
+      accepts: (headers) => {
+        const to = headers?.[REPLY_TO_HEADER];
+        return to === undefined || String(to) === this.instanceId;
+      },
+      // A consumer restarted in this process reads up to this much again: a reply settles nothing twice.
+      commitIntervalMs: 5_000,
+      handleBatch: async (messages) => {
+        for (const { value } of messages) {
+          // A reply written before outcomes existed carries none: its request is answered as late.
+          if (value.reply_to !== this.instanceId || value.outcome === '') continue;
+          this.settle(value.command_id, value.request_id ?? null, { outcome: parseOutcome(value.outcome), replayed: value.replayed ?? false });
+        }
+      },
+      onGroupJoin: () => markJoined(),
+    });
+    // Replies sent before this process joined its group would be missed: wait for the join.
+    await joined;
+  }
+
+  /** Hands the decision to the request its message named; a reply that names none, to every request waiting for the command. */
+  private settle(commandId: string, requestId: string | null, decision: LedgerDecision): void {
+    const named = requestId === null ? [...this.waiting].filter(([, w]) => w.commandId === commandId) : [[requestId, this.waiting.get(requestId)] as const];
+    for (const [id, waiter] of named) {
+      if (!waiter || waiter.commandId !== commandId) continue;
+      this.waiting.delete(id);
+      clearTimeout(waiter.timer);
+      waiter.resolve(decision);
+    }
+  }
+
+  /** Ends one request's wait: null, the decision is late (or the command never left). */
+  private giveUp(requestId: string): void {
+    const waiter = this.waiting.get(requestId);
+    if (!waiter) return;
+    this.waiting.delete(requestId);
+    clearTimeout(waiter.timer);
+    waiter.resolve(null);
+  }
+
+  /**
+   * Sends a command and waits up to `timeoutMs` for the decision; null when it is late (the
+   * command stays queued and will be decided).
+   */
+  async execute(type: CommandType, commandId: string, accountId: string, payload: unknown, timeoutMs: number, idempotency?: CommandIdempotency): Promise<LedgerDecision | null> {
+    // A full waiting list refuses the command before it is sent: a 202 here would promise a
+    // decision for a command that never left.
+    if (this.waiting.size >= this.waitersMax) {
+      throw new DomainError('service_unavailable', 'the service is overloaded; repeat the request with the same Idempotency-Key', null, { 'Retry-After': '1' });
+    }
+    const requestId = randomUUID();
+    const envelope: LedgerCommandEnvelope = {
+      id: commandId, type, account_id: accountId, reply_to: this.instanceId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
+      idempotency_key: idempotency?.key ?? null, fingerprint: idempotency?.fingerprint ?? null, request_id: requestId,
+    };
+    const reply = new Promise<LedgerDecision | null>((resolve) => {
+      this.waiting.set(requestId, { commandId, resolve, timer: setTimeout(() => this.giveUp(requestId), timeoutMs) });
+    });
+    try {
+      const value = await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope);
+      await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value }, COMMAND_SEND_DEADLINE_MS);
+    } catch (error) {
+      this.giveUp(requestId); // nobody waits for this decision now
+      if (error instanceof SendDeadlineExceeded) throw kafkaTooSlow(error.sent);
+      throw error;
+    }
+    return reply;
+  }
+
+  async stop(): Promise<void> {
+    await this.batcher.flush();
+    await this.consumer?.disconnect();
+  }
+}
+
+/** 503 naming Kafka: the command was not sent, or it was and its fate is unknown. */
+function kafkaTooSlow(sent: boolean): DomainError {
+  const message = sent
+    ? 'kafka did not acknowledge the command in time; its outcome is unknown until you repeat the request with the same Idempotency-Key'
+    : 'kafka is unavailable; the command was not sent: repeat the request with the same Idempotency-Key';
+  return new DomainError('service_unavailable', message, 'kafka', { 'Retry-After': '2' });
+}

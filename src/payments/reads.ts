@@ -1,0 +1,22 @@
+// Payments as the ledger stored them (ledger/store.ts), status history included.
+import type { PaymentRecord, PaymentStatus } from '../../ledger/payments';
+import type { Db } from '../db';
+import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+
+export type StoredPayment = PaymentRecord & { status_history: Array<{ from: PaymentStatus | null; to: PaymentStatus; at: string }> };
+
+export class PaymentReads {
+  constructor(private readonly db: Db) {}
+
+  async byId(id: string): Promise<StoredPayment | undefined> {
+    return this.db('payments').where('id', id).first();
+  }
+
+  /** The account's payments, newest first, of one customer and one status when given. */
+  page<Item>(accountId: string, filter: { customerId?: string; status?: PaymentStatus }, page: PageRequest, view: (row: PaymentRecord) => Item): Promise<Page<Item>> {
+    const query = this.db('payments').where('account_id', accountId).select('*');
+    if (filter.customerId) query.where('customer_id', filter.customerId);
+    if (filter.status) query.where('status', filter.status);
+    return keysetPage(query, 'payments', page, view);
+  }
+}

@@ -1,0 +1,98 @@
+// Sandbox simulation (DESIGN.md section 5c): drive a payment to its next state on demand, as
+// Wise's simulation endpoints do, so every event (and every balance movement behind it) can be
+// produced without waiting for a partner. The ledger records the move as it records a partner's
+// answer. A move that ends a payment the partner holds (`fail`, `cancel`, `expire-claim`) is told
+// to the partner first, so the two agree: a claim link expires, any other payment is stopped. A
+// partner that refuses because the payment has already ended there (the payee claimed it, the
+// chain confirmed it) is asked what became of it, and the ledger records that instead: a payment
+// the partner paid is never cancelled and its hold never released.
+import type { PaymentUpdate } from '../../ledger/messages';
+import { FINAL_PAYMENT_STATUSES, updateFromPartner, type PaymentRecord, type PaymentStatus } from '../../ledger/payments';
+import type { Environment } from '../config';
+import { DomainError } from '../domain-error';
+import type { PartnerSlug } from '../partners/registry';
+import { assertOwnResource } from '../auth/acting-account';
+import { paymentView } from '../ledger-client/answers';
+import { recordPaymentUpdate, type PaymentRouteDeps } from './submission';
+import { paymentSchema } from './schema';
+import type { RouteDef } from '../http/route';
+
+const ACTIONS = ['settle', 'fail', 'cancel', 'expire-claim'] as const;
+type Action = (typeof ACTIONS)[number];
+
+/**
+ * What each action records, and from which statuses it may. `settle` needs a payment the partner
+ * has taken (`sent`, `authorized`): a `pending` one never reached it, and settling it would
+ * credit a pay-in that was never collected.
+ */
+const MOVES: Record<Action, { to: PaymentStatus; from: readonly PaymentStatus[]; failure: string | null }> = {
+  settle: { to: 'completed', from: ['sent', 'authorized'], failure: null },
+  fail: { to: 'failed', from: ['pending', 'sent', 'authorized'], failure: 'simulated_failure' },
+  cancel: { to: 'cancelled', from: ['pending', 'sent'], failure: 'cancelled' },
+  'expire-claim': { to: 'cancelled', from: ['sent'], failure: 'claim_expired' },
+};
+
+/**
+ * Tells the partner the payment ends: its claim link expires, or the payment is stopped. True when
+ * the partner agreed (or never had it), false when it had already ended there otherwise (409).
+ */
+async function endAtPartner(railsUrl: string, controlSecret: string, payment: PaymentRecord): Promise<boolean> {
+  if (payment.external_id === null) return true; // it never reached the partner: nothing to stop
+  const control = payment.claim_link !== null ? 'expire-claim' : 'cancel';
+  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/${control}/${encodeURIComponent(payment.external_id)}`, {
+    method: 'POST', headers: { authorization: `Bearer ${controlSecret}` },
+  }).catch(() => null);
+  if (answer?.ok) return true;
+  if (answer?.status === 409) return false;
+  throw new DomainError('partner_unavailable', `${payment.partner} could not end the payment`, payment.id);
+}
+
+/** Asks the partner what became of the payment and has the ledger record it; the payment as then held. */
+async function recordPartnerState(deps: PaymentRouteDeps, payment: PaymentRecord): Promise<PaymentRecord> {
+  const partner = payment.partner as PartnerSlug;
+  const seen = await deps.links.withToken(await deps.links.activeLink(payment.customer_id, partner),
+    (token) => deps.clients(partner).getPaymentAs(token, payment.external_id!));
+  const update = updateFromPartner(payment, seen);
+  return update ? recordPaymentUpdate(deps, payment, { payment_id: payment.id, retry_count: payment.retry_count, ...update }) : payment;
+}
+
+export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Environment, railsUrl: () => string, controlSecret: string): RouteDef {
+  const { reads } = deps;
+  return {
+    method: 'POST', path: '/v1/sandbox/payments/{id}/{action}', operationId: 'simulatePayment', tag: 'sandbox',
+    summary: 'Sandbox: settle, fail or cancel a payment now, or expire its claim link, with the events and balance movements that follow',
+    auth: { kind: 'key', scope: 'payments:write' }, idempotent: true,
+    params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' }, action: { type: 'string', enum: [...ACTIONS] } } },
+    response: { status: 200, description: 'the payment in its new state', schema: paymentSchema },
+    errors: ['payment_not_found', 'partner_unavailable', 'payment_state_conflict'],
+    errorNotes: {
+      payment_state_conflict: 'settle of a payment still pending (the partner never took it: nothing was collected), or fail, cancel or expire-claim of a payment that had already ended at the partner (the payee claimed it): the payment now shows what the partner did',
+    },
+    handler: async (request) => {
+      if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
+      const action = request.params.action as Action;
+      const payment = await reads.byId(request.params.id);
+      if (!payment) throw new DomainError('payment_not_found', 'no such payment', request.params.id);
+      assertOwnResource(request, payment.account_id, payment.id);
+      const move = MOVES[action];
+      if (action === 'expire-claim' && payment.claim_link === null) throw new DomainError('invalid_request', 'the payment has no claim link', 'action');
+      if (action === 'settle' && payment.status === 'pending') {
+        throw new DomainError('payment_state_conflict', 'the payment is pending: the partner has not taken it, so nothing was collected or paid to settle', 'action');
+      }
+      if (!move.from.includes(payment.status)) {
+        const why = FINAL_PAYMENT_STATUSES.includes(payment.status) ? 'it has ended' : `${action} applies to a payment that is ${move.from.join(' or ')}`;
+        throw new DomainError('invalid_request', `the payment is ${payment.status}: ${why}`, 'action');
+      }
+      if (action !== 'settle' && !(await endAtPartner(railsUrl(), controlSecret, payment))) {
+        const now = await recordPartnerState(deps, payment);
+        if (now.status === move.to) return { status: 200, body: paymentView(now) }; // it had ended the same way (a claim link that expired)
+        throw new DomainError('payment_state_conflict', `the payment had already ended at ${payment.partner}: it is ${now.status}`, 'action');
+      }
+      const update: PaymentUpdate = {
+        payment_id: payment.id, status: move.to as PaymentUpdate['status'], external_id: null, claim_link: null,
+        failure_code: move.failure, failure_message: move.failure ? `sandbox simulation: ${action}` : null, retry_count: payment.retry_count,
+      };
+      return { status: 200, body: paymentView(await recordPaymentUpdate(deps, payment, update)) };
+    },
+  };
+}

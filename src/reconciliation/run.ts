@@ -1,0 +1,367 @@
+// A reconciliation run over days of any size (DESIGN.md section 5e): both sides are staged in
+// temporary tables of the run's transaction (the ledger's movements copied by Postgres itself,
+// the statement's lines a chunk at a time), the two certain passes of match.ts run there as SQL
+// (one to one by reference; batch lines by their settlement detail), and the items go straight
+// into reconciliation_items. Only what those passes leave (movements and lines without a
+// counterpart: the exceptions, and batch lines without detail) comes back to this process, for
+// the passes that search (match.ts). The process holds a chunk of lines and the leftovers, never
+// the day.
+import type { Knex } from 'knex';
+import { performance } from 'node:perf_hooks';
+import { CURRENCIES, Money, type Currency } from '../../ledger/money';
+import { bulkRaw } from '../db';
+import { copyInto } from '../../ledger/pg-copy';
+import { log } from '../log';
+import { ITEM_CATEGORIES, MATCHED_BY, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
+import { searchInWorker } from './search-thread';
+import { analyzed, fmt, ITEM_COLUMNS, MOVEMENT_JSON, MOVEMENT_OBJECT, named, reported, setAsideMatched, itemCount, totalsOf } from './run-sql';
+
+export { ITEM_COLUMNS } from './run-sql';
+
+/**
+ * A statement line as it is staged: its amounts exact decimal text at the currency's scale, which
+ * Postgres parses (a busy day's lines never become Money objects in this process).
+ */
+export type StagedLine = Omit<StatementEntry, 'amount' | 'fee' | 'net'> & { amount: string; fee: string; net: string };
+
+/** The statement's lines, a chunk at a time. */
+export type LineChunks = AsyncIterable<StagedLine[]>;
+
+export interface StagedRun {
+  reconciliationId: string;
+  partner: string;
+  /** The days read in full on both sides: the range and the date tolerance around it. */
+  nearFrom: string;
+  nearTo: string;
+  /** How far around the range the ledger is searched for the movement of a line's reference. */
+  wideFrom: string;
+  wideTo: string;
+  rules: MatchRules;
+  /** The search's budget; SEARCH_BUDGET unless a caller bounds it otherwise. */
+  budget?: { steps: number; ms: number };
+}
+
+export interface StagedReport {
+  summary: Record<ItemCategory, number>;
+  totals: CurrencyTotals[];
+  /** Lines the search budget did not reach (reported `not_examined`). */
+  notExamined: number;
+  /** The first items, by seq, report matches earlier runs made (already in the table of matches). */
+  priorItems: number;
+}
+
+/** What a run may spend searching (search.ts), in a worker thread: the API never waits on it unbounded. */
+export const SEARCH_BUDGET = { steps: 5_000_000, ms: 10_000 };
+
+/**
+ * The lines, a chunk at a time from `next` (the first, already asked for) on; each next chunk is
+ * fetched while Postgres copies the last.
+ */
+async function stageLines(trx: Knex.Transaction, pages: AsyncIterator<StagedLine[]>, first: Promise<IteratorResult<StagedLine[]>>): Promise<void> {
+  await bulkRaw(trx, `CREATE TEMP TABLE recon_lines (seq bigserial, line_id text, reference text, currency text, amount numeric, fee numeric, net numeric, value_date date, settles jsonb) ON COMMIT DROP`);
+  let next = first;
+  try {
+    for (let page = await next; !page.done; page = await next) {
+      next = pages.next();
+      await copyInto(trx, 'recon_lines', ['line_id', 'reference', 'currency', 'amount', 'fee', 'net', 'value_date', 'settles'], page.value.map((line) => ({
+        line_id: line.lineId, reference: line.reference, currency: line.currency, amount: line.amount, fee: line.fee, net: line.net,
+        value_date: line.valueDate, settles: line.settles,
+      })));
+    }
+  } catch (error) {
+    abandon(pages, next);
+    throw error;
+  }
+  await analyzed(trx, 'recon_lines', ['reference', 'seq']);
+}
+
+/** Stops reading a statement: the fetch already under way settles on its own, and its failure is not the one reported. */
+function abandon(pages: AsyncIterator<StagedLine[]>, pending: Promise<IteratorResult<StagedLine[]>>): void {
+  pending.then(() => pages.return?.(), () => undefined);
+}
+
+const MOVEMENT = `SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, pay.external_id AS reference`;
+const ON_SETTLEMENT_ACCOUNT = `p.ledger_account_id IN (SELECT id FROM ledger_accounts WHERE code LIKE :accounts AND kind = 'system')
+          AND p.account_id IS NULL -- a system account's posting: postings_system_account_created
+          AND e.kind <> 'reconciliation_adjustment' AND p.currency = ANY(:currencies::text[])`;
+const settlementParams = (run: StagedRun) => ({ accounts: `sys:partner:${run.partner}:%`, currencies: [...CURRENCIES] });
+
+/**
+ * The movements on the partner's settlement accounts on the days read in full, signed as the
+ * partner sees them (partner-statements.ts).
+ */
+async function stageNearMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
+  await bulkRaw(trx, ...named(
+    `CREATE TEMP TABLE recon_moves ON COMMIT DROP AS
+     SELECT row_number() OVER (ORDER BY day, entry_id) AS seq, * FROM ( -- a uuid sorts as its text does, cheaper
+       ${MOVEMENT}
+         FROM postings p
+         -- An entry and its postings are written in one round at one instant (ledger/round-write.ts):
+         -- the days' entries are read by that index, not every entry looked up (or scanned) for them.
+         JOIN journal_entries e ON e.id = p.entry_id AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1
+         LEFT JOIN payments pay ON pay.id = e.payment_id
+        WHERE ${ON_SETTLEMENT_ACCOUNT}
+          AND p.created_at >= :nearFrom::date AND p.created_at < :nearTo::date + 1
+       UNION ALL
+       -- The transfers sent through the partner: the partner debits them from our account with it
+       -- (its statement lists them), and the ledger's side is the settlement's credit to the payee.
+       SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, t.partner_payment_id AS reference
+         FROM journal_entries e
+         JOIN transfers t ON t.id = e.transfer_id AND t.partner = :partner
+         JOIN postings p ON p.entry_id = e.id AND p.account_id = t.recipient_account_id AND p.currency = t.payout_currency AND p.amount > 0
+        WHERE e.kind = 'transfer_settle' AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1) AS m`,
+    { ...settlementParams(run), partner: run.partner, nearFrom: run.nearFrom, nearTo: run.nearTo },
+  ));
+  await analyzed(trx, 'recon_moves', []);
+}
+
+/** Numbers the movements from beyond the days read in full below (days before) or above (days after) theirs. */
+const BEYOND_SEQ = 1_000_000_000_000;
+
+/**
+ * Every movement of the run, ordered as match.ts orders them: those of the days read in full,
+ * and from the days around them those of a payment a staged line names (its reference, or one its
+ * batch settles) that the days read in full lack, found through the payment, so a line days early
+ * or late still meets its movement without the ledger reading those days whole.
+ */
+async function stageMovements(trx: Knex.Transaction, run: StagedRun): Promise<void> {
+  // Usually a handful, and the planner must know it to look them up one by one rather than hash every payment.
+  await bulkRaw(trx,
+    `CREATE TEMP TABLE recon_missing ON COMMIT DROP AS
+     SELECT reference FROM (
+       SELECT reference FROM recon_lines WHERE reference IS NOT NULL
+       UNION SELECT jsonb_array_elements_text(settles) FROM recon_lines WHERE jsonb_typeof(settles) = 'array') AS named
+      WHERE NOT EXISTS (SELECT 1 FROM recon_moves m WHERE m.reference = named.reference)`,
+  );
+  await bulkRaw(trx, 'ANALYZE recon_missing');
+  await bulkRaw(trx, ...named(
+    `INSERT INTO recon_moves
+     SELECT CASE WHEN day < :nearFrom::date THEN -:beyond::bigint ELSE :beyond::bigint END + row_number() OVER (ORDER BY day, entry_id), * FROM (
+       ${MOVEMENT}
+         FROM recon_missing w
+         JOIN payments pay ON pay.partner = :partner AND pay.external_id = w.reference -- payments_partner_reference
+         JOIN journal_entries e ON e.payment_id = pay.id -- journal_entries_payment
+         JOIN postings p ON p.entry_id = e.id
+        WHERE ${ON_SETTLEMENT_ACCOUNT}
+          AND p.created_at >= :wideFrom::date AND p.created_at < :wideTo::date + 1) AS m`,
+    { ...settlementParams(run), partner: run.partner, wideFrom: run.wideFrom, wideTo: run.wideTo, nearFrom: run.nearFrom, beyond: BEYOND_SEQ },
+  ));
+  await analyzed(trx, 'recon_moves', ['reference', 'seq']);
+}
+
+/**
+ * Pass 1, one to one by reference: the first movement of each reference takes its first line
+ * (of its currency first); further lines of that reference are duplicates. A pair that
+ * disagrees is mismatched, naming the field.
+ */
+async function byReference(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
+  await bulkRaw(trx,
+    `CREATE TEMP TABLE recon_ref ON COMMIT DROP AS
+     WITH firsts AS (
+       SELECT DISTINCT ON (m.reference) m.seq AS move_seq, m.reference, m.currency
+         FROM recon_moves m WHERE m.reference IS NOT NULL AND EXISTS (SELECT 1 FROM recon_lines l WHERE l.reference = m.reference)
+        ORDER BY m.reference, m.seq)
+     SELECT f.move_seq, l.seq AS line_seq, row_number() OVER (PARTITION BY f.move_seq ORDER BY (l.currency = f.currency) DESC, l.seq) AS rank
+       FROM firsts f JOIN recon_lines l ON l.reference = f.reference`,
+  );
+  await analyzed(trx, 'recon_ref', ['move_seq', 'line_seq']);
+  const how = MATCHED_BY.reference;
+  await bulkRaw(trx, ...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY r.move_seq, r.rank) - 1, x.*,
+            CASE WHEN x.category = 'matched' THEN NULL WHEN r.rank > 1 THEN '[]'::jsonb ELSE ${MOVEMENT_JSON('m')} END
+       FROM recon_ref r
+       JOIN recon_moves m ON m.seq = r.move_seq
+       JOIN recon_lines l ON l.seq = r.line_seq
+       LEFT JOIN recon_ref pr ON pr.move_seq = r.move_seq AND pr.rank = 1
+       LEFT JOIN recon_lines pl ON pl.seq = pr.line_seq
+       CROSS JOIN LATERAL (SELECT
+         CASE WHEN r.rank > 1 THEN 'statement_only'
+              WHEN m.currency <> l.currency OR abs(m.amount - l.net) > :tol::numeric OR abs(m.day - l.value_date) > :days::int THEN 'mismatched'
+              ELSE 'matched' END AS category,
+         -- A duplicate line has no ledger side: the partner's second count is all the difference.
+         CASE WHEN r.rank > 1 THEN NULL ELSE m.entry_id END, l.line_id, coalesce(m.reference, l.reference), CASE WHEN r.rank > 1 THEN l.currency ELSE m.currency END,
+         CASE WHEN r.rank > 1 THEN NULL ELSE ${fmt('m.amount', 'm.currency')} END, ${fmt('l.net', 'l.currency')},
+         CASE WHEN r.rank > 1 THEN 'reference' WHEN m.currency <> l.currency THEN 'currency'
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN 'fee' ELSE 'amount' END
+              WHEN abs(m.day - l.value_date) > :days::int THEN 'value_date' END AS field,
+         CASE WHEN r.rank > 1 THEN NULL WHEN m.currency <> l.currency THEN m.currency
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN ${fmt('0::numeric', 'm.currency')} ELSE ${fmt('m.amount', 'm.currency')} END
+              WHEN abs(m.day - l.value_date) > :days::int THEN m.day::text END,
+         CASE WHEN r.rank > 1 THEN l.reference WHEN m.currency <> l.currency THEN l.currency
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN ${fmt('l.fee', 'm.currency')} ELSE ${fmt('l.net', 'm.currency')} END
+              WHEN abs(m.day - l.value_date) > :days::int THEN l.value_date::text END,
+         CASE WHEN r.rank > 1 THEN format(:duplicate::text, l.reference, pl.line_id)
+              WHEN m.currency <> l.currency THEN :how::text || ', but the currencies differ'
+              WHEN abs(m.amount - l.net) > :tol::numeric THEN CASE WHEN l.fee <> 0 AND abs(m.amount - l.amount) <= :tol::numeric THEN :how::text || ', but the partner took a fee the ledger does not have' ELSE :how::text || ', but the amounts differ' END
+              WHEN abs(m.day - l.value_date) > :days::int THEN format(:late::text, abs(m.day - l.value_date), :days::int)
+              ELSE :how::text END) AS x
+      WHERE ${reported('m', 'l')}`,
+    {
+      id: run.reconciliationId, seqFrom, tol: run.rules.amountTolerance.toFixed(), days: run.rules.dateToleranceDays, from: run.rules.from, to: run.rules.to, how,
+      duplicate: REASONS.duplicate('%s', '%s'), late: `${how}, but the value date is %s days from the posting, beyond the tolerance of %s`,
+    },
+  ));
+}
+
+/** Pass 2, one to many by settlement detail: a batch line with the unpaired movements of the references it lists. */
+async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
+  await bulkRaw(trx,
+    `CREATE TEMP TABLE recon_batch ON COMMIT DROP AS
+     -- Each batch's settlement detail is measured once: in the select list it would be read
+     -- again (de-TOASTed whole) for every movement it lists.
+     WITH batches AS MATERIALIZED (
+       SELECT l.seq, l.settles, jsonb_array_length(l.settles) AS listed FROM recon_lines l
+        WHERE jsonb_typeof(l.settles) = 'array' AND jsonb_array_length(l.settles) > 0
+          AND NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq))
+     SELECT DISTINCT ON (m.seq) b.seq AS line_seq, m.seq AS move_seq, b.listed
+       FROM batches b
+       CROSS JOIN LATERAL jsonb_array_elements_text(b.settles) AS s(reference)
+       JOIN recon_moves m ON m.reference = s.reference
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
+      ORDER BY m.seq, b.seq`,
+  );
+  await analyzed(trx, 'recon_batch', ['move_seq', 'line_seq']);
+  // An agreeing batch: each movement matched with the line. A disagreeing one: ONE item, the line
+  // with every movement it lists, whose amounts are the line's net and the movements' sum.
+  await bulkRaw(trx, ...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
+     WITH g AS (
+       SELECT b2.line_seq, count(*) AS n, sum(m2.amount) AS total, max(b2.listed) AS listed,
+              count(*) = max(b2.listed) AND bool_and(m2.currency = l2.currency) AND abs(sum(m2.amount) - max(l2.net)) <= :tol::numeric AS agrees,
+              bool_or(m2.day BETWEEN :from::date AND :to::date) OR bool_or(l2.value_date BETWEEN :from::date AND :to::date) AS shown
+         FROM recon_batch b2 JOIN recon_moves m2 ON m2.seq = b2.move_seq JOIN recon_lines l2 ON l2.seq = b2.line_seq
+        GROUP BY b2.line_seq),
+     rows AS (
+       SELECT b.line_seq, b.move_seq AS sub, 'matched' AS category, m.entry_id, l.line_id, coalesce(m.reference, l.reference) AS reference, m.currency,
+              ${fmt('m.amount', 'm.currency')} AS ledger_amount, ${fmt('l.net', 'l.currency')} AS statement_amount, NULL AS field, NULL AS ledger_value, NULL AS statement_value,
+              :how::text AS reason, NULL::jsonb AS movements
+         FROM recon_batch b JOIN g ON g.line_seq = b.line_seq AND g.agrees AND g.shown
+         JOIN recon_moves m ON m.seq = b.move_seq
+         JOIN recon_lines l ON l.seq = b.line_seq
+       UNION ALL
+       SELECT g.line_seq, 0, 'batch', NULL, l.line_id, l.reference, l.currency, ${fmt('g.total', 'l.currency')}, ${fmt('l.net', 'l.currency')}, 'amount',
+              ${fmt('g.total', 'l.currency')}, ${fmt('l.net', 'l.currency')}, format(:disagrees::text, l.line_id, g.n, g.listed),
+              (SELECT jsonb_agg(${MOVEMENT_OBJECT('m')} ORDER BY m.seq) FROM recon_batch b JOIN recon_moves m ON m.seq = b.move_seq WHERE b.line_seq = g.line_seq)
+         FROM g JOIN recon_lines l ON l.seq = g.line_seq
+        WHERE NOT g.agrees AND g.shown)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY line_seq, sub) - 1, category, entry_id, line_id, reference, currency, ledger_amount, statement_amount,
+            field, ledger_value, statement_value, reason, movements
+       FROM rows`,
+    {
+      id: run.reconciliationId, seqFrom, tol: run.rules.amountTolerance.toFixed(), from: run.rules.from, to: run.rules.to,
+      how: MATCHED_BY.reference, disagrees: REASONS.batchDisagrees('%s', '%s', '%s'),
+    },
+  ));
+}
+
+const UNPAIRED_MOVES = `FROM recon_moves m
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.move_seq = m.seq)`;
+
+/** The lines the two passes left without a counterpart, for match.ts's searching passes: usually few. */
+async function leftoverLines(trx: Knex.Transaction): Promise<StatementEntry[]> {
+  const { rows: lines } = await bulkRaw(trx,
+    `SELECT line_id, reference, currency, amount::text AS amount, fee::text AS fee, net::text AS net, value_date::text AS value_date, settles FROM recon_lines l
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)
+      ORDER BY l.seq`,
+  );
+  return lines.map((l: { line_id: string; reference: string | null; currency: Currency; amount: string; fee: string; net: string; value_date: string; settles: unknown }) => ({
+    lineId: l.line_id, reference: l.reference, currency: l.currency, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net), valueDate: l.value_date,
+    settles: Array.isArray(l.settles) ? l.settles.filter((r): r is string => typeof r === 'string') : null,
+  }));
+}
+
+/** The movements the two passes left without a counterpart, for match.ts's searching passes. */
+async function leftoverMovements(trx: Knex.Transaction): Promise<LedgerMovement[]> {
+  const { rows: moves } = await bulkRaw(trx, `SELECT entry_id, reference, currency, amount::text AS amount, day::text AS day ${UNPAIRED_MOVES} ORDER BY m.seq`);
+  return moves.map((m: { entry_id: string; reference: string | null; currency: Currency; amount: string; day: string }) => ({
+    entryId: m.entry_id, reference: m.reference, currency: m.currency, amount: new Money(m.amount), date: m.day,
+  }));
+}
+
+/**
+ * With no line left to search for, every movement left is ledger_only: written as match.ts's
+ * last pass writes them, in its order, by Postgres (a month's exceptions never come to this process).
+ */
+async function unpairedMovementsLedgerOnly(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<number> {
+  const { rowCount } = await bulkRaw(trx, ...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY m.day, m.entry_id) - 1, 'ledger_only', m.entry_id, NULL, m.reference, m.currency,
+            ${fmt('m.amount', 'm.currency')}, NULL, NULL, NULL, NULL,
+            :reason::text || CASE WHEN m.reference IS NULL THEN '' ELSE format(' (partner reference %s)', m.reference) END, ${MOVEMENT_JSON('m')}
+       ${UNPAIRED_MOVES} AND m.day BETWEEN :from::date AND :to::date`,
+    { id: run.reconciliationId, seqFrom, from: run.rules.from, to: run.rules.to, reason: REASONS.noLine },
+  ));
+  return rowCount ?? 0;
+}
+
+/** Matches the staged sides into reconciliation_items of `run.reconciliationId`, in the caller's transaction. */
+export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lines: LineChunks): Promise<StagedReport> {
+  const clock = phaseClock();
+  // The passes sort and hash a day's rows at once (about 30 MB for 100,000 of each side): in
+  // memory, for this transaction only, rather than in files.
+  await bulkRaw(trx, `SET LOCAL work_mem = '64MB'`);
+  // No JIT: it compiled each of the run's big statements for 20-50 ms, more than it saved.
+  await bulkRaw(trx, 'SET LOCAL jit = off');
+  // The partner builds the statement's first page while Postgres reads the ledger's days.
+  const pages = lines[Symbol.asyncIterator]();
+  const first = pages.next();
+  first.catch(() => undefined); // a partner that fails meanwhile is reported when its page is awaited, not as unhandled
+  try {
+    await stageNearMovements(trx, run);
+  } catch (error) {
+    abandon(pages, first);
+    throw error;
+  }
+  clock.lap('ledger');
+  await stageLines(trx, pages, first);
+  clock.lap('statement');
+  await stageMovements(trx, run);
+  clock.lap('ledger_beyond');
+  const priorItems = await setAsideMatched(trx, run);
+  clock.lap('matched_before');
+  await byReference(trx, run, priorItems);
+  clock.lap('by_reference');
+  await byBatchDetail(trx, run, await itemCount(trx, run.reconciliationId));
+  clock.lap('by_batch_detail');
+  const openLines = await leftoverLines(trx);
+  const seqFrom = await itemCount(trx, run.reconciliationId);
+  const left = { lines: openLines.length, movements: 0 };
+  let notExamined = 0;
+  if (openLines.length === 0) {
+    left.movements = await unpairedMovementsLedgerOnly(trx, run, seqFrom);
+  } else {
+    const movements = await leftoverMovements(trx);
+    left.movements = movements.length;
+    const budget = run.budget ?? SEARCH_BUDGET;
+    const searched = await searchInWorker(movements, openLines, run.rules, { steps: budget.steps, deadline: Date.now() + budget.ms });
+    notExamined = searched.notExamined;
+    await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS, 'movements', 'candidates'],
+      searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
+  }
+  clock.lap('searched');
+  const { rows } = await bulkRaw(trx, 'SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);
+  const summary = Object.fromEntries(ITEM_CATEGORIES.map((c) => [c, 0])) as Record<ItemCategory, number>;
+  for (const row of rows as Array<{ category: ItemCategory; n: number }>) summary[row.category] = row.n;
+  const totals = await totalsOf(trx, run);
+  clock.lap('totals');
+  log.info({ reconciliation: run.reconciliationId, partner: run.partner, leftovers: left, not_examined: notExamined, ms: clock.laps }, 'reconciliation matched');
+  return { summary, totals, notExamined, priorItems };
+}
+
+/** Milliseconds spent in each phase of a run, for the log: where a slow day spends its time. */
+function phaseClock() {
+  const laps: Record<string, number> = {};
+  let last = performance.now();
+  return {
+    laps,
+    lap(phase: string) {
+      const now = performance.now();
+      laps[phase] = Math.round(now - last);
+      last = now;
+    },
+  };
+}
+

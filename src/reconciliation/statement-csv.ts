@@ -1,0 +1,119 @@
+// A partner statement an operator uploads as CSV instead of the service fetching it: a header
+// row naming the columns (id, amount, currency, value_date; reference, fee, net and settles
+// optional: settles lists the references a batch line settles, separated by spaces), then one
+// line per row. Fields may be quoted ("..."; "" is a quote inside). Every error names
+// the line and the column, and nothing is reconciled from a statement that has one.
+// A line may carry no reference (bank exports often do not): it is matched only by amount and
+// date, and only when nothing else fits. An upload's line ids are its own (two uploads may both
+// number a line "7"): each is scoped by the upload, `upload-<digest of the statement>:<id>`, so
+// the same statement uploaded again names the same lines and another never collides with it.
+import { createHash } from 'node:crypto';
+import { DomainError } from '../domain-error';
+import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
+import { isCalendarDate } from '../statements/formats';
+import type { StagedLine } from './run';
+
+const REQUIRED = ['id', 'amount', 'currency', 'value_date'] as const;
+const SIGNED_DECIMAL = /^-?\d{1,20}(?:\.\d{1,18})?$/;
+export const STATEMENT_CSV_LINES_MAX = 200_000;
+
+function invalid(message: string): DomainError {
+  return new DomainError('invalid_request', `statement_csv: ${message}`, 'statement_csv');
+}
+
+/** The fields of one CSV record; `text` holds no line break outside quotes. */
+function fieldsOf(record: string, lineNumber: number): string[] {
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (record[i] === '"') {
+      let value = '';
+      i += 1;
+      for (;;) {
+        const quote = record.indexOf('"', i);
+        if (quote < 0) throw invalid(`line ${lineNumber}: a quoted field is not closed`);
+        value += record.slice(i, quote);
+        if (record[quote + 1] === '"') { value += '"'; i = quote + 2; continue; }
+        i = quote + 1;
+        break;
+      }
+      fields.push(value);
+      if (i < record.length && record[i] !== ',') throw invalid(`line ${lineNumber}: text after a quoted field`);
+    } else {
+      const comma = record.indexOf(',', i);
+      fields.push(record.slice(i, comma < 0 ? record.length : comma).trim());
+      i = comma < 0 ? record.length : comma;
+    }
+    if (i >= record.length) return fields;
+    i += 1; // the comma
+  }
+}
+
+/** The non-blank records of `text`, with their line numbers, read in place (no copy of the whole text). */
+function* recordsOf(text: string): Generator<{ record: string; line: number }> {
+  let line = 0;
+  for (let start = 0; start < text.length;) {
+    const end = text.indexOf('\n', start);
+    const stop = end < 0 ? text.length : end;
+    line += 1;
+    const record = text.slice(start, stop > start && text[stop - 1] === '\r' ? stop - 1 : stop);
+    if (record.trim() !== '') yield { record, line };
+    start = stop + 1;
+  }
+}
+
+function countRecords(text: string): number {
+  let records = 0;
+  for (const record of recordsOf(text)) if (record) records += 1;
+  return records;
+}
+
+/**
+ * Checks the header and the size, then reads the statement's lines a chunk at a time: a line
+ * in error throws as it is reached, naming it, and the caller's transaction stores nothing.
+ */
+export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<StagedLine[]> {
+  const records = recordsOf(text);
+  const first = records.next();
+  if (first.done) throw invalid('the statement is empty: a header row is required');
+  if (countRecords(text) - 1 > STATEMENT_CSV_LINES_MAX) throw invalid(`at most ${STATEMENT_CSV_LINES_MAX} lines`);
+  const header = fieldsOf(first.value.record, first.value.line).map((name) => name.toLowerCase());
+  const missing = REQUIRED.filter((name) => !header.includes(name));
+  if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally reference, fee, net, settles)`);
+  const seen = new Set<string>();
+  const scope = `upload-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+  async function* chunks(): AsyncGenerator<StagedLine[]> {
+    let chunk: StagedLine[] = [];
+    for (const { record, line } of records) {
+      chunk.push(entryOf(header, fieldsOf(record, line), line, seen, scope));
+      if (chunk.length === size) { yield chunk; chunk = []; }
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+  return chunks();
+}
+
+function entryOf(header: string[], fields: string[], line: number, seen: Set<string>, scope: string): StagedLine {
+  if (fields.length !== header.length) throw invalid(`line ${line}: ${fields.length} fields, the header has ${header.length}`);
+  const get = (name: string) => (header.indexOf(name) < 0 ? '' : fields[header.indexOf(name)]);
+  const [id, reference, currency, valueDate] = [get('id'), get('reference'), get('currency'), get('value_date')];
+  if (id === '' || seen.has(id)) throw invalid(`line ${line}: id must be present and unique`);
+  seen.add(id);
+  if (!isCurrency(currency)) throw invalid(`line ${line}: currency "${currency}" is not one of ${Object.keys(CURRENCY_SCALE).join(', ')}`);
+  if (!isCalendarDate(valueDate)) throw invalid(`line ${line}: value_date must be a date, YYYY-MM-DD`);
+  const decimal = (name: string, fallback: string | null) => {
+    const value = get(name) === '' && fallback !== null ? fallback : get(name);
+    if (!SIGNED_DECIMAL.test(value)) throw invalid(`line ${line}: ${name} must be a decimal such as "-10.00"`);
+    const amount = new Money(value);
+    if ((amount.decimalPlaces() ?? 0) > CURRENCY_SCALE[currency]) throw invalid(`line ${line}: ${name} has more than the ${CURRENCY_SCALE[currency]} decimals of ${currency}`);
+    return amount;
+  };
+  const amount = decimal('amount', null);
+  const fee = decimal('fee', '0');
+  if (fee.isNegative()) throw invalid(`line ${line}: fee must not be negative`);
+  const net = decimal('net', amount.minus(fee).toFixed());
+  if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
+  // A batch line's settlement detail: the references it settles, separated by spaces.
+  const settles = get('settles') === '' ? null : get('settles').split(/\s+/).filter((r) => r !== '');
+  return { lineId: `${scope}:${id}`, reference: reference === '' ? null : reference, currency, amount: amount.toFixed(), fee: fee.toFixed(), net: net.toFixed(), valueDate, settles };
+}

@@ -1,0 +1,207 @@
+// Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
+// returns its decision. It never reads a balance to decide.
+import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { conversionRules, isSupportedPair } from '../../ledger/fx-rates';
+import type { TransferCreate } from '../../ledger/messages';
+import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
+import { decisionAnswer, transferAnswer, transferView } from '../ledger-client/answers';
+import { countryCodeSchema } from '../countries';
+import type { Environment } from '../config';
+import type { Db } from '../db';
+import { DomainError } from '../domain-error';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
+import type { StoredTransfer, TransferReads } from './reads';
+import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+
+const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
+const bankSchema = {
+  type: 'object', additionalProperties: false, required: ['country', 'bank_name', 'account_number', 'currency'],
+  properties: {
+    country: countryCodeSchema,
+    bank_name: { type: 'string', minLength: 1, maxLength: 200 },
+    account_number: { type: 'string', minLength: 4, maxLength: 64, description: 'an IBAN where applicable' },
+    routing_number: { type: 'string', maxLength: 64 },
+    currency: currencySchema,
+  },
+} as const;
+export const recipientSchema = {
+  type: 'object', additionalProperties: false, required: ['email', 'name', 'bank'],
+  properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
+} as const;
+const EITHER_FORM = 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both';
+export const createBodySchema = {
+  type: 'object', additionalProperties: false, required: ['amount', 'currency'],
+  description: EITHER_FORM,
+  examples: [{ recipient_email: 'friend@example.com', amount: '10.00', currency: 'USD', note: 'dinner' }],
+  // Exactly one form: without recipient, recipient_email is required; with it, recipient is not allowed.
+  allOf: [
+    { if: { not: { required: ['recipient'] } }, then: { required: ['recipient_email'], 'x-message': `give ${EITHER_FORM}` } },
+    { if: { required: ['recipient_email'] }, then: { not: { required: ['recipient'] }, 'x-message': `give ${EITHER_FORM}`, 'x-field': 'recipient' } },
+    amountScaleRule(),
+    ...conversionRules('currency', ['recipient', 'bank', 'currency'], true),
+  ],
+  properties: {
+    recipient_email: emailSchema,
+    recipient: recipientSchema,
+    amount: amountSchema,
+    currency: currencySchema,
+    note: { type: 'string', maxLength: 500 },
+    account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+  },
+} as const;
+
+const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
+const nullableString = { type: ['string', 'null'] };
+
+const provisionalRequired = ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'];
+const transferSchema = {
+  type: 'object',
+  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'failure', 'late_completion', 'created_at', 'updated_at', 'completed_at'],
+  properties: {
+    transfer_id: { type: 'string', format: 'uuid' },
+    type: { type: 'string', enum: ['internal', 'external'] },
+    status: { type: 'string', enum: TRANSFER_STATUSES },
+    amount: { type: 'string', description: 'what the sender pays, in currency' }, currency: { type: 'string' },
+    payout: {
+      type: 'object', required: ['amount', 'currency'], description: 'what the recipient receives: the amount itself, or its conversion at fx.rate',
+      properties: { amount: { type: 'string' }, currency: { type: 'string' } },
+    },
+    fx: {
+      type: ['object', 'null'], required: ['rate', 'mid_rate', 'spread'],
+      description: 'the price fixed while the transfer was quoting, when the recipient\'s bank currency differs from currency; null otherwise',
+      properties: {
+        rate: { type: 'string', description: 'payout currency units per unit of currency, after the spread' },
+        mid_rate: { type: 'string' }, spread: { type: 'string' },
+      },
+    },
+    recipient: {
+      type: 'object', description: 'the recipient: email alone for an internal transfer; name and bank details for an external one',
+      required: ['email'],
+      properties: {
+        email: { type: 'string' }, name: { type: 'string' },
+        bank: { type: 'object', required: ['country', 'bank_name', 'account_number', 'currency'], properties: { country: { type: 'string' }, bank_name: { type: 'string' }, account_number: { type: 'string' }, routing_number: { type: 'string' }, currency: { type: 'string' } } },
+      },
+    },
+    note: nullableString,
+    estimated_arrival: { type: 'string' }, partner_payment_id: nullableString,
+    failure: {
+      type: ['object', 'null'], required: ['code', 'message'], properties: { code: { type: 'string' }, message: nullableString },
+      description: 'why a failed or rolled_back transfer ended so: partner_declined, partner_rejected, partner_reversed, claim_expired, invalid_partner; '
+        + 'partner_unavailable, partner_error (only once the partner confirmed it holds no payment under the transfer\'s id); '
+        + 'execution_deadline (executing past its deadline, and the partner confirmed it holds no payment)',
+    },
+    late_completion: {
+      type: ['object', 'null'], required: ['failure_code', 'failure_message', 'failed_at', 'receivable'],
+      description: 'set when the partner paid the transfer after it had failed: the transfer was completed through the ledger (the amount held again and settled); '
+        + 'the failure it overturned, and what the sender\'s available balance did not cover (owed, "0.00" when covered)',
+      properties: { failure_code: nullableString, failure_message: nullableString, failed_at: { type: 'string', format: 'date-time' }, receivable: { type: 'string' } },
+    },
+    created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+/** The 202 a late decision answers: what the request itself says, before the ledger has decided. */
+const provisionalTransferSchema = { ...transferSchema, required: provisionalRequired };
+
+const transferWithHistorySchema = {
+  ...transferSchema,
+  required: [...transferSchema.required, 'status_history'],
+  properties: {
+    ...transferSchema.properties,
+    status_history: {
+      type: 'array', description: 'every status the transfer took, oldest first',
+      items: { type: 'object', required: ['from', 'to', 'at'], properties: { from: { type: ['string', 'null'], enum: [...TRANSFER_STATUSES, null] }, to: { type: 'string', enum: TRANSFER_STATUSES }, at: { type: 'string', format: 'date-time' } } },
+    },
+  },
+};
+
+type CreateTransferBody = BodyOf<typeof createBodySchema>;
+
+/** Detects the transfer type from the body shape (SPEC.md section 1) and validates that shape. */
+export function transferCommand(body: CreateTransferBody, transferId: string): TransferCreate {
+  const currency = requireCurrency(body.currency);
+  const amount = parseAmount(body.amount, currency);
+  const hasEmail = body.recipient_email !== undefined;
+  const hasBank = body.recipient !== undefined;
+  if (hasEmail === hasBank) {
+    throw new DomainError('invalid_request', 'give either recipient_email (internal transfer) or recipient with bank details (external transfer)', hasEmail ? 'recipient' : 'recipient_email');
+  }
+  const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null };
+  if (hasEmail) return { ...base, type: 'internal', recipient_email: body.recipient_email };
+  const recipient = body.recipient!;
+  const bankCurrency = requireCurrency(recipient.bank.currency, 'recipient.bank.currency');
+  if (bankCurrency !== currency && !isSupportedPair(currency, bankCurrency)) {
+    throw new DomainError('unsupported_pair', `${currency} cannot be paid out in ${bankCurrency}; USD, EUR and GBP convert among themselves`, 'recipient.bank.currency');
+  }
+  return { ...base, type: 'external', recipient };
+}
+
+/** The answer while the ledger has not decided yet: accepted, not created; retry to learn more. */
+function lateDecision(command: TransferCreate): RouteResult {
+  return {
+    status: 202,
+    final: false,
+    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+    body: {
+      transfer_id: command.transfer_id, type: command.type, status: 'pending', amount: formatAmount(command.amount, command.currency),
+      currency: command.currency, estimated_arrival: 'pending the ledger decision', partner_payment_id: null,
+    },
+  };
+}
+
+export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
+  // Ids derive from the account and the Idempotency-Key: a retry names the same command and transfer.
+  const commandOf = async (request: RouteRequest<CreateTransferBody>) => {
+    const accountId = await actingAccountIdForWrite(request, db);
+    const commandId = idempotentCommandId(accountId, request.idempotencyKey!);
+    if (request.sandboxScenario && environment !== 'sandbox') {
+      throw new DomainError('invalid_request', 'sandbox scenarios exist only in the sandbox', 'Sandbox-Scenario');
+    }
+    const command = transferCommand(request.body, derivedUuid('transfer', commandId));
+    return { accountId, commandId, command: request.sandboxScenario ? { ...command, scenario: request.sandboxScenario } : command };
+  };
+  const getOwn = async (request: RouteRequest): Promise<StoredTransfer> => {
+    const row = await reads.byId(request.params.id);
+    if (!row) throw new DomainError('transfer_not_found', 'no such transfer', request.params.id);
+    assertOwnResource(request, row.account_id, row.id);
+    return row;
+  };
+  return [
+    withBody(createBodySchema, {
+      method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
+      summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank), converted when the bank account is in another currency',
+      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger', sandboxScenario: true,
+      response: { status: 201, description: 'the transfer', schema: transferSchema },
+      errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency', 'unsupported_pair'],
+      provisional: async (request) => lateDecision((await commandOf(request)).command),
+      provisionalSchema: provisionalTransferSchema,
+      handler: async (request) => {
+        const { accountId, commandId, command } = await commandOf(request);
+        const decision = await ledger.execute('transfer.create', commandId, accountId, command, replyTimeoutMs, { key: request.idempotencyKey!, fingerprint: request.fingerprint! });
+        return decision ? decisionAnswer(decision, 'transfer', transferAnswer) : lateDecision(command);
+      },
+    }),
+    {
+      method: 'GET', path: '/v1/transfers', operationId: 'listTransfers', tag: 'transfers',
+      summary: "The caller's transfers, newest first", auth: { kind: 'key', scope: 'transfers:read' },
+      query: listQuerySchema({ status: { type: 'string', enum: TRANSFER_STATUSES }, account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
+      response: { status: 200, description: 'a page of transfers', schema: listResponseSchema(transferSchema) },
+      handler: async (request) => {
+        return { status: 200, body: await reads.page(actingAccountId(request), request.query.status, request.query, transferView) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/transfers/{id}', operationId: 'getTransfer', tag: 'transfers',
+      summary: 'One transfer, with its status history', auth: { kind: 'key', scope: 'transfers:read' },
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: { status: 200, description: 'the transfer', schema: transferWithHistorySchema },
+      errors: ['transfer_not_found', 'cross_account_access_denied'],
+      handler: async (request) => {
+        const row = await getOwn(request);
+        return { status: 200, body: { ...transferView(row), status_history: row.status_history } };
+      },
+    },
+  ];
+}
