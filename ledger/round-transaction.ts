@@ -5,13 +5,13 @@
 // seven round trips at light load, each a wakeup of both sides on a busy two-core machine.
 // Concurrent rounds never wait on each other in a circle: transfers, quotes, payments, holds and
 // wallets by id, then ledger accounts by code, then the accounts' event counters (round-write.ts).
-// Both messages set the round's statement timeout first (src/db localStatementTimeout): a round
+// Both messages set the round's statement timeout first (pg/timeouts.ts): a round
 // that waits too long is cancelled by Postgres, before its COMMIT, rather than committed after the
 // client stopped waiting for it and its handler reported it failed.
 import type { Knex } from 'knex';
 import type pg from 'pg';
-import { localStatementTimeout } from '../src/db';
-import { inlineSql } from './pg-inline';
+import { localStatementTimeout } from './pg/timeouts';
+import { inlineSql } from './pg/inline';
 import type { LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';

@@ -8,7 +8,7 @@
 // CTEs does not matter. Updates are one statement per table either way.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { copyIntoClient } from './pg-copy';
+import { copyIntoClient } from './pg/copy';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { PaymentRecord, PaymentStatus } from './payments';

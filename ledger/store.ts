@@ -12,7 +12,7 @@ import type { WalletRecord } from './wallets';
 import type { HoldRecord } from './holds';
 import { isCanonicalUuid } from './screen';
 import type pg from 'pg';
-import { copyIntoClient } from './pg-copy';
+import { copyIntoClient } from './pg/copy';
 import type { DomainEventEnvelope } from './messages';
 import { Money, type Amount, type Currency } from './money';
 import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, numberAccountEvents, outboxRoundRows, type OutboxWrite } from './round-write';

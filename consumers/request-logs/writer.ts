@@ -4,7 +4,7 @@ import type { Db } from '../../src/db';
 import type { Delivered } from '../../src/kafka/consumer';
 import { isTransient } from '../../src/transient';
 import { log } from '../../src/log';
-import { copyInto } from '../../ledger/pg-copy';
+import { copyInto } from '../../ledger/pg/copy';
 import { storableString } from '../../src/request-logs/body-text';
 import type { RequestLogRecord } from '../../src/request-logs/messages';
 

@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import { performance } from 'node:perf_hooks';
 import { CURRENCIES, Money, type Currency } from '../../ledger/money';
 import { bulkRaw } from '../db';
-import { copyInto } from '../../ledger/pg-copy';
+import { copyInto } from '../../ledger/pg/copy';
 import { log } from '../log';
 import { ITEM_CATEGORIES, MATCHED_BY, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
 import { searchInWorker } from './search-thread';

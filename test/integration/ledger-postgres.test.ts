@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { available, pending, type LedgerAccountRef } from '../../ledger/chart';
-import { copyInto } from '../../ledger/pg-copy';
+import { copyInto } from '../../ledger/pg/copy';
 import { testService } from '../hooks';
 import { rolledBack as rolledBackIn } from '../support/database';
 

@@ -2,7 +2,7 @@
 // went in, a refused row refuses the whole statement, and the connection stays usable.
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
-import { copyInto, copyText } from '../../ledger/pg-copy';
+import { copyInto, copyText } from '../../ledger/pg/copy';
 import { testService } from '../hooks';
 import { rolledBack as rolledBackIn } from '../support/database';
 
