@@ -4,11 +4,11 @@
 // that fails, the sweeper publishes it later (sweeper.ts). A thread that dies is restarted
 // (supervised-thread.ts) and gets again the rounds it had not reported on.
 import path from 'node:path';
-import { markRoundsPublished } from '../../ledger/store';
+import { markRoundsPublished } from '../../ledger/outbox';
+import { SupervisedThread } from '../../src/kafka/supervised-thread';
+import { kafkaThreadSettings } from '../../src/kafka/thread';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
-import { kafkaThreadSettings } from '../../src/kafka/thread';
-import { SupervisedThread } from '../../src/kafka/supervised-thread';
 import type { OutboxMessage } from './outbox';
 import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-messages';
 

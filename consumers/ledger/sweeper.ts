@@ -20,12 +20,12 @@
 // back for a broken ledger entry beside it would leave a transfer executing, its funds held. The
 // sweep then goes on with the next rounds. Any other failure (Kafka or the registry away) may pass:
 // the round keeps its place and the sweep stops, to try again at the next.
-import { claimUnpublishedRound, releaseRoundClaim, type UnpublishedRound } from '../../ledger/store';
-import { log } from '../../src/log';
+import { claimUnpublishedRound, releaseRoundClaim, type UnpublishedRound } from '../../ledger/outbox';
 import { setAsideMessages, type SetAsideMessage } from '../../src/kafka/outbox-set-aside';
 import { permanentEncodingFailure, permanentSendFailure } from '../../src/kafka/permanent';
 import { sendBatches } from '../../src/kafka/send-batches';
 import { domainEventHeaders, TOPICS } from '../../src/kafka/topics';
+import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { byTopic, encodeMessage, type EncodedMessage, type OutboxMessage } from './outbox';
 

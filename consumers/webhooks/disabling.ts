@@ -4,7 +4,7 @@
 // like every event, and reaches Kafka, the event streams and the account's other endpoints.
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { writeOutboxRound } from '../../ledger/store';
+import { writeOutboxRound } from '../../ledger/outbox';
 import { publishRound } from '../../src/kafka/publish-round';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';

@@ -1,27 +1,13 @@
 // API-key management (DESIGN.md section 5): session or master credential; the full key is
 // returned once, at creation.
-import type { AccountService } from './service';
-import { KEY_TYPES } from './credentials';
-import { DomainError } from '../domain-error';
 import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
-import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { SCOPES } from '../auth/rules';
+import { DomainError } from '../domain-error';
+import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
-
-const keySchema = {
-  type: 'object', required: ['id', 'type', 'name', 'key_hint', 'scopes', 'environment', 'created_at', 'revoked_at'],
-  properties: {
-    id: { type: 'string', format: 'uuid' }, type: { type: 'string', enum: [...KEY_TYPES] }, name: { type: ['string', 'null'] },
-    key_hint: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, environment: { type: 'string' },
-    created_at: { type: 'string' }, revoked_at: { type: ['string', 'null'] },
-  },
-};
-
-/** A key as created: the full secret `key` appears here, once, and never again. */
-export const apiKeyWithSecretSchema = {
-  ...keySchema, required: [...keySchema.required, 'key'],
-  properties: { ...keySchema.properties, key: { type: 'string', description: 'the full key; shown only in this response (a replay of its Idempotency-Key answers "[redacted]", header Secret-Redacted: true)' } },
-};
+import { apiKeyWithSecretSchema, keySchema } from './api-key-schemas';
+import { KEY_TYPES } from './credentials';
+import type { AccountService } from './service';
 
 export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
   return [

@@ -1,16 +1,16 @@
 // Sandbox bootstrap, sign-in, the caller's own account and its virtual IBANs
 // (SPEC.md section 4 "Account"; DESIGN.md section 5 "Sandbox bootstrap").
-import type { AccountService } from './service';
-import { KYB_STATUSES } from './views';
+import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
+import type { SessionRevocations } from '../auth/session-revocations';
 import type { Environment } from '../config';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../domain-error';
 import type { SignInLockout } from '../guards/sign-in-lockout';
-import type { SessionRevocations } from '../auth/session-revocations';
-import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
-import { apiKeyWithSecretSchema } from './api-key-routes';
 import { listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
+import { apiKeyWithSecretSchema } from './api-key-schemas';
+import type { AccountService } from './service';
+import { KYB_STATUSES } from './views';
 
 const accountSchema = {
   type: 'object', required: ['id', 'email', 'business_name', 'country_code', 'kyb_status', 'environment', 'chain_wallet', 'created_at'],

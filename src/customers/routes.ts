@@ -1,12 +1,12 @@
 // Customers (SPEC.md section 2 "Customer"): creation is idempotent on email within the account.
 import { randomUUID } from 'node:crypto';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
-import { DomainError } from '../domain-error';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
 import { keysetPage } from '../db/keyset-pages';
+import { DomainError } from '../domain-error';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
-import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+import { withBody, type RouteDef } from '../http/route';
 
 interface CustomerRow { id: string; account_id: string; email: string; business_name: string; country_code: string; created_at: Date }
 
@@ -17,17 +17,6 @@ const customerSchema = {
     country_code: { type: 'string' }, account_id: { type: 'string', format: 'uuid' }, created_at: { type: 'string', format: 'date-time' },
   },
 };
-
-/**
- * A customer the caller may act for; the errors name `detail` (the path's id, or the body field
- * that named the customer). @throws DomainError resource_not_found, cross_account_access_denied
- */
-export async function ownCustomer(db: Db, request: RouteRequest, customerId: string, detail: string = customerId): Promise<{ id: string; account_id: string }> {
-  const customer = await db('customers').where('id', customerId).first('id', 'account_id');
-  if (!customer) throw new DomainError('resource_not_found', 'no such customer', detail);
-  assertOwnResource(request, customer.account_id, detail);
-  return customer;
-}
 
 const view = (row: CustomerRow) => ({
   id: row.id, account_id: row.account_id, email: row.email, business_name: row.business_name,

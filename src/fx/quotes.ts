@@ -1,4 +1,6 @@
-// Persisted FX quotes: a Postgres record and a Redis key that lives as long as the quote holds.
+// Every quote rule the API applies. A public price (GET /v1/fx/quote) holds for the quote lifetime
+// from the moment it was priced, and is kept nowhere. A persisted quote (POST /v1/fx/quotes) is a
+// Postgres record and a Redis key that lives as long as the quote holds.
 // The record decides (its expires_at and consumed_at); the key lets a reader see a live lock
 // without Postgres, and vanishes by itself. Redis being away does not stop a quote: the record
 // is written first, and the key is best effort.
@@ -13,14 +15,19 @@ export const lockKey = (quoteId: string): string => `fxq:${quoteId}`;
 
 export class FxQuotes {
   /** `lifetimeMs`: how long a price holds, for a persisted quote and a public one alike. */
-  constructor(private readonly db: Db, private readonly redis: RedisClient, readonly lifetimeMs: number) {}
+  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly lifetimeMs: number) {}
+
+  /** Until when a price given at `pricedAt` holds. */
+  expiresAt(pricedAt: Date): Date {
+    return new Date(pricedAt.getTime() + this.lifetimeMs);
+  }
 
   /** Locks a price for the quote's lifetime, from the moment it was priced. */
   async create(accountId: string, { from, to, fromAmount, price, at }: PricedConversion): Promise<FxQuoteRecord> {
     const [row] = await this.db('fx_quotes').insert({
       id: randomUUID(), account_id: accountId, from_currency: from, to_currency: to, from_amount: fromAmount.toFixed(),
       rate: price.rate, mid_rate: price.midRate, spread: price.spread, to_amount: price.toAmount,
-      created_at: at, expires_at: new Date(at.getTime() + this.lifetimeMs),
+      created_at: at, expires_at: this.expiresAt(at),
     }).returning('*');
     await this.redis.set(lockKey(row.id), accountId, 'PX', this.lifetimeMs).catch((error) => {
       log.warn({ err: error, quoteId: row.id }, 'the quote lock could not be set in Redis; the record holds the quote');

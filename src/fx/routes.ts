@@ -126,7 +126,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
           status: 200,
           body: {
             from_currency: from, to_currency: to, from_amount: formatAmount(fromAmount, from), rate: quote.rate, mid_rate: quote.midRate,
-            spread: quote.spread, to_amount: quote.toAmount, expires_at: new Date(at.getTime() + quotes.lifetimeMs).toISOString(),
+            spread: quote.spread, to_amount: quote.toAmount, expires_at: quotes.expiresAt(at).toISOString(),
           },
         };
       },

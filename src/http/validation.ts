@@ -119,3 +119,5 @@ function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
 
 export const bodyValidator = (schema: JsonSchema): Validator => build(bodyAjv, schema, 'body');
 export const textValidator = (schema: JsonSchema, location: string): Validator => build(textAjv, schema, location);
+
+export const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };

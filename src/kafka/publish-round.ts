@@ -3,10 +3,10 @@
 // publishes such a round right after its commit, so readers need not wait for the outbox sweeper,
 // which publishes it anyway if Kafka refuses now.
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { markRoundsPublished } from '../../ledger/store';
-import { domainEventHeaders, TOPICS } from './topics';
+import { markRoundsPublished } from '../../ledger/outbox';
 import { log } from '../log';
 import type { Runtime } from '../runtime';
+import { domainEventHeaders, TOPICS } from './topics';
 
 export async function publishRound(runtime: Runtime, roundId: string, events: DomainEventEnvelope[]): Promise<void> {
   try {

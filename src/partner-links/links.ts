@@ -11,6 +11,7 @@ import { log } from '../log';
 import type { FundingMethod, PartnerClient, UserTokens } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
+import { isPartnerSlug, PARTNER_SLUGS } from '../partners/registry';
 import type { SecretVault } from '../vault';
 
 export const STATE_TTL_MS = 15 * 60_000;
@@ -199,4 +200,10 @@ export class PartnerLinks {
     }
     return call(await this.accessToken(link, token));
   }
+}
+
+/** @throws DomainError invalid_partner */
+export function requirePartner(value: string, field = 'partner'): PartnerSlug {
+  if (!isPartnerSlug(value)) throw new DomainError('invalid_partner', `partner must be one of ${PARTNER_SLUGS.join(', ')}`, field);
+  return value;
 }

@@ -1,13 +1,14 @@
 // Partner links (DESIGN.md section 5c): a customer gives consent on the partner's page, the
 // partner sends the person's browser back to the callback, and the link is active. The callback
 // is a page a person sees, so it answers HTML; everything else is JSON.
+import { ownCustomer } from '../customers/own-customer';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import type { PartnerLinkRow, PartnerLinks } from './links';
-import { isPartnerSlug, PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import { listResponseSchema } from '../http/pagination';
-import { ownCustomer } from '../customers/routes';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+import { PARTNER_SLUGS } from '../partners/registry';
+import type { PartnerLinkRow, PartnerLinks } from './links';
+import { requirePartner } from './links';
 
 const nullableDate = { type: ['string', 'null'], format: 'date-time' };
 const linkSchema = {
@@ -48,12 +49,6 @@ function page(title: string, message: string): string {
 
 /** A partner slug; another is 400 invalid_partner. */
 const partnerSchema = { type: 'string', enum: [...PARTNER_SLUGS], 'x-error': 'invalid_partner', description: `one of ${PARTNER_SLUGS.join(', ')}` } as const;
-
-/** @throws DomainError invalid_partner */
-export function requirePartner(value: string, field = 'partner'): PartnerSlug {
-  if (!isPartnerSlug(value)) throw new DomainError('invalid_partner', `partner must be one of ${PARTNER_SLUGS.join(', ')}`, field);
-  return value;
-}
 
 const customerParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 

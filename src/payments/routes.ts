@@ -1,22 +1,22 @@
 // Payments through the partners (SPEC.md section 4, Payments; DESIGN.md section 5c): add funds
 // (credited only when the partner settles, consumers/partners/settler.ts), send (payment-send.ts)
 // and the reads. How a payment is recorded and submitted: payment-submission.ts.
-import { amountScaleRule, amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { PaymentCreate } from '../../ledger/messages';
+import { amountScaleRule, amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { PAYMENT_STATUSES } from '../../ledger/payments';
-import { DomainError } from '../domain-error';
-import { PAY_IN_CURRENCIES } from '../partners/registry';
 import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
-import { paymentView } from '../ledger-client/answers';
+import type { Environment } from '../config';
+import { ownCustomer } from '../customers/own-customer';
+import { DomainError } from '../domain-error';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
-import { requirePartner } from '../partner-links/routes';
-import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_DESCRIPTION, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './submission';
+import { withBody, type RouteDef } from '../http/route';
+import { paymentView } from '../ledger-client/answers';
+import { requirePartner } from '../partner-links/links';
+import { PAY_IN_CURRENCIES } from '../partners/registry';
+import { nullable, paymentSchema } from './schema';
 import { sendRoute } from './send';
 import { paymentSimulationRoute } from './simulation';
-import type { Environment } from '../config';
-import { nullable, paymentSchema } from './schema';
-import { ownCustomer } from '../customers/routes';
-import { withBody, type RouteDef } from '../http/route';
+import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_DESCRIPTION, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './submission';
 
 
 const addFundsBodySchema = {

@@ -2,18 +2,18 @@
 // payee, through a partner the customer is linked with. The ledger holds the amount first (422
 // insufficient_funds, nothing held); fiat pays a bank payee, claimless sends the payee a claim
 // link, chain pays stablecoins. Every payee field is checked before anything moves.
-import { amountScaleRule, amountSchema, CURRENCIES, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
-import type { PaymentCreate } from '../../ledger/messages';
-import { countryCodeSchema } from '../countries';
-import { DomainError } from '../domain-error';
-import { PAYOUT_CORRIDORS } from '../partners/registry';
-import { accountIdQuerySchema, actingAccountIdForWrite } from '../auth/acting-account';
-import { requirePartner } from '../partner-links/routes';
-import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_DESCRIPTION, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './submission';
-import { paymentSchema } from './schema';
-import { ownCustomer } from '../customers/routes';
 import type { JSONSchema } from 'json-schema-to-ts';
+import type { PaymentCreate } from '../../ledger/messages';
+import { amountScaleRule, amountSchema, CURRENCIES, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
+import { accountIdQuerySchema, actingAccountIdForWrite } from '../auth/acting-account';
+import { countryCodeSchema } from '../countries';
+import { ownCustomer } from '../customers/own-customer';
+import { DomainError } from '../domain-error';
 import { withBody, type BodyOf, type RouteDef } from '../http/route';
+import { requirePartner } from '../partner-links/links';
+import { PAYOUT_CORRIDORS } from '../partners/registry';
+import { paymentSchema } from './schema';
+import { createAndSubmit, fundingMethodFor, paymentIds, PENDING_PAYMENT_DESCRIPTION, PENDING_PAYMENT_SCHEMA, provisionalPayment, type PaymentRouteDeps } from './submission';
 
 const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength } as const);
 const PHONE_RULE = 'give both phone_country_code and phone_number, or neither';

@@ -2,14 +2,14 @@
 // oldest first (JSON pages, or all of it as CSV), read one, resolve one as matched, explained or
 // adjusted.
 import type { Principal } from '../auth/rules';
-import { EXCEPTION_CSV_COLUMNS, type ExceptionDesk, type ExceptionFilter } from './exceptions';
-import { PARTNER_SLUGS } from '../partners/registry';
 import { instantOf, windowBound, windowEndOf } from '../http/dates';
-import { csvText, streamed, wantsCsv } from '../statements/routes';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
-import { CANDIDATES_SCHEMA, MOVEMENTS_SCHEMA } from './routes';
-import { idParams } from '../webhooks/routes';
+import { csvText, streamed, wantsCsv } from '../http/streamed-answers';
+import { idParams } from '../http/validation';
+import { PARTNER_SLUGS } from '../partners/registry';
+import { EXCEPTION_CSV_COLUMNS, type ExceptionDesk, type ExceptionFilter } from './exceptions';
+import { CANDIDATES_SCHEMA, MOVEMENTS_SCHEMA } from './schemas';
 
 const nullableText = { type: ['string', 'null'] };
 const STATUSES = ['open', 'resolving', 'resolved'];

@@ -10,22 +10,22 @@
 // that same request resolves it (another is 409 `exception_resolving`); the same request again
 // (its Idempotency-Key, or another key with the same body) finishes it or answers the resolution
 // it made. No transaction stays open while the ledger is asked.
-import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { createHash, randomUUID } from 'node:crypto';
 import { formatAmount, isCurrency, Money } from '../../ledger/money';
-import { writeOutboxRound } from '../../ledger/store';
-import { publishRound } from '../kafka/publish-round';
+import { writeOutboxRound } from '../../ledger/outbox';
 import type { Page, PageRequest } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
+import { publishRound } from '../kafka/publish-round';
 import { TOPICS } from '../kafka/topics';
 import { derivedUuid, type LedgerClient } from '../ledger-client/client';
 import type { Runtime } from '../runtime';
-import {
-  differenceOf, EXCEPTION_COLUMNS, historyEntry, resolvedEvent, viewOfException,
-  type ExceptionCategory, type ExceptionResolution, type ExceptionRow, type ExceptionStatus, type ExceptionView, type PendingResolution,
-} from './run-exceptions';
 import { csvRow } from '../statements/formats';
 import { recordHandMatch } from './matches';
+import {
+    differenceOf, EXCEPTION_COLUMNS, historyEntry, resolvedEvent, viewOfException,
+    type ExceptionCategory, type ExceptionResolution, type ExceptionRow, type ExceptionStatus, type ExceptionView, type PendingResolution,
+} from './run-exceptions';
 
 /** `from` inclusive, `to` exclusive: the route turns a calendar date in `to` into the start of the next day. */
 export interface ExceptionFilter { partner?: string; status?: ExceptionStatus; category?: ExceptionCategory; from?: Date; to?: Date }

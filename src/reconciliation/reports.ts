@@ -3,26 +3,27 @@
 // is either whole with its events or absent. A dry run stores and announces nothing. A run sent
 // with an Idempotency-Key keeps it: the same key and request again answer the stored report
 // (no second report, no second events), another request under the key is 409.
+import type { Knex } from 'knex';
 import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Knex } from 'knex';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
-import { writeOutboxRound } from '../../ledger/store';
-import { publishRound } from '../kafka/publish-round';
+import { writeOutboxRound } from '../../ledger/outbox';
 import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
+import { idempotencyConflict } from '../idempotency/key-reservations';
+import { publishRound } from '../kafka/publish-round';
 import { TOPICS } from '../kafka/topics';
 import { log } from '../log';
 import type { PartnerClient } from '../partners/client';
 import type { PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
-import { openedEvent, recordExceptions, resolvedEvent } from './run-exceptions';
+import { csvRow } from '../statements/formats';
 import { ITEM_CATEGORIES, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
 import { recordMatches } from './matches';
 import { addDays, daysOf, LOOKAROUND_DAYS, statementDays } from './partner-statements';
 import { ITEM_COLUMNS, reconcileStaged, type StagedReport } from './run';
-import { csvRow } from '../statements/formats';
+import { openedEvent, recordExceptions, resolvedEvent } from './run-exceptions';
 import { statementCsvChunks } from './statement-csv';
 
 export const RANGE_DAYS_MAX = 31;
@@ -172,7 +173,7 @@ export class Reconciliations {
     const stored: { id: string; request_fingerprint: string } | undefined = await this.runtime.db('reconciliations').where('idempotency_key', key).first('id', 'request_fingerprint');
     if (!stored) return undefined;
     if (stored.request_fingerprint !== print) {
-      throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used for another reconciliation request; use a new key for a new request', 'Idempotency-Key');
+      throw idempotencyConflict();
     }
     return this.get(stored.id);
   }

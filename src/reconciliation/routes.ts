@@ -2,37 +2,20 @@
 // operator (master key): run one (or a dry run), list the stored reports, read one as JSON or,
 // with every item including the matched ones, as CSV.
 import { DomainError } from '../domain-error';
-import { ITEM_CATEGORIES } from './match';
-import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from './reports';
 import { dayOrInstant, utcDayOf } from '../http/dates';
-import { STATEMENT_CSV_LINES_MAX } from './statement-csv';
-import { PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
-import { csvText, streamed, wantsCsv } from '../statements/routes';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
-import { idParams } from '../webhooks/routes';
+import { csvText, streamed, wantsCsv } from '../http/streamed-answers';
+import { idParams } from '../http/validation';
+import { PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
+import { ITEM_CATEGORIES } from './match';
+import { ITEMS_SHOWN_MAX, RANGE_DAYS_MAX, type Reconciliations } from './reports';
+import { CANDIDATES_SCHEMA, MOVEMENTS_SCHEMA, nullableText } from './schemas';
+import { STATEMENT_CSV_LINES_MAX } from './statement-csv';
 
 /** A CSV statement of STATEMENT_CSV_LINES_MAX lines fits. */
 const UPLOAD_BYTES_MAX = 24 * 1024 * 1024;
 const DATE_TOLERANCE_DAYS_MAX = 7;
-const nullableText = { type: ['string', 'null'] };
-
-export const MOVEMENTS_SCHEMA = {
-  type: 'array',
-  items: {
-    type: 'object', required: ['ledger_entry_id', 'reference', 'amount', 'value_date'],
-    properties: { ledger_entry_id: { type: 'string', format: 'uuid' }, reference: nullableText, amount: { type: 'string' }, value_date: { type: 'string', format: 'date' } },
-  },
-} as const;
-export const CANDIDATES_SCHEMA = {
-  type: 'array',
-  items: {
-    type: 'object', required: ['ledger_entry_id', 'statement_line_id', 'reference', 'amount', 'value_date'],
-    properties: {
-      ledger_entry_id: { type: ['string', 'null'], format: 'uuid' }, statement_line_id: nullableText, reference: nullableText, amount: { type: 'string' }, value_date: { type: 'string', format: 'date' },
-    },
-  },
-} as const;
 
 const ITEM_SCHEMA = {
   type: 'object',

@@ -1,35 +1,19 @@
 // The finance views (DESIGN.md section 5e): an account's statement for its own finance team, and
 // the operator's trial balance and journal export. Statements and the journal stream their body
 // as it is read, in JSON (JSON Lines for the journal) or CSV as the Accept header asks.
-import { Readable } from 'node:stream';
-import type Koa from 'koa';
 import { CURRENCIES, type Currency } from '../../ledger/money';
+import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import { AccountStatement, type AccountStatementLine } from './account-statement';
-import { journal, JOURNAL_CSV_COLUMNS, trialBalance } from './trial-balance';
-import { csvRow } from './formats';
-import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
 import { instantOf, instantOrDay, windowBound, windowEndOf } from '../http/dates';
-import type { JsonSchema, RouteDef } from '../http/route';
+import type { RouteDef } from '../http/route';
+import { csvText, streamed, wantsCsv } from '../http/streamed-answers';
+import { AccountStatement, type AccountStatementLine } from './account-statement';
+import { csvRow } from './formats';
+import { journal, JOURNAL_CSV_COLUMNS, trialBalance } from './trial-balance';
 
 const DAY_MS = 86_400_000;
 const decimal = { type: 'string', description: 'a decimal amount at the currency\'s scale' };
-
-/**
- * A response body read from `chunks` as the client takes it: in byte mode, so at most one chunk
- * waits in the stream's buffer besides the one on the socket.
- */
-export function streamed(chunks: AsyncIterable<string>): Readable {
-  return Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
-}
-
-/** Whether the client asked for CSV over JSON. */
-export function wantsCsv(ctx: Koa.Context, json = 'application/json'): boolean {
-  return ctx.accepts(json, 'text/csv') === 'text/csv';
-}
-
-export const csvText = (description: string): JsonSchema => ({ type: 'string', description });
 
 /** The `from`/`to` of a query (dates.ts: a date in `to` includes that day), `to` after `from`; by default the `defaultSpanMs` up to now. */
 function period(query: { from?: string; to?: string }, defaultSpanMs: number): { from: Date; to: Date } {

@@ -1,56 +1,18 @@
 // Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
 // returns its decision. It never reads a balance to decide.
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
-import { conversionRules, isSupportedPair } from '../../ledger/fx-rates';
 import type { TransferCreate } from '../../ledger/messages';
-import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
-import { decisionAnswer, transferAnswer, transferView } from '../ledger-client/answers';
-import { countryCodeSchema } from '../countries';
+import { formatAmount } from '../../ledger/money';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
-import type { StoredTransfer, TransferReads } from './reads';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
-import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
-
-const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
-const bankSchema = {
-  type: 'object', additionalProperties: false, required: ['country', 'bank_name', 'account_number', 'currency'],
-  properties: {
-    country: countryCodeSchema,
-    bank_name: { type: 'string', minLength: 1, maxLength: 200 },
-    account_number: { type: 'string', minLength: 4, maxLength: 64, description: 'an IBAN where applicable' },
-    routing_number: { type: 'string', maxLength: 64 },
-    currency: currencySchema,
-  },
-} as const;
-export const recipientSchema = {
-  type: 'object', additionalProperties: false, required: ['email', 'name', 'bank'],
-  properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
-} as const;
-const EITHER_FORM = 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both';
-export const createBodySchema = {
-  type: 'object', additionalProperties: false, required: ['amount', 'currency'],
-  description: EITHER_FORM,
-  examples: [{ recipient_email: 'friend@example.com', amount: '10.00', currency: 'USD', note: 'dinner' }],
-  // Exactly one form: without recipient, recipient_email is required; with it, recipient is not allowed.
-  allOf: [
-    { if: { not: { required: ['recipient'] } }, then: { required: ['recipient_email'], 'x-message': `give ${EITHER_FORM}` } },
-    { if: { required: ['recipient_email'] }, then: { not: { required: ['recipient'] }, 'x-message': `give ${EITHER_FORM}`, 'x-field': 'recipient' } },
-    amountScaleRule(),
-    ...conversionRules('currency', ['recipient', 'bank', 'currency'], true),
-  ],
-  properties: {
-    recipient_email: emailSchema,
-    recipient: recipientSchema,
-    amount: amountSchema,
-    currency: currencySchema,
-    note: { type: 'string', maxLength: 500 },
-    account_id: { type: 'string', format: 'uuid', description: 'master key only' },
-  },
-} as const;
+import { decisionAnswer, transferAnswer, transferView } from '../ledger-client/answers';
+import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { createBodySchema, CreateTransferBody, transferCommand } from './commands';
+import type { StoredTransfer, TransferReads } from './reads';
 
 const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
 const nullableString = { type: ['string', 'null'] };
@@ -116,27 +78,6 @@ const transferWithHistorySchema = {
     },
   },
 };
-
-type CreateTransferBody = BodyOf<typeof createBodySchema>;
-
-/** Detects the transfer type from the body shape (SPEC.md section 1) and validates that shape. */
-export function transferCommand(body: CreateTransferBody, transferId: string): TransferCreate {
-  const currency = requireCurrency(body.currency);
-  const amount = parseAmount(body.amount, currency);
-  const hasEmail = body.recipient_email !== undefined;
-  const hasBank = body.recipient !== undefined;
-  if (hasEmail === hasBank) {
-    throw new DomainError('invalid_request', 'give either recipient_email (internal transfer) or recipient with bank details (external transfer)', hasEmail ? 'recipient' : 'recipient_email');
-  }
-  const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null };
-  if (hasEmail) return { ...base, type: 'internal', recipient_email: body.recipient_email };
-  const recipient = body.recipient!;
-  const bankCurrency = requireCurrency(recipient.bank.currency, 'recipient.bank.currency');
-  if (bankCurrency !== currency && !isSupportedPair(currency, bankCurrency)) {
-    throw new DomainError('unsupported_pair', `${currency} cannot be paid out in ${bankCurrency}; USD, EUR and GBP convert among themselves`, 'recipient.bank.currency');
-  }
-  return { ...base, type: 'external', recipient };
-}
 
 /** The answer while the ledger has not decided yet: accepted, not created; retry to learn more. */
 function lateDecision(command: TransferCreate): RouteResult {

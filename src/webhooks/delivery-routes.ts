@@ -6,11 +6,12 @@
 import type { Environment } from '../config';
 import { keysetPage } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
-import { testEvent, type AttemptRow, type DeliveryRow, type DeliveryStatus, type WebhookDeliveries } from './deliveries';
-import type { WebhookEndpointRow, WebhookEndpoints } from './endpoints';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
-import { idParams, ownEndpoint, WEBHOOKS_READ, WEBHOOKS_WRITE } from './routes';
+import { idParams } from '../http/validation';
+import { testEvent, type AttemptRow, type DeliveryRow, type DeliveryStatus, type WebhookDeliveries } from './deliveries';
+import type { WebhookEndpointRow, WebhookEndpoints } from './endpoints';
+import { ownEndpoint, WEBHOOKS_READ, WEBHOOKS_WRITE } from './endpoints';
 
 const attemptSchema = {
   type: 'object', required: ['attempt', 'started_at', 'duration_ms', 'response_status', 'response_body', 'error'],

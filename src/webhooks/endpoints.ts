@@ -4,7 +4,10 @@
 // rotation makes a new one and keeps the previous one signing for ROTATION_OVERLAP_MS, so a
 // receiver can switch without missing a delivery.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { assertOwnResource } from '../auth/acting-account';
 import type { Db } from '../db';
+import { DomainError } from '../domain-error';
+import type { RouteRequest } from '../http/route';
 import type { SecretVault } from '../vault';
 
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -93,4 +96,17 @@ export class WebhookEndpoints {
     }
     return secrets;
   }
+}
+
+/** Who manages endpoints: secret keys, webhooks-scoped restricted keys, sessions; never publishable keys. */
+export const WEBHOOKS_WRITE = { kind: 'key', scope: 'webhooks:write' } as const;
+
+export const WEBHOOKS_READ = { kind: 'key', scope: 'webhooks:read' } as const;
+
+/** The endpoint `{id}` of the path, when it is the caller's. */
+export async function ownEndpoint(endpoints: WebhookEndpoints, request: RouteRequest): Promise<WebhookEndpointRow> {
+  const endpoint = await endpoints.byId(request.params.id);
+  if (!endpoint) throw new DomainError('resource_not_found', 'no such webhook endpoint', request.params.id);
+  assertOwnResource(request, endpoint.account_id, endpoint.id);
+  return endpoint;
 }

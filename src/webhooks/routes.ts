@@ -4,15 +4,16 @@
 // an endpoint must be HTTPS and must not resolve to a private or loopback address; the sandbox
 // allows plain HTTP, and private addresses unless WEBHOOK_PRIVATE_ADDRESSES=refuse, so tests
 // and local development can receive their own events.
+import { actingAccountId, actingAccountIdForWrite } from '../auth/acting-account';
 import type { Environment, WebhookPrivateAddresses } from '../config';
 import type { Db } from '../db';
 import { keysetPage } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
-import { refusedDestination } from './addresses';
-import { WEBHOOK_EVENT_TYPES, type WebhookEndpointRow, type WebhookEndpoints } from './endpoints';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+import { idParams } from '../http/validation';
+import { refusedDestination } from './addresses';
+import { ownEndpoint, WEBHOOK_EVENT_TYPES, WEBHOOKS_READ, WEBHOOKS_WRITE, type WebhookEndpointRow, type WebhookEndpoints } from './endpoints';
 
 const urlSchema = {
   type: 'string', minLength: 1, maxLength: 2048, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', examples: ['https://example.com/webhooks'],
@@ -66,20 +67,6 @@ export async function checkUrl(text: string, environment: Environment, privateAd
     if (refused) throw new DomainError('invalid_request', 'webhook endpoints must not point to a private, loopback, link-local or otherwise non-public address', 'url');
   }
   return url.toString();
-}
-
-export const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
-
-/** Who manages endpoints: secret keys, webhooks-scoped restricted keys, sessions; never publishable keys. */
-export const WEBHOOKS_WRITE = { kind: 'key', scope: 'webhooks:write' } as const;
-export const WEBHOOKS_READ = { kind: 'key', scope: 'webhooks:read' } as const;
-
-/** The endpoint `{id}` of the path, when it is the caller's. */
-export async function ownEndpoint(endpoints: WebhookEndpoints, request: RouteRequest): Promise<WebhookEndpointRow> {
-  const endpoint = await endpoints.byId(request.params.id);
-  if (!endpoint) throw new DomainError('resource_not_found', 'no such webhook endpoint', request.params.id);
-  assertOwnResource(request, endpoint.account_id, endpoint.id);
-  return endpoint;
 }
 
 export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: Environment, privateAddresses: WebhookPrivateAddresses): RouteDef[] {

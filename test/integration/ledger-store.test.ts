@@ -3,17 +3,18 @@
 // are created idempotently, locked with their balances, a decided round is written whole, a
 // redelivered command cannot be recorded twice, and rounds that lock the same ledger accounts in
 // opposite orders never deadlock.
+import type { Knex } from 'knex';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
 import { entryRow, eventRow } from '../../consumers/ledger/outbox';
 import { BalanceBook } from '../../ledger/balances';
 import { available, faucetEquity, pending, type LedgerAccountRef } from '../../ledger/chart';
 import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
 import type { TransferCreate } from '../../ledger/messages';
 import { Money, type Currency } from '../../ledger/money';
+import { markRoundsPublished } from '../../ledger/outbox';
 import { LedgerRound } from '../../ledger/round-transaction';
-import { ensureLedgerAccounts, markRoundsPublished, type BatchWrite, type EntryWrite } from '../../ledger/store';
+import { ensureLedgerAccounts, type BatchWrite, type EntryWrite } from '../../ledger/store';
 import { testService } from '../hooks';
 
 const db = () => testService().runtime.db;

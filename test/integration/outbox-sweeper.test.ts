@@ -2,17 +2,18 @@
 // proxy on the broker's fault listener (test/support/tcp-proxy.ts): a sweep stuck sending a round
 // holds nothing a ledger round needs, so a round on the same accounts that removes the swept
 // round's mark (its writer's publisher had it acknowledged meanwhile) commits at once.
+import type { Producer } from 'kafkajs';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Producer } from 'kafkajs';
 import { entryRow, eventRow } from '../../consumers/ledger/outbox';
 import { sweepOutboxOnce } from '../../consumers/ledger/sweeper';
 import { BalanceBook } from '../../ledger/balances';
 import { available, faucetEquity } from '../../ledger/chart';
 import { decideFaucetCredit } from '../../ledger/decide';
 import { Money } from '../../ledger/money';
+import { claimUnpublishedRound } from '../../ledger/outbox';
 import { LedgerRound } from '../../ledger/round-transaction';
-import { claimUnpublishedRound, ensureLedgerAccounts, type BatchWrite } from '../../ledger/store';
+import { ensureLedgerAccounts, type BatchWrite } from '../../ledger/store';
 import { createKafka, createProducer } from '../../src/kafka/client';
 import { testService } from '../hooks';
 import { eventually } from '../support/http';

@@ -3,8 +3,8 @@
 // of the wrong shape, does not compile. The @ts-expect-error lines below are the test: were the
 // types ever `any` again, they would expect an error that no longer comes, and the build fails.
 import assert from 'node:assert/strict';
-import { transferCommand } from '../../src/transfers/routes';
 import type { BodyOf } from '../../src/http/route';
+import { transferCommand } from '../../src/transfers/commands';
 
 const faucetLike = {
   type: 'object', additionalProperties: false, required: ['currency', 'amount'],
