@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { writeOutboxRound } from '../../ledger/outbox';
-import { publishRound } from '../../src/kafka/publish-round';
+import { publishRound } from '../../src/outbox/publish-round';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';

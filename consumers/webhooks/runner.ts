@@ -4,6 +4,7 @@
 // are recorded, and sends them (dispatcher.ts). The group starts at the topic's beginning: an
 // endpoint only receives events made after it was registered, so reading old events delivers
 // nothing twice.
+import { WEBHOOK_EVENT_TYPES } from '../../ledger/event-types';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
@@ -11,7 +12,7 @@ import { toPublicEvent } from '../../src/notifications/frame';
 import type { RunningRole, Runtime } from '../../src/runtime';
 import { SecretVault } from '../../src/vault';
 import { WebhookDeliveries, type EventToDeliver } from '../../src/webhooks/deliveries';
-import { WEBHOOK_EVENT_TYPES, WebhookEndpoints } from '../../src/webhooks/endpoints';
+import { WebhookEndpoints } from '../../src/webhooks/endpoints';
 import { WebhookDispatcher } from './dispatcher';
 
 /** How long past its timeout an attempt's claim holds: the time to record what it got. */

@@ -1,12 +1,12 @@
 // API-key management (DESIGN.md section 5): session or master credential; the full key is
 // returned once, at creation.
-import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
-import { SCOPES } from '../auth/rules';
 import { DomainError } from '../domain-error';
+import { accountIdQuerySchema, actingAccountId } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
 import { apiKeyWithSecretSchema, keySchema } from './api-key-schemas';
-import { KEY_TYPES } from './credentials';
+import { KEY_TYPES } from '../auth/credentials';
+import { SCOPES } from '../auth/scopes';
 import type { AccountService } from './service';
 
 export function apiKeyRoutes(accounts: AccountService): RouteDef[] {

@@ -1,5 +1,5 @@
 // An API key as the API answers it: without its secret, and (once, when made) with it.
-import { KEY_TYPES } from './credentials';
+import { KEY_TYPES } from '../auth/credentials';
 
 export const keySchema = {
   type: 'object', required: ['id', 'type', 'name', 'key_hint', 'scopes', 'environment', 'created_at', 'revoked_at'],

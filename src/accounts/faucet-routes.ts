@@ -1,15 +1,16 @@
 // The sandbox faucet: credits test funds to an account through the ledger, as a command like any
 // other money movement (the ledger is the only writer of money).
-import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
 import { FAUCET_CREDIT_MAX, FAUCET_DAILY_MAX } from '../../ledger/decide';
+import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
-import { actingAccountIdForWrite } from '../auth/acting-account';
-import { decisionAnswer, faucetAnswer } from '../ledger-client/answers';
+import { actingAccountIdForWrite } from '../http/acting-account';
 import { withBody, type RouteDef, type RouteResult } from '../http/route';
+import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
+import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+import { decisionAnswer, faucetAnswer } from '../ledger-client/answers';
+import { type LedgerClient } from '../ledger-client/client';
 
 const faucetCreditSchema = {
   type: 'object', required: ['id', 'account_id', 'currency', 'amount', 'balance'],

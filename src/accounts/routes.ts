@@ -1,6 +1,6 @@
 // Sandbox bootstrap, sign-in, the caller's own account and its virtual IBANs
 // (SPEC.md section 4 "Account"; DESIGN.md section 5 "Sandbox bootstrap").
-import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
+import { accountIdQuerySchema, actingAccountId } from '../http/acting-account';
 import type { SessionRevocations } from '../auth/session-revocations';
 import type { Environment } from '../config';
 import { countryCodeSchema } from '../countries';
@@ -10,7 +10,7 @@ import { listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
 import { apiKeyWithSecretSchema } from './api-key-schemas';
 import type { AccountService } from './service';
-import { KYB_STATUSES } from './views';
+import { KYB_STATUSES } from '../auth/account-views';
 
 const accountSchema = {
   type: 'object', required: ['id', 'email', 'business_name', 'country_code', 'kyb_status', 'environment', 'chain_wallet', 'created_at'],

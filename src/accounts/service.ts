@@ -1,12 +1,13 @@
 // Accounts and their credentials: sandbox sign-up, sign-in, KYB status, API keys.
 import { randomUUID } from 'node:crypto';
+import { ACCOUNT_WITH_WALLET, accountView, accountWithWalletView, apiKeyView, vibanView, type AccountRow, type AccountWithWallet, type ApiKeyRow, type KybStatus } from '../auth/account-views';
+import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from '../auth/credentials';
+import type { KeyMarks } from '../auth/key-cache';
 import type { Config } from '../config';
 import type { Db } from '../db';
-import { DomainError } from '../domain-error';
 import { keysetPage, type PageRequest } from '../db/keyset-pages';
-import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from './credentials';
+import { DomainError } from '../domain-error';
 import { newChainWalletAddress, newVibans } from './vibans';
-import { ACCOUNT_WITH_WALLET, accountView, accountWithWalletView, apiKeyView, vibanView, type AccountRow, type AccountWithWallet, type ApiKeyRow, type KybStatus } from './views';
 
 export interface SandboxAccountInput {
   email: string;
@@ -16,24 +17,6 @@ export interface SandboxAccountInput {
   kyb_status?: KybStatus;
   chain_wallet?: boolean;
   vibans?: boolean;
-}
-
-/** The hold a KYB change puts on its account's keys, released after its commit. */
-export interface KeyHold {
-  keyHashes: string[];
-  marker: string;
-}
-
-/**
- * The API-key cache's markers (auth/key-cache.ts): written before a revocation or KYB change, so
- * that once it answers no process uses a cached identity from before it. When Redis cannot take
- * them, markRevoked and hold throw DomainError service_unavailable and the change is not made:
- * the same request repeated makes it.
- */
-export interface KeyMarks {
-  markRevoked(keyHash: string): Promise<void>;
-  hold(keyHashes: string[]): Promise<KeyHold>;
-  release(hold: KeyHold): Promise<void>;
 }
 
 export class AccountService {

@@ -3,12 +3,12 @@
 // invalid_token → dashboard_access_denied → publishable_key_write_denied → insufficient_scope →
 // account_not_active.
 import type Koa from 'koa';
-import { ACCOUNT_WITH_WALLET, accountWithWalletView, type AccountWithWallet } from '../accounts/views';
+import { ACCOUNT_WITH_WALLET, accountWithWalletView, type AccountWithWallet } from './account-views';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import type { Guarded, Principal } from './rules';
-import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from '../accounts/credentials';
+import { credentialDigest, digestsEqual, keyEnvironment, looksLikeApiKey, parseApiKey, type SessionTokens } from './credentials';
 import type { ReadAlong } from '../guards/rate-limit';
 import type { CachedKey, KeyCache, SlotReading } from './key-cache';
 import type { SessionRevocations } from './session-revocations';

@@ -18,13 +18,12 @@
 // and used only once it has answered, so a key missed once is never created afterwards.
 // Writing a marker is the first step of the change: if Redis cannot take it, the change is not
 // made and the request answers 503 service_unavailable, so the same request repeated makes it.
-import { randomUUID } from 'node:crypto';
 import type { Result } from 'ioredis';
-import type { KeyHold, KeyMarks } from '../accounts/service';
-import type { AccountView } from '../accounts/views';
+import { randomUUID } from 'node:crypto';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
+import type { AccountView } from './account-views';
 
 export interface CachedKey {
   id: string;
@@ -199,4 +198,22 @@ export class KeyCache implements KeyMarks {
       throw new DomainError('service_unavailable', 'redis is unavailable, so the change could not be made to hold in every server; nothing changed: repeat the request shortly', 'redis', { 'Retry-After': '2' });
     }
   }
+}
+
+/** The hold a KYB change puts on its account's keys, released after its commit. */
+export interface KeyHold {
+  keyHashes: string[];
+  marker: string;
+}
+
+/**
+ * The API-key cache's markers (auth/key-cache.ts): written before a revocation or KYB change, so
+ * that once it answers no process uses a cached identity from before it. When Redis cannot take
+ * them, markRevoked and hold throw DomainError service_unavailable and the change is not made:
+ * the same request repeated makes it.
+ */
+export interface KeyMarks {
+  markRevoked(keyHash: string): Promise<void>;
+  hold(keyHashes: string[]): Promise<KeyHold>;
+  release(hold: KeyHold): Promise<void>;
 }

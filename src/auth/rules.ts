@@ -1,33 +1,8 @@
 // Who may call what: the scopes of restricted keys, the credential rule each route declares, and
 // the principal a credential authenticates as. The routes (src/http) declare rules; this folder
 // checks them.
-import type { AccountView } from '../accounts/views';
-
-/** Scopes a restricted (rk_) key can hold (SPEC.md section 5, plus the ones later routes need). */
-export const SCOPES = [
-  'transfers:write',
-  'transfers:read',
-  'transactions:read',
-  'payments:write',
-  'payments:read',
-  'customers:write',
-  'customers:read',
-  'contacts:write',
-  'contacts:read',
-  'fx:write',
-  'fx:read',
-  'request_logs:read',
-  'webhooks:write',
-  'webhooks:read',
-  'events:read',
-  'wallets:write',
-  'wallets:read',
-  'holds:write',
-  'holds:read',
-  'balance_alerts:write',
-  'balance_alerts:read',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import type { Scope } from './scopes';
+import type { AccountView } from './account-views';
 
 /**
  * Who may call a route:

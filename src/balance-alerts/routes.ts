@@ -9,7 +9,7 @@ import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrenc
 import type { Db } from '../db';
 import { keysetPage } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
-import { actingAccountId, actingAccountIdForWrite } from '../auth/acting-account';
+import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 

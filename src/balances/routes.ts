@@ -2,7 +2,7 @@
 import { CURRENCIES, CURRENCY_SCALE, formatAmount, Money, SETTLEMENT_CURRENCY, type Amount, type Currency } from '../../ledger/money';
 import { atQuerySchema, instantOf } from './at';
 import { DomainError } from '../domain-error';
-import { accountIdQuerySchema, actingAccountId, assertOwnResource } from '../auth/acting-account';
+import { accountIdQuerySchema, actingAccountId, assertOwnResource } from '../http/acting-account';
 import type { BalanceRow, LedgerReads, TransactionRow } from './reads';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { keysetPage } from '../db/keyset-pages';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';

@@ -1,6 +1,6 @@
 // The customer a request names, when the caller may act for it: shared by the routes that take a
 // customer (customers, partner links, payments).
-import { assertOwnResource } from '../auth/acting-account';
+import { assertOwnResource } from '../http/acting-account';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import type { RouteRequest } from '../http/route';

@@ -1,6 +1,6 @@
 // Customers (SPEC.md section 2 "Customer"): creation is idempotent on email within the account.
 import { randomUUID } from 'node:crypto';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { keysetPage } from '../db/keyset-pages';

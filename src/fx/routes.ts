@@ -3,19 +3,20 @@
 // beside the rate, and says until when that price would hold. Callers without a credential are
 // rate-limited by their address (src/guards/rate-limit.ts). A persisted quote locks that price
 // for the caller's account (src/fx/quotes.ts); sandbox time can expire it at once.
+import type { FxQuoteRecord } from '../../ledger/fx-quotes';
+import { conversionRules, isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
+import type { FxExecute } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import type { FxQuoteRecord } from '../../ledger/fx-quotes';
-import type { FxExecute } from '../../ledger/messages';
-import type { FxQuotes } from './quotes';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { actingAccountIdForWrite } from '../http/acting-account';
+import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer, fxExecutionAnswer, quoteView } from '../ledger-client/answers';
-import { conversionRules, isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
-import { actingAccountIdForWrite } from '../auth/acting-account';
-import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { type LedgerClient } from '../ledger-client/client';
+import type { FxQuotes } from './quotes';
 
 const decimal = (description: string) => ({ type: 'string', description } as const);
 const quoteSchema = {

@@ -6,14 +6,15 @@ import { HOLD_LIFETIME_DEFAULT_MS, HOLD_LIFETIME_MAX_MS, HOLD_STATUSES, type Hol
 import type { HoldCaptureCommand, HoldCreate, HoldRelease } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { HoldOutcome } from '../../ledger/outcome';
-import { actingAccountId, actingAccountIdForWrite } from '../auth/acting-account';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
+import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer } from '../ledger-client/answers';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { type LedgerClient } from '../ledger-client/client';
 import { recipientSchema } from '../transfers/commands';
 import { holdView, type HoldReads } from './reads';
 

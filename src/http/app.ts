@@ -1,9 +1,10 @@
 // Assembles the Koa application from route declarations. Per request, in order:
 // request id → error body → route match → rate limit → credential → Idempotency-Key presence
 // → validation → idempotent execution → handler. The order is the precedence of the errors.
-import { randomUUID } from 'node:crypto';
-import Koa from 'koa';
 import Router, { type Layer } from '@koa/router';
+import Koa from 'koa';
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../auth/rules';
 import type { Environment } from '../config';
 import { DomainError } from '../domain-error';
 import type { ReadAlong } from '../guards/rate-limit';
@@ -11,11 +12,9 @@ import { log } from '../log';
 import { isSandboxScenario, SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
 import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
-import { bodyValidator, textValidator, type Validator } from './validation';
-import type { Principal } from '../auth/rules';
-import { requestFingerprint } from '../idempotency/guard';
-import { koaPath, type RouteDef, type RouteRequest, type RouteResult } from './route';
+import { koaPath, requestFingerprint, type RouteDef, type RouteRequest, type RouteResult } from './route';
 import { StageTiming } from './server-timing';
+import { bodyValidator, textValidator, type Validator } from './validation';
 
 /** The cross-cutting services a route runs through; each later concern plugs in here. */
 export interface Guards {

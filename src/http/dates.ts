@@ -5,8 +5,8 @@
 // instants (a statement, the journal, the exceptions queue) starts at `from` (a date: its 00:00
 // UTC) and ends before `to` (a date: the next day's 00:00 UTC, so that day is in; an instant: that
 // instant, exclusive).
-import { isCalendarDate } from '../statements/formats';
 import { DomainError } from '../domain-error';
+
 
 export const WINDOW_MEANING = 'a calendar date (YYYY-MM-DD) is a whole UTC day: in from the window starts at its 00:00 UTC, in to the window includes that day; '
   + 'an ISO 8601 instant is exact (from inclusive, to exclusive)';
@@ -55,4 +55,11 @@ export function instantOf(text: string, field: string): Date {
 export function windowEndOf(text: string, field: string): Date {
   const at = instantOf(text, field);
   return /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(at.getTime() + 86_400_000) : at;
+}
+
+/** Whether `text` is a real calendar date written YYYY-MM-DD (2026-02-30 is not). */
+export function isCalendarDate(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const date = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text;
 }

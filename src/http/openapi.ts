@@ -1,11 +1,11 @@
 // GET /v1/openapi.json is generated from the same route declarations that drive routing and
 // validation, so the document cannot drift from what the server does (SPEC.md section 9).
+import { WEBHOOK_EVENT_TYPES } from '../../ledger/event-types';
 import { ERROR_STATUS, type ErrorCode } from '../domain-error';
+import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
+import { REDACTED, SECRET_REDACTED_HEADER } from '../redaction';
 import type { JsonSchema, RouteDef } from './route';
 import { UUID_PATTERN } from './validation';
-import { REDACTED, SECRET_REDACTED_HEADER } from '../redaction';
-import { WEBHOOK_EVENT_TYPES } from '../webhooks/endpoints';
-import { SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, SCENARIO_EFFECTS } from '../partners/scenarios';
 
 export const ERROR_BODY_SCHEMA: JsonSchema = {
   type: 'object', additionalProperties: false,

@@ -2,6 +2,7 @@
 // validator and GET /v1/openapi.json are all built from these declarations.
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type Koa from 'koa';
+import { createHash } from 'node:crypto';
 import type { AuthRule, Principal } from '../auth/rules';
 import type { ErrorCode } from '../domain-error';
 import type { SandboxScenario } from '../partners/scenarios';
@@ -117,3 +118,22 @@ export function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{(\w+)\}/g, ':$1');
 }
 
+
+export function fingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+/** A request's fingerprint: a scenario is part of what was asked, so the same key with another scenario is another request. */
+export function requestFingerprint(method: string, path: string, scenario: string | null, body: unknown): string {
+  return fingerprint(method, scenario ? `${path}#${scenario}` : path, body);
+}
+
+/** Canonical JSON: keys sorted, so {"a":1,"b":2} and {"b":2,"a":1} are the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -7,14 +7,13 @@
 // processed command is their key's record (section 5f). Keys are the account's across both
 // kinds of route, so a claim here is refused when the ledger holds the key, and the ledger
 // refuses a key held here (ledger/store.ts roundFacts).
-import { createHash } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError, errorBody, isDomainError } from '../domain-error';
-import { hasRedactions, keptAnswer, SECRET_REDACTED_HEADER } from '../redaction';
-import { idempotentCommandId } from '../ledger-client/client';
 import type { RouteDef, RouteRequest, RouteResult } from '../http/route';
 import { log } from '../log';
+import { hasRedactions, keptAnswer, SECRET_REDACTED_HEADER } from '../redaction';
 import type { RedisClient } from '../redis';
+import { idempotentCommandId } from './derived-ids';
 import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import { TickBatch } from './tick-batch';
 
@@ -32,25 +31,6 @@ interface RecordRow {
   state: 'in_progress' | 'completed';
   response_status: number | null;
   response_body: unknown;
-}
-
-/** Canonical JSON: keys sorted, so {"a":1,"b":2} and {"b":2,"a":1} are the same request. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-export function fingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
-}
-
-/** A request's fingerprint: a scenario is part of what was asked, so the same key with another scenario is another request. */
-export function requestFingerprint(method: string, path: string, scenario: string | null, body: unknown): string {
-  return fingerprint(method, scenario ? `${path}#${scenario}` : path, body);
 }
 
 /** A stored answer given again: a creation's 201 is 200 (SPEC.md section 4), and the header says it is a replay. */

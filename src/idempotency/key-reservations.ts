@@ -16,7 +16,7 @@ import { KEY_CONFLICT } from '../../ledger/outcome';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
-import { namedAccountId } from '../auth/acting-account';
+import { namedAccountId } from '../http/acting-account';
 import type { RouteDef, RouteRequest } from '../http/route';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;

@@ -4,8 +4,8 @@
 // the ones addressed to it: the reply-to header says which, so the others are skipped before
 // they are decoded. Each message names the request waiting on it, and its reply names it back:
 // two requests that send one command (a retry racing the first) each get an answer of their own.
-import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
+import { randomUUID } from 'node:crypto';
 import { REPLY_TO_HEADER, type CommandType, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
 import { parseOutcome, type Outcome } from '../../ledger/outcome';
 import { DomainError } from '../domain-error';
@@ -13,13 +13,6 @@ import { ProducerBatcher, SendDeadlineExceeded } from '../kafka/batcher';
 import { startConsumer } from '../kafka/consumer';
 import { TOPICS } from '../kafka/topics';
 import type { Runtime } from '../runtime';
-
-/** A UUID derived from stable input, so a retried request names the same command and resource. */
-export function derivedUuid(...parts: string[]): string {
-  const hex = createHash('sha256').update(parts.join('\u0000')).digest('hex');
-  const variant = ((Number.parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
 
 export const PENDING_REPLIES_MAX = 50_000;
 /**
@@ -40,9 +33,6 @@ export interface LedgerDecision { outcome: Outcome; replayed: boolean }
  * the key and the request's fingerprint travel with it, and the ledger compares them.
  */
 export interface CommandIdempotency { key: string; fingerprint: string }
-
-/** The id of the ledger command an account's Idempotency-Key names, on every route the ledger decides. */
-export const idempotentCommandId = (accountId: string, key: string): string => derivedUuid('idempotency-key', accountId, key);
 
 interface Waiter { commandId: string; resolve: (reply: LedgerDecision | null) => void; timer: NodeJS.Timeout }
 

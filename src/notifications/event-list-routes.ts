@@ -3,7 +3,7 @@
 // client catching up. The cursor is the account's event sequence number (account_seq).
 import type { Db } from '../db';
 import { eventsBefore } from './store';
-import { actingAccountId, accountIdQuerySchema } from '../auth/acting-account';
+import { actingAccountId, accountIdQuerySchema } from '../http/acting-account';
 import { listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';
 

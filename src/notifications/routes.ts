@@ -8,7 +8,7 @@ import { DomainError } from '../domain-error';
 import type { NotificationHub } from './hub';
 import { eventsAfter, findEventSeq, lastEventSeq } from './store';
 import { eventStreamBody, REPLAY_EVENTS_MAX, type History } from './stream';
-import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
+import { accountIdQuerySchema, actingAccountId } from '../http/acting-account';
 import type { RouteDef, RouteRequest } from '../http/route';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

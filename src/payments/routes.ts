@@ -4,7 +4,7 @@
 import type { PaymentCreate } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { PAYMENT_STATUSES } from '../../ledger/payments';
-import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
+import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import type { Environment } from '../config';
 import { ownCustomer } from '../customers/own-customer';
 import { DomainError } from '../domain-error';

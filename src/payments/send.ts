@@ -5,7 +5,7 @@
 import type { JSONSchema } from 'json-schema-to-ts';
 import type { PaymentCreate } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, CURRENCIES, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
-import { accountIdQuerySchema, actingAccountIdForWrite } from '../auth/acting-account';
+import { accountIdQuerySchema, actingAccountIdForWrite } from '../http/acting-account';
 import { countryCodeSchema } from '../countries';
 import { ownCustomer } from '../customers/own-customer';
 import { DomainError } from '../domain-error';

@@ -11,7 +11,7 @@ import { FINAL_PAYMENT_STATUSES, updateFromPartner, type PaymentRecord, type Pay
 import type { Environment } from '../config';
 import { DomainError } from '../domain-error';
 import type { PartnerSlug } from '../partners/registry';
-import { assertOwnResource } from '../auth/acting-account';
+import { assertOwnResource } from '../http/acting-account';
 import { paymentView } from '../ledger-client/answers';
 import { recordPaymentUpdate, type PaymentRouteDeps } from './submission';
 import { paymentSchema } from './schema';

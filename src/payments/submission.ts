@@ -11,18 +11,19 @@ import type { PaymentCreate, PaymentUpdate } from '../../ledger/messages';
 import { paymentSubmissionsCommandId, paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import { derivedUuid, type LedgerClient } from '../ledger-client/client';
+import { actingAccountIdForWrite } from '../http/acting-account';
+import type { RouteRequest, RouteResult } from '../http/route';
+import { derivedUuid } from '../idempotency/derived-ids';
+import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+import { paymentView, refusalAnswer, unexpectedOutcome } from '../ledger-client/answers';
+import { type LedgerClient } from '../ledger-client/client';
 import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
-import { markPartnerUnreachable, PAYMENT_RESUBMIT_AFTER_MS, partnerRequestOf } from '../partners/payment-request';
 import { isPartnerError } from '../partners/errors';
+import { markPartnerUnreachable, partnerRequestOf, PAYMENT_RESUBMIT_AFTER_MS } from '../partners/payment-request';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
 import type { PaymentReads } from './reads';
-import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
-import { paymentView, refusalAnswer, unexpectedOutcome } from '../ledger-client/answers';
-import { actingAccountIdForWrite } from '../auth/acting-account';
-import type { RouteRequest, RouteResult } from '../http/route';
 import { paymentSchema } from './schema';
 
 export interface PaymentRouteDeps {

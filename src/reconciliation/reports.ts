@@ -12,7 +12,7 @@ import { writeOutboxRound } from '../../ledger/outbox';
 import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
 import { idempotencyConflict } from '../idempotency/key-reservations';
-import { publishRound } from '../kafka/publish-round';
+import { publishRound } from '../outbox/publish-round';
 import { TOPICS } from '../kafka/topics';
 import { log } from '../log';
 import type { PartnerClient } from '../partners/client';

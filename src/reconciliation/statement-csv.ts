@@ -8,9 +8,9 @@
 // number a line "7"): each is scoped by the upload, `upload-<digest of the statement>:<id>`, so
 // the same statement uploaded again names the same lines and another never collides with it.
 import { createHash } from 'node:crypto';
-import { DomainError } from '../domain-error';
 import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
-import { isCalendarDate } from '../statements/formats';
+import { DomainError } from '../domain-error';
+import { isCalendarDate } from '../http/dates';
 import type { StagedLine } from './run';
 
 const REQUIRED = ['id', 'amount', 'currency', 'value_date'] as const;

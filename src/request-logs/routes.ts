@@ -1,7 +1,7 @@
 // Request logs (SPEC.md section 4 "Request logs"): the full request and response of a logged
 // request, by its Request-Id, scoped to the caller's account (the master key sees all).
 import { DomainError } from '../domain-error';
-import { assertOwnResource } from '../auth/acting-account';
+import { assertOwnResource } from '../http/acting-account';
 import type { LogRow, RequestLogReads } from './reads';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';

@@ -18,10 +18,3 @@ function csvField(value: unknown): string {
 export function csvRow<C extends string>(columns: readonly C[], row: Partial<Record<C, unknown>>): string {
   return `${columns.map((column) => csvField(row[column])).join(',')}\n`;
 }
-
-/** Whether `text` is a real calendar date written YYYY-MM-DD (2026-02-30 is not). */
-export function isCalendarDate(text: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
-  const date = new Date(`${text}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text;
-}

@@ -2,7 +2,7 @@
 // the operator's trial balance and journal export. Statements and the journal stream their body
 // as it is read, in JSON (JSON Lines for the journal) or CSV as the Accept header asks.
 import { CURRENCIES, type Currency } from '../../ledger/money';
-import { accountIdQuerySchema, actingAccountId } from '../auth/acting-account';
+import { accountIdQuerySchema, actingAccountId } from '../http/acting-account';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { instantOf, instantOrDay, windowBound, windowEndOf } from '../http/dates';

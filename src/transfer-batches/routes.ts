@@ -6,13 +6,14 @@
 import { BATCH_ITEMS_MAX, type TransferBatch, type TransferCreate } from '../../ledger/messages';
 import { formatAmount } from '../../ledger/money';
 import type { TransferBatchOutcome } from '../../ledger/outcome';
-import { actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
 import type { Db } from '../db';
 import { DomainError, isDomainError } from '../domain-error';
+import { actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer } from '../ledger-client/answers';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { type LedgerClient } from '../ledger-client/client';
 import { createBodySchema, transferCommand } from '../transfers/commands';
 import { batchView, type TransferBatchReads } from './reads';
 

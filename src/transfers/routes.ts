@@ -2,15 +2,16 @@
 // returns its decision. It never reads a balance to decide.
 import type { TransferCreate } from '../../ledger/messages';
 import { formatAmount } from '../../ledger/money';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../auth/acting-account';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
+import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer, transferAnswer, transferView } from '../ledger-client/answers';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
+import { type LedgerClient } from '../ledger-client/client';
 import { createBodySchema, CreateTransferBody, transferCommand } from './commands';
 import type { StoredTransfer, TransferReads } from './reads';
 

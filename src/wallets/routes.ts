@@ -3,19 +3,20 @@
 // between the main balance ("main") and the account's wallets, or to another account's wallet,
 // as a ledger command like every movement of money. Another account's wallet is 404 here, as if
 // it did not exist, except as a wallet transfer's destination.
-import { atQuerySchema, instantOf } from '../balances/at';
 import { MAIN_WALLET } from '../../ledger/chart';
 import type { WalletTransfer } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
 import type { WalletTransferred } from '../../ledger/outcome';
+import { atQuerySchema, instantOf } from '../balances/at';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import { derivedUuid, idempotentCommandId, type LedgerClient } from '../ledger-client/client';
-import { actingAccountId, actingAccountIdForWrite } from '../auth/acting-account';
-import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
-import { decisionAnswer } from '../ledger-client/answers';
+import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
+import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+import { decisionAnswer } from '../ledger-client/answers';
+import { type LedgerClient } from '../ledger-client/client';
 import { ledgerEntryView, walletView, type WalletReads, type WalletRow } from './reads';
 import type { Wallets } from './service';
 

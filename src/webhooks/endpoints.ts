@@ -4,23 +4,13 @@
 // rotation makes a new one and keeps the previous one signing for ROTATION_OVERLAP_MS, so a
 // receiver can switch without missing a delivery.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { assertOwnResource } from '../auth/acting-account';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
+import { assertOwnResource } from '../http/acting-account';
 import type { RouteRequest } from '../http/route';
 import type { SecretVault } from '../vault';
 
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
-
-/** What SPEC.md section 6 delivers, the endpoint's own notice, and the events of holds. */
-export const WEBHOOK_EVENT_TYPES = [
-  'transfer.pending', 'transfer.executing', 'transfer.completed', 'transfer.failed', 'transfer.rolled_back',
-  'payment.sent', 'payment.completed', 'payment.failed', 'balance.updated', 'webhook_endpoint.disabled',
-  // Holds (DESIGN.md section 5g).
-  'hold.created', 'hold.captured', 'hold.released',
-  // Balance alerts (DESIGN.md section 5g).
-  'balance.threshold_crossed',
-] as const;
 
 export interface WebhookEndpointRow {
   id: string; account_id: string; url: string; description: string | null; events: string[]; enabled: boolean;

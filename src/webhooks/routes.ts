@@ -4,16 +4,17 @@
 // an endpoint must be HTTPS and must not resolve to a private or loopback address; the sandbox
 // allows plain HTTP, and private addresses unless WEBHOOK_PRIVATE_ADDRESSES=refuse, so tests
 // and local development can receive their own events.
-import { actingAccountId, actingAccountIdForWrite } from '../auth/acting-account';
+import { WEBHOOK_EVENT_TYPES } from '../../ledger/event-types';
 import type { Environment, WebhookPrivateAddresses } from '../config';
 import type { Db } from '../db';
 import { keysetPage } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
+import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 import { idParams } from '../http/validation';
 import { refusedDestination } from './addresses';
-import { ownEndpoint, WEBHOOK_EVENT_TYPES, WEBHOOKS_READ, WEBHOOKS_WRITE, type WebhookEndpointRow, type WebhookEndpoints } from './endpoints';
+import { ownEndpoint, WEBHOOKS_READ, WEBHOOKS_WRITE, type WebhookEndpointRow, type WebhookEndpoints } from './endpoints';
 
 const urlSchema = {
   type: 'string', minLength: 1, maxLength: 2048, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', examples: ['https://example.com/webhooks'],

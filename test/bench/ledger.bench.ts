@@ -19,26 +19,26 @@
 // BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the
 // mock rails take the next, a second API process the one after), BENCH_BATCH_S (20),
 // BENCH_BATCH_CONNECTIONS (4); BENCH_BATCHES_ONLY=1 runs only 1 and 5.
+import { Partitioners } from 'kafkajs';
+import knex from 'knex';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { createKafka } from '../../src/kafka/client'; // before kafkajs: it installs the kafkajs fixes
-import { Partitioners } from 'kafkajs';
 import pg from 'pg';
-import { AvroCodec, createRegistry } from '../../src/kafka/registry';
-import { TOPICS, TopicNames } from '../../src/kafka/topics';
-import { derivedUuid, idempotentCommandId } from '../../src/ledger-client/client';
 import type { LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
-import { followEventStream } from '../support/sse';
-import {
-  benchNames, cleanUpRedisKeys, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
-  startService, stopService, waitReady, type BenchService,
-} from './harness';
-import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares } from './cpu';
-import { encodeRequest, RawHttpConnection } from './raw-http';
-import { Anatomy } from './anatomy';
-import knex from 'knex';
+import { derivedUuid, idempotentCommandId } from '../../src/idempotency/derived-ids';
+import { createKafka } from '../../src/kafka/client'; // before kafkajs: it installs the kafkajs fixes
+import { AvroCodec, createRegistry } from '../../src/kafka/registry';
+import { TopicNames, TOPICS } from '../../src/kafka/topics';
 import { violations } from '../support/load';
+import { followEventStream } from '../support/sse';
+import { Anatomy } from './anatomy';
 import { batchLoad, printBatchRows, type BatchFigures } from './batch-load';
+import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares } from './cpu';
+import {
+    benchNames, cleanUpRedisKeys, cleanUpTopics, env, KAFKA_BROKERS, percentile, recreateDatabase, request, rssMiB, SCHEMA_REGISTRY_URL, sleep,
+    startService, stopService, waitReady, type BenchService,
+} from './harness';
+import { encodeRequest, RawHttpConnection } from './raw-http';
 
 const E2E_S = Number(env.BENCH_E2E_S ?? 60);
 const HOT_S = Number(env.BENCH_HOT_S ?? 20);

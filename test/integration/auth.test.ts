@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/accounts/credentials';
+import { SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/auth/credentials';
 import { apiRoutes } from '../../src/roles';
 import { testService } from '../hooks';
 import { createContact, createCustomer, createKey, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';

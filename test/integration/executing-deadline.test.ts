@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ExecutingDeadline } from '../../consumers/partners/deadline';
 import { Money } from '../../ledger/money';
-import { derivedUuid, idempotentCommandId } from '../../src/ledger-client/client';
+import { derivedUuid, idempotentCommandId } from '../../src/idempotency/derived-ids';
 import { PartnerClient } from '../../src/partners/client';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';

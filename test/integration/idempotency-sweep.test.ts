@@ -1,11 +1,11 @@
 // Expired idempotency records of the routes whose record the API keeps are removed on a schedule,
 // in bounded batches (src/idempotency/sweep.ts); unexpired records stay, and so do the
 // ledger's processed commands, the records of money-moving keys, which are kept for good.
+import Redis from 'ioredis';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
+import { idempotentCommandId } from '../../src/idempotency/derived-ids';
 import { sweepExpiredIdempotencyRecords } from '../../src/idempotency/sweep';
-import { idempotentCommandId } from '../../src/ledger-client/client';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';

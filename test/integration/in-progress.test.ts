@@ -4,12 +4,14 @@
 // two requests waiting for the same command.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { derivedUuid, LedgerClient } from '../../src/ledger-client/client';
 import { REPLY_TO_HEADER } from '../../ledger/messages';
-import { deadLetterTopic, TOPICS } from '../../src/kafka/topics';
-import { fingerprint, IdempotencyGuard } from '../../src/idempotency/guard';
-import type { RouteDef, RouteRequest } from '../../src/http/route';
 import { isDomainError } from '../../src/domain-error';
+import type { RouteDef, RouteRequest } from '../../src/http/route';
+import { fingerprint } from '../../src/http/route';
+import { derivedUuid } from '../../src/idempotency/derived-ids';
+import { IdempotencyGuard } from '../../src/idempotency/guard';
+import { deadLetterTopic, TOPICS } from '../../src/kafka/topics';
+import { LedgerClient } from '../../src/ledger-client/client';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail } from '../support/accounts';
 import { call, eventually } from '../support/http';

@@ -3,12 +3,12 @@
 // another body) is 409 idempotency_conflict at once, even while the owner's command is still in
 // Kafka; a same-body retry of that command is answered as pending, then with its decision. The
 // ledger is held by stopping this service's ledger role, so commands wait in Kafka.
+import Redis from 'ioredis';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import { startLedger } from '../../consumers/ledger/runner';
 import { KEY_CONFLICT } from '../../ledger/outcome';
-import { idempotentCommandId } from '../../src/ledger-client/client';
+import { idempotentCommandId } from '../../src/idempotency/derived-ids';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';

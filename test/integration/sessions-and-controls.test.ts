@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt } from 'jose';
-import { SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/accounts/credentials';
+import { SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/auth/credentials';
 import { createApp, openGuards } from '../../src/http/app';
 import type { RouteDef } from '../../src/http/route';
 import { testService } from '../hooks';

@@ -6,7 +6,7 @@
 // and a short lockout, with a Redis prefix of its own.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { hashApiKey } from '../../src/accounts/credentials';
+import { hashApiKey } from '../../src/auth/credentials';
 import { testService } from '../hooks';
 import { signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';

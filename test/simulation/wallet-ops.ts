@@ -5,12 +5,12 @@
 // until an answer (or, at the end, a read) says how it ended; a capture succeeds only while the
 // hold may still be active and has enough left, and is refused only when the model allows it.
 import { Money, type Amount } from '../../ledger/money';
-import { derivedUuid, idempotentCommandId } from '../../src/ledger-client/client';
+import { derivedUuid, idempotentCommandId } from '../../src/idempotency/derived-ids';
 import type { Answer } from './http';
 import type { Command } from './model';
 import type { Misbehaviour, WalletOp } from './plan';
-import { delta, fundsCheck, money, unexpected, write } from './writes';
 import type { Member, SimHold, World } from './world';
+import { delta, fundsCheck, money, unexpected, write } from './writes';
 
 /** How far the ledger's clock and ours may differ around a hold's expires_at. */
 const CLOCK_MARGIN_MS = 2_000;

@@ -23,54 +23,66 @@ function sources(folder: string): Array<{ file: string; text: string }> {
  * from the edges (routes, consumers, process roles) towards the domain and the plumbing.
  */
 const MAY_IMPORT: Record<string, string[]> = {
-  // The edges: process roles, routes, consumers.
+  // The edges: process roles and consumers.
   'src/main': ['src/config', 'src/log', 'src/roles', 'src/runtime'],
-  'src/roles': ['src/finance', 'consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/config',
-    'src/fx', 'src/guards', 'src/http', 'src/kafka', 'src/ledger-client', 'src/log', 'src/mock-rails', 'src/notifications', 'src/partner-links', 'src/partners',
-    'src/read-models', 'src/request-logs', 'src/runtime', 'src/vault', 'src/wallets', 'src/holds', 'src/balance-alerts', 'src/transfer-batches', 'src/warm-up', 'src/webhooks'],
-  'src/http': ['ledger', 'src/accounts', 'src/balances', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/errors', 'src/finance', 'src/guards', 'src/ledger-client',
-    'src/fx', 'src/kafka', 'src/log', 'src/notifications', 'src/partner-links', 'src/partners', 'src/read-models', 'src/redis', 'src/runtime', 'src/redaction', 'src/transient', 'src/webhooks'],
-  // A surface's folder: its routes, service code and read model (DESIGN.md section 3).
-  'src/wallets': ['ledger', 'src/balances', 'src/db', 'src/errors', 'src/http', 'src/ledger-client'],
-  'src/balance-alerts': ['ledger', 'src/db', 'src/errors', 'src/http'],
-  'src/balances': ['src/db', 'src/errors'],
-  'src/holds': ['ledger', 'src/db', 'src/errors', 'src/http', 'src/ledger-client'],
-  'src/transfer-batches': ['ledger', 'src/db', 'src/errors', 'src/http', 'src/ledger-client'],
+  'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/balance-alerts',
+    'src/balances', 'src/config', 'src/customers', 'src/dashboard-host', 'src/fx', 'src/guards', 'src/holds', 'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log',
+    'src/mock-rails', 'src/notifications', 'src/operations', 'src/partner-links', 'src/partners', 'src/payments', 'src/reconciliation', 'src/request-logs', 'src/runtime',
+    'src/statements', 'src/transfer-batches', 'src/transfers', 'src/vault', 'src/wallets', 'src/warm-up', 'src/webhooks'],
   'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
-  'consumers/partners': ['ledger', 'src/errors', 'src/finance', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/runtime'],
-  'consumers/webhooks': ['ledger', 'src/announce', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime', 'src/vault', 'src/webhooks'],
-  'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
+  'consumers/partners': ['ledger', 'src/domain-error', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/reconciliation', 'src/runtime'],
+  'consumers/webhooks': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/outbox', 'src/runtime', 'src/vault', 'src/webhooks'],
+  'consumers/request-logs': ['ledger', 'src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
+  // One folder per surface (DESIGN.md section 3): its routes, its service code and its read model.
+  // A surface may use another's service code (a payment names a customer), never its routes.
+  'src/accounts': ['ledger', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/idempotency', 'src/ledger-client'],
+  'src/customers': ['src/countries', 'src/db', 'src/domain-error', 'src/http'],
+  'src/transfers': ['ledger', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partners'],
+  'src/transfer-batches': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
+  'src/fx': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/log', 'src/redis'],
+  'src/payments': ['ledger', 'src/config', 'src/countries', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partner-links',
+    'src/partners'],
+  'src/partner-links': ['src/config', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/log', 'src/partners', 'src/vault'],
+  'src/wallets': ['ledger', 'src/balances', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client'],
+  'src/holds': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
+  'src/balances': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
+  'src/balance-alerts': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
+  'src/webhooks': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/retry-after', 'src/vault'],
+  'src/notifications': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/log'],
+  'src/request-logs': ['src/auth', 'src/db', 'src/domain-error', 'src/http', 'src/kafka', 'src/log', 'src/redaction'],
+  'src/statements': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
+  'src/reconciliation': ['ledger', 'src/auth', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log', 'src/outbox', 'src/partners',
+    'src/runtime', 'src/statements'],
+  // The operator's routes: health and readiness, dead letters, outbox rounds set aside.
+  'src/operations': ['src/http', 'src/kafka', 'src/runtime'],
+  'src/dashboard-host': [],
   'src/mock-rails': ['src/db', 'src/log', 'src/partners', 'src/runtime'],
   // The CLI is a client of /v1 alone (DESIGN.md section 3): nothing of the server.
   'src/cli': [],
   // The browser dashboard is a client of the public API only: it imports nothing of the service.
   'src/dashboard': [],
-  // What they use: authentication, accounts, reads, the ledger's client, streams, logs.
-  'src/auth': ['src/accounts', 'src/config', 'src/db', 'src/errors', 'src/guards', 'src/log', 'src/redis'],
-  'src/accounts': ['src/config', 'src/db', 'src/errors'],
-  'src/guards': ['src/errors', 'src/log', 'src/redis'],
-  'src/read-models': ['ledger', 'src/balances', 'src/db'],
-  'src/ledger-client': ['ledger', 'src/errors', 'src/kafka', 'src/runtime'],
-  'src/notifications': ['ledger', 'src/db', 'src/errors', 'src/log'],
-  'src/request-logs': ['src/auth', 'src/kafka', 'src/log', 'src/redaction'],
+  // What surfaces share: the ledger's client, idempotency, the HTTP plumbing, authentication.
+  'src/ledger-client': ['ledger', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/runtime'],
+  'src/idempotency': ['ledger', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/log', 'src/redaction', 'src/redis'],
+  'src/http': ['ledger', 'src/auth', 'src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/partners', 'src/redaction', 'src/transient'],
+  'src/auth': ['src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/redis'],
+  'src/guards': ['src/domain-error', 'src/log', 'src/redis'],
   // A payment's request to its partner is built from the ledger's payment record.
   'src/partners': ['ledger', 'src/log', 'src/retry-after'],
-  'src/fx': ['ledger', 'src/db', 'src/log', 'src/redis'],
-  'src/partner-links': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/partners', 'src/vault'],
-  'src/webhooks': ['src/db', 'src/retry-after', 'src/vault'],
-  'src/finance': ['ledger', 'src/announce', 'src/db', 'src/errors', 'src/kafka', 'src/ledger-client', 'src/log', 'src/partners', 'src/runtime'],
-  'src/announce': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
-  // The domain, and the plumbing under everything.
-  ledger: ['src/db'],
+  // Events written outside the ledger's rounds, published right after their commit.
+  'src/outbox': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
+  // The domain: it owns what it needs of Postgres (ledger/pg) and depends on nothing in src/.
+  ledger: [],
+  // The plumbing under everything.
   'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis', 'src/warm-up'],
   'src/warm-up': ['src/db', 'src/kafka', 'src/log'],
   // Dead letters are recorded in Postgres beside their topic, for the operator's routes.
-  'src/kafka': ['src/config', 'src/db', 'src/errors', 'src/log', 'src/transient'],
-  'src/db': ['src/errors', 'src/log'],
+  'src/kafka': ['src/config', 'src/db', 'src/domain-error', 'src/log', 'src/transient'],
+  'src/db': ['src/domain-error', 'src/log'],
   // A process's secrets are settings that say when they were generated (src/secrets.ts).
   'src/config': ['src/secrets'], 'src/secrets': ['src/log'],
-  'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
+  'src/countries': [], 'src/domain-error': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */
@@ -104,6 +116,19 @@ describe('house rules', () => {
       if (!allowed) return [`${file}: its folder ${from} is not in the map`];
       return importsOf(file, text).map(folderOf).filter((to) => to !== from && !allowed.includes(to)).map((to) => `${file} imports ${to}`);
     });
+    assert.deepEqual(offenders, []);
+  });
+
+  it('keeps src/http to the plumbing every surface shares: a dozen files at most, no route table', () => {
+    const files = code.filter(({ file }) => file.startsWith(path.join('src', 'http') + path.sep));
+    assert.ok(files.length <= 12, `src/http holds ${files.length} files`);
+    assert.deepEqual(files.filter(({ file }) => /routes?\.ts$/.test(file) && !file.endsWith('route.ts')).map((f) => f.file), []);
+  });
+
+  it('never uses a route file as a library: no route file imports another', () => {
+    const isRoutes = (module: string) => /(^|[/-])routes$/.test(module);
+    const offenders = code.filter(({ file }) => isRoutes(file.replace(/\.tsx?$/, '')))
+      .flatMap(({ file, text }) => importsOf(file, text).filter(isRoutes).map((to) => `${file} imports ${to}`));
     assert.deepEqual(offenders, []);
   });
 

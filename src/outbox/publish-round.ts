@@ -6,7 +6,7 @@ import type { DomainEventEnvelope } from '../../ledger/messages';
 import { markRoundsPublished } from '../../ledger/outbox';
 import { log } from '../log';
 import type { Runtime } from '../runtime';
-import { domainEventHeaders, TOPICS } from './topics';
+import { domainEventHeaders, TOPICS } from '../kafka/topics';
 
 export async function publishRound(runtime: Runtime, roundId: string, events: DomainEventEnvelope[]): Promise<void> {
   try {

@@ -1,8 +1,8 @@
 // Health, readiness and the machine-readable API description.
 import type { Runtime } from '../runtime';
 import { checkReadiness, type ReadinessReport } from '../runtime';
-import { openApiDocument } from './openapi';
-import type { RouteDef } from './route';
+import { openApiDocument } from '../http/openapi';
+import type { RouteDef } from '../http/route';
 
 const readinessSchema = {
   type: 'object', required: ['ready', 'checks'],

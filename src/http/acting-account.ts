@@ -1,7 +1,7 @@
 // Which account a request acts for, and whether it may touch a given resource.
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import type { RouteRequest } from '../http/route';
+import type { RouteRequest } from './route';
 
 export const accountIdQuerySchema = { type: 'string', format: 'uuid', description: 'master key only: the account to act for' } as const;
 

@@ -1,0 +1,11 @@
+// The domain event types, as webhooks deliver them and the OpenAPI document lists them.
+
+/** What SPEC.md section 6 delivers, the endpoint's own notice, and the events of holds. */
+export const WEBHOOK_EVENT_TYPES = [
+  'transfer.pending', 'transfer.executing', 'transfer.completed', 'transfer.failed', 'transfer.rolled_back',
+  'payment.sent', 'payment.completed', 'payment.failed', 'balance.updated', 'webhook_endpoint.disabled',
+  // Holds (DESIGN.md section 5g).
+  'hold.created', 'hold.captured', 'hold.released',
+  // Balance alerts (DESIGN.md section 5g).
+  'balance.threshold_crossed',
+] as const;
