@@ -15,7 +15,7 @@ export async function startMockRailsRole(runtime: Runtime): Promise<RunningRole 
     clientSecret: config.partnerClientSecret,
     controlSecret: config.mockRailsControlSecret,
     // The authorization-code redirect lands on our API's callback (SPEC.md section 5); an API in
-    // this process that takes a free port registers its own (src/roles.ts).
+    // this process that takes a free port registers its own (src/roles/api.ts).
     redirectUris: [`${config.publicUrl ?? `http://${config.host}:${config.port}`}${PARTNER_LINK_CALLBACK_PATH}`],
     chainConfirmMs: config.chainConfirmMs,
     spuriousInvalidTokenRate: config.mockRailsInvalidTokenPerMille / 1000,

@@ -1,0 +1,11 @@
+// What roles of one process share (DESIGN.md section 3): each role's starter may read it, and
+// the mock rails fill it in before the roles that call them start (src/roles/index.ts).
+import type { MockRails } from '../mock-rails/server';
+import type { NotificationHub } from '../notifications/hub';
+
+export interface ProcessContext {
+  /** The process's one hub: the notifier role feeds it, the API's event streams read it. */
+  hub: NotificationHub;
+  /** This process's own mock rails, when it runs them (they may have taken a free port). */
+  rails: MockRails | undefined;
+}

@@ -1,0 +1,45 @@
+// Process roles (DESIGN.md section 3): one codebase, one process per role or all in one. The
+// API's wiring is in api.ts and its route tables in api-routes.ts; the consumers' in consumers/.
+import { startLedger } from '../../consumers/ledger/runner';
+import { startNotifier } from '../../consumers/notifier/runner';
+import { startPartnerDispatcher } from '../../consumers/partners/runner';
+import { startRequestLogWriter } from '../../consumers/request-logs/runner';
+import { startWebhookDispatcher } from '../../consumers/webhooks/runner';
+import type { Role } from '../config';
+import { startMockRailsRole } from '../mock-rails/role';
+import { NotificationHub } from '../notifications/hub';
+import type { RunningRole, Runtime } from '../runtime';
+import { startApi } from './api';
+import type { ProcessContext } from './context';
+
+export { apiRoutes, type ApiDeps } from './api-routes';
+export { sessionTokens } from './session-tokens';
+export type { RunningRole };
+
+/**
+ * Each role's start, listed in the order startRoles follows. A consumer role that needs nothing
+ * of the process context starts from its runner as it is.
+ */
+const STARTERS: Record<Role, (runtime: Runtime, context: ProcessContext) => Promise<RunningRole>> = {
+  'mock-rails': async (runtime, context) => {
+    const role = await startMockRailsRole(runtime);
+    context.rails = role.rails;
+    return role;
+  },
+  ledger: startLedger,
+  partners: (runtime, context) => startPartnerDispatcher(runtime, { railsUrl: context.rails?.url }),
+  notifier: (runtime, context) => startNotifier(runtime, context.hub),
+  webhooks: startWebhookDispatcher,
+  'request-logs': startRequestLogWriter,
+  api: startApi,
+};
+
+/** Starts the roles in dependency order: rails before their callers, the API last. */
+export async function startRoles(runtime: Runtime, roles: Role[]): Promise<RunningRole[]> {
+  const context: ProcessContext = { hub: new NotificationHub(), rails: undefined };
+  const running: RunningRole[] = [];
+  for (const role of Object.keys(STARTERS) as Role[]) {
+    if (roles.includes(role)) running.push(await STARTERS[role](runtime, context));
+  }
+  return running;
+}
