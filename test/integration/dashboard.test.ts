@@ -129,7 +129,10 @@ describe('the dashboard in a browser', function () {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
-    await page.getByTestId('sent-status').filter({ hasText: 'completed' }).waitFor();
+    await page.getByTestId('sent-status').filter({ hasText: 'completed' }).waitFor().catch(async (error: Error) => {
+      // Say what the page shows instead: an error in the form, or the status it stopped at.
+      throw new Error(`${error.message}\nthe Send area shows: ${await page.getByRole('region', { name: 'Send' }).innerText().catch(() => '(nothing)')}`);
+    });
     await page.getByRole('region', { name: 'Transfers list' }).getByRole('cell', { name: friend.email }).waitFor();
     const received = await call(base(), 'GET', '/v1/accounts/me/balance', undefined, { token: friend.token });
     assert.equal(received.body.breakdown.find((b: { currency: string }) => b.currency === 'USD').available, '10.00');

@@ -26,18 +26,29 @@ export class FinanceDesk {
   /** Starts the service with `env`, signs up, links a customer, and hands each domain event to `onEvent`. */
   async start(env: Record<string, string>, onEvent: (event: DomainEventEnvelope) => void): Promise<void> {
     const databaseUrl = this.databaseUrl();
-    await dropDatabaseOf(databaseUrl);
-    this.service = await startService({
+    await this.step('dropping its database', dropDatabaseOf(databaseUrl));
+    this.service = await this.step('starting its service', startService({
       DATABASE_URL: databaseUrl, KAFKA_TOPIC_PREFIX: `${process.env.KAFKA_TOPIC_PREFIX}${this.name}.`, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}${this.name}:`, ...env,
-    });
+    }));
     const base = this.service.baseUrl;
-    this.owner = await signUp(base);
-    this.customerId = (await createCustomer(base, this.owner.key)).body.id;
-    await linkCustomer(base, this.owner.key, this.customerId, 'openbank');
-    this.eventsReader = await startConsumer<DomainEventEnvelope>(this.service.runtime, {
+    this.owner = await this.step('signing up', signUp(base));
+    this.customerId = (await this.step('creating a customer', createCustomer(base, this.owner.key))).body.id;
+    await this.step('linking the customer with openbank', linkCustomer(base, this.owner.key, this.customerId, 'openbank'));
+    this.eventsReader = await this.step('joining the domain events', startConsumer<DomainEventEnvelope>(this.service.runtime, {
       groupId: `${this.service.runtime.names.prefix}${this.name}-events.${randomUUID()}`, topic: TOPICS.domainEvents, fromBeginning: true,
       handleBatch: async (messages) => { for (const { value } of messages) onEvent(value); },
-    });
+    }));
+  }
+
+  /** A step of the start, bounded, so that a start that hangs says where. */
+  private async step<T>(what: string, work: Promise<T>, ms = 60_000): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${this.name}: ${what} took longer than ${ms} ms`)), ms); });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async stop(): Promise<void> {
