@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, setApiToken } from './api';
 import { followEvents, type DomainEvent } from './events';
 import { ApiKeys } from './pages/api-keys';
+import { BalanceAlerts } from './pages/balance-alerts';
 import { Customers } from './pages/customers';
 import { EventList } from './pages/event-list';
 import { Finance } from './pages/finance';
@@ -25,6 +26,7 @@ const AREAS: Area[] = [
   { hash: '#/transfers', label: 'Transfers', page: (events) => <Transfers events={events} /> },
   { hash: '#/wallets', label: 'Wallets', page: (events) => <Wallets events={events} /> },
   { hash: '#/holds', label: 'Holds', page: (events) => <Holds events={events} /> },
+  { hash: '#/alerts', label: 'Alerts', page: (events) => <BalanceAlerts events={events} /> },
   { hash: '#/fx', label: 'FX', page: () => <Fx /> },
   { hash: '#/customers', label: 'Customers', page: () => <Customers /> },
   { hash: '#/payments', label: 'Payments', page: (events) => <Payments events={events} /> },

@@ -9,7 +9,8 @@ export interface DomainEvent {
   created_at: string;
   resource_type: string;
   resource_id: string;
-  data: { id: string; status: string; amount: string | null; currency: string | null };
+  /** The resource's id, status, amount and currency, then its further fields (a balance alert's threshold…). */
+  data: { id: string; status: string; amount: string | null; currency: string | null; [attribute: string]: unknown };
 }
 
 /** Follows the stream until `signal` aborts; `onEvent` gets each event once, in order. */

@@ -14,14 +14,16 @@ export interface FieldProps {
   autoComplete?: string;
   required?: boolean;
   inputMode?: 'decimal' | 'email' | 'text';
+  /** A time field's precision: "1" takes seconds. */
+  step?: string;
 }
 
-export function Field({ label, name, value, onInput, error, type = 'text', autoComplete, required = true, inputMode }: FieldProps) {
+export function Field({ label, name, value, onInput, error, type = 'text', autoComplete, required = true, inputMode, step }: FieldProps) {
   const id = `field-${name}`;
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input id={id} name={name} type={type} value={value} required={required} autoComplete={autoComplete} inputMode={inputMode}
+      <input id={id} name={name} type={type} value={value} required={required} autoComplete={autoComplete} inputMode={inputMode} step={step}
         aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined}
         onInput={(e) => onInput((e.target as HTMLInputElement).value)} />
       {error ? <p id={`${id}-error`} class="field-error">{error}</p> : null}

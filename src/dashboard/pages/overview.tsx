@@ -1,10 +1,12 @@
-// The overview: each currency's available and pending balance, test funds from the faucet, and
-// the live activity of the account (its events as they arrive).
+// The overview: each currency's available and pending balance, now or at an instant, test funds
+// from the faucet, and the live activity of the account (its events as they arrive).
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { ScrollTable } from '../lists';
+import { Activity } from './activity';
+import { atQuery, atRefusal, BalanceAt } from './balance-at';
 import { BalanceChart } from './balance-chart';
 
 interface Balance { currency: string; available: string; pending: string }
@@ -15,15 +17,21 @@ export function Overview({ events }: { events: DomainEvent[] }) {
   const [currency, setCurrency] = useState('USD');
   const [amount, setAmount] = useState('');
   const [credited, setCredited] = useState<string | null>(null);
+  const [at, setAt] = useState<string | null>(null);
+  const [atError, setAtError] = useState<string | null>(null);
   const faucet = useSubmit();
-  const refresh = () => api<{ breakdown: Balance[] }>('GET', '/v1/accounts/me/balance').then((b) => setBalances(b.breakdown), () => setBalances([]));
+  const refresh = () => api<{ breakdown: Balance[] }>('GET', atQuery('/v1/accounts/me/balance', at)).then(
+    (b) => { setBalances(b.breakdown); setAtError(null); },
+    (error) => { setBalances([]); setAtError(atRefusal(error)); },
+  );
   // A balance event (the faucet's, a transfer's) refreshes the table.
   const balanceEvents = events.filter((e) => e.type === 'balance.updated').length;
-  useEffect(() => { void refresh(); }, [balanceEvents]);
+  useEffect(() => { void refresh(); }, [balanceEvents, at]);
   return (
     <>
       <Section title="Balances">
-        {balances === null ? <p>Loading…</p> : balances.length === 0 ? <p>No money yet: add test funds below.</p> : (
+        <BalanceAt name="balance-at" at={at} onAt={setAt} error={atError} />
+        {balances === null ? <p>Loading…</p> : atError ? null : balances.length === 0 ? <p>{at ? 'No money at that instant.' : 'No money yet: add test funds below.'}</p> : (
           <ScrollTable label="Balances by currency" columns={['Currency', 'Available', 'Pending']}>{balances.map((b) => <tr key={b.currency}><th scope="row">{b.currency}</th><td class="amount">{b.available}</td><td class="amount">{b.pending}</td></tr>)}</ScrollTable>
         )}
       </Section>
@@ -47,23 +55,5 @@ export function Overview({ events }: { events: DomainEvent[] }) {
       </Section>
       <Activity events={events} />
     </>
-  );
-}
-
-export function Activity({ events }: { events: DomainEvent[] }) {
-  return (
-    <Section title="Activity">
-      <div role="log" aria-live="polite" aria-label="Activity" class="activity">
-        <ol>
-        {events.length === 0 ? <li class="hint">Events appear here as they happen.</li> : events.map((event) => (
-          <li key={event.id}>
-            <span class="event-type">{event.type}</span>{' '}
-            {event.data.amount ? <span class="amount">{event.data.amount} {event.data.currency}</span> : null}{' '}
-            <time dateTime={event.created_at}>{new Date(event.created_at).toLocaleTimeString()}</time>
-          </li>
-        ))}
-        </ol>
-      </div>
-    </Section>
   );
 }

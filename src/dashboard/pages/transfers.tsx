@@ -1,11 +1,13 @@
 // Transfers: send one (its status follows the account's events live, from pending to
-// completed), and the account's transfers, filtered by status, a page at a time.
+// completed), many at once from a CSV file, and the account's transfers, filtered by status, a
+// page at a time.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { CURRENCIES } from './overview';
 import { ScrollTable, useFetched, type StatusChange, StatusHistory, usePaged, When } from '../lists';
+import { TransferBatches } from './transfer-batches';
 
 interface Transfer { transfer_id: string; status: string; amount: string; currency: string; type: string; created_at: string; recipient?: { email?: string } | null }
 const STATUSES = ['all', 'pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
@@ -17,6 +19,7 @@ const fieldOf = (details: string | null) => (details === 'recipient_email' ? 'em
 export function Transfers({ events }: { events: DomainEvent[] }) {
   const [form, setForm] = useState({ email: '', amount: '', currency: 'USD' });
   const [sent, setSent] = useState<Transfer | null>(null);
+  const [batches, setBatches] = useState(0);
   const send = useSubmit(fieldOf);
   const set = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
   // The latest event about the transfer just sent says its status now; while it is not final the
@@ -45,7 +48,8 @@ export function Transfers({ events }: { events: DomainEvent[] }) {
         </form>
         {sent ? <p role="status" class="result">Transfer of {sent.amount} {sent.currency}: <strong data-testid="sent-status">{status}</strong></p> : null}
       </Section>
-      <TransferList refreshOn={events.filter((e) => e.resource_type === 'transfer').length} />
+      <TransferBatches onCreated={() => setBatches((n) => n + 1)} />
+      <TransferList refreshOn={events.filter((e) => e.resource_type === 'transfer').length + batches} />
     </>
   );
 }

@@ -1,11 +1,12 @@
 // Wallets: the account's named pockets beside its main balance, each one's balances per currency
-// (available, held by holds, pending payouts), a new wallet, renaming and closing one, and moving
+// (available, held by holds, pending payouts), now or at an instant, a new wallet, renaming and closing one, and moving
 // money between them through POST /v1/wallet-transfers (a retry keeps its Idempotency-Key).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ledgerWrite, RetryKeys } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { FitTable, type FitRow } from '../lists';
+import { atQuery, atRefusal, BalanceAt } from './balance-at';
 import { CURRENCIES } from './overview';
 
 export interface Wallet { id: string; name: string; status: 'open' | 'closed'; metadata: Record<string, string>; created_at: string }
@@ -46,15 +47,29 @@ export function Wallets({ events }: { events: DomainEvent[] }) {
 
 function BalanceTable({ wallets, refreshOn }: { wallets: Wallet[]; refreshOn: string }) {
   const [rows, setRows] = useState<Array<{ wallet: string; balance: Balance }> | null>(null);
+  const [at, setAt] = useState<string | null>(null);
+  const [atError, setAtError] = useState<string | null>(null);
   const sides = [{ id: 'main', name: 'Main balance' }, ...wallets.filter((w) => w.status === 'open')];
   useEffect(() => {
     let current = true;
-    Promise.all(sides.map(async (side) => (await api<{ balances: Balance[] }>('GET', `/v1/wallets/${side.id}/balances`)).balances.map((balance) => ({ wallet: side.name, balance }))))
-      .then((all) => { if (current) setRows(all.flat()); }, () => { if (current) setRows([]); });
+    Promise.all(sides.map(async (side) => (await api<{ balances: Balance[] }>('GET', atQuery(`/v1/wallets/${side.id}/balances`, at))).balances.map((balance) => ({ wallet: side.name, balance }))))
+      .then(
+        (all) => { if (current) { setRows(all.flat()); setAtError(null); } },
+        (error) => { if (current) { setRows([]); setAtError(atRefusal(error)); } },
+      );
     return () => { current = false; };
-  }, [refreshOn, sides.map((s) => s.id).join()]);
+  }, [refreshOn, at, sides.map((s) => s.id).join()]);
+  return (
+    <>
+      <BalanceAt name="wallet-balance-at" at={at} onAt={setAt} error={atError} />
+      {atError ? null : <BalanceRows rows={rows} at={at} />}
+    </>
+  );
+}
+
+function BalanceRows({ rows, at }: { rows: Array<{ wallet: string; balance: Balance }> | null; at: string | null }) {
   if (rows === null) return <p>Loading…</p>;
-  if (rows.length === 0) return <p>No money yet: add test funds on the overview.</p>;
+  if (rows.length === 0) return <p>{at ? 'No money at that instant.' : 'No money yet: add test funds on the overview.'}</p>;
   const fitRows: FitRow[] = rows.map(({ wallet, balance: b }) => ({
     key: `${wallet}-${b.currency}`, heading: true,
     cells: [wallet, b.currency, <span class="amount">{b.available}</span>, <span class="amount">{b.held}</span>, <span class="amount">{b.pending}</span>],

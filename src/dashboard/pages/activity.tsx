@@ -1,0 +1,34 @@
+// The account's live activity: its events as they arrive, newest first, each as its type and
+// amount, and in words where the type alone says too little (a balance alert's crossing).
+import type { DomainEvent } from '../events';
+import { Section } from '../forms';
+
+/** A balance.threshold_crossed event in words: the balance before → after, and the threshold it crossed. */
+export function crossingInWords(event: DomainEvent): string | null {
+  const { balance_before: before, balance_after: after, threshold, direction, currency, wallet_id: wallet } = event.data;
+  if (event.type !== 'balance.threshold_crossed' || typeof before !== 'string' || typeof after !== 'string' || typeof threshold !== 'string') return null;
+  const where = typeof wallet === 'string' && wallet !== 'main' ? `wallet ${wallet}` : 'main balance';
+  return `${currency ?? ''} ${where} went ${direction === 'above' ? 'above' : 'below'} ${threshold}: ${before} → ${after}`.trim();
+}
+
+export function Activity({ events }: { events: DomainEvent[] }) {
+  return (
+    <Section title="Activity">
+      {/* Focusable: once it holds more than its height it scrolls, and the keyboard must reach it. */}
+      <div role="log" aria-live="polite" aria-label="Activity" class="activity" tabIndex={0}>
+        <ol>
+        {events.length === 0 ? <li class="hint">Events appear here as they happen.</li> : events.map((event) => {
+          const words = crossingInWords(event);
+          return (
+            <li key={event.id}>
+              <span class="event-type">{event.type}</span>{' '}
+              {words ? <span class="words">{words}</span> : event.data.amount ? <span class="amount">{event.data.amount} {event.data.currency}</span> : null}{' '}
+              <time dateTime={event.created_at}>{new Date(event.created_at).toLocaleTimeString()}</time>
+            </li>
+          );
+        })}
+        </ol>
+      </div>
+    </Section>
+  );
+}
