@@ -15,6 +15,7 @@ import { accessibilityViolations, launchChromium, overflowOf, screenshot, signIn
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
+import { today } from '../support/days';
 
 describe('the dashboard\'s areas in a browser', function () {
   this.timeout(120_000);
@@ -262,7 +263,7 @@ describe('the dashboard\'s areas in a browser', function () {
 
     const reconcile = page.getByRole('region', { name: 'Reconciliations' });
     await reconcile.getByLabel('Partner to reconcile').selectOption('openbank');
-    await reconcile.getByLabel('Day to reconcile').fill(new Date().toISOString().slice(0, 10));
+    await reconcile.getByLabel('Day to reconcile').fill(today());
     await reconcile.getByRole('button', { name: 'Reconcile' }).click();
     const report = page.getByRole('region', { name: /^Report: openbank/ });
     await report.waitFor();

@@ -15,9 +15,8 @@ import { TEST_PASSWORD } from '../support/accounts';
 import { accessibilityViolations, focusedName, launchChromium, overflowOf, screenshotOf, signInToDashboard, tablesOverflowingCards, tabTo } from '../support/browser';
 import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
+import { daysAfter, today } from '../support/days';
 
-const today = () => new Date().toISOString().slice(0, 10);
-const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
 interface Exception { id: string; category: string; reference: string | null; created_at: string; ledger_entry_id: string | null; status: string; resolution: string | null; note: string | null; resolved_by: string | null; adjustment_entry_id: string | null; statement_line_id: string | null; field: string | null }
 
@@ -88,7 +87,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     await rowCount(0, 'fiat');
     await queue().getByLabel('Exception partner').selectOption('openbank');
     await rowCount(4, 'openbank');
-    await queue().getByLabel('Raised on (UTC day)').fill(dayAfter(today()));
+    await queue().getByLabel('Raised on (UTC day)').fill(daysAfter(today(), 1));
     await rowCount(0, 'the day after');
     await queue().getByLabel('Raised on (UTC day)').fill(today());
     await rowCount(4, 'today');

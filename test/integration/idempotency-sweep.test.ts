@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { sweepExpiredIdempotencyRecords } from '../../src/idempotency/sweep';
 import { idempotentCommandId } from '../../src/ledger-client/client';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
@@ -15,7 +15,6 @@ import { startService, type TestService } from '../support/service';
 describe('sweeping expired idempotency records', function () {
   this.timeout(60_000);
   const base = () => testService().baseUrl;
-  const db = () => testService().runtime.db;
 
   async function contactUnder(owner: SignedUp, key: string, name = 'Swept'): Promise<string> {
     const created = await call(base(), 'POST', '/v1/contacts', { name, email: uniqueEmail('contact') }, { token: owner.key, idempotencyKey: key });

@@ -4,34 +4,14 @@
 // after Redis lost it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
-
-const SCAN_ROUNDS_MAX = 10_000;
+import { deleteKeysStartingWith } from '../support/redis';
 
 /** Deletes this test run's idempotency keys from Redis, as if Redis had lost them. */
-async function forgetIdempotencyKeysInRedis(): Promise<number> {
-  const prefix = testService().config.redisKeyPrefix;
-  assert.ok(prefix.length > 0, 'a test run always has its own Redis prefix');
-  const raw = new Redis(testService().config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await raw.connect();
-  let deleted = 0;
-  try {
-    let cursor = '0';
-    for (let round = 0; round < SCAN_ROUNDS_MAX; round++) {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}idem:*`, 'COUNT', 1000);
-      if (keys.length > 0) deleted += await raw.del(...keys);
-      cursor = next;
-      if (cursor === '0') return deleted;
-    }
-    throw new Error(`SCAN did not finish in ${SCAN_ROUNDS_MAX} rounds`);
-  } finally {
-    raw.disconnect();
-  }
-}
+const forgetIdempotencyKeysInRedis = (): Promise<number> => deleteKeysStartingWith(testService().config.redisUrl, `${testService().config.redisKeyPrefix}idem:`);
 
 const contactBody = () => ({ name: 'Grace Hopper', email: uniqueEmail('contact'), note: 'invoice 42' });
 

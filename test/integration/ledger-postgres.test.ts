@@ -7,10 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { available, pending, type LedgerAccountRef } from '../../ledger/chart';
 import { copyInto } from '../../ledger/pg/copy';
-import { testService } from '../hooks';
+import { db } from '../hooks';
 import { rolledBack as rolledBackIn } from '../support/database';
 
-const db = () => testService().runtime.db;
 
 const rolledBack = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => rolledBackIn(db(), work);
 

@@ -13,10 +13,9 @@ import { available } from '../../ledger/chart';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
 import type { Delivered } from '../../src/kafka/consumer';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
 
 const runtime = () => testService().runtime;
-const db = () => runtime().db;
 const STATEMENT_TIMEOUT_MS = 1_000;
 
 async function newAccount(): Promise<string> {

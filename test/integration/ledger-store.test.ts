@@ -14,9 +14,8 @@ import type { TransferCreate } from '../../ledger/messages';
 import { Money, type Currency } from '../../ledger/money';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { ensureLedgerAccounts, markRoundsPublished, type BatchWrite, type EntryWrite } from '../../ledger/store';
-import { testService } from '../hooks';
+import { db } from '../hooks';
 
-const db = () => testService().runtime.db;
 const CONCURRENT_PAIRS = 50;
 
 /** Accounts inserted directly, each with a unique email; KYB active, vIBANs and a chain wallet as facts. */

@@ -14,12 +14,11 @@ import { Money } from '../../ledger/money';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { claimUnpublishedRound, ensureLedgerAccounts, type BatchWrite } from '../../ledger/store';
 import { createKafka, createProducer } from '../../src/kafka/client';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
 import { eventually } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const runtime = () => testService().runtime;
-const db = () => runtime().db;
 /** A round left unpublished this long is one the sweep below takes, and younger than the service's own sweeper takes (15 s). */
 const SWEEP_AGE_MS = 5_000;
 const LEFT_BEHIND_S = 10;

@@ -1,8 +1,12 @@
 // The three-legged partner link as a browser drives it: open the partner's consent page, submit
-// its form, follow the redirect to the service's callback.
+// its form, follow the redirect to the service's callback. And the payment references tests give
+// the partner rails.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { call } from './http';
+
+/** A payment reference no other test uses, for a call to the partner rails. */
+export const uniqueReference = (): string => `ref_${randomUUID()}`;
 
 export interface Browsed { status: number; location: string | null; html: string }
 
