@@ -7,7 +7,7 @@
 // sends every connection of that service through it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startService, type TestService } from '../support/service';
+import { startService, startServiceBehindProxies, type ServiceBehindProxies, type TestService } from '../support/service';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { balances, fund, transfer } from '../support/money';
 import { expectError } from '../support/expect';
@@ -33,6 +33,7 @@ async function timed(request: Promise<JsonResponse>): Promise<JsonResponse> {
 
 describe('degraded dependencies', function () {
   this.timeout(120_000);
+  let proxied: ServiceBehindProxies | undefined;
   let postgres: TcpProxy;
   let redis: TcpProxy;
   let service: TestService;
@@ -40,23 +41,12 @@ describe('degraded dependencies', function () {
   const base = () => service.baseUrl;
 
   before(async () => {
-    const database = new URL(process.env.DATABASE_URL!);
-    const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    postgres = await TcpProxy.start(database.hostname, Number(database.port || 5432));
-    redis = await TcpProxy.start(redisUrl.hostname, Number(redisUrl.port || 6379));
-    database.port = String(postgres.port);
-    redisUrl.port = String(redis.port);
     // The API alone: the suite's own service runs the ledger these commands reach.
-    service = await startService({ DATABASE_URL: database.toString(), REDIS_URL: redisUrl.toString(), ROLES: 'api', READINESS_CACHE_MS: '0' });
+    proxied = await startServiceBehindProxies({ ROLES: 'api', READINESS_CACHE_MS: '0' });
+    ({ service, postgres, redis } = proxied);
     owner = await signUp(base());
   });
-  after(async () => {
-    await postgres.restore();
-    await redis.restore();
-    await service?.stop();
-    await postgres.stop();
-    await redis.stop();
-  });
+  after(() => proxied?.stop());
 
   const readiness = () => call(base(), 'GET', '/readyz');
 

@@ -11,7 +11,7 @@ import { testService } from '../hooks';
 import { createKey, signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually, type JsonResponse } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import { startServiceBehindProxies, type ServiceBehindProxies, type TestService } from '../support/service';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const RACING_REQUESTS = 50;
@@ -26,6 +26,7 @@ const WATCH_MS = 4_000;
 
 describe('revocation and suspension hold in every API process', function () {
   this.timeout(120_000);
+  let proxied: ServiceBehindProxies | undefined;
   let postgres: TcpProxy;
   let redis: TcpProxy;
   let slow: TestService;
@@ -34,21 +35,10 @@ describe('revocation and suspension hold in every API process', function () {
   const masterKey = () => testService().runtime.config.masterKey;
 
   before(async () => {
-    const database = new URL(process.env.DATABASE_URL!);
-    const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    postgres = await TcpProxy.start(database.hostname, Number(database.port || 5432));
-    redis = await TcpProxy.start(redisUrl.hostname, Number(redisUrl.port || 6379));
-    database.port = String(postgres.port);
-    redisUrl.port = String(redis.port);
-    slow = await startService({ DATABASE_URL: database.toString(), REDIS_URL: redisUrl.toString(), ROLES: 'api', LOG_LEVEL: 'error' });
+    proxied = await startServiceBehindProxies({ ROLES: 'api', LOG_LEVEL: 'error' });
+    ({ service: slow, postgres, redis } = proxied);
   });
-  after(async () => {
-    postgres.replyDelayMs = 0;
-    await redis.restore();
-    await slow?.stop();
-    await postgres.stop();
-    await redis.stop();
-  });
+  after(() => proxied?.stop());
 
   /**
    * Sends RACING_REQUESTS requests with the key to the two processes, while the slow process's

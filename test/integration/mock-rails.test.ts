@@ -488,14 +488,21 @@ describe('mock rails: payments', () => {
   });
 
   describe('sandbox scenarios, asked for by name', () => {
+    /** Submits `body` to `rail` twice; both answers are `status` with `error`. */
+    const refusedTwice = async (rail: string, body: Record<string, unknown>, status: number, error: string): Promise<JsonResponse[]> => {
+      const answers: JsonResponse[] = [];
+      for (let attempt = 1; attempt <= 2; attempt += 1) {
+        const response = await submit(rail, body);
+        assert.deepEqual([response.status, response.body.error], [status, error], `attempt ${attempt}`);
+        answers.push(response);
+      }
+      return answers;
+    };
+
     it('outage: two 503s with Retry-After 0, then the payment', async () => {
       const body = { reference: uniqueReference(), amount: '10.13', currency: 'USD', scenario: 'outage' };
-      for (let attempt = 1; attempt <= 2; attempt += 1) {
-        const response = await submit('fiat', body);
-        assert.equal(response.status, 503, `attempt ${attempt}`);
-        assert.equal(response.body.error, 'temporarily_unavailable');
-        assert.equal(response.headers.get('retry-after'), '0');
-      }
+      const refused = await refusedTwice('fiat', body, 503, 'temporarily_unavailable');
+      assert.deepEqual(refused.map((response) => response.headers.get('retry-after')), ['0', '0']);
       const third = await submit('fiat', body);
       assert.equal(third.status, 201);
       assert.equal(third.body.status, 'completed');
@@ -516,21 +523,12 @@ describe('mock rails: payments', () => {
 
     it('decline: 422 declined on every submit, and no payment', async () => {
       const body = { reference: uniqueReference(), amount: '250.66', currency: 'GBP', scenario: 'decline' };
-      for (let attempt = 1; attempt <= 2; attempt += 1) {
-        const response = await submit('fiat', body);
-        assert.equal(response.status, 422, `attempt ${attempt}`);
-        assert.equal(response.body.error, 'declined');
-        assert.equal(typeof response.body.message, 'string');
-      }
+      for (const response of await refusedTwice('fiat', body, 422, 'declined')) assert.equal(typeof response.body.message, 'string');
     });
 
     it('error: 500 internal on every submit', async () => {
       const body = { reference: uniqueReference(), amount: '0.770000', currency: 'EURC', scenario: 'error' };
-      for (let attempt = 1; attempt <= 2; attempt += 1) {
-        const response = await submit('chain', body);
-        assert.equal(response.status, 500, `attempt ${attempt}`);
-        assert.equal(response.body.error, 'internal');
-      }
+      await refusedTwice('chain', body, 500, 'internal');
     });
 
     it('reverse: accepted as pending even on fiat, then reversed, never completed', async () => {

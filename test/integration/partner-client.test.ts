@@ -91,40 +91,26 @@ describe('PartnerClient against the mock rails', () => {
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 3, rejected_tokens: 0 });
     });
 
-    it('renews the token after a 401 and retries the call once', async () => {
-      const fiat = client('fiat');
-      await fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/expire-tokens', undefined, { headers: controlHeaders() })).status, 200);
-      const counted = await countDuring('fiat', async () => {
-        const payment = await fiat.submitPayment({ reference: uniqueReference(), amount: '11.00', currency: 'GBP' });
-        assert.equal(payment.status, 'completed');
+    // A fault of the rail's token handling, then one payment: what the client asked of the rail.
+    // A refused call is no submit attempt (the rail counts authenticated submits); a renewal is
+    // one token request (the refresh grant).
+    const faults: Array<[behaviour: string, control: string, amount: string, currency: string, expected: RailStats]> = [
+      ['renews the token after a 401 and retries the call once', '/_control/expire-tokens', '11.00', 'GBP', { token_requests: 1, submit_attempts: 1, rejected_tokens: 1 }],
+      ['answers a spurious "Invalid token" by retrying the call with the same token, without renewing', '/_control/invalid-token?count=1', '12.00', 'USD', { token_requests: 0, submit_attempts: 1, rejected_tokens: 1 }],
+      ['renews when "Invalid token" comes back on the retried call too', '/_control/invalid-token?count=2', '13.00', 'USD', { token_requests: 1, submit_attempts: 1, rejected_tokens: 2 }],
+    ];
+    for (const [behaviour, control, amount, currency, expected] of faults) {
+      it(behaviour, async () => {
+        const fiat = client('fiat');
+        await fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD' });
+        assert.equal((await call(`${rails.url}/fiat`, 'POST', control, undefined, { headers: controlHeaders() })).status, 200);
+        const counted = await countDuring('fiat', async () => {
+          const payment = await fiat.submitPayment({ reference: uniqueReference(), amount, currency });
+          assert.equal(payment.status, 'completed');
+        });
+        assert.deepEqual(counted, expected);
       });
-      // The refused call is no submit attempt (the rail counts authenticated submits); the renewal
-      // is one token request (the refresh grant).
-      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 1, rejected_tokens: 1 });
-    });
-
-    it('answers a spurious "Invalid token" by retrying the call with the same token, without renewing', async () => {
-      const fiat = client('fiat');
-      await fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=1', undefined, { headers: controlHeaders() })).status, 200);
-      const counted = await countDuring('fiat', async () => {
-        const payment = await fiat.submitPayment({ reference: uniqueReference(), amount: '12.00', currency: 'USD' });
-        assert.equal(payment.status, 'completed');
-      });
-      assert.deepEqual(counted, { token_requests: 0, submit_attempts: 1, rejected_tokens: 1 });
-    });
-
-    it('renews when "Invalid token" comes back on the retried call too', async () => {
-      const fiat = client('fiat');
-      await fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=2', undefined, { headers: controlHeaders() })).status, 200);
-      const counted = await countDuring('fiat', async () => {
-        const payment = await fiat.submitPayment({ reference: uniqueReference(), amount: '13.00', currency: 'USD' });
-        assert.equal(payment.status, 'completed');
-      });
-      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 1, rejected_tokens: 2 });
-    });
+    }
 
     it('shares one token request among 20 concurrent calls on an empty cache', async () => {
       const chain = client('chain');
