@@ -28,6 +28,9 @@ export function testService(): TestService {
 /** The shared service's database, for tests that arrange or read rows directly. */
 export const db = (): Knex => testService().runtime.db;
 
+/** Where the shared service's mock rails listen. */
+export const railsUrl = (): string => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
+
 // Runs are named test.<unix seconds>. (topics) and payments_test_<unix seconds> (databases);
 // a run deletes its own topics when it ends (each topic adds to the broker's restart time), and
 // what earlier runs left behind is removed once it is old enough not to belong to a run that is

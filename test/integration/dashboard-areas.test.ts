@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { testService } from '../hooks';
-import { signUp, TEST_PASSWORD, type SignedUp } from '../support/accounts';
-import { closeDashboardWindow, type DashboardWindow, expectPageAccessible, openDashboardWindow, screenshot, signInToDashboard } from '../support/browser';
+import { signUp, type SignedUp } from '../support/accounts';
+import { closeDashboardWindow, type DashboardWindow, expectPageAccessible, openSignedInDashboard, screenshot } from '../support/browser';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
@@ -27,9 +27,8 @@ describe('the dashboard\'s areas in a browser', function () {
   before(async () => {
     owner = await signUp(base());
     await fund(base(), owner.key, 'USD', '500.00');
-    dashboard = await openDashboardWindow();
+    dashboard = await openSignedInDashboard(base(), owner.email);
     page = dashboard.page;
-    await signInToDashboard(page, base(), owner.email, TEST_PASSWORD);
   });
   after(() => closeDashboardWindow(dashboard));
 

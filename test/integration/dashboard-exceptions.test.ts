@@ -11,8 +11,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { TEST_PASSWORD } from '../support/accounts';
-import { assertNoCspViolation, type DashboardWindow, expectPageAccessible, focusedName, openDashboardWindow, screenshotOf, signInToDashboard, tabTo } from '../support/browser';
+import { assertNoCspViolation, type DashboardWindow, expectPageAccessible, focusedName, openSignedInDashboard, screenshotOf, tabTo } from '../support/browser';
 import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
 import { daysAfter, today } from '../support/days';
@@ -46,9 +45,8 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     opened = (await call(base(), 'GET', '/v1/reconciliation-exceptions?status=open&limit=100', undefined, { token: master() })).body.data;
     assert.deepEqual(['missing', 'twice', 'fee', 'stale'].map((name) => exceptionOf(name)?.category), ['ledger_only', 'statement_only', 'mismatched', 'ledger_only'], JSON.stringify(opened));
 
-    dashboard = await openDashboardWindow();
+    dashboard = await openSignedInDashboard(base(), desk.owner.email);
     page = dashboard.page;
-    await signInToDashboard(page, base(), desk.owner.email, TEST_PASSWORD);
     await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: 'Finance', exact: true }).click();
     await page.getByLabel('Master key').fill(master());
   });

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { testService } from '../hooks';
-import { signUp, TEST_PASSWORD, type SignedUp } from '../support/accounts';
-import { closeDashboardWindow, type DashboardWindow, expectPageAccessible, focusedName, openDashboardWindow, screenshot, signInToDashboard, tabTo } from '../support/browser';
+import { signUp, type SignedUp } from '../support/accounts';
+import { closeDashboardWindow, type DashboardWindow, expectPageAccessible, focusedName, openSignedInDashboard, screenshot, tabTo } from '../support/browser';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
 
@@ -29,9 +29,8 @@ describe('the dashboard\'s wallets and holds in a browser', function () {
     owner = await signUp(base());
     friend = await signUp(base());
     await fund(base(), owner.key, 'USD', '500.00');
-    dashboard = await openDashboardWindow();
+    dashboard = await openSignedInDashboard(base(), owner.email);
     page = dashboard.page;
-    await signInToDashboard(page, base(), owner.email, TEST_PASSWORD);
   });
   after(() => closeDashboardWindow(dashboard));
 

@@ -13,7 +13,7 @@ import { signUp, type SignedUp } from '../support/accounts';
 import { expectCredentialRules, type RouteAccess } from '../support/access';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
-import { balances, fund, transfer, transferReaches } from '../support/money';
+import { balances, fund, payerAndPayee, transfer, transferReaches } from '../support/money';
 
 const base = () => testService().baseUrl;
 
@@ -59,8 +59,7 @@ describe('holds', () => {
   let alice: SignedUp;
   let merchant: SignedUp;
   before(async () => {
-    [alice, merchant] = await Promise.all([signUp(base()), signUp(base())]);
-    await fund(base(), alice.key, 'USD', '100.00');
+    [alice, merchant] = await payerAndPayee(base(), 'USD', '100.00');
   });
 
   it('takes the amount out of available at once, counted by the next transfer, and captures in parts up to what is left', async () => {

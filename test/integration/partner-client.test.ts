@@ -8,6 +8,7 @@ import { ownRailsBooks } from '../support/service';
 import { startMockRails, type MockRails } from '../../src/mock-rails/server';
 import { PartnerClient, type PartnerClientOptions } from '../../src/partners/client';
 import { PartnerError } from '../../src/partners/errors';
+import type { SandboxScenario } from '../../src/partners/scenarios';
 import { call, eventually } from '../support/http';
 import { uniqueReference } from '../support/partner-links';
 import { controlHeaders, controlSecret } from '../support/secrets';
@@ -180,32 +181,22 @@ describe('PartnerClient against the mock rails', () => {
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 3, rejected_tokens: 0 });
     });
 
-    it('gives up on an outage after attemptsMax attempts: unavailable, retriable', async () => {
-      const fiat = client('fiat', { attemptsMax: 2 });
-      const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: uniqueReference(), amount: '20.00', currency: 'USD', scenario: 'outage' }),
-        partnerError({ kind: 'unavailable', httpStatus: 503, partnerCode: 'temporarily_unavailable', retriable: true }),
-      ));
-      assert.equal(counted.submit_attempts, 2);
-    });
-
-    it('raises declined for a hard decline, after one attempt', async () => {
-      const fiat = client('fiat');
-      const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'EUR', scenario: 'decline' }),
-        partnerError({ kind: 'declined', httpStatus: 422, partnerCode: 'declined', retriable: false }),
-      ));
-      assert.equal(counted.submit_attempts, 1);
-    });
-
-    it('raises unexpected for a partner error, after one attempt', async () => {
-      const fiat = client('fiat');
-      const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD', scenario: 'error' }),
-        partnerError({ kind: 'unexpected', httpStatus: 500, partnerCode: 'internal', retriable: false }),
-      ));
-      assert.equal(counted.submit_attempts, 1);
-    });
+    // A scenario the rail always refuses: the error the client raises, and how often it asked.
+    const refusals: Array<[behaviour: string, options: Partial<PartnerClientOptions>, scenario: SandboxScenario, currency: string, expected: Parameters<typeof partnerError>[0], attempts: number]> = [
+      ['gives up on an outage after attemptsMax attempts: unavailable, retriable', { attemptsMax: 2 }, 'outage', 'USD', { kind: 'unavailable', httpStatus: 503, partnerCode: 'temporarily_unavailable', retriable: true }, 2],
+      ['raises declined for a hard decline, after one attempt', {}, 'decline', 'EUR', { kind: 'declined', httpStatus: 422, partnerCode: 'declined', retriable: false }, 1],
+      ['raises unexpected for a partner error, after one attempt', {}, 'error', 'USD', { kind: 'unexpected', httpStatus: 500, partnerCode: 'internal', retriable: false }, 1],
+    ];
+    for (const [behaviour, options, scenario, currency, expected, attempts] of refusals) {
+      it(behaviour, async () => {
+        const fiat = client('fiat', options);
+        const counted = await countDuring('fiat', () => assert.rejects(
+          fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency, scenario }),
+          partnerError(expected),
+        ));
+        assert.equal(counted.submit_attempts, attempts);
+      });
+    }
 
     it('reports a reversal through getPayment', async () => {
       const fiat = client('fiat');

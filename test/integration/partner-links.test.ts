@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { partnerAccess } from '../../src/partner-links/access';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
 import { SecretVault } from '../../src/vault';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
@@ -16,7 +16,6 @@ import { controlHeaders } from '../support/secrets';
 
 describe('partner links (three-legged OAuth)', () => {
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
   let customerId: string;
   before(async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
@@ -25,7 +25,6 @@ const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', 
 describe('the pending deadline of a payment, against a partner outage longer than it', function () {
   this.timeout(120_000);
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
   let customerId: string;
 

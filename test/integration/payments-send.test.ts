@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
@@ -19,7 +19,6 @@ const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', 
 
 describe('payments: send', () => {
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
   let customerId: string;
   before(async function () {

@@ -3,7 +3,7 @@
 // the ledger credit the account, once. Then the refusals, each before anything moves.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, createKey, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
@@ -150,7 +150,7 @@ describe('payments: add funds', () => {
     const stream = await openEventStream(base(), owner.token);
     try {
       const { runtime, config } = testService();
-      const access = partnerAccess(config, runtime.db, testService().roles.find((r) => r.role === 'mock-rails')!.url!, () => base());
+      const access = partnerAccess(config, runtime.db, railsUrl(), () => base());
       // Due now, and past a deadline of zero: no resubmission, the partner is asked instead.
       const settler = new PaymentSettler(runtime, access.links, access.clients, { intervalMs: 100, resubmitAfterMs: 0, pendingDeadlineMs: 0 });
       const failed = await eventually(async () => {

@@ -10,7 +10,7 @@ import { signUp, type SignedUp } from '../support/accounts';
 import { expectCredentialRules, type RouteAccess } from '../support/access';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
-import { balances, fund } from '../support/money';
+import { balances, fund, payerAndPayee } from '../support/money';
 
 const base = () => testService().baseUrl;
 
@@ -35,8 +35,7 @@ describe('wallets', () => {
   let alice: SignedUp;
   let bob: SignedUp;
   before(async () => {
-    [alice, bob] = await Promise.all([signUp(base()), signUp(base())]);
-    await fund(base(), alice.key, 'USD', '1000.00');
+    [alice, bob] = await payerAndPayee(base(), 'USD', '1000.00');
   });
 
   it('creates, lists, reads, renames and closes a wallet only once it is empty', async () => {

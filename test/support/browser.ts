@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { TEST_PASSWORD } from './accounts';
 
 /** No background connections, no sandbox as root. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -25,6 +26,13 @@ export async function openDashboardWindow(): Promise<DashboardWindow> {
   const cspViolations: string[] = [];
   page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
   return { browser, page, cspViolations };
+}
+
+/** A dashboard window with `email` signed in through the form, on the overview. */
+export async function openSignedInDashboard(baseUrl: string, email: string): Promise<DashboardWindow> {
+  const window = await openDashboardWindow();
+  await signInToDashboard(window.page, baseUrl, email, TEST_PASSWORD);
+  return window;
 }
 
 /** Closes the browser (if it was opened), then fails if the page broke a rule of its Content-Security-Policy. */
