@@ -11,7 +11,7 @@ import { railsUrl, testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
-import { browse, consent } from '../support/partner-links';
+import { browse, consent, ownerWithCustomer } from '../support/partner-links';
 import { controlHeaders } from '../support/secrets';
 
 describe('partner links (three-legged OAuth)', () => {
@@ -19,8 +19,7 @@ describe('partner links (three-legged OAuth)', () => {
   let owner: SignedUp;
   let customerId: string;
   before(async () => {
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
+    ({ owner, customerId } = await ownerWithCustomer(base()));
   });
 
   const createLink = (partner = 'fiat', customer = customerId, key = owner.key) =>

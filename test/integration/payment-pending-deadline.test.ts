@@ -10,11 +10,11 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
 import { railsUrl, testService } from '../hooks';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import { type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
-import { linkCustomer } from '../support/partner-links';
+import { ownerWithCustomer } from '../support/partner-links';
 import { controlHeaders } from '../support/secrets';
 
 const PENDING_DEADLINE_MS = 3_000;
@@ -37,9 +37,7 @@ describe('the pending deadline of a payment, against a partner outage longer tha
   }
 
   before(async () => {
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'fiat');
+    ({ owner, customerId } = await ownerWithCustomer(base(), ['fiat']));
     await fund(base(), owner.key, 'EUR', '100.00');
     await restartPartners({ paymentPendingDeadlineMs: PENDING_DEADLINE_MS });
   });

@@ -9,7 +9,7 @@ import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { balances } from '../support/money';
-import { linkCustomer } from '../support/partner-links';
+import { linkCustomer, ownerWithCustomer } from '../support/partner-links';
 import { PaymentSettler } from '../../consumers/partners/settler';
 import { partnerAccess } from '../../src/partner-links/access';
 import { openEventStream } from '../support/sse';
@@ -19,9 +19,7 @@ describe('payments: add funds', () => {
   let owner: SignedUp;
   let customerId: string;
   before(async () => {
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'openbank');
+    ({ owner, customerId } = await ownerWithCustomer(base(), ['openbank']));
   });
   afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
 

@@ -13,8 +13,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testService } from '../hooks';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
-import { linkCustomer } from '../support/partner-links';
+import { signUp, type SignedUp } from '../support/accounts';
+import { ownerWithCustomer } from '../support/partner-links';
 import { checkWebhookEvent } from '../support/contract';
 import { expectError } from '../support/expect';
 import { eventually } from '../support/http';
@@ -92,9 +92,7 @@ describe('webhook deliveries', function () {
   });
 
   it('delivers a payment\'s events, and only the types the endpoint subscribed to', async () => {
-    const owner = await signUp(base());
-    const customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'openbank');
+    const { owner, customerId } = await ownerWithCustomer(base(), ['openbank']);
     const r = await receiver();
     const endpoint = await subscribe(owner, r.url, ['payment.sent', 'payment.completed']);
     const created = await request(owner, 'POST', '/v1/payments/add-funds', { customer_id: customerId, partner: 'openbank', amount: '12.00', currency: 'USD' });

@@ -3,6 +3,7 @@
 // payment of the account's customer with its balanced `payment_settle` entry (settlement account
 // → the account's available balance), numbered and balanced as the ledger writes them, and the
 // balances raised by the total. Postgres checks every entry balances, as for the ledger's own.
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Db } from '../../src/db';
 
@@ -10,6 +11,19 @@ export interface SeededPayIns { day: string; count: number; total: string }
 
 /** Amount of the i-th seeded pay-in: distinct cents, 1.00 to 100.99. */
 export const seededAmountSql = 'round(((i % 10000) + 100) / 100.0, 2)'; // at the currency's scale, as a payment is made
+
+/** An account as a row, below the API: KYB active, in the sandbox, its email `label`-`id`@example.com. */
+export const accountRow = (id: string, label: string) => ({
+  id, email: `${label}-${id}@example.com`, password_hash: 'not-a-real-hash', business_name: `${label} Ltd`,
+  country_code: 'GB', kyb_status: 'active', environment: 'sandbox',
+});
+
+/** Inserts a new account row (see accountRow) and returns its id. */
+export async function insertAccount(db: Knex | Knex.Transaction, label: string): Promise<string> {
+  const id = randomUUID();
+  await db('accounts').insert(accountRow(id, label));
+  return id;
+}
 
 /** The openbank USD settlement account and `accountId`'s available USD balance, created when missing. */
 export async function ensureSettlementAccounts(trx: Knex.Transaction, accountId: string): Promise<void> {
