@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createDb } from '../../src/db';
 import { seedPartnerBook, seedSettledPayIns } from '../support/seed-ledger';
 import { benchNames, RUN_ID, rssMiB, runBench, startService, waitReady, type BenchService } from './harness';
-import { postJson } from './open-loop';
+import { accountWithCustomer, postJson } from './open-loop';
 import { daysAfter } from '../support/days';
 
 const env = process.env;
@@ -51,18 +51,12 @@ runBench(names, async (services) => {
   const partner = startService({ port: PORT, roles: 'mock-rails', databaseUrl: names.databaseUrl, extraEnv: { ...extraEnv, LOG_LEVEL: 'info' } }, 'reconcile');
   services.push(partner);
   await waitReady(partner, false);
-  const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `bench-reconcile-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Reconcile Ltd', country_code: 'GB' }),
-  });
-  const account = await signUp.json() as { account: { id: string }; api_key: { key: string } };
-  const customer = await postJson(PORT, '/v1/customers', { email: `customer-${RUN_ID}@example.com`, business_name: 'Bench Customer Ltd', country_code: 'GB' }, account.api_key.key);
-  if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
+  const account = await accountWithCustomer(PORT, 'reconcile');
 
   const db = createDb(names.databaseUrl);
   const seedStarted = performance.now();
   for (let n = 0; n < DAYS; n += 1) {
-    await seedSettledPayIns(db, account.account.id, customer.body.id, ENTRIES, daysAfter(FIRST_DAY, n), `bench_d${n}`);
+    await seedSettledPayIns(db, account.id, account.customerId, ENTRIES, daysAfter(FIRST_DAY, n), `bench_d${n}`);
     await seedPartnerBook(db, ENTRIES, daysAfter(FIRST_DAY, n), `bench_d${n}`);
   }
   // The visibility map and the planner's statistics as autovacuum leaves them on a database that
