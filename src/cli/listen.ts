@@ -5,7 +5,7 @@
 // production. A dropped stream is resumed with Last-Event-ID: each event is forwarded once.
 import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError, UsageError, type Connection } from './api';
-import { readEventStream, type SseBlock } from '../notifications/sse-parser';
+import { readEventStream, type SseBlock } from '../event-stream';
 
 const RECONNECT_MS_MAX = 5_000;
 /** Event ids remembered to forward each once, across reconnections. */

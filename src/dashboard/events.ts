@@ -1,7 +1,7 @@
 // The account's live events (GET /v1/notifications, server-sent events). EventSource cannot send
 // the session in a header, so the stream is read with fetch; after a drop it reconnects with
 // Last-Event-ID, and the API replays what was missed first.
-import { readEventStream } from '../notifications/sse-parser';
+import { readEventStream } from '../event-stream';
 import { authorization } from './api';
 
 export interface DomainEvent {

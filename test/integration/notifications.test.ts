@@ -13,7 +13,7 @@ import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { startService } from '../support/service';
-import type { SseBlock } from '../../src/notifications/sse-parser';
+import type { SseBlock } from '../../src/event-stream';
 import { openEventStream, type EventStreamClient } from '../support/sse';
 
 const NOTIFIER_LIVE_MS_MAX = 30_000;

@@ -1,7 +1,7 @@
 // A small server-sent events client for tests: fetch plus the clients' one event-stream parser
-// (src/notifications/sse-parser.ts). Blocks are kept as they arrive, comment-only blocks
+// (src/event-stream.ts). Blocks are kept as they arrive, comment-only blocks
 // (": heartbeat") included, so a test can assert on exactly what the server wrote.
-import { readEventStream, type SseBlock } from '../../src/notifications/sse-parser';
+import { readEventStream, type SseBlock } from '../../src/event-stream';
 
 export interface EventStreamClient {
   status: number;

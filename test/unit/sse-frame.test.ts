@@ -8,7 +8,7 @@ import { SSE_HEARTBEAT, SSE_PREAMBLE, toPublicEvent, toSseFrame } from '../../sr
 import { NotificationHub } from '../../src/notifications/hub';
 import type { StoredEvent } from '../../src/notifications/store';
 import { eventStreamBody, type History } from '../../src/notifications/stream';
-import { EventStreamParser, type SseBlock } from '../../src/notifications/sse-parser';
+import { EventStreamParser, type SseBlock } from '../../src/event-stream';
 
 const ACCOUNT_ID = '9b2f6a9e-4c1d-4f7e-8a51-0d3c2b1a0f99';
 

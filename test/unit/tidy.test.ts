@@ -42,10 +42,11 @@ const MAY_IMPORT: Record<string, string[]> = {
   'consumers/webhooks': ['ledger', 'src/announce', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime', 'src/vault', 'src/webhooks'],
   'consumers/request-logs': ['src/db', 'src/kafka', 'src/log', 'src/request-logs', 'src/runtime', 'src/transient'],
   'src/mock-rails': ['src/db', 'src/log', 'src/partners', 'src/runtime'],
-  // The CLI is a client of /v1 alone (DESIGN.md section 3): nothing of the server.
-  'src/cli': [],
-  // The browser dashboard is a client of the public API only: it imports nothing of the service.
-  'src/dashboard': [],
+  // The CLI is a client of /v1 alone (DESIGN.md section 3): nothing of the server, only the
+  // event-stream reader every client of GET /v1/notifications shares.
+  'src/cli': ['src/event-stream'],
+  // The browser dashboard is a client of the public API only: of the service, that reader alone.
+  'src/dashboard': ['src/event-stream'],
   // What they use: authentication, accounts, reads, the ledger's client, streams, logs.
   'src/auth': ['src/accounts', 'src/config', 'src/db', 'src/errors', 'src/guards', 'src/log', 'src/redis'],
   'src/accounts': ['src/config', 'src/db', 'src/errors'],
@@ -70,7 +71,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/db': ['src/errors', 'src/log'],
   // A process's secrets are settings that say when they were generated (src/secrets.ts).
   'src/config': ['src/secrets'], 'src/secrets': ['src/log'],
-  'src/countries': [], 'src/errors': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
+  'src/countries': [], 'src/errors': [], 'src/event-stream': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */

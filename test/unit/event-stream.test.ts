@@ -2,7 +2,7 @@
 // then a seeded random walk that writes event sequences in every legal spelling, cuts their bytes
 // anywhere, and expects exactly the blocks written back.
 import assert from 'node:assert/strict';
-import { EventStreamParser, readEventStream, type SseBlock } from '../../src/notifications/sse-parser';
+import { EventStreamParser, readEventStream, type SseBlock } from '../../src/event-stream';
 import { prng } from '../support/prng';
 
 const block = (fields: Partial<SseBlock>): SseBlock => ({ id: null, event: null, data: null, retryMs: null, comments: [], ...fields });

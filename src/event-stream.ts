@@ -1,4 +1,4 @@
-// Reads the event-stream format of GET /v1/notifications (frame.ts writes it) by the rules of
+// Reads the event-stream of GET /v1/notifications (src/notifications/frame.ts writes it) by the rules of
 // https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation:
 // lines end in CRLF, LF or CR; a line starting with ':' is a comment; `field:value` drops one
 // space after the colon; data lines join with LF; a blank line completes a block. One module for
