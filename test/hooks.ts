@@ -2,6 +2,7 @@
 // namespace (scripts/test.sh), and a clean test database. The whole suite runs its files in
 // parallel worker processes (scripts/test.sh): each worker is a run of its own, with its own
 // database, topics and Redis prefix, and one service that its files share.
+import type { Knex } from 'knex';
 import pg from 'pg';
 // First: the secrets this test process and every process it spawns share.
 import './support/secrets';
@@ -23,6 +24,12 @@ export function testService(): TestService {
   if (!service) throw new Error('the test service is not running (run the tests through npm test)');
   return service;
 }
+
+/** The shared service's database, for tests that arrange or read rows directly. */
+export const db = (): Knex => testService().runtime.db;
+
+/** Where the shared service's mock rails listen. */
+export const railsUrl = (): string => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
 
 // Runs are named test.<unix seconds>. (topics) and payments_test_<unix seconds> (databases);
 // a run deletes its own topics when it ends (each topic adds to the broker's restart time), and

@@ -5,7 +5,7 @@
 // production. A dropped stream is resumed with Last-Event-ID: each event is forwarded once.
 import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError, UsageError, type Connection } from './api';
-import { readEvents, type SseEvent } from './sse';
+import { readEventStream, type SseBlock } from '../event-stream';
 
 const RECONNECT_MS_MAX = 5_000;
 /** Event ids remembered to forward each once, across reconnections. */
@@ -24,13 +24,16 @@ export function signature(secret: string, id: string, timestamp: number, body: s
 
 const time = () => new Date().toISOString().slice(11, 19);
 
-async function forward(url: string, secret: string, event: SseEvent): Promise<string> {
+/** A block that is an event: the stream's events always carry all three. */
+type StreamEvent = SseBlock & { id: string; event: string; data: string };
+
+async function forward(url: string, secret: string, event: StreamEvent): Promise<string> {
   const timestamp = Math.floor(Date.now() / 1000);
   try {
     // Redirects are not followed: a signed event goes to the address given, nowhere else.
     const response = await fetch(url, {
       method: 'POST', body: event.data, redirect: 'manual',
-      headers: { 'content-type': 'application/json', 'webhook-id': event.id!, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature(secret, event.id!, timestamp, event.data) },
+      headers: { 'content-type': 'application/json', 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature(secret, event.id, timestamp, event.data) },
     });
     await response.arrayBuffer();
     return response.status >= 300 && response.status < 400 ? `${response.status} (redirect to ${response.headers.get('location') ?? '?'} not followed)` : String(response.status);
@@ -64,8 +67,9 @@ export async function listen(connection: Connection, options: ListenOptions, pri
       }
       if (!response.ok || !response.body) throw new Error(`the stream answered ${response.status}`);
       backoffMs = 250;
-      await readEvents(response, async (event) => {
-        if (!event.id || !event.event) return;
+      await readEventStream(response.body, async (block) => {
+        if (!block.id || !block.event || block.data === null) return; // a heartbeat or a comment
+        const event = block as StreamEvent;
         lastEventId = event.id;
         if (seen.has(event.id)) return;
         seen.add(event.id);

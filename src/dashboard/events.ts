@@ -1,6 +1,7 @@
 // The account's live events (GET /v1/notifications, server-sent events). EventSource cannot send
 // the session in a header, so the stream is read with fetch; after a drop it reconnects with
 // Last-Event-ID, and the API replays what was missed first.
+import { readEventStream } from '../event-stream';
 import { authorization } from './api';
 
 export interface DomainEvent {
@@ -25,23 +26,11 @@ export async function followEvents(onEvent: (event: DomainEvent) => void, onStat
       if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
       onState(true);
       backoffMs = 500;
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
-          const id = frame.split('\n').find((line) => line.startsWith('id: '))?.slice(4);
-          if (!data) continue; // a heartbeat
-          if (id) lastEventId = id;
-          onEvent(JSON.parse(data) as DomainEvent);
-        }
-      }
+      await readEventStream(response.body, (block) => {
+        if (block.data === null) return; // a heartbeat or a comment
+        if (block.id) lastEventId = block.id;
+        onEvent(JSON.parse(block.data) as DomainEvent);
+      });
     } catch {
       if (signal.aborted) return;
     }

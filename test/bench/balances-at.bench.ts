@@ -13,7 +13,7 @@ import { createDb } from '../../src/db';
 import { prng } from '../support/prng';
 import { seedSettledPayIns } from '../support/seed-ledger';
 import { benchNames, percentile, RUN_ID, runBench, startService, waitReady } from './harness';
-import { postJson } from './open-loop';
+import { accountWithCustomer } from './open-loop';
 
 const env = process.env;
 const SAMPLES = Number(env.BENCH_SAMPLES ?? 300);
@@ -21,16 +21,7 @@ const PORT = Number(env.BENCH_PORT ?? 3410);
 const DAY = '2026-01-15';
 const names = benchNames('balances_at');
 
-async function account(label: string): Promise<{ id: string; key: string; customerId: string }> {
-  const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `bench-at-${label}-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench At Ltd', country_code: 'GB' }),
-  });
-  const created = await signUp.json() as { account: { id: string }; api_key: { key: string } };
-  const customer = await postJson(PORT, '/v1/customers', { email: `customer-at-${label}-${RUN_ID}@example.com`, business_name: 'Bench Customer Ltd', country_code: 'GB' }, created.api_key.key);
-  if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
-  return { id: created.account.id, key: created.api_key.key, customerId: customer.body.id };
-}
+const account = (label: string) => accountWithCustomer(PORT, `at-${label}`);
 
 runBench(names, async (services) => {
   console.log(`balances-at benchmark: ${SAMPLES} reads of ?at= per account; run ${RUN_ID}`);

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { createDb } from '../../src/db';
 import { seedSettledPayIns, seededStatementCsv } from '../support/seed-ledger';
 import { benchNames, RUN_ID, rssMiB, runBench, startService, waitReady, type BenchService } from './harness';
-import { postJson } from './open-loop';
+import { accountWithCustomer, postJson } from './open-loop';
 
 const env = process.env;
 const ENTRIES = Number(env.BENCH_ENTRIES ?? 100_000);
@@ -57,17 +57,11 @@ runBench(names, async (services) => {
   const service = startService({ port: PORT, roles: 'all', databaseUrl: names.databaseUrl, extraEnv: { MASTER_KEY, RECONCILIATION_CHECK_MS: '0' } }, 'finance');
   services.push(service);
   await waitReady(service);
-  const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `bench-finance-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Finance Ltd', country_code: 'GB' }),
-  });
-  const account = await signUp.json() as { account: { id: string }; api_key: { key: string } };
-  const customer = await postJson(PORT, '/v1/customers', { email: `customer-${RUN_ID}@example.com`, business_name: 'Bench Customer Ltd', country_code: 'GB' }, account.api_key.key);
-  if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
+  const account = await accountWithCustomer(PORT, 'finance');
 
   const db = createDb(names.databaseUrl);
   const seedStarted = performance.now();
-  const seeded = await seedSettledPayIns(db, account.account.id, customer.body.id, ENTRIES, DAY, 'bench');
+  const seeded = await seedSettledPayIns(db, account.id, account.customerId, ENTRIES, DAY, 'bench');
   await db.destroy();
   console.log(`seeded ${ENTRIES} entries (${2 * ENTRIES} postings, total ${seeded.total} USD) in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s\n`);
 
@@ -83,6 +77,6 @@ runBench(names, async (services) => {
   report('reconciliation (uploaded statement)', reconciled, `${JSON.stringify(reconciled.result.body.summary)}, statement ${mib(statementCsv.length)} MiB`);
   const items = await measured(service, () => download(`/v1/reconciliations/${reconciled.result.body.id}`, MASTER_KEY, 'text/csv'));
   report('reconciliation report, CSV', items, `${items.result.lines - 1} items, ${mib(items.result.bytes)} MiB`);
-  const statement = await measured(service, () => download(`/v1/accounts/me/statement?currency=USD&${period}`, account.api_key.key, 'text/csv'));
+  const statement = await measured(service, () => download(`/v1/accounts/me/statement?currency=USD&${period}`, account.key, 'text/csv'));
   report('account statement, CSV', statement, `${statement.result.lines - 1} lines, ${mib(statement.result.bytes)} MiB`);
 });

@@ -23,8 +23,6 @@ const POOL_TARGET = RATE * 2; // two seconds of quotes ahead
 const QUOTE_MAX_AGE_MS = 15_000; // well inside the 30-second lifetime
 const names = benchNames('fx');
 
-const post = (path: string, body: unknown, key: string) => postJson(PORT, path, body, key);
-
 /** Keeps `pool` filled with fresh quotes until `stop.now`; records how long each took to create. */
 async function fillQuotes(key: string, pool: Array<{ id: string; at: number }>, quoteMs: number[], stop: { now: boolean }): Promise<void> {
   const pairs = [['USD', 'EUR'], ['EUR', 'USD'], ['USD', 'GBP'], ['GBP', 'EUR']];
@@ -35,7 +33,7 @@ async function fillQuotes(key: string, pool: Array<{ id: string; at: number }>, 
       if (pool.length >= POOL_TARGET) { await sleep(20); continue; }
       const [from, to] = pairs[i++ % pairs.length];
       const started = performance.now();
-      const quote = await post('/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: '10.00' }, key);
+      const quote = await postJson(PORT, '/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: '10.00' }, key);
       quoteMs.push(performance.now() - started);
       if (quote.status !== 201) throw new Error(`quote failed: ${quote.status} ${JSON.stringify(quote.body)}`);
       pool.push({ id: quote.body.id, at: Date.now() });
@@ -54,7 +52,7 @@ runBench(names, async (services) => {
   }).then((r) => r.json() as Promise<{ api_key: { key: string } }>);
   const key: string = signUp.api_key.key;
   for (const currency of ['USD', 'EUR', 'GBP']) {
-    const funded = await post('/v1/sandbox/faucet', { currency, amount: '1000000.00' }, key);
+    const funded = await postJson(PORT, '/v1/sandbox/faucet', { currency, amount: '1000000.00' }, key);
     if (funded.status !== 201) throw new Error(`funding failed: ${funded.status} ${JSON.stringify(funded.body)}`);
   }
 
@@ -65,7 +63,7 @@ runBench(names, async (services) => {
   while (pool.length < POOL_TARGET) await sleep(50);
   const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => {
     const quote = pool.shift();
-    return quote ? post('/v1/fx/execute', { quote_id: quote.id }, key).then((r) => r.status) : null;
+    return quote ? postJson(PORT, '/v1/fx/execute', { quote_id: quote.id }, key).then((r) => r.status) : null;
   });
   stop.now = true;
   await filling;

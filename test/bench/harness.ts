@@ -4,10 +4,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import Redis from 'ioredis';
 import { createKafka } from '../../src/kafka/client';
 
 import { recreateDatabase } from '../support/database';
+import { deleteKeysStartingWith } from '../support/redis';
 // Every process a run spawns shares one set of secrets (the rails' controls, the vaults).
 import '../support/secrets';
 
@@ -146,17 +146,7 @@ export function request(agent: http.Agent, port: number, method: string, urlPath
 }
 
 export async function cleanUpRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await deleteKeysStartingWith(REDIS_URL, prefix);
 }
 
 /** Removes what a run left in Kafka and the registry (the bench database stays for inspection). */

@@ -28,15 +28,13 @@ const COLD_RATE = 200;
 const SENDERS = 10;
 const names = benchNames('latency');
 
-const post = (path: string, body: unknown, key: string | null) => postJson(PORT, path, body, key);
-
 async function signUp(label: string): Promise<{ key: string; email: string }> {
   const email = `bench-${label}-${randomUUID()}@example.com`;
-  const answer = await post('/v1/sandbox/accounts', { email, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' }, null);
+  const answer = await postJson(PORT, '/v1/sandbox/accounts', { email, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' }, null);
   if (answer.status !== 201) throw new Error(`sign-up failed: ${answer.status} ${JSON.stringify(answer.body)}`);
   const key: string = answer.body.api_key.key;
   for (const currency of ['USD', 'EUR', 'GBP']) {
-    const funded = await post('/v1/sandbox/faucet', { currency, amount: '1000000.00' }, key);
+    const funded = await postJson(PORT, '/v1/sandbox/faucet', { currency, amount: '1000000.00' }, key);
     if (funded.status !== 201) throw new Error(`funding failed: ${funded.status} ${JSON.stringify(funded.body)}`);
   }
   return { key, email };
@@ -49,7 +47,7 @@ async function quotes(key: string, count: number): Promise<string[]> {
   await Promise.all(Array.from({ length: 8 }, async (_, worker) => {
     for (let i = worker; i < count; i += 8) {
       const [from, to] = pairs[i % pairs.length];
-      const quote = await post('/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: '10.00' }, key);
+      const quote = await postJson(PORT, '/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: '10.00' }, key);
       if (quote.status !== 201) throw new Error(`quote failed: ${quote.status} ${JSON.stringify(quote.body)}`);
       ids.push(quote.body.id);
     }
@@ -77,7 +75,7 @@ runBench(names, async (services) => {
         return () => {
           const sender = senders[i++ % SENDERS];
           const recipient = senders[(i + 3) % SENDERS];
-          return post('/v1/transfers', { recipient_email: recipient.email, amount: '0.01', currency: 'USD' }, sender.key);
+          return postJson(PORT, '/v1/transfers', { recipient_email: recipient.email, amount: '0.01', currency: 'USD' }, sender.key);
         };
       },
     },
@@ -85,10 +83,10 @@ runBench(names, async (services) => {
       path: '/v1/payments/add-funds',
       prepare: async () => {
         // Linked now, with the processes that run the load (the rails of the cold start's first processes are gone).
-        const customer = await post('/v1/customers', { email: `bench-customer-${RUN_ID}-${randomUUID()}@example.com`, business_name: 'Bench Customer', country_code: 'DE' }, senders[0].key);
+        const customer = await postJson(PORT, '/v1/customers', { email: `bench-customer-${RUN_ID}-${randomUUID()}@example.com`, business_name: 'Bench Customer', country_code: 'DE' }, senders[0].key);
         await linkCustomer(BASE, senders[0].key, customer.body.id, 'openbank');
         const body = { customer_id: customer.body.id, partner: 'openbank', amount: '10.00', currency: 'USD' };
-        return () => post('/v1/payments/add-funds', body, senders[0].key);
+        return () => postJson(PORT, '/v1/payments/add-funds', body, senders[0].key);
       },
     },
     'fx-execute': {
@@ -98,7 +96,7 @@ runBench(names, async (services) => {
         await sleep(2_000); // let the quoting load settle before the measured one
         return () => {
           const id = pool.shift();
-          return id ? post('/v1/fx/execute', { quote_id: id }, senders[1].key) : null;
+          return id ? postJson(PORT, '/v1/fx/execute', { quote_id: id }, senders[1].key) : null;
         };
       },
     },

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { cpuBetween, cpuSnapshot, otherCpu, type CpuShares, type CpuSnapshot } from './cpu';
-import { percentile, rssMiB, sleep, startService, waitReady, type BenchService } from './harness';
+import { percentile, rssMiB, RUN_ID, sleep, startService, waitReady, type BenchService } from './harness';
 
 export interface OpenLoopResult {
   /** Milliseconds from each measured request's scheduled time to its answer, sorted. */
@@ -25,6 +25,16 @@ export async function postJson(port: number, path: string, body: unknown, key: s
   const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), headers });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null, serverTiming: response.headers.get('server-timing') };
+}
+
+/** A sandbox account signed up on `port` with a customer of its own, both named by `label` and the run. */
+export async function accountWithCustomer(port: number, label: string): Promise<{ id: string; key: string; customerId: string }> {
+  const signUp = await postJson(port, '/v1/sandbox/accounts', { email: `bench-${label}-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Ltd', country_code: 'GB' }, null);
+  if (signUp.status !== 201) throw new Error(`sign-up: ${signUp.status} ${JSON.stringify(signUp.body)}`);
+  const key: string = signUp.body.api_key.key;
+  const customer = await postJson(port, '/v1/customers', { email: `customer-${label}-${RUN_ID}@example.com`, business_name: 'Bench Customer Ltd', country_code: 'GB' }, key);
+  if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
+  return { id: signUp.body.account.id, key, customerId: customer.body.id };
 }
 
 /** What one request of the load answers: its status, and its Server-Timing header when it has one. */

@@ -23,18 +23,16 @@ const PORT = Number(env.BENCH_PORT ?? 3300);
 const BASE = `http://127.0.0.1:${PORT}`;
 const names = benchNames('payments');
 
-const post = (path: string, body: unknown, key: string | null) => postJson(PORT, path, body, key);
-
 runBench(names, async (services) => {
   console.log(`add-funds benchmark: ${RATE} req/s for ${DURATION_S} s after ${WARMUP_S} s warm-up; service on :${PORT}, run ${RUN_ID}`);
   services.push(...await startSplitService(PORT, names.databaseUrl, 'payments', { PUBLIC_URL: BASE })); // where the partner sends the browser back
   const servicePids = services.map((s) => s.child.pid!);
-  const signUp = await post('/v1/sandbox/accounts', { email: `bench-pay-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Pay Ltd', country_code: 'GB' }, null);
+  const signUp = await postJson(PORT, '/v1/sandbox/accounts', { email: `bench-pay-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Pay Ltd', country_code: 'GB' }, null);
   const key: string = signUp.body.api_key.key;
-  const customer = await post('/v1/customers', { email: `bench-customer-${RUN_ID}@example.com`, business_name: 'Bench Customer', country_code: 'DE' }, key);
+  const customer = await postJson(PORT, '/v1/customers', { email: `bench-customer-${RUN_ID}@example.com`, business_name: 'Bench Customer', country_code: 'DE' }, key);
   await linkCustomer(BASE, key, customer.body.id, 'openbank');
   const body = { customer_id: customer.body.id, partner: 'openbank', amount: '10.00', currency: 'USD' };
-  const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => post('/v1/payments/add-funds', body, key).then((r) => r.status));
+  const result = await openLoop(RATE, WARMUP_S, DURATION_S, servicePids, () => postJson(PORT, '/v1/payments/add-funds', body, key).then((r) => r.status));
   printOpenLoop('POST /v1/payments/add-funds', RATE, DURATION_S, result, servicePids);
   if (result.statuses.size !== 1 || !result.statuses.has(201)) process.exitCode = 1;
 });

@@ -13,7 +13,8 @@ import { performance } from 'node:perf_hooks';
 import { createDb } from '../../src/db';
 import { seedPartnerBook, seedSettledPayIns } from '../support/seed-ledger';
 import { benchNames, RUN_ID, rssMiB, runBench, startService, waitReady, type BenchService } from './harness';
-import { postJson } from './open-loop';
+import { accountWithCustomer, postJson } from './open-loop';
+import { daysAfter } from '../support/days';
 
 const env = process.env;
 const ENTRIES = Number(env.BENCH_ENTRIES ?? 100_000);
@@ -22,7 +23,6 @@ const PORT = Number(env.BENCH_PORT ?? 3410);
 const FIRST_DAY = '2026-01-15';
 const MASTER_KEY = env.MASTER_KEY ?? 'mk_bench_reconcile_master_key_0123456789';
 const names = benchNames('reconcile');
-const dayOf = (n: number) => new Date(Date.parse(`${FIRST_DAY}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 async function reconcileTimed(service: BenchService, label: string, from: string, to: string, movements: number): Promise<void> {
   const baseMiB = rssMiB(service.child.pid!);
@@ -51,19 +51,13 @@ runBench(names, async (services) => {
   const partner = startService({ port: PORT, roles: 'mock-rails', databaseUrl: names.databaseUrl, extraEnv: { ...extraEnv, LOG_LEVEL: 'info' } }, 'reconcile');
   services.push(partner);
   await waitReady(partner, false);
-  const signUp = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `bench-reconcile-${RUN_ID}@example.com`, password: 'bench-password-1234', business_name: 'Bench Reconcile Ltd', country_code: 'GB' }),
-  });
-  const account = await signUp.json() as { account: { id: string }; api_key: { key: string } };
-  const customer = await postJson(PORT, '/v1/customers', { email: `customer-${RUN_ID}@example.com`, business_name: 'Bench Customer Ltd', country_code: 'GB' }, account.api_key.key);
-  if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
+  const account = await accountWithCustomer(PORT, 'reconcile');
 
   const db = createDb(names.databaseUrl);
   const seedStarted = performance.now();
   for (let n = 0; n < DAYS; n += 1) {
-    await seedSettledPayIns(db, account.account.id, customer.body.id, ENTRIES, dayOf(n), `bench_d${n}`);
-    await seedPartnerBook(db, ENTRIES, dayOf(n), `bench_d${n}`);
+    await seedSettledPayIns(db, account.id, account.customerId, ENTRIES, daysAfter(FIRST_DAY, n), `bench_d${n}`);
+    await seedPartnerBook(db, ENTRIES, daysAfter(FIRST_DAY, n), `bench_d${n}`);
   }
   // The visibility map and the planner's statistics as autovacuum leaves them on a database that
   // grew for days (right after a bulk load, autovacuum works through the new rows beside the runs).
@@ -74,8 +68,8 @@ runBench(names, async (services) => {
 
   // A day with busy days on both sides when there are three or more: the run reads its neighbours
   // too (the date tolerance), as every day but the first and the last of a month does.
-  const day = dayOf(DAYS >= 3 ? Math.floor(DAYS / 2) : 0);
+  const day = daysAfter(FIRST_DAY, DAYS >= 3 ? Math.floor(DAYS / 2) : 0);
   await reconcileTimed(service, `one day (${day})`, day, day, ENTRIES);
   await reconcileTimed(service, 'the same day again', day, day, ENTRIES);
-  if (DAYS > 1) await reconcileTimed(service, `${DAYS} days in one request`, FIRST_DAY, dayOf(DAYS - 1), ENTRIES * DAYS);
+  if (DAYS > 1) await reconcileTimed(service, `${DAYS} days in one request`, FIRST_DAY, daysAfter(FIRST_DAY, DAYS - 1), ENTRIES * DAYS);
 });

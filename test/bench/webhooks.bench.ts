@@ -27,8 +27,6 @@ const PORT = Number(env.BENCH_PORT ?? 3300);
 const DISPATCHER_PORT = PORT + 10; // not listened on: the dispatcher has no HTTP role
 const names = benchNames('webhooks');
 
-const post = (path: string, body: unknown, key: string) => postJson(PORT, path, body, key);
-
 async function account(label: string): Promise<{ key: string; email: string }> {
   const email = `bench-webhooks-${label}-${RUN_ID}-${randomUUID().slice(0, 8)}@example.com`;
   const response = await fetch(`http://127.0.0.1:${PORT}/v1/sandbox/accounts`, {
@@ -41,9 +39,9 @@ async function account(label: string): Promise<{ key: string; email: string }> {
 
 async function subscribedSender(label: string, receiver: Receiver): Promise<{ key: string; email: string }> {
   const sender = await account(label);
-  const funded = await post('/v1/sandbox/faucet', { currency: 'USD', amount: '1000000.00' }, sender.key);
+  const funded = await postJson(PORT, '/v1/sandbox/faucet', { currency: 'USD', amount: '1000000.00' }, sender.key);
   if (funded.status !== 201) throw new Error(`funding failed: ${funded.status} ${JSON.stringify(funded.body)}`);
-  const endpoint = await post('/v1/webhooks', { url: receiver.url }, sender.key);
+  const endpoint = await postJson(PORT, '/v1/webhooks', { url: receiver.url }, sender.key);
   if (endpoint.status !== 201) throw new Error(`endpoint failed: ${endpoint.status} ${JSON.stringify(endpoint.body)}`);
   return sender;
 }
@@ -68,7 +66,7 @@ runBench(names, async (services) => {
   const pids = () => services.map((s) => s.child.pid!);
   const started = Date.now();
   const result = await openLoop(RATE, WARMUP_S, DURATION_S, pids(), () =>
-    post('/v1/transfers', { recipient_email: recipient.email, amount: '1.00', currency: 'USD' }, sender.key).then((r) => r.status));
+    postJson(PORT, '/v1/transfers', { recipient_email: recipient.email, amount: '1.00', currency: 'USD' }, sender.key).then((r) => r.status));
   await sleep(2_000);
   printOpenLoop('POST /v1/transfers (the load)', RATE, DURATION_S, result, pids());
   const measured = steady.received.filter((r) => Date.parse(r.event.created_at) >= started + WARMUP_S * 1000);
@@ -88,7 +86,7 @@ runBench(names, async (services) => {
   const worker = async () => {
     while (next < BACKLOG_TRANSFERS) {
       const i = next++;
-      const sent = await post('/v1/transfers', { recipient_email: recipient.email, amount: '1.00', currency: 'USD' }, senders[i % BACKLOG_SENDERS].key);
+      const sent = await postJson(PORT, '/v1/transfers', { recipient_email: recipient.email, amount: '1.00', currency: 'USD' }, senders[i % BACKLOG_SENDERS].key);
       if (sent.status !== 201) throw new Error(`transfer failed: ${sent.status} ${JSON.stringify(sent.body)}`);
     }
   };

@@ -16,6 +16,7 @@ import { violations, type CollectedEvents } from '../support/load';
 import { paymentAndConversionMovements } from '../support/mixed-load';
 import type { Receiver } from '../support/webhook-receiver';
 import type { Decision } from './client';
+import { today } from '../support/days';
 
 export type Sent =
   | { kind: 'transfer'; decision: Decision | null }
@@ -83,9 +84,8 @@ async function financeAgrees(baseUrl: string, db: Db, group: SignedUp[], firstDa
       failures.push(`account ${member.account.id}: its USD statement closes at ${statement.body.closing_balance}, its balance is ${rows[0]?.balance}`);
     }
   }
-  const today = new Date().toISOString().slice(0, 10);
   for (const partner of ['openbank', 'fiat']) {
-    const report = await call(baseUrl, 'POST', '/v1/reconciliations', { partner, from: firstDay, to: today, dry_run: true }, { token: master });
+    const report = await call(baseUrl, 'POST', '/v1/reconciliations', { partner, from: firstDay, to: today(), dry_run: true }, { token: master });
     const { ledger_only: ledgerOnly, statement_only: statementOnly, mismatched } = report.body.summary ?? {};
     if (report.status !== 200 || ledgerOnly + statementOnly + mismatched !== 0) {
       failures.push(`${partner} does not reconcile: ${report.status} ${JSON.stringify(report.body.summary ?? report.body)} ${JSON.stringify(report.body.items?.slice(0, 3))}`);

@@ -14,6 +14,7 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver';
 import { check, type Funding, type Sent } from './check';
 import { decide } from './client';
 import { killServer, restartStack, RoleProcess } from './components';
+import { today } from '../support/days';
 
 const SHORT = process.argv.includes('--short');
 const ACCOUNTS = SHORT ? 12 : 40;
@@ -110,7 +111,7 @@ async function untilDecided(group: Member[], funding: Funding, since: number): P
 }
 
 async function main(): Promise<void> {
-  const firstDay = new Date().toISOString().slice(0, 10);
+  const firstDay = today();
   await recreateDatabase(names.databaseUrl);
   for (const role of Object.values(roles)) await role.start();
   const group: Member[] = [];

@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { testService } from '../hooks';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import { type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
+import { ownerWithCustomer } from '../support/partner-links';
 
 
 describe('the partner pages in a browser', function () {
@@ -20,8 +21,7 @@ describe('the partner pages in a browser', function () {
   let customerId: string;
   before(async () => {
     browser = await launchChromium();
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
+    ({ owner, customerId } = await ownerWithCustomer(base()));
   });
   after(async () => browser?.close());
 

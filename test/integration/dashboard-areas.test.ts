@@ -8,41 +8,32 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { testService } from '../hooks';
-import { signUp, TEST_PASSWORD, type SignedUp } from '../support/accounts';
-import { accessibilityViolations, launchChromium, overflowOf, screenshot, signInToDashboard } from '../support/browser';
+import { signUp, type SignedUp } from '../support/accounts';
+import { closeDashboardWindow, type DashboardWindow, expectPageAccessible, openSignedInDashboard, screenshot } from '../support/browser';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
+import { today } from '../support/days';
 
 describe('the dashboard\'s areas in a browser', function () {
   this.timeout(120_000);
   const base = () => testService().baseUrl;
-  let browser: Browser;
+  let dashboard: DashboardWindow | undefined;
   let page: Page;
   let owner: SignedUp;
-  const cspViolations: string[] = [];
 
   before(async () => {
     owner = await signUp(base());
     await fund(base(), owner.key, 'USD', '500.00');
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
-    await signInToDashboard(page, base(), owner.email, TEST_PASSWORD);
+    dashboard = await openSignedInDashboard(base(), owner.email);
+    page = dashboard.page;
   });
-  after(async () => {
-    await browser?.close();
-    assert.deepEqual(cspViolations, [], 'the page broke no rule of its Content-Security-Policy');
-  });
+  after(() => closeDashboardWindow(dashboard));
 
   /** No serious or critical accessibility violation, and nothing wider than the 1280 px window. */
-  const expectAccessible = async (what: string) => {
-    assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
-    const { overflow, sticking } = await overflowOf(page);
-    assert.ok(overflow <= 0, `${what} is ${overflow} px wider than the window (${sticking})`);
-  };
+  const expectAccessible = (what: string) => expectPageAccessible(page, what);
   const area = async (link: string, heading = link) => {
     await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: link, exact: true }).click();
     await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
@@ -262,7 +253,7 @@ describe('the dashboard\'s areas in a browser', function () {
 
     const reconcile = page.getByRole('region', { name: 'Reconciliations' });
     await reconcile.getByLabel('Partner to reconcile').selectOption('openbank');
-    await reconcile.getByLabel('Day to reconcile').fill(new Date().toISOString().slice(0, 10));
+    await reconcile.getByLabel('Day to reconcile').fill(today());
     await reconcile.getByRole('button', { name: 'Reconcile' }).click();
     const report = page.getByRole('region', { name: /^Report: openbank/ });
     await report.waitFor();

@@ -10,14 +10,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { TEST_PASSWORD } from '../support/accounts';
-import { accessibilityViolations, focusedName, launchChromium, overflowOf, screenshotOf, signInToDashboard, tablesOverflowingCards, tabTo } from '../support/browser';
+import type { Page } from 'playwright-core';
+import { assertNoCspViolation, type DashboardWindow, expectPageAccessible, focusedName, openSignedInDashboard, screenshotOf, tabTo } from '../support/browser';
 import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
+import { daysAfter, today } from '../support/days';
 
-const today = () => new Date().toISOString().slice(0, 10);
-const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
 interface Exception { id: string; category: string; reference: string | null; created_at: string; ledger_entry_id: string | null; status: string; resolution: string | null; note: string | null; resolved_by: string | null; adjustment_entry_id: string | null; statement_line_id: string | null; field: string | null }
 
@@ -28,9 +26,8 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
   const master = () => desk.service.config.masterKey;
   const paid: Record<string, SettledPayIn> = {};
   let opened: Exception[] = [];
-  let browser: Browser;
+  let dashboard: DashboardWindow | undefined;
   let page: Page;
-  const cspViolations: string[] = [];
   const exceptionOf = (name: string) => opened.find((e) => e.reference === paid[name].external_id && (e.category !== 'statement_only' || e.field === 'reference'))!;
   const read = async (id: string): Promise<Exception> => (await call(base(), 'GET', `/v1/reconciliation-exceptions/${id}`, undefined, { token: master() })).body;
   const queue = () => page.getByRole('region', { name: 'Exceptions', exact: true });
@@ -48,25 +45,18 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     opened = (await call(base(), 'GET', '/v1/reconciliation-exceptions?status=open&limit=100', undefined, { token: master() })).body.data;
     assert.deepEqual(['missing', 'twice', 'fee', 'stale'].map((name) => exceptionOf(name)?.category), ['ledger_only', 'statement_only', 'mismatched', 'ledger_only'], JSON.stringify(opened));
 
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
-    await signInToDashboard(page, base(), desk.owner.email, TEST_PASSWORD);
+    dashboard = await openSignedInDashboard(base(), desk.owner.email);
+    page = dashboard.page;
     await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: 'Finance', exact: true }).click();
     await page.getByLabel('Master key').fill(master());
   });
   after(async () => {
-    await browser?.close();
+    await dashboard?.browser.close();
     await desk.stop();
-    assert.deepEqual(cspViolations, [], 'the page broke no rule of its Content-Security-Policy');
+    assertNoCspViolation(dashboard);
   });
 
-  const expectAccessible = async (what: string) => {
-    assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
-    const { overflow, sticking } = await overflowOf(page);
-    assert.ok(overflow <= 0, `${what} is ${overflow} px wider than the window (${sticking})`);
-    assert.deepEqual(await tablesOverflowingCards(page), [], `${what}: every table fits its card`);
-  };
+  const expectAccessible = (what: string) => expectPageAccessible(page, what, { tablesFitCards: true });
   /** The focus lands on `name` (it moves once the page has drawn what it goes to). */
   const focused = (name: string | RegExp, what: string) => eventually(async () => {
     const now = await focusedName(page);
@@ -88,7 +78,7 @@ describe('the reconciliation exceptions queue in the dashboard', function () {
     await rowCount(0, 'fiat');
     await queue().getByLabel('Exception partner').selectOption('openbank');
     await rowCount(4, 'openbank');
-    await queue().getByLabel('Raised on (UTC day)').fill(dayAfter(today()));
+    await queue().getByLabel('Raised on (UTC day)').fill(daysAfter(today(), 1));
     await rowCount(0, 'the day after');
     await queue().getByLabel('Raised on (UTC day)').fill(today());
     await rowCount(4, 'today');

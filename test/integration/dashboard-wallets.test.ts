@@ -6,10 +6,10 @@
 // 1280 and 375 px; at the end the wallet emptied and closed.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { testService } from '../hooks';
-import { signUp, TEST_PASSWORD, type SignedUp } from '../support/accounts';
-import { accessibilityViolations, focusedName, launchChromium, overflowOf, screenshot, signInToDashboard, tablesOverflowingCards, tabTo } from '../support/browser';
+import { signUp, type SignedUp } from '../support/accounts';
+import { closeDashboardWindow, type DashboardWindow, expectPageAccessible, focusedName, openSignedInDashboard, screenshot, tabTo } from '../support/browser';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
 
@@ -18,27 +18,21 @@ interface Balance { currency: string; available: string; held: string; pending: 
 describe('the dashboard\'s wallets and holds in a browser', function () {
   this.timeout(180_000);
   const base = () => testService().baseUrl;
-  let browser: Browser;
+  let dashboard: DashboardWindow | undefined;
   let page: Page;
   let owner: SignedUp;
   let friend: SignedUp;
   let walletId = '';
   let holdId = '';
-  const cspViolations: string[] = [];
 
   before(async () => {
     owner = await signUp(base());
     friend = await signUp(base());
     await fund(base(), owner.key, 'USD', '500.00');
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
-    await signInToDashboard(page, base(), owner.email, TEST_PASSWORD);
+    dashboard = await openSignedInDashboard(base(), owner.email);
+    page = dashboard.page;
   });
-  after(async () => {
-    await browser?.close();
-    assert.deepEqual(cspViolations, [], 'the page broke no rule of its Content-Security-Policy');
-  });
+  after(() => closeDashboardWindow(dashboard));
 
   const get = async (path: string, who: SignedUp = owner) => {
     const answer = await call(base(), 'GET', path, undefined, { token: who.key });
@@ -50,12 +44,7 @@ describe('the dashboard\'s wallets and holds in a browser', function () {
     const found = ((await get(`/v1/wallets/${side}/balances`, who)).balances as Balance[]).find((b) => b.currency === 'USD');
     return { available: found?.available ?? '0.00', held: found?.held ?? '0.00' };
   };
-  const expectAccessible = async (what: string) => {
-    assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
-    const { overflow, sticking } = await overflowOf(page);
-    assert.ok(overflow <= 0, `${what} is ${overflow} px wider than the window (${sticking})`);
-    assert.deepEqual(await tablesOverflowingCards(page), [], `${what}: every table fits its card`);
-  };
+  const expectAccessible = (what: string) => expectPageAccessible(page, what, { tablesFitCards: true });
   const area = async (link: string) => {
     await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: link, exact: true }).click();
     await page.getByRole('heading', { level: 1, name: link, exact: true }).waitFor();

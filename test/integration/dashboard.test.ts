@@ -9,35 +9,29 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { testService } from '../hooks';
 import { signUp, TEST_PASSWORD } from '../support/accounts';
 import { call, eventually } from '../support/http';
-import { accessibilityViolations, launchChromium, overflowOf, screenshot } from '../support/browser';
+import { assertNoCspViolation, type DashboardWindow, expectPageAccessible, openDashboardWindow, overflowOf, screenshot } from '../support/browser';
 
 const BUILT = path.join(__dirname, '..', '..', 'dashboard');
 
 describe('the dashboard in a browser', function () {
   this.timeout(120_000);
   const base = () => testService().baseUrl;
-  let browser: Browser;
+  let dashboard: DashboardWindow | undefined;
   let page: Page;
-  const cspViolations: string[] = [];
   const email = `dashboard-${Date.now()}@example.com`;
 
   before(async () => {
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
+    dashboard = await openDashboardWindow();
+    page = dashboard.page;
   });
-  after(async () => browser?.close());
+  after(async () => dashboard?.browser.close());
 
   /** No serious or critical accessibility violation, and nothing wider than the window. */
-  const expectAccessible = async (what: string) => {
-    assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
-    const { overflow, sticking } = await overflowOf(page);
-    assert.ok(overflow <= 0, `${what} is ${overflow} px wider than the window (${sticking})`);
-  };
+  const expectAccessible = (what: string) => expectPageAccessible(page, what);
   const shot = (name: string) => screenshot(page, name);
 
   it('serves the page under a Content-Security-Policy without inline script, never cached, its assets cached for good', async () => {
@@ -176,6 +170,6 @@ describe('the dashboard in a browser', function () {
     await signIn.getByLabel('Password').fill(TEST_PASSWORD);
     await signIn.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Balances' }).waitFor();
-    assert.deepEqual(cspViolations, [], 'the page broke no rule of its Content-Security-Policy');
+    assertNoCspViolation(dashboard);
   });
 });

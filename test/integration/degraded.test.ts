@@ -7,7 +7,7 @@
 // sends every connection of that service through it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startService, type TestService } from '../support/service';
+import { startService, startServiceBehindProxies, type ServiceBehindProxies, type TestService } from '../support/service';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { balances, fund, transfer } from '../support/money';
 import { expectError } from '../support/expect';
@@ -33,35 +33,21 @@ async function timed(request: Promise<JsonResponse>): Promise<JsonResponse> {
 
 describe('degraded dependencies', function () {
   this.timeout(120_000);
-  let postgres: TcpProxy;
-  let redis: TcpProxy;
-  let service: TestService;
+  let proxied: ServiceBehindProxies;
   let owner: SignedUp;
-  const base = () => service.baseUrl;
+  const base = () => proxied.service.baseUrl;
 
   before(async () => {
-    const database = new URL(process.env.DATABASE_URL!);
-    const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    postgres = await TcpProxy.start(database.hostname, Number(database.port || 5432));
-    redis = await TcpProxy.start(redisUrl.hostname, Number(redisUrl.port || 6379));
-    database.port = String(postgres.port);
-    redisUrl.port = String(redis.port);
     // The API alone: the suite's own service runs the ledger these commands reach.
-    service = await startService({ DATABASE_URL: database.toString(), REDIS_URL: redisUrl.toString(), ROLES: 'api', READINESS_CACHE_MS: '0' });
+    proxied = await startServiceBehindProxies({ ROLES: 'api', READINESS_CACHE_MS: '0' });
     owner = await signUp(base());
   });
-  after(async () => {
-    await postgres.restore();
-    await redis.restore();
-    await service?.stop();
-    await postgres.stop();
-    await redis.stop();
-  });
+  after(() => proxied?.stop());
 
   const readiness = () => call(base(), 'GET', '/readyz');
 
   it('keeps serving without Redis (limiter open, idempotency and keys from Postgres), says so on /readyz, and recovers', async () => {
-    await redis.cut();
+    await proxied.redis.cut();
     const listed = await timed(call(base(), 'GET', '/v1/customers', undefined, { token: owner.key }));
     assert.equal(listed.status, 200);
     const idempotencyKey = randomUUID();
@@ -72,12 +58,12 @@ describe('degraded dependencies', function () {
     assert.deepEqual([replayed.status, replayed.body.id], [200, created.body.id], 'Postgres still holds the key');
     await expectNotReady(base(), 'redis', 'postgres');
 
-    await redis.restore();
+    await proxied.redis.restore();
     await eventually(async () => ((await readiness()).status === 200 ? true : undefined), 20_000, 'ready again after Redis returned');
   });
 
   it('answers 503 naming Postgres while it is away, says so on /readyz, and recovers without a restart', async () => {
-    await postgres.cut();
+    await proxied.postgres.cut();
     for (const [method, path, payload] of [
       ['GET', '/v1/customers', undefined],
       ['POST', '/v1/customers', { email: uniqueEmail('no-pg'), business_name: 'Down Ltd', country_code: 'DE' }],
@@ -90,7 +76,7 @@ describe('degraded dependencies', function () {
     }
     await expectNotReady(base(), 'postgres', 'redis');
 
-    await postgres.restore();
+    await proxied.postgres.restore();
     const back = await eventually(async () => {
       const response = await call(base(), 'GET', '/v1/customers', undefined, { token: owner.key });
       return response.status === 200 ? response : undefined;

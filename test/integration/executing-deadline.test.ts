@@ -12,7 +12,7 @@ import { ExecutingDeadline } from '../../consumers/partners/deadline';
 import { Money } from '../../ledger/money';
 import { derivedUuid, idempotentCommandId } from '../../src/idempotency/derived-ids';
 import { PartnerClient } from '../../src/partners/client';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
@@ -27,7 +27,6 @@ const LONG_AGO = () => new Date(Date.now() - 2 * DEADLINE_MS);
 describe('the deadline of an executing transfer', function () {
   this.timeout(60_000);
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   const fiat = () => {
     const { config } = testService();
     // One attempt with a short timeout: a partner that is down is known at once.

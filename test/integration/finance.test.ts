@@ -11,6 +11,7 @@ import { signUpGroup, violations, waitAllTerminal } from '../support/load';
 import { expectedHoldings, linkGroup, mixedLoad, type Linked } from '../support/mixed-load';
 import { balances, fund } from '../support/money';
 import { Money, type Amount } from '../../ledger/money';
+import { daysAfter, today } from '../support/days';
 
 const GROUP_SIZE = 4;
 
@@ -152,8 +153,8 @@ describe('finance: statements, trial balance and the journal', function () {
 
   it('takes an instant (exact) or a calendar date (a whole UTC day: in to, that day included) for from and to, and says which forms it takes', async () => {
     const [member] = group;
-    const day = new Date().toISOString().slice(0, 10);
-    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const day = today();
+    const tomorrow = daysAfter(day, 1);
     const byDates = await call(base(), 'GET', `/v1/accounts/me/statement?currency=USD&from=${day}&to=${day}`, undefined, { token: member.key });
     assert.equal(byDates.status, 200, JSON.stringify(byDates.body));
     assert.deepEqual([byDates.body.from, byDates.body.to], [`${day}T00:00:00.000Z`, `${tomorrow}T00:00:00.000Z`], 'from=to=the day is that whole day');

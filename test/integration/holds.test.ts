@@ -9,10 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { startLedger } from '../../consumers/ledger/runner';
 import { Money } from '../../ledger/money';
 import { testService } from '../hooks';
-import { createKey, signUp, type SignedUp } from '../support/accounts';
+import { signUp, type SignedUp } from '../support/accounts';
+import { expectCredentialRules, type RouteAccess } from '../support/access';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
-import { balances, fund, transfer, transferReaches } from '../support/money';
+import { balances, fund, payerAndPayee, transfer, transferReaches } from '../support/money';
 
 const base = () => testService().baseUrl;
 
@@ -58,8 +59,7 @@ describe('holds', () => {
   let alice: SignedUp;
   let merchant: SignedUp;
   before(async () => {
-    [alice, merchant] = await Promise.all([signUp(base()), signUp(base())]);
-    await fund(base(), alice.key, 'USD', '100.00');
+    [alice, merchant] = await payerAndPayee(base(), 'USD', '100.00');
   });
 
   it('takes the amount out of available at once, counted by the next transfer, and captures in parts up to what is left', async () => {
@@ -263,24 +263,11 @@ describe('holds', () => {
     const frank = await signUp(base());
     await fund(base(), frank.key, 'USD', '50.00');
     const id = (await hold(frank.key, { amount: '5.00' })).body.id;
-    const routes: Array<[string, string, unknown, 'read' | 'write']> = [
+    const routes: RouteAccess[] = [
       ['POST', '/v1/holds', { amount: '1.00', currency: 'USD' }, 'write'], ['GET', '/v1/holds', undefined, 'read'], ['GET', `/v1/holds/${id}`, undefined, 'read'],
       ['POST', `/v1/holds/${id}/capture`, { amount: '1.00', recipient_email: merchant.email }, 'write'], ['POST', `/v1/holds/${id}/void`, undefined, 'write'],
     ];
-    const [publishable, reader, unrelated] = await Promise.all([
-      createKey(base(), frank.token, 'publishable'), createKey(base(), frank.token, 'restricted', ['holds:read']), createKey(base(), frank.token, 'restricted', ['wallets:write']),
-    ]);
-    for (const [method, path, body, access] of routes) {
-      const as = (token?: string) => call(base(), method, path, body, { token, idempotencyKey: randomUUID() });
-      expectError(await as(undefined), 401, 'authentication_required', undefined, `${method} ${path} without a credential`);
-      expectError(await as(unrelated.key), 403, 'insufficient_scope', undefined, `${method} ${path} without a holds scope`);
-      if (access === 'write') {
-        expectError(await as(publishable.key), 403, 'publishable_key_write_denied', undefined, `${method} ${path} with pk_`);
-        expectError(await as(reader.key), 403, 'insufficient_scope', undefined, `${method} ${path} with holds:read only`);
-      } else {
-        assert.equal((await as(reader.key)).status, 200, `${method} ${path} with holds:read`);
-      }
-    }
+    await expectCredentialRules(base(), frank, 'holds', 'wallets:write', routes);
     expectError(await call(base(), 'GET', `/v1/holds/${id}`, undefined, { token: merchant.key }), 404, 'hold_not_found', 'hold_id', 'another account\'s hold');
     expectError(await capture(merchant.key, id, { amount: '1.00', recipient_email: frank.email }), 404, 'hold_not_found', 'hold_id');
     expectError(await voidHold(merchant.key, id), 404, 'hold_not_found', 'hold_id');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { idempotentCommandId } from '../../src/idempotency/derived-ids';
 import { sweepExpiredIdempotencyRecords } from '../../src/idempotency/sweep';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { fund } from '../support/money';
@@ -15,7 +15,6 @@ import { startService, type TestService } from '../support/service';
 describe('sweeping expired idempotency records', function () {
   this.timeout(60_000);
   const base = () => testService().baseUrl;
-  const db = () => testService().runtime.db;
 
   async function contactUnder(owner: SignedUp, key: string, name = 'Swept'): Promise<string> {
     const created = await call(base(), 'POST', '/v1/contacts', { name, email: uniqueEmail('contact') }, { token: owner.key, idempotencyKey: key });

@@ -4,39 +4,23 @@
 // after Redis lost it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import { testService } from '../hooks';
 import { signUp, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
-
-const SCAN_ROUNDS_MAX = 10_000;
+import { deleteKeysStartingWith } from '../support/redis';
 
 /** Deletes this test run's idempotency keys from Redis, as if Redis had lost them. */
-async function forgetIdempotencyKeysInRedis(): Promise<number> {
-  const prefix = testService().config.redisKeyPrefix;
-  assert.ok(prefix.length > 0, 'a test run always has its own Redis prefix');
-  const raw = new Redis(testService().config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await raw.connect();
-  let deleted = 0;
-  try {
-    let cursor = '0';
-    for (let round = 0; round < SCAN_ROUNDS_MAX; round++) {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}idem:*`, 'COUNT', 1000);
-      if (keys.length > 0) deleted += await raw.del(...keys);
-      cursor = next;
-      if (cursor === '0') return deleted;
-    }
-    throw new Error(`SCAN did not finish in ${SCAN_ROUNDS_MAX} rounds`);
-  } finally {
-    raw.disconnect();
-  }
-}
+const forgetIdempotencyKeysInRedis = (): Promise<number> => deleteKeysStartingWith(testService().config.redisUrl, `${testService().config.redisKeyPrefix}idem:`);
 
 const contactBody = () => ({ name: 'Grace Hopper', email: uniqueEmail('contact'), note: 'invoice 42' });
 
 describe('idempotency of write routes', () => {
   const base = () => testService().baseUrl;
+  /** POST /v1/contacts as `token` under `idempotencyKey`. */
+  const postContact = (token: string, body: unknown, idempotencyKey: string) => call(base(), 'POST', '/v1/contacts', body, { token, idempotencyKey });
+  /** The first page of `path` as `token`. */
+  const list = (token: string, path: string) => call(base(), 'GET', path, undefined, { token });
 
   it('requires an Idempotency-Key on every write route', async () => {
     const owner = await signUp(base());
@@ -49,9 +33,9 @@ describe('idempotency of write routes', () => {
     for (const [method, path, body] of table) {
       expectError(await call(base(), method, path, body, { token: owner.key }), 400, 'idempotency_key_missing', 'Idempotency-Key', `${method} ${path}`);
     }
-    const spaced = await call(base(), 'POST', '/v1/contacts', contactBody(), { token: owner.key, idempotencyKey: 'has a space' });
+    const spaced = await postContact(owner.key, contactBody(), 'has a space');
     expectError(spaced, 400, 'invalid_request', 'Idempotency-Key');
-    const listed = await call(base(), 'GET', '/v1/contacts', undefined, { token: owner.key });
+    const listed = await list(owner.key, '/v1/contacts');
     assert.deepEqual(listed.body.data, [], 'nothing was created');
   });
 
@@ -59,16 +43,16 @@ describe('idempotency of write routes', () => {
     const owner = await signUp(base());
     const key = randomUUID();
     const body = contactBody();
-    const first = await call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key });
+    const first = await postContact(owner.key, body, key);
     assert.equal(first.status, 201, JSON.stringify(first.body));
     assert.equal(first.headers.get('idempotent-replayed'), null);
 
-    const replay = await call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key });
+    const replay = await postContact(owner.key, body, key);
     assert.equal(replay.status, 200);
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(replay.body, first.body);
 
-    const listed = await call(base(), 'GET', '/v1/contacts', undefined, { token: owner.key });
+    const listed = await list(owner.key, '/v1/contacts');
     assert.deepEqual(listed.body.data.map((c: { id: string }) => c.id), [first.body.id]);
   });
 
@@ -76,9 +60,9 @@ describe('idempotency of write routes', () => {
     const owner = await signUp(base());
     const key = randomUUID();
     const email = uniqueEmail('contact');
-    const first = await call(base(), 'POST', '/v1/contacts', { name: 'Order', email, bank: { country: 'DE', bank_name: 'Bank', account_number: 'DE89370400440532013000', currency: 'EUR' } }, { token: owner.key, idempotencyKey: key });
+    const first = await postContact(owner.key, { name: 'Order', email, bank: { country: 'DE', bank_name: 'Bank', account_number: 'DE89370400440532013000', currency: 'EUR' } }, key);
     assert.equal(first.status, 201, JSON.stringify(first.body));
-    const reordered = await call(base(), 'POST', '/v1/contacts', { bank: { currency: 'EUR', account_number: 'DE89370400440532013000', bank_name: 'Bank', country: 'DE' }, email, name: 'Order' }, { token: owner.key, idempotencyKey: key });
+    const reordered = await postContact(owner.key, { bank: { currency: 'EUR', account_number: 'DE89370400440532013000', bank_name: 'Bank', country: 'DE' }, email, name: 'Order' }, key);
     assert.equal(reordered.status, 200, JSON.stringify(reordered.body));
     assert.equal(reordered.headers.get('idempotent-replayed'), 'true');
     assert.equal(reordered.body.id, first.body.id);
@@ -88,7 +72,7 @@ describe('idempotency of write routes', () => {
     const owner = await signUp(base());
     const key = randomUUID();
     const body = contactBody();
-    const first = await call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key });
+    const first = await postContact(owner.key, body, key);
     assert.equal(first.status, 201);
     const table: Array<[string, string, string, unknown]> = [
       ['a different body', 'POST', '/v1/contacts', { ...body, note: 'invoice 43' }],
@@ -98,10 +82,10 @@ describe('idempotency of write routes', () => {
     for (const [what, method, path, other] of table) {
       expectError(await call(base(), method, path, other, { token: owner.key, idempotencyKey: key }), 409, 'idempotency_conflict', 'Idempotency-Key', what);
     }
-    const replay = await call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key });
+    const replay = await postContact(owner.key, body, key);
     assert.equal(replay.status, 200);
     assert.equal(replay.body.id, first.body.id);
-    const customers = await call(base(), 'GET', '/v1/customers', undefined, { token: owner.key });
+    const customers = await list(owner.key, '/v1/customers');
     assert.deepEqual(customers.body.data, [], 'the conflicting request executed nothing');
   });
 
@@ -109,13 +93,13 @@ describe('idempotency of write routes', () => {
     const owner = await signUp(base());
     const key = randomUUID();
     const body = contactBody();
-    const responses = await Promise.all(Array.from({ length: 50 }, () => call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key })));
+    const responses = await Promise.all(Array.from({ length: 50 }, () => postContact(owner.key, body, key)));
 
     const statuses = responses.map((r) => r.status);
     assert.equal(statuses.filter((s) => s === 201).length, 1, `statuses: ${statuses.join(',')}`);
     assert.equal(statuses.filter((s) => s === 200).length, 49, `statuses: ${statuses.join(',')}`);
     assert.equal(new Set(responses.map((r) => r.body.id)).size, 1, 'every answer names the same contact');
-    const listed = await call(base(), 'GET', '/v1/contacts', undefined, { token: owner.key });
+    const listed = await list(owner.key, '/v1/contacts');
     assert.equal(listed.body.data.length, 1);
     assert.equal(listed.body.data[0].id, responses[0].body.id);
   });
@@ -124,39 +108,39 @@ describe('idempotency of write routes', () => {
     const owner = await signUp(base());
     const key = randomUUID();
     const body = contactBody();
-    const first = await call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key });
+    const first = await postContact(owner.key, body, key);
     assert.equal(first.status, 201);
 
     assert.ok(await forgetIdempotencyKeysInRedis() >= 1, 'the key was cached in Redis');
-    const replay = await call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key });
+    const replay = await postContact(owner.key, body, key);
     assert.equal(replay.status, 200);
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(replay.body, first.body);
-    expectError(await call(base(), 'POST', '/v1/contacts', { ...body, name: 'Changed' }, { token: owner.key, idempotencyKey: key }), 409, 'idempotency_conflict');
-    const listed = await call(base(), 'GET', '/v1/contacts', undefined, { token: owner.key });
+    expectError(await postContact(owner.key, { ...body, name: 'Changed' }, key), 409, 'idempotency_conflict');
+    const listed = await list(owner.key, '/v1/contacts');
     assert.equal(listed.body.data.length, 1, 'no second contact');
   });
 
   it('records each of many concurrent completions in Postgres: all replay after Redis lost the keys', async () => {
     const owner = await signUp(base());
     const requests = Array.from({ length: 20 }, () => ({ key: randomUUID(), body: contactBody() }));
-    const first = await Promise.all(requests.map(({ key, body }) => call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key })));
+    const first = await Promise.all(requests.map(({ key, body }) => postContact(owner.key, body, key)));
     assert.deepEqual(first.map((r) => r.status), requests.map(() => 201));
 
     await forgetIdempotencyKeysInRedis();
-    const replays = await Promise.all(requests.map(({ key, body }) => call(base(), 'POST', '/v1/contacts', body, { token: owner.key, idempotencyKey: key })));
+    const replays = await Promise.all(requests.map(({ key, body }) => postContact(owner.key, body, key)));
     assert.deepEqual(replays.map((r) => r.status), requests.map(() => 200));
     assert.deepEqual(replays.map((r) => r.body), first.map((r) => r.body), 'each key replays its own response');
-    const listed = await call(base(), 'GET', '/v1/contacts', undefined, { token: owner.key });
+    const listed = await list(owner.key, '/v1/contacts');
     assert.equal(listed.body.data.length, requests.length, 'no second contact for any key');
   });
 
   it('does not store a validation failure: the corrected request with the same key executes', async () => {
     const owner = await signUp(base());
     const key = randomUUID();
-    const bad = await call(base(), 'POST', '/v1/contacts', { name: 'No Email' }, { token: owner.key, idempotencyKey: key });
+    const bad = await postContact(owner.key, { name: 'No Email' }, key);
     expectError(bad, 400, 'invalid_request', 'email');
-    const good = await call(base(), 'POST', '/v1/contacts', contactBody(), { token: owner.key, idempotencyKey: key });
+    const good = await postContact(owner.key, contactBody(), key);
     assert.equal(good.status, 201, JSON.stringify(good.body));
     assert.equal(good.headers.get('idempotent-replayed'), null);
   });
@@ -165,14 +149,14 @@ describe('idempotency of write routes', () => {
     const alice = await signUp(base());
     const bob = await signUp(base());
     const key = `invoice-${randomUUID()}`;
-    const forAlice = await call(base(), 'POST', '/v1/contacts', contactBody(), { token: alice.key, idempotencyKey: key });
-    const forBob = await call(base(), 'POST', '/v1/contacts', contactBody(), { token: bob.key, idempotencyKey: key });
+    const forAlice = await postContact(alice.key, contactBody(), key);
+    const forBob = await postContact(bob.key, contactBody(), key);
     assert.equal(forAlice.status, 201);
     assert.equal(forBob.status, 201, 'another account\'s use of the key is no conflict');
     assert.notEqual(forAlice.body.id, forBob.body.id);
 
     // One account, two credentials: the key belongs to the account, not to the credential.
-    const again = await call(base(), 'POST', '/v1/contacts', contactBody(), { token: alice.token, idempotencyKey: key });
+    const again = await postContact(alice.token, contactBody(), key);
     expectError(again, 409, 'idempotency_conflict');
   });
 
@@ -186,7 +170,7 @@ describe('idempotency of write routes', () => {
     assert.equal(replay.status, 200);
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(replay.body, first.body);
-    const listed = await call(base(), 'GET', '/v1/customers', undefined, { token: owner.key });
+    const listed = await list(owner.key, '/v1/customers');
     assert.equal(listed.body.data.length, 1);
   });
 });

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { startLedger } from '../../consumers/ledger/runner';
 import { KEY_CONFLICT } from '../../ledger/outcome';
 import { idempotentCommandId } from '../../src/idempotency/derived-ids';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
 import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, type JsonResponse } from '../support/http';
@@ -33,7 +33,6 @@ function expectConflictAtOnce({ response, ms }: { response: JsonResponse; ms: nu
 describe('one reservation per (account, Idempotency-Key) across every idempotent route', function () {
   this.timeout(60_000);
   const base = () => testService().baseUrl;
-  const db = () => testService().runtime.db;
 
   /** Runs `during` with the ledger stopped (its commands wait in Kafka), then starts it again. */
   async function withLedgerHeld<T>(during: () => Promise<T>): Promise<T> {

@@ -11,8 +11,7 @@ import { testService } from '../hooks';
 import { createKey, signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually, type JsonResponse } from '../support/http';
-import { startService, type TestService } from '../support/service';
-import { TcpProxy } from '../support/tcp-proxy';
+import { startServiceBehindProxies, type ServiceBehindProxies } from '../support/service';
 
 const RACING_REQUESTS = 50;
 /** Of them, to the slow process: its pool's size (src/runtime.ts), so every lookup goes out at once. */
@@ -26,29 +25,15 @@ const WATCH_MS = 4_000;
 
 describe('revocation and suspension hold in every API process', function () {
   this.timeout(120_000);
-  let postgres: TcpProxy;
-  let redis: TcpProxy;
-  let slow: TestService;
+  let slow: ServiceBehindProxies;
   const fast = () => testService().baseUrl;
-  const processes = () => [fast(), slow.baseUrl];
+  const processes = () => [fast(), slow.service.baseUrl];
   const masterKey = () => testService().runtime.config.masterKey;
 
   before(async () => {
-    const database = new URL(process.env.DATABASE_URL!);
-    const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    postgres = await TcpProxy.start(database.hostname, Number(database.port || 5432));
-    redis = await TcpProxy.start(redisUrl.hostname, Number(redisUrl.port || 6379));
-    database.port = String(postgres.port);
-    redisUrl.port = String(redis.port);
-    slow = await startService({ DATABASE_URL: database.toString(), REDIS_URL: redisUrl.toString(), ROLES: 'api', LOG_LEVEL: 'error' });
+    slow = await startServiceBehindProxies({ ROLES: 'api', LOG_LEVEL: 'error' });
   });
-  after(async () => {
-    postgres.replyDelayMs = 0;
-    await redis.restore();
-    await slow?.stop();
-    await postgres.stop();
-    await redis.stop();
-  });
+  after(() => slow?.stop());
 
   /**
    * Sends RACING_REQUESTS requests with the key to the two processes, while the slow process's
@@ -58,20 +43,20 @@ describe('revocation and suspension hold in every API process', function () {
    */
   async function race(key: string, path: string, change: () => Promise<JsonResponse>): Promise<JsonResponse> {
     // Connections opened now, so the racing lookups need no (slowed) handshake before they are sent.
-    await Promise.all(Array.from({ length: SLOW_PROCESS_REQUESTS }, () => slow.runtime.db.raw('SELECT pg_sleep(0.05)')));
-    postgres.replyDelayMs = SLOW_REPLY_MS;
+    await Promise.all(Array.from({ length: SLOW_PROCESS_REQUESTS }, () => slow.service.runtime.db.raw('SELECT pg_sleep(0.05)')));
+    slow.postgres.replyDelayMs = SLOW_REPLY_MS;
     try {
       // The slow process's first: were the fast one's fills there already, its lookups would find
       // them in the cache and never ask Postgres.
-      const racing = Array.from({ length: SLOW_PROCESS_REQUESTS }, () => call(slow.baseUrl, 'GET', path, undefined, { token: key }));
+      const racing = Array.from({ length: SLOW_PROCESS_REQUESTS }, () => call(slow.service.baseUrl, 'GET', path, undefined, { token: key }));
       await new Promise((resolve) => setTimeout(resolve, LOOKUPS_SENT_MS));
       racing.push(...Array.from({ length: RACING_REQUESTS - SLOW_PROCESS_REQUESTS }, () => call(fast(), 'GET', path, undefined, { token: key })));
       const answer = await change();
-      postgres.replyDelayMs = 0;
+      slow.postgres.replyDelayMs = 0;
       for (const response of await Promise.all(racing)) assert.ok([200, 401].includes(response.status), `a racing request answered ${response.status}`);
       return answer;
     } finally {
-      postgres.replyDelayMs = 0;
+      slow.postgres.replyDelayMs = 0;
     }
   }
 
@@ -103,7 +88,7 @@ describe('revocation and suspension hold in every API process', function () {
 
     await watch((response, what) => expectError(response, 401, 'invalid_api_key', undefined, what), (baseUrl) => call(baseUrl, 'GET', '/v1/customers', undefined, { token: key.key }));
     for (const baseUrl of processes()) expectError(await transfer(baseUrl, key.key), 401, 'invalid_api_key', undefined, 'a transfer with the revoked key');
-    assert.equal((await call(slow.baseUrl, 'GET', '/v1/customers', undefined, { token: owner.key })).status, 200, 'the other key still works');
+    assert.equal((await call(slow.service.baseUrl, 'GET', '/v1/customers', undefined, { token: owner.key })).status, 200, 'the other key still works');
   });
 
   it('applies a suspension to every key of the account in both processes once it answers', async () => {
@@ -129,17 +114,17 @@ describe('revocation and suspension hold in every API process', function () {
     // Cached in Redis: the entry a revocation must not leave usable.
     for (const baseUrl of processes()) assert.equal((await call(baseUrl, 'GET', '/v1/customers', undefined, { token: key.key })).status, 200);
 
-    await redis.cut();
+    await slow.redis.cut();
     const idempotencyKey = randomUUID();
-    const refused = await revoke(owner, key.id, slow.baseUrl, idempotencyKey);
+    const refused = await revoke(owner, key.id, slow.service.baseUrl, idempotencyKey);
     expectError(refused, 503, 'service_unavailable', 'redis', 'DELETE /v1/api-keys/{id} without Redis');
     assert.equal(refused.headers.get('retry-after'), '2');
     assert.equal((await listedKey(owner, key.id)).revoked_at, null, 'a refused revocation revoked nothing');
     for (const baseUrl of processes()) assert.equal((await call(baseUrl, 'GET', '/v1/customers', undefined, { token: key.key })).status, 200, 'nor stopped the key');
 
-    await redis.restore();
+    await slow.redis.restore();
     const repeated = await eventually(async () => {
-      const response = await revoke(owner, key.id, slow.baseUrl, idempotencyKey);
+      const response = await revoke(owner, key.id, slow.service.baseUrl, idempotencyKey);
       return response.status === 503 ? undefined : response;
     }, 20_000, 'the revocation goes through once Redis is back');
     assert.equal(repeated.status, 200, JSON.stringify(repeated.body));
@@ -151,17 +136,17 @@ describe('revocation and suspension hold in every API process', function () {
     const owner = await signUp(fast());
     for (const baseUrl of processes()) assert.equal((await call(baseUrl, 'GET', '/v1/accounts/me', undefined, { token: owner.key })).body.kyb_status, 'active');
 
-    await redis.cut();
+    await slow.redis.cut();
     const idempotencyKey = randomUUID();
-    const refused = await suspend(owner, slow.baseUrl, idempotencyKey);
+    const refused = await suspend(owner, slow.service.baseUrl, idempotencyKey);
     expectError(refused, 503, 'service_unavailable', 'redis', 'PATCH /v1/sandbox/accounts/{id} without Redis');
     assert.equal(refused.headers.get('retry-after'), '2');
     const account = await call(fast(), 'GET', `/v1/accounts/me?account_id=${owner.account.id}`, undefined, { token: masterKey() });
     assert.equal(account.body.kyb_status, 'active', 'a refused suspension changed nothing');
 
-    await redis.restore();
+    await slow.redis.restore();
     const repeated = await eventually(async () => {
-      const response = await suspend(owner, slow.baseUrl, idempotencyKey);
+      const response = await suspend(owner, slow.service.baseUrl, idempotencyKey);
       return response.status === 503 ? undefined : response;
     }, 20_000, 'the suspension goes through once Redis is back');
     assert.equal(repeated.status, 200, JSON.stringify(repeated.body));

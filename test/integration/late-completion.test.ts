@@ -9,7 +9,7 @@ import type { LedgerCommandEnvelope, TransferPartnerResult } from '../../ledger/
 import { TOPICS } from '../../src/kafka/topics';
 import { PartnerClient } from '../../src/partners/client';
 import { resultCommand } from '../../consumers/partners/dispatcher';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
@@ -52,8 +52,7 @@ describe('a late completion is an exception for finance', function () {
     assert.deepEqual(await exceptionsOf(transferId), [], 'a failure alone is no exception');
     // The sender spends most of the released amount; then the partner turns out to have paid.
     await transfer(base(), gina.key, { recipient_email: bob.email, amount: '95.00', currency: 'USD' });
-    const railsUrl = testService().roles.find((r) => r.role === 'mock-rails')!.url!;
-    const rail = new PartnerClient({ baseUrl: `${railsUrl}/fiat`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret });
+    const rail = new PartnerClient({ baseUrl: `${railsUrl()}/fiat`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret });
     const paid = await rail.submitPayment({ reference: transferId, amount: '10.13', currency: 'USD' });
     const completed: TransferPartnerResult = { transfer_id: transferId, outcome: 'completed', partner_payment_id: paid.id, failure_code: null, failure_message: null };
     await sendToLedger(resultCommand(gina.account.id, completed));

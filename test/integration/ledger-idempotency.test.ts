@@ -6,38 +6,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Money } from '../../ledger/money';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
 import { signUp, uniqueEmail } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
 import { balances, fund } from '../support/money';
-
-const SCAN_ROUNDS_MAX = 10_000;
+import { deleteKeysStartingWith } from '../support/redis';
 
 /** Deletes every key of this test run in Redis (rate limits, cached keys and answers), as if Redis had restarted empty. */
-async function flushRunKeysInRedis(): Promise<number> {
-  const prefix = testService().config.redisKeyPrefix;
-  assert.ok(prefix.length > 0, 'a test run always has its own Redis prefix');
-  const raw = new Redis(testService().config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await raw.connect();
-  let deleted = 0;
-  try {
-    let cursor = '0';
-    for (let round = 0; round < SCAN_ROUNDS_MAX; round++) {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) deleted += await raw.del(...keys);
-      cursor = next;
-      if (cursor === '0') return deleted;
-    }
-    throw new Error(`SCAN did not finish in ${SCAN_ROUNDS_MAX} rounds`);
-  } finally {
-    raw.disconnect();
-  }
-}
+const flushRunKeysInRedis = (): Promise<number> => deleteKeysStartingWith(testService().config.redisUrl, testService().config.redisKeyPrefix);
 
 describe('idempotency of the routes the ledger decides (DESIGN.md section 5f)', () => {
   const base = () => testService().baseUrl;
-  const db = () => testService().runtime.db;
 
   async function pair() {
     const sender = await signUp(base());

@@ -7,21 +7,12 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { available, pending, type LedgerAccountRef } from '../../ledger/chart';
 import { copyInto } from '../../ledger/pg/copy';
-import { testService } from '../hooks';
+import { db } from '../hooks';
+import { insertAccount } from '../support/seed-ledger';
 import { rolledBack as rolledBackIn } from '../support/database';
 
-const db = () => testService().runtime.db;
 
 const rolledBack = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => rolledBackIn(db(), work);
-
-async function insertAccount(trx: Knex.Transaction): Promise<string> {
-  const id = randomUUID();
-  await trx('accounts').insert({
-    id, email: `ledger-pg-${id}@example.com`, password_hash: 'not-a-real-hash', business_name: 'Ledger Test Ltd',
-    country_code: 'GB', kyb_status: 'active', environment: 'sandbox',
-  });
-  return id;
-}
 
 async function insertLedgerAccount(trx: Knex.Transaction, ref: LedgerAccountRef, balance = '0'): Promise<string> {
   const id = randomUUID();
@@ -40,8 +31,8 @@ interface Seeded {
 
 /** Two accounts, each with an available USD and EUR ledger account. */
 async function seed(trx: Knex.Transaction): Promise<Seeded> {
-  const a = await insertAccount(trx);
-  const b = await insertAccount(trx);
+  const a = await insertAccount(trx, 'ledger-pg');
+  const b = await insertAccount(trx, 'ledger-pg');
   return {
     a, b,
     aUsd: await insertLedgerAccount(trx, available(a, 'USD')),
@@ -135,42 +126,25 @@ describe('ledger in Postgres: refuses an entry that does not balance', () => {
     });
   });
 
-  it('a zero posting → check_violation', async () => {
-    await rolledBack(async (trx) => {
-      const s = await seed(trx);
-      const entryId = await insertEntry(trx);
-      await assert.rejects(
-        trx('postings').insert([posting(entryId, s.aUsd, s.a, 'USD', '0'), posting(entryId, s.bUsd, s.b, 'USD', '0')]),
-        { message: /postings_amount_not_zero/, code: CHECK_VIOLATION },
-      );
+  // Postings the database refuses whatever they sum to.
+  const refusedPostings: Array<[why: string, postings: (entryId: string, s: Seeded) => object[], expected: { message: RegExp; code?: string }]> = [
+    ['a zero posting → check_violation', (e, s) => [posting(e, s.aUsd, s.a, 'USD', '0'), posting(e, s.bUsd, s.b, 'USD', '0')], { message: /postings_amount_not_zero/, code: CHECK_VIOLATION }],
+    // The trigger sums postings by their own currency column; unless that column must equal the
+    // currency of the ledger account posted to, a USD debit can "balance" a EUR credit: here 5.00
+    // leaves a's USD account and 5.00 arrives in b's EUR account, both labelled USD.
+    ['a posting labelled with a currency other than its ledger account\'s → refused', (e, s) => [posting(e, s.aUsd, s.a, 'USD', '-5.00'), posting(e, s.bEur, s.b, 'USD', '5.00')], { message: /currency/ }],
+    // postings.account_id is what /v1/transactions lists by; it must be the ledger account's owner.
+    ['a posting naming an owner other than its ledger account\'s → refused', (e, s) => [posting(e, s.aUsd, s.a, 'USD', '-5.00'), posting(e, s.bUsd, s.a, 'USD', '5.00')], { message: /owner|account_id/ }],
+  ];
+  for (const [why, postings, expected] of refusedPostings) {
+    it(why, async () => {
+      await rolledBack(async (trx) => {
+        const s = await seed(trx);
+        const entryId = await insertEntry(trx);
+        await assert.rejects(trx('postings').insert(postings(entryId, s)), expected);
+      });
     });
-  });
-
-  // The trigger sums postings by their own currency column; unless that column must equal the
-  // currency of the ledger account posted to, a USD debit can "balance" a EUR credit.
-  it('a posting labelled with a currency other than its ledger account\'s → refused', async () => {
-    await rolledBack(async (trx) => {
-      const s = await seed(trx);
-      const entryId = await insertEntry(trx);
-      // 5.00 leaves a's USD account and 5.00 arrives in b's EUR account, both labelled USD.
-      await assert.rejects(
-        trx('postings').insert([posting(entryId, s.aUsd, s.a, 'USD', '-5.00'), posting(entryId, s.bEur, s.b, 'USD', '5.00')]),
-        { message: /currency/ },
-      );
-    });
-  });
-
-  // postings.account_id is what /v1/transactions lists by; it must be the ledger account's owner.
-  it('a posting naming an owner other than its ledger account\'s → refused', async () => {
-    await rolledBack(async (trx) => {
-      const s = await seed(trx);
-      const entryId = await insertEntry(trx);
-      await assert.rejects(
-        trx('postings').insert([posting(entryId, s.aUsd, s.a, 'USD', '-5.00'), posting(entryId, s.bUsd, s.a, 'USD', '5.00')]),
-        { message: /owner|account_id/ },
-      );
-    });
-  });
+  }
 });
 
 describe('ledger in Postgres: refuses an entry without postings', () => {
@@ -242,7 +216,7 @@ describe('ledger in Postgres: a customer balance never goes below zero', () => {
   for (const [why, kind] of table) {
     it(`UPDATE of the ${why} balance to -1 → check_violation; to 0 and 1 → accepted`, async () => {
       await rolledBack(async (trx) => {
-        const a = await insertAccount(trx);
+        const a = await insertAccount(trx, 'ledger-pg');
         const id = await insertLedgerAccount(trx, kind === 'available' ? available(a, 'USD') : pending(a, 'USD'), '1.00');
         await trx('ledger_accounts').where({ id }).update({ balance: '0' });
         await trx('ledger_accounts').where({ id }).update({ balance: '1' });
@@ -257,14 +231,14 @@ describe('ledger in Postgres: a customer balance never goes below zero', () => {
 
   it('UPDATE of an available balance to -0.000001 → check_violation', async () => {
     await rolledBack(async (trx) => {
-      const id = await insertLedgerAccount(trx, available(await insertAccount(trx), 'USDC'));
+      const id = await insertLedgerAccount(trx, available(await insertAccount(trx, 'ledger-pg'), 'USDC'));
       await assert.rejects(trx('ledger_accounts').where({ id }).update({ balance: '-0.000001' }), { message: /customer_balance_never_negative/, code: CHECK_VIOLATION });
     });
   });
 
   it('INSERT of a customer ledger account with a negative balance → check_violation', async () => {
     await rolledBack(async (trx) => {
-      const a = await insertAccount(trx);
+      const a = await insertAccount(trx, 'ledger-pg');
       await assert.rejects(insertLedgerAccount(trx, available(a, 'EUR'), '-1'), { message: /customer_balance_never_negative/, code: CHECK_VIOLATION });
     });
   });
@@ -284,7 +258,7 @@ describe('ledger in Postgres: a customer balance never goes below zero', () => {
       await assert.rejects(insertLedgerAccount(trx, ownerless), { message: /customer_accounts_have_owner/, code: CHECK_VIOLATION });
     });
     await rolledBack(async (trx) => {
-      const owned: LedgerAccountRef = { code: `sys:test:${randomUUID()}`, accountId: await insertAccount(trx), kind: 'system', currency: 'USD' };
+      const owned: LedgerAccountRef = { code: `sys:test:${randomUUID()}`, accountId: await insertAccount(trx, 'ledger-pg'), kind: 'system', currency: 'USD' };
       await assert.rejects(insertLedgerAccount(trx, owned), { message: /customer_accounts_have_owner/, code: CHECK_VIOLATION });
     });
   });

@@ -13,20 +13,13 @@ import { available } from '../../ledger/chart';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
 import type { Delivered } from '../../src/kafka/consumer';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
+import { insertAccount } from '../support/seed-ledger';
 
 const runtime = () => testService().runtime;
-const db = () => runtime().db;
 const STATEMENT_TIMEOUT_MS = 1_000;
 
-async function newAccount(): Promise<string> {
-  const id = randomUUID();
-  await db()('accounts').insert({
-    id, email: `round-timeout-${id}@example.com`, password_hash: 'not-a-real-hash', business_name: 'Round Timeout Ltd',
-    country_code: 'GB', kyb_status: 'active', environment: 'sandbox',
-  });
-  return id;
-}
+const newAccount = (): Promise<string> => insertAccount(db(), 'round-timeout');
 
 /** A faucet credit as delivered from ledger.commands. */
 function faucet(accountId: string, amount: string): Delivered<LedgerCommandEnvelope> {

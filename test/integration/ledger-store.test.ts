@@ -15,18 +15,15 @@ import { Money, type Currency } from '../../ledger/money';
 import { markRoundsPublished } from '../../ledger/outbox';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { ensureLedgerAccounts, type BatchWrite, type EntryWrite } from '../../ledger/store';
-import { testService } from '../hooks';
+import { db } from '../hooks';
+import { accountRow } from '../support/seed-ledger';
 
-const db = () => testService().runtime.db;
 const CONCURRENT_PAIRS = 50;
 
 /** Accounts inserted directly, each with a unique email; KYB active, vIBANs and a chain wallet as facts. */
 async function newAccounts(count: number): Promise<AccountFacts[]> {
   const ids = Array.from({ length: count }, () => randomUUID());
-  await db()('accounts').insert(ids.map((id) => ({
-    id, email: `ledger-store-${id}@example.com`, password_hash: 'not-a-real-hash', business_name: 'Ledger Store Ltd',
-    country_code: 'GB', kyb_status: 'active', environment: 'sandbox',
-  })));
+  await db()('accounts').insert(ids.map((id) => accountRow(id, 'ledger-store')));
   return ids.map((id) => ({ id, kybStatus: 'active', hasVibans: true, hasChainWallet: true }));
 }
 

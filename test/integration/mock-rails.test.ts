@@ -2,12 +2,13 @@
 // (Partner-side OAuth 2.0) and the payment API with the sandbox scenarios a caller asks for. Each describe
 // block runs its own server on a free port.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { ownRailsBooks } from '../support/service';
 import { testService } from '../hooks';
 import { startMockRails, type MockRails, type MockRailsOptions } from '../../src/mock-rails/server';
 import { call, eventually, type JsonResponse } from '../support/http';
+import { uniqueReference } from '../support/partner-links';
 import { controlHeaders, controlSecret } from '../support/secrets';
+import { today } from '../support/days';
 
 const CLIENT_ID = 'client_mock_rails_test';
 const CLIENT_SECRET = 'secret_mock_rails_test';
@@ -66,10 +67,6 @@ async function authorizationCode(partnerUrl: string, redirectUri: string): Promi
   const code = location.searchParams.get('code');
   assert.ok(code, 'the redirect carries a code');
   return code;
-}
-
-function reference(): string {
-  return `ref_${randomUUID()}`;
 }
 
 describe('mock rails: partner OAuth 2.0', () => {
@@ -208,7 +205,7 @@ describe('mock rails: partner OAuth 2.0', () => {
       assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
       assert.notEqual(refreshed.body.access_token, first.body.access_token);
       assert.notEqual(refreshed.body.refresh_token, oldRefreshToken);
-      const submitted = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'USD' }, { token: refreshed.body.access_token });
+      const submitted = await call(fiatUrl, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '1.00', currency: 'USD' }, { token: refreshed.body.access_token });
       assert.equal(submitted.status, 201);
 
       const reused = await tokenRequest(fiatUrl, { grant_type: 'refresh_token' }, { query: `?refresh_token=${encodeURIComponent(oldRefreshToken)}` });
@@ -219,7 +216,7 @@ describe('mock rails: partner OAuth 2.0', () => {
 
   describe('bearer tokens on the API', () => {
     it('answers 401 invalid_token without a token and with an unknown one', async () => {
-      const without = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'USD' });
+      const without = await call(fiatUrl, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '1.00', currency: 'USD' });
       assert.equal(without.status, 401);
       assert.equal(without.body.error, 'invalid_token');
       const unknown = await call(fiatUrl, 'GET', '/v1/payments/fiat_000000000000000000000000', undefined, { token: 'at_made_up' });
@@ -298,19 +295,19 @@ describe('mock rails: payments', () => {
     const fiatUrl = `${rails.url}/fiat`;
     const code = await authorizationCode(fiatUrl, REDIRECT_URI);
     const userToken = (await tokenRequest(fiatUrl, { grant_type: 'authorization_code', scope: 'all', code, redirect_uri: REDIRECT_URI })).body.access_token;
-    const customers = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '12.5', currency: 'EUR' }, { token: userToken });
-    const fee = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '3.00', currency: 'EUR', scenario: 'statement_fee' }, { token: userToken });
-    const clients = await submit('fiat', { reference: reference(), amount: '7.00', currency: 'EUR' });
-    const twice = await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'EUR', scenario: 'statement_duplicate' }, { token: userToken });
+    const customers = await call(fiatUrl, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '12.5', currency: 'EUR' }, { token: userToken });
+    const fee = await call(fiatUrl, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '3.00', currency: 'EUR', scenario: 'statement_fee' }, { token: userToken });
+    const clients = await submit('fiat', { reference: uniqueReference(), amount: '7.00', currency: 'EUR' });
+    const twice = await call(fiatUrl, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '1.00', currency: 'EUR', scenario: 'statement_duplicate' }, { token: userToken });
     const batched: JsonResponse[] = [];
-    for (const amount of ['2.00', '4.25']) batched.push(await call(fiatUrl, 'POST', '/v1/payments', { reference: reference(), amount, currency: 'EUR', scenario: 'statement_batched' }, { token: userToken }));
-    const today = new Date().toISOString().slice(0, 10);
-    const statement = await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: tokens.fiat });
+    for (const amount of ['2.00', '4.25']) batched.push(await call(fiatUrl, 'POST', '/v1/payments', { reference: uniqueReference(), amount, currency: 'EUR', scenario: 'statement_batched' }, { token: userToken }));
+    const day = today();
+    const statement = await call(fiatUrl, 'GET', `/v1/statements/${day}`, undefined, { token: tokens.fiat });
     assert.equal(statement.status, 200, JSON.stringify(statement.body));
     const line = statement.body.lines.find((l: { reference: string }) => l.reference === customers.body.id);
     assert.deepEqual(line, {
       id: `stl_${customers.body.id}`, type: 'payout', reference: customers.body.id, client_reference: customers.body.reference,
-      amount: '-12.50', fee: '0.00', net: '-12.50', currency: 'EUR', value_date: today,
+      amount: '-12.50', fee: '0.00', net: '-12.50', currency: 'EUR', value_date: day,
     });
     const charged = statement.body.lines.find((l: { reference: string }) => l.reference === fee.body.id);
     assert.deepEqual([charged.amount, charged.fee, charged.net], ['-3.00', '0.50', '-3.50']);
@@ -320,14 +317,14 @@ describe('mock rails: payments', () => {
     // The partner answers what it holds under a reference of ours, and says so when it holds none.
     const found = await call(fiatUrl, 'GET', `/v1/payments?reference=${encodeURIComponent(clients.body.reference)}`, undefined, { token: tokens.fiat });
     assert.deepEqual([found.status, found.body.id], [200, clients.body.id]);
-    const none = await call(fiatUrl, 'GET', `/v1/payments?reference=${reference()}`, undefined, { token: tokens.fiat });
+    const none = await call(fiatUrl, 'GET', `/v1/payments?reference=${uniqueReference()}`, undefined, { token: tokens.fiat });
     assert.deepEqual([none.status, none.body.error], [404, 'not_found']);
     assert.deepEqual(statement.body.lines.filter((l: { reference: string }) => l.reference === twice.body.id).map((l: { id: string }) => l.id), [`stl_${twice.body.id}`, `stl_${twice.body.id}_2`]);
     const batch = statement.body.lines.find((l: { type: string; currency: string }) => l.type === 'batch' && l.currency === 'EUR');
     assert.deepEqual([batch.amount, batch.net, batch.batch_size], ['-6.25', '-6.25', 2]);
     assert.deepEqual(batch.settles, batched.map((b) => b.body.id), 'a batch line lists the payments it settles');
     assert.ok(!statement.body.lines.some((l: { reference: string }) => batched.some((b) => b.body.id === l.reference)), 'a batched payment has no line of its own');
-    assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${today}`, undefined, { token: userToken })).status, 403, 'a customer may not read the client\'s statement');
+    assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${day}`, undefined, { token: userToken })).status, 403, 'a customer may not read the client\'s statement');
     for (const bad of ['2026-13-45', '2026-02-30', 'yesterday']) {
       assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
     }
@@ -338,7 +335,7 @@ describe('mock rails: payments', () => {
       const paged: Array<{ reference: string }> = [];
       for (let cursor: string | null = null, first = true; first || cursor !== null; first = false) {
         const goOn: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
-        const page: { status: number; body: { lines: Array<{ reference: string }>; next_cursor: string | null } } = await call(fiatUrl, 'GET', `/v1/statements/${today}?limit=${limit}${goOn}`, undefined, { token: tokens.fiat });
+        const page: { status: number; body: { lines: Array<{ reference: string }>; next_cursor: string | null } } = await call(fiatUrl, 'GET', `/v1/statements/${day}?limit=${limit}${goOn}`, undefined, { token: tokens.fiat });
         assert.equal(page.status, 200, JSON.stringify(page.body));
         assert.ok(page.body.lines.length <= limit || page.body.lines.every((l) => l.reference === twice.body.id), `a page of ${page.body.lines.length} lines`);
         paged.push(...page.body.lines);
@@ -347,12 +344,12 @@ describe('mock rails: payments', () => {
       assert.deepEqual(paged, statement.body.lines, `pages of ${limit}`);
     }
     for (const bad of ['limit=0', 'limit=10001', 'limit=5&cursor=-1', 'limit=5&cursor=batch_x', 'limit=5&cursor=2026-01-01T00:00:00Z_x', 'limit=x']) {
-      assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${today}?${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
+      assert.equal((await call(fiatUrl, 'GET', `/v1/statements/${day}?${bad}`, undefined, { token: tokens.fiat })).status, 400, bad);
     }
   });
 
   it('fiat completes a payment in the submit response', async () => {
-    const ref = reference();
+    const ref = uniqueReference();
     const response = await submit('fiat', { reference: ref, amount: '10', currency: 'EUR', beneficiary: { iban: 'DE00' }, metadata: { order: 1 } });
     assert.equal(response.status, 201);
     assert.match(response.body.id, /^fiat_[0-9a-f]{24}$/);
@@ -366,7 +363,7 @@ describe('mock rails: payments', () => {
   });
 
   it('chain answers pending with a tx hash, and the payment completes once confirmed', async () => {
-    const response = await submit('chain', { reference: reference(), amount: '25.5', currency: 'USDC' });
+    const response = await submit('chain', { reference: uniqueReference(), amount: '25.5', currency: 'USDC' });
     assert.equal(response.status, 201);
     assert.equal(response.body.status, 'pending');
     assert.equal(response.body.amount, '25.500000');
@@ -376,7 +373,7 @@ describe('mock rails: payments', () => {
   });
 
   it('claimless answers pending with a claim link: a page whose form the payee submits to claim, once', async () => {
-    const response = await submit('claimless', { reference: reference(), amount: '40.00', currency: 'GBP' });
+    const response = await submit('claimless', { reference: uniqueReference(), amount: '40.00', currency: 'GBP' });
     assert.equal(response.status, 201);
     assert.equal(response.body.status, 'pending');
     assert.equal(response.body.claim_link, `${rails.url}/claimless/claim/${response.body.id}`);
@@ -399,7 +396,7 @@ describe('mock rails: payments', () => {
     const shortLived = await startMockRails({ ...railsOptions(), claimTtlMs: 200 });
     try {
       const token = await clientCredentialsToken(`${shortLived.url}/claimless`);
-      const submitted = await call(`${shortLived.url}/claimless`, 'POST', '/v1/payments', { reference: reference(), amount: '5.00', currency: 'USD' }, { token });
+      const submitted = await call(`${shortLived.url}/claimless`, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '5.00', currency: 'USD' }, { token });
       assert.equal(submitted.body.status, 'pending');
       await eventually(async () => {
         const now = await call(`${shortLived.url}/claimless`, 'GET', `/v1/payments/${submitted.body.id}`, undefined, { token });
@@ -412,7 +409,7 @@ describe('mock rails: payments', () => {
   });
 
   it('claimless: an unclaimed link expires (here at once, by the sandbox control)', async () => {
-    const response = await submit('claimless', { reference: reference(), amount: '5.00', currency: 'USD' });
+    const response = await submit('claimless', { reference: uniqueReference(), amount: '5.00', currency: 'USD' });
     const expired = await call(`${rails.url}/claimless`, 'POST', `/_control/expire-claim/${response.body.id}`, undefined, { headers: controlHeaders() });
     assert.deepEqual([expired.status, expired.body.status], [200, 'expired']);
     assert.equal((await payment('claimless', response.body.id)).body.status, 'expired');
@@ -423,7 +420,7 @@ describe('mock rails: payments', () => {
     const slow = await startMockRails({ ...railsOptions(), chainConfirmMs: 60_000 });
     try {
       const grant = await tokenRequest(`${slow.url}/openbank`, { grant_type: 'client_credentials' });
-      const submitted = await call(`${slow.url}/openbank`, 'POST', '/v1/payments', { reference: reference(), amount: '8.00', currency: 'USD' }, { token: grant.body.access_token });
+      const submitted = await call(`${slow.url}/openbank`, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '8.00', currency: 'USD' }, { token: grant.body.access_token });
       assert.equal(submitted.body.status, 'authorized');
       const stopped = await call(`${slow.url}/openbank`, 'POST', `/_control/cancel/${submitted.body.id}`, undefined, { headers: controlHeaders() });
       assert.deepEqual([stopped.status, stopped.body.status], [200, 'reversed']);
@@ -439,14 +436,14 @@ describe('mock rails: payments', () => {
   });
 
   it('openbank answers authorized, and the pay-in completes later', async () => {
-    const response = await submit('openbank', { reference: reference(), amount: '75.00', currency: 'USD' });
+    const response = await submit('openbank', { reference: uniqueReference(), amount: '75.00', currency: 'USD' });
     assert.equal(response.status, 201);
     assert.equal(response.body.status, 'authorized');
     await statusBecomes('openbank', response.body.id, 'completed');
   });
 
   it('returns the same payment for the same reference and never creates a second', async () => {
-    const body = { reference: reference(), amount: '12.00', currency: 'USD' };
+    const body = { reference: uniqueReference(), amount: '12.00', currency: 'USD' };
     const first = await submit('fiat', body);
     const again = await submit('fiat', { ...body, amount: '12' });
     assert.equal(first.status, 201);
@@ -455,7 +452,7 @@ describe('mock rails: payments', () => {
   });
 
   it('refuses a known reference with a different amount: 409 reference_conflict', async () => {
-    const ref = reference();
+    const ref = uniqueReference();
     assert.equal((await submit('fiat', { reference: ref, amount: '12.00', currency: 'USD' })).status, 201);
     const conflict = await submit('fiat', { reference: ref, amount: '12.01', currency: 'USD' });
     assert.equal(conflict.status, 409);
@@ -491,14 +488,21 @@ describe('mock rails: payments', () => {
   });
 
   describe('sandbox scenarios, asked for by name', () => {
-    it('outage: two 503s with Retry-After 0, then the payment', async () => {
-      const body = { reference: reference(), amount: '10.13', currency: 'USD', scenario: 'outage' };
+    /** Submits `body` to `rail` twice; both answers are `status` with `error`. */
+    const refusedTwice = async (rail: string, body: Record<string, unknown>, status: number, error: string): Promise<JsonResponse[]> => {
+      const answers: JsonResponse[] = [];
       for (let attempt = 1; attempt <= 2; attempt += 1) {
-        const response = await submit('fiat', body);
-        assert.equal(response.status, 503, `attempt ${attempt}`);
-        assert.equal(response.body.error, 'temporarily_unavailable');
-        assert.equal(response.headers.get('retry-after'), '0');
+        const response = await submit(rail, body);
+        assert.deepEqual([response.status, response.body.error], [status, error], `attempt ${attempt}`);
+        answers.push(response);
       }
+      return answers;
+    };
+
+    it('outage: two 503s with Retry-After 0, then the payment', async () => {
+      const body = { reference: uniqueReference(), amount: '10.13', currency: 'USD', scenario: 'outage' };
+      const refused = await refusedTwice('fiat', body, 503, 'temporarily_unavailable');
+      assert.deepEqual(refused.map((response) => response.headers.get('retry-after')), ['0', '0']);
       const third = await submit('fiat', body);
       assert.equal(third.status, 201);
       assert.equal(third.body.status, 'completed');
@@ -506,7 +510,7 @@ describe('mock rails: payments', () => {
     });
 
     it('lost_answer: the first submit creates the payment but answers 500; the next submit of the reference returns it', async () => {
-      const body = { reference: reference(), amount: '10.55', currency: 'USD', scenario: 'lost_answer' };
+      const body = { reference: uniqueReference(), amount: '10.55', currency: 'USD', scenario: 'lost_answer' };
       const lost = await submit('fiat', body);
       assert.equal(lost.status, 500);
       assert.equal(lost.body.error, 'internal');
@@ -518,26 +522,17 @@ describe('mock rails: payments', () => {
     });
 
     it('decline: 422 declined on every submit, and no payment', async () => {
-      const body = { reference: reference(), amount: '250.66', currency: 'GBP', scenario: 'decline' };
-      for (let attempt = 1; attempt <= 2; attempt += 1) {
-        const response = await submit('fiat', body);
-        assert.equal(response.status, 422, `attempt ${attempt}`);
-        assert.equal(response.body.error, 'declined');
-        assert.equal(typeof response.body.message, 'string');
-      }
+      const body = { reference: uniqueReference(), amount: '250.66', currency: 'GBP', scenario: 'decline' };
+      for (const response of await refusedTwice('fiat', body, 422, 'declined')) assert.equal(typeof response.body.message, 'string');
     });
 
     it('error: 500 internal on every submit', async () => {
-      const body = { reference: reference(), amount: '0.770000', currency: 'EURC', scenario: 'error' };
-      for (let attempt = 1; attempt <= 2; attempt += 1) {
-        const response = await submit('chain', body);
-        assert.equal(response.status, 500, `attempt ${attempt}`);
-        assert.equal(response.body.error, 'internal');
-      }
+      const body = { reference: uniqueReference(), amount: '0.770000', currency: 'EURC', scenario: 'error' };
+      await refusedTwice('chain', body, 500, 'internal');
     });
 
     it('reverse: accepted as pending even on fiat, then reversed, never completed', async () => {
-      const response = await submit('fiat', { reference: reference(), amount: '5.99', currency: 'USD', scenario: 'reverse' });
+      const response = await submit('fiat', { reference: uniqueReference(), amount: '5.99', currency: 'USD', scenario: 'reverse' });
       assert.equal(response.status, 201);
       assert.equal(response.body.status, 'pending');
       await statusBecomes('fiat', response.body.id, 'reversed');
@@ -545,13 +540,13 @@ describe('mock rails: payments', () => {
 
     it('without a scenario, amounts whose cents once meant a failure succeed', async () => {
       for (const amount of ['10.13', '10.55', '10.66', '10.77', '10.99']) {
-        const response = await submit('fiat', { reference: reference(), amount, currency: 'USD' });
+        const response = await submit('fiat', { reference: uniqueReference(), amount, currency: 'USD' });
         assert.deepEqual([response.status, response.body.status], [201, 'completed'], amount);
       }
     });
 
     it('refuses an unknown scenario with 400 invalid_request, and creates nothing', async () => {
-      const body = { reference: reference(), amount: '1.00', currency: 'USD', scenario: 'explode' };
+      const body = { reference: uniqueReference(), amount: '1.00', currency: 'USD', scenario: 'explode' };
       const response = await submit('fiat', body);
       assert.deepEqual([response.status, response.body.error], [400, 'invalid_request']);
       assert.equal((await submit('fiat', { ...body, scenario: undefined })).status, 201, 'the reference was not taken');
@@ -580,23 +575,23 @@ describe('mock rails: books that outlive a restart', () => {
     const url = () => `${rails.url}/openbank`;
     const clientToken = await clientCredentialsToken(url());
     const grant = (await tokenRequest(url(), { grant_type: 'authorization_code', scope: 'all', code: await authorizationCode(url(), REDIRECT_URI), redirect_uri: REDIRECT_URI })).body;
-    const payIn = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '25.00', currency: 'USD' }, { token: grant.access_token });
+    const payIn = await call(url(), 'POST', '/v1/payments', { reference: uniqueReference(), amount: '25.00', currency: 'USD' }, { token: grant.access_token });
     assert.equal(payIn.status, 201, JSON.stringify(payIn.body));
-    const batched = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '4.00', currency: 'USD', scenario: 'statement_batched' }, { token: grant.access_token });
+    const batched = await call(url(), 'POST', '/v1/payments', { reference: uniqueReference(), amount: '4.00', currency: 'USD', scenario: 'statement_batched' }, { token: grant.access_token });
     const settled = (id: string) => eventually(async () => ((await call(url(), 'GET', `/v1/payments/${id}`, undefined, { token: clientToken })).body.status === 'completed' ? true : undefined), 5_000, `${id} to settle`);
     await settled(payIn.body.id);
     await settled(batched.body.id);
-    const today = new Date().toISOString().slice(0, 10);
-    const before = await call(url(), 'GET', `/v1/statements/${today}`, undefined, { token: clientToken });
+    const day = today();
+    const before = await call(url(), 'GET', `/v1/statements/${day}`, undefined, { token: clientToken });
     assert.equal(before.status, 200);
     assert.deepEqual(before.body.lines.map((l: { type: string }) => l.type), ['pay_in', 'batch']);
-    const late = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '6.00', currency: 'USD' }, { token: grant.access_token });
+    const late = await call(url(), 'POST', '/v1/payments', { reference: uniqueReference(), amount: '6.00', currency: 'USD' }, { token: grant.access_token });
     assert.equal(late.body.status, 'authorized', 'it settles later');
 
     await restart();
 
     await settled(late.body.id);
-    const after = await call(url(), 'GET', `/v1/statements/${today}`, undefined, { token: clientToken });
+    const after = await call(url(), 'GET', `/v1/statements/${day}`, undefined, { token: clientToken });
     assert.equal(after.status, 200, 'the client\'s token is still good');
     const lateLine = after.body.lines.find((l: { reference: string }) => l.reference === late.body.id);
     assert.equal(lateLine?.amount, '6.00', 'the payment made just before the restart settles onto the statement');
@@ -615,7 +610,7 @@ describe('mock rails: books that outlive a restart', () => {
   it('forgets nothing a pending payment is waiting for: it settles on time after a restart', async () => {
     const url = () => `${rails.url}/chain`;
     const token = await clientCredentialsToken(url());
-    const submitted = await call(url(), 'POST', '/v1/payments', { reference: reference(), amount: '5.000000', currency: 'USDC' }, { token });
+    const submitted = await call(url(), 'POST', '/v1/payments', { reference: uniqueReference(), amount: '5.000000', currency: 'USDC' }, { token });
     assert.equal(submitted.body.status, 'pending');
     await restart();
     const confirmed = await eventually(async () => {
@@ -629,7 +624,7 @@ describe('mock rails: books that outlive a restart', () => {
     const other = await startMockRails(railsOptions());
     try {
       const token = await clientCredentialsToken(`${rails.url}/fiat`);
-      const made = await call(`${rails.url}/fiat`, 'POST', '/v1/payments', { reference: reference(), amount: '1.00', currency: 'USD' }, { token });
+      const made = await call(`${rails.url}/fiat`, 'POST', '/v1/payments', { reference: uniqueReference(), amount: '1.00', currency: 'USD' }, { token });
       const otherToken = await clientCredentialsToken(`${other.url}/fiat`);
       assert.equal((await call(`${other.url}/fiat`, 'GET', `/v1/payments/${made.body.id}`, undefined, { token: otherToken })).status, 404);
       assert.equal((await call(`${other.url}/fiat`, 'GET', '/v1/payments/x', undefined, { token })).status, 401, 'a token of one book is unknown to another');

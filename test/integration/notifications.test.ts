@@ -13,7 +13,8 @@ import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { startService } from '../support/service';
-import { openEventStream, type EventStreamClient, type SseFrame } from '../support/sse';
+import type { SseBlock } from '../../src/event-stream';
+import { openEventStream, type EventStreamClient } from '../support/sse';
 
 const NOTIFIER_LIVE_MS_MAX = 30_000;
 const EVENT_WAIT_MS = 10_000;
@@ -63,7 +64,7 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
   }
 
   /** The frame is `envelope` as SPEC.md section 6 shows it: id = event id, event = type, data = the envelope. */
-  function assertFrameOf(frame: SseFrame, envelope: DomainEventEnvelope): void {
+  function assertFrameOf(frame: SseBlock, envelope: DomainEventEnvelope): void {
     assert.equal(frame.id, envelope.id);
     assert.equal(frame.event, envelope.type);
     assert.deepEqual(JSON.parse(frame.data!), {
@@ -111,7 +112,7 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
     assert.equal(stream.headers.get('cache-control'), 'no-cache, no-transform');
     assert.equal(stream.headers.get('x-accel-buffering'), 'no');
     assert.match(stream.headers.get('request-id') ?? '', /^[0-9a-f-]{36}$/);
-    assert.equal((await stream.next()).retry, 2000);
+    assert.equal((await stream.next()).retryMs, 2000);
     assert.deepEqual((await stream.next()).comments, ['connected']);
   });
 
@@ -225,7 +226,7 @@ describe('GET /v1/notifications: the account\'s event stream (SPEC.md section 6)
       streams.push(stream);
       // Each wait has a deadline far below the default period, so only the setting can meet it;
       // no assertion on elapsed time, which a loaded machine stretches.
-      const heartbeats: SseFrame[] = [];
+      const heartbeats: SseBlock[] = [];
       while (heartbeats.length < 2) {
         const frame = await stream.next(5_000);
         assert.equal(frame.event, null, 'an idle stream carries comments only');

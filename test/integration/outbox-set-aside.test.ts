@@ -6,11 +6,10 @@
 // sweeper takes them.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
 import { call, eventually } from '../support/http';
 import { expectError } from '../support/expect';
 
-const db = () => testService().runtime.db;
 const base = () => testService().baseUrl;
 const master = () => ({ token: testService().runtime.config.masterKey });
 

@@ -15,24 +15,17 @@ import { claimUnpublishedRound } from '../../ledger/outbox';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { ensureLedgerAccounts, type BatchWrite } from '../../ledger/store';
 import { createKafka, createProducer } from '../../src/kafka/client';
-import { testService } from '../hooks';
+import { db, testService } from '../hooks';
+import { insertAccount } from '../support/seed-ledger';
 import { eventually } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const runtime = () => testService().runtime;
-const db = () => runtime().db;
 /** A round left unpublished this long is one the sweep below takes, and younger than the service's own sweeper takes (15 s). */
 const SWEEP_AGE_MS = 5_000;
 const LEFT_BEHIND_S = 10;
 
-async function newAccount(): Promise<string> {
-  const id = randomUUID();
-  await db()('accounts').insert({
-    id, email: `outbox-sweeper-${id}@example.com`, password_hash: 'not-a-real-hash', business_name: 'Outbox Sweeper Ltd',
-    country_code: 'GB', kyb_status: 'active', environment: 'sandbox',
-  });
-  return id;
-}
+const newAccount = (): Promise<string> => insertAccount(db(), 'outbox-sweeper');
 
 /** A faucet credit decided and committed as the ledger handler does, its outbox round marked unpublished. */
 async function credit(accountId: string, amount: string, publishedRounds: string[] = []): Promise<{ roundId: string; entryId: string }> {

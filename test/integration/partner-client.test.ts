@@ -2,14 +2,15 @@
 // renewal (SPEC.md section 5, Partner-side OAuth 2.0), bounded retries, typed errors. Round
 // trips are counted by the rail itself (GET /<slug>/_control/stats), as deltas around each act.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ownRailsBooks } from '../support/service';
 import { startMockRails, type MockRails } from '../../src/mock-rails/server';
 import { PartnerClient, type PartnerClientOptions } from '../../src/partners/client';
 import { PartnerError } from '../../src/partners/errors';
+import type { SandboxScenario } from '../../src/partners/scenarios';
 import { call, eventually } from '../support/http';
+import { uniqueReference } from '../support/partner-links';
 import { controlHeaders, controlSecret } from '../support/secrets';
 
 const CLIENT_ID = 'client_partner_client_test';
@@ -19,10 +20,6 @@ interface RailStats {
   token_requests: number;
   submit_attempts: number;
   rejected_tokens: number;
-}
-
-function reference(): string {
-  return `ref_${randomUUID()}`;
 }
 
 /** A PartnerError with these fields; for assert.rejects. */
@@ -88,52 +85,38 @@ describe('PartnerClient against the mock rails', () => {
       const fiat = client('fiat');
       const counted = await countDuring('fiat', async () => {
         for (let i = 0; i < 3; i += 1) {
-          const payment = await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
+          const payment = await fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD' });
           assert.equal(payment.status, 'completed');
         }
       });
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 3, rejected_tokens: 0 });
     });
 
-    it('renews the token after a 401 and retries the call once', async () => {
-      const fiat = client('fiat');
-      await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/expire-tokens', undefined, { headers: controlHeaders() })).status, 200);
-      const counted = await countDuring('fiat', async () => {
-        const payment = await fiat.submitPayment({ reference: reference(), amount: '11.00', currency: 'GBP' });
-        assert.equal(payment.status, 'completed');
+    // A fault of the rail's token handling, then one payment: what the client asked of the rail.
+    // A refused call is no submit attempt (the rail counts authenticated submits); a renewal is
+    // one token request (the refresh grant).
+    const faults: Array<[behaviour: string, control: string, amount: string, currency: string, expected: RailStats]> = [
+      ['renews the token after a 401 and retries the call once', '/_control/expire-tokens', '11.00', 'GBP', { token_requests: 1, submit_attempts: 1, rejected_tokens: 1 }],
+      ['answers a spurious "Invalid token" by retrying the call with the same token, without renewing', '/_control/invalid-token?count=1', '12.00', 'USD', { token_requests: 0, submit_attempts: 1, rejected_tokens: 1 }],
+      ['renews when "Invalid token" comes back on the retried call too', '/_control/invalid-token?count=2', '13.00', 'USD', { token_requests: 1, submit_attempts: 1, rejected_tokens: 2 }],
+    ];
+    for (const [behaviour, control, amount, currency, expected] of faults) {
+      it(behaviour, async () => {
+        const fiat = client('fiat');
+        await fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD' });
+        assert.equal((await call(`${rails.url}/fiat`, 'POST', control, undefined, { headers: controlHeaders() })).status, 200);
+        const counted = await countDuring('fiat', async () => {
+          const payment = await fiat.submitPayment({ reference: uniqueReference(), amount, currency });
+          assert.equal(payment.status, 'completed');
+        });
+        assert.deepEqual(counted, expected);
       });
-      // The refused call is no submit attempt (the rail counts authenticated submits); the renewal
-      // is one token request (the refresh grant).
-      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 1, rejected_tokens: 1 });
-    });
-
-    it('answers a spurious "Invalid token" by retrying the call with the same token, without renewing', async () => {
-      const fiat = client('fiat');
-      await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=1', undefined, { headers: controlHeaders() })).status, 200);
-      const counted = await countDuring('fiat', async () => {
-        const payment = await fiat.submitPayment({ reference: reference(), amount: '12.00', currency: 'USD' });
-        assert.equal(payment.status, 'completed');
-      });
-      assert.deepEqual(counted, { token_requests: 0, submit_attempts: 1, rejected_tokens: 1 });
-    });
-
-    it('renews when "Invalid token" comes back on the retried call too', async () => {
-      const fiat = client('fiat');
-      await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' });
-      assert.equal((await call(`${rails.url}/fiat`, 'POST', '/_control/invalid-token?count=2', undefined, { headers: controlHeaders() })).status, 200);
-      const counted = await countDuring('fiat', async () => {
-        const payment = await fiat.submitPayment({ reference: reference(), amount: '13.00', currency: 'USD' });
-        assert.equal(payment.status, 'completed');
-      });
-      assert.deepEqual(counted, { token_requests: 1, submit_attempts: 1, rejected_tokens: 2 });
-    });
+    }
 
     it('shares one token request among 20 concurrent calls on an empty cache', async () => {
       const chain = client('chain');
       const counted = await countDuring('chain', async () => {
-        const payments = await Promise.all(Array.from({ length: 20 }, () => chain.submitPayment({ reference: reference(), amount: '3.000001', currency: 'USDC' })));
+        const payments = await Promise.all(Array.from({ length: 20 }, () => chain.submitPayment({ reference: uniqueReference(), amount: '3.000001', currency: 'USDC' })));
         assert.equal(new Set(payments.map((payment) => payment.id)).size, 20);
       });
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 20, rejected_tokens: 0 });
@@ -142,7 +125,7 @@ describe('PartnerClient against the mock rails', () => {
     it('raises rejected 401 invalid_client for wrong credentials, without retrying', async () => {
       const fiat = client('fiat', { clientSecret: 'wrong' });
       const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD' }),
+        fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD' }),
         partnerError({ kind: 'rejected', httpStatus: 401, partnerCode: 'invalid_client', retriable: false }),
       ));
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 0, rejected_tokens: 0 });
@@ -152,7 +135,7 @@ describe('PartnerClient against the mock rails', () => {
   describe('payments', () => {
     it('follows a chain payment from pending to completed with getPayment', async () => {
       const chain = client('chain');
-      const submitted = await chain.submitPayment({ reference: reference(), amount: '5.00', currency: 'EURC' });
+      const submitted = await chain.submitPayment({ reference: uniqueReference(), amount: '5.00', currency: 'EURC' });
       assert.equal(submitted.status, 'pending');
       assert.match(submitted.tx_hash ?? '', /^0x[0-9a-f]{64}$/);
       const completed = await eventually(async () => {
@@ -164,7 +147,7 @@ describe('PartnerClient against the mock rails', () => {
 
     it('returns the same payment when the same reference is submitted again', async () => {
       const claimless = client('claimless');
-      const request = { reference: reference(), amount: '8.00', currency: 'EUR', beneficiary: { email: 'payee@example.test' } };
+      const request = { reference: uniqueReference(), amount: '8.00', currency: 'EUR', beneficiary: { email: 'payee@example.test' } };
       const first = await claimless.submitPayment(request);
       const again = await claimless.submitPayment(request);
       assert.deepEqual(again, first);
@@ -181,7 +164,7 @@ describe('PartnerClient against the mock rails', () => {
     it('raises rejected 400 unsupported_currency, without retrying', async () => {
       const fiat = client('fiat');
       const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USDC' }),
+        fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USDC' }),
         partnerError({ kind: 'rejected', httpStatus: 400, partnerCode: 'unsupported_currency', retriable: false }),
       ));
       assert.equal(counted.submit_attempts, 1);
@@ -192,42 +175,32 @@ describe('PartnerClient against the mock rails', () => {
     it('rides out an outage: the rail sees 3 submit attempts, the caller a payment', async () => {
       const openbank = client('openbank');
       const counted = await countDuring('openbank', async () => {
-        const payment = await openbank.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD', scenario: 'outage' });
+        const payment = await openbank.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD', scenario: 'outage' });
         assert.equal(payment.status, 'authorized');
       });
       assert.deepEqual(counted, { token_requests: 1, submit_attempts: 3, rejected_tokens: 0 });
     });
 
-    it('gives up on an outage after attemptsMax attempts: unavailable, retriable', async () => {
-      const fiat = client('fiat', { attemptsMax: 2 });
-      const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '20.00', currency: 'USD', scenario: 'outage' }),
-        partnerError({ kind: 'unavailable', httpStatus: 503, partnerCode: 'temporarily_unavailable', retriable: true }),
-      ));
-      assert.equal(counted.submit_attempts, 2);
-    });
-
-    it('raises declined for a hard decline, after one attempt', async () => {
-      const fiat = client('fiat');
-      const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'EUR', scenario: 'decline' }),
-        partnerError({ kind: 'declined', httpStatus: 422, partnerCode: 'declined', retriable: false }),
-      ));
-      assert.equal(counted.submit_attempts, 1);
-    });
-
-    it('raises unexpected for a partner error, after one attempt', async () => {
-      const fiat = client('fiat');
-      const counted = await countDuring('fiat', () => assert.rejects(
-        fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD', scenario: 'error' }),
-        partnerError({ kind: 'unexpected', httpStatus: 500, partnerCode: 'internal', retriable: false }),
-      ));
-      assert.equal(counted.submit_attempts, 1);
-    });
+    // A scenario the rail always refuses: the error the client raises, and how often it asked.
+    const refusals: Array<[behaviour: string, options: Partial<PartnerClientOptions>, scenario: SandboxScenario, currency: string, expected: Parameters<typeof partnerError>[0], attempts: number]> = [
+      ['gives up on an outage after attemptsMax attempts: unavailable, retriable', { attemptsMax: 2 }, 'outage', 'USD', { kind: 'unavailable', httpStatus: 503, partnerCode: 'temporarily_unavailable', retriable: true }, 2],
+      ['raises declined for a hard decline, after one attempt', {}, 'decline', 'EUR', { kind: 'declined', httpStatus: 422, partnerCode: 'declined', retriable: false }, 1],
+      ['raises unexpected for a partner error, after one attempt', {}, 'error', 'USD', { kind: 'unexpected', httpStatus: 500, partnerCode: 'internal', retriable: false }, 1],
+    ];
+    for (const [behaviour, options, scenario, currency, expected, attempts] of refusals) {
+      it(behaviour, async () => {
+        const fiat = client('fiat', options);
+        const counted = await countDuring('fiat', () => assert.rejects(
+          fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency, scenario }),
+          partnerError(expected),
+        ));
+        assert.equal(counted.submit_attempts, attempts);
+      });
+    }
 
     it('reports a reversal through getPayment', async () => {
       const fiat = client('fiat');
-      const submitted = await fiat.submitPayment({ reference: reference(), amount: '10.00', currency: 'USD', scenario: 'reverse' });
+      const submitted = await fiat.submitPayment({ reference: uniqueReference(), amount: '10.00', currency: 'USD', scenario: 'reverse' });
       assert.equal(submitted.status, 'pending');
       await eventually(async () => ((await fiat.getPayment(submitted.id)).status === 'reversed' ? true : undefined), 5_000, 'the reversal');
     });
@@ -252,7 +225,7 @@ describe('PartnerClient with short-lived tokens', () => {
     const stats = async () => (await call<RailStats>(`${rails.url}/fiat`, 'GET', '/_control/stats', undefined, { headers: controlHeaders() })).body;
     // Keep calling across the 1 s lifetime until the client has renewed at least twice.
     await eventually(async () => {
-      await fiat.submitPayment({ reference: reference(), amount: '1.00', currency: 'USD' });
+      await fiat.submitPayment({ reference: uniqueReference(), amount: '1.00', currency: 'USD' });
       return (await stats()).token_requests >= 3 ? true : undefined;
     }, 5_000, 'two proactive renewals');
     assert.equal((await stats()).rejected_tokens, 0);
@@ -286,7 +259,7 @@ describe('PartnerClient when the partner cannot be reached', () => {
       timeoutMs: 100, attemptsMax: 3, backoffMsInitial: 1, backoffMsMax: 5,
     });
     await assert.rejects(
-      partner.submitPayment({ reference: reference(), amount: '1.00', currency: 'USD' }),
+      partner.submitPayment({ reference: uniqueReference(), amount: '1.00', currency: 'USD' }),
       partnerError({ kind: 'unavailable', httpStatus: null, retriable: true }),
     );
     assert.equal(requestsSeen, 3, 'one token request per attempt, none answered');

@@ -7,21 +7,19 @@ import { randomUUID } from 'node:crypto';
 import { partnerAccess } from '../../src/partner-links/access';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
 import { SecretVault } from '../../src/vault';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
-import { browse, consent } from '../support/partner-links';
+import { browse, consent, ownerWithCustomer } from '../support/partner-links';
 import { controlHeaders } from '../support/secrets';
 
 describe('partner links (three-legged OAuth)', () => {
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
   let customerId: string;
   before(async () => {
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
+    ({ owner, customerId } = await ownerWithCustomer(base()));
   });
 
   const createLink = (partner = 'fiat', customer = customerId, key = owner.key) =>

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { deadLetterTopic, TOPICS } from '../../src/kafka/topics';
-import { testService } from '../hooks';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import { railsUrl, testService } from '../hooks';
+import { createCustomer, type SignedUp } from '../support/accounts';
 import { call } from '../support/http';
-import { balances, fund, transferReaches } from '../support/money';
+import { balances, fund, payerAndPayee, transferReaches } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
 import { controlHeaders } from '../support/secrets';
 
@@ -21,7 +21,6 @@ const HOSTILE_CHARS = 100 * 1024;
 describe('partner text in ledger commands', function () {
   this.timeout(60_000);
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
   let friend: SignedUp;
 
@@ -47,8 +46,7 @@ describe('partner text in ledger commands', function () {
 
   before(async function () {
     this.timeout(30_000);
-    [owner, friend] = await Promise.all([signUp(base()), signUp(base())]);
-    await fund(base(), owner.key, 'USD', '100.00');
+    [owner, friend] = await payerAndPayee(base(), 'USD', '100.00');
     await fund(base(), owner.key, 'EUR', '100.00');
   });
   afterEach(async () => {

@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
-import { testService } from '../hooks';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import { railsUrl, testService } from '../hooks';
+import { type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
-import { linkCustomer } from '../support/partner-links';
+import { ownerWithCustomer } from '../support/partner-links';
 import { controlHeaders } from '../support/secrets';
 
 const PENDING_DEADLINE_MS = 3_000;
@@ -25,7 +25,6 @@ const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', 
 describe('the pending deadline of a payment, against a partner outage longer than it', function () {
   this.timeout(120_000);
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
   let customerId: string;
 
@@ -38,9 +37,7 @@ describe('the pending deadline of a payment, against a partner outage longer tha
   }
 
   before(async () => {
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'fiat');
+    ({ owner, customerId } = await ownerWithCustomer(base(), ['fiat']));
     await fund(base(), owner.key, 'EUR', '100.00');
     await restartPartners({ paymentPendingDeadlineMs: PENDING_DEADLINE_MS });
   });

@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { testService } from '../hooks';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
+import { createCustomer, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
-import { browse, linkCustomer } from '../support/partner-links';
+import { browse, linkCustomer, ownerWithCustomer } from '../support/partner-links';
 
 const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
 
@@ -19,9 +19,7 @@ describe('payments: sandbox simulation with the partner', () => {
   let customerId: string;
   before(async function () {
     this.timeout(30_000);
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    for (const partner of ['claimless', 'openbank']) await linkCustomer(base(), owner.key, customerId, partner);
+    ({ owner, customerId } = await ownerWithCustomer(base(), ['claimless', 'openbank']));
     await fund(base(), owner.key, 'GBP', '100.00');
   });
   afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
-import { browse, linkCustomer } from '../support/partner-links';
+import { browse, ownerWithCustomer } from '../support/partner-links';
 import { controlHeaders } from '../support/secrets';
 
 const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
@@ -19,14 +19,12 @@ const BANK = { iso_country_code: 'DE', bank_name: 'Bank', currency_code: 'EUR', 
 
 describe('payments: send', () => {
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
   let customerId: string;
   before(async function () {
     this.timeout(30_000);
-    owner = await signUp(base(), { chain_wallet: true }); // USDC test funds need a chain wallet
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    for (const partner of ['fiat', 'claimless', 'chain']) await linkCustomer(base(), owner.key, customerId, partner);
+    // USDC test funds need a chain wallet.
+    ({ owner, customerId } = await ownerWithCustomer(base(), ['fiat', 'claimless', 'chain'], { chain_wallet: true }));
     for (const [currency, amount] of [['EUR', '1000.00'], ['GBP', '100.00'], ['USDC', '50.000000']]) await fund(base(), owner.key, currency, amount);
   });
   afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));

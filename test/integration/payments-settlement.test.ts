@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { partnerAccess } from '../../src/partner-links/access';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, signUp, type SignedUp } from '../support/accounts';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
@@ -22,7 +22,6 @@ const SETTLES_WITHIN_MS = 18_000;
 
 describe('payments: settlement', () => {
   const base = () => testService().baseUrl;
-  const railsUrl = () => testService().roles.find((r) => r.role === 'mock-rails')!.url!;
   let owner: SignedUp;
 
   /** A customer of the owner, linked with the partners. */

@@ -3,13 +3,13 @@
 // the ledger credit the account, once. Then the refusals, each before anything moves.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { createCustomer, createKey, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import { balances } from '../support/money';
-import { linkCustomer } from '../support/partner-links';
+import { linkCustomer, ownerWithCustomer } from '../support/partner-links';
 import { PaymentSettler } from '../../consumers/partners/settler';
 import { partnerAccess } from '../../src/partner-links/access';
 import { openEventStream } from '../support/sse';
@@ -19,9 +19,7 @@ describe('payments: add funds', () => {
   let owner: SignedUp;
   let customerId: string;
   before(async () => {
-    owner = await signUp(base());
-    customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'openbank');
+    ({ owner, customerId } = await ownerWithCustomer(base(), ['openbank']));
   });
   afterEach(async () => assert.deepEqual(await violations(testService().runtime.db), {}, 'the ledger invariants hold'));
 
@@ -150,7 +148,7 @@ describe('payments: add funds', () => {
     const stream = await openEventStream(base(), owner.token);
     try {
       const { runtime, config } = testService();
-      const access = partnerAccess(config, runtime.db, testService().roles.find((r) => r.role === 'mock-rails')!.url!, () => base());
+      const access = partnerAccess(config, runtime.db, railsUrl(), () => base());
       // Due now, and past a deadline of zero: no resubmission, the partner is asked instead.
       const settler = new PaymentSettler(runtime, access.links, access.clients, { intervalMs: 100, resubmitAfterMs: 0, pendingDeadlineMs: 0 });
       const failed = await eventually(async () => {

@@ -3,10 +3,9 @@
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { copyInto, copyText } from '../../ledger/pg/copy';
-import { testService } from '../hooks';
+import { db } from '../hooks';
 import { rolledBack as rolledBackIn } from '../support/database';
 
-const db = () => testService().runtime.db;
 
 const rolledBack = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => rolledBackIn(db(), work);
 

@@ -10,8 +10,8 @@ import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import type { TestService } from '../support/service';
+import { daysAfter, today } from '../support/days';
 
-const today = () => new Date().toISOString().slice(0, 10);
 
 interface Exception { id: string; category: string; reference: string | null; currency: string; status: string; resolution: string | null; field: string | null; statement_line_id: string | null; ledger_entry_id: string | null; [k: string]: unknown }
 
@@ -156,7 +156,7 @@ describe('reconciliation exceptions: the queue finance works', function () {
 
     // The line's own day, with the default tolerance of a day: the pair the earlier run matched
     // stays matched (a side is matched once, for good), and nothing new opens.
-    const lateDay = new Date(Date.parse(`${today()}T00:00:00Z`) + 3 * 86_400_000).toISOString().slice(0, 10);
+    const lateDay = daysAfter(today(), 3);
     const ofLateDay = await reconcile({ from: lateDay, to: lateDay });
     assert.deepEqual([ofLateDay.status, ofLateDay.body.exceptions], [201, { opened: 0, resolved: 0 }], JSON.stringify(ofLateDay.body));
     assert.ok(!(await list('status=open')).body.data.some((e: Exception) => e.reference === paid.late.external_id));

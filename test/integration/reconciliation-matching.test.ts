@@ -8,9 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call } from '../support/http';
 import { violations } from '../support/load';
+import { daysAfter, today } from '../support/days';
 
-const today = () => new Date().toISOString().slice(0, 10);
-const dayFrom = (days: number) => new Date(Date.parse(`${today()}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 interface Exception { id: string; category: string; statement_line_id: string | null; ledger_entry_id: string | null; ledger_amount: string | null; statement_amount: string | null; movements: Array<{ ledger_entry_id: string }>; candidates: Array<{ ledger_entry_id: string | null }>; status: string }
 
@@ -52,12 +51,12 @@ describe('reconciliation matching: never wrong, only unsure', function () {
 
   it('matches a side once for good: a movement a run paired with the line of the day before is not paired again with the line of the day after', async () => {
     const paid = await desk.settledPayIn('63.47');
-    const first = await upload([`d1,,63.47,USD,${dayFrom(-1)},`], { from: dayFrom(-1), to: dayFrom(-1), date_tolerance_days: 1 });
+    const first = await upload([`d1,,63.47,USD,${daysAfter(today(), -1)},`], { from: daysAfter(today(), -1), to: daysAfter(today(), -1), date_tolerance_days: 1 });
     assert.equal(first.status, 201, JSON.stringify(first.body));
     const csv = await (await fetch(`${base()}/v1/reconciliations/${first.body.id}`, { headers: { authorization: `Bearer ${master()}`, accept: 'text/csv' } })).text();
     const entry = await entryOf(paid);
     assert.match(csv.split('\n').find((row) => row.includes(entry)) ?? '', /^matched,.*,amount_and_date\r?$/);
-    const second = await upload([`d2,,63.47,USD,${dayFrom(1)},`], { from: dayFrom(1), to: dayFrom(1), date_tolerance_days: 1 });
+    const second = await upload([`d2,,63.47,USD,${daysAfter(today(), 1)},`], { from: daysAfter(today(), 1), to: daysAfter(today(), 1), date_tolerance_days: 1 });
     assert.equal(second.status, 201, JSON.stringify(second.body));
     assert.equal(second.body.summary.matched, 0, JSON.stringify(second.body.items));
     const again = second.body.items.find((i: { statement_line_id: string }) => i.statement_line_id.endsWith(':d2'));

@@ -10,6 +10,7 @@ import type { ReportItem } from '../../src/reconciliation/match';
 import { FinanceDesk } from '../support/finance-desk';
 import { call } from '../support/http';
 import { checkOpen, checkRun, generateDays, type ModelDay } from '../support/reconcile-model';
+import { ensureSettlementAccounts, postSeededEntries } from '../support/seed-ledger';
 
 const SEED = Number(process.env.RECONCILE_E2E_SEED ?? Math.floor(Math.random() * 1_000_000_000));
 const STRETCHES = Number(process.env.RECONCILE_E2E_STRETCHES ?? 160);
@@ -63,8 +64,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     const moves = days.flatMap((d) => d.movements);
     const accountId = desk.owner.account.id;
     await desk.service.runtime.db.transaction(async (trx) => {
-      await trx.raw(`INSERT INTO ledger_accounts (id, code, account_id, kind, currency) VALUES
-        (gen_random_uuid(), 'sys:partner:openbank:USD', NULL, 'system', 'USD'), (gen_random_uuid(), ?, ?, 'available', 'USD') ON CONFLICT (code) DO NOTHING`, [`acct:${accountId}:available:USD`, accountId]);
+      await ensureSettlementAccounts(trx, accountId);
       await trx.raw(`CREATE TEMP TABLE seed ON COMMIT DROP AS
         SELECT * FROM unnest(?::uuid[], ?::text[], ?::numeric[], ?::timestamptz[]) WITH ORDINALITY AS s(entry_id, reference, amount, at, i)`,
       [moves.map((m) => m.entryId), moves.map((m) => m.reference) as unknown as string[], moves.map((m) => m.amount.toFixed(2)), moves.map((m) => `${m.date}T12:00:00Z`)]);
@@ -72,18 +72,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
         SELECT entry_id, ?, ?, 'model:' || entry_id, 'openbank', CASE WHEN amount > 0 THEN 'inbound' ELSE 'outbound' END, CASE WHEN amount > 0 THEN 'add_funds' ELSE 'send' END,
                abs(amount), 'USD', 'completed', reference, 'model-' || entry_id, at, at, at FROM seed`, [accountId, desk.customerId]);
       await trx.raw(`INSERT INTO journal_entries (id, kind, command_id, payment_id, created_at) SELECT entry_id, 'payment_settle', 'model:' || entry_id, entry_id, at FROM seed`);
-      await trx.raw(`
-        WITH accounts AS (
-          SELECT (SELECT id FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement, (SELECT balance FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement_balance,
-                 (SELECT id FROM ledger_accounts WHERE code = ?) AS available, (SELECT balance FROM ledger_accounts WHERE code = ?) AS available_balance)
-        INSERT INTO postings (id, entry_id, ledger_account_id, account_id, currency, amount, balance_after, created_at)
-        SELECT gen_random_uuid(), s.entry_id, leg.ledger_account_id, leg.account_id, 'USD', leg.amount, leg.balance_after, s.at
-          FROM (SELECT *, sum(amount) OVER (ORDER BY i) AS running FROM seed) s CROSS JOIN accounts a
-          CROSS JOIN LATERAL (VALUES (a.settlement, NULL::uuid, -s.amount, a.settlement_balance - s.running), (a.available, ?::uuid, s.amount, a.available_balance + s.running))
-            AS leg(ledger_account_id, account_id, amount, balance_after)
-         ORDER BY s.i`, [`acct:${accountId}:available:USD`, `acct:${accountId}:available:USD`, accountId]);
-      await trx.raw(`UPDATE ledger_accounts SET balance = balance + CASE WHEN kind = 'system' THEN -t.total ELSE t.total END
-        FROM (SELECT sum(amount) AS total FROM seed) t WHERE code IN ('sys:partner:openbank:USD', ?)`, [`acct:${accountId}:available:USD`]);
+      await postSeededEntries(trx, accountId);
     });
   }
 

@@ -20,10 +20,8 @@ import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
 import { call, eventually } from '../support/http';
 import { violations } from '../support/load';
 import type { TestService } from '../support/service';
+import { daysAfter, today } from '../support/days';
 
-const DAY_MS = 86_400_000;
-const today = () => new Date().toISOString().slice(0, 10);
-const dayFrom = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
 interface Exception { id: string; category: string; reference: string | null; status: string; resolution: string | null; [k: string]: unknown }
 
@@ -144,7 +142,7 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     const all = (await list('partner=openbank&limit=200')).body.data as Exception[];
     const byDay = await list(`partner=openbank&limit=200&from=${today()}&to=${today()}`);
     assert.deepEqual(byDay.body.data.map((e: Exception) => e.id), all.map((e) => e.id), 'from=to=today is today');
-    assert.deepEqual((await list(`partner=openbank&from=${dayFrom(today(), -1)}&to=${dayFrom(today(), -1)}`)).body.data, []);
+    assert.deepEqual((await list(`partner=openbank&from=${daysAfter(today(), -1)}&to=${daysAfter(today(), -1)}`)).body.data, []);
     const instant = new Date(Date.parse(all[0].created_at as string)).toISOString();
     assert.ok(!(await list(`partner=openbank&limit=200&to=${instant}`)).body.data.some((e: Exception) => e.id === all[0].id), 'an instant in to is exact, exclusive');
   });
@@ -187,16 +185,16 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
 
   it('the schedule fills in every day since the last one it reconciled', async () => {
     const now = new Date();
-    const yesterday = dayFrom(today(), -1);
+    const yesterday = daysAfter(today(), -1);
     await service.runtime.db('reconciliations').insert({
-      id: randomUUID(), partner: 'openbank', from_date: dayFrom(today(), -4), to_date: dayFrom(today(), -4), trigger: 'schedule', source: 'partner', amount_tolerance: '0',
+      id: randomUUID(), partner: 'openbank', from_date: daysAfter(today(), -4), to_date: daysAfter(today(), -4), trigger: 'schedule', source: 'partner', amount_tolerance: '0',
       date_tolerance_days: 1, summary: JSON.stringify({ matched: 0, ledger_only: 0, statement_only: 0, mismatched: 0 }), totals: '[]', created_at: now,
     });
     const asked: Array<[string, string]> = [];
     const recorder = { run: async (request: { partner: string; from: string; to: string }) => { assert.equal(request.from, request.to); asked.push([request.partner, request.from]); return null; } };
     await new ReconciliationSchedule(service.runtime, recorder as unknown as Reconciliations, 60_000).check(now);
     const openbank = asked.filter(([p]) => p === 'openbank').map(([, day]) => day);
-    assert.deepEqual(openbank, [dayFrom(today(), -3), dayFrom(today(), -2), yesterday], 'each missed day, oldest first');
+    assert.deepEqual(openbank, [daysAfter(today(), -3), daysAfter(today(), -2), yesterday], 'each missed day, oldest first');
     for (const partner of PARTNER_SLUGS.filter((p) => p !== 'openbank')) assert.deepEqual(asked.filter(([p]) => p === partner).map(([, d]) => d), [yesterday], partner);
   });
 

@@ -14,8 +14,8 @@ import type { TestService } from '../support/service';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startMockRailsRole } from '../../src/mock-rails/role';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
+import { daysAfter, today } from '../support/days';
 
-const today = () => new Date().toISOString().slice(0, 10);
 
 describe('reconciliation against partner statements', function () {
   this.timeout(240_000);
@@ -44,7 +44,7 @@ describe('reconciliation against partner statements', function () {
       const ours = list.body.data.filter((r: { trigger: string }) => r.trigger === 'schedule');
       return ours.length === 4 ? ours : undefined;
     }, 30_000, 'a scheduled report per partner');
-    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const yesterday = daysAfter(today(), -1);
     assert.deepEqual(scheduled.map((r: { partner: string }) => r.partner).sort(), ['chain', 'claimless', 'fiat', 'openbank']);
     for (const report of scheduled) {
       assert.deepEqual([report.from, report.to, report.source], [yesterday, yesterday, 'partner']);
@@ -103,7 +103,7 @@ describe('reconciliation against partner statements', function () {
     // the line's day pairs them by reference, naming the value date.
     const [delayed] = about(late.external_id);
     assert.deepEqual([about(late.external_id).length, delayed.category, delayed.statement_line_id, delayed.ledger_entry_id], [1, 'ledger_only', null, await entryOf(late.id)]);
-    const lateDay = new Date(Date.parse(`${today()}T00:00:00Z`) + 3 * 86_400_000).toISOString().slice(0, 10);
+    const lateDay = daysAfter(today(), 3);
     const ofLateDay = await reconcile({ from: lateDay, to: lateDay, dry_run: true });
     assert.equal(ofLateDay.status, 200, JSON.stringify(ofLateDay.body));
     const paired = ofLateDay.body.items.filter((i: { reference: string }) => i.reference === late.external_id);

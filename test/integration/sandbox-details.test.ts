@@ -59,11 +59,18 @@ describe('sandbox details', () => {
     assert.deepEqual([payment.status, payment.retry_count], ['pending', 4], 'five submissions, each answered 503: four resubmissions');
   });
 
-  it('refuses a faucet credit above the bound of one credit', async () => {
-    const owner = await signUp(base());
-    expectError(await faucet(owner, 'USD', '1000000.01'), 422, 'faucet_limit_exceeded', 'amount');
-    assert.equal((await balances(base(), owner.token)).USD.amount, '0.00', 'nothing was credited');
-  });
+  // A new account's first faucet credit, refused: the rule, the credit, and the field named.
+  const refusedCredits: Array<[behaviour: string, currency: string, amount: string, code: string, field: string]> = [
+    ['refuses a faucet credit above the bound of one credit', 'USD', '1000000.01', 'faucet_limit_exceeded', 'amount'],
+    ['credits no stablecoin to an account without a chain wallet', 'USDC', '5.000000', 'account_no_chain_wallet', 'currency'],
+  ];
+  for (const [behaviour, currency, amount, code, field] of refusedCredits) {
+    it(behaviour, async () => {
+      const owner = await signUp(base());
+      expectError(await faucet(owner, currency, amount), 422, code, field);
+      assert.equal((await balances(base(), owner.token)).USD.amount, '0.00', 'nothing was credited');
+    });
+  }
 
   it('refuses faucet credits beyond the bound of a day, per currency', async function () {
     this.timeout(60_000);
@@ -74,11 +81,6 @@ describe('sandbox details', () => {
     assert.equal((await faucet(owner, 'EUR', '5.00')).status, 201, 'another currency has its own bound');
   });
 
-  it('credits no stablecoin to an account without a chain wallet', async () => {
-    const owner = await signUp(base());
-    expectError(await faucet(owner, 'USDC', '5.000000'), 422, 'account_no_chain_wallet', 'currency');
-    assert.equal((await balances(base(), owner.token)).USD.amount, '0.00', 'no USDC was credited');
-  });
 
   it('refuses a named funding method in another currency than the payment\'s, naming the field', async function () {
     this.timeout(30_000);

@@ -54,18 +54,29 @@ describe('secrets shown once, kept nowhere in clear', () => {
     }
   }
 
+  /**
+   * Sends once, then replays: the first answer (`status`) shows `field` matching `shown`; Postgres,
+   * Redis, both replays and the log of every request hold it redacted.
+   */
+  async function expectShownOnce(send: () => Promise<JsonResponse>, idempotencyKey: string, status: number, field: string, shown: RegExp): Promise<{ first: JsonResponse; stored: { postgres: string; redis: string } }> {
+    const first = await send();
+    assert.equal(first.status, status, JSON.stringify(first.body));
+    const secret: string = first.body[field];
+    assert.match(secret, shown);
+    const stored = await kept(idempotencyKey);
+    for (const text of [stored.postgres, stored.redis]) assert.ok(!text.includes(secret), text);
+    const answers = await replays(send, idempotencyKey);
+    for (const replay of answers) assertRedactedReplay(replay, first, field, REDACTED);
+    await assertLogsHoldNo(secret, ...[first, ...answers].map((answer) => answer.headers.get('request-id')!));
+    return { first, stored };
+  }
+
   it('POST /v1/api-keys: the key once; a replay, Postgres, Redis and the logs hold it redacted', async () => {
     const idempotencyKey = randomUUID();
     const send = () => call(base(), 'POST', '/v1/api-keys', { type: 'secret', name: 'shown once' }, { token: owner.token, idempotencyKey });
-    const first = await send();
-    assert.equal(first.status, 201, JSON.stringify(first.body));
-    assert.match(first.body.key, /^sk_sandbox_/);
+    const { first, stored } = await expectShownOnce(send, idempotencyKey, 201, 'key', /^sk_sandbox_/);
     assert.equal(first.headers.get('secret-redacted'), null, 'the first answer has its secret');
-    const stored = await kept(idempotencyKey);
-    for (const text of [stored.postgres, stored.redis]) assert.ok(!text.includes(first.body.key) && text.includes(REDACTED), text);
-    const answers = await replays(send, idempotencyKey);
-    for (const replay of answers) assertRedactedReplay(replay, first, 'key', REDACTED);
-    await assertLogsHoldNo(first.body.key, first.headers.get('request-id')!, ...answers.map((a) => a.headers.get('request-id')!));
+    for (const text of [stored.postgres, stored.redis]) assert.ok(text.includes(REDACTED), text);
   });
 
   it('POST /v1/webhooks and rotate-secret: a restricted key with webhooks:write cannot get the whsec_ back', async () => {
@@ -73,26 +84,11 @@ describe('secrets shown once, kept nowhere in clear', () => {
     const idempotencyKey = randomUUID();
     const body = { url: 'https://example.com/hooks', description: 'shown once' };
     const send = () => call(base(), 'POST', '/v1/webhooks', body, { token: writer.key, idempotencyKey });
-    const first = await send();
-    assert.equal(first.status, 201, JSON.stringify(first.body));
-    assert.match(first.body.secret, /^whsec_/);
-    const stored = await kept(idempotencyKey);
-    for (const text of [stored.postgres, stored.redis]) assert.ok(!text.includes(first.body.secret), text);
-    const answers = await replays(send, idempotencyKey);
-    for (const replay of answers) assertRedactedReplay(replay, first, 'secret', REDACTED);
+    const { first } = await expectShownOnce(send, idempotencyKey, 201, 'secret', /^whsec_/);
 
     const rotationKey = randomUUID();
     const rotate = () => call(base(), 'POST', `/v1/webhooks/${first.body.id}/rotate-secret`, {}, { token: writer.key, idempotencyKey: rotationKey });
-    const rotated = await rotate();
-    assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
-    assert.match(rotated.body.secret, /^whsec_/);
-    const storedRotation = await kept(rotationKey);
-    for (const text of [storedRotation.postgres, storedRotation.redis]) assert.ok(!text.includes(rotated.body.secret), text);
-    const rotationReplays = await replays(rotate, rotationKey);
-    for (const replay of rotationReplays) assertRedactedReplay(replay, rotated, 'secret', REDACTED);
-
-    await assertLogsHoldNo(first.body.secret, first.headers.get('request-id')!, ...answers.map((a) => a.headers.get('request-id')!));
-    await assertLogsHoldNo(rotated.body.secret, rotated.headers.get('request-id')!, ...rotationReplays.map((a) => a.headers.get('request-id')!));
+    await expectShownOnce(rotate, rotationKey, 200, 'secret', /^whsec_/);
   });
 
   it('a partner link: its authorize_url\'s OAuth state once; the replay, Postgres, Redis and the logs (the callback\'s too) hold it redacted', async () => {

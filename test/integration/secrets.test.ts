@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { SECRET_NAMES } from '../../src/secrets';
-import { testService } from '../hooks';
+import { railsUrl } from '../hooks';
 import { call } from '../support/http';
 import { controlHeaders } from '../support/secrets';
 
@@ -64,7 +64,7 @@ describe('secrets (issue 38)', function () {
   });
 
   it('the mock rails refuse their sandbox controls without the control secret', async () => {
-    const rails = testService().roles.find((r) => r.role === 'mock-rails')!.url!;
+    const rails = railsUrl();
     for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong' }, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }]) {
       const refused = await call(`${rails}/fiat`, 'POST', '/_control/outage?ms=0', undefined, { headers });
       assert.equal(refused.status, 401, JSON.stringify(headers));

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
 import { testService } from '../hooks';
-import { createKey, signUp, uniqueEmail, type SignedUp } from '../support/accounts';
+import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
+import { expectCredentialRules, type RouteAccess } from '../support/access';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
 import { balances, fund } from '../support/money';
@@ -144,21 +145,8 @@ describe('transfer batches', () => {
     expectError(await call(base(), 'GET', `/v1/transfer-batches/${id}`, undefined, { token: alice.key }), 403, 'cross_account_access_denied');
     expectError(await call(base(), 'GET', `/v1/transfer-batches/${randomUUID()}`, undefined, { token: sender.key }), 404, 'resource_not_found', 'id');
     expectError(await call(base(), 'GET', '/v1/transfer-batches/123', undefined, { token: sender.key }), 400, 'invalid_request', 'id');
-    const [publishable, reader, unrelated] = await Promise.all([
-      createKey(base(), sender.token, 'publishable'), createKey(base(), sender.token, 'restricted', ['transfers:read']), createKey(base(), sender.token, 'restricted', ['wallets:write']),
-    ]);
-    const routes: Array<[string, string, unknown, 'read' | 'write']> = [['POST', '/v1/transfer-batches', { atomic: true, transfers: [good] }, 'write'], ['GET', `/v1/transfer-batches/${id}`, undefined, 'read']];
-    for (const [method, path, body, access] of routes) {
-      const as = (token?: string) => call(base(), method, path, body, { token, idempotencyKey: randomUUID() });
-      expectError(await as(undefined), 401, 'authentication_required', undefined, `${method} ${path} without a credential`);
-      expectError(await as(unrelated.key), 403, 'insufficient_scope', undefined, `${method} ${path} without a transfers scope`);
-      if (access === 'write') {
-        expectError(await as(publishable.key), 403, 'publishable_key_write_denied', undefined, `${method} ${path} with pk_`);
-        expectError(await as(reader.key), 403, 'insufficient_scope', undefined, `${method} ${path} with transfers:read only`);
-      } else {
-        assert.equal((await as(reader.key)).status, 200, `${method} ${path} with transfers:read`);
-      }
-    }
+    const routes: RouteAccess[] = [['POST', '/v1/transfer-batches', { atomic: true, transfers: [good] }, 'write'], ['GET', `/v1/transfer-batches/${id}`, undefined, 'read']];
+    await expectCredentialRules(base(), sender, 'transfers', 'wallets:write', routes);
     assert.equal(await available(sender), '9.00');
   });
 });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
 import { TOPICS } from '../../src/kafka/topics';
 import { PartnerClient } from '../../src/partners/client';
-import { testService } from '../hooks';
+import { railsUrl, testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
@@ -223,8 +223,7 @@ describe('transfers', () => {
       // The partner made the payment after all (an answer that came too late), and a copy of the
       // instruction is delivered again, as an outbox round published twice delivers it.
       const { config } = runtime;
-      const railsUrl = testService().roles.find((r) => r.role === 'mock-rails')!.url!;
-      const rail = new PartnerClient({ baseUrl: `${railsUrl}/fiat`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret });
+      const rail = new PartnerClient({ baseUrl: `${railsUrl()}/fiat`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret });
       const paid = await rail.submitPayment({ reference: transferId, amount: '10.13', currency: 'USD' });
       const instruction = {
         id: `execute:${transferId}:0`, type: 'transfer.execute', partner: 'fiat', resource_id: transferId, account_id: gina.account.id,

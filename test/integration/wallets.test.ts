@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
 import { testService } from '../hooks';
-import { createKey, signUp, type SignedUp } from '../support/accounts';
+import { signUp, type SignedUp } from '../support/accounts';
+import { expectCredentialRules, type RouteAccess } from '../support/access';
 import { expectError } from '../support/expect';
 import { call } from '../support/http';
-import { balances, fund } from '../support/money';
+import { balances, fund, payerAndPayee } from '../support/money';
 
 const base = () => testService().baseUrl;
 
@@ -34,8 +35,7 @@ describe('wallets', () => {
   let alice: SignedUp;
   let bob: SignedUp;
   before(async () => {
-    [alice, bob] = await Promise.all([signUp(base()), signUp(base())]);
-    await fund(base(), alice.key, 'USD', '1000.00');
+    [alice, bob] = await payerAndPayee(base(), 'USD', '1000.00');
   });
 
   it('creates, lists, reads, renames and closes a wallet only once it is empty', async () => {
@@ -125,26 +125,13 @@ describe('wallets', () => {
   it('answers credentials, scopes and pk_ keys on every route, and 400 naming the field', async () => {
     const erin = await signUp(base());
     const wallet = await createWallet(erin.key);
-    const routes: Array<[string, string, unknown, 'read' | 'write']> = [
+    const routes: RouteAccess[] = [
       ['POST', '/v1/wallets', { name: 'x' }, 'write'], ['GET', '/v1/wallets', undefined, 'read'], ['GET', `/v1/wallets/${wallet}`, undefined, 'read'],
       ['PATCH', `/v1/wallets/${wallet}`, { name: 'y' }, 'write'], ['POST', `/v1/wallets/${wallet}/close`, undefined, 'write'],
       ['GET', `/v1/wallets/${wallet}/balances`, undefined, 'read'], ['GET', `/v1/wallets/${wallet}/ledger-entries`, undefined, 'read'],
       ['POST', '/v1/wallet-transfers', { from_wallet_id: 'main', to_wallet_id: wallet, amount: '1.00', currency: 'USD' }, 'write'],
     ];
-    const [publishable, reader, unrelated] = await Promise.all([
-      createKey(base(), erin.token, 'publishable'), createKey(base(), erin.token, 'restricted', ['wallets:read']), createKey(base(), erin.token, 'restricted', ['transfers:write']),
-    ]);
-    for (const [method, path, body, access] of routes) {
-      const as = (token?: string) => call(base(), method, path, body, { token, idempotencyKey: randomUUID() });
-      expectError(await as(undefined), 401, 'authentication_required', undefined, `${method} ${path} without a credential`);
-      expectError(await as(unrelated.key), 403, 'insufficient_scope', undefined, `${method} ${path} without a wallets scope`);
-      if (access === 'write') {
-        expectError(await as(publishable.key), 403, 'publishable_key_write_denied', undefined, `${method} ${path} with pk_`);
-        expectError(await as(reader.key), 403, 'insufficient_scope', undefined, `${method} ${path} with wallets:read only`);
-      } else {
-        assert.equal((await as(reader.key)).status, 200, `${method} ${path} with wallets:read`);
-      }
-    }
+    await expectCredentialRules(base(), erin, 'wallets', 'transfers:write', routes);
     const bad: Array<[string, string, unknown, string]> = [
       ['POST', '/v1/wallets', {}, 'name'], ['POST', '/v1/wallets', { name: '' }, 'name'], ['POST', '/v1/wallets', { name: 'x', metadata: { k: 1 } }, 'metadata.k'],
       ['PATCH', `/v1/wallets/${wallet}`, { nickname: 'x' }, 'nickname'],

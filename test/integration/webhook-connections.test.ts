@@ -4,36 +4,16 @@
 // refused at connection time; and a failed attempt says only connection_failed, timeout or
 // http_<status>, never an address, a port or an errno of the network the service runs in.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { testService } from '../hooks';
-import { signUp, type SignedUp } from '../support/accounts';
-import { call, eventually } from '../support/http';
-import { startReceiver, type Receiver } from '../support/webhook-receiver';
+import { signUp } from '../support/accounts';
+import { eventually } from '../support/http';
+import { deliveries, receiversClosedAfterEach, request, subscribe } from '../support/webhooks';
 import { postWebhook } from '../../src/webhooks/post';
 
 describe('webhook connections', function () {
   this.timeout(60_000);
   const base = () => testService().baseUrl;
-  const receivers: Receiver[] = [];
-  afterEach(async () => { for (const r of receivers.splice(0)) await r.close(); });
-
-  const receiver = async (answer?: Receiver['answer']) => {
-    const r = await startReceiver(answer);
-    receivers.push(r);
-    return r;
-  };
-  const request = (owner: SignedUp, method: string, pathname: string, body?: unknown) =>
-    call(base(), method, pathname, body, { token: owner.key, idempotencyKey: randomUUID() });
-  const subscribe = async (owner: SignedUp, url: string) => {
-    const created = await request(owner, 'POST', '/v1/webhooks', { url });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    return created.body as { id: string };
-  };
-  const deliveries = async (owner: SignedUp, endpointId: string) => {
-    const listed = await request(owner, 'GET', `/v1/webhooks/${endpointId}/deliveries`);
-    assert.equal(listed.status, 200, JSON.stringify(listed.body));
-    return listed.body.data as any[];
-  };
+  const receiver = receiversClosedAfterEach();
 
   it('where private addresses are refused, refuses at connection time a name resolving to one and every literal form, with a generic error', async () => {
     const r = await receiver();

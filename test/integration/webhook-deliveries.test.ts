@@ -13,14 +13,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testService } from '../hooks';
-import { createCustomer, signUp, type SignedUp } from '../support/accounts';
-import { linkCustomer } from '../support/partner-links';
+import { signUp, type SignedUp } from '../support/accounts';
+import { ownerWithCustomer } from '../support/partner-links';
 import { checkWebhookEvent } from '../support/contract';
 import { expectError } from '../support/expect';
-import { call, eventually } from '../support/http';
+import { eventually } from '../support/http';
 import { fund, transfer } from '../support/money';
 import { WEBHOOK_TEST_SETTINGS } from '../support/service';
-import { startReceiver, verify, type Receiver } from '../support/webhook-receiver';
+import { verify } from '../support/webhook-receiver';
+import { deliveries, receiversClosedAfterEach, request, subscribe } from '../support/webhooks';
 import { startRoles } from '../../src/roles';
 import { PER_ENDPOINT } from '../../consumers/webhooks/runner';
 import { WebhookDeliveries } from '../../src/webhooks/deliveries';
@@ -29,26 +30,7 @@ import { RESPONSE_BODY_KEPT } from '../../src/webhooks/post';
 describe('webhook deliveries', function () {
   this.timeout(60_000);
   const base = () => testService().baseUrl;
-  const receivers: Receiver[] = [];
-  afterEach(async () => { for (const r of receivers.splice(0)) await r.close(); });
-
-  const receiver = async (answer?: Receiver['answer']) => {
-    const r = await startReceiver(answer);
-    receivers.push(r);
-    return r;
-  };
-  const request = (owner: SignedUp, method: string, pathname: string, body?: unknown) =>
-    call(base(), method, pathname, body, { token: owner.key, idempotencyKey: randomUUID() });
-  const subscribe = async (owner: SignedUp, url: string, events: string[] = []) => {
-    const created = await request(owner, 'POST', '/v1/webhooks', { url, events });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    return created.body as { id: string; secret: string };
-  };
-  const deliveries = async (owner: SignedUp, endpointId: string, query = '') => {
-    const listed = await request(owner, 'GET', `/v1/webhooks/${endpointId}/deliveries${query}`);
-    assert.equal(listed.status, 200, JSON.stringify(listed.body));
-    return listed.body.data as any[];
-  };
+  const receiver = receiversClosedAfterEach();
   /** A funded sender and a recipient, both signed up, the sender's money already in. */
   const pair = async () => {
     const [sender, recipient] = [await signUp(base()), await signUp(base())];
@@ -110,9 +92,7 @@ describe('webhook deliveries', function () {
   });
 
   it('delivers a payment\'s events, and only the types the endpoint subscribed to', async () => {
-    const owner = await signUp(base());
-    const customerId = (await createCustomer(base(), owner.key)).body.id;
-    await linkCustomer(base(), owner.key, customerId, 'openbank');
+    const { owner, customerId } = await ownerWithCustomer(base(), ['openbank']);
     const r = await receiver();
     const endpoint = await subscribe(owner, r.url, ['payment.sent', 'payment.completed']);
     const created = await request(owner, 'POST', '/v1/payments/add-funds', { customer_id: customerId, partner: 'openbank', amount: '12.00', currency: 'USD' });

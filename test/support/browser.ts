@@ -1,10 +1,13 @@
 // Debian's Chromium driven by playwright-core, for the pages a person uses: launched with the
 // flags this machine's closed network needs, axe-core's serious and critical violations of a
-// page, screenshots, and signing in to the dashboard through its own form.
+// page, screenshots, a dashboard window that watches its Content-Security-Policy, and signing in
+// to the dashboard through its own form.
+import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { TEST_PASSWORD } from './accounts';
 
 /** No background connections, no sandbox as root. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -12,6 +15,34 @@ const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Chromium with one page at 1280 × 900, and what that page's console said broke its Content-Security-Policy. */
+export interface DashboardWindow { browser: Browser; page: Page; cspViolations: string[] }
+
+export async function openDashboardWindow(): Promise<DashboardWindow> {
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const cspViolations: string[] = [];
+  page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
+  return { browser, page, cspViolations };
+}
+
+/** A dashboard window with `email` signed in through the form, on the overview. */
+export async function openSignedInDashboard(baseUrl: string, email: string): Promise<DashboardWindow> {
+  const window = await openDashboardWindow();
+  await signInToDashboard(window.page, baseUrl, email, TEST_PASSWORD);
+  return window;
+}
+
+/** Closes the browser (if it was opened), then fails if the page broke a rule of its Content-Security-Policy. */
+export async function closeDashboardWindow(window: DashboardWindow | undefined): Promise<void> {
+  await window?.browser.close();
+  assertNoCspViolation(window);
+}
+
+export function assertNoCspViolation(window: DashboardWindow | undefined): void {
+  assert.deepEqual(window?.cspViolations ?? [], [], 'the page broke no rule of its Content-Security-Policy');
 }
 
 /** Where screenshots go: DASHBOARD_SCREENSHOTS_DIR (the README's were taken so), else a temporary folder. */
@@ -48,6 +79,17 @@ export async function overflowOf(page: Page): Promise<{ overflow: number; sticki
       sticking: outermost.slice(0, 3).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' ' + Math.round(e.getBoundingClientRect().right) + 'px').join(', '),
     };
   })()`) as { overflow: number; sticking: string };
+}
+
+/**
+ * No serious or critical accessibility violation on `page`, nothing wider than its window, and
+ * with `tablesFitCards` every table inside its card.
+ */
+export async function expectPageAccessible(page: Page, what: string, { tablesFitCards = false } = {}): Promise<void> {
+  assert.deepEqual(await accessibilityViolations(page), [], `${what}: no serious or critical accessibility violation`);
+  const { overflow, sticking } = await overflowOf(page);
+  assert.ok(overflow <= 0, `${what} is ${overflow} px wider than the window (${sticking})`);
+  if (tablesFitCards) assert.deepEqual(await tablesOverflowingCards(page), [], `${what}: every table fits its card`);
 }
 
 /** Opens the dashboard and signs in with its form; resolves on the overview. */

@@ -1,5 +1,6 @@
 // Funding and transfer helpers for tests that move money through the real ledger.
 import { randomUUID } from 'node:crypto';
+import { signUp, type SignedUp } from './accounts';
 import { call, eventually, type JsonResponse } from './http';
 
 const FUND_ATTEMPTS_MAX = 20;
@@ -17,6 +18,13 @@ export async function fund(baseUrl: string, key: string, currency: string, amoun
     await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
   }
   throw new Error(`faucet gave no decision in ${FUND_ATTEMPTS_MAX} attempts`);
+}
+
+/** Two new accounts, the first funded with `amount` `currency`: one to pay, one to be paid. */
+export async function payerAndPayee(baseUrl: string, currency: string, amount: string): Promise<[SignedUp, SignedUp]> {
+  const pair = await Promise.all([signUp(baseUrl), signUp(baseUrl)]);
+  await fund(baseUrl, pair[0].key, currency, amount);
+  return pair;
 }
 
 export function transfer(baseUrl: string, key: string, body: Record<string, unknown>, idempotencyKey = randomUUID()): Promise<JsonResponse> {

@@ -1,8 +1,13 @@
 // The three-legged partner link as a browser drives it: open the partner's consent page, submit
-// its form, follow the redirect to the service's callback.
+// its form, follow the redirect to the service's callback. And the payment references tests give
+// the partner rails.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { createCustomer, signUp, type SignedUp } from './accounts';
 import { call } from './http';
+
+/** A payment reference no other test uses, for a call to the partner rails. */
+export const uniqueReference = (): string => `ref_${randomUUID()}`;
 
 export interface Browsed { status: number; location: string | null; html: string }
 
@@ -32,4 +37,12 @@ export async function linkCustomer(baseUrl: string, key: string, customerId: str
   const landed = await browse(await consent(created.body.authorize_url, 'approve'));
   assert.equal(landed.status, 200, landed.html);
   return created.body.id;
+}
+
+/** A new account (with `fields` at sign-up) and a customer of its own, linked with each of `partners`. */
+export async function ownerWithCustomer(baseUrl: string, partners: string[] = [], fields: Record<string, unknown> = {}): Promise<{ owner: SignedUp; customerId: string }> {
+  const owner = await signUp(baseUrl, fields);
+  const customerId = (await createCustomer(baseUrl, owner.key)).body.id;
+  for (const partner of partners) await linkCustomer(baseUrl, owner.key, customerId, partner);
+  return { owner, customerId };
 }

@@ -8,18 +8,7 @@
 // difference its adjustment would post; and the adjustments bringing the sides to balance.
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import type { LedgerMovement, MatchRules, ReportItem, StatementEntry } from '../../src/reconciliation/match';
-
-/** mulberry32: small, fast, and the same sequence for a seed everywhere. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './prng';
 
 export interface ModelDay {
   seed: number;
@@ -38,7 +27,7 @@ const cents = (n: number) => new Money(n).shiftedBy(-2);
 
 /** One generated stretch of 1 to 3 days with its runs; ids are unique within it (`tag` makes them unique across). */
 export function generateDays(seed: number, tag = `s${seed}`, at?: number): ModelDay {
-  const r = rng(seed);
+  const r = prng(seed);
   const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)];
   const span = 1 + Math.floor(r() * 3);
   const start = at ?? Math.floor(r() * 300);

@@ -3,6 +3,8 @@
 // payment of the account's customer with its balanced `payment_settle` entry (settlement account
 // → the account's available balance), numbered and balanced as the ledger writes them, and the
 // balances raised by the total. Postgres checks every entry balances, as for the ledger's own.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Db } from '../../src/db';
 
 export interface SeededPayIns { day: string; count: number; total: string }
@@ -10,11 +12,50 @@ export interface SeededPayIns { day: string; count: number; total: string }
 /** Amount of the i-th seeded pay-in: distinct cents, 1.00 to 100.99. */
 export const seededAmountSql = 'round(((i % 10000) + 100) / 100.0, 2)'; // at the currency's scale, as a payment is made
 
+/** An account as a row, below the API: KYB active, in the sandbox, its email `label`-`id`@example.com. */
+export const accountRow = (id: string, label: string) => ({
+  id, email: `${label}-${id}@example.com`, password_hash: 'not-a-real-hash', business_name: `${label} Ltd`,
+  country_code: 'GB', kyb_status: 'active', environment: 'sandbox',
+});
+
+/** Inserts a new account row (see accountRow) and returns its id. */
+export async function insertAccount(db: Knex | Knex.Transaction, label: string): Promise<string> {
+  const id = randomUUID();
+  await db('accounts').insert(accountRow(id, label));
+  return id;
+}
+
+/** The openbank USD settlement account and `accountId`'s available USD balance, created when missing. */
+export async function ensureSettlementAccounts(trx: Knex.Transaction, accountId: string): Promise<void> {
+  await trx.raw(`INSERT INTO ledger_accounts (id, code, account_id, kind, currency) VALUES
+    (gen_random_uuid(), 'sys:partner:openbank:USD', NULL, 'system', 'USD'), (gen_random_uuid(), ?, ?, 'available', 'USD')
+    ON CONFLICT (code) DO NOTHING`, [`acct:${accountId}:available:USD`, accountId]);
+}
+
+/**
+ * Posts each row of the temporary table `seed` (entry_id, amount, at, i: an inbound amount
+ * positive, an outbound one negative) between the settlement account and `accountId`'s available
+ * balance, numbered in `i` order as the ledger would, and moves both balances by the total.
+ */
+export async function postSeededEntries(trx: Knex.Transaction, accountId: string): Promise<void> {
+  const available = `acct:${accountId}:available:USD`;
+  await trx.raw(`
+    WITH accounts AS (
+      SELECT (SELECT id FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement, (SELECT balance FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement_balance,
+             (SELECT id FROM ledger_accounts WHERE code = ?) AS available, (SELECT balance FROM ledger_accounts WHERE code = ?) AS available_balance)
+    INSERT INTO postings (id, entry_id, ledger_account_id, account_id, currency, amount, balance_after, created_at)
+    SELECT gen_random_uuid(), s.entry_id, leg.ledger_account_id, leg.account_id, 'USD', leg.amount, leg.balance_after, s.at
+      FROM (SELECT *, sum(amount) OVER (ORDER BY i) AS running FROM seed) s CROSS JOIN accounts a
+      CROSS JOIN LATERAL (VALUES (a.settlement, NULL::uuid, -s.amount, a.settlement_balance - s.running), (a.available, ?::uuid, s.amount, a.available_balance + s.running))
+        AS leg(ledger_account_id, account_id, amount, balance_after)
+     ORDER BY s.i`, [available, available, accountId]);
+  await trx.raw(`UPDATE ledger_accounts SET balance = balance + CASE WHEN kind = 'system' THEN -t.total ELSE t.total END
+    FROM (SELECT sum(amount) AS total FROM seed) t WHERE code IN ('sys:partner:openbank:USD', ?)`, [available]);
+}
+
 export async function seedSettledPayIns(db: Db, accountId: string, customerId: string, count: number, day: string, tag: string): Promise<SeededPayIns> {
   await db.transaction(async (trx) => {
-    await trx.raw(`INSERT INTO ledger_accounts (id, code, account_id, kind, currency) VALUES
-      (gen_random_uuid(), 'sys:partner:openbank:USD', NULL, 'system', 'USD'), (gen_random_uuid(), ?, ?, 'available', 'USD')
-      ON CONFLICT (code) DO NOTHING`, [`acct:${accountId}:available:USD`, accountId]);
+    await ensureSettlementAccounts(trx, accountId);
     await trx.raw(`CREATE TEMP TABLE seed ON COMMIT DROP AS
       SELECT i, gen_random_uuid() AS payment_id, gen_random_uuid() AS entry_id, ${seededAmountSql}::numeric AS amount,
              ?::date + make_interval(secs => i * 86000.0 / ?) AS at
@@ -23,18 +64,7 @@ export async function seedSettledPayIns(db: Db, accountId: string, customerId: s
       SELECT payment_id, ?, ?, 'seed:' || ? || ':' || i, 'openbank', 'inbound', 'add_funds', amount, 'USD', 'completed', 'openbank_seed_' || ? || '_' || i, 'seed-' || i, at, at, at FROM seed`,
     [accountId, customerId, tag, tag]);
     await trx.raw(`INSERT INTO journal_entries (id, kind, command_id, payment_id, created_at) SELECT entry_id, 'payment_settle', 'seed:' || ? || ':' || i, payment_id, at FROM seed`, [tag]);
-    await trx.raw(`
-      WITH accounts AS (
-        SELECT (SELECT id FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement, (SELECT balance FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement_balance,
-               (SELECT id FROM ledger_accounts WHERE code = ?) AS available, (SELECT balance FROM ledger_accounts WHERE code = ?) AS available_balance)
-      INSERT INTO postings (id, entry_id, ledger_account_id, account_id, currency, amount, balance_after, created_at)
-      SELECT gen_random_uuid(), s.entry_id, leg.ledger_account_id, leg.account_id, 'USD', leg.amount, leg.balance_after, s.at
-        FROM (SELECT *, sum(amount) OVER (ORDER BY i) AS running FROM seed) s CROSS JOIN accounts a
-        CROSS JOIN LATERAL (VALUES (a.settlement, NULL::uuid, -s.amount, a.settlement_balance - s.running), (a.available, ?::uuid, s.amount, a.available_balance + s.running))
-          AS leg(ledger_account_id, account_id, amount, balance_after)
-       ORDER BY s.i`, [`acct:${accountId}:available:USD`, `acct:${accountId}:available:USD`, accountId]);
-    await trx.raw(`UPDATE ledger_accounts SET balance = balance + CASE WHEN kind = 'system' THEN -t.total ELSE t.total END
-      FROM (SELECT sum(amount) AS total FROM seed) t WHERE code IN ('sys:partner:openbank:USD', ?)`, [`acct:${accountId}:available:USD`]);
+    await postSeededEntries(trx, accountId);
   });
   const { rows } = await db.raw(`SELECT sum(${seededAmountSql})::numeric(38,2)::text AS total FROM generate_series(1, ?) AS i`, [count]);
   return { day, count, total: rows[0].total };

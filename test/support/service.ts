@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config';
 import { startRoles, type RunningRole } from '../../src/roles';
 import { openRuntime, type Runtime } from '../../src/runtime';
+import { TcpProxy } from './tcp-proxy';
 
 export interface TestService {
   baseUrl: string;
@@ -40,4 +41,33 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
 /** Books of their own for mock rails a test starts beside the service's (src/mock-rails/schema.ts). */
 export function ownRailsBooks(): { databaseUrl: string; book: string } {
   return { databaseUrl: process.env.DATABASE_URL!, book: `test_${randomUUID()}` };
+}
+
+/** A service of its own whose Postgres and Redis are reached through proxies a test can slow down or cut. */
+export interface ServiceBehindProxies { service: TestService; postgres: TcpProxy; redis: TcpProxy; stop(): Promise<void> }
+
+export async function startServiceBehindProxies(overrides: NodeJS.ProcessEnv): Promise<ServiceBehindProxies> {
+  const database = new URL(process.env.DATABASE_URL!);
+  const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const postgres = await TcpProxy.start(database.hostname, Number(database.port || 5432));
+  const redis = await TcpProxy.start(redisUrl.hostname, Number(redisUrl.port || 6379));
+  database.port = String(postgres.port);
+  redisUrl.port = String(redis.port);
+  const service = await startService({ DATABASE_URL: database.toString(), REDIS_URL: redisUrl.toString(), ...overrides }).catch(async (error: unknown) => {
+    await postgres.stop();
+    await redis.stop();
+    throw error;
+  });
+  return {
+    service, postgres, redis,
+    // Both dependencies back at full speed first, so the service stops cleanly.
+    async stop() {
+      postgres.replyDelayMs = 0;
+      await postgres.restore();
+      await redis.restore();
+      await service.stop();
+      await postgres.stop();
+      await redis.stop();
+    },
+  };
 }

@@ -1,29 +1,15 @@
-// A small server-sent events client for tests: fetch plus a parser of the event-stream format
-// (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
-// Frames are kept as they arrive, comment-only blocks (": heartbeat") included, so a test can
-// assert on exactly what the server wrote.
-
-/** One block of the stream, up to a blank line. */
-export interface SseFrame {
-  /** `id:` field, null when absent. */
-  id: string | null;
-  /** `event:` field, null when absent. */
-  event: string | null;
-  /** `data:` lines joined with "\n", null when absent. */
-  data: string | null;
-  /** `retry:` field in ms, null when absent. */
-  retry: number | null;
-  /** Text of the comment lines (": heartbeat" → "heartbeat"). */
-  comments: string[];
-}
+// A small server-sent events client for tests: fetch plus the clients' one event-stream parser
+// (src/event-stream.ts). Blocks are kept as they arrive, comment-only blocks
+// (": heartbeat") included, so a test can assert on exactly what the server wrote.
+import { readEventStream, type SseBlock } from '../../src/event-stream';
 
 export interface EventStreamClient {
   status: number;
   headers: Headers;
   /** The next frame of any kind; rejects after `timeoutMs` or when the stream has ended. */
-  next(timeoutMs?: number): Promise<SseFrame>;
+  next(timeoutMs?: number): Promise<SseBlock>;
   /** The next frame with an `event:` field, skipping comments and retry-only frames. */
-  nextEvent(timeoutMs?: number): Promise<SseFrame & { id: string; event: string; data: string }>;
+  nextEvent(timeoutMs?: number): Promise<SseBlock & { id: string; event: string; data: string }>;
   /** Resolves once the server has ended the stream (within `timeoutMs`). */
   ended(timeoutMs?: number): Promise<void>;
   close(): void;
@@ -37,44 +23,6 @@ export interface EventStreamOptions {
 
 const NEXT_TIMEOUT_MS_DEFAULT = 10_000;
 
-/** Parses complete blocks from `buffer`; returns the frames and the unparsed rest. */
-export function parseSseBlocks(buffer: string): { frames: SseFrame[]; rest: string } {
-  const frames: SseFrame[] = [];
-  const lines = buffer.split(/\r\n|\r|\n/);
-  const rest = lines.pop() ?? ''; // the last piece has no terminator yet
-  let frame: SseFrame | null = null;
-  let consumed = 0;
-  let dataLines: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (line === '') {
-      if (frame) {
-        frame.data = dataLines.length > 0 ? dataLines.join('\n') : null;
-        frames.push(frame);
-      }
-      frame = null;
-      dataLines = [];
-      consumed = i + 1;
-      continue;
-    }
-    frame ??= { id: null, event: null, data: null, retry: null, comments: [] };
-    if (line.startsWith(':')) {
-      frame.comments.push(line.slice(1).replace(/^ /, ''));
-      continue;
-    }
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id') frame.id = value;
-    else if (field === 'event') frame.event = value;
-    else if (field === 'data') dataLines.push(value);
-    else if (field === 'retry' && /^\d+$/.test(value)) frame.retry = Number(value);
-  }
-  // Lines of a block not yet closed by a blank line stay in the buffer.
-  const pending = lines.slice(consumed);
-  return { frames, rest: pending.length > 0 ? `${pending.join('\n')}\n${rest}` : rest };
-}
-
 /** GET /v1/notifications with `token`; reads frames in the background until closed. */
 export async function openEventStream(baseUrl: string, token: string, options: EventStreamOptions = {}): Promise<EventStreamClient> {
   const aborter = new AbortController();
@@ -87,25 +35,19 @@ export async function openEventStream(baseUrl: string, token: string, options: E
     throw new Error(`event stream refused: ${response.status} ${text}`);
   }
 
-  const frames: SseFrame[] = [];
+  const body = response.body;
+  const frames: SseBlock[] = [];
   let done = false;
   let failure: Error | null = null;
   let wake: (() => void) | null = null;
   const notify = () => { wake?.(); wake = null; };
 
   void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        const parsed = parseSseBlocks(buffer);
-        buffer = parsed.rest;
-        if (parsed.frames.length > 0) {
-          frames.push(...parsed.frames);
-          notify();
-        }
-      }
+      await readEventStream(body, (block) => {
+        frames.push(block);
+        notify();
+      });
     } catch (error) {
       if (!aborter.signal.aborted) failure = error as Error;
     } finally {
@@ -136,7 +78,7 @@ export async function openEventStream(baseUrl: string, token: string, options: E
     nextEvent: (timeoutMs = NEXT_TIMEOUT_MS_DEFAULT) => waitFor(() => {
       while (frames.length > 0) {
         const frame = frames.shift()!;
-        if (frame.event !== null) return frame as SseFrame & { id: string; event: string; data: string };
+        if (frame.event !== null) return frame as SseBlock & { id: string; event: string; data: string };
       }
       return undefined;
     }, timeoutMs, 'an event'),
@@ -150,21 +92,10 @@ export async function openEventStream(baseUrl: string, token: string, options: E
  * background until `signal` aborts; resolves once the stream is open.
  */
 export async function followEventStream(
-  baseUrl: string, token: string, onFrame: (frame: SseFrame) => void, signal: AbortSignal,
+  baseUrl: string, token: string, onFrame: (frame: SseBlock) => void, signal: AbortSignal,
   headers: Record<string, string> = {}, onEnd: () => void = () => undefined,
 ): Promise<void> {
   const response = await fetch(`${baseUrl}/v1/notifications`, { headers: { authorization: `Bearer ${token}`, ...headers }, signal });
   if (response.status !== 200 || !response.body) throw new Error(`event stream refused: ${response.status}`);
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        const parsed = parseSseBlocks(buffer + decoder.decode(chunk, { stream: true }));
-        buffer = parsed.rest;
-        parsed.frames.forEach(onFrame);
-      }
-    } catch { /* closed */ }
-    onEnd();
-  })();
+  void readEventStream(response.body, onFrame).catch(() => { /* closed */ }).then(onEnd);
 }

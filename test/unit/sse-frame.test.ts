@@ -8,7 +8,7 @@ import { SSE_HEARTBEAT, SSE_PREAMBLE, toPublicEvent, toSseFrame } from '../../sr
 import { NotificationHub } from '../../src/notifications/hub';
 import type { StoredEvent } from '../../src/notifications/store';
 import { eventStreamBody, type History } from '../../src/notifications/stream';
-import { parseSseBlocks, type SseFrame } from '../support/sse';
+import { EventStreamParser, type SseBlock } from '../../src/event-stream';
 
 const ACCOUNT_ID = '9b2f6a9e-4c1d-4f7e-8a51-0d3c2b1a0f99';
 
@@ -64,35 +64,29 @@ describe('toSseFrame: one event as a server-sent event (SPEC.md section 6)', () 
 
   it('keeps the data on one line whatever the strings hold, and no field can be injected', () => {
     const event = envelope({ attributes: JSON.stringify({ note: 'line one\nid: forged\r\n\nevent: x' }) }, 'transfer.completed\nid: forged');
-    const parsed = parseSseBlocks(toSseFrame(event));
-    assert.equal(parsed.rest, '');
-    assert.equal(parsed.frames.length, 1);
-    const [frame] = parsed.frames;
+    const frames = new EventStreamParser().push(toSseFrame(event));
+    assert.equal(frames.length, 1);
+    const [frame] = frames;
     assert.equal(frame.id, event.id);
     assert.equal(frame.event, 'transfer.completedid: forged');
     assert.equal(JSON.parse(frame.data!).data.note, 'line one\nid: forged\r\n\nevent: x');
   });
 
   it('starts each stream with the reconnection delay and an opening comment', () => {
-    const { frames } = parseSseBlocks(SSE_PREAMBLE);
-    assert.deepEqual(frames, [
-      { id: null, event: null, data: null, retry: 2000, comments: [] },
-      { id: null, event: null, data: null, retry: null, comments: ['connected'] },
+    assert.deepEqual(new EventStreamParser().push(SSE_PREAMBLE), [
+      { id: null, event: null, data: null, retryMs: 2000, comments: [] },
+      { id: null, event: null, data: null, retryMs: null, comments: ['connected'] },
     ]);
-    assert.deepEqual(parseSseBlocks(SSE_HEARTBEAT).frames[0].comments, ['heartbeat']);
+    assert.deepEqual(new EventStreamParser().push(SSE_HEARTBEAT)[0].comments, ['heartbeat']);
   });
 });
 
 /** Collects what a stream body writes, parsed into frames. */
-function reader(body: PassThrough): { frames: SseFrame[]; ended: Promise<void> } {
-  const frames: SseFrame[] = [];
-  let buffer = '';
+function reader(body: PassThrough): { frames: SseBlock[]; ended: Promise<void> } {
+  const frames: SseBlock[] = [];
+  const parser = new EventStreamParser();
   body.setEncoding('utf8');
-  body.on('data', (chunk: string) => {
-    const parsed = parseSseBlocks(buffer + chunk);
-    buffer = parsed.rest;
-    frames.push(...parsed.frames);
-  });
+  body.on('data', (chunk: string) => frames.push(...parser.push(chunk)));
   return { frames, ended: new Promise((resolve) => body.once('end', () => resolve())) };
 }
 
@@ -125,7 +119,7 @@ function memoryHistory(events: DomainEventEnvelope[], afterIndex: number | null)
 /** Live only, from the next event on. */
 const liveOnly = (): History => ({ afterSeq: lastSeq, replay: false, page: async () => [] });
 
-const eventIds = (frames: SseFrame[]): string[] => frames.filter((f) => f.event !== null).map((f) => f.id!);
+const eventIds = (frames: SseBlock[]): string[] => frames.filter((f) => f.event !== null).map((f) => f.id!);
 
 describe('eventStreamBody: preamble, replay, then live events', () => {
   it('writes the preamble first, then live events in order', async () => {
@@ -136,7 +130,7 @@ describe('eventStreamBody: preamble, replay, then live events', () => {
     const live = [envelope(), envelope(), envelope()];
     live.forEach((e) => hub.publish(e));
     await until(() => eventIds(frames).length === 3, 'three events');
-    assert.equal(frames[0].retry, 2000);
+    assert.equal(frames[0].retryMs, 2000);
     assert.deepEqual(frames[1].comments, ['connected']);
     assert.deepEqual(eventIds(frames), live.map((e) => e.id));
     body.destroy();

@@ -58,10 +58,11 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/operations': ['src/http', 'src/kafka', 'src/runtime'],
   'src/dashboard-host': [],
   'src/mock-rails': ['src/db', 'src/log', 'src/partners', 'src/runtime'],
-  // The CLI is a client of /v1 alone (DESIGN.md section 3): nothing of the server.
-  'src/cli': [],
-  // The browser dashboard is a client of the public API only: it imports nothing of the service.
-  'src/dashboard': [],
+  // The CLI is a client of /v1 alone (DESIGN.md section 3): nothing of the server, only the
+  // event-stream reader every client of GET /v1/notifications shares.
+  'src/cli': ['src/event-stream'],
+  // The browser dashboard is a client of the public API only: of the service, that reader alone.
+  'src/dashboard': ['src/event-stream'],
   // What surfaces share: the ledger's client, idempotency, the HTTP plumbing, authentication.
   'src/ledger-client': ['ledger', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/runtime'],
   'src/idempotency': ['ledger', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/log', 'src/redaction', 'src/redis'],
@@ -82,7 +83,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/db': ['src/domain-error', 'src/log'],
   // A process's secrets are settings that say when they were generated (src/secrets.ts).
   'src/config': ['src/secrets'], 'src/secrets': ['src/log'],
-  'src/countries': [], 'src/domain-error': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
+  'src/countries': [], 'src/domain-error': [], 'src/event-stream': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */

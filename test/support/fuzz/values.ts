@@ -1,6 +1,7 @@
 // Values for the fuzzer, drawn from the JSON Schemas of /v1/openapi.json alone: valid ones that
 // follow a schema (enums, formats, patterns, lengths), and hostile ones that no schema allows.
 import { randomUUID } from 'node:crypto';
+import { today } from '../days';
 
 export type Schema = Record<string, any>;
 export type Random = () => number;
@@ -90,7 +91,7 @@ export function firstValid(schema: Schema, where = 'value'): unknown {
         case 'uuid': return randomUUID();
         case 'email': return `client-${randomUUID()}@example.com`;
         case 'date-time': return new Date().toISOString();
-        case 'date': return new Date().toISOString().slice(0, 10);
+        case 'date': return today();
         case 'uri': return 'https://example.com/';
         default: break;
       }
