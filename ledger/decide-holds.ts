@@ -132,8 +132,8 @@ function refuseCapture(accountId: string, command: HoldCaptureCommand, current: 
  * two accounts of this ledger in fiat, a book transfer completed at once; to bank details, or in a
  * stablecoin, the amount moves from held to the account's pending and the partner rail is told,
  * the transfer executing until the partner's answer settles or releases it as any transfer's
- * (a failed payout comes back to the main balance). `final`, or nothing left, ends the hold
- * `captured`, the rest released.
+ * (a failed payout comes back to where it was held: the transfer names the hold's wallet,
+ * decide-partner-results.ts). `final`, or nothing left, ends the hold `captured`, the rest released.
  */
 export function decideHoldCapture(commandId: string, accountId: string, command: HoldCaptureCommand, current: HoldRecord | null, facts: HoldCaptureFacts, book: BalanceBook, now: Date): Decision {
   const refused = refuseCapture(accountId, command, current, facts, now);
@@ -145,7 +145,7 @@ export function decideHoldCapture(commandId: string, accountId: string, command:
   const type = command.recipient ? 'external' : 'internal';
   const rail = railFor(type, hold.currency);
   const transfer: TransferRecord = {
-    id: command.transfer_id, account_id: accountId, command_id: commandId, type, status: 'pending',
+    id: command.transfer_id, account_id: accountId, from_wallet_id: hold.wallet_id, command_id: commandId, type, status: 'pending',
     amount: amount.toFixed(), currency: hold.currency, payout_amount: amount.toFixed(), payout_currency: hold.currency, fx_rate: null, fx_mid_rate: null, fx_spread: null,
     recipient_account_id: recipient.id, recipient: command.recipient ? (command.recipient as unknown as Record<string, unknown>) : { email: command.recipient_email },
     note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,

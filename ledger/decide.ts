@@ -4,16 +4,16 @@
 import { randomUUID } from 'node:crypto';
 import { available, pending } from './chart';
 import type { AppliedPosting, BalanceBook } from './balances';
-import type { FaucetCredit, FxExecute, TransferCreate, TransferExecute, TransferPartnerResult } from './messages';
+import type { FaucetCredit, FxExecute, TransferCreate, TransferExecute } from './messages';
 import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
 import { isSupportedPair, price } from './fx-rates';
 import { formatAmount, Money, STABLECOINS, type Amount, type Currency } from './money';
 import type { EntryDraft } from './entry';
-import { faucetCredit, fxConversion, holdForTransfer, internalTransfer, reholdLateTransfer, releaseTransfer, settleTransfer, type Conversion } from './postings';
+import { faucetCredit, fxConversion, holdForTransfer, internalTransfer } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
 import type { PaymentRecord, PaymentStatus } from './payments';
 import type { HoldRecord } from './holds';
-import { ESTIMATED_ARRIVAL, railFor, TERMINAL_STATUSES, type LateCompletionException, type TransferRecord, type TransferStatus } from './transfers';
+import { ESTIMATED_ARRIVAL, railFor, type LateCompletionException, type TransferRecord, type TransferStatus } from './transfers';
 
 /** What the ledger knows about an account when it decides. */
 export interface AccountFacts {
@@ -203,15 +203,6 @@ function quotePayout(command: TransferCreate, now: Date): Payout | Decision {
   return { payout_amount: quoted.toAmount, payout_currency: payoutCurrency, fx_rate: quoted.rate, fx_mid_rate: quoted.midRate, fx_spread: quoted.spread };
 }
 
-/** The conversion a cross-currency transfer settles through, at the price it was quoted. */
-function conversionOf(record: TransferRecord): Conversion | null {
-  if (record.payout_currency === record.currency) return null;
-  return {
-    from: record.currency, to: record.payout_currency, fromAmount: new Money(record.amount),
-    toAmount: new Money(record.payout_amount), midRate: new Money(record.fx_mid_rate!),
-  };
-}
-
 export function decideTransferCreate(commandId: string, command: TransferCreate, facts: TransferFacts, book: BalanceBook, now: Date): Decision {
   const refused = refuseTransfer(command, facts, book);
   if (refused) return refused;
@@ -222,7 +213,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
   const rail = railFor(command.type, command.currency);
   const amount = new Money(command.amount);
   const record: TransferRecord = {
-    id: command.transfer_id, account_id: sender.id, command_id: commandId, type: command.type, status: 'pending',
+    id: command.transfer_id, account_id: sender.id, from_wallet_id: null, command_id: commandId, type: command.type, status: 'pending',
     amount: command.amount, currency: command.currency, ...payout, recipient_account_id: recipient.id,
     recipient: command.type === 'internal' ? { email: command.recipient_email } : (command.recipient as unknown as Record<string, unknown>),
     note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
@@ -249,70 +240,6 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
         beneficiary: { ...record.recipient, account_id: recipient.id }, scenario: command.scenario ?? null,
       },
     };
-  }
-  return decision;
-}
-
-/**
- * The partner paid a transfer the ledger had failed (and released): the partner's truth decides.
- * The amount is held again (reholdLateTransfer: from the sender's available balance, the rest
- * owed through the late-completion receivable) and settled as usual; the transfer ends
- * `completed`, its failure kept in `late_completion` for the record, and finance is told: the
- * decision carries the `late_completion` exception the round opens in finance's queue.
- */
-function decideLateCompletion(result: TransferPartnerResult, current: TransferRecord, book: BalanceBook, now: Date): Decision {
-  const record: TransferRecord = {
-    ...current, updated_at: now, completed_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id,
-    failure_code: null, failure_message: null,
-  };
-  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
-  decision.transfer = record;
-  const amount = new Money(record.amount);
-  const spendable = book.balance(available(record.account_id, record.currency));
-  const covered = Money.min(spendable.isNegative() ? new Money(0) : spendable, amount);
-  const reholdId = randomUUID();
-  post(decision, book, reholdLateTransfer(reholdId, record.id, record.account_id, record.currency, amount, new Money(covered)));
-  post(decision, book, settleTransfer(randomUUID(), record.id, record.account_id, record.recipient_account_id!, record.currency, amount, conversionOf(record)));
-  record.late_completion = {
-    failure_code: current.failure_code, failure_message: current.failure_message, failed_at: current.updated_at.toISOString(),
-    receivable: formatAmount(amount.minus(covered), record.currency),
-  };
-  decision.lateCompletion = {
-    transferId: record.id, partner: record.partner, currency: record.currency, amount: formatAmount(amount, record.currency),
-    reheld: formatAmount(covered, record.currency), receivable: record.late_completion.receivable, entryId: reholdId,
-    partnerPaymentId: record.partner_payment_id, overturned: record.late_completion,
-  };
-  walk(record, ['completed'], now, decision);
-  decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
-  return decision;
-}
-
-/**
- * A partner's final answer on an executing transfer. Answers for finished transfers change
- * nothing, but one: a `completed` for a transfer the ledger failed (decideLateCompletion).
- */
-export function decidePartnerResult(result: TransferPartnerResult, current: TransferRecord | null, book: BalanceBook, now: Date): Decision {
-  if (!current) return refusal('transfer_not_found', 'no such transfer', result.transfer_id);
-  if (current.status === 'failed' && result.outcome === 'completed' && current.recipient_account_id !== null) {
-    return decideLateCompletion(result, current, book, now);
-  }
-  if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision({ kind: 'transfer', created: false, transfer: current });
-  const record: TransferRecord = { ...current, updated_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id };
-  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
-  decision.transfer = record;
-  const amount = new Money(record.amount);
-  const entryId = randomUUID();
-  if (result.outcome === 'completed') {
-    post(decision, book, settleTransfer(entryId, record.id, record.account_id, record.recipient_account_id!, record.currency, amount, conversionOf(record)));
-    record.completed_at = now;
-    walk(record, ['completed'], now, decision);
-    decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
-  } else {
-    post(decision, book, releaseTransfer(entryId, record.id, record.account_id, record.currency, amount));
-    record.failure_code = result.failure_code ?? (result.outcome === 'rolled_back' ? 'partner_reversed' : 'partner_error');
-    record.failure_message = result.failure_message;
-    walk(record, [result.outcome], now, decision);
-    decision.events.push(balanceEvent(book, record.account_id, record.currency));
   }
   return decision;
 }

@@ -86,14 +86,15 @@ const dateOrNull = (text: unknown): Date | null => (text ? new Date(text as stri
 
 /**
  * An outcome from its JSON text, with the records' timestamps as dates again. A transfer decided
- * before transfers had payouts paid out its own amount in its own currency.
+ * before transfers had payouts paid out its own amount in its own currency; one decided before
+ * transfers named their wallet came from the main balance.
  */
 export function parseOutcome(text: string): Outcome {
   const outcome = JSON.parse(text) as Outcome;
   if (outcome.kind === 'transfer') {
     const transfer = outcome.transfer as unknown as Record<string, unknown>;
     outcome.transfer = {
-      ...outcome.transfer,
+      ...outcome.transfer, from_wallet_id: (transfer.from_wallet_id ?? null) as string | null,
       payout_amount: String(transfer.payout_amount ?? transfer.amount), payout_currency: (transfer.payout_currency ?? transfer.currency) as Currency,
       fx_rate: (transfer.fx_rate ?? null) as string | null, fx_mid_rate: (transfer.fx_mid_rate ?? null) as string | null, fx_spread: (transfer.fx_spread ?? null) as string | null,
       created_at: new Date(transfer.created_at as string), updated_at: new Date(transfer.updated_at as string), completed_at: dateOrNull(transfer.completed_at),

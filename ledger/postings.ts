@@ -2,7 +2,7 @@
 // signed: a positive amount raises the holder's balance, and every entry sums to zero per
 // currency (checked here and again by Postgres).
 import assert from 'node:assert/strict';
-import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable, partnerSettlement, pending, reconciliationSuspense } from './chart';
+import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable, partnerSettlement, pending, reconciliationSuspense, spendable } from './chart';
 import type { EntryDraft, EntryKind, PostingDraft } from './entry';
 import { assertEntryBalances } from './invariants';
 import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
@@ -89,24 +89,28 @@ export function fxConversion(id: string, quoteId: string, accountId: string, con
   ]);
 }
 
-/** The rail failed or reversed the payment: the hold goes back to the sender. */
-export function releaseTransfer(id: string, transferId: string, senderId: string, currency: Currency, amount: Amount): EntryDraft {
+/**
+ * The rail failed or reversed the payment: the hold goes back to the sender's `walletId`, where
+ * the money came from ("main": the main balance).
+ */
+export function releaseTransfer(id: string, transferId: string, senderId: string, walletId: string, currency: Currency, amount: Amount): EntryDraft {
   return entry(id, 'transfer_release', { transferId }, [
     { account: pending(senderId, currency), amount: amount.negated() },
-    { account: available(senderId, currency), amount },
+    { account: spendable(senderId, walletId, currency), amount },
   ]);
 }
 
 /**
  * A partner paid a transfer after the ledger had failed it and released its hold: the amount is
- * held again, from the sender's available balance as far as it covers it (`covered`) and for the
- * rest from the late-completion receivable, so the settlement that follows is the ordinary one.
+ * held again, from the available balance of the sender's `walletId` it was released to as far as
+ * that covers it (`covered`) and for the rest from the late-completion receivable, so the
+ * settlement that follows is the ordinary one.
  */
-export function reholdLateTransfer(id: string, transferId: string, senderId: string, currency: Currency, amount: Amount, covered: Amount): EntryDraft {
+export function reholdLateTransfer(id: string, transferId: string, senderId: string, walletId: string, currency: Currency, amount: Amount, covered: Amount): EntryDraft {
   assert.ok(!covered.isNegative() && covered.isLessThanOrEqualTo(amount), 'the covered part of a late transfer lies between zero and its amount');
   const shortfall = amount.minus(covered);
   const postings: PostingDraft[] = [];
-  if (!covered.isZero()) postings.push({ account: available(senderId, currency), amount: covered.negated() });
+  if (!covered.isZero()) postings.push({ account: spendable(senderId, walletId, currency), amount: covered.negated() });
   if (!shortfall.isZero()) postings.push({ account: lateCompletionReceivable(currency), amount: shortfall.negated() });
   postings.push({ account: pending(senderId, currency), amount });
   return entry(id, 'transfer_rehold', { transferId }, postings);

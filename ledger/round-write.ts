@@ -65,7 +65,7 @@ export interface BatchWrite {
 export const ONE_STATEMENT_COMMANDS_MAX = 64;
 
 const TRANSFER_COLUMNS = [
-  'id', 'account_id', 'command_id', 'type', 'status', 'amount', 'currency', 'payout_amount', 'payout_currency', 'fx_rate', 'fx_mid_rate', 'fx_spread', 'recipient_account_id', 'recipient', 'note', 'partner',
+  'id', 'account_id', 'from_wallet_id', 'command_id', 'type', 'status', 'amount', 'currency', 'payout_amount', 'payout_currency', 'fx_rate', 'fx_mid_rate', 'fx_spread', 'recipient_account_id', 'recipient', 'note', 'partner',
   'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at', 'status_history', 'late_completion',
 ] as const;
 const PAYMENT_COLUMNS = [

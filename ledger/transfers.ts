@@ -11,6 +11,8 @@ export type Rail = 'book' | 'fiat' | 'chain';
 export interface TransferRecord {
   id: string;
   account_id: string;
+  /** The sender's wallet the money came from (a capture of a hold on it); null: the main balance. A failed payout goes back there. */
+  from_wallet_id: string | null;
   command_id: string;
   type: 'internal' | 'external';
   status: TransferStatus;

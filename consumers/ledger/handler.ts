@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { thresholdCrossings } from '../../ledger/alerts';
 import { BalanceBook } from '../../ledger/balances';
-import { decideFaucetCredit, decideFxExecute, decidePartnerResult, decideTransferCreate, emptyDecision, type Decision } from '../../ledger/decide';
+import { decideFaucetCredit, decideFxExecute, decideTransferCreate, emptyDecision, type Decision } from '../../ledger/decide';
+import { decidePartnerResult } from '../../ledger/decide-partner-results';
 import { decideReconciliationAdjust } from '../../ledger/decide-adjustments';
 import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
 import { decideWalletTransfer } from '../../ledger/decide-wallets';
@@ -31,7 +32,7 @@ import type { Runtime } from '../../src/runtime';
 import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
-import { captureRecipientOf, holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, transferCreatesOf, walletIdsOf, type BatchFacts, type ParsedCommand } from './plan';
+import { captureRecipientOf, holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, transferCreatesOf, walletIdsOf, walletIdsOfTransfers, type BatchFacts, type ParsedCommand } from './plan';
 import { decideTransferBatch } from '../../ledger/decide-batches';
 
 /** The command type as recorded: what the message said, when that can be stored. */
@@ -77,6 +78,8 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
     readWallets(runtime.db, walletIds),
     readHolds(runtime.db, holdIds),
   ]);
+  // Read once the transfers are known: rare (a payout from a wallet), so the common round waits for nothing more.
+  for (const [id, wallet] of await readWallets(runtime.db, walletIdsOfTransfers(transfers))) wallets.set(id, wallet);
   return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds } };
 }
 
@@ -105,7 +108,7 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
         recipient: recipientOf(command.payload, facts, bankKey),
       }, book, now);
     case 'transfer.partner_result':
-      return decidePartnerResult(command.payload, transfers.get(command.payload.transfer_id) ?? null, book, now);
+      return decidePartnerResult(command.payload, transfers.get(command.payload.transfer_id) ?? null, wallets, book, now);
     case 'fx.execute':
       return decideFxExecute(command.envelope.account_id, command.payload, {
         account: facts.accountsById.get(command.envelope.account_id) ?? null,

@@ -141,6 +141,8 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
       const transfer = facts.transfers.get(command.payload.transfer_id);
       if (!transfer) return [];
       const refs = [available(transfer.account_id, transfer.currency), pending(transfer.account_id, transfer.currency)];
+      // A failed payout from a wallet goes back to it (ledger/decide-partner-results.ts), and its balance event reads it.
+      if (transfer.from_wallet_id !== null) refs.push(...sideAccounts(transfer.account_id, transfer.from_wallet_id, transfer.currency));
       if (transfer.recipient_account_id) refs.push(available(transfer.recipient_account_id, transfer.payout_currency));
       if (transfer.payout_currency !== transfer.currency) refs.push(...fxDesk(transfer.currency, transfer.payout_currency));
       // A late completion may owe what the sender's balance no longer covers (ledger/decide.ts).
@@ -193,6 +195,11 @@ export function ledgerAccountsOf(command: ParsedCommand, facts: BatchFacts, bank
 /** The hold a command names, if any. */
 export function holdIdOf(command: ParsedCommand): string[] {
   return command.type === 'hold.capture' || command.type === 'hold.void' || command.type === 'hold.expire' ? [command.payload.hold_id] : [];
+}
+
+/** The wallets the transfers of partner results came from: an answer may give the money back to one. */
+export function walletIdsOfTransfers(transfers: Map<string, TransferRecord>): string[] {
+  return [...transfers.values()].flatMap((t) => (t.from_wallet_id === null ? [] : [t.from_wallet_id]));
 }
 
 /** The wallets a command names (its sides other than "main"). */

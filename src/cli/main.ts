@@ -1,19 +1,15 @@
 // payctl: the sandbox from the terminal, a client of the public /v1 API alone. `payctl --help`
 // lists the commands; each command's --help lists its options.
-import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { ApiError, checkedBaseUrl, connect, request, requireToken, UsageError } from './api';
+import { callAndPrint, type Common } from './calls';
 import { DEFAULT_BASE_URL, loadProfile, saveProfile, type Profile } from './config';
 import { listen } from './listen';
 import { tailLogs } from './logs';
-import { human, table } from './output';
+import { note, out, table } from './output';
 import { ask } from './prompt';
+import { addResourceCommands } from './resources';
 import { describeTriggers, trigger, TRIGGER_TYPES } from './trigger';
-
-interface Common { profile: string; json?: boolean }
-
-const out = (text: string) => process.stdout.write(`${text}\n`);
-const note = (text: string) => process.stderr.write(`${text}\n`);
 
 /** Stops on Ctrl-C (or SIGTERM) by aborting what a following command is doing. */
 function untilInterrupted(): AbortSignal {
@@ -64,18 +60,6 @@ async function login(options: Common & { email?: string; password?: string; apiK
   }
   const file = saveProfile(options.profile, profile);
   note(`Saved to ${file} (profile ${options.profile}).`);
-}
-
-async function call(method: string, path: string, options: Common & { data: string[]; idempotencyKey?: string; scenario?: string }): Promise<void> {
-  const connection = connect(options.profile);
-  const headers: Record<string, string> = {};
-  if (method !== 'GET') {
-    headers['idempotency-key'] = options.idempotencyKey ?? randomUUID();
-    if (!options.idempotencyKey) note(`Idempotency-Key: ${headers['idempotency-key']}`);
-  }
-  if (options.scenario) headers['sandbox-scenario'] = options.scenario;
-  const answer = await request(connection, method, path, { token: requireToken(connection, options.profile), body: bodyOf(options.data), headers });
-  out(options.json ? JSON.stringify(answer.body, null, 2) : human(answer.body));
 }
 
 export function program(): Command {
@@ -143,8 +127,9 @@ export function program(): Command {
       .option('--idempotency-key <key>', 'the Idempotency-Key of a write (default: a new one, printed)')
       .option('--scenario <name>', 'a Sandbox-Scenario header (a failure asked for by name)')
       .action(async (path: string, options: { data: string[]; idempotencyKey?: string; scenario?: string }, command: Command) =>
-        call(method.toUpperCase(), path, { ...common(command), ...options }));
+        callAndPrint(method.toUpperCase(), path, { ...common(command), ...options, body: bodyOf(options.data) }));
   }
+  addResourceCommands(cli, common);
   return cli;
 }
 

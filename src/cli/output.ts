@@ -1,5 +1,10 @@
 // How payctl prints: a table for people (a list's items, or an object's fields), JSON for
-// scripts (--json).
+// scripts (--json); answers on stdout, what it says about them on stderr.
+
+/** An answer, or what a command is for: stdout. */
+export const out = (text: string): void => { process.stdout.write(`${text}\n`); };
+/** What payctl says about it (a key it made up, where it saved a login): stderr, out of a script's pipe. */
+export const note = (text: string): void => { process.stderr.write(`${text}\n`); };
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '';

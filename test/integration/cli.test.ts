@@ -2,7 +2,8 @@
 // bin names, as a child process, against the real service. Logging in keeps the credential in a
 // 0600 file; listen forwards each event, signed as a webhook delivery that a stock Standard
 // Webhooks library verifies, once each even across a restart of the service under it; logs tail
-// shows requests made after it started; an API error says its code and exits 1.
+// shows requests made after it started; an API error says its code and exits 1. The wallets,
+// holds, batches and alerts commands call their routes with their fields as options.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -15,6 +16,7 @@ import { Webhook } from 'standardwebhooks';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { eventually } from '../support/http';
+import { fund } from '../support/money';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const LAUNCHER = path.join(ROOT, 'scripts', 'payctl.js');
@@ -127,6 +129,66 @@ describe('payctl, the command-line tool', function () {
     const nowhere = await payctl(['get', '/v1/transfers'], { PAYCTL_BASE_URL: 'http://127.0.0.1:9' });
     assert.equal(nowhere.code, 1);
     assert.match(nowhere.stderr, /cannot reach http:\/\/127\.0\.0\.1:9 .*is the service running/);
+  });
+
+  it('names the wallets, holds, transfer batches and balance alerts routes, with --help for each, and answers as the routes do', async () => {
+    const [account, friend] = await Promise.all([signUp(base()), signUp(base())]);
+    await fund(base(), account.key, 'USD', '100.00');
+    assert.equal((await payctl(['login', '--api-key', account.key, '--base-url', base()])).code, 0);
+    const json = async (args: string[]) => {
+      const run = await payctl([...args, '--json']);
+      assert.equal(run.code, 0, `payctl ${args.join(' ')}: ${run.stderr}`);
+      return JSON.parse(run.stdout);
+    };
+    const help = await payctl(['--help']);
+    for (const group of ['wallets', 'holds', 'batches', 'alerts']) assert.match(help.stdout, new RegExp(`^\\s+${group} `, 'm'), `${group} in payctl --help`);
+    const captureHelp = await payctl(['holds', 'capture', '--help']);
+    assert.match(captureHelp.stdout, /--amount <amount>[\s\S]*--to <email>[\s\S]*--final[\s\S]*--idempotency-key <key>/);
+
+    const wallet = await json(['wallets', 'create', '--name', 'Savings', '--metadata', 'goal=bike']);
+    assert.deepEqual([wallet.name, wallet.metadata], ['Savings', { goal: 'bike' }]);
+    assert.equal((await json(['wallets', 'move', '--from', 'main', '--to', wallet.id, '--amount', '30.00', '--currency', 'USD'])).status, 'completed');
+    assert.match((await payctl(['wallets', 'list'])).stdout, /^ID\s+NAME[\s\S]*Savings/m, 'a list is a table');
+    assert.equal((await json(['wallets', 'entries', wallet.id, '--order', 'asc'])).data.length, 1);
+
+    const holdKey = randomUUID();
+    const hold = await json(['holds', 'create', '--amount', '20.00', '--currency', 'USD', '--wallet', wallet.id, '--description', 'deposit', '--idempotency-key', holdKey]);
+    assert.deepEqual([hold.status, hold.amount, hold.wallet_id, hold.description], ['active', '20.00', wallet.id, 'deposit']);
+    assert.equal((await json(['holds', 'create', '--amount', '20.00', '--currency', 'USD', '--wallet', wallet.id, '--description', 'deposit', '--idempotency-key', holdKey])).id, hold.id, 'the key repeats the request');
+    assert.deepEqual((await json(['wallets', 'balances', wallet.id])).balances, [{ currency: 'USD', available: '10.00', held: '20.00', pending: '0.00' }]);
+    const captured = await json(['holds', 'capture', hold.id, '--amount', '12.00', '--to', friend.email, '--final', '--note', 'table 12']);
+    assert.deepEqual([captured.status, captured.captured_amount, captured.released_amount, captured.captures[0].recipient_email], ['captured', '12.00', '8.00', friend.email]);
+    assert.ok((await json(['holds', 'list', '--status', 'captured', '--wallet', wallet.id])).data.some((h: { id: string }) => h.id === hold.id));
+    assert.match((await payctl(['holds', 'get', hold.id])).stdout, /^status\s+captured$/m);
+    const voided = await payctl(['holds', 'void', hold.id]);
+    assert.equal(voided.code, 1);
+    assert.match(voided.stderr, /Error 409 hold_not_active: .*\(hold_id\)/);
+
+    const batch = await json(['batches', 'create', '--pay', `${friend.email}:5.00:USD`, '--pay', `${friend.email}:2.50:USD`, '--atomic']);
+    assert.deepEqual([batch.atomic, batch.status, batch.items.map((i: { status: string }) => i.status)], [true, 'completed', ['created', 'created']]);
+    assert.deepEqual((await json(['batches', 'get', batch.id])).items.map((i: { transfer_id: string }) => i.transfer_id), batch.items.map((i: { transfer_id: string }) => i.transfer_id));
+    const file = path.join(home, 'batch.json');
+    fs.writeFileSync(file, JSON.stringify([{ recipient_email: friend.email, amount: '1.00', currency: 'USD', note: 'from a file' }]));
+    assert.equal((await json(['batches', 'create', '--file', file])).status, 'completed');
+    const empty = await payctl(['batches', 'create']);
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /give the batch's transfers/);
+
+    const alert = await json(['alerts', 'create', '--currency', 'USD', '--below', '10.00', '--wallet', wallet.id]);
+    assert.deepEqual([alert.below, alert.above, alert.wallet_id], ['10.00', null, wallet.id]);
+    assert.ok((await json(['alerts', 'list'])).data.some((a: { id: string }) => a.id === alert.id));
+    assert.equal((await json(['alerts', 'get', alert.id])).currency, 'USD');
+    assert.deepEqual(await json(['alerts', 'delete', alert.id]), { id: alert.id, deleted: true });
+    const both = await payctl(['alerts', 'create', '--currency', 'USD', '--below', '1.00', '--above', '2.00']);
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, /give exactly one of --below or --above/);
+
+    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '61.50', held: '0.00', pending: '0.00' }]);
+    const notEmpty = await payctl(['wallets', 'close', wallet.id]);
+    assert.match(notEmpty.stderr, /Error 409 wallet_not_empty/);
+    await json(['wallets', 'move', '--from', wallet.id, '--to', 'main', '--amount', '18.00', '--currency', 'USD']);
+    assert.notEqual((await json(['wallets', 'close', wallet.id])).closed_at, null);
+    assert.notEqual((await json(['wallets', 'get', wallet.id])).closed_at, null);
   });
 
   it('forwards a triggered event to a local server, signed so a stock Standard Webhooks library verifies it', async () => {

@@ -72,6 +72,35 @@ describe('migrations', () => {
     assert.deepEqual(parseOutcome(again.rows[0].outcome), outcomes['c-faucet'], 'down and up again keep the outcome');
   });
 
+  it('names the wallet a capture of a hold on it paid from, for captures made before transfers named one, and forgets it on the way down', async () => {
+    const sourceWallets = { ...migrationConfig(), name: '20261129170000_transfer_source_wallets.js' };
+    await db.migrate.latest(migrationConfig());
+    await db.migrate.down(sourceWallets);
+    const account = randomUUID();
+    const wallet = randomUUID();
+    const [fromWallet, fromMain, plain] = [randomUUID(), randomUUID(), randomUUID()];
+    const at = '2026-11-29T10:00:00.000Z';
+    await db('accounts').insert({ id: account, email: `${account}@example.com`, password_hash: 'x', business_name: 'Old Captures Ltd', country_code: 'GB', environment: 'sandbox' });
+    await db('wallets').insert({ id: wallet, account_id: account, name: 'payouts' });
+    await db('transfers').insert([fromWallet, fromMain, plain].map((id) => ({
+      id, account_id: account, command_id: `c-${id}`, type: 'external', status: 'executing', amount: '5', currency: 'USD', payout_amount: '5', payout_currency: 'USD',
+      recipient: { email: 'r@example.com' }, partner: 'fiat', estimated_arrival: 'within a minute', created_at: at, updated_at: at,
+    })));
+    const capture = (transferId: string) => ({ id: randomUUID(), amount: '5', transfer_id: transferId, recipient_email: 'r@example.com', final: true, created_at: at });
+    await db('holds').insert([[wallet, fromWallet], [null, fromMain]].map(([walletId, transferId]) => ({
+      id: randomUUID(), account_id: account, wallet_id: walletId, command_id: `h-${transferId}`, status: 'captured', currency: 'USD', amount: '5', captured_amount: '5',
+      captures: JSON.stringify([capture(transferId!)]), expires_at: at, created_at: at, updated_at: at,
+    })));
+
+    await db.migrate.up(sourceWallets);
+    const named = async () => Object.fromEntries((await db('transfers').where('account_id', account).select('id', 'from_wallet_id')).map((r) => [r.id, r.from_wallet_id]));
+    assert.deepEqual(await named(), { [fromWallet]: wallet, [fromMain]: null, [plain]: null });
+    await db.migrate.down(sourceWallets);
+    assert.ok(!(await db.schema.hasColumn('transfers', 'from_wallet_id')));
+    await db.migrate.latest(migrationConfig());
+    assert.deepEqual(await named(), { [fromWallet]: wallet, [fromMain]: null, [plain]: null }, 'down and up again name it again');
+  });
+
   it('moves account events to account_events and unpublished rounds to outbox_rounds, and back', async () => {
     const roundsMigration = { ...migrationConfig(), name: '20261124130000_account_events_and_outbox_rounds.js' };
     await db.migrate.latest(migrationConfig());

@@ -1,4 +1,4 @@
-// The ledger's decisions (ledger/decide.ts) against a BalanceBook built in memory: the refusals of
+// The ledger's decisions (ledger/decide.ts, ledger/decide-partner-results.ts) against a BalanceBook built in memory: the refusals of
 // transfer.create in order of precedence, then the accepted paths with their final balances, then
 // partner results, then a seeded random walk that checks the ledger's invariants after every step.
 // Pure: no Postgres, no broker.
@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { BalanceBook, type LedgerAccountState } from '../../ledger/balances';
 import { available, faucetEquity, lateCompletionReceivable, pending, type LedgerAccountRef } from '../../ledger/chart';
 import {
-  decideFaucetCredit, decidePartnerResult, decideTransferCreate, type AccountFacts, type Decision, type TransferFacts,
+  decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision, type TransferFacts,
 } from '../../ledger/decide';
+import { decidePartnerResult } from '../../ledger/decide-partner-results';
 import type { BankRecipient, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../../ledger/transfers';
+import type { WalletRecord } from '../../ledger/wallets';
 import { faucetAnswer, fxExecutionAnswer, paymentView, refusalAnswer, transferAnswer } from '../../src/ledger-client/answers';
 import { prng } from '../support/prng';
 
@@ -32,6 +34,8 @@ function answer(decision: Decision): { status: number; body: unknown } {
 }
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
+/** The wallets a partner result may give money back to: none, these transfers come from the main balance. */
+const MAIN_ONLY = new Map<string, WalletRecord>();
 const LATER = new Date('2026-11-22T12:00:05.000Z');
 
 // ---------------------------------------------------------------------------------------------
@@ -358,7 +362,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
 
   it('completed: the hold settles to the recipient', () => {
     const frozen = structuredClone(executing);
-    const decision = decidePartnerResult(result(executing, 'completed'), executing, ledger.book, LATER);
+    const decision = decidePartnerResult(result(executing, 'completed'), executing, MAIN_ONLY, ledger.book, LATER);
 
     assert.equal(answer(decision).status, 200);
     const transfer = decision.transfer!;
@@ -390,7 +394,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
   ];
   for (const [outcome, failureCode, expectedCode] of releases) {
     it(`${outcome} (${failureCode ?? 'no code given'}): the hold goes back to available, failure_code ${expectedCode}`, () => {
-      const decision = decidePartnerResult(result(executing, outcome, failureCode), executing, ledger.book, LATER);
+      const decision = decidePartnerResult(result(executing, outcome, failureCode), executing, MAIN_ONLY, ledger.book, LATER);
 
       assert.equal(answer(decision).status, 200);
       const transfer = decision.transfer!;
@@ -418,7 +422,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
       it(`a ${outcome} result for a transfer already ${terminal} changes nothing`, () => {
         const finished: TransferRecord = { ...executing, status: terminal };
         const before = ledger.snapshot();
-        const decision = decidePartnerResult(result(finished, outcome), finished, ledger.book, LATER);
+        const decision = decidePartnerResult(result(finished, outcome), finished, MAIN_ONLY, ledger.book, LATER);
         assert.equal(answer(decision).status, 200);
         assert.equal((answer(decision).body as { status: TransferStatus }).status, terminal);
         assertNothingHappened(decision);
@@ -430,7 +434,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
 
   /** The transfer failed by the ledger, its hold released: what a late completion finds. */
   const failedAndReleased = (): TransferRecord => {
-    const failed = decidePartnerResult(result(executing, 'failed', 'partner_unavailable'), executing, ledger.book, LATER).transfer!;
+    const failed = decidePartnerResult(result(executing, 'failed', 'partner_unavailable'), executing, MAIN_ONLY, ledger.book, LATER).transfer!;
     assert.equal(failed.status, 'failed');
     assert.equal(ledger.balance(available(SENDER, 'USD')), '100');
     return failed;
@@ -438,7 +442,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
 
   it('a completed result for a transfer already failed completes it late: held again from available, settled, the failure kept', () => {
     const failed = failedAndReleased();
-    const decision = decidePartnerResult(result(failed, 'completed'), failed, ledger.book, LATER);
+    const decision = decidePartnerResult(result(failed, 'completed'), failed, MAIN_ONLY, ledger.book, LATER);
     const transfer = decision.transfer!;
     assert.equal(transfer.status, 'completed');
     assert.equal(transfer.failure_code, null);
@@ -458,7 +462,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
     // The released money is spent elsewhere before the partner's word arrives: 75 of 100.
     const spent = decideTransferCreate(randomUUID(), internal('75.00', 'USD'), { sender, recipient }, ledger.book, LATER);
     assert.equal(answer(spent).status, 201);
-    const decision = decidePartnerResult(result(failed, 'completed'), failed, ledger.book, LATER);
+    const decision = decidePartnerResult(result(failed, 'completed'), failed, MAIN_ONLY, ledger.book, LATER);
     assert.equal(decision.transfer!.status, 'completed');
     assert.equal(decision.transfer!.late_completion!.receivable, '15.00', '40 paid by the partner, 25 left to hold: 15 owed');
     const rehold = decision.entries.find((e) => e.entry.kind === 'transfer_rehold')!.entry;
@@ -473,7 +477,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
 
   it('a result for an unknown transfer → 404 transfer_not_found, nothing else', () => {
     const before = ledger.snapshot();
-    const decision = decidePartnerResult(result(executing, 'completed'), null, ledger.book, LATER);
+    const decision = decidePartnerResult(result(executing, 'completed'), null, MAIN_ONLY, ledger.book, LATER);
     assert.equal(answer(decision).status, 404);
     assert.equal((answer(decision).body as { error: string }).error, 'transfer_not_found');
     assertNothingHappened(decision);
@@ -522,13 +526,13 @@ describe('ledger decide: a seeded random walk keeps the invariants', () => {
       } else if (roll < 0.95 && executing.length > 0) {
         const index = Math.floor(random() * executing.length);
         const [current] = executing.splice(index, 1);
-        decision = decidePartnerResult(result(current, pick(['completed', 'failed', 'rolled_back'] as const)), current, ledger.book, LATER);
+        decision = decidePartnerResult(result(current, pick(['completed', 'failed', 'rolled_back'] as const)), current, MAIN_ONLY, ledger.book, LATER);
         count(`result ${decision.transfer!.status}`);
       } else if (finished.length > 0) {
         const current = pick(finished);
         // A completion of a failed transfer is the late completion, tested on its own above.
         const outcomes = current.status === 'failed' ? (['failed', 'rolled_back'] as const) : (['completed', 'failed', 'rolled_back'] as const);
-        decision = decidePartnerResult(result(current, pick(outcomes)), current, ledger.book, LATER);
+        decision = decidePartnerResult(result(current, pick(outcomes)), current, MAIN_ONLY, ledger.book, LATER);
         assertNothingHappened(decision);
         count('late result');
       } else {

@@ -10,9 +10,12 @@ import { BalanceBook, type LedgerAccountState } from '../../ledger/balances';
 import { available, faucetEquity, held, pending, walletAvailable, walletHeld, type LedgerAccountRef } from '../../ledger/chart';
 import { decideFaucetCredit, type AccountFacts, type Decision } from '../../ledger/decide';
 import { decideHoldCapture, decideHoldCreate, decideHoldExpire, decideHoldVoid } from '../../ledger/decide-holds';
+import { decidePartnerResult } from '../../ledger/decide-partner-results';
 import { decideWalletTransfer } from '../../ledger/decide-wallets';
 import type { HoldRecord } from '../../ledger/holds';
+import type { TransferPartnerResult } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
+import type { TransferRecord } from '../../ledger/transfers';
 import type { WalletRecord } from '../../ledger/wallets';
 import { prng } from '../support/prng';
 
@@ -145,6 +148,64 @@ describe('ledger decisions on holds and wallet transfers', () => {
     }
     assert.deepEqual(refusal(move('main', world.foreign.id, '10')), ['accepted'], 'another account\'s wallet as the destination');
     assert.equal(world.book.balance(walletAvailable(world.foreign.id, world.payee, 'USD')).toFixed(), '10');
+  });
+
+  describe('a capture paid through a rail from a hold on a wallet', () => {
+    const bank = { email: 'payee@example.com', name: 'Payee', bank: { country: 'US', bank_name: 'Sandbox Bank', account_number: '000123', currency: 'USD' } };
+    const LATER = new Date(NOW.getTime() + 60_000);
+    /** A hold of 30 on the wallet (funded with 40 of the 100), 12 of it captured to bank details: the transfer executing. */
+    const executingCapture = () => {
+      const world = new World('100');
+      decideWalletTransfer(world.payer, { wallet_transfer_id: randomUUID(), from_wallet_id: 'main', to_wallet_id: world.wallet.id, amount: '40', currency: 'USD', description: null },
+        { account: facts(world.payer), wallets: world.wallets }, world.book, NOW);
+      const holdId = world.hold('30', world.wallet.id).hold!.id;
+      const captured = world.keep(decideHoldCapture(randomUUID(), world.payer, {
+        hold_id: holdId, capture_id: randomUUID(), transfer_id: randomUUID(), amount: '12', final: false, recipient: bank, note: null,
+      }, world.holds.get(holdId)!, { recipient: facts(world.payee) }, world.book, NOW));
+      const transfer = captured.transfer!;
+      assert.deepEqual([transfer.status, transfer.from_wallet_id, captured.partnerCommand?.partner], ['executing', world.wallet.id, 'fiat']);
+      return { world, transfer };
+    };
+    const balancesOf = (world: World) => ({
+      main: world.book.balance(available(world.payer, 'USD')).toFixed(), pending: world.book.balance(pending(world.payer, 'USD')).toFixed(),
+      wallet: world.book.balance(walletAvailable(world.wallet.id, world.payer, 'USD')).toFixed(), walletHeld: world.book.balance(walletHeld(world.wallet.id, world.payer, 'USD')).toFixed(),
+    });
+    const result = (transfer: TransferRecord, outcome: TransferPartnerResult['outcome'], failureCode: string | null): TransferPartnerResult =>
+      ({ transfer_id: transfer.id, outcome, partner_payment_id: null, failure_code: failureCode, failure_message: null });
+
+    const ends: Array<[TransferPartnerResult['outcome'], string]> = [['failed', 'partner_declined'], ['rolled_back', 'partner_reversed'], ['failed', 'execution_deadline']];
+    for (const [outcome, failureCode] of ends) {
+      it(`${outcome} (${failureCode}): the amount goes back to the wallet, with the wallet's balance event`, () => {
+        const { world, transfer } = executingCapture();
+        assert.deepEqual(balancesOf(world), { main: '60', pending: '12', wallet: '10', walletHeld: '18' });
+        const decision = decidePartnerResult(result(transfer, outcome, failureCode), transfer, world.wallets, world.book, LATER);
+        assert.deepEqual([decision.transfer!.status, decision.transfer!.failure_code], [outcome, failureCode]);
+        assert.deepEqual(decision.entries.map((e) => e.entry.kind), ['transfer_release']);
+        assert.deepEqual(balancesOf(world), { main: '60', pending: '0', wallet: '22', walletHeld: '18' }, 'the main balance is as it was; the wallet has its 12 back');
+        const balanceEvents = decision.events.filter((e) => e.type === 'balance.updated').map((e) => e.attributes);
+        assert.deepEqual(balanceEvents, [{ available: '60.00', pending: '0.00' }, { wallet_id: world.wallet.id, available: '22.00', held: '18.00', pending: '0.00' }]);
+        world.assertInvariants();
+      });
+    }
+
+    it('goes back to the main balance when the wallet was closed since: a closed wallet takes no money', () => {
+      const { world, transfer } = executingCapture();
+      const closed = new Map([[world.wallet.id, { ...world.wallet, closed_at: NOW }]]);
+      const decision = decidePartnerResult(result(transfer, 'failed', 'partner_declined'), transfer, closed, world.book, LATER);
+      assert.deepEqual(balancesOf(world), { main: '72', pending: '0', wallet: '10', walletHeld: '18' });
+      assert.deepEqual(decision.events.filter((e) => e.type === 'balance.updated').length, 1);
+      world.assertInvariants();
+    });
+
+    it('a late completion holds the amount again from the wallet it went back to', () => {
+      const { world, transfer } = executingCapture();
+      const failed = decidePartnerResult(result(transfer, 'failed', 'partner_error'), transfer, world.wallets, world.book, LATER).transfer!;
+      const decision = decidePartnerResult(result(failed, 'completed', null), failed, world.wallets, world.book, LATER);
+      assert.deepEqual([decision.transfer!.status, decision.lateCompletion!.reheld, decision.lateCompletion!.receivable], ['completed', '12.00', '0.00']);
+      assert.deepEqual(balancesOf(world), { main: '60', pending: '0', wallet: '10', walletHeld: '18' });
+      assert.equal(world.book.balance(available(world.payee, 'USD')).toFixed(), '12');
+      world.assertInvariants();
+    });
   });
 
   it('keeps every invariant through a seeded random walk of holds, captures, voids, expiries and wallet transfers', () => {

@@ -1,0 +1,107 @@
+// The ledger's decisions on a partner's final answer for a transfer it executes (SPEC.md section
+// 3): completed settles the held amount to the recipient; failed or rolled_back (the partner
+// declined, reversed, or confirmed at the execution deadline that it holds no payment) gives it
+// back to the sender, where it came from: the wallet a capture of a hold on it paid from
+// (DESIGN.md section 5g), the main balance otherwise. A wallet closed since takes no money, and
+// the main balance takes it instead.
+import { randomUUID } from 'node:crypto';
+import { MAIN_WALLET, spendable } from './chart';
+import type { BalanceBook } from './balances';
+import { balanceEvent, emptyDecision, post, refusal, walk, type Decision, type EventDraft } from './decide';
+import { walletBalanceEvent } from './decide-wallets';
+import type { TransferPartnerResult } from './messages';
+import { formatAmount, Money } from './money';
+import { releaseTransfer, reholdLateTransfer, settleTransfer, type Conversion } from './postings';
+import { TERMINAL_STATUSES, type TransferRecord } from './transfers';
+import type { WalletRecord } from './wallets';
+
+/** The conversion a cross-currency transfer settles through, at the price it was quoted. */
+function conversionOf(record: TransferRecord): Conversion | null {
+  if (record.payout_currency === record.currency) return null;
+  return {
+    from: record.currency, to: record.payout_currency, fromAmount: new Money(record.amount),
+    toAmount: new Money(record.payout_amount), midRate: new Money(record.fx_mid_rate!),
+  };
+}
+
+/**
+ * Where a transfer's money goes back to, and is held again from on a late completion: the wallet
+ * it came from while that wallet is open (`wallets`: as locked for the round), else "main".
+ */
+export function returnWalletOf(record: Pick<TransferRecord, 'from_wallet_id'>, wallets: Map<string, WalletRecord>): string {
+  const wallet = record.from_wallet_id === null ? undefined : wallets.get(record.from_wallet_id);
+  return wallet && wallet.closed_at === null ? wallet.id : MAIN_WALLET;
+}
+
+/** The sender's balance events after its pending moved to or from `walletId`: the main balance's, and the wallet's when it is one. */
+function senderEvents(book: BalanceBook, record: TransferRecord, walletId: string): EventDraft[] {
+  const main = balanceEvent(book, record.account_id, record.currency);
+  return walletId === MAIN_WALLET ? [main] : [main, walletBalanceEvent(book, record.account_id, walletId, record.currency)];
+}
+
+/**
+ * The partner paid a transfer the ledger had failed (and released): the partner's truth decides.
+ * The amount is held again (reholdLateTransfer: from the available balance it was released to,
+ * the rest owed through the late-completion receivable) and settled as usual; the transfer ends
+ * `completed`, its failure kept in `late_completion` for the record, and finance is told: the
+ * decision carries the `late_completion` exception the round opens in finance's queue.
+ */
+function decideLateCompletion(result: TransferPartnerResult, current: TransferRecord, wallets: Map<string, WalletRecord>, book: BalanceBook, now: Date): Decision {
+  const record: TransferRecord = {
+    ...current, updated_at: now, completed_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id,
+    failure_code: null, failure_message: null,
+  };
+  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
+  decision.transfer = record;
+  const amount = new Money(record.amount);
+  const walletId = returnWalletOf(record, wallets);
+  const left = book.balance(spendable(record.account_id, walletId, record.currency));
+  const covered = Money.min(left.isNegative() ? new Money(0) : left, amount);
+  const reholdId = randomUUID();
+  post(decision, book, reholdLateTransfer(reholdId, record.id, record.account_id, walletId, record.currency, amount, new Money(covered)));
+  post(decision, book, settleTransfer(randomUUID(), record.id, record.account_id, record.recipient_account_id!, record.currency, amount, conversionOf(record)));
+  record.late_completion = {
+    failure_code: current.failure_code, failure_message: current.failure_message, failed_at: current.updated_at.toISOString(),
+    receivable: formatAmount(amount.minus(covered), record.currency),
+  };
+  decision.lateCompletion = {
+    transferId: record.id, partner: record.partner, currency: record.currency, amount: formatAmount(amount, record.currency),
+    reheld: formatAmount(covered, record.currency), receivable: record.late_completion.receivable, entryId: reholdId,
+    partnerPaymentId: record.partner_payment_id, overturned: record.late_completion,
+  };
+  walk(record, ['completed'], now, decision);
+  decision.events.push(...senderEvents(book, record, walletId), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
+  return decision;
+}
+
+/**
+ * A partner's final answer on an executing transfer. Answers for finished transfers change
+ * nothing, but one: a `completed` for a transfer the ledger failed (decideLateCompletion).
+ * `wallets`: the wallet the transfer came from, as locked for the round (none for the main balance).
+ */
+export function decidePartnerResult(result: TransferPartnerResult, current: TransferRecord | null, wallets: Map<string, WalletRecord>, book: BalanceBook, now: Date): Decision {
+  if (!current) return refusal('transfer_not_found', 'no such transfer', result.transfer_id);
+  if (current.status === 'failed' && result.outcome === 'completed' && current.recipient_account_id !== null) {
+    return decideLateCompletion(result, current, wallets, book, now);
+  }
+  if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision({ kind: 'transfer', created: false, transfer: current });
+  const record: TransferRecord = { ...current, updated_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id };
+  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
+  decision.transfer = record;
+  const amount = new Money(record.amount);
+  const entryId = randomUUID();
+  if (result.outcome === 'completed') {
+    post(decision, book, settleTransfer(entryId, record.id, record.account_id, record.recipient_account_id!, record.currency, amount, conversionOf(record)));
+    record.completed_at = now;
+    walk(record, ['completed'], now, decision);
+    decision.events.push(balanceEvent(book, record.account_id, record.currency), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
+  } else {
+    const walletId = returnWalletOf(record, wallets);
+    post(decision, book, releaseTransfer(entryId, record.id, record.account_id, walletId, record.currency, amount));
+    record.failure_code = result.failure_code ?? (result.outcome === 'rolled_back' ? 'partner_reversed' : 'partner_error');
+    record.failure_message = result.failure_message;
+    walk(record, [result.outcome], now, decision);
+    decision.events.push(...senderEvents(book, record, walletId));
+  }
+  return decision;
+}

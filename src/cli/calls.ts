@@ -1,0 +1,28 @@
+// One API call as payctl's commands make it: the profile's credential, an Idempotency-Key on
+// every write (a new one, printed, unless given, so a write repeated after a lost answer can name
+// it), and the answer printed as a table for people or JSON for scripts.
+import { randomUUID } from 'node:crypto';
+import { connect, request, requireToken } from './api';
+import { human, note, out } from './output';
+
+/** The options every command has (payctl's global ones). */
+export interface Common { profile: string; json?: boolean }
+
+export interface CallOptions extends Common {
+  body?: Record<string, unknown>;
+  idempotencyKey?: string;
+  /** A Sandbox-Scenario header: a failure asked for by name. */
+  scenario?: string;
+}
+
+export async function callAndPrint(method: string, path: string, options: CallOptions): Promise<void> {
+  const connection = connect(options.profile);
+  const headers: Record<string, string> = {};
+  if (method !== 'GET') {
+    headers['idempotency-key'] = options.idempotencyKey ?? randomUUID();
+    if (!options.idempotencyKey) note(`Idempotency-Key: ${headers['idempotency-key']}`);
+  }
+  if (options.scenario) headers['sandbox-scenario'] = options.scenario;
+  const answer = await request(connection, method, path, { token: requireToken(connection, options.profile), body: options.body, headers });
+  out(options.json ? JSON.stringify(answer.body, null, 2) : human(answer.body));
+}
