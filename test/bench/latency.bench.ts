@@ -2,7 +2,8 @@
 // /v1/payments/add-funds and /v1/fx/execute, each at a steady 50 and 200 requests/s (open loop:
 // a request leaves at its scheduled time, and its latency counts from then). Before them, the
 // same machine's Kafka request/reply floor (kafka-floor.ts), so the two can be read side by side.
-// The service runs as deployed: one process for api+notifier, one for the consumers and rails.
+// The service runs as `npm start` runs it: every role in one process. BENCH_PROCESSES names other
+// splits, processes separated by ';' (e.g. "mock-rails,ledger,partners,request-logs;api,notifier").
 //
 //   npm run bench:latency
 //
@@ -24,6 +25,7 @@ const ROUTES = (env.BENCH_ROUTES ?? 'transfers,fx-execute,add-funds').split(',')
 const PORT = Number(env.BENCH_PORT ?? 3400);
 const BASE = `http://127.0.0.1:${PORT}`;
 const COLD_S = Number(env.BENCH_COLD_S ?? 10);
+const PROCESSES = (env.BENCH_PROCESSES ?? 'all').split(';');
 const COLD_RATE = 200;
 const SENDERS = 10;
 const names = benchNames('latency');
@@ -64,7 +66,7 @@ async function stopServices(services: BenchService[]): Promise<void> {
 runBench(names, async (services) => {
   const floor = await measureKafkaFloor(names.kafkaTopicPrefix);
   console.log(`Kafka request/reply floor (12 partitions, 4 in flight, 10 s): ${floor.perSecond} round trips/s, p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`);
-  services.push(...await startSplitService(PORT, names.databaseUrl, 'latency', { PUBLIC_URL: BASE }));
+  services.push(...await startSplitService(PORT, names.databaseUrl, 'latency', { PUBLIC_URL: BASE }, PROCESSES));
   const senders = await Promise.all(Array.from({ length: SENDERS }, (_, i) => signUp(`latency-${i}`)));
 
   const routes: Record<string, { path: string; prepare: Sender }> = {
@@ -109,7 +111,7 @@ runBench(names, async (services) => {
   // the warmed p99).
   if (ROUTES.includes('transfers') && COLD_S > 0) {
     await stopServices(services);
-    services.splice(0, services.length, ...await startSplitService(PORT, names.databaseUrl, 'latency', { PUBLIC_URL: BASE }));
+    services.splice(0, services.length, ...await startSplitService(PORT, names.databaseUrl, 'latency', { PUBLIC_URL: BASE }, PROCESSES));
     const send = await routes.transfers.prepare(COLD_RATE);
     const cold = await openLoop(COLD_RATE, 0, COLD_S, services.map((s) => s.child.pid!), send);
     printOpenLoop('POST /v1/transfers, started cold', COLD_RATE, COLD_S, cold, services.map((s) => s.child.pid!));

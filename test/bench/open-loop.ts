@@ -45,7 +45,7 @@ export async function startSplitService(port: number, databaseUrl: string, label
   processes = ['mock-rails,ledger,partners,request-logs', 'api,notifier']): Promise<BenchService[]> {
   const services: BenchService[] = [];
   for (const roles of processes) {
-    const http = roles.includes('api');
+    const http = roles === 'all' || roles.split(',').includes('api');
     // The limiter is called, never reached; a process without HTTP is ready when it logs its start.
     const service = startService({ port, roles, databaseUrl, extraEnv: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: http ? 'warn' : 'info', ...extraEnv } }, label);
     services.push(service);
