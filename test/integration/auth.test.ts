@@ -102,8 +102,8 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
       revokedMs.push((await rawGet(base(), '/v1/customers', revoked.key)).elapsedMs);
     }
     const gapMs = Math.abs(median(unknownMs) - median(revokedMs));
-    // 5 ms, or a quarter of the answer time where a loaded machine stretches every answer: a gap
-    // that only load makes is no signal, one the code makes stays in proportion to neither.
+    // 5 ms, or a quarter of the answer time on a loaded machine, where every answer is stretched
+    // and the two medians drift apart by load alone.
     const boundMs = Math.max(5, Math.min(median(unknownMs), median(revokedMs)) / 4);
     assert.ok(gapMs < boundMs, `median answer times differ by ${gapMs.toFixed(2)} ms (unknown ${median(unknownMs).toFixed(2)}, revoked ${median(revokedMs).toFixed(2)})`);
   });
