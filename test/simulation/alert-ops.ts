@@ -10,14 +10,12 @@ import { Money, type Amount } from '../../ledger/money';
 import type { Db } from '../../src/db';
 import { balanceKey } from './model';
 import type { AlertOp } from './plan';
-import { availableKey } from './wallet-ops';
+import { availableKey, pickOf } from './wallet-ops';
 import type { Member, SimAlert, World } from './world';
 import { money, unexpected, write } from './writes';
 
 /** How far a round's time may lie from the moment its alerts were read, and the ledger's clock from ours. */
 const ROUND_MARGIN_MS = 1_000;
-
-const pickOf = <T>(items: T[], at: number): T | undefined => (items.length === 0 ? undefined : items[Math.floor(at * items.length)]);
 
 async function alertCreate(world: World, member: Member, op: Extract<AlertOp, { kind: 'alert_create' }>): Promise<void> {
   const side = (op.onWallet ? pickOf(member.wallets, op.pick) : undefined) ?? 'main';
