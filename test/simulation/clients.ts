@@ -11,10 +11,9 @@ import { isPartnerError } from './http';
 import { PAYMENT_SCENARIOS, TRANSFER_SCENARIOS, type Misbehaviour, type Op } from './plan';
 import { runWalletOp } from './wallet-ops';
 import type { Member, World } from './world';
-import { delta, fundsCheck, illegalIdCheck, money, unexpected, write } from './writes';
-
-/** An upper bound of what one unit buys in another fiat currency (GBP to USD is about 1.27). */
-const MAX_RATE = new Money('1.4');
+import { runAlertOp } from './alert-ops';
+import { runBatchOp } from './batch-ops';
+import { delta, fundsCheck, illegalIdCheck, MAX_RATE, money, unexpected, write } from './writes';
 
 /** A transfer (internal, chain or bank): the sender's debit, then (bank) a hold that settles or is released. */
 async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'internal' | 'chain' | 'bank' }>): Promise<void> {
@@ -233,6 +232,8 @@ export async function runOp(world: World, member: Member, op: Op): Promise<void>
       return;
     }
     case 'link': return link(world, member, op.partner);
+    case 'batch': return runBatchOp(world, member, op);
+    case 'alert_create': case 'alert_delete': return runAlertOp(world, member, op);
     case 'wallet_create': case 'wallet_transfer': case 'hold': case 'capture': case 'void': case 'capture_void_race': case 'captures_race': return runWalletOp(world, member, op);
     case 'webhook_read': return lookup(world, member, '/v1/webhooks', member.webhookId, op.form, (b) => b?.id);
     case 'lookup': {

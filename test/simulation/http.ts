@@ -49,11 +49,11 @@ export class Http {
     }
   }
 
-  /** A write repeated under one key until its answer is final; null past `deadlineMs`. */
-  async decide(client: number, path: string, body: unknown, key: string, options: RequestOptions & { deadlineMs?: number } = {}): Promise<Answer | null> {
+  /** A write (POST unless `method` says) repeated under one key until its answer is final; null past `deadlineMs`. */
+  async decide(client: number, path: string, body: unknown, key: string, options: RequestOptions & { deadlineMs?: number; method?: string } = {}): Promise<Answer | null> {
     const deadline = Date.now() + (options.deadlineMs ?? 60_000);
     while (Date.now() < deadline) {
-      const sent = await this.send(client, 'POST', path, body, { ...options, key });
+      const sent = await this.send(client, options.method ?? 'POST', path, body, { ...options, key });
       if (typeof sent !== 'string' && isFinal(sent)) return sent;
       const wait = typeof sent === 'string' ? 500 : 1_000 * Number.parseFloat(sent.retryAfter ?? '0.5');
       await sleep(Math.min(Math.max(wait, 100), 2_000));

@@ -28,7 +28,27 @@ export type Op =
   | { kind: 'link'; partner: 'openbank' | 'fiat' }
   | { kind: 'webhook_read'; form: IdForm }
   | { kind: 'lookup'; what: 'transfer' | 'payment' | 'quote'; pick: number; form: IdForm }
-  | WalletOp;
+  | WalletOp
+  | BatchOp
+  | AlertOp;
+
+/**
+ * Transfer batches (README "Transfer batches"): each item a body of POST /v1/transfers, from the
+ * main balance. Refused items are of kinds the ledger refuses whatever the balance (no such
+ * recipient, the sender itself, bank details of nobody, more than any balance holds).
+ */
+export type BatchItemKind = 'internal' | 'chain' | 'bank' | 'nobody' | 'self' | 'unknown_bank' | 'too_much';
+export interface BatchItemPlan { kind: BatchItemKind; to: number; currency: Fiat; payout: Fiat; cents: number }
+export type BatchOp = { kind: 'batch'; atomic: boolean; items: BatchItemPlan[]; misbehave: Misbehaviour };
+
+/**
+ * Balance alerts (README "Balances in time and balance alerts"): the threshold is the model's
+ * balance when the op runs plus `offsetCents`, so the balance swings across it; `pick` chooses the
+ * wallet (onWallet) or the alert to delete among the client's live ones.
+ */
+export type AlertOp =
+  | { kind: 'alert_create'; onWallet: boolean; pick: number; currency: Fiat; direction: 'below' | 'above'; offsetCents: number; misbehave: Misbehaviour }
+  | { kind: 'alert_delete'; pick: number };
 
 /**
  * Wallets and holds (README "Wallets and holds"). `pick` chooses among the client's wallets or
@@ -92,7 +112,28 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
     const from = pick(FIAT);
     return [from, pick(FIAT.filter((c) => c !== from))];
   };
+  const batchItem = (): BatchItemPlan => {
+    const currency = pick(FIAT);
+    const kind: BatchItemKind = random() < 0.8 ? pick(['internal', 'internal', 'internal', 'chain', 'bank', 'bank'] as const) : pick(['nobody', 'self', 'unknown_bank', 'too_much'] as const);
+    const payout = random() < 0.6 ? currency : pick(FIAT.filter((c) => c !== currency));
+    return { kind, to: other(), currency, payout, cents: kind === 'too_much' ? 10_000_000 : 1 + Math.floor(random() * 3_000) };
+  };
   for (;;) {
+    // One op in ten a batch or an alert's, drawn first too.
+    if (random() < 0.1) {
+      const roll = random();
+      if (roll < 0.5) {
+        // Mostly small batches, some up to 50 items, so one can outgrow the balance it draws on.
+        const size = random() < 0.8 ? 1 + Math.floor(random() * 8) : 9 + Math.floor(random() * 42);
+        yield { kind: 'batch', atomic: random() < 0.5, items: Array.from({ length: size }, batchItem), misbehave: misbehave() };
+      } else if (roll < 0.85) {
+        yield {
+          kind: 'alert_create', onWallet: random() < 0.25, pick: random(), currency: pick(FIAT), direction: pick(['below', 'above'] as const),
+          offsetCents: Math.round((random() - 0.5) * 20_000), misbehave: misbehave(),
+        };
+      } else yield { kind: 'alert_delete', pick: random() };
+      continue;
+    }
     // A quarter of the operations are wallets' and holds', drawn before the rest so their share
     // does not change the mix of the others.
     if (random() < 0.25) {

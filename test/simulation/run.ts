@@ -13,7 +13,9 @@ import { signUp } from '../support/accounts';
 import { collectEvents } from '../support/load';
 import { linkCustomer } from '../support/partner-links';
 import { startReceiver } from '../support/webhook-receiver';
+import { alertChecks, alertSummary } from './alert-ops';
 import { parseArgs } from './args';
+import { batchChecks, batchSummary } from './batch-ops';
 import { endEverything, finalChecks, learnEverything, quiet } from './checks';
 import { runOp } from './clients';
 import { runFaults, type FaultLog } from './faults';
@@ -49,7 +51,7 @@ async function setUp(world: World): Promise<void> {
     const stream = await collectEvents(baseUrl, signed.token);
     world.members.push({
       index: i, accountId: signed.account.id, email: signed.email, key: signed.key, token: signed.token, vibans: signed.vibans as any[],
-      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [], doubtful: [],
+      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [], alerts: [], batches: [], doubtful: [],
     });
   }
   for (const member of world.members) {
@@ -69,14 +71,20 @@ async function client(world: World, member: Member, until: number): Promise<void
   }
 }
 
+function printSummaries(world: World): void {
+  console.log(`  wallets and holds: ${walletSummary(world)}`);
+  console.log(`  transfer batches: ${batchSummary(world)}`);
+  console.log(`  balance alerts: ${alertSummary(world)}`);
+}
+
 function report(world: World, faults: FaultLog): void {
   const { findings } = world;
   if (findings.failures.length === 0) {
     console.log(`simulation seed ${settings.seed}: every check passed (${findings.passed} checks, ${world.stats.ops} operations, ${world.http.requests} requests, ${faults.done} faults)`);
-    console.log(`  wallets and holds: ${walletSummary(world)}`);
+    printSummaries(world);
     return;
   }
-  console.log(`  wallets and holds: ${walletSummary(world)}`);
+  printSummaries(world);
   console.log(`\nSIMULATION FAILED, seed ${settings.seed} (--seed ${settings.seed} --minutes ${settings.minutes} --clients ${settings.clients} --faults ${settings.faults})`);
   const byCheck = new Map<string, typeof findings.failures>();
   for (const failure of findings.failures) byCheck.set(failure.check, [...(byCheck.get(failure.check) ?? []), failure]);
@@ -103,7 +111,7 @@ async function main(): Promise<void> {
   // Kafka recovers every partition's log before it serves, which can take minutes.
   for (const role of Object.values(roles)) await role.start(300_000);
   const findings = new Findings();
-  const world: World = { http: new Http(baseUrl, findings), model: new Model(), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0 } };
+  const world: World = { http: new Http(baseUrl, findings), model: new Model(), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
   await setUp(world);
 
   const durationMs = settings.minutes * 60_000;
@@ -127,6 +135,8 @@ async function main(): Promise<void> {
     await voidLeftHolds(world);
     if (!await quiet(db, world)) findings.expect(false, 'the system becomes quiet', () => 'transfers, payments or outbox rounds still open after 180 s', []);
     await endEverything(db, world);
+    await batchChecks(db, world);
+    await alertChecks(db, world);
     await holdChecks(db, world);
     await finalChecks(db, world);
     await walletBalanceChecks(db, world);

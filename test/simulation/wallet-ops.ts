@@ -19,7 +19,8 @@ const CLOCK_MARGIN_MS = 2_000;
 export const availableKey = (member: Pick<Member, 'accountId'>, side: string): string => (side === 'main' ? member.accountId : `wallet:${side}`);
 export const heldKey = (member: Pick<Member, 'accountId'>, side: string): string => `${availableKey(member, side)}:held`;
 
-const pickOf = <T>(items: T[], at: number): T | undefined => (items.length === 0 ? undefined : items[Math.floor(at * items.length)]);
+/** The item `at` (0 to 1) points at, or none of an empty list. */
+export const pickOf = <T>(items: T[], at: number): T | undefined => (items.length === 0 ? undefined : items[Math.floor(at * items.length)]);
 const created = (answer: Answer): boolean => answer.status === 200 || answer.status === 201;
 const sum = (amounts: Amount[]): Amount => amounts.reduce((a, b) => a.plus(b), new Money(0));
 

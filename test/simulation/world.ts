@@ -30,6 +30,29 @@ export interface SimHold {
   ended: null | 'captured' | 'voided' | 'expired';
 }
 
+/**
+ * A balance alert as the model knows it: the side and currency it watches, and when it may and
+ * when it certainly did watch. A round decided before `sentAt` cannot have seen it; one decided
+ * after `madeAt` (its creation answered) must have, until the delete: `deleteSentAt` (until then it
+ * certainly watched) and `deletedAt` (answered: from then it certainly did not).
+ */
+export interface SimAlert {
+  id: string;
+  client: number;
+  /** "main" or the wallet's id. */
+  side: string;
+  currency: string;
+  direction: 'below' | 'above';
+  threshold: string;
+  sentAt: number;
+  madeAt: number;
+  deleteSentAt: number | null;
+  deletedAt: number | null;
+}
+
+/** A batch answered: its id and each item's outcome, read again at the end. */
+export interface SimBatch { id: string; client: number; atomic: boolean; label: string; items: Array<{ status: string; transfer_id: string | null; error: string | null }> }
+
 export interface Member {
   index: number;
   accountId: string;
@@ -50,6 +73,8 @@ export interface Member {
   /** The account's wallets, oldest first. */
   wallets: string[];
   holds: SimHold[];
+  alerts: SimAlert[];
+  batches: SimBatch[];
   /** Holds refused on a late repeat (expires_at passed) whose key's first attempt may have made them: read at the end. */
   doubtful: Array<{ hold: SimHold; adopt: () => void }>;
 }
@@ -73,5 +98,6 @@ export interface World {
   unlearned: Unlearned[];
   /** Commands answered as created whose final state is read once the system is quiet. */
   open: Array<{ command: Command; member: Member; resolve: (body: any) => void }>;
-  stats: { ops: number; faults: number };
+  /** `crossings`: the balance.threshold_crossed events the final checks found. */
+  stats: { ops: number; faults: number; crossings: number };
 }

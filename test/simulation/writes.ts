@@ -13,6 +13,8 @@ import type { Member, World } from './world';
 export const money = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 export const delta = (account: string, currency: string, amount: Amount | string): Delta => ({ account, currency, amount: new Money(amount) });
 export const SHORT_TIMEOUT_MS = 40;
+/** An upper bound of what one unit buys in another fiat currency (GBP to USD is about 1.27). */
+export const MAX_RATE = new Money('1.4');
 
 /** The same outcome: a replay answers 200 with what the first answer said (or the same refusal). */
 export function sameOutcome(first: Answer, again: Answer, idField: (body: any) => unknown): boolean {

@@ -118,6 +118,18 @@ describe('simulation checks', () => {
     assert.deepEqual([...routes].sort(), ['between', 'in', 'other', 'out']);
   });
 
+  it('a seed sends transfer batches and balance alerts: atomic and not, every item kind, alerts below and above, made and deleted', () => {
+    const ops = first(clientOps(7, 2, 6), 3_000);
+    const batches = ops.flatMap((op) => (op.kind === 'batch' ? [op] : []));
+    assert.ok(batches.some((op) => op.atomic) && batches.some((op) => !op.atomic), 'atomic batches and others');
+    assert.ok(batches.some((op) => op.items.length > 20), 'some batches of many items');
+    const itemKinds = new Set(batches.flatMap((op) => op.items.map((item) => item.kind)));
+    assert.deepEqual([...itemKinds].sort(), ['bank', 'chain', 'internal', 'nobody', 'self', 'too_much', 'unknown_bank']);
+    const alerts = ops.flatMap((op) => (op.kind === 'alert_create' ? [op] : []));
+    assert.ok(alerts.some((op) => op.direction === 'below') && alerts.some((op) => op.direction === 'above'), 'alerts below and above');
+    assert.ok(alerts.some((op) => op.onWallet) && ops.some((op) => op.kind === 'alert_delete'), 'alerts on wallets, and deletes');
+  });
+
   it("a hold's release moves back once, to its side; ending it again another way is a failure", () => {
     const model = new Model();
     const findings = new Findings(false);
