@@ -113,15 +113,10 @@ async function batch(world: World, member: Member, op: BatchOp): Promise<void> {
         const item = items[i];
         const id: string = answer.body.items[i].transfer_id;
         member.transfers.push(id);
-        const debit = delta(member.accountId, item.currency, item.amount.negated());
-        if (item.plan.kind !== 'bank') {
-          // A transfer between members completes in the round that creates it.
-          certain.push(debit, delta(item.payee!.accountId, item.payout, item.amount));
-          continue;
-        }
-        // To a bank: the debit now; the payout (or the refund) once it ends, read at the end.
-        certain.push(debit);
-        const payout = world.model.begin(member.index, `${label} item ${i} to a bank`, [], TRANSFER_SCENARIOS.none);
+        // The debit now; the payout (or the refund) once the transfer ends, read at the end, as for a
+        // single transfer: a chain item is paid by the chain partner, and waits out its outages.
+        certain.push(delta(member.accountId, item.currency, item.amount.negated()));
+        const payout = world.model.begin(member.index, `${label} item ${i} (${item.plan.kind})`, [], TRANSFER_SCENARIOS.none);
         payout.resource = { type: 'transfer', id };
         const refund = delta(member.accountId, item.currency, item.amount);
         world.model.answer(payout, [], [refund, delta(item.payee!.accountId, item.payout, maxPayout(item))]);
