@@ -77,7 +77,7 @@ async function run(seed: number): Promise<void> {
       move(sender, currency, new Money(FUNDS));
     }
   }
-  const toBank: Array<{ sender: SignedUp; id: string; item: Item }> = [];
+  const throughRails: Array<{ sender: SignedUp; id: string; item: Item }> = [];
 
   for (let n = 0; n < BATCHES; n++) {
     const sender = pick(senders);
@@ -166,8 +166,10 @@ async function run(seed: number): Promise<void> {
       const read = await call(base(), 'GET', `/v1/transfers/${it.transfer_id}`, undefined, { token: sender.key });
       assert.equal(read.status, 200, `${what}: item ${i}'s transfer ${it.transfer_id}: ${JSON.stringify(read.body)}`);
       assert.deepEqual([read.body.transfer_id, new Money(read.body.amount).toFixed(2), read.body.currency], [it.transfer_id, item.amount.toFixed(2), item.currency], `${what}: item ${i} as sent`);
-      if (item.kind === 'bank' || item.kind === 'bank_fx') toBank.push({ sender, id: it.transfer_id, item });
-      else move(item.payee!, item.payout, item.amount); // between members: settled in the round
+      // To a bank, or a stablecoin over the chain: the rail pays it later. Between members in fiat:
+      // settled in the round.
+      if (item.kind === 'bank' || item.kind === 'bank_fx' || item.currency === 'USDC') throughRails.push({ sender, id: it.transfer_id, item });
+      else move(item.payee!, item.payout, item.amount);
     }
     for (const who of senders) {
       const shown = await available(who);
@@ -177,8 +179,8 @@ async function run(seed: number): Promise<void> {
     }
   }
 
-  // Transfers to a bank settle through the rail: each completes and pays its payee the payout it shows.
-  for (const { sender, id, item } of toBank) {
+  // Transfers through a rail (a bank, the chain): each completes and pays its payee the payout it shows.
+  for (const { sender, id, item } of throughRails) {
     const done = await transferReaches(base(), sender.key, id, 'completed', 60_000);
     move(item.payee!, item.payout, new Money(done.payout?.amount ?? done.amount));
   }
