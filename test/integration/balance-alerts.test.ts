@@ -10,7 +10,7 @@ import { testService } from '../hooks';
 import { createKey, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
-import { fund, transfer } from '../support/money';
+import { balances, fund, transfer } from '../support/money';
 import { startReceiver, verify } from '../support/webhook-receiver';
 
 const base = () => testService().baseUrl;
@@ -163,13 +163,22 @@ describe('balance alerts', () => {
       { id: await createAlert(alice.key, { currency: 'USD', above: '70.00' }), direction: 'above', threshold: '70' },
     ];
     const existing = (await crossings(alice.key)).length;
+    const postedBefore = (await postingSequence(alice.account.id)).length;
     // 50 transfers at once, both ways between alice and bob, each 1.00..9.00: alice's balance swings around both thresholds.
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => {
       const amount = `${(i % 9) + 1}.00`;
       return i % 2 === 0 ? transfer(base(), alice.key, { recipient_email: bob.email, amount, currency: 'USD' }) : transfer(base(), bob.key, { recipient_email: alice.email, amount, currency: 'USD' });
     }));
     for (const response of results) assert.ok([201, 422].includes(response.status), JSON.stringify(response.body));
-    const sequence = await postingSequence(alice.account.id);
+    // Whether the burst crossed depends on the order the ledger took it in; then a walk that crosses
+    // both thresholds whatever it left: to 75.00, down to 45.00, up to 75.00 again.
+    await fund(base(), bob.key, 'USD', '200.00');
+    const left = new Money((await balances(base(), alice.token)).USD.available);
+    if (left.isLessThan(75)) await pay(bob, alice, new Money(75).minus(left).toFixed(2));
+    else if (left.isGreaterThan(75)) await pay(alice, bob, left.minus(75).toFixed(2));
+    await pay(alice, bob, '30.00');
+    await pay(bob, alice, '30.00');
+    const sequence = (await postingSequence(alice.account.id)).slice(postedBefore);
     const expected = sequence.flatMap((p) => alerts.flatMap((a) => {
       const beyond = (v: Amount) => (a.direction === 'below' ? v.isLessThan(a.threshold) : v.isGreaterThan(a.threshold));
       return !beyond(p.before) && beyond(p.after) ? [`${a.id} ${p.id} ${p.before.toFixed(2)} → ${p.after.toFixed(2)}`] : [];
