@@ -4,6 +4,7 @@ import { DomainError } from '../domain-error';
 import { accountIdQuerySchema, actingAccountId } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 import { apiKeyWithSecretSchema, keySchema } from './api-key-schemas';
 import { KEY_TYPES } from '../auth/credentials';
 import { SCOPES } from '../auth/scopes';
@@ -43,7 +44,7 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
     {
       method: 'DELETE', path: '/v1/api-keys/{id}', operationId: 'revokeApiKey', tag: 'api-keys',
       summary: 'Revoke an API key; no server accepts it once this answers', auth: { kind: 'dashboard' }, idempotent: true,
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: { status: 200, description: 'the revoked key; from this answer on, no server accepts it', schema: keySchema },
       errorNotes: { service_unavailable: `the revocation could not be made to hold in every server (details "redis"): nothing changed, the key still works; repeat the request after Retry-After seconds with the same Idempotency-Key` },
       handler: async (request) => ({ status: 200, body: await accounts.revokeApiKey(request.principal!.isAdmin ? null : request.principal!.accountId, request.params.id) }),

@@ -8,6 +8,7 @@ import { DomainError } from '../domain-error';
 import type { SignInLockout } from '../guards/sign-in-lockout';
 import { listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 import { apiKeyWithSecretSchema } from './api-key-schemas';
 import type { AccountService } from './service';
 import { KYB_STATUSES } from '../auth/account-views';
@@ -74,7 +75,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
       method: 'PATCH', path: '/v1/sandbox/accounts/{id}', operationId: 'updateSandboxAccount', tag: 'sandbox',
       summary: "Set an account's KYB status (master key)",
       auth: { kind: 'admin' }, idempotent: true,
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: { status: 200, description: 'the account; from this answer on, every server applies the new status to its keys', schema: accountSchema },
       errorNotes: { service_unavailable: 'the change could not be made to hold in every server (details "redis"): the status did not change; repeat the request after Retry-After seconds with the same Idempotency-Key' },
       handler: async ({ params, body }) => {

@@ -6,6 +6,7 @@ import { accountIdQuerySchema, actingAccountId, assertOwnResource } from '../htt
 import type { BalanceRow, LedgerReads, TransactionRow } from './reads';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 
 
 const transactionSchema = {
@@ -63,7 +64,7 @@ export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
     {
       method: 'GET', path: '/v1/transactions/{id}', operationId: 'getTransaction', tag: 'transactions',
       summary: 'One ledger record', auth: { kind: 'key', scope: 'transactions:read' },
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: { status: 200, description: 'the transaction', schema: transactionSchema },
       handler: async (request) => {
         const row = await reads.transaction(request.params.id);

@@ -7,6 +7,7 @@ import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../
 import { keysetPage } from '../db/keyset-pages';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+import { idParams } from '../http/validation';
 
 interface ContactRow { id: string; account_id: string; name: string; email: string; bank: unknown; note: string | null; created_at: Date; updated_at: Date }
 
@@ -28,7 +29,6 @@ const contactSchema = {
   type: 'object', required: ['id', 'name', 'email', 'bank', 'note', 'created_at', 'updated_at'],
   properties: { id: { type: 'string', format: 'uuid' }, ...contactProperties, bank: { type: ['object', 'null'] }, note: { type: ['string', 'null'] }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
 };
-const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
 const view = (row: ContactRow) => ({
   id: row.id, name: row.name, email: row.email, bank: row.bank ?? null, note: row.note,

@@ -7,6 +7,7 @@ import { keysetPage } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 
 interface CustomerRow { id: string; account_id: string; email: string; business_name: string; country_code: string; created_at: Date }
 
@@ -50,7 +51,7 @@ export function customerRoutes(db: Db): RouteDef[] {
     {
       method: 'GET', path: '/v1/customers/{id}', operationId: 'getCustomer', tag: 'customers',
       summary: 'Retrieve a customer', auth: { kind: 'key', scope: 'customers:read' },
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: { status: 200, description: 'the customer', schema: customerSchema },
       handler: async (request) => {
         const row: CustomerRow | undefined = await db('customers').where('id', request.params.id).first();

@@ -12,6 +12,7 @@ import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountIdForWrite } from '../http/acting-account';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { idParams } from '../http/validation';
 import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer, fxExecutionAnswer, quoteView } from '../ledger-client/answers';
@@ -95,7 +96,6 @@ function pendingExecution(quoteId: string): RouteResult {
   return { status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { status: 'pending', quote_id: quoteId } };
 }
 
-const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
 export interface FxRouteDeps {
   db: Db;

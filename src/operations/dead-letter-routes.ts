@@ -3,6 +3,7 @@
 import type { DeadLetterRow, DeadLetters } from '../kafka/dead-letters';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 
 const DEAD_LETTER_SCHEMA = {
   type: 'object',
@@ -27,7 +28,6 @@ const view = (row: DeadLetterRow) => ({
   created_at: row.created_at.toISOString(), replayed_at: row.replayed_at?.toISOString() ?? null,
 });
 
-const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
 export function deadLetterRoutes(letters: DeadLetters): RouteDef[] {
   return [

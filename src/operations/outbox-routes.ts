@@ -4,6 +4,7 @@
 import type { OutboxSetAside, SetAsideRow } from '../kafka/outbox-set-aside';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 
 const SET_ASIDE_SCHEMA = {
   type: 'object',
@@ -26,7 +27,6 @@ const view = (row: SetAsideRow) => ({
   reason: row.reason, created_at: row.created_at.toISOString(), replayed_at: row.replayed_at?.toISOString() ?? null,
 });
 
-const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
 export function outboxSetAsideRoutes(setAside: OutboxSetAside): RouteDef[] {
   return [

@@ -6,6 +6,7 @@ import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+import { idParams } from '../http/validation';
 import { PARTNER_SLUGS } from '../partners/registry';
 import type { PartnerLinkRow, PartnerLinks } from './links';
 import { requirePartner } from './links';
@@ -50,7 +51,6 @@ function page(title: string, message: string): string {
 /** A partner slug; another is 400 invalid_partner. */
 const partnerSchema = { type: 'string', enum: [...PARTNER_SLUGS], 'x-error': 'invalid_partner', description: `one of ${PARTNER_SLUGS.join(', ')}` } as const;
 
-const customerParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };
 
 export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
   /** The customer named in the path, if the caller may act for it. */
@@ -62,7 +62,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
     } as const, {
       method: 'POST', path: '/v1/customers/{id}/partner-links', operationId: 'createPartnerLink', tag: 'partner-links',
       summary: 'Start linking a customer with a partner: the customer gives consent at authorize_url',
-      auth: { kind: 'key', scope: 'customers:write' }, idempotent: true, params: customerParams, secretFields: ['authorize_url'],
+      auth: { kind: 'key', scope: 'customers:write' }, idempotent: true, params: idParams, secretFields: ['authorize_url'],
       response: { status: 201, description: 'the pending link and its consent page', schema: linkSchema },
       errors: ['invalid_partner'],
       handler: async (request) => {
@@ -74,7 +74,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
     }),
     {
       method: 'GET', path: '/v1/customers/{id}/partner-links', operationId: 'listPartnerLinks', tag: 'partner-links',
-      summary: 'A customer\'s partner links, newest first', auth: { kind: 'key', scope: 'customers:read' }, params: customerParams,
+      summary: 'A customer\'s partner links, newest first', auth: { kind: 'key', scope: 'customers:read' }, params: idParams,
       response: { status: 200, description: 'the links', schema: listResponseSchema(linkSchema) },
       handler: async (request) => {
         const customer = await pathCustomer(request);
@@ -96,7 +96,7 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
     {
       method: 'GET', path: '/v1/customers/{id}/funding-methods', operationId: 'listFundingMethods', tag: 'partner-links',
       summary: 'Where a linked customer\'s payments through a partner can come from, as the partner lists them',
-      auth: { kind: 'key', scope: 'customers:read' }, params: customerParams,
+      auth: { kind: 'key', scope: 'customers:read' }, params: idParams,
       query: { type: 'object', additionalProperties: false, required: ['partner'], properties: { partner: partnerSchema } },
       response: { status: 200, description: 'the funding methods; add-funds and send use the default one when the request names none', schema: listResponseSchema(fundingMethodSchema) },
       errors: ['invalid_partner', 'customer_not_linked', 'partner_unavailable', 'partner_error'],

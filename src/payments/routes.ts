@@ -10,6 +10,7 @@ import { ownCustomer } from '../customers/own-customer';
 import { DomainError } from '../domain-error';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 import { paymentView } from '../ledger-client/answers';
 import { requirePartner } from '../partner-links/links';
 import { PAY_IN_CURRENCIES } from '../partners/registry';
@@ -77,7 +78,7 @@ export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, 
     {
       method: 'GET', path: '/v1/payments/{id}', operationId: 'getPayment', tag: 'payments',
       summary: 'One payment, with its status history', auth: { kind: 'key', scope: 'payments:read' },
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: {
         status: 200, description: 'the payment',
         schema: { ...paymentSchema, required: [...paymentSchema.required, 'status_history'], properties: { ...paymentSchema.properties, status_history: { type: 'array', items: { type: 'object', required: ['from', 'to', 'at'], properties: { from: nullable('string'), to: { type: 'string' }, at: { type: 'string' } } } } } },

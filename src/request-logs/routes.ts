@@ -5,6 +5,7 @@ import { assertOwnResource } from '../http/acting-account';
 import type { LogRow, RequestLogReads } from './reads';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';
+import { idParams } from '../http/validation';
 
 
 const logSchema = {
@@ -32,7 +33,7 @@ export function requestLogRoutes(reads: RequestLogReads): RouteDef[] {
       method: 'GET', path: '/v1/request-logs/{id}', operationId: 'getRequestLog', tag: 'request-logs',
       summary: 'One logged request with its request and response body (id = the Request-Id header)',
       auth: { kind: 'key', scope: 'request_logs:read' },
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: { status: 200, description: 'the log', schema: logSchema },
       handler: async (request) => {
         const row = await reads.byId(request.params.id);

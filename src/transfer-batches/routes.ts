@@ -10,6 +10,7 @@ import type { Db } from '../db';
 import { DomainError, isDomainError } from '../domain-error';
 import { actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { idParams } from '../http/validation';
 import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer } from '../ledger-client/answers';
@@ -119,7 +120,7 @@ export function transferBatchRoutes({ db, reads, ledger, replyTimeoutMs }: Trans
     {
       method: 'GET', path: '/v1/transfer-batches/{id}', operationId: 'getTransferBatch', tag: 'transfers',
       summary: 'One transfer batch, every item\'s outcome in the order sent', auth: { kind: 'key', scope: 'transfers:read' },
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: { status: 200, description: 'the batch', schema: batchSchema },
       errors: ['resource_not_found', 'cross_account_access_denied'],
       handler: async (request) => {

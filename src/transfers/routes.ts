@@ -8,6 +8,7 @@ import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { idParams } from '../http/validation';
 import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer, transferAnswer, transferView } from '../ledger-client/answers';
@@ -137,7 +138,7 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
     {
       method: 'GET', path: '/v1/transfers/{id}', operationId: 'getTransfer', tag: 'transfers',
       summary: 'One transfer, with its status history', auth: { kind: 'key', scope: 'transfers:read' },
-      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      params: idParams,
       response: { status: 200, description: 'the transfer', schema: transferWithHistorySchema },
       errors: ['transfer_not_found', 'cross_account_access_denied'],
       handler: async (request) => {
