@@ -38,14 +38,17 @@ export interface ReadinessReport {
 
 /** Connects everything, runs migrations, creates topics and registers schemas. */
 export async function openRuntime(config: Config): Promise<Runtime> {
+  const phases = new OpeningPhases();
   await ensureDatabase(config.databaseUrl);
   // The connections warmed before the process says it is ready stay open (src/warm-up.ts).
   const db = createDb(config.databaseUrl, 20, WARM_CONNECTIONS);
   const applied = await migrateLatest(db);
+  phases.done('postgres');
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
 
   const redis = createRedis(config.redisUrl, config.redisKeyPrefix);
   await redisReady(redis);
+  phases.done('redis');
 
   const names = new TopicNames(config.kafkaTopicPrefix);
   const kafka = createKafka(config.kafkaBrokers, `payments-${process.pid}`);
@@ -54,9 +57,12 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   const created = await ensureTopics(admin, names.all(), config.kafkaPartitions);
   if (created.length > 0) log.info({ created, partitions: config.kafkaPartitions }, 'topics created');
   const producer = await createProducer(kafka);
+  phases.done('kafka');
 
   const codec = new AvroCodec(createRegistry(config.schemaRegistryUrl), names);
   await codec.registerAll();
+  phases.done('schema_registry');
+  phases.report();
 
   return {
     config, db, redis, kafka, admin, producer, codec, names,
@@ -67,6 +73,24 @@ export async function openRuntime(config: Config): Promise<Runtime> {
       await db.destroy();
     },
   };
+}
+
+/** How long each dependency took to open; reported as a warning when the whole took long. */
+class OpeningPhases {
+  private readonly started = performance.now();
+  private last = this.started;
+  private readonly ms: Record<string, number> = {};
+
+  done(phase: string): void {
+    const now = performance.now();
+    this.ms[phase] = Math.round(now - this.last);
+    this.last = now;
+  }
+
+  report(): void {
+    const total = Math.round(this.last - this.started);
+    (total > 10_000 ? log.warn : log.info).call(log, { ms: total, phases: this.ms }, 'runtime opened');
+  }
 }
 
 async function timed(check: () => Promise<unknown>): Promise<{ ok: boolean; latency_ms: number; error?: string }> {

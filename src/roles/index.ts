@@ -6,6 +6,7 @@ import { startPartnerDispatcher } from '../../consumers/partners/runner';
 import { startRequestLogWriter } from '../../consumers/request-logs/runner';
 import { startWebhookDispatcher } from '../../consumers/webhooks/runner';
 import type { Role } from '../config';
+import { log } from '../log';
 import { startMockRailsRole } from '../mock-rails/role';
 import { NotificationHub } from '../notifications/hub';
 import type { RunningRole, Runtime } from '../runtime';
@@ -39,7 +40,23 @@ export async function startRoles(runtime: Runtime, roles: Role[]): Promise<Runni
   const context: ProcessContext = { hub: new NotificationHub(), rails: undefined };
   const running: RunningRole[] = [];
   for (const role of Object.keys(STARTERS) as Role[]) {
-    if (roles.includes(role)) running.push(await STARTERS[role](runtime, context));
+    if (roles.includes(role)) running.push(await timedStart(role, () => STARTERS[role](runtime, context)));
   }
   return running;
+}
+
+/** A role's start that outlasts this is reported while it goes on, so a start that hangs says where. */
+const SLOW_START_MS = 10_000;
+
+async function timedStart(role: Role, start: () => Promise<RunningRole>): Promise<RunningRole> {
+  const started = performance.now();
+  const slow = setInterval(() => log.warn({ role, ms: Math.round(performance.now() - started) }, 'role still starting'), SLOW_START_MS);
+  try {
+    const running = await start();
+    const ms = Math.round(performance.now() - started);
+    (ms > SLOW_START_MS ? log.warn : log.info).call(log, { role, ms }, 'role started');
+    return running;
+  } finally {
+    clearInterval(slow);
+  }
 }

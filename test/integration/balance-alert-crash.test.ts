@@ -90,11 +90,12 @@ describe('a balance alert across a ledger crash', () => {
       // Nothing moves carol's money between here and the transfers below: every later posting is watched.
       const [{ seq: fromSeq }] = await postingSequence(carol.account.id, 0).then((all) => all.slice(-1));
 
-      // 40 transfers both ways, 1.00 to 9.00: carol's balance swings across both thresholds.
-      const sent = Array.from({ length: 40 }, (_, i) => {
-        const amount = `${(i % 9) + 1}.00`;
-        return i % 2 === 0 ? transferOnce(carol.key, { recipient_email: dave.email, amount, currency: 'USD' }) : transferOnce(dave.key, { recipient_email: carol.email, amount, currency: 'USD' });
-      });
+      // 40 transfers both ways: carol sends 2.00 to 10.00 (114.00 in all), dave 1.00 to 9.00 (96.00).
+      // Whatever order the ledger takes them in, carol's balance ends at 42.00, so it crosses 50.00
+      // at least once while transfers are still in flight (a refusal of hers comes only below it).
+      const sent = Array.from({ length: 40 }, (_, i) => (i % 2 === 0
+        ? transferOnce(carol.key, { recipient_email: dave.email, amount: `${(i % 9) + 2}.00`, currency: 'USD' })
+        : transferOnce(dave.key, { recipient_email: carol.email, amount: `${(i % 9) + 1}.00`, currency: 'USD' })));
       // The first crossing round has committed: the ledger dies before, or while, it is published.
       await eventually(async () => ((await crossingEvents(carol.account.id)).length > 0 ? true : undefined), 60_000, 'a first crossing')
         .catch(async (error) => { throw new Error(`${error.message}; carol's postings: ${JSON.stringify(await postingSequence(carol.account.id, 0)).slice(0, 400)}`); });
@@ -106,6 +107,10 @@ describe('a balance alert across a ledger crash', () => {
 
       const statuses = await Promise.all(sent);
       for (const status of statuses) assert.ok([201, 200, 422].includes(status), `a transfer answered ${status}`);
+      // Then, with the ledger back, up to 75.00 and down to 45.00: across 70.00 and 50.00 once more each.
+      const [{ after: settled }] = await postingSequence(carol.account.id, fromSeq).then((all) => all.slice(-1));
+      assert.equal(await transferOnce(dave.key, { recipient_email: carol.email, amount: new Money('75.00').minus(settled).toFixed(2), currency: 'USD' }), 201);
+      assert.equal(await transferOnce(carol.key, { recipient_email: dave.email, amount: '30.00', currency: 'USD' }), 201);
       const sequence = await postingSequence(carol.account.id, fromSeq);
       const expected = sequence.flatMap((p) => alerts.flatMap((a, k) => {
         const beyond = (v: Amount) => (a.direction === 'below' ? v.isLessThan(a.threshold) : v.isGreaterThan(a.threshold));
