@@ -1,7 +1,7 @@
 // Settings of one process, read once from the environment (DESIGN.md section 5a).
 // Every setting has a default that works for the embedded start on one machine, except the
 // secrets: a process listening beyond loopback refuses to start without its own (secrets.ts).
-import { resolveSecrets } from './secrets';
+import { isLoopback, resolveSecrets } from './secrets';
 
 export type Environment = 'sandbox' | 'live';
 
@@ -62,8 +62,10 @@ export interface Config {
   mockRailsInvalidTokenPerMille: number;
   /**
    * Whether webhook endpoints may point to private, loopback and other non-public addresses:
-   * `refuse` always in live; in the sandbox `allow` unless WEBHOOK_PRIVATE_ADDRESSES=refuse, so a
-   * receiver on the developer's machine (and the tests' receivers on 127.0.0.1) get events.
+   * `refuse` always in live; in the sandbox `allow` on loopback unless WEBHOOK_PRIVATE_ADDRESSES=refuse,
+   * so a receiver on the developer's machine (and the tests' receivers on 127.0.0.1) get events, and
+   * `refuse` beyond loopback unless it says `allow`: a sandbox anyone can reach (the Docker setup)
+   * must not let anyone who signs up probe the network it runs in.
    */
   webhookPrivateAddresses: WebhookPrivateAddresses;
   /** How long a webhook receiver has to answer an attempt (DESIGN.md section 5d: 10 s). */
@@ -120,8 +122,8 @@ function parseRoles(raw: string): Role[] {
 
 export type WebhookPrivateAddresses = 'allow' | 'refuse';
 
-function webhookPrivateAddresses(env: NodeJS.ProcessEnv, environment: Environment): WebhookPrivateAddresses {
-  const setting = text(env, 'WEBHOOK_PRIVATE_ADDRESSES', environment === 'live' ? 'refuse' : 'allow');
+function webhookPrivateAddresses(env: NodeJS.ProcessEnv, environment: Environment, host: string): WebhookPrivateAddresses {
+  const setting = text(env, 'WEBHOOK_PRIVATE_ADDRESSES', environment === 'live' || !isLoopback(host) ? 'refuse' : 'allow');
   if (setting !== 'allow' && setting !== 'refuse') throw new Error(`setting WEBHOOK_PRIVATE_ADDRESSES must be "allow" or "refuse", got "${setting}"`);
   if (environment === 'live' && setting === 'allow') throw new Error('setting WEBHOOK_PRIVATE_ADDRESSES=allow is for sandboxes only: a live server never sends webhooks to private addresses');
   return setting;
@@ -174,7 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
     transferExecutingDeadlineMs: integer(env, 'TRANSFER_EXECUTING_DEADLINE_MS', 300_000),
     transferDeadlineCheckMs: integer(env, 'TRANSFER_DEADLINE_CHECK_MS', 10_000),
-    webhookPrivateAddresses: webhookPrivateAddresses(env, environment),
+    webhookPrivateAddresses: webhookPrivateAddresses(env, environment, host),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours.
     webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),

@@ -2,8 +2,8 @@
 // signing secret, which is shown only when it is made. Secret keys, restricted keys with the
 // webhooks scopes, and sessions manage them; publishable keys cannot, not even to read. In live
 // an endpoint must be HTTPS and must not resolve to a private or loopback address; the sandbox
-// allows plain HTTP, and private addresses unless WEBHOOK_PRIVATE_ADDRESSES=refuse, so tests
-// and local development can receive their own events.
+// allows plain HTTP, and private addresses as WEBHOOK_PRIVATE_ADDRESSES says (on loopback by
+// default, so tests and local development can receive their own events; see src/config.ts).
 import { WEBHOOK_EVENT_TYPES } from '../../ledger/event-types';
 import type { Environment, WebhookPrivateAddresses } from '../config';
 import type { Db } from '../db';

@@ -3,6 +3,9 @@
 // URL parser rewrote it (decimal, octal and hex IPv4, IPv4-mapped IPv6 in both notations), then
 // checked on its bytes. Names are checked on what they resolve to (src/webhooks/addresses.ts).
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../src/config';
+import { SECRET_NAMES } from '../../src/secrets';
 import { checkUrl } from '../../src/webhooks/routes';
 import { DomainError } from '../../src/domain-error';
 import { connectionHost, isPrivateAddress, refusedDestination } from '../../src/webhooks/addresses';
@@ -124,5 +127,16 @@ describe('webhook endpoint addresses', () => {
     for (const [, url] of publicForms) assert.equal(await checkUrl(url, 'live', 'refuse'), new URL(url).toString(), url);
     // The sandbox's own setting, as today: a receiver on the developer's machine gets events.
     assert.equal(await checkUrl('http://127.0.0.1:9/hooks', 'sandbox', 'allow'), 'http://127.0.0.1:9/hooks');
+  });
+
+  it('refuses private addresses by default wherever the sandbox is reachable beyond loopback, allows them on loopback, never in live', () => {
+    const secrets = Object.fromEntries(SECRET_NAMES.map((name) => [name, `${name.toLowerCase()}_${randomBytes(24).toString('base64url')}`]));
+    // The Docker setup serves the sandbox on 0.0.0.0: anyone who signs up there must not reach the network inside.
+    for (const host of ['0.0.0.0', '::', '10.0.0.5']) assert.equal(loadConfig({ ...secrets, HOST: host }).webhookPrivateAddresses, 'refuse', host);
+    assert.equal(loadConfig({ ...secrets, HOST: '0.0.0.0', WEBHOOK_PRIVATE_ADDRESSES: 'allow' }).webhookPrivateAddresses, 'allow');
+    assert.equal(loadConfig({ HOST: '127.0.0.1' }).webhookPrivateAddresses, 'allow');
+    assert.equal(loadConfig({ HOST: '127.0.0.1', WEBHOOK_PRIVATE_ADDRESSES: 'refuse' }).webhookPrivateAddresses, 'refuse');
+    assert.equal(loadConfig({ ...secrets, ENVIRONMENT: 'live' }).webhookPrivateAddresses, 'refuse');
+    assert.throws(() => loadConfig({ ...secrets, ENVIRONMENT: 'live', WEBHOOK_PRIVATE_ADDRESSES: 'allow' }), /for sandboxes only/);
   });
 });
