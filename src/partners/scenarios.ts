@@ -27,12 +27,12 @@ export const STATEMENT_LATE_DAYS = 3;
 
 export const SANDBOX_SCENARIO_HEADER = 'Sandbox-Scenario';
 
-/** What each scenario makes the partner do, and what becomes of the transfer (README, OpenAPI). */
+/** What each scenario makes the partner do, and what becomes of the transfer or payment that asked for it (README, OpenAPI). */
 export const SCENARIO_EFFECTS: Record<SandboxScenario, string> = {
   outage: 'the rail answers 503 to the first two submissions, then accepts: retried with backoff, then completed',
   unavailable: 'the rail answers 503 to every submission of the request: a payment is 202 pending, nothing paid yet, and the service\'s own resubmission (without the scenario) goes through',
   lost_answer: 'the rail creates the payment but its answer is lost (500): resubmitted under the same reference, found, completed, paid once',
-  slow_answer: 'the rail creates the payment but answers every submission only after our 2 s timeout: the dispatcher asks the rail for the payment under its reference, finds it, completed, paid once, never failed',
+  slow_answer: 'the rail creates the payment but answers each submission only after 3 s. A transfer: past the partner dispatcher\'s 2 s timeout, so it asks the rail for the payment under its reference and finds it: completed, paid once, never failed. A payment (add-funds, send): within the API\'s 5 s timeout, so it is only a slow success: 201 after about 3 s with the payment as the partner made it, retry_count 0, settled as any other',
   decline: 'the rail declines (422): failed (partner_declined), hold released',
   error: 'the rail fails with 500 and no payment: failed (partner_error) after the checks, hold released',
   reverse: 'the rail accepts, then reverses the payment: rolled_back (partner_reversed), hold released',
