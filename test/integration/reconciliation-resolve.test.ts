@@ -4,7 +4,8 @@
 // opens an exception that reverses the adjustment; a retried resolve answers the first
 // resolution. Beside it: a run retried under its Idempotency-Key, paging `status=open` while
 // the queue is worked, the queue as CSV, one meaning of from/to, the schedule filling in missed
-// days, day windows in UTC whatever the database's time zone, and the events of opened exceptions.
+// days, day windows in UTC whatever the database's time zone, the events of opened exceptions, and
+// an ambiguous exception (an uploaded line two pay-ins fit) matched by hand with the one chosen.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '../../ledger/messages';
@@ -237,25 +238,15 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     assert.deepEqual([explained.status, explained.body.status, explained.body.resolution], [200, 'resolved', 'explained']);
   });
 
-  it('matches an ambiguous exception by hand with the candidate chosen, closing that candidate\'s own exception with it', async function () {
-    const { rows: [{ def }] } = await service.runtime.db.raw(`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'reconciliation_exception_category'`);
-    if (!String(def).includes('ambiguous')) this.skip(); // the matching that raises ambiguous exceptions is not in this build
-    const [report] = await service.runtime.db('reconciliations').where('trigger', 'api').orderBy('created_at').limit(1).select('id');
-    const [one1, one2] = [randomUUID(), randomUUID()];
-    const candidate = (entry: string) => ({ ledger_entry_id: entry, statement_line_id: null, reference: null, amount: '20.00', value_date: today() });
-    const [ambiguous, alone] = [randomUUID(), randomUUID()];
-    const base0 = { reconciliation_id: report.id, partner: 'openbank', currency: 'USD', amount_tolerance: '0', status: 'open', created_at: new Date() };
-    await service.runtime.db('reconciliation_exceptions').insert([
-      { ...base0, id: ambiguous, category: 'ambiguous', statement_line_id: 'stl_no_reference', statement_amount: '20.00', reason: 'no reference, and 2 ledger movements fit it: choose one',
-        candidates: JSON.stringify([candidate(one1), candidate(one2)]) },
-      { ...base0, id: alone, category: 'ledger_only', ledger_entry_id: one2, reference: 'pay_two', ledger_amount: '20.00', reason: 'no line' },
-    ]);
+  it('matches an ambiguous exception by hand with the candidate chosen, closing that candidate\'s own exception with it', async () => {
+    const { exceptionId: ambiguous, candidates: [first, chosen] } = await desk.ambiguousLine('20.00');
     expectError(await resolve(ambiguous, { resolution: 'matched', note: 'the bank says so', ledger_entry_id: randomUUID() }), 422, 'exception_pair_mismatch', 'ledger_entry_id');
-    const matched = await resolve(ambiguous, { resolution: 'matched', note: 'the bank says so', ledger_entry_id: one2 });
+    const matched = await resolve(ambiguous, { resolution: 'matched', note: 'the bank says so', ledger_entry_id: chosen.ledgerEntryId });
     assert.equal(matched.status, 200, JSON.stringify(matched.body));
-    assert.deepEqual([matched.body.status, matched.body.resolution, matched.body.counterpart_exception_id], ['resolved', 'matched', alone]);
-    assert.match(matched.body.history.at(-1).note, new RegExp(`ledger entry ${one2}`));
-    const other = await one(alone);
-    assert.deepEqual([other.status, other.resolution, other.counterpart_exception_id], ['resolved', 'matched', ambiguous]);
+    assert.deepEqual([matched.body.status, matched.body.resolution, matched.body.counterpart_exception_id], ['resolved', 'matched', chosen.exceptionId]);
+    assert.match(matched.body.history.at(-1).note, new RegExp(`ledger entry ${chosen.ledgerEntryId}`));
+    const alone = await one(chosen.exceptionId);
+    assert.deepEqual([alone.status, alone.resolution, alone.counterpart_exception_id], ['resolved', 'matched', ambiguous]);
+    assert.equal((await one(first.exceptionId)).status, 'open', 'the candidate not chosen is still alone');
   });
 });
