@@ -27,15 +27,19 @@ type Startup = { kind: 'ready' } | { kind: 'failed'; reason: string };
 export async function startKafkaThread(file: string, role: string, settings: KafkaThreadSettings): Promise<Worker> {
   const worker = new Worker(file, { workerData: { kafkaThread: { role, settings } } });
   await new Promise<void>((resolve, reject) => {
+    // A thread that ends before it says ready (killed, out of memory) fails the start, never hangs it.
+    const onExit = (code: number) => reject(new Error(`the ${role} thread exited (code ${code}) before it was ready`));
     const onMessage = (message: Startup) => {
       if (message.kind === 'ready') resolve();
       else if (message.kind === 'failed') reject(new Error(`the ${role} thread could not start: ${message.reason}`));
       else return;
       worker.off('message', onMessage);
       worker.off('error', reject);
+      worker.off('exit', onExit);
     };
     worker.on('message', onMessage);
     worker.on('error', reject);
+    worker.on('exit', onExit);
   });
   return worker;
 }

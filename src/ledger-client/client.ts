@@ -71,8 +71,14 @@ export class LedgerClient {
       },
       onGroupJoin: () => markJoined(),
     });
-    // Replies sent before this process joined its group would be missed: wait for the join.
-    await joined;
+    // Replies sent before this process joined its group would be missed: wait for the join. A
+    // consumer that stopped for good before joining fails the start, never hangs it.
+    const stopped = new Promise<never>((_, reject) => {
+      this.consumer!.on(this.consumer!.events.CRASH, ({ payload }) => {
+        if (!payload.restart) reject(new Error(`the ledger reply consumer stopped before joining its group: ${payload.error.message}`));
+      });
+    });
+    await Promise.race([joined, stopped]);
   }
 
   /** Hands the decision to the request its message named; a reply that names none, to every request waiting for the command. */
