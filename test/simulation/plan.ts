@@ -196,6 +196,7 @@ export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode
   const faults: Fault[] = [];
   let at = 8_000 + random() * 10_000;
   const lastAt = durationMs - 10_000;
+  const outageMsMax = durationMs >= 600_000 ? 180_000 : 60_000;
   while (at < lastAt) {
     const burst = 2 + Math.floor(random() * 3);
     for (let i = 0; i < burst && at < lastAt; i++) {
@@ -205,9 +206,10 @@ export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode
         at += 2_000 + random() * 6_000;
         continue;
       }
-      // A partner down for ten seconds to a minute: nothing it may have made is failed meanwhile.
+      // A partner down for ten seconds to a minute, up to three minutes in a run of ten minutes or
+      // more (longer than the dispatcher's retries): nothing it may have made is failed meanwhile.
       if (random() < 0.15) {
-        faults.push({ atMs: Math.round(at), target: PARTNERS[Math.floor(random() * PARTNERS.length)], action: 'outage', downMs: Math.round(10_000 + random() * 50_000) });
+        faults.push({ atMs: Math.round(at), target: PARTNERS[Math.floor(random() * PARTNERS.length)], action: 'outage', downMs: Math.round(10_000 + random() * (outageMsMax - 10_000)) });
         at += 2_000 + random() * 6_000;
         continue;
       }
