@@ -1,15 +1,22 @@
 // The model-based test of matching (test/support/reconcile-model.ts) end to end: stretches of
 // generated days seeded into the ledger in Postgres, their statements uploaded to
 // POST /v1/reconciliations by several runs over overlapping days, each report (its JSON items and
-// its CSV) and finally the open exceptions checked against the truth by the same oracle as the
-// unit test's. RECONCILE_E2E_SEED replays a seed (printed); RECONCILE_E2E_STRETCHES sets how many
-// stretches of 1 to 3 days (160 by default, some 320 days).
+// its CSV) and the open exceptions checked against the truth by the same oracle as the unit
+// test's. Then finance's part: every open exception whose difference is sure is resolved
+// `adjusted` through the route, and the ledger is read back through the journal and the trial
+// balance: each adjustment posted once, exactly the difference the truth has, between the
+// settlement account and suspense, and every currency netting to zero. RECONCILE_E2E_SEED
+// replays a seed (printed); RECONCILE_E2E_STRETCHES sets how many stretches of 1 to 3 days (160 by
+// default, some 320 days).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { Money, type Amount } from '../../ledger/money';
 import type { ReportItem } from '../../src/reconciliation/match';
+import type { JournalEntry, TrialBalance } from '../../src/statements/trial-balance';
+import { expectError } from '../support/expect';
 import { FinanceDesk } from '../support/finance-desk';
-import { call } from '../support/http';
-import { checkOpen, checkRun, generateDays, type ModelDay } from '../support/reconcile-model';
+import { call, type JsonResponse } from '../support/http';
+import { checkOpen, checkRun, generateDays, sureDifferences, type ModelDay } from '../support/reconcile-model';
 import { ensureSettlementAccounts, postSeededEntries } from '../support/seed-ledger';
 
 const SEED = Number(process.env.RECONCILE_E2E_SEED ?? Math.floor(Math.random() * 1_000_000_000));
@@ -54,10 +61,34 @@ function fields(record: string): string[] {
   return out;
 }
 
+/** A statement line id as the generated day names it (a report names an uploaded line `upload-<hash>:<id>`). */
+const unscoped = (id: string | null) => (id === null ? null : id.slice(id.indexOf(':') + 1));
+
+/** `work` on each of `items`, `width` at a time. */
+async function inFlight<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
+    while (next < items.length) {
+      next += 1;
+      await work(items[next - 1]);
+    }
+  }));
+}
+
+type OpenException = ReportItem & { id: string };
+/** An exception to adjust: its stretch's seed, and the difference the truth has for it. */
+interface SureException { seed: number; exception: OpenException; difference: Amount }
+
+const SETTLEMENT = 'sys:partner:openbank:USD';
+const SUSPENSE = 'sys:reconciliation:suspense:USD';
+/** Several adjustments in flight at once, as a finance team works the queue; the ledger takes them in rounds. */
+const ADJUSTING_WIDTH = 16;
+
 describe('reconciliation matching against a model of the truth, end to end', function () {
   this.timeout(300_000);
   const desk = new FinanceDesk('reconcile_model');
-  before(() => desk.start({}, () => undefined));
+  // Finance adjusts the queue 16 requests at a time, each asked twice: beyond the default 100 a second.
+  before(() => desk.start({ RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' }, () => undefined));
   after(() => desk.stop());
 
   async function seed(days: ModelDay[]): Promise<void> {
@@ -76,7 +107,83 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     });
   }
 
-  it(`never matches falsely, and leaves every difference in exactly one exception, through the routes (seed ${SEED})`, async () => {
+  const master = () => desk.service.config.masterKey;
+  /** The exception as a failure names it, with how to replay its stretch alone. */
+  const named = ({ seed, exception: x }: SureException) =>
+    `seed ${seed}, exception ${x.id} (${x.category}${x.field ? ` on ${x.field}` : ''}, line ${x.statement_line_id}, entry ${x.ledger_entry_id}; replay: RECONCILE_E2E_SEED=${seed} RECONCILE_E2E_STRETCHES=1)`;
+
+  /** Resolves an exception `adjusted`; while the ledger's answer is late (503, resolving) the same request again, as the route asks. */
+  async function adjust(id: string, note: string): Promise<JsonResponse> {
+    const key = randomUUID();
+    for (let attempt = 1; ; attempt += 1) {
+      const answer = await call(desk.service.baseUrl, 'POST', `/v1/reconciliation-exceptions/${id}/resolve`, { resolution: 'adjusted', note }, { token: master(), idempotencyKey: key });
+      if (answer.status !== 503 || attempt === 20) return answer;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  async function trialBalance(at: number): Promise<TrialBalance> {
+    const answer = await call<TrialBalance>(desk.service.baseUrl, 'GET', `/v1/ledger/trial-balance?at=${new Date(at).toISOString()}`, undefined, { token: master() });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    return answer.body;
+  }
+  const netOf = (balance: TrialBalance, code: string) => new Money(balance.accounts.find((a) => a.ledger_account === code)?.net ?? 0);
+
+  /** The reconciliation adjustments of the journal posted since `from`, by entry id (the journal read as finance exports it). */
+  async function adjustmentsSince(from: Date): Promise<Map<string, JournalEntry>> {
+    const window = `from=${from.toISOString()}&to=${new Date(Date.now() + 1000).toISOString()}`;
+    const answer = await fetch(`${desk.service.baseUrl}/v1/ledger/journal?${window}`, { headers: { authorization: `Bearer ${master()}` } });
+    assert.equal(answer.status, 200);
+    const entries = (await answer.text()).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as JournalEntry);
+    return new Map(entries.filter((e) => e.kind === 'reconciliation_adjustment').map((e) => [e.entry_id, e]));
+  }
+
+  /**
+   * Finance's part: each sure exception resolved `adjusted` through the route (one without a
+   * difference refused, nothing_to_adjust), the same request again answering the same resolution;
+   * then the ledger read back: one adjusting entry per adjusted exception, posting exactly its
+   * difference from the settlement account to suspense, and the trial balance at zero in every
+   * currency, moved by the adjustments alone. Returns how many were adjusted.
+   */
+  async function adjustEach(sure: SureException[], lastPosting: number): Promise<number> {
+    // The trial balance after every posting: the seeded days lie ahead of today, the adjustments today.
+    const afterAll = () => Math.max(Date.now() + 1000, lastPosting + 1000);
+    const before = await trialBalance(afterAll());
+    const started = new Date(Date.now() - 1000);
+    const entryOf = new Map<string, string>();
+    await inFlight(sure, ADJUSTING_WIDTH, async (s) => {
+      const note = `model seed ${s.seed}: the partner's statement stands`;
+      const answer = await adjust(s.exception.id, note);
+      if (s.difference.isZero()) {
+        expectError(answer, 422, 'nothing_to_adjust', 'resolution', `${named(s)}: the sides agree on the amount`);
+        return;
+      }
+      assert.equal(answer.status, 200, `${named(s)}: ${JSON.stringify(answer.body)}`);
+      assert.deepEqual([answer.body.status, answer.body.resolution], ['resolved', 'adjusted'], named(s));
+      const again = await adjust(s.exception.id, note);
+      assert.deepEqual([again.status, again.body], [200, answer.body], `${named(s)}: the same request again answers its resolution`);
+      entryOf.set(s.exception.id, answer.body.adjustment_entry_id);
+    });
+    const adjusted = sure.filter((s) => !s.difference.isZero());
+    const posted = await adjustmentsSince(started);
+    const postingsOf = (entry: JournalEntry) => entry.postings.map((p) => `${p.ledger_account} ${new Money(p.amount).toFixed(2)}`).sort();
+    for (const s of adjusted) {
+      const entry = posted.get(entryOf.get(s.exception.id)!);
+      assert.ok(entry, `${named(s)}: its adjusting entry ${entryOf.get(s.exception.id)} is not in the journal`);
+      assert.deepEqual(postingsOf(entry), [`${SETTLEMENT} ${s.difference.negated().toFixed(2)}`, `${SUSPENSE} ${s.difference.toFixed(2)}`].sort(),
+        `${named(s)}: the adjustment posts the difference statement − ledger, ${s.difference.toFixed(2)}`);
+    }
+    assert.equal(new Set(entryOf.values()).size, adjusted.length, `seed ${SEED}: two adjusted exceptions name one entry`);
+    assert.equal(posted.size, adjusted.length, `seed ${SEED}: ${posted.size} adjusting entries in the journal for ${adjusted.length} adjusted exceptions`);
+    const after = await trialBalance(afterAll());
+    for (const total of after.totals) assert.ok(new Money(total.net).isZero(), `seed ${SEED}: the trial balance nets ${total.net} in ${total.currency}`);
+    const sum = adjusted.reduce((total, s) => total.plus(s.difference), new Money(0));
+    assert.equal(netOf(after, SUSPENSE).minus(netOf(before, SUSPENSE)).toFixed(2), sum.toFixed(2), `seed ${SEED}: suspense moved by the adjustments`);
+    assert.equal(netOf(after, SETTLEMENT).minus(netOf(before, SETTLEMENT)).toFixed(2), sum.negated().toFixed(2), `seed ${SEED}: the settlement account moved by the adjustments`);
+    return adjusted.length;
+  }
+
+  it(`never matches falsely, leaves every difference in exactly one exception, and adjusts each sure one exactly, through the routes (seed ${SEED})`, async () => {
     console.log(`      reconcile model end to end: seed ${SEED}, ${STRETCHES} stretches (replay: RECONCILE_E2E_SEED=${SEED})`);
     const days = Array.from({ length: STRETCHES }, (_, k) => withUuids(generateDays(SEED + k, `e${SEED + k}`, 40 + k * STRIDE)));
     await seed(days);
@@ -91,7 +198,6 @@ describe('reconciliation matching against a model of the truth, end to end', fun
           partner: 'openbank', from: rules.from, to: rules.to, amount_tolerance: '0.00', date_tolerance_days: rules.dateToleranceDays, statement_csv: csv,
         }, { token: desk.service.config.masterKey });
         assert.equal(answer.status, 201, `${replay}: ${JSON.stringify(answer.body).slice(0, 500)}`);
-        const unscoped = (id: string | null) => (id === null ? null : id.slice(id.indexOf(':') + 1));
         // The matched items from the CSV (every item), the others from the JSON (with their movements and candidates).
         const text = await (await fetch(`${desk.service.baseUrl}/v1/reconciliations/${answer.body.id}`, { headers: { authorization: `Bearer ${desk.service.config.masterKey}`, accept: 'text/csv' } })).text();
         const [header, ...records] = text.trim().split('\n');
@@ -113,16 +219,22 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     }
     // The queue as the runs left it, each stretch's exceptions against its truth.
     const open = await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
-      .select('ledger_entry_id', 'statement_line_id', 'category', 'ledger_amount', 'statement_amount', 'movements', 'candidates');
+      .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates');
+    const sure: SureException[] = [];
     for (const [k, day] of days.entries()) {
       const entries = new Set(day.movements.map((m) => m.entryId));
       const lines = new Set(day.lines.map((l) => l.lineId));
-      const mine = (open as ReportItem[]).map((x) => ({ ...x, statement_line_id: x.statement_line_id === null ? null : x.statement_line_id.slice(x.statement_line_id.indexOf(':') + 1) }))
-        .filter((x) => (x.ledger_entry_id !== null && entries.has(x.ledger_entry_id)) || (x.statement_line_id !== null && lines.has(x.statement_line_id)));
+      const mine = (open as OpenException[]).map((x) => ({
+        ...x, statement_line_id: unscoped(x.statement_line_id), candidates: x.candidates?.map((c) => ({ ...c, statement_line_id: unscoped(c.statement_line_id) })) ?? null,
+      })).filter((x) => (x.ledger_entry_id !== null && entries.has(x.ledger_entry_id)) || (x.statement_line_id !== null && lines.has(x.statement_line_id)));
       const covered = (date: string) => day.runs.some((r) => date >= r.from && date <= r.to);
       assert.deepEqual(checkOpen(day, covered, books[k], mine), [], `seed ${day.seed}: the open exceptions`);
+      for (const { exception, difference } of sureDifferences(day, mine)) sure.push({ seed: day.seed, exception, difference });
     }
-    console.log(`      ${JSON.stringify(seen)}`);
+    const lastPosting = days.reduce((last, d) => d.movements.reduce((l, m) => Math.max(l, Date.parse(`${m.date}T12:00:00Z`)), last), 0);
+    const adjusted = await adjustEach(sure, lastPosting);
+    console.log(`      ${JSON.stringify({ ...seen, open: open.length, adjusted, nothing_to_adjust: sure.length - adjusted, unsure: open.length - sure.length })}`);
     assert.ok(seen.days >= STRETCHES, `${seen.days} days`);
+    assert.ok(adjusted > 0, `seed ${SEED}: no sure difference to adjust`);
   });
 });

@@ -270,3 +270,25 @@ export function checkOpen(day: ModelDay, covered: (date: string) => boolean, boo
   if (!adjustments.isEqualTo(sides)) wrong.push(`the open exceptions adjust ${adjustments.toFixed(2)}, the sides they name differ by ${sides.toFixed(2)}: the trial balance is off`);
   return wrong;
 }
+
+/**
+ * What adjusting each open exception sure of itself posts, as the truth has it: statement − ledger
+ * over the sides it names, its line's net less its movements' amounts (zero: there is nothing to
+ * adjust, a value date that disagrees). Not sure: an ambiguous or not examined exception, and any
+ * whose side one of those names (finance matches that by hand; an adjustment would guess).
+ */
+export function sureDifferences<T extends ReportItem>(day: ModelDay, open: T[]): Array<{ exception: T; difference: Amount }> {
+  const unsure = new Set<string>();
+  for (const x of open.filter((i) => i.category === 'ambiguous' || i.reason === 'not_examined')) {
+    for (const side of [x.ledger_entry_id, x.statement_line_id, ...(x.candidates ?? []).flatMap((c) => [c.ledger_entry_id, c.statement_line_id])]) if (side) unsure.add(side);
+  }
+  const movement = new Map(day.movements.map((m) => [m.entryId, m]));
+  const line = new Map(day.lines.map((l) => [l.lineId, l]));
+  return open.filter((x) => !unsure.has(x.ledger_entry_id ?? '') && !unsure.has(x.statement_line_id ?? '')
+    && !(x.movements ?? []).some((m) => unsure.has(m.ledger_entry_id)))
+    .map((exception) => {
+      const moves = exception.category === 'batch' ? exception.movements!.map((m) => m.ledger_entry_id) : exception.ledger_entry_id ? [exception.ledger_entry_id] : [];
+      const net = exception.statement_line_id ? line.get(exception.statement_line_id)!.net : new Money(0);
+      return { exception, difference: moves.reduce((sum, m) => sum.minus(movement.get(m)!.amount), net) };
+    });
+}
