@@ -79,6 +79,18 @@ describe('credential attempts and sign-in lockout (issue 38)', function () {
     expectError(await signIn(owner.email, 'not the password'), 401, 'invalid_credentials');
   });
 
+  it('doubles the lockout with the first wrong password after it ends', async () => {
+    const owner = await signUp(testService().baseUrl);
+    for (let i = 0; i < FREE_FAILURES; i++) expectError(await signIn(owner.email, 'not the password'), 401, 'invalid_credentials');
+    const first = retryAfter(await signIn(owner.email, TEST_PASSWORD));
+    await new Promise((resolve) => setTimeout(resolve, first * 1000 + 100));
+    expectError(await signIn(owner.email, 'still not the password'), 401, 'invalid_credentials');
+    const second = await signIn(owner.email, TEST_PASSWORD);
+    expectError(second, 429, 'rate_limit_exceeded', 'email');
+    const waitSeconds = retryAfter(second);
+    assert.ok(waitSeconds > Math.ceil(LOCKOUT_MS / 1000) && waitSeconds <= (2 * LOCKOUT_MS) / 1000, `Retry-After ${waitSeconds} s after the first lockout of ${first} s`);
+  });
+
   it('limits sign-in and sign-up per client address, whatever email and header each names', async () => {
     const taken = (await signUp(testService().baseUrl)).email;
     const answers: JsonResponse[] = [];
