@@ -9,6 +9,9 @@
 //                               round logs the count, and the operator lists it (GET /v1/unreachable-transfers)
 // A partner that answers again clears the mark, whatever it answered.
 // Never silently failed: only the partner's "none" fails a transfer.
+// Each partner is checked on its own, side by side, and a partner found away is not asked again
+// in the same round (its other overdue transfers are marked with the same reason): a partner that
+// is down, with any number of transfers waiting on it, delays no other partner's deadline.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
 import { formatAmount, type Currency } from '../../ledger/money';
@@ -19,6 +22,7 @@ import { isPartnerError } from '../../src/partners/errors';
 import type { Runtime } from '../../src/runtime';
 import { resultCommand } from './dispatcher';
 
+/** Overdue transfers taken per partner in one round. */
 const OVERDUE_BATCH_MAX = 100;
 
 export interface DeadlineSettings {
@@ -54,24 +58,38 @@ export class ExecutingDeadline {
     await this.loop;
   }
 
-  /** One pass over the executing transfers past their deadline. */
+  /** One pass over the executing transfers past their deadline, each partner's beside the others'. */
   async round(): Promise<DeadlineRound> {
+    const rounds = await Promise.all([...this.clients.keys()].map((partner) => this.partnerRound(partner)));
+    const counts: DeadlineRound = { failed: 0, followed: 0, unreachable: 0 };
+    for (const round of rounds) for (const key of Object.keys(counts) as Array<keyof DeadlineRound>) counts[key] += round[key];
+    if (counts.unreachable > 0) log.warn({ ...counts }, 'executing transfers past their deadline whose partner cannot be asked: funds stay held');
+    return counts;
+  }
+
+  private async partnerRound(partner: string): Promise<DeadlineRound> {
     const { db } = this.runtime;
     const cutoff = new Date(Date.now() - this.settings.deadlineMs);
     const overdue: OverdueRow[] = await db('transfers as t')
       .leftJoin('partner_instructions as c', 'c.transfer_id', db.raw('t.id::text'))
-      .where('t.status', 'executing').whereIn('t.partner', [...this.clients.keys()]).where('t.updated_at', '<', cutoff)
+      .where('t.status', 'executing').where('t.partner', partner).where('t.updated_at', '<', cutoff)
       .where((q) => q.whereNull('c.claimed_at').orWhere('c.claimed_at', '<', cutoff))
       .orderBy('t.updated_at').limit(OVERDUE_BATCH_MAX)
       .select('t.id', 't.account_id', 't.partner', db.raw('t.payout_amount::text AS payout_amount'), 't.payout_currency', 't.recipient', 't.recipient_account_id', 'c.attempt');
     const counts: DeadlineRound = { failed: 0, followed: 0, unreachable: 0 };
+    let away: string | null = null;
     for (const transfer of overdue) {
-      let payment: PartnerPayment | null;
-      try {
-        payment = await this.clients.get(transfer.partner)!.findPaymentByReference(transfer.id);
-      } catch (error) {
-        if (!isPartnerError(error)) throw error;
-        await this.markUnreachable(transfer, error.message);
+      let payment: PartnerPayment | null = null;
+      if (away === null) {
+        try {
+          payment = await this.clients.get(partner)!.findPaymentByReference(transfer.id);
+        } catch (error) {
+          if (!isPartnerError(error)) throw error;
+          away = error.message;
+        }
+      }
+      if (away !== null) {
+        await this.markUnreachable(transfer, away);
         counts.unreachable += 1;
         continue;
       }
@@ -84,7 +102,6 @@ export class ExecutingDeadline {
         counts.followed += 1;
       }
     }
-    if (counts.unreachable > 0) log.warn({ ...counts }, 'executing transfers past their deadline whose partner cannot be asked: funds stay held');
     return counts;
   }
 

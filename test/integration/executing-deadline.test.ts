@@ -157,4 +157,30 @@ describe('the deadline of an executing transfer', function () {
     const after = (await listed('&limit=200')).data.filter((t: { id: string }) => mine.includes(t.id));
     assert.deepEqual(after, [], 'the list drops them');
   });
+
+  it('asks a partner that is down once a round, however many transfers wait on it, and marks each of them', async () => {
+    const { db } = testService().runtime;
+    const lost = [await lostTransfer('1.00'), await lostTransfer('2.00'), await lostTransfer('3.00')];
+    /** The real client, its lookups counted. */
+    class CountedClient extends PartnerClient {
+      lookups = 0;
+      override async findPaymentByReference(reference: string) {
+        this.lookups += 1;
+        return super.findPaymentByReference(reference);
+      }
+    }
+    const { config } = testService();
+    const client = new CountedClient({ baseUrl: `${railsUrl()}/fiat`, clientId: config.partnerClientId, clientSecret: config.partnerClientSecret, timeoutMs: 1_000, attemptsMax: 1, backoffMsMax: 100 });
+    const down = await fetch(`${railsUrl()}/fiat/_control/outage?ms=3000`, { method: 'POST', headers: controlHeaders() });
+    assert.equal(down.status, 200);
+    assert.deepEqual(await new ExecutingDeadline(testService().runtime, new Map([['fiat', client]]), { deadlineMs: DEADLINE_MS, intervalMs: 100 }).round(), { failed: 0, followed: 0, unreachable: 3 });
+    assert.equal(client.lookups, 1, 'the partner was asked once');
+    const marks = await db('partner_instructions').whereIn('transfer_id', lost.map((l) => l.transferId)).select('unreachable_since', 'unreachable_reason');
+    assert.equal(marks.filter((m) => m.unreachable_since instanceof Date && /unavailable|503|down/i.test(m.unreachable_reason)).length, 3, JSON.stringify(marks));
+    await eventually(async () => {
+      await checker().round();
+      const statuses = await Promise.all(lost.map(({ sender, transferId }) => statusOf(sender, transferId)));
+      return statuses.every((status) => status === 'failed') ? true : undefined;
+    }, 20_000, 'the partner answers again');
+  });
 });
