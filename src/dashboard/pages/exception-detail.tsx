@@ -18,7 +18,7 @@ export interface Exception {
   ledger_amount: string | null; statement_amount: string | null; field: string | null; ledger_value: string | null; statement_value: string | null;
   reason: string; status: string; resolution: string | null; note: string | null; resolved_by: string | null; resolved_at: string | null;
   counterpart_exception_id: string | null; adjustment_entry_id: string | null; created_at: string;
-  movements?: Movement[]; candidates?: Candidate[]; history?: HistoryEntry[];
+  movements: Movement[]; candidates: Candidate[]; history: HistoryEntry[];
 }
 
 type Resolution = 'matched' | 'explained' | 'adjusted';
@@ -93,8 +93,7 @@ function Facts({ exception: e }: { exception: Exception }) {
 }
 
 function Sides({ exception: e }: { exception: Exception }) {
-  const movements = e.movements ?? [];
-  const candidates = e.candidates ?? [];
+  const { movements, candidates } = e;
   const valueDate = (side: 'ledger' | 'statement') => (e.field === 'value_date' ? (side === 'ledger' ? e.ledger_value : e.statement_value) : null);
   return (
     <>
@@ -125,11 +124,7 @@ function Sides({ exception: e }: { exception: Exception }) {
 }
 
 function History({ exception: e }: { exception: Exception }) {
-  // A server that keeps no history yet still says when it was raised and resolved.
-  const history: HistoryEntry[] = e.history ?? [
-    { at: e.created_at, action: 'opened', by: null, note: null },
-    ...(e.resolved_at ? [{ at: e.resolved_at, action: e.resolution ? `resolved (${e.resolution})` : 'resolved', by: e.resolved_by, note: e.note }] : []),
-  ];
+  const { history } = e;
   return (
     <>
       <h3>History</h3>
@@ -141,7 +136,7 @@ function History({ exception: e }: { exception: Exception }) {
 }
 
 function ResolveForm({ exception: e, master, onResolved, onStale }: { exception: Exception; master: string; onResolved: (answer: Exception, what: string) => void; onStale: (why: string) => void }) {
-  const candidates = e.candidates ?? [];
+  const { candidates } = e;
   const side = otherSide(e);
   const [how, setHow] = useState<Resolution>(candidates.length > 0 ? 'matched' : 'explained');
   const [note, setNote] = useState('');

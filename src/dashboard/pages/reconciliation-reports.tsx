@@ -15,8 +15,8 @@ interface Report {
   items: Item[]; items_omitted: number;
 }
 const PARTNERS = ['openbank', 'claimless', 'fiat', 'chain'];
-const UNMATCHED = ['ledger_only', 'statement_only', 'mismatched'];
-/** The unmatched categories of a report: these three, and any other a newer server counts (ambiguous). */
+const UNMATCHED = ['ledger_only', 'statement_only', 'mismatched', 'ambiguous', 'batch'];
+/** The unmatched categories of a report in this order, then any other its summary counts. */
 const unmatchedOf = (summary: Record<string, number>) => [...UNMATCHED, ...Object.keys(summary).filter((c) => c !== 'matched' && !UNMATCHED.includes(c))];
 const unmatchedCount = (summary: Record<string, number>) => unmatchedOf(summary).reduce((sum, c) => sum + (summary[c] ?? 0), 0);
 const yesterday = () => new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
