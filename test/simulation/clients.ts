@@ -8,7 +8,7 @@ import { BANK_PAYEE } from '../support/mixed-load';
 import { consent, browse } from '../support/partner-links';
 import { idInForm, isLegal, type IdForm } from './ids';
 import { isPartnerError } from './http';
-import { PAYMENT_SCENARIOS, TRANSFER_SCENARIOS, type Misbehaviour, type Op } from './plan';
+import { PARTNER_OUTAGE_MS_MAX, PAYMENT_SCENARIOS, TRANSFER_SCENARIOS, type Misbehaviour, type Op } from './plan';
 import { runWalletOp } from './wallet-ops';
 import type { Member, World } from './world';
 import { runAlertOp } from './alert-ops';
@@ -201,8 +201,9 @@ async function link(world: World, member: Member, partner: string): Promise<void
     const callback = await consent(created.body.authorize_url, 'approve');
     const consentedAt = Date.now();
     let landed = await browse(callback);
-    // A person reloads a page that says the partner is not answering (503 with Retry-After).
-    for (let reload = 0; landed.status === 503 && reload < 30; reload++) {
+    // A person reloads a page that says the partner is not answering (503 with Retry-After), for as
+    // long as a partner may be down.
+    while (landed.status === 503 && Date.now() - consentedAt < PARTNER_OUTAGE_MS_MAX + 10_000) {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       landed = await browse(callback);
     }

@@ -188,6 +188,9 @@ export interface Fault {
  * past the consumers' session timeout (10 s), so the group rebalances without it. The run's own
  * Redis keys are flushed now and then (never the server's other keys).
  */
+/** The longest a partner is down in any run (runs of ten minutes or more; shorter ones, a minute). */
+export const PARTNER_OUTAGE_MS_MAX = 180_000;
+
 export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode): Fault[] {
   if (mode === 'off') return [];
   const random = prng(streamSeed(seed, 999_999));
@@ -196,7 +199,7 @@ export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode
   const faults: Fault[] = [];
   let at = 8_000 + random() * 10_000;
   const lastAt = durationMs - 10_000;
-  const outageMsMax = durationMs >= 600_000 ? 180_000 : 60_000;
+  const outageMsMax = durationMs >= 600_000 ? PARTNER_OUTAGE_MS_MAX : 60_000;
   while (at < lastAt) {
     const burst = 2 + Math.floor(random() * 3);
     for (let i = 0; i < burst && at < lastAt; i++) {
