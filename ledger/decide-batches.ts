@@ -1,6 +1,7 @@
 // Transfer batches (DESIGN.md section 5g): many transfers in one command, decided in order in one
 // round against the round's balances, each exactly as transfer.create decides one (decide.ts), so
-// a batch refuses what a single transfer would refuse and moves money as it would. Atomic: the
+// a batch refuses what a single transfer would refuse and moves money as it would: items sent from
+// one wallet (from_wallet_id) count together against its balance as others against the main one. Atomic: the
 // balances are put back as they were when any item is refused, and nothing of the batch is
 // written (one transaction, every transfer or none). Not atomic: each item stands alone.
 import { decideTransferCreate, emptyDecision, type Decision, type TransferFacts } from './decide';

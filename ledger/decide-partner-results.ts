@@ -7,8 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAIN_WALLET, spendable } from './chart';
 import type { BalanceBook } from './balances';
-import { balanceEvent, emptyDecision, post, refusal, walk, type Decision, type EventDraft } from './decide';
-import { walletBalanceEvent } from './decide-wallets';
+import { balanceEvent, emptyDecision, post, refusal, senderBalanceEvents, walk, type Decision } from './decide';
 import type { TransferPartnerResult } from './messages';
 import { formatAmount, Money } from './money';
 import { releaseTransfer, reholdLateTransfer, settleTransfer, type Conversion } from './postings';
@@ -31,12 +30,6 @@ function conversionOf(record: TransferRecord): Conversion | null {
 export function returnWalletOf(record: Pick<TransferRecord, 'from_wallet_id'>, wallets: Map<string, WalletRecord>): string {
   const wallet = record.from_wallet_id === null ? undefined : wallets.get(record.from_wallet_id);
   return wallet && wallet.closed_at === null ? wallet.id : MAIN_WALLET;
-}
-
-/** The sender's balance events after its pending moved to or from `walletId`: the main balance's, and the wallet's when it is one. */
-function senderEvents(book: BalanceBook, record: TransferRecord, walletId: string): EventDraft[] {
-  const main = balanceEvent(book, record.account_id, record.currency);
-  return walletId === MAIN_WALLET ? [main] : [main, walletBalanceEvent(book, record.account_id, walletId, record.currency)];
 }
 
 /**
@@ -70,7 +63,7 @@ function decideLateCompletion(result: TransferPartnerResult, current: TransferRe
     partnerPaymentId: record.partner_payment_id, overturned: record.late_completion,
   };
   walk(record, ['completed'], now, decision);
-  decision.events.push(...senderEvents(book, record, walletId), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
+  decision.events.push(...senderBalanceEvents(book, record.account_id, walletId, record.currency, true), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
   return decision;
 }
 
@@ -101,7 +94,7 @@ export function decidePartnerResult(result: TransferPartnerResult, current: Tran
     record.failure_code = result.failure_code ?? (result.outcome === 'rolled_back' ? 'partner_reversed' : 'partner_error');
     record.failure_message = result.failure_message;
     walk(record, [result.outcome], now, decision);
-    decision.events.push(...senderEvents(book, record, walletId));
+    decision.events.push(...senderBalanceEvents(book, record.account_id, walletId, record.currency, true));
   }
   return decision;
 }

@@ -3,25 +3,11 @@
 // balanced entry, against the balances of the round like every other movement of money.
 import { heldBy, MAIN_WALLET, pending, spendable, type LedgerAccountRef } from './chart';
 import type { BalanceBook } from './balances';
-import { balanceEvent, emptyDecision, post, refusal, type AccountFacts, type Decision, type EventDraft } from './decide';
+import { balanceEvent, emptyDecision, post, refusal, walletBalanceEvent, type AccountFacts, type Decision, type EventDraft } from './decide';
 import type { WalletTransfer } from './messages';
 import { formatAmount, Money, type Currency } from './money';
 import { entry } from './postings';
 import type { WalletRecord } from './wallets';
-
-/**
- * A wallet's balance.updated event: the account's event, naming the wallet, with its available
- * and held figures (pending is the main balance's alone: a wallet pays nothing through a rail).
- */
-export function walletBalanceEvent(book: BalanceBook, accountId: string, walletId: string, currency: Currency): EventDraft {
-  const availableBalance = book.balance(spendable(accountId, walletId, currency));
-  const heldBalance = book.balance(heldBy(accountId, walletId, currency));
-  return {
-    type: 'balance.updated', resourceType: 'balance', resourceId: accountId, accountId, status: 'updated',
-    amount: formatAmount(availableBalance.plus(heldBalance), currency), currency,
-    attributes: { wallet_id: walletId, available: formatAmount(availableBalance, currency), held: formatAmount(heldBalance, currency), pending: formatAmount('0', currency) },
-  };
-}
 
 /**
  * The balance event of the main balance or a wallet after a movement. The main balance's names its

@@ -2,7 +2,7 @@
 // refusals (insufficient funds, unknown recipient...) are outcomes (outcome.ts); a broken
 // invariant is an assertion failure.
 import { randomUUID } from 'node:crypto';
-import { available, pending } from './chart';
+import { available, heldBy, MAIN_WALLET, pending, spendable } from './chart';
 import type { AppliedPosting, BalanceBook } from './balances';
 import type { FaucetCredit, FxExecute, TransferCreate, TransferExecute } from './messages';
 import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
@@ -14,6 +14,7 @@ import { refused, type Outcome, type RefusalCode } from './outcome';
 import type { PaymentRecord, PaymentStatus } from './payments';
 import type { HoldRecord } from './holds';
 import { ESTIMATED_ARRIVAL, railFor, type LateCompletionException, type TransferRecord, type TransferStatus } from './transfers';
+import type { WalletRecord } from './wallets';
 
 /** What the ledger knows about an account when it decides. */
 export interface AccountFacts {
@@ -87,6 +88,30 @@ export function balanceEvent(book: BalanceBook, accountId: string, currency: Cur
   };
 }
 
+/**
+ * A wallet's balance.updated event: the account's event, naming the wallet, with its available
+ * and held figures (pending is the main balance's alone: a rail's payout waits there).
+ */
+export function walletBalanceEvent(book: BalanceBook, accountId: string, walletId: string, currency: Currency): EventDraft {
+  const availableBalance = book.balance(spendable(accountId, walletId, currency));
+  const heldBalance = book.balance(heldBy(accountId, walletId, currency));
+  return {
+    type: 'balance.updated', resourceType: 'balance', resourceId: accountId, accountId, status: 'updated',
+    amount: formatAmount(availableBalance.plus(heldBalance), currency), currency,
+    attributes: { wallet_id: walletId, available: formatAmount(availableBalance, currency), held: formatAmount(heldBalance, currency), pending: formatAmount('0', currency) },
+  };
+}
+
+/**
+ * The sender's balance events after a transfer's money left `walletId` (or came back to it): the
+ * wallet's, and the main balance's whenever its pending moved (`pendingMoved`) or it is the wallet.
+ */
+export function senderBalanceEvents(book: BalanceBook, accountId: string, walletId: string, currency: Currency, pendingMoved: boolean): EventDraft[] {
+  if (walletId === MAIN_WALLET) return [balanceEvent(book, accountId, currency)];
+  const wallet = walletBalanceEvent(book, accountId, walletId, currency);
+  return pendingMoved ? [balanceEvent(book, accountId, currency), wallet] : [wallet];
+}
+
 function transferEvent(record: TransferRecord, status: TransferStatus): EventDraft {
   return {
     type: `transfer.${status}`, resourceType: 'transfer', resourceId: record.id, accountId: record.account_id, status,
@@ -150,6 +175,14 @@ export interface TransferFacts {
   sender: AccountFacts | null;
   /** Internal: the account registered under recipient_email. External: the account whose vIBAN matches the bank details. */
   recipient: AccountFacts | null;
+  /** The wallet the command spends from, as locked for the round; absent: no wallet was read (a transfer from the main balance). */
+  wallets?: Map<string, WalletRecord>;
+}
+
+/** Whether `walletId` is an open wallet of the sender: another account's is as unknown as a missing one (as for wallet transfers). */
+function isOpenWalletOf(senderId: string, walletId: string, wallets: Map<string, WalletRecord> | undefined): boolean {
+  const wallet = wallets?.get(walletId);
+  return wallet !== undefined && wallet.account_id === senderId && wallet.closed_at === null;
 }
 
 /** Checks in order of precedence; the first that fails is the answer. */
@@ -157,6 +190,10 @@ function refuseTransfer(command: TransferCreate, facts: TransferFacts, book: Bal
   const { sender, recipient } = facts;
   if (!sender) return refusal('resource_not_found', 'the sending account does not exist');
   if (sender.kybStatus !== 'active') return refusal('account_not_active', `the account's KYB status is ${sender.kybStatus}; it must be active to move money`);
+  const fromWalletId = command.from_wallet_id ?? null;
+  if (fromWalletId !== null && !isOpenWalletOf(sender.id, fromWalletId, facts.wallets)) {
+    return refusal('wallet_not_found', 'from_wallet_id names no open wallet of the account', 'from_wallet_id');
+  }
   const stablecoin = STABLECOINS.includes(command.currency);
   if (stablecoin && !sender.hasChainWallet) {
     return refusal('sender_no_chain_wallet', `${command.currency} transfers need a chain wallet on the sending account`, 'currency');
@@ -176,8 +213,8 @@ function refuseTransfer(command: TransferCreate, facts: TransferFacts, book: Bal
     }
     if (recipient.id === sender.id) return refusal('invalid_request', 'the bank details are the sending account\'s own', 'recipient.bank.account_number');
   }
-  if (book.balance(available(sender.id, command.currency)).isLessThan(command.amount)) {
-    return refusal('insufficient_funds', `the available ${command.currency} balance is below the amount`, 'amount');
+  if (book.balance(spendable(sender.id, fromWalletId, command.currency)).isLessThan(command.amount)) {
+    return refusal('insufficient_funds', `the available ${command.currency} balance${fromWalletId === null ? '' : ' of the wallet'} is below the amount`, 'amount');
   }
   return null;
 }
@@ -213,7 +250,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
   const rail = railFor(command.type, command.currency);
   const amount = new Money(command.amount);
   const record: TransferRecord = {
-    id: command.transfer_id, account_id: sender.id, from_wallet_id: null, command_id: commandId, type: command.type, status: 'pending',
+    id: command.transfer_id, account_id: sender.id, from_wallet_id: command.from_wallet_id ?? null, command_id: commandId, type: command.type, status: 'pending',
     amount: command.amount, currency: command.currency, ...payout, recipient_account_id: recipient.id,
     recipient: command.type === 'internal' ? { email: command.recipient_email } : (command.recipient as unknown as Record<string, unknown>),
     note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
@@ -223,16 +260,17 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
   decision.transfer = record;
   decision.transferIsNew = true;
   const entryId = randomUUID();
+  const senderSide = record.from_wallet_id ?? MAIN_WALLET;
   if (rail === 'book') {
-    post(decision, book, internalTransfer(entryId, record.id, sender.id, recipient.id, command.currency, amount));
+    post(decision, book, internalTransfer(entryId, record.id, sender.id, record.from_wallet_id, recipient.id, command.currency, amount));
     record.partner_payment_id = `book_${entryId.replace(/-/g, '')}`;
     record.completed_at = now;
     walk(record, ['pending', 'quoting', 'executing', 'completed'], now, decision);
-    decision.events.push(balanceEvent(book, sender.id, command.currency), balanceEvent(book, recipient.id, command.currency));
+    decision.events.push(...senderBalanceEvents(book, sender.id, senderSide, command.currency, false), balanceEvent(book, recipient.id, command.currency));
   } else {
-    post(decision, book, holdForTransfer(entryId, record.id, sender.id, command.currency, amount));
+    post(decision, book, holdForTransfer(entryId, record.id, sender.id, record.from_wallet_id, command.currency, amount));
     walk(record, ['pending', 'quoting', 'executing'], now, decision);
-    decision.events.push(balanceEvent(book, sender.id, command.currency));
+    decision.events.push(...senderBalanceEvents(book, sender.id, senderSide, command.currency, true));
     decision.partnerCommand = {
       partner: rail, accountId: sender.id,
       payload: {

@@ -48,6 +48,8 @@ export interface TransferCreate {
   recipient_email?: string;
   recipient?: BankRecipient;
   note: string | null;
+  /** The sender's wallet the money comes out of (DESIGN.md section 5g); absent or null: the main balance. */
+  from_wallet_id?: string | null;
   /** A sandbox failure the client asked the rail to act out (Sandbox-Scenario header); absent: none. */
   scenario?: string | null;
 }

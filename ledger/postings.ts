@@ -46,18 +46,21 @@ export function faucetCredit(id: string, accountId: string, currency: Currency, 
   ]);
 }
 
-/** A book transfer between two accounts of this ledger, final at once. */
-export function internalTransfer(id: string, transferId: string, senderId: string, recipientId: string, currency: Currency, amount: Amount): EntryDraft {
+/** A book transfer between two accounts of this ledger, final at once, from the sender's `fromWalletId` (null: the main balance). */
+export function internalTransfer(id: string, transferId: string, senderId: string, fromWalletId: string | null, recipientId: string, currency: Currency, amount: Amount): EntryDraft {
   return entry(id, 'internal_transfer', { transferId }, [
-    { account: available(senderId, currency), amount: amount.negated() },
+    { account: spendable(senderId, fromWalletId, currency), amount: amount.negated() },
     { account: available(recipientId, currency), amount },
   ]);
 }
 
-/** Holds the amount of a transfer that a partner rail is executing. */
-export function holdForTransfer(id: string, transferId: string, senderId: string, currency: Currency, amount: Amount): EntryDraft {
+/**
+ * Holds the amount of a transfer that a partner rail is executing, taken from the sender's
+ * `fromWalletId` (null: the main balance); it waits in the main balance's pending either way.
+ */
+export function holdForTransfer(id: string, transferId: string, senderId: string, fromWalletId: string | null, currency: Currency, amount: Amount): EntryDraft {
   return entry(id, 'transfer_hold', { transferId }, [
-    { account: available(senderId, currency), amount: amount.negated() },
+    { account: spendable(senderId, fromWalletId, currency), amount: amount.negated() },
     { account: pending(senderId, currency), amount },
   ]);
 }

@@ -121,8 +121,12 @@ function screenBatch(fields: Record<string, unknown>): Refused | null {
 const isWalletSide = (value: unknown) => value === 'main' || isCanonicalUuid(value);
 const isTextOrNull = (value: unknown) => value === null || value === undefined || typeof value === 'string';
 
-/** The fields of wallet and hold commands a round would otherwise store as they are (DESIGN.md section 5g). */
+/** The fields of wallet and hold commands, and the wallet a transfer is sent from, a round would otherwise store as they are (DESIGN.md section 5g). */
 function screenWalletsAndHolds(type: CommandType, fields: Record<string, unknown>): Refused | null {
+  if (type === 'transfer.create') {
+    const walletId = fields.from_wallet_id;
+    if (walletId !== undefined && walletId !== null && !isCanonicalUuid(walletId)) return invalid('from_wallet_id', 'from_wallet_id must be null (the main balance) or a wallet id');
+  }
   if (type === 'wallet.transfer') {
     for (const field of ['from_wallet_id', 'to_wallet_id']) if (!isWalletSide(fields[field])) return invalid(field, `${field} must be "main" or a wallet id (a UUID in lower case)`);
     if (!isTextOrNull(fields.description)) return invalid('description', 'description must be text');

@@ -105,7 +105,7 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
     case 'transfer.create':
       return decideTransferCreate(command.envelope.id, command.payload, {
         sender: facts.accountsById.get(command.envelope.account_id) ?? null,
-        recipient: recipientOf(command.payload, facts, bankKey),
+        recipient: recipientOf(command.payload, facts, bankKey), wallets,
       }, book, now);
     case 'transfer.partner_result':
       return decidePartnerResult(command.payload, transfers.get(command.payload.transfer_id) ?? null, wallets, book, now);
@@ -139,7 +139,7 @@ function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, 
     case 'transfer.batch': {
       const sender = facts.accountsById.get(command.envelope.account_id) ?? null;
       return decideTransferBatch(command.envelope.id, command.envelope.account_id, command.payload,
-        (item) => ({ sender, recipient: recipientOf(item, facts, bankKey) }), book, now);
+        (item) => ({ sender, recipient: recipientOf(item, facts, bankKey), wallets }), book, now);
     }
     case 'refused':
       return emptyDecision(command.refusal);

@@ -116,6 +116,10 @@ export function captureRecipientOf(command: HoldCaptureCommand, facts: BatchFact
 function transferAccounts(accountId: string, command: TransferCreate, facts: BatchFacts, bankKey: (n: string, c: string) => string): LedgerAccountRef[] {
   if (!facts.accountsById.has(accountId)) return []; // refused: no such sender
   const refs = [available(accountId, command.currency), pending(accountId, command.currency)];
+  const fromWalletId = command.from_wallet_id ?? null;
+  // Sent from a wallet of the sender: its accounts too (its balance event reads the held one).
+  // Another account's wallet, or none: refused, and no ledger account is made for it.
+  if (fromWalletId !== null && facts.wallets.get(fromWalletId)?.account_id === accountId) refs.push(...sideAccounts(accountId, fromWalletId, command.currency));
   const recipient = recipientOf(command, facts, bankKey);
   if (recipient) refs.push(available(recipient.id, payoutCurrencyOf(command)));
   return refs;
@@ -202,9 +206,9 @@ export function walletIdsOfTransfers(transfers: Map<string, TransferRecord>): st
   return [...transfers.values()].flatMap((t) => (t.from_wallet_id === null ? [] : [t.from_wallet_id]));
 }
 
-/** The wallets a command names (its sides other than "main"). */
+/** The wallets a command names (its sides other than "main"; the wallets transfers are sent from). */
 export function walletIdsOf(command: ParsedCommand): string[] {
   if (command.type === 'wallet.transfer') return [command.payload.from_wallet_id, command.payload.to_wallet_id];
   if (command.type === 'hold.create' && command.payload.wallet_id !== null) return [command.payload.wallet_id];
-  return [];
+  return transferCreatesOf(command).flatMap((t) => (t.from_wallet_id ? [t.from_wallet_id] : []));
 }

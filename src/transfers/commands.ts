@@ -1,5 +1,6 @@
 // A transfer as a client asks for it (SPEC.md section 1): the body's schema, shared by single
 // transfers, batches and hold captures, and the ledger command it becomes.
+import { MAIN_WALLET } from '../../ledger/chart';
 import { conversionRules, isSupportedPair } from '../../ledger/fx-rates';
 import type { TransferCreate } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
@@ -25,6 +26,13 @@ export const recipientSchema = {
   properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
 } as const;
 
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+/** Where the money comes from (DESIGN.md section 5g): a wallet of the sending account, or its main balance. */
+const fromWalletSchema = {
+  type: 'string', pattern: `^(main|${UUID})$`, examples: ['main'],
+  description: '"main" (the main balance, the default) or one of the account\'s open wallets (a UUID in lower case): the amount comes out of its available balance, and a failed payout returns to it',
+} as const;
+
 export const EITHER_FORM = 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both';
 
 export const createBodySchema = {
@@ -44,6 +52,7 @@ export const createBodySchema = {
     amount: amountSchema,
     currency: currencySchema,
     note: { type: 'string', maxLength: 500 },
+    from_wallet_id: fromWalletSchema,
     account_id: { type: 'string', format: 'uuid', description: 'master key only' },
   },
 } as const;
@@ -59,7 +68,8 @@ export function transferCommand(body: CreateTransferBody, transferId: string): T
   if (hasEmail === hasBank) {
     throw new DomainError('invalid_request', 'give either recipient_email (internal transfer) or recipient with bank details (external transfer)', hasEmail ? 'recipient' : 'recipient_email');
   }
-  const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null };
+  const fromWallet = body.from_wallet_id === undefined || body.from_wallet_id === MAIN_WALLET ? {} : { from_wallet_id: body.from_wallet_id };
+  const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null, ...fromWallet };
   if (hasEmail) return { ...base, type: 'internal', recipient_email: body.recipient_email };
   const recipient = body.recipient!;
   const bankCurrency = requireCurrency(recipient.bank.currency, 'recipient.bank.currency');

@@ -114,10 +114,11 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
   return [
     withBody(createBodySchema, {
       method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
-      summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank), converted when the bank account is in another currency',
+      summary: 'Send money: internal (recipient_email) or to a bank account (recipient.bank), converted when the bank account is in another currency; from the main balance or a wallet (from_wallet_id)',
       auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger', sandboxScenario: true,
       response: { status: 201, description: 'the transfer', schema: transferSchema },
-      errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency', 'unsupported_pair'],
+      errors: ['insufficient_funds', 'recipient_not_found', 'phantom_recipient', 'sender_no_chain_wallet', 'external_send_blocked', 'invalid_currency', 'unsupported_pair', 'wallet_not_found'],
+      errorNotes: { wallet_not_found: 'from_wallet_id is not an open wallet of the account' },
       provisional: async (request) => lateDecision((await commandOf(request)).command),
       provisionalSchema: provisionalTransferSchema,
       handler: async (request) => {

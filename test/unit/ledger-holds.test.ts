@@ -1,19 +1,21 @@
 // The ledger's decisions on wallet transfers and holds (ledger/decide-wallets.ts,
-// ledger/decide-holds.ts) as STYLE.md asks of a new command: the refusals as a table in order of
-// precedence, each changing nothing, then a seeded random walk of holds, captures, voids, expiries
-// and wallet transfers that checks the invariants after every step: no balance below zero, every
+// ledger/decide-holds.ts), and on transfers and batches sent from a wallet (ledger/decide.ts,
+// ledger/decide-batches.ts), as STYLE.md asks of a new command: the refusals as a table in order of
+// precedence, each changing nothing, then a seeded random walk of holds, captures, voids, expiries,
+// wallet transfers and transfer batches that checks the invariants after every step: no balance below zero, every
 // entry balanced, each hold's money captured, released or still held (never twice), the held
 // balances equal to what active holds have left, and all money conserved.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { BalanceBook, type LedgerAccountState } from '../../ledger/balances';
 import { available, faucetEquity, held, pending, walletAvailable, walletHeld, type LedgerAccountRef } from '../../ledger/chart';
-import { decideFaucetCredit, type AccountFacts, type Decision } from '../../ledger/decide';
+import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
+import { decideTransferBatch } from '../../ledger/decide-batches';
 import { decideHoldCapture, decideHoldCreate, decideHoldExpire, decideHoldVoid } from '../../ledger/decide-holds';
 import { decidePartnerResult } from '../../ledger/decide-partner-results';
 import { decideWalletTransfer } from '../../ledger/decide-wallets';
 import type { HoldRecord } from '../../ledger/holds';
-import type { TransferPartnerResult } from '../../ledger/messages';
+import type { TransferCreate, TransferPartnerResult } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { WalletRecord } from '../../ledger/wallets';
@@ -62,6 +64,19 @@ class World {
     }, this.holds.get(holdId) ?? null, { recipient }, this.book, now));
   }
 
+  /** A transfer to the payee from `fromWalletId` (null: the main balance): internal (a book transfer) or to bank details (held in pending). */
+  send(amount: string, fromWalletId: string | null, type: 'internal' | 'external' = 'internal'): TransferCreate {
+    const recipient = { email: 'payee@example.com', name: 'Payee', bank: { country: 'GB', bank_name: 'Bank', account_number: 'GB00PAYEE', currency: 'USD' } };
+    return {
+      transfer_id: randomUUID(), type, amount, currency: 'USD', note: null, from_wallet_id: fromWalletId,
+      ...(type === 'internal' ? { recipient_email: recipient.email } : { recipient }),
+    };
+  }
+
+  batch(atomic: boolean, items: TransferCreate[], wallets = this.wallets): Decision {
+    return decideTransferBatch(randomUUID(), this.payer, { atomic, items }, () => ({ sender: facts(this.payer), recipient: facts(this.payee), wallets }), this.book, NOW);
+  }
+
   assertInvariants(): void {
     for (const ref of this.refs) if (ref.kind !== 'system') assert.ok(!this.book.balance(ref).isNegative(), ref.code);
     const total = this.refs.reduce((sum, ref) => sum.plus(this.book.balance(ref)), new Money(0));
@@ -77,6 +92,12 @@ class World {
     assert.equal(heldTotal.toFixed(), left.toFixed(), 'held balances are what active holds have left');
   }
 }
+
+/** The payer's main balance, its pending, and its wallet's available and held balances. */
+const balancesOf = (world: World) => ({
+  main: world.book.balance(available(world.payer, 'USD')).toFixed(), pending: world.book.balance(pending(world.payer, 'USD')).toFixed(),
+  wallet: world.book.balance(walletAvailable(world.wallet.id, world.payer, 'USD')).toFixed(), walletHeld: world.book.balance(walletHeld(world.wallet.id, world.payer, 'USD')).toFixed(),
+});
 
 const refusal = (decision: Decision) => (decision.outcome.kind === 'refused' ? [decision.outcome.code, decision.outcome.field] : ['accepted']);
 
@@ -150,6 +171,38 @@ describe('ledger decisions on holds and wallet transfers', () => {
     assert.equal(world.book.balance(walletAvailable(world.foreign.id, world.payee, 'USD')).toFixed(), '10');
   });
 
+  it('refuses a transfer from a wallet in order of precedence, changing nothing; batch items from one wallet count together', () => {
+    const world = new World('100');
+    decideWalletTransfer(world.payer, { wallet_transfer_id: randomUUID(), from_wallet_id: 'main', to_wallet_id: world.wallet.id, amount: '30', currency: 'USD', description: null },
+      { account: facts(world.payer), wallets: world.wallets }, world.book, NOW);
+    const closed: WalletRecord = { id: randomUUID(), account_id: world.payer, closed_at: NOW };
+    const wallets = new Map([...world.wallets, [closed.id, closed]]);
+    const alone = (command: TransferCreate, account = facts(world.payer)) => decideTransferCreate(randomUUID(), command, { sender: account, recipient: facts(world.payee), wallets }, world.book, NOW);
+    const before = world.snapshot();
+    const cases: Array<[string, () => Decision, unknown[]]> = [
+      ['account not active', () => alone(world.send('1', world.wallet.id), facts(world.payer, 'suspended')), ['account_not_active', null]],
+      ['another account\'s wallet', () => alone(world.send('1', world.foreign.id)), ['wallet_not_found', 'from_wallet_id']],
+      ['a closed wallet', () => alone(world.send('1', closed.id)), ['wallet_not_found', 'from_wallet_id']],
+      ['no such wallet', () => alone(world.send('1', randomUUID())), ['wallet_not_found', 'from_wallet_id']],
+      ['more than the wallet holds, though the main balance has it', () => alone(world.send('30.01', world.wallet.id)), ['insufficient_funds', 'amount']],
+      ['more than the wallet holds, to bank details', () => alone(world.send('30.01', world.wallet.id, 'external')), ['insufficient_funds', 'amount']],
+    ];
+    for (const [name, decide, expected] of cases) {
+      const decision = decide();
+      assert.deepEqual(refusal(decision), expected, name);
+      assert.deepEqual(world.snapshot(), before, name);
+    }
+    const atomic = world.batch(true, [world.send('20', world.wallet.id), world.send('20', null), world.send('10.01', world.wallet.id)], wallets);
+    assert.deepEqual(atomic.outcome.kind === 'transfer_batch' && atomic.outcome.batch.items.map((i) => [i.status, i.error?.field ?? null]),
+      [['not_created', null], ['not_created', null], ['refused', 'transfers[2].amount']], 'the two wallet items exceed it together');
+    assert.deepEqual([atomic.parts, world.snapshot()], [[], before], 'an atomic batch refused changes nothing');
+    const each = world.batch(false, [world.send('20', world.wallet.id), world.send('10.01', world.wallet.id), world.send('10', world.wallet.id, 'external')], wallets);
+    assert.deepEqual(each.outcome.kind === 'transfer_batch' && each.outcome.batch.items.map((i) => i.status), ['created', 'refused', 'created']);
+    assert.deepEqual(balancesOf(world), { main: '70', pending: '10', wallet: '0', walletHeld: '0' });
+    assert.deepEqual(each.parts!.map((p) => p.transfer!.from_wallet_id), [world.wallet.id, world.wallet.id]);
+    world.assertInvariants();
+  });
+
   describe('a capture paid through a rail from a hold on a wallet', () => {
     const bank = { email: 'payee@example.com', name: 'Payee', bank: { country: 'US', bank_name: 'Sandbox Bank', account_number: '000123', currency: 'USD' } };
     const LATER = new Date(NOW.getTime() + 60_000);
@@ -166,10 +219,6 @@ describe('ledger decisions on holds and wallet transfers', () => {
       assert.deepEqual([transfer.status, transfer.from_wallet_id, captured.partnerCommand?.partner], ['executing', world.wallet.id, 'fiat']);
       return { world, transfer };
     };
-    const balancesOf = (world: World) => ({
-      main: world.book.balance(available(world.payer, 'USD')).toFixed(), pending: world.book.balance(pending(world.payer, 'USD')).toFixed(),
-      wallet: world.book.balance(walletAvailable(world.wallet.id, world.payer, 'USD')).toFixed(), walletHeld: world.book.balance(walletHeld(world.wallet.id, world.payer, 'USD')).toFixed(),
-    });
     const result = (transfer: TransferRecord, outcome: TransferPartnerResult['outcome'], failureCode: string | null): TransferPartnerResult =>
       ({ transfer_id: transfer.id, outcome, partner_payment_id: null, failure_code: failureCode, failure_message: null });
 
@@ -208,12 +257,13 @@ describe('ledger decisions on holds and wallet transfers', () => {
     });
   });
 
-  it('keeps every invariant through a seeded random walk of holds, captures, voids, expiries and wallet transfers', () => {
+  it('keeps every invariant through a seeded random walk of holds, captures, voids, expiries, wallet transfers and transfer batches', () => {
     const seed = 20261129;
     const random = prng(seed);
     const world = new World('1000');
     const amount = () => new Money(Math.floor(random() * 5000) + 1).dividedBy(100).toFixed(2);
     const pick = <T>(items: T[]): T | undefined => items[Math.floor(random() * items.length)];
+    const batchEnds = new Set<string>();
     for (let step = 0; step < 2000; step++) {
       const ids = [...world.holds.keys()];
       const choice = random();
@@ -222,18 +272,26 @@ describe('ledger decisions on holds and wallet transfers', () => {
       else if (choice < 0.6 && ids.length > 0) decision = world.capture(pick(ids)!, amount(), random() < 0.2);
       else if (choice < 0.7 && ids.length > 0) decision = world.keep(decideHoldVoid(world.payer, world.holds.get(pick(ids)!)!, world.book, NOW));
       else if (choice < 0.8 && ids.length > 0) decision = world.keep(decideHoldExpire(world.payer, world.holds.get(pick(ids)!)!, world.book, NOW));
-      else {
+      else if (choice < 0.9) {
+        const items = Array.from({ length: 1 + Math.floor(random() * 4) }, () => world.send(amount(), random() < 0.5 ? world.wallet.id : null, random() < 0.3 ? 'external' : 'internal'));
+        const before = world.snapshot();
+        decision = world.batch(random() < 0.5, items);
+        const outcome = decision.outcome.kind === 'transfer_batch' ? decision.outcome.batch : assert.fail('a batch answers a batch');
+        batchEnds.add(`${outcome.atomic ? 'atomic' : 'each'} ${outcome.status}`);
+        if (outcome.atomic && outcome.status === 'failed') assert.deepEqual(world.snapshot(), before, `seed ${seed} step ${step}: a failed atomic batch changes nothing`);
+      } else {
         const sides = ['main', world.wallet.id];
         const from = pick(sides)!;
         decision = decideWalletTransfer(world.payer, {
           wallet_transfer_id: randomUUID(), from_wallet_id: from, to_wallet_id: from === 'main' ? world.wallet.id : 'main', amount: amount(), currency: 'USD', description: null,
         }, { account: facts(world.payer), wallets: world.wallets }, world.book, NOW);
       }
-      for (const { entry } of decision.entries) {
+      for (const { entry } of [decision, ...(decision.parts ?? [])].flatMap((d) => d.entries)) {
         assert.ok(entry.postings.reduce((sum, p) => sum.plus(p.amount), new Money(0)).isZero(), `seed ${seed} step ${step}: entry balances`);
       }
       world.assertInvariants();
     }
     assert.ok([...world.holds.values()].some((h) => h.status === 'captured') && [...world.holds.values()].some((h) => h.status === 'voided'), 'the walk reached every end');
+    assert.deepEqual([...batchEnds].sort(), ['atomic completed', 'atomic failed', 'each completed', 'each failed', 'each partial'], 'and every end of a batch');
   });
 });
