@@ -1,7 +1,7 @@
 // The dashboard: signed out, the sign-in and sign-up forms; signed in, the areas of the sandbox
 // (the address's #fragment names the area, never a credential) and the account's live events.
 import type { JSX } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { api, setApiToken } from './api';
 import { followEvents, type DomainEvent } from './events';
 import { ApiKeys } from './pages/api-keys';
@@ -69,10 +69,14 @@ export function App() {
     return () => stop.abort();
   }, [session?.token]);
 
-  useEffect(() => {
+  // On a new area the focus goes to its content, before the page is painted: done after painting,
+  // it took the focus away from a field the person had already reached (a slow machine showed it).
+  // Focus already inside the content stays where it is.
+  useLayoutEffect(() => {
     const area = AREAS.find((a) => a.hash === hash)?.label ?? 'Overview';
     document.title = session ? `${area} · Sandbox dashboard` : 'Sign in · Sandbox dashboard';
-    document.getElementById('main')?.focus();
+    const main = document.getElementById('main');
+    if (main && !main.contains(document.activeElement)) main.focus();
   }, [hash, session !== null]);
 
   if (!session) {
