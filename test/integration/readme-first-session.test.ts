@@ -29,12 +29,18 @@ describe('the README\'s first session', function () {
     const script = firstSessionScript();
     assert.match(script, /^B=http:\/\/127\.0\.0\.1:3000$/m, 'the session names the service\'s address first');
     const saved = path.join(os.tmpdir(), `first-session-${randomUUID()}.json`);
-    // The test's service in place of the default address, a file of its own, and the stream ended
-    // by the test once its events came (the README's last line ends it at once).
+    const streamed = path.join(os.tmpdir(), `first-session-stream-${randomUUID()}.txt`);
+    // The test's service in place of the default address, a file of its own, the background
+    // stream into a file of its own (on one terminal its lines may land inside another step's),
+    // and the stream ended by the test once its events came (the README's last line ends it at once).
+    const background = /^(curl -sN .*) &(.*)$/m;
+    assert.match(script, background, 'the session follows the event stream in the background');
     const runnable = script
       .replace(/^B=.*$/m, `B=${testService().baseUrl}`)
       .replaceAll('/tmp/me.json', saved)
+      .replace(background, `$1 > ${streamed} &$2`)
       .replace(/^kill %1.*$/m, 'wait');
+    const stream = () => (fs.existsSync(streamed) ? fs.readFileSync(streamed, 'utf8') : '');
     const shell = spawn('bash', ['-e', '-c', runnable], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let errors = '';
@@ -42,13 +48,15 @@ describe('the README\'s first session', function () {
     shell.stderr!.on('data', (chunk: Buffer) => { errors += chunk.toString(); });
     const exited = new Promise<number | null>((resolve) => shell.once('exit', resolve));
     try {
-      await eventually(async () => (/event: transfer\.completed/.test(output) && /"totals"/.test(output) && /"has_more"/.test(output) ? true : undefined),
-        30_000, 'every step of the session').catch((error: Error) => { throw new Error(`${error.message}\noutput:\n${output}\nerrors:\n${errors}`); });
+      await eventually(async () => (/event: transfer\.completed/.test(stream()) && /"totals"/.test(output) && /"has_more"/.test(output) ? true : undefined),
+        30_000, 'every step of the session').catch((error: Error) => { throw new Error(`${error.message}\noutput:\n${output}\nstream:\n${stream()}\nerrors:\n${errors}`); });
     } finally {
       process.kill(-shell.pid!, 'SIGTERM'); // the shell and its background stream
       await exited;
       fs.rmSync(saved, { force: true });
     }
+    const events = stream();
+    fs.rmSync(streamed, { force: true });
     assert.equal(errors, '', 'no step printed an error');
     const json = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
     const [account, funds, transfer, balance, transactions] = json;
@@ -57,6 +65,6 @@ describe('the README\'s first session', function () {
     assert.deepEqual([transfer.status, transfer.amount, transfer.currency], ['completed', '10.00', 'USD'], 'the transfer to your friend');
     assert.equal(balance.totals.find((t: { currency: string }) => t.currency === 'USD').available, '90.00');
     assert.equal(transactions.data.length, 2, 'the credit and the transfer');
-    assert.match(output, /event: balance\.updated/, 'the stream carried the balance change too');
+    assert.match(events, /event: balance\.updated/, 'the stream carried the balance change too');
   });
 });
