@@ -133,11 +133,15 @@ export class Reconciliations {
       if (replay) return { view: replay, replayed: true };
     }
     const uploaded = request.statementCsv === null ? null : statementCsvChunks(request.statementCsv);
-    // Both sides are read in full over the range and its date tolerance; a line further off meets
-    // its movement by reference, up to LOOKAROUND_DAYS away; a movement whose line comes later
-    // stays ledger_only until the run of that line's day pairs it (and closes the exception).
-    const nearFrom = addDays(request.from, -request.dateToleranceDays);
-    const nearTo = addDays(request.to, request.dateToleranceDays);
+    // Both sides are read in full over the range and twice its date tolerance: a pair the report
+    // shows has a side in the range, so its other side lies within one tolerance of it, and every
+    // other candidate of either side within two; read narrower, a line of the day after the range
+    // met one movement of its amount in the range and was matched with it by amount and date,
+    // while its own movement, one more day on, went unseen. A line further off meets its movement
+    // by reference, up to LOOKAROUND_DAYS away; a movement whose line comes later stays ledger_only
+    // until the run of that line's day pairs it (and closes the exception).
+    const nearFrom = addDays(request.from, -2 * request.dateToleranceDays);
+    const nearTo = addDays(request.to, 2 * request.dateToleranceDays);
     const wideFrom = addDays(request.from, -LOOKAROUND_DAYS);
     const wideTo = addDays(request.to, LOOKAROUND_DAYS);
     const row: ReconciliationRow = {
