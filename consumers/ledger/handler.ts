@@ -79,7 +79,7 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
     readHolds(runtime.db, holdIds),
   ]);
   // Read once the transfers are known: rare (a payout from a wallet), so the common round waits for nothing more.
-  for (const [id, wallet] of await readWallets(runtime.db, walletIdsOfTransfers(transfers))) wallets.set(id, wallet);
+  for (const [id, wallet] of await readWallets(runtime.db, walletIdsOfTransfers(transfers).filter((id) => !wallets.has(id)))) wallets.set(id, wallet);
   return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds } };
 }
 

@@ -79,16 +79,9 @@ export class ExecutingDeadline {
     const counts: DeadlineRound = { failed: 0, followed: 0, unreachable: 0 };
     let away: string | null = null;
     for (const transfer of overdue) {
-      let payment: PartnerPayment | null = null;
-      if (away === null) {
-        try {
-          payment = await this.clients.get(partner)!.findPaymentByReference(transfer.id);
-        } catch (error) {
-          if (!isPartnerError(error)) throw error;
-          away = error.message;
-        }
-      }
-      if (away !== null) {
+      const payment: PartnerPayment | null | string = away ?? await this.lookUp(partner, transfer.id);
+      if (typeof payment === 'string') {
+        away = payment;
         await this.markUnreachable(transfer, away);
         counts.unreachable += 1;
         continue;
@@ -103,6 +96,16 @@ export class ExecutingDeadline {
       }
     }
     return counts;
+  }
+
+  /** What the partner holds under the transfer's reference, or why it could not be asked. */
+  private async lookUp(partner: string, transferId: string): Promise<PartnerPayment | null | string> {
+    try {
+      return await this.clients.get(partner)!.findPaymentByReference(transferId);
+    } catch (error) {
+      if (!isPartnerError(error)) throw error;
+      return error.message;
+    }
   }
 
   private async markUnreachable(transfer: OverdueRow, reason: string): Promise<void> {

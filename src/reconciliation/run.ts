@@ -30,7 +30,7 @@ export type LineChunks = AsyncIterable<StagedLine[]>;
 export interface StagedRun {
   reconciliationId: string;
   partner: string;
-  /** The days read in full on both sides: the range and the date tolerance around it. */
+  /** The days read in full on both sides: the range and twice the date tolerance around it (reports.ts says why). */
   nearFrom: string;
   nearTo: string;
   /** How far around the range the ledger is searched for the movement of a line's reference. */
