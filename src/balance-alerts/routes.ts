@@ -12,10 +12,10 @@ import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+import { LOWER_CASE_UUID, walletSideSchema } from '../http/validation';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const alertIdSchema = { type: 'string', pattern: `^${UUID}$`, examples: ['5a8e2c1d-3f4b-4d6e-9a7c-0b1d2e3f4a5b'], description: 'a balance alert id (a UUID in lower case)' } as const;
-const walletIdSchema = { type: 'string', pattern: `^(main|${UUID})$`, examples: ['main'], description: '"main" (the main balance, the default) or one of the account\'s wallets' } as const;
+const alertIdSchema = { type: 'string', pattern: `^${LOWER_CASE_UUID}$`, examples: ['5a8e2c1d-3f4b-4d6e-9a7c-0b1d2e3f4a5b'], description: 'a balance alert id (a UUID in lower case)' } as const;
+const walletIdSchema = walletSideSchema('"main" (the main balance, the default) or one of the account\'s wallets');
 const dateTime = { type: 'string', format: 'date-time' } as const;
 
 const alertSchema = {

@@ -17,11 +17,11 @@ import { decisionAnswer } from '../ledger-client/answers';
 import { type LedgerClient } from '../ledger-client/client';
 import { recipientSchema } from '../transfers/commands';
 import { holdView, type HoldReads } from './reads';
+import { LOWER_CASE_UUID, walletSideSchema } from '../http/validation';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const EXAMPLE_ID = '7c0d3e1a-9b2f-4e6d-8a5c-1f3b5d7e9a20';
-const holdIdSchema = { type: 'string', pattern: `^${UUID}$`, examples: [EXAMPLE_ID], description: 'a hold id (a UUID in lower case)' } as const;
-const walletIdSchema = { type: 'string', pattern: `^(main|${UUID})$`, examples: ['main'], description: '"main" (the main balance, the default) or one of the account\'s wallets' } as const;
+const holdIdSchema = { type: 'string', pattern: `^${LOWER_CASE_UUID}$`, examples: [EXAMPLE_ID], description: 'a hold id (a UUID in lower case)' } as const;
+const walletIdSchema = walletSideSchema('"main" (the main balance, the default) or one of the account\'s wallets');
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -12,6 +12,12 @@ import type { JsonSchema } from './route';
  */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
+/** A UUID in lower case, as a pattern to embed: the form of the ids a schema states by pattern. */
+export const LOWER_CASE_UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+
+/** Where money sits in an account: "main" (its main balance) or one of its wallets, by id. */
+export const walletSideSchema = (description: string) => ({ type: 'string', pattern: `^(main|${LOWER_CASE_UUID})$`, examples: ['main'], description }) as const;
+
 // strictRequired off: a rule across fields (if/then) names a required field declared beside it.
 // allErrors: a field's own rule is reported before a rule across fields that it also breaks.
 const bodyAjv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, coerceTypes: false });

@@ -7,6 +7,7 @@ import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurr
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../domain-error';
 import type { BodyOf } from '../http/route';
+import { walletSideSchema } from '../http/validation';
 
 export const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
 
@@ -26,12 +27,8 @@ export const recipientSchema = {
   properties: { email: emailSchema, name: { type: 'string', minLength: 1, maxLength: 200 }, bank: bankSchema },
 } as const;
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** Where the money comes from (DESIGN.md section 5g): a wallet of the sending account, or its main balance. */
-const fromWalletSchema = {
-  type: 'string', pattern: `^(main|${UUID})$`, examples: ['main'],
-  description: '"main" (the main balance, the default) or one of the account\'s open wallets (a UUID in lower case): the amount comes out of its available balance, and a failed payout returns to it',
-} as const;
+const fromWalletSchema = walletSideSchema('"main" (the main balance, the default) or one of the account\'s open wallets (a UUID in lower case): the amount comes out of its available balance, and a failed payout returns to it');
 
 export const EITHER_FORM = 'either recipient_email (an internal transfer) or recipient with bank details (an external transfer), not both';
 

@@ -19,11 +19,11 @@ import { decisionAnswer } from '../ledger-client/answers';
 import { type LedgerClient } from '../ledger-client/client';
 import { ledgerEntryView, walletView, type WalletReads, type WalletRow } from './reads';
 import type { Wallets } from './service';
+import { LOWER_CASE_UUID, walletSideSchema } from '../http/validation';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const EXAMPLE_WALLET = '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13';
-const walletIdSchema = { type: 'string', pattern: `^${UUID}$`, examples: [EXAMPLE_WALLET], description: 'a wallet id (a UUID in lower case)' } as const;
-const sideSchema = { type: 'string', pattern: `^(main|${UUID})$`, examples: ['main'], description: '"main" (the account\'s main balance) or a wallet id (a UUID in lower case)' } as const;
+const walletIdSchema = { type: 'string', pattern: `^${LOWER_CASE_UUID}$`, examples: [EXAMPLE_WALLET], description: 'a wallet id (a UUID in lower case)' } as const;
+const sideSchema = walletSideSchema('"main" (the account\'s main balance) or a wallet id (a UUID in lower case)');
 const metadataSchema = {
   type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 500 },
   propertyNames: { minLength: 1, maxLength: 40 }, description: 'up to 20 string values of your own, keys of 1..40 characters',
