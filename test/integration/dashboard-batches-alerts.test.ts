@@ -176,10 +176,13 @@ describe('the dashboard\'s transfer batches, balances at an instant and balance 
   });
 
   /** An instant as the "Balance at" field takes it: the browser's local date and time, to the second. */
+  // In the form the field keeps its value: seconds left out when they are zero (as the browser
+  // normalizes it; a value it would rewrite is refused by fill as malformed).
   const localInstant = (iso: string) => page.evaluate(`(() => {
     const d = new Date(${JSON.stringify(iso)});
     const two = (n) => String(n).padStart(2, '0');
-    return d.getFullYear() + '-' + two(d.getMonth() + 1) + '-' + two(d.getDate()) + 'T' + two(d.getHours()) + ':' + two(d.getMinutes()) + ':' + two(d.getSeconds());
+    const minute = d.getFullYear() + '-' + two(d.getMonth() + 1) + '-' + two(d.getDate()) + 'T' + two(d.getHours()) + ':' + two(d.getMinutes());
+    return d.getSeconds() === 0 ? minute : minute + ':' + two(d.getSeconds());
   })()`) as Promise<string>;
   /** Types `iso` into "Balance at" and shows the balances then, from the keyboard. */
   const balancesAt = async (iso: string) => {
