@@ -10,6 +10,7 @@
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { type AttemptOutcome, type DeliveryRow, type EventToDeliver, type NewDelivery, type WebhookDeliveries, wants } from '../../src/webhooks/deliveries';
+import type { EndpointCache } from '../../src/webhooks/endpoint-cache';
 import type { WebhookEndpointRow, WebhookEndpoints } from '../../src/webhooks/endpoints';
 import { postWebhook, type AttemptResult } from '../../src/webhooks/post';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule';
@@ -53,6 +54,7 @@ export class WebhookDispatcher {
     private readonly runtime: Runtime,
     private readonly deliveries: WebhookDeliveries,
     private readonly endpoints: WebhookEndpoints,
+    private readonly endpointCache: EndpointCache,
     private readonly settings: DispatcherSettings,
   ) {}
 
@@ -63,7 +65,8 @@ export class WebhookDispatcher {
 
   /** Events read from Kafka: records their deliveries and sends at once those there is room for. */
   async accept(events: EventToDeliver[]): Promise<void> {
-    const endpoints = await this.deliveries.endpointsOf(events.map((event) => event.accountId));
+    if (events.length === 0) return;
+    const endpoints = await this.endpointCache.endpointsOf(events.map((event) => event.accountId));
     if (endpoints.length === 0) return;
     const wanted: NewDelivery[] = [];
     for (const event of events) {

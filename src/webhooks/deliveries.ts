@@ -59,12 +59,6 @@ export class WebhookDeliveries {
   /** `leaseMs`: how long a claimed attempt may run before the delivery is due again (the API claims nothing). */
   constructor(private readonly db: Db, private readonly leaseMs = 0) {}
 
-  /** The endpoints of these accounts, enabled or not. */
-  async endpointsOf(accountIds: string[]): Promise<WebhookEndpointRow[]> {
-    if (accountIds.length === 0) return [];
-    return this.db('webhook_endpoints').whereIn('account_id', [...new Set(accountIds)]).select('*');
-  }
-
   async endpointsByIds(ids: string[]): Promise<Map<string, WebhookEndpointRow>> {
     const rows: WebhookEndpointRow[] = ids.length === 0 ? [] : await this.db('webhook_endpoints').whereIn('id', [...new Set(ids)]).select('*');
     return new Map(rows.map((row) => [row.id, row]));
