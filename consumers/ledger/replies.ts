@@ -1,11 +1,13 @@
 // The ledger's answers to the requests waiting on its commands, sent from the ledger's own thread
 // as soon as a round commits, ahead of the round's events and entries (DESIGN.md section 5f):
 // a client's wait ends with the commit, not with the publication of everything the round wrote.
-// A reply lost here (a crash, Kafka away) is not lost for good: the client repeats its request
+// A reply to a request waiting in this very process is handed over in memory
+// (src/kafka/local-replies.ts). A reply lost here (a crash, Kafka away) is not lost for good: the client repeats its request
 // with the same Idempotency-Key, and the ledger answers it again from the processed command.
 import { REPLY_TO_HEADER, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
 import { KEY_CONFLICT } from '../../ledger/outcome';
 import { ProducerBatcher } from '../../src/kafka/batcher';
+import { deliverInProcess } from '../../src/kafka/local-replies';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
@@ -54,6 +56,7 @@ export class ReplySender {
     for (const { message, outcome, replayed } of replies) {
       if (!message.reply_to) continue;
       const envelope: LedgerReplyEnvelope = { command_id: message.id, reply_to: message.reply_to, outcome, request_id: message.request_id ?? null, replayed };
+      if (deliverInProcess(envelope)) continue;
       // The header names the API process: the others skip the reply without decoding it.
       const value = await this.runtime.codec.encode(TOPICS.ledgerReplies, envelope);
       this.batcher.send(this.topic, { key: message.id, value, headers: { [REPLY_TO_HEADER]: message.reply_to } }, REPLY_SEND_DEADLINE_MS)

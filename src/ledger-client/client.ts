@@ -11,6 +11,7 @@ import { parseOutcome, type Outcome } from '../../ledger/outcome';
 import { DomainError } from '../domain-error';
 import { ProducerBatcher, SendDeadlineExceeded } from '../kafka/batcher';
 import { startConsumer } from '../kafka/consumer';
+import { receiveRepliesInProcess, type InProcessReply } from '../kafka/local-replies';
 import { TOPICS } from '../kafka/topics';
 import type { Runtime } from '../runtime';
 
@@ -42,6 +43,7 @@ export class LedgerClient {
   private readonly waiting = new Map<string, Waiter>();
   private readonly batcher: ProducerBatcher;
   private consumer: Consumer | null = null;
+  private stopReceivingInProcess: () => void = () => undefined;
 
   constructor(private readonly runtime: Runtime, private readonly waitersMax = PENDING_REPLIES_MAX) {
     this.batcher = new ProducerBatcher(runtime.producer);
@@ -63,11 +65,7 @@ export class LedgerClient {
       // A consumer restarted in this process reads up to this much again: a reply settles nothing twice.
       commitIntervalMs: 5_000,
       handleBatch: async (messages) => {
-        for (const { value } of messages) {
-          // A reply written before outcomes existed carries none: its request is answered as late.
-          if (value.reply_to !== this.instanceId || value.outcome === '') continue;
-          this.settle(value.command_id, value.request_id ?? null, { outcome: parseOutcome(value.outcome), replayed: value.replayed ?? false });
-        }
+        for (const { value } of messages) this.receive(value);
       },
       onGroupJoin: () => markJoined(),
     });
@@ -79,6 +77,14 @@ export class LedgerClient {
       });
     });
     await Promise.race([joined, stopped]);
+    // A ledger in this process hands its replies over directly; the topic carries the others'.
+    this.stopReceivingInProcess = receiveRepliesInProcess(this.instanceId, (reply) => this.receive(reply));
+  }
+
+  private receive(reply: LedgerReplyEnvelope | InProcessReply): void {
+    // A reply written before outcomes existed carries none: its request is answered as late.
+    if (reply.reply_to !== this.instanceId || reply.outcome === '') return;
+    this.settle(reply.command_id, reply.request_id ?? null, { outcome: parseOutcome(reply.outcome), replayed: reply.replayed ?? false });
   }
 
   /** Hands the decision to the request its message named; a reply that names none, to every request waiting for the command. */
@@ -131,6 +137,7 @@ export class LedgerClient {
   }
 
   async stop(): Promise<void> {
+    this.stopReceivingInProcess();
     await this.batcher.flush();
     await this.consumer?.disconnect();
   }

@@ -48,7 +48,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/holds': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
   'src/balances': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
   'src/balance-alerts': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
-  'src/webhooks': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/retry-after', 'src/vault'],
+  'src/webhooks': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/log', 'src/retry-after', 'src/vault'],
   'src/notifications': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/log'],
   'src/request-logs': ['src/auth', 'src/db', 'src/domain-error', 'src/http', 'src/kafka', 'src/log', 'src/redaction'],
   'src/statements': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
