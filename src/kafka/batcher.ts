@@ -1,6 +1,9 @@
 // kafkajs has no linger: every send is its own request, and an idempotent producer sends one
-// at a time. Request paths that send one message per HTTP request gather them here for up to
-// `lingerMs` and send them as one batch (STACK.md, "Request/reply latency through Kafka").
+// at a time. Request paths that send one message per HTTP request gather them here: a message
+// goes out at once (in the same turn of the event loop as any sent beside it) when no batch is
+// in flight, and waits for the batch in flight otherwise, to go out with the others that came
+// meanwhile. At light load no message waits for a linger; under load the batches grow by
+// themselves (STACK.md, "Request/reply latency through Kafka").
 //
 // Batches go out one after another. While Kafka is away the one in flight waits on the
 // producer's retries and the rest queue behind it; a message whose deadline passes while it
@@ -27,10 +30,11 @@ interface Pending {
 
 export class ProducerBatcher {
   private queue: Pending[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private sending: Promise<void> = Promise.resolve();
+  private scheduled: NodeJS.Immediate | null = null;
+  /** The batch in flight; settles (never rejects) when Kafka answered it. */
+  private sending: Promise<void> | null = null;
 
-  constructor(private readonly producer: Producer, private readonly lingerMs = 1, private readonly batchSizeMax = 1000) {}
+  constructor(private readonly producer: Producer) {}
 
   /**
    * Resolves once the message is acknowledged by all in-sync replicas. With `deadlineMs`, rejects
@@ -48,17 +52,21 @@ export class ProducerBatcher {
         item.reject = (error) => { clearTimeout(timer); reject(error); };
       }
       this.queue.push(item);
-      if (this.queue.length >= this.batchSizeMax) this.flushNow();
-      else this.timer ??= setTimeout(() => this.flushNow(), this.lingerMs);
+      // Sent once this turn of the event loop has queued what it sends; later, if a batch is in flight.
+      if (this.sending === null) this.scheduled ??= setImmediate(() => this.flushNow());
     });
   }
 
+  /** Sends what is queued unless a batch is in flight (its end sends the queue then). */
   private flushNow(): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    if (this.scheduled) { clearImmediate(this.scheduled); this.scheduled = null; }
+    if (this.sending !== null || this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    if (batch.length === 0) return;
-    this.sending = this.sending.then(() => this.sendBatch(batch));
+    this.sending = this.sendBatch(batch).finally(() => {
+      this.sending = null;
+      this.flushNow();
+    });
   }
 
   private async sendBatch(queued: Pending[]): Promise<void> {
@@ -83,6 +91,6 @@ export class ProducerBatcher {
   /** Sends whatever is queued and waits for it. */
   async flush(): Promise<void> {
     this.flushNow();
-    await this.sending;
+    while (this.sending !== null) await this.sending;
   }
 }
