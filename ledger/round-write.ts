@@ -2,8 +2,8 @@
 // parses fastest for thousands of rows but which costs two round trips a table. At light load a
 // round holds a command or two, and round trips were most of the ledger's work per transfer: a
 // small round is written instead by one statement, every table a data-modifying CTE fed by a JSON
-// parameter, its account events numbered inside it, and it goes to Postgres together with the
-// COMMIT (round-transaction.ts). Its rows are checked as COPY's are: the postings trigger sees all
+// parameter, its account events numbered inside it, prepared once per connection
+// (round-transaction.ts). Its rows are checked as COPY's are: the postings trigger sees all
 // of them at the end of the statement, and foreign keys are checked then too, so the order of the
 // CTEs does not matter. Updates are one statement per table either way.
 import { randomUUID } from 'node:crypto';

@@ -15,7 +15,8 @@ import { Money, type Currency } from '../../ledger/money';
 import { markRoundsPublished } from '../../ledger/outbox';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { ensureLedgerAccounts, type BatchWrite, type EntryWrite } from '../../ledger/store';
-import { db } from '../hooks';
+import { createDb } from '../../src/db';
+import { db, testService } from '../hooks';
 import { accountRow } from '../support/seed-ledger';
 
 const CONCURRENT_PAIRS = 50;
@@ -67,10 +68,10 @@ async function postedTo(ref: LedgerAccountRef): Promise<string> {
 }
 
 /** Credits test funds through the faucet rule, committed, as the ledger handler would. */
-async function fund(accountId: string, currency: Currency, amount: string): Promise<void> {
+async function fund(accountId: string, currency: Currency, amount: string, on: Knex = db()): Promise<void> {
   const refs = [faucetEquity(currency), available(accountId, currency)];
-  await ensureLedgerAccounts(db(), refs);
-  await LedgerRound.run(db(), async (round) => {
+  await ensureLedgerAccounts(on, refs);
+  await LedgerRound.run(on, async (round) => {
     const book = new BalanceBook((await round.lock({ refs })).balances);
     const decision = decideFaucetCredit(accountId, { entry_id: randomUUID(), currency, amount }, book);
     await round.commit(batchOf([{ commandId: randomUUID(), type: 'faucet.credit', decision }], book, new Date(), false));
@@ -299,6 +300,23 @@ describe('ledger round: commit', () => {
     assert.equal(await db()('postings').where('entry_id', redelivered).first(), undefined);
     const { rows } = await db().raw('SELECT count(*) AS n FROM processed_commands WHERE command_id = ?', [commandId]);
     assert.equal(rows[0].n, '1');
+  });
+});
+
+describe('ledger round: the small round\'s write', () => {
+  it('is one prepared statement, planned once per connection and never again', async () => {
+    const [account] = await newAccounts(1);
+    // One connection, so every round and the look-up below share its prepared statements.
+    const single = createDb(testService().config.databaseUrl, 1);
+    try {
+      for (const amount of ['1.10', '2.20', '3.30']) await fund(account.id, 'USD', amount, single);
+      const { rows } = await single.raw(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'ledger_round_write'`);
+      assert.equal(rows.length, 1, 'prepared on the connection');
+      assert.deepEqual([Number(rows[0].generic_plans), Number(rows[0].custom_plans)], [3, 0], 'each run used the plan made once');
+    } finally {
+      await single.destroy();
+    }
+    assert.equal(await balanceOf(available(account.id, 'USD')), '6.6');
   });
 });
 
