@@ -15,7 +15,7 @@ import { linkCustomer } from '../support/partner-links';
 import { benchNames, percentile, RUN_ID, runBench, sleep, stopService, type BenchService } from './harness';
 import { Anatomy } from './anatomy';
 import { measureKafkaFloor } from './kafka-floor';
-import { openLoop, postJson, printOpenLoop, startSplitService, type OpenLoopResult, type Sent } from './open-loop';
+import { openLoop, postJson, printBySecond, printOpenLoop, startSplitService, type OpenLoopResult, type Sent } from './open-loop';
 
 const env = process.env;
 const RATES = (env.BENCH_RATES ?? '50,200').split(',').map(Number);
@@ -115,6 +115,7 @@ runBench(names, async (services) => {
     const send = await routes.transfers.prepare(COLD_RATE);
     const cold = await openLoop(COLD_RATE, 0, COLD_S, services.map((s) => s.child.pid!), send);
     printOpenLoop('POST /v1/transfers, started cold', COLD_RATE, COLD_S, cold, services.map((s) => s.child.pid!));
+    printBySecond(cold);
     rows.push({ route: '/v1/transfers (cold)', rate: COLD_RATE, result: cold });
   }
   const servicePids = services.map((s) => s.child.pid!);

@@ -10,6 +10,8 @@ import { percentile, rssMiB, RUN_ID, sleep, startService, waitReady, type BenchS
 export interface OpenLoopResult {
   /** Milliseconds from each measured request's scheduled time to its answer, sorted. */
   latencies: number[];
+  /** The same latencies by the second of the measured window their request was due in. */
+  bySecond: number[][];
   statuses: Map<number, number>;
   /** Scheduled slots with nothing to send. */
   skipped: number;
@@ -56,7 +58,7 @@ export async function startSplitService(port: number, databaseUrl: string, label
 
 /** Calls `send` RATE times a second; `send` answers the status, or null when it has nothing to send. */
 export async function openLoop(rate: number, warmupS: number, durationS: number, servicePids: number[], send: () => Promise<Sent> | null): Promise<OpenLoopResult> {
-  const result: OpenLoopResult = { latencies: [], statuses: new Map(), skipped: 0, stages: new Map(), cpu: null! };
+  const result: OpenLoopResult = { latencies: [], bySecond: Array.from({ length: durationS }, () => []), statuses: new Map(), skipped: 0, stages: new Map(), cpu: null! };
   const inFlight: Promise<void>[] = [];
   const start = performance.now();
   let cpuAtStart: CpuSnapshot | null = null;
@@ -70,7 +72,9 @@ export async function openLoop(rate: number, warmupS: number, durationS: number,
     // A request that fails outright (the service refused or timed out the connection) counts as status -1.
     inFlight.push(sent.catch((): Sent => -1).then((answer) => {
       if (!measured) return;
-      result.latencies.push(performance.now() - due);
+      const latency = performance.now() - due;
+      result.latencies.push(latency);
+      result.bySecond[Math.floor(i / rate) - warmupS]?.push(latency);
       const status = typeof answer === 'number' ? answer : answer.status;
       result.statuses.set(status, (result.statuses.get(status) ?? 0) + 1);
       if (typeof answer !== 'number' && answer.serverTiming) {
@@ -85,7 +89,7 @@ export async function openLoop(rate: number, warmupS: number, durationS: number,
   await Promise.all(inFlight);
   result.cpu = cpuBetween(cpuAtStart ?? cpuSnapshot(servicePids), cpuSnapshot(servicePids), durationS * 1000);
   result.latencies.sort((a, b) => a - b);
-  for (const values of result.stages.values()) values.sort((a, b) => a - b);
+  for (const values of [...result.stages.values(), ...result.bySecond]) values.sort((a, b) => a - b);
   return result;
 }
 
@@ -100,4 +104,10 @@ export function printOpenLoop(what: string, rate: number, durationS: number, res
     console.log(`  in the API process (Server-Timing, p50/p99 ms): ${stages.join(', ')}`);
   }
   console.log(`  service RSS ${servicePids.reduce((sum, pid) => sum + rssMiB(pid), 0).toFixed(0)} MiB; CPU % of one core: service ${cpu.service.toFixed(0)}, postgres ${cpu.postgres.toFixed(0)}, redis ${cpu.redis.toFixed(0)}, JVMs ${cpu.jvm.toFixed(0)}, load generator ${cpu.loadGenerator.toFixed(0)}, other ${otherCpu(cpu).toFixed(0)} (host has ${os.cpus().length} cores)`);
+}
+
+/** p50/p99 of each second of the measured window: where a slow start spends its time. */
+export function printBySecond(result: OpenLoopResult): void {
+  const cells = result.bySecond.map((values, second) => `${second}s ${percentile(values, 0.5).toFixed(0)}/${percentile(values, 0.99).toFixed(0)}`);
+  console.log(`  by second (p50/p99 ms): ${cells.join(', ')}`);
 }
