@@ -1,14 +1,14 @@
 // One ledger round's transaction, in as few round trips to Postgres as the decision allows: the
 // round's records and ledger accounts are locked by one message (BEGIN and every SELECT ... FOR
 // UPDATE, in the one global lock order), the round is decided in between, and written by one
-// message (the write and its COMMIT; a large round by COPY, then COMMIT). The small round's write
-// is a statement each connection prepares once (round-write.ts): planned afresh every round, its
+// prepared statement, then committed (a large round by COPY, then COMMIT). The small round's
+// write is a named statement each connection plans once: planned afresh every round, its
 // sixteen CTEs were half of the round's time at light load. Concurrent rounds never wait on each
 // other in a circle: transfers, quotes, payments, holds and wallets by id, then ledger accounts by
 // code, then the accounts' event counters (round-write.ts). The lock message sets the round's
 // statement timeout for the whole transaction (pg/timeouts.ts): a write that waits too long is
-// cancelled by Postgres, which ends the message before its COMMIT, rather than committed after
-// the client stopped waiting for it and its handler reported it failed.
+// cancelled by Postgres, and the COMMIT is sent only after the write succeeded, so no round is
+// committed after the client stopped waiting for it and its handler reported it failed.
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { localStatementTimeout } from './pg/timeouts';
@@ -18,7 +18,7 @@ import type { LedgerAccountRef } from './chart';
 import type { FxQuoteRecord } from './fx-quotes';
 import { Money } from './money';
 import type { PaymentRecord } from './payments';
-import { oneStatementRound, ONE_STATEMENT_COMMANDS_MAX, PREPARE_ROUND_WRITE, writeLargeRound, type BatchWrite } from './round-write';
+import { oneStatementRound, ONE_STATEMENT_COMMANDS_MAX, writeLargeRound, type BatchWrite } from './round-write';
 import type { TransferRecord } from './transfers';
 import type { WalletRecord } from './wallets';
 import type { HoldRecord } from './holds';
@@ -54,8 +54,8 @@ const LOCK_WALLETS = 'SELECT id, account_id, closed_at FROM wallets WHERE id = A
 const READ_ALERTS = 'SELECT id, account_id, wallet_id, currency, direction, threshold::text AS threshold FROM balance_alerts WHERE account_id = ANY($1::uuid[])';
 const LOCK_LEDGER_ACCOUNTS = 'SELECT id, code, balance FROM ledger_accounts WHERE code = ANY($1::text[]) ORDER BY code FOR UPDATE';
 
-/** Connections on which the small round's write is prepared (round-write.ts). */
-const preparedOn = new WeakSet<pg.ClientBase>();
+/** The name the small round's write is prepared under on each connection. */
+const ROUND_WRITE_STATEMENT = 'ledger_round_write';
 /**
  * The write's parameters are JSON arrays whose sizes the planner cannot see: its plan does not
  * depend on their values, and Postgres would otherwise plan it afresh for its first five runs.
@@ -81,10 +81,6 @@ export class LedgerRound {
     const client = (await db.client.acquireConnection()) as pg.Client;
     const round = new LedgerRound(client, timeout);
     try {
-      if (!preparedOn.has(client)) {
-        await client.query(PREPARE_ROUND_WRITE);
-        preparedOn.add(client);
-      }
       return await work(round);
     } catch (error) {
       if (round.open) await client.query('ROLLBACK').catch(() => undefined);
@@ -131,17 +127,20 @@ export class LedgerRound {
   /**
    * Writes the decided round, removes the unpublished marks of `publishedRounds` (earlier rounds
    * Kafka has since acknowledged), and commits. A round of at most `oneStatementMax` commands is
-   * one message: the prepared write and the COMMIT (a statement cancelled by the timeout ends the
-   * message: the COMMIT does not run). On return the round's account events carry their numbers.
+   * one prepared statement, then the COMMIT (a statement cancelled by the timeout fails the round:
+   * the COMMIT is not sent). On return the round's account events carry their numbers.
    */
   async commit(batch: BatchWrite, publishedRounds: string[] = [], oneStatementMax = ONE_STATEMENT_COMMANDS_MAX): Promise<void> {
     // A transfer batch is one command of up to 1,000 entries: its size is in its rows, which COPY
     // writes fastest (a batch of 1,000 took 1.0-1.5 s by the one statement, 0.3-0.4 s by COPY).
     if (batch.processed.length <= oneStatementMax && batch.entries.length <= oneStatementMax * 4) {
-      const { text, done } = oneStatementRound(batch, publishedRounds);
-      const answer = await this.client.query(`${text};\nCOMMIT`);
+      const { text, params, done } = oneStatementRound(batch, publishedRounds);
+      // A named statement, planned once per connection: planned afresh, its sixteen CTEs cost more
+      // than the rest of the round. The COMMIT follows only once the write succeeded.
+      const answer = await this.client.query({ name: ROUND_WRITE_STATEMENT, text, values: params });
+      await this.client.query('COMMIT');
       this.open = false;
-      done((answer as unknown as pg.QueryResult[])[0].rows[0]);
+      done(answer.rows[0]);
       return;
     }
     const consumed = await writeLargeRound(this.client, batch, publishedRounds);

@@ -2,12 +2,12 @@
 // parses fastest for thousands of rows but which costs two round trips a table. At light load a
 // round holds a command or two, and round trips were most of the ledger's work per transfer: a
 // small round is written instead by one statement, every table a data-modifying CTE fed by a JSON
-// parameter, its account events numbered inside it, prepared once per connection and executed in
-// the message that commits (round-transaction.ts). Its rows are checked as COPY's are: the postings trigger sees all
+// parameter, its account events numbered inside it, prepared once per connection
+// (round-transaction.ts). Its rows are checked as COPY's are: the postings trigger sees all
 // of them at the end of the statement, and foreign keys are checked then too, so the order of the
 // CTEs does not matter. Updates are one statement per table either way.
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { copyIntoClient } from './pg/copy';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { FxQuoteRecord } from './fx-quotes';
@@ -155,21 +155,6 @@ const ONE_STATEMENT = `WITH
 SELECT ledger_assert((SELECT count(*) FROM consumed_quotes) = $13, 'an executed quote was consumed already') AS quotes_checked,
        (SELECT coalesce(json_agg(json_build_array(id, account_seq)), '[]') FROM numbered) AS event_seqs`;
 
-/** The name of the small round's write, prepared once on each connection that writes rounds. */
-const ROUND_WRITE = 'ledger_round_write';
-/** The types of ONE_STATEMENT's parameters, in order: JSON arrays of rows, the published rounds, the quote count. */
-const ROUND_WRITE_TYPES = [...Array(11).fill('jsonb'), 'uuid[]', 'bigint', 'jsonb', 'jsonb', 'jsonb'];
-
-/** Prepares the small round's write on a connection; it lasts as long as the session, whatever its transactions do. */
-export const PREPARE_ROUND_WRITE = `PREPARE ${ROUND_WRITE} (${ROUND_WRITE_TYPES.join(', ')}) AS ${ONE_STATEMENT}`;
-
-/** A parameter of the prepared write as an SQL literal: JSON text, an array of uuids, a count. */
-function argument(value: unknown): string {
-  if (typeof value === 'number') return String(value);
-  if (Array.isArray(value)) return pg.escapeLiteral(`{${value.join(',')}}`);
-  return pg.escapeLiteral(value as string);
-}
-
 /** The status changes of a round, by transfer or payment id, in order. */
 function historyBy(transitions: Array<{ id: string; from: unknown; to: unknown; at: Date }>): Map<string, unknown[]> {
   const history = new Map<string, unknown[]>();
@@ -253,12 +238,11 @@ function setSeq(event: OutboxWrite, seq: number): void {
 }
 
 /**
- * The one statement that writes a small round: EXECUTE of the write prepared on the connection
- * (PREPARE_ROUND_WRITE), its parameters set in as literals so that it and the COMMIT go in one
- * message; and what to do with its result. The quotes executed must all be found unconsumed (they
- * were locked and read so): else the statement fails, and the round is not committed.
+ * The one statement that writes a small round ($1..$16), and what to do with its result. The
+ * quotes executed must all be found unconsumed (they were locked and read so): else the statement
+ * fails, and the round is not committed.
  */
-export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]): { text: string; done: (row: Row) => void } {
+export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]): { text: string; params: unknown[]; done: (row: Row) => void } {
   const rows = roundRows(batch);
   const events = batch.outbox.flatMap((o, ord) => (o.accountId === null ? [] : [{ ord, account_id: o.accountId, id: o.id, payload: o.payload }]));
   const round = batch.outbox.length > 0 ? [{ round_id: batch.roundId, created_at: batch.now.toISOString(), messages: unkeptMessages(batch.outbox) }] : [];
@@ -271,7 +255,7 @@ export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]):
     const seqs = new Map((row.event_seqs as Array<[string, number | string]>).map(([id, seq]) => [id, Number(seq)]));
     for (const event of batch.outbox) if (event.accountId !== null) setSeq(event, seqs.get(event.id)!);
   };
-  return { text: `EXECUTE ${ROUND_WRITE} (${params.map(argument).join(', ')})`, done };
+  return { text: ONE_STATEMENT, params, done };
 }
 
 /**

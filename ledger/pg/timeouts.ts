@@ -6,11 +6,10 @@ export const QUERY_TIMEOUT_MS = 30_000;
 /**
  * The server's own bound on each statement of a ledger round (ledger/round-transaction.ts), set
  * for the round's transaction by its first message. The client's QUERY_TIMEOUT_MS is not the
- * server's: a message the client gave up on goes on running, and a write that waited (on a lock)
- * past it would then commit a round its handler had reported as failed. With `SET LOCAL
- * statement_timeout` the server cancels the waiting statement itself, and the COMMIT after it in
- * the same message never runs. Postgres (13 and later) times each statement of a message on its
- * own, so a write and its COMMIT may take two bounds: the bound stays under half the client's.
+ * server's: a statement the client gave up on goes on running. With `SET LOCAL statement_timeout`
+ * the server cancels a write that waits (on a lock) too long itself, and the round's COMMIT, sent
+ * only after its write succeeded, never runs. The bound stays under half the client's, so a write
+ * and its COMMIT both fit in what the client waits.
  */
 export const LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT = 14_000;
 

@@ -1,8 +1,8 @@
 // A ledger round whose write waits past its statement timeout, against the real Postgres: the
-// server cancels the write before the COMMIT that travels in the same message, so the handler's
-// failure is the whole truth. Before, the client stopped waiting (its query timeout) while the
-// server went on, and committed the round once the lock it waited on was free: a round reported
-// failed was kept, and its clients got replays instead of their 201.
+// server cancels the write, and the COMMIT, sent only after a write that succeeded, is never sent,
+// so the handler's failure is the whole truth. Before, the client stopped waiting (its query
+// timeout) while the server went on, and committed the round once the lock it waited on was free:
+// a round reported failed was kept, and its clients got replays instead of their 201.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
