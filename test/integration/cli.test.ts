@@ -17,6 +17,7 @@ import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { eventually } from '../support/http';
 import { fund } from '../support/money';
+import { startApi, stopApi } from '../support/api-process';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const LAUNCHER = path.join(ROOT, 'scripts', 'payctl.js');
@@ -321,26 +322,3 @@ describe('payctl, the command-line tool', function () {
     }
   });
 });
-
-interface ApiProcess { child: ChildProcess; url: string }
-
-/** An API process of its own, in the suite's namespace, on `port` (0: a free one). */
-async function startApi(port: string): Promise<ApiProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
-    env: { ...process.env, ROLES: 'api,notifier', PORT: port, LOG_LEVEL: 'info', RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  const url = await eventually(async () => /"url":"(http:\/\/[^"]+)","msg":"api listening"/.exec(output)?.[1], 60_000, 'the API process to listen')
-    .catch((error: Error) => { child.kill('SIGKILL'); throw new Error(`${error.message}: ${output.slice(-2000)}`); });
-  return { child, url };
-}
-
-async function stopApi(api: ApiProcess): Promise<void> {
-  if (api.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => api.child.once('exit', resolve));
-  api.child.kill('SIGTERM');
-  await exited;
-}

@@ -2,15 +2,11 @@
 // ledger runs in the API's own process (src/kafka/local-replies.ts), through ledger.replies when
 // the API is another process. Both answer the POST with the ledger's decision.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { TOPICS } from '../../src/kafka/topics';
 import { testService } from '../hooks';
 import { signUp } from '../support/accounts';
-import { eventually } from '../support/http';
 import { balances, fund, transfer } from '../support/money';
-
-const ROOT = path.join(__dirname, '..', '..', '..');
+import { startApi, stopApi } from '../support/api-process';
 
 /** How many messages ledger.replies holds in this namespace. */
 async function repliesInTopic(): Promise<number> {
@@ -53,26 +49,3 @@ describe('ledger replies', () => {
     }
   });
 });
-
-interface ApiProcess { child: ChildProcess; url: string }
-
-/** An API process without a ledger, in the suite's namespace: the worker's service decides its commands. */
-async function startApi(): Promise<ApiProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
-    env: { ...process.env, ROLES: 'api,notifier', PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  const url = await eventually(async () => /"url":"(http:\/\/[^"]+)","msg":"api listening"/.exec(output)?.[1], 60_000, 'the API process to listen')
-    .catch((error: Error) => { child.kill('SIGKILL'); throw new Error(`${error.message}: ${output.slice(-2000)}`); });
-  return { child, url };
-}
-
-async function stopApi(api: ApiProcess): Promise<void> {
-  if (api.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => api.child.once('exit', resolve));
-  api.child.kill('SIGTERM');
-  await exited;
-}
