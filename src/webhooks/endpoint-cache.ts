@@ -46,8 +46,15 @@ export class EndpointCache {
 
   /** The endpoints of these accounts, enabled or not. */
   async endpointsOf(accountIds: readonly string[]): Promise<WebhookEndpointRow[]> {
-    const accounts = [...new Set(accountIds)];
-    const missing = this.listening ? accounts.filter((id) => !this.byAccount.has(id)) : accounts;
+    // What is held is taken now: a change heard while the missing accounts are read drops its
+    // account's entry, and that account must not then count as one without endpoints.
+    const cached: WebhookEndpointRow[] = [];
+    const missing: string[] = [];
+    for (const id of new Set(accountIds)) {
+      const held = this.listening ? this.byAccount.get(id) : undefined;
+      if (held) cached.push(...held);
+      else missing.push(id);
+    }
     let loaded: WebhookEndpointRow[] = [];
     if (missing.length > 0) {
       const generation = this.generation;
@@ -58,7 +65,6 @@ export class EndpointCache {
         for (const row of loaded) this.byAccount.get(row.account_id)!.push(row);
       }
     }
-    const cached = accounts.filter((id) => !missing.includes(id)).flatMap((id) => this.byAccount.get(id) ?? []);
     return [...cached, ...loaded];
   }
 
