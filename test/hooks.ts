@@ -2,6 +2,8 @@
 // namespace (scripts/test.sh), and a clean test database. The whole suite runs its files in
 // parallel worker processes (scripts/test.sh): each worker is a run of its own, with its own
 // database, topics and Redis prefix, and one service that its files share.
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Knex } from 'knex';
 import pg from 'pg';
 // First: the secrets this test process and every process it spawns share.
@@ -79,14 +81,26 @@ export async function mochaGlobalTeardown(): Promise<void> {
   if (prefix) await deleteTestTopics(brokers(), (topic) => topic.startsWith(prefix));
 }
 
+// Each file's time, from its first hook to its last (the first file of a worker includes the
+// start of the worker's service), for scripts/test.sh to print the slowest files at the end.
+let fileStartedAt = 0;
+function recordFileTime(context: Mocha.Context): void {
+  const file = context.test?.parent?.suites.find((suite) => suite.file)?.file;
+  const times = process.env.TEST_TIMES_FILE;
+  if (!file || !times) return;
+  appendFileSync(times, `${Date.now() - fileStartedAt}\t${path.relative(process.cwd(), file)}\n`);
+}
+
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
+    fileStartedAt = Date.now();
     if (service) return; // a worker's later files share its service
     this.timeout(120_000);
     await recreateDatabase(process.env.DATABASE_URL!);
     service = await startService();
   },
   async afterAll(this: Mocha.Context) {
+    recordFileTime(this);
     // A worker runs this after each of its files; its service stays for the next, and ends with it.
     if (workerId !== undefined) return;
     this.timeout(60_000);

@@ -4,6 +4,7 @@
 // waits for the ledger cannot beat one such round trip; the latency benchmark prints both.
 import { createKafka, createProducer } from '../../src/kafka/client'; // before kafkajs: it installs the kafkajs fixes
 import { ProducerBatcher } from '../../src/kafka/batcher';
+import { ensureTopics } from '../../src/kafka/topics';
 import { KAFKA_BROKERS, percentile } from './harness';
 
 export interface Floor { perSecond: number; p50: number; p99: number }
@@ -14,7 +15,7 @@ export async function measureKafkaFloor(prefix: string, partitions = 12, inFligh
   const replyTopic = `${prefix}floor.replies`;
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [requestTopic, replyTopic].map((topic) => ({ topic, numPartitions: partitions })) });
+  await ensureTopics(admin, [requestTopic, replyTopic], partitions);
   const requestProducer = await createProducer(kafka);
   const replyProducer = await createProducer(kafka);
   const requests = new ProducerBatcher(requestProducer);

@@ -10,6 +10,7 @@ import { TcpProxy } from '../support/tcp-proxy';
 import type { Producer } from 'kafkajs';
 import { createKafka, createProducer } from '../../src/kafka/client';
 import { sendBatches } from '../../src/kafka/send-batches';
+import { ensureTopics } from '../../src/kafka/topics';
 import { eventually } from '../support/http';
 
 describe('kafka producer after a lost produce reply', function () {
@@ -22,7 +23,7 @@ describe('kafka producer after a lost produce reply', function () {
     const [host, port] = process.env.KAFKA_FAULT_LISTENER!.split(':');
     proxy = await TcpProxy.start(host, Number(port), Number(process.env.KAFKA_FAULT_PROXY_PORT));
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await ensureTopics(admin, [topic], 1);
   });
   after(async () => {
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
@@ -79,7 +80,7 @@ describe('kafka producer: a batch larger than the broker takes in one request', 
   let producer: Producer;
   before(async () => {
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await ensureTopics(admin, [topic], 1);
     producer = await createProducer(kafka);
   });
   after(async () => {

@@ -12,7 +12,7 @@ import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, Tr
 import type { Currency } from '../../ledger/money';
 import { loadConfig, type Config } from '../../src/config';
 import { createKafka } from '../../src/kafka/client';
-import { deadLetterTopic, TopicNames, TOPICS } from '../../src/kafka/topics';
+import { deadLetterTopic, ensureTopics, TopicNames, TOPICS } from '../../src/kafka/topics';
 import { ownRailsBooks } from '../support/service';
 import { startMockRails, type MockRails } from '../../src/mock-rails/server';
 import { PartnerClient } from '../../src/partners/client';
@@ -33,25 +33,14 @@ interface ResultCommand {
 interface RailStats { token_requests: number; submit_attempts: number; rejected_tokens: number }
 
 /**
- * Creates this test's topics and waits until every partition has a leader. kafkajs's own
- * waitForLeaders retries only LEADER_NOT_AVAILABLE, and a KRaft broker answers a fresh topic's
- * metadata with UNKNOWN_TOPIC_OR_PARTITION for a moment, which fails openRuntime now and then;
- * with the topics in place, openRuntime creates none.
+ * Creates this test's topics and waits until every partition has a leader; with the topics in
+ * place, openRuntime creates none.
  */
 async function createSettledTopics(config: Config): Promise<void> {
   const admin = createKafka(config.kafkaBrokers, 'test-partner-dispatcher-setup').admin();
   await admin.connect();
   try {
-    const topics = new TopicNames(config.kafkaTopicPrefix).all();
-    const existing = new Set(await admin.listTopics());
-    const missing = topics.filter((topic) => !existing.has(topic));
-    if (missing.length > 0) {
-      await admin.createTopics({ waitForLeaders: false, topics: missing.map((topic) => ({ topic, numPartitions: config.kafkaPartitions, replicationFactor: 1 })) });
-    }
-    await eventually(async () => {
-      const metadata = await admin.fetchTopicMetadata({ topics });
-      return metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)) ? true : undefined;
-    }, 30_000, 'a leader for every partition of the test topics');
+    await ensureTopics(admin, new TopicNames(config.kafkaTopicPrefix).all(), config.kafkaPartitions);
   } finally {
     await admin.disconnect();
   }

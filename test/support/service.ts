@@ -22,7 +22,12 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
   // Tests count the rails' round trips: spurious "Invalid token" answers only where a test asks for them.
   // Webhook retries, timeouts and disabling in seconds, not hours, so tests can watch them happen;
   // as with the real settings, one delivery's schedule ends long before an endpoint is disabled.
-  const config = loadConfig({ ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', MOCK_RAILS_INVALID_TOKEN_PER_MILLE: '0', ...WEBHOOK_TEST_SETTINGS, ...overrides });
+  // The deadline of executing transfers is a day: the files that test it backdate transfers by an
+  // hour and drive a checker of their own, which the service's own must not race.
+  const config = loadConfig({
+    ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', MOCK_RAILS_INVALID_TOKEN_PER_MILLE: '0', TRANSFER_EXECUTING_DEADLINE_MS: String(24 * 3_600_000),
+    ...WEBHOOK_TEST_SETTINGS, ...overrides,
+  });
   const runtime = await openRuntime(config);
   const roles = await startRoles(runtime, config.roles);
   const api = roles.find((r) => r.role === 'api');
