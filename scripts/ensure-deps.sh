@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs node_modules when missing or older than the lockfile or a patch, then compiles TypeScript.
+# Installs node_modules when missing or older than the lockfile or a patch, then compiles what
+# changed (scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { echo "[setup] $*"; }
@@ -15,8 +16,4 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error
 fi
 bash scripts/patch-dependencies.sh # a no-op once applied; npm ci's postinstall runs it too
-log "compiling TypeScript"
-rm -rf dist
-node_modules/.bin/tsc -p tsconfig.json
-log "building the dashboard"
-node scripts/build-dashboard.mjs
+bash scripts/build.sh

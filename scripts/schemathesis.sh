@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/stack-env.sh
 source scripts/stack-env.sh
+stack_env
 command -v schemathesis >/dev/null 2>&1 || pip install --quiet schemathesis
 run=$(date +%s)
 port=${FUZZ_PORT:-3990}

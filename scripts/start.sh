@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/stack-env.sh
 source scripts/stack-env.sh
+stack_env
 # shellcheck source=scripts/secrets.sh
 source scripts/secrets.sh
 # The service's own secrets, made on the first start and kept beside the stack's settings (the

@@ -1,11 +1,39 @@
 #!/usr/bin/env bash
-# `npm test`: the whole suite against the real stack, in a database, topics and Redis prefix of
-# its own for this run (never the development ones).
+# `npm test`: the unit suite (pure code, no stack: it runs while the stack starts), then the
+# integration suite against the real stack. `npm run test:unit` runs the first alone, `npm run
+# test:system` the tests of system scale (below). `npm test -- FILE...` runs the compiled files
+# named (dist/test/.../x.test.js), every test in them, against the stack.
+# Against the stack, each run has a database, topics and Redis prefix of its own (never the
+# development ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/stack-env.sh
 source scripts/stack-env.sh
+
+suite=default
+case ${1:-} in unit | system) suite=$1; shift ;; esac
+files=()
+for arg in "$@"; do case $arg in *.test.js) files+=("$arg") ;; esac; done
+[ "${#files[@]}" -gt 0 ] && suite=files
+
+unit() {
+  echo "[test] the unit suite"
+  node_modules/.bin/mocha --no-config --timeout 10000 --exit --reporter dot 'dist/test/unit/**/*.test.js'
+}
+
+if [ "$suite" = unit ]; then
+  bash scripts/ensure-deps.sh
+  bash scripts/stack.sh tools
+  unit
+  exit
+fi
+
+stack_start
+bash scripts/ensure-deps.sh
 bash scripts/stack.sh tools
+[ "$suite" = default ] && unit
+stack_wait
+
 # Runs are named by their start second; two runs started in the same second (worktrees sharing
 # one stack) would share a namespace, so the second waits for the next free second.
 run_id="$(date +%s)"
@@ -14,11 +42,22 @@ export DATABASE_URL="${DATABASE_URL%/*}/payments_test_${run_id}"
 export REDIS_KEY_PREFIX="test:${run_id}:"
 export KAFKA_TOPIC_PREFIX="test.${run_id}."
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
-# `npm test -- dist/test/integration/x.test.js` runs the files named; without any, the whole suite,
-# its files spread over TEST_JOBS worker processes (test/hooks.ts gives each a namespace of its
-# own): most of a test's time is waiting (Kafka, the rails, a retry), which other files fill. With
-# two workers on two cores the machine still idled 30 % of the run; three leave about 12 %.
-specs=("dist/test/**/*.test.js")
+export TEST_TIMES_FILE="/tmp/payments-test-run.$run_id/times"
+# A suite's files are spread over TEST_JOBS worker processes (test/hooks.ts gives each a namespace
+# of its own): most of a test's time is waiting (Kafka, the rails, a retry), which other files fill.
+# The system suite is the tests whose title says @system (scale, crashes, long outages): npm test
+# leaves them out, `npm run test:system` runs them alone.
+case $suite in
+  default) echo "[test] the integration suite"; specs=('dist/test/integration/**/*.test.js' --grep @system --invert) ;;
+  system) echo "[test] the system suite"; specs=('dist/test/integration/**/*.test.js' --grep @system) ;;
+  files) specs=() ;;
+esac
 parallel=(--parallel --jobs "${TEST_JOBS:-3}")
-for arg in "$@"; do case $arg in *.test.js) specs=() parallel=() ;; esac; done
-exec node_modules/.bin/mocha "${parallel[@]}" "${specs[@]}" "$@"
+[ "$suite" = files ] && parallel=()
+status=0
+node_modules/.bin/mocha "${parallel[@]}" "${specs[@]}" "$@" || status=$?
+if [ -s "$TEST_TIMES_FILE" ]; then
+  echo "the slowest files (seconds, from a file's first hook to its last):"
+  sort -rn "$TEST_TIMES_FILE" | head -n 10 | awk -F '\t' '{ printf "  %6.1f  %s\n", $1 / 1000, $2 }'
+fi
+exit "$status"

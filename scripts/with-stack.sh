@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/stack-env.sh
 source scripts/stack-env.sh
+stack_env
 exec "$@"

@@ -60,11 +60,17 @@ export interface PartnerDispatcherDeps {
   requeuePauseMs: number;
 }
 
+/** The bounds of one partner call: its timeout, its attempts and the longest wait between them. */
+export interface PartnerCallBounds { timeoutMs: number; attemptsMax: number; backoffMsMax: number }
+export const PARTNER_CALL_BOUNDS: PartnerCallBounds = { timeoutMs: PARTNER_CALL_TIMEOUT_MS, attemptsMax: PARTNER_CALL_ATTEMPTS_MAX, backoffMsMax: PARTNER_CALL_BACKOFF_MS_MAX };
+
 export interface PartnerClientsOptions {
   /** The rails' base address; partner `<slug>` lives at `${railsUrl}/<slug>`. */
   railsUrl: string;
   clientId: string;
   clientSecret: string;
+  /** PARTNER_CALL_BOUNDS unless a test shortens them. */
+  calls?: PartnerCallBounds;
 }
 
 /** One PartnerClient per partner slug, each with its own token. */
@@ -74,9 +80,7 @@ export function createPartnerClients(options: PartnerClientsOptions): Map<string
     baseUrl: `${railsUrl}/${slug}`,
     clientId: options.clientId,
     clientSecret: options.clientSecret,
-    timeoutMs: PARTNER_CALL_TIMEOUT_MS,
-    attemptsMax: PARTNER_CALL_ATTEMPTS_MAX,
-    backoffMsMax: PARTNER_CALL_BACKOFF_MS_MAX,
+    ...(options.calls ?? PARTNER_CALL_BOUNDS),
   })]));
 }
 

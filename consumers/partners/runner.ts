@@ -11,7 +11,7 @@ import { Reconciliations } from '../../src/reconciliation/reports';
 import { ReconciliationSchedule } from '../../src/reconciliation/schedule';
 import {
   BATCH_MS_MAX_DEFAULT, CONCURRENCY_MAX_DEFAULT, createPartnerClients, handlePartnerBatch, POLL_MS_MAX_DEFAULT, REQUEUE_PAUSE_MS_DEFAULT,
-  type PartnerDispatcherDeps,
+  type PartnerCallBounds, type PartnerDispatcherDeps,
 } from './dispatcher';
 
 /**
@@ -34,6 +34,8 @@ export interface PartnerDispatcherOptions {
   batchMsMax?: number;
   partitionsConsumedConcurrently?: number;
   requeuePauseMs?: number;
+  /** The bounds of each partner call; PARTNER_CALL_BOUNDS by default. */
+  partnerCalls?: PartnerCallBounds;
   /** An executing transfer's deadline; defaults to config.transferExecutingDeadlineMs. */
   executingDeadlineMs?: number;
 }
@@ -49,6 +51,7 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
       railsUrl: options.railsUrl ?? config.mockRailsUrl,
       clientId: config.partnerClientId,
       clientSecret: config.partnerClientSecret,
+      calls: options.partnerCalls,
     }),
     pollMsMax: options.pollMsMax ?? POLL_MS_MAX_DEFAULT,
     concurrencyMax: options.concurrencyMax ?? CONCURRENCY_MAX_DEFAULT,

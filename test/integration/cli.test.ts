@@ -288,7 +288,7 @@ describe('payctl, the command-line tool', function () {
     }
   });
 
-  it('loses no event when the service restarts under listen: it resumes with Last-Event-ID and forwards each event once', async () => {
+  it('loses no event when the service restarts under listen: it resumes with Last-Event-ID and forwards each event once @system', async () => {
     const account = await signUp(base());
     // A service of its own (the API alone, the suite's service runs the ledger) on a port it keeps across its restart.
     let api = await startApi('0');

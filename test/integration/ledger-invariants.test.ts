@@ -72,7 +72,7 @@ async function assertLedgerInvariants(group: SignedUp[], acknowledged: string[],
   assert.ok(streams.filter((s) => s.connections > 3).length >= group.length / 4, 'the reconnecting half did reconnect, again and again');
 }
 
-describe('ledger invariants under load', function () {
+describe('ledger invariants under load @system', function () {
   this.timeout(300_000);
   let group: SignedUp[] = [];
   let streams: CollectedEvents[] = [];

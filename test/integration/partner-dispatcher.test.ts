@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
-import { createPartnerClients, handlePartnerBatch } from '../../consumers/partners/dispatcher';
+import { createPartnerClients, handlePartnerBatch, PARTNER_CALL_BOUNDS } from '../../consumers/partners/dispatcher';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
 import { ATTEMPTS_MAX, UNEXPECTED_CHECKS_MAX } from '../../consumers/partners/outcome';
 import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
@@ -66,7 +66,11 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
       clientId: config.partnerClientId, clientSecret: config.partnerClientSecret, controlSecret: controlSecret(),
       redirectUris: [`http://${config.host}:${config.port}/v1/partners/oauth/callback`], chainConfirmMs: config.chainConfirmMs,
     });
-    dispatcher = await startPartnerDispatcher(runtime, { railsUrl: rails.url, pollMsMax: POLL_MS_MAX });
+    // The waits of a partner that is down are short here, so an outage outlasts ATTEMPTS_MAX
+    // attempts within seconds; each call's timeout and attempts are the service's own.
+    dispatcher = await startPartnerDispatcher(runtime, {
+      railsUrl: rails.url, pollMsMax: POLL_MS_MAX, requeuePauseMs: 50, partnerCalls: { ...PARTNER_CALL_BOUNDS, backoffMsMax: 20 },
+    });
 
     const { names } = runtime;
     const ledgerTopic = names.full(TOPICS.ledgerCommands);
@@ -254,19 +258,26 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.ok(after.submit_attempts - before.submit_attempts <= 4, 'one call of the client (its retries), then the payment was found by reference');
   });
 
-  it('a partner down for three minutes, and a stale copy of the instruction meanwhile: no failure, one chain, completed once the partner is back', async function () {
-    this.timeout(300_000);
-    const outageMs = 180_000;
-    const down = await fetch(`${rails.url}/fiat/_control/outage?ms=${outageMs}`, { method: 'POST', headers: controlHeaders() });
-    assert.equal(down.status, 200);
+  it('a partner down past ATTEMPTS_MAX attempts, and a stale copy of the instruction meanwhile: no failure, one chain, completed once the partner is back', async function () {
+    this.timeout(90_000);
+    const outage = (ms: number) => fetch(`${rails.url}/fiat/_control/outage?ms=${ms}`, { method: 'POST', headers: controlHeaders() });
+    assert.equal((await outage(600_000)).status, 200);
     const command = partnerCommand('fiat', '14.00', 'USD');
     const transferId = await produce(command);
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const attemptsOf = () => partnerCommands.filter((e) => e.resource_id === transferId).map((e) => (JSON.parse(e.payload) as TransferExecute).attempt);
+    await eventually(async () => (attemptsOf().includes(1) ? true : undefined), WAIT_MS_MAX, 'the first re-queue while the partner is down');
     await produce(command); // a copy, as an outbox round published twice delivers it
-    const result = await eventually(async () => resultsFor(transferId)[0]?.result, outageMs + 40_000, 'the result once the partner is back');
+    // The partner stays down until the chain has gone past ATTEMPTS_MAX, where it only pauses between attempts.
+    await eventually(async () => (attemptsOf().includes(ATTEMPTS_MAX + 2) ? true : undefined), 60_000, `attempt ${ATTEMPTS_MAX + 2} while the partner is down`);
+    assert.equal(resultsFor(transferId).length, 0, 'no result while the partner might hold the payment');
+    assert.equal((await outage(0)).status, 200);
+    const result = await eventually(async () => resultsFor(transferId)[0]?.result, WAIT_MS_MAX, 'the result once the partner is back');
     assert.deepEqual([result.outcome, result.failure_code], ['completed', null], 'never failed while the partner might hold the payment');
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    assert.equal(resultsFor(transferId).length, 1, 'one result: the copy started no second chain');
+    // The copy was read long before the partner came back (same partition, in order): had it
+    // started a second chain, an attempt number would have been queued twice.
+    const attempts = attemptsOf();
+    assert.deepEqual(attempts.filter((a) => a > 0), [...new Set(attempts.filter((a) => a > 0))], `one chain of attempts: ${attempts.join(',')}`);
+    assert.equal(resultsFor(transferId).length, 1, 'one result');
   });
 
   it('a malformed command goes to the dead-letter topic; the ones after it still get results', async () => {

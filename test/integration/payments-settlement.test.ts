@@ -115,7 +115,7 @@ describe('payments: settlement', () => {
     assert.deepEqual(await breakdown('GBP'), before, 'both holds released');
   });
 
-  it('credits an add-funds promptly behind 150 unclaimed claim links', async function () {
+  it('credits an add-funds promptly behind 150 unclaimed claim links (more than a settler round takes) @system', async function () {
     this.timeout(180_000);
     const { customerId } = await linkedCustomer('claimless', 'openbank');
     const ids: string[] = [];

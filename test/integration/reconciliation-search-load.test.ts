@@ -21,7 +21,7 @@ const CALL_MS_MAX = 1_500;
 /** A run shorter than this would not show a blocked event loop as a slow call. */
 const RUN_MS_MIN = 3_000;
 
-describe('a heavy reconciliation search leaves the API answering', function () {
+describe('a heavy reconciliation search leaves the API answering @system', function () {
   this.timeout(180_000);
   const desk = new FinanceDesk('search_load');
   const base = () => desk.service.baseUrl;

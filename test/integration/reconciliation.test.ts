@@ -212,7 +212,7 @@ describe('reconciliation against partner statements', function () {
     assert.deepEqual(later.body.summary, { ...before.body.summary, matched: before.body.summary.matched + 1 }, `${next.external_id}: payments after the restart settle and match too`);
   });
 
-  it('exports and reconciles 100,000 entries in bounded memory', async () => {
+  it('exports and reconciles 100,000 entries in bounded memory @system', async () => {
     const day = '2026-01-15';
     const count = 100_000;
     const seeded = await seedSettledPayIns(service.runtime.db, owner.account.id, customerId, count, day, 'bulk');

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Compiles the service and the tests into dist, and the browser dashboard into dist/dashboard,
+# only when a source changed since the last build (a stamp of every source's path, size and
+# time): `npm start` after `npm test` starts at once. tsc compiles incrementally
+# (dist/.tsbuildinfo); what a deleted or renamed source left in dist is removed, so a test file
+# that is gone does not run from its old output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log() { echo "[setup] $*"; }
+
+# The stamp of a set of sources: path, size and modification time of each file.
+stamp() { find "$@" -type f -printf '%p\t%s\t%T@\n' 2>/dev/null | sort | sha1sum | cut -d' ' -f1; }
+service_sources=(src ledger consumers migrations test scripts tsconfig.json package-lock.json)
+dashboard_sources=(src/dashboard scripts/build-dashboard.mjs package-lock.json)
+
+mkdir -p dist
+service_stamp=$(stamp "${service_sources[@]}")
+if [ "$service_stamp" != "$(cat dist/.service-stamp 2>/dev/null)" ]; then
+  log "compiling TypeScript"
+  node_modules/.bin/tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
+  node scripts/prune-dist.mjs
+  echo "$service_stamp" > dist/.service-stamp
+fi
+dashboard_stamp=$(stamp "${dashboard_sources[@]}")
+if [ "$dashboard_stamp" != "$(cat dist/.dashboard-stamp 2>/dev/null)" ] || [ ! -f dist/dashboard/index.html ]; then
+  log "building the dashboard"
+  node scripts/build-dashboard.mjs
+  echo "$dashboard_stamp" > dist/.dashboard-stamp
+fi
