@@ -97,6 +97,14 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   return Number.parseInt(raw, 10);
 }
 
+/** A rate per second, whole or a fraction ('0.01': one every 100 s). */
+function ratePerSecond(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new Error(`setting ${name} must be a non-negative number, got "${raw}"`);
+  return Number(raw);
+}
+
 function durations(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -154,7 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200),
-    attemptRateLimitRps: integer(env, 'ATTEMPT_RATE_LIMIT_RPS', 1),
+    attemptRateLimitRps: ratePerSecond(env, 'ATTEMPT_RATE_LIMIT_RPS', 1),
     attemptRateLimitBurst: integer(env, 'ATTEMPT_RATE_LIMIT_BURST', 20),
     signInFreeFailures: integer(env, 'SIGN_IN_FREE_FAILURES', 5),
     signInLockoutMs: integer(env, 'SIGN_IN_LOCKOUT_MS', 1_000),

@@ -33,6 +33,14 @@ export async function call<T = any>(baseUrl: string, method: string, path: strin
   return { status: response.status, headers: response.headers, body: parsed };
 }
 
+/**
+ * A 5xx is a defect of the service unless the test itself caused an outage (SPEC.md section 7: a
+ * 500 never is an answer): the test that met it fails, naming the route, status and body.
+ */
+export function refuseServerError(method: string, path: string, response: JsonResponse): void {
+  if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+}
+
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
 export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db';
 import { signUp, type SignedUp } from './accounts';
-import { call, eventually } from './http';
+import { call, eventually, refuseServerError } from './http';
 import { fund } from './money';
 import { prng } from './prng';
 import { followEventStream } from './sse';
@@ -31,7 +31,7 @@ export interface LoadResult {
  * Sends `count` transfers, `concurrency` at a time: mostly internal, some to a member's bank
  * details (the fiat rail), half of those asking the rail for a failure (Sandbox-Scenario). A 202
  * (decision late) is retried with the same Idempotency-Key until the answer is final, as a
- * client would.
+ * client would; a 5xx fails the load (it causes no outage of a dependency, so none is expected).
  */
 export async function transferLoad(baseUrl: string, group: SignedUp[], count: number, concurrency: number, seed: number): Promise<LoadResult> {
   const random = prng(seed);
@@ -54,7 +54,8 @@ export async function transferLoad(baseUrl: string, group: SignedUp[], count: nu
     const key = randomUUID();
     for (let attempt = 0; attempt < 60; attempt++) {
       const response = await call(baseUrl, 'POST', '/v1/transfers', body, { token: sender.key, idempotencyKey: key, headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
-      if (response.status === 202 || response.status >= 500) {
+      refuseServerError('POST', '/v1/transfers', response);
+      if (response.status === 202) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         continue;
       }

@@ -1,13 +1,14 @@
 // A randomized mix of everything that moves money, among a group of sandbox accounts: transfers
 // (internal and to a member's bank), FX conversions (a quote, then its execution) and payments
 // (funds added through openbank, euros sent through fiat) for a customer each member has linked.
-// Every request is repeated with its Idempotency-Key until its answer is final, as a client would.
+// Every request is repeated with its Idempotency-Key until its answer is final, as a client would;
+// a 5xx fails the load (it causes no outage of a dependency, so none is expected).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db';
 import { Money, type Amount } from '../../ledger/money';
 import type { SignedUp } from './accounts';
 import { createCustomer } from './accounts';
-import { call, eventually, type JsonResponse } from './http';
+import { call, eventually, refuseServerError, type JsonResponse } from './http';
 import { linkCustomer } from './partner-links';
 import { prng } from './prng';
 
@@ -46,12 +47,13 @@ export async function linkGroup(baseUrl: string, group: SignedUp[]): Promise<Lin
   }));
 }
 
-/** A write repeated with the same Idempotency-Key until the answer is final (SPEC.md section 7). */
+/** A write repeated with the same Idempotency-Key while its decision is late (202, SPEC.md section 7). */
 async function final(baseUrl: string, key: string, path: string, body: unknown): Promise<JsonResponse> {
   const idempotencyKey = randomUUID();
   for (let attempt = 0; attempt < 60; attempt++) {
     const response = await call(baseUrl, 'POST', path, body, { token: key, idempotencyKey });
-    if (response.status !== 202 && response.status < 500) return response;
+    refuseServerError('POST', path, response);
+    if (response.status !== 202) return response;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`${path} got no final answer after 60 attempts`);

@@ -1,20 +1,22 @@
 // Funding and transfer helpers for tests that move money through the real ledger.
 import { randomUUID } from 'node:crypto';
 import { signUp, type SignedUp } from './accounts';
-import { call, eventually, type JsonResponse } from './http';
+import { call, eventually, refuseServerError, type JsonResponse } from './http';
 
 const FUND_ATTEMPTS_MAX = 20;
 
 /**
  * Credits test funds as a SPEC.md section 7 client would: a 202 (the ledger has not decided yet,
- * as on a loaded machine) or a 5xx is repeated with the same Idempotency-Key until the decision.
+ * as on a loaded machine) is repeated with the same Idempotency-Key until the decision. A 5xx
+ * fails the test: no caller funds an account during an outage it caused.
  */
 export async function fund(baseUrl: string, key: string, currency: string, amount: string): Promise<void> {
   const idempotencyKey = randomUUID();
   for (let attempt = 1; attempt <= FUND_ATTEMPTS_MAX; attempt++) {
     const response = await call(baseUrl, 'POST', '/v1/sandbox/faucet', { currency, amount }, { token: key, idempotencyKey });
     if (response.status === 201 || response.status === 200) return;
-    if (response.status !== 202 && response.status < 500) throw new Error(`faucet failed: ${response.status} ${JSON.stringify(response.body)}`);
+    refuseServerError('POST', '/v1/sandbox/faucet', response);
+    if (response.status !== 202) throw new Error(`faucet failed: ${response.status} ${JSON.stringify(response.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
   }
   throw new Error(`faucet gave no decision in ${FUND_ATTEMPTS_MAX} attempts`);

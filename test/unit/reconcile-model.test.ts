@@ -2,46 +2,51 @@
 // several runs over overlapping days that share the table of matches, checked against the
 // oracle of test/support/reconcile-model.ts: no false match ever, every side in exactly one item,
 // each sure exception carrying exactly its difference, the open exceptions balancing the books.
-// The seed is printed; RECONCILE_MODEL_SEED replays it (with RECONCILE_MODEL_DAYS=1, only the
-// failing stretch), RECONCILE_MODEL_DAYS sets how many days (10,000 by default).
+// Each seed of support/seeds.ts reconciles its share of RECONCILE_MODEL_DAYS (10,000 by default) in
+// stretches seeded seed, seed + 1, ...; a failure names the stretch's seed, and TEST_SEED with
+// RECONCILE_MODEL_DAYS=1 replays that stretch alone.
 import assert from 'node:assert/strict';
 import { reconcileRun, type MatchBook } from '../../src/reconciliation/match-in-memory';
 import { checkRun, ExceptionQueue, generateDays } from '../support/reconcile-model';
+import { replayOf, seeds } from '../support/seeds';
 
-const SEED = Number(process.env.RECONCILE_MODEL_SEED ?? Math.floor(Math.random() * 1_000_000_000));
 const DAYS = Number(process.env.RECONCILE_MODEL_DAYS ?? 10_000);
+// Far apart: a seed's stretches are seeded seed, seed + 1, ...
+const SEEDS = seeds([1, 500_000_000]);
 
 describe('reconciliation matching against a model of the truth', function () {
   this.timeout(120_000);
 
-  it(`never matches falsely and leaves every difference in exactly one exception, over ${DAYS} generated days (seed ${SEED})`, () => {
-    console.log(`      reconcile model: seed ${SEED}, ${DAYS} days (replay: RECONCILE_MODEL_SEED=${SEED})`);
-    const started = Date.now();
-    const seen = { days: 0, runs: 0, matched: 0, ambiguous: 0, batch: 0, exceptions: 0 };
-    for (let stretch = 0; seen.days < DAYS; stretch += 1) {
-      const seed = SEED + stretch;
-      const day = generateDays(seed);
-      const book: MatchBook = { movements: new Map(), lines: new Set() };
-      const queue = new ExceptionQueue();
-      const replay = `seed ${seed} (replay it alone: RECONCILE_MODEL_SEED=${seed} RECONCILE_MODEL_DAYS=1)`;
-      for (const rules of day.runs) {
-        const bookBefore = new Map(book.movements);
-        const report = reconcileRun(day.movements, day.lines, rules, book);
-        const wrong = checkRun(day, rules, report.items, { bookBefore });
-        assert.deepEqual(wrong, [], `${replay}, run of ${rules.from} to ${rules.to}`);
-        queue.record(report.items);
-        seen.runs += 1;
-        seen.matched += report.summary.matched;
-        seen.ambiguous += report.summary.ambiguous;
-        seen.batch += report.summary.batch;
+  for (const first of SEEDS) {
+    const days = Math.ceil(DAYS / SEEDS.length);
+    it(`never matches falsely and leaves every difference in exactly one exception, over ${days} generated days (${replayOf(first)})`, () => {
+      const started = Date.now();
+      const seen = { days: 0, runs: 0, matched: 0, ambiguous: 0, batch: 0, exceptions: 0 };
+      for (let stretch = 0; seen.days < days; stretch += 1) {
+        const seed = first + stretch;
+        const day = generateDays(seed);
+        const book: MatchBook = { movements: new Map(), lines: new Set() };
+        const queue = new ExceptionQueue();
+        const replay = `seed ${seed} (replay it alone: ${replayOf(seed)} RECONCILE_MODEL_DAYS=1)`;
+        for (const rules of day.runs) {
+          const bookBefore = new Map(book.movements);
+          const report = reconcileRun(day.movements, day.lines, rules, book);
+          const wrong = checkRun(day, rules, report.items, { bookBefore });
+          assert.deepEqual(wrong, [], `${replay}, run of ${rules.from} to ${rules.to}`);
+          queue.record(report.items);
+          seen.runs += 1;
+          seen.matched += report.summary.matched;
+          seen.ambiguous += report.summary.ambiguous;
+          seen.batch += report.summary.batch;
+        }
+        // Only the days some run covered must be whole (the runs' days may leave gaps).
+        const covered = (date: string) => day.runs.some((r) => date >= r.from && date <= r.to);
+        assert.deepEqual(queue.check(day, covered, book), [], `${replay}, the exceptions after ${day.runs.length} runs`);
+        seen.exceptions += queue.open.size;
+        seen.days += day.days;
       }
-      // Only the days some run covered must be whole (the runs' days may leave gaps).
-      const covered = (date: string) => day.runs.some((r) => date >= r.from && date <= r.to);
-      assert.deepEqual(queue.check(day, covered, book), [], `${replay}, the exceptions after ${day.runs.length} runs`);
-      seen.exceptions += queue.open.size;
-      seen.days += day.days;
-    }
-    console.log(`      ${JSON.stringify(seen)} in ${Date.now() - started} ms`);
-    assert.ok(seen.ambiguous > 0 && seen.batch > 0 && seen.matched > 0, 'the days generated reach every kind');
-  });
+      console.log(`      ${JSON.stringify(seen)} in ${Date.now() - started} ms`);
+      assert.ok(seen.ambiguous > 0 && seen.batch > 0 && seen.matched > 0, `${replayOf(first)}: the days generated reach every kind`);
+    });
+  }
 });

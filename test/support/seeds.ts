@@ -1,0 +1,27 @@
+// The seeds of a randomized test file: a fixed list, the same every run so CI replays them, and
+// one drawn afresh each run, so runs keep reaching new cases. TEST_SEED=n runs seed n alone. A
+// seeded case names its seed in its title and in its failures (`replayOf`), so that
+// `TEST_SEED=n npm test -- dist/test/<file>.js` replays it.
+import { randomInt } from 'node:crypto';
+
+export function seeds(fixed: readonly number[]): number[] {
+  const chosen = process.env.TEST_SEED;
+  if (chosen !== undefined && chosen !== '') {
+    if (!/^\d+$/.test(chosen)) throw new Error(`TEST_SEED must be a non-negative integer, got "${chosen}"`);
+    return [Number(chosen)];
+  }
+  return [...fixed, randomInt(2 ** 31)];
+}
+
+/** How a failure of `seed` is replayed, for a test title or an assertion message. */
+export const replayOf = (seed: number): string => `TEST_SEED=${seed}`;
+
+/** Runs `work`, its failure prefixed with how to replay `seed`. */
+export async function namingSeed<T>(seed: number, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof Error) error.message = `${replayOf(seed)} replays this: ${error.message}`;
+    throw error;
+  }
+}
