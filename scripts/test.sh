@@ -42,6 +42,9 @@ export DATABASE_URL="${DATABASE_URL%/*}/payments_test_${run_id}"
 export REDIS_KEY_PREFIX="test:${run_id}:"
 export KAFKA_TOPIC_PREFIX="test.${run_id}."
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
+# Four partitions a topic, not the service's twelve: a run makes a namespace of topics per worker
+# and per service a test starts, and the broker's work grows with their partitions.
+export KAFKA_PARTITIONS="${KAFKA_PARTITIONS:-4}"
 export TEST_TIMES_FILE="/tmp/payments-test-run.$run_id/times"
 # A suite's files are spread over TEST_JOBS worker processes (test/hooks.ts gives each a namespace
 # of its own): most of a test's time is waiting (Kafka, the rails, a retry), which other files fill.

@@ -32,6 +32,8 @@ export interface Config {
   signInFreeFailures: number;
   signInLockoutMs: number;
   signInLockoutMsMax: number;
+  /** The scrypt cost (N) of new password hashes; a stored hash keeps the cost it was made with. */
+  passwordHashCost: number;
   roles: Role[];
   mockRailsPort: number;
   /** Where partner dispatchers reach the rails; each partner lives under /<slug>. */
@@ -105,6 +107,19 @@ function ratePerSecond(env: NodeJS.ProcessEnv, name: string, fallback: number): 
   return Number(raw);
 }
 
+const PASSWORD_HASH_COST_DEFAULT = 16_384;
+
+/**
+ * PASSWORD_HASH_COST, scrypt's N: a power of two from 1024 (a sandbox that signs up hundreds of
+ * test accounts) to 1048576; a live server never goes below the default.
+ */
+function passwordHashCost(env: NodeJS.ProcessEnv, environment: Environment): number {
+  const cost = integer(env, 'PASSWORD_HASH_COST', PASSWORD_HASH_COST_DEFAULT);
+  if (cost < 1024 || cost > 1_048_576 || (cost & (cost - 1)) !== 0) throw new Error(`setting PASSWORD_HASH_COST must be a power of two from 1024 to 1048576, got ${cost}`);
+  if (environment === 'live' && cost < PASSWORD_HASH_COST_DEFAULT) throw new Error(`setting PASSWORD_HASH_COST below ${PASSWORD_HASH_COST_DEFAULT} is for sandboxes only`);
+  return cost;
+}
+
 function durations(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -167,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signInFreeFailures: integer(env, 'SIGN_IN_FREE_FAILURES', 5),
     signInLockoutMs: integer(env, 'SIGN_IN_LOCKOUT_MS', 1_000),
     signInLockoutMsMax: integer(env, 'SIGN_IN_LOCKOUT_MS_MAX', 15 * 60_000),
+    passwordHashCost: passwordHashCost(env, environment),
     roles,
     mockRailsPort,
     mockRailsUrl: text(env, 'MOCK_RAILS_URL', `http://127.0.0.1:${mockRailsPort}`),

@@ -24,7 +24,7 @@ export class AccountService {
 
   /** @throws DomainError resource_already_exists when the email is taken */
   async createSandboxAccount(input: SandboxAccountInput) {
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await hashPassword(input.password, this.config.passwordHashCost);
     const accountId = randomUUID();
     const key = generateApiKey('secret', this.config.environment);
     const created = await this.db.transaction(async (trx) => {
@@ -58,7 +58,7 @@ export class AccountService {
   /** @throws DomainError invalid_credentials (the same for an unknown email and a wrong password) */
   async signIn(email: string, password: string) {
     const account: { id: string; password_hash: string } | undefined = await this.db('accounts').whereRaw('lower(email) = lower(?)', [email]).first('id', 'password_hash');
-    const valid = await verifyPassword(password, account?.password_hash ?? null);
+    const valid = await verifyPassword(password, account?.password_hash ?? null, this.config.passwordHashCost);
     if (!account || !valid) throw new DomainError('invalid_credentials', 'the email or password is not correct');
     return this.sessions.issue(account.id);
   }

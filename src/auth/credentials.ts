@@ -63,19 +63,20 @@ export function looksLikeApiKey(token: string): boolean {
   return /^(sk|pk|rk)_/.test(token);
 }
 
-const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1 };
+const SCRYPT_BLOCK = { r: 8, p: 1 };
 
-export async function hashPassword(password: string): Promise<string> {
+/** A password's scrypt hash of cost `cost` (N), the cost and salt stored beside it. */
+export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = randomBytes(16);
-  const derived = await scrypt(password, salt, 32, SCRYPT_PARAMS);
-  return `scrypt$${SCRYPT_PARAMS.N}$${SCRYPT_PARAMS.r}$${SCRYPT_PARAMS.p}$${salt.toString('base64')}$${derived.toString('base64')}`;
+  const derived = await scrypt(password, salt, 32, { N: cost, ...SCRYPT_BLOCK });
+  return `scrypt$${cost}$${SCRYPT_BLOCK.r}$${SCRYPT_BLOCK.p}$${salt.toString('base64')}$${derived.toString('base64')}`;
 }
 
-// Checked when the email is unknown, so both failures cost the same time.
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+/** Checked when the email is unknown, at the cost of new hashes, so both failures cost the same time. */
+const dummyHash = (cost: number) => `scrypt$${cost}$${SCRYPT_BLOCK.r}$${SCRYPT_BLOCK.p}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
 
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = (stored ?? DUMMY_HASH).split('$');
+export async function verifyPassword(password: string, stored: string | null, cost: number): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = (stored ?? dummyHash(cost)).split('$');
   if (scheme !== 'scrypt') return false;
   const expected = Buffer.from(hash, 'base64');
   const derived = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });

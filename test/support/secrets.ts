@@ -1,4 +1,4 @@
-// The test processes' secrets (and credential-attempt limits, below): generated once per test
+// The test processes' secrets (and credential-attempt limits and password cost, below): generated once per test
 // process, as the service generates its own on loopback, but put in the environment first, so that
 // the service this process starts, the rails tests start beside it and the role processes they
 // spawn all share them (a webhook secret sealed by one is opened by another).
@@ -11,6 +11,9 @@ for (const name of SECRET_NAMES) process.env[name] ||= generateSecret(name);
 // those limits start a service of their own with the defaults (sign-in-limits.test.ts).
 process.env.ATTEMPT_RATE_LIMIT_RPS ||= '1000';
 process.env.ATTEMPT_RATE_LIMIT_BURST ||= '1000';
+// Hundreds of sign-ups a run: password hashes at scrypt's lowest cost the service takes (a
+// sandbox setting), not the default's sixteen times that work.
+process.env.PASSWORD_HASH_COST ||= '1024';
 
 /** The mock rails' control secret (`/<slug>/_control/...` routes). */
 export const controlSecret = (): string => process.env.MOCK_RAILS_CONTROL_SECRET!;
