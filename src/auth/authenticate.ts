@@ -85,11 +85,12 @@ export class Authenticator {
     }
     const parsed = parseApiKey(token);
     // Unknown, malformed and revoked keys give one identical answer after one identical lookup;
-    // an unknown key seen again within a minute is answered from its `!unknown:` marker alone.
+    // seen again, an unknown key (within a minute) and a revoked one are answered from their
+    // markers alone (key-cache.ts).
     // The rate limiter's call read the entry, unless Redis failed or the limiter is off.
     const reading: SlotReading | undefined = lookup?.value !== undefined ? { value: lookup.value, readAtMs: lookup.readAtMs } : await this.keys.read(hash);
     let cached: CachedKey | null = this.keys.parse(reading?.value ?? null);
-    if (!cached && this.keys.isUnknown(reading?.value ?? null)) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
+    if (!cached && this.keys.isRefused(reading?.value ?? null)) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
     if (!cached && (lookup?.attemptsWaitMs ?? 0) > 0) {
       // An address that spent its credential attempts gets no lookup of a key not cached as valid.
       const retryAfter = String(Math.max(1, Math.ceil(lookup!.attemptsWaitMs! / 1000)));
@@ -107,7 +108,7 @@ export class Authenticator {
       // committed meanwhile has marked the slot, and the fill does not land. Without a reading
       // (Redis away) there is nothing to compare with, so no fill.
       if (cached && parsed && reading) this.keys.fill(hash, reading, cached);
-      if (!cached && reading) this.keys.markUnknown(hash, reading);
+      if (!cached && reading) this.keys.markRefused(hash, reading);
     }
     if (!cached || !parsed) throw new DomainError('invalid_api_key', INVALID_KEY_MESSAGE);
     return {

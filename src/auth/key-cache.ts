@@ -14,7 +14,9 @@
 //   that read anything before the hold no longer finds it; one that read the hold cannot land.
 // Every marker is new (a random id), so a slot never returns to a value a fill read earlier.
 // A key Postgres does not know leaves `!unknown:` in its empty slot for a short while (a negative
-// cache): the same unknown key repeated costs no lookup. Keys are made at random by the server
+// cache): the same unknown key repeated costs no lookup. A revoked key, once Postgres has refused
+// it under its revocation's marker, is answered from the marker too (`!revoked:<id>:refused`), so
+// an unknown key and a revoked one cost the same time and a caller cannot tell them apart. Keys are made at random by the server
 // and used only once it has answered, so a key missed once is never created afterwards.
 // Writing a marker is the first step of the change: if Redis cannot take it, the change is not
 // made and the request answers 503 service_unavailable, so the same request repeated makes it.
@@ -56,6 +58,8 @@ const REVOKED = '!revoked:';
 const HELD = '!held:';
 const STALE = '!stale:';
 const UNKNOWN = '!unknown:';
+/** Ends a revocation's marker once Postgres refused the key under it: the revocation committed. */
+const REFUSED = ':refused';
 /** How long an unknown key is answered from its marker: short, it only spares repeated lookups. */
 const UNKNOWN_TTL_SECONDS = 60;
 const cacheKey = (keyHash: string) => `auth:key:v2:${keyHash}`;
@@ -94,8 +98,16 @@ end
 return #KEYS
 `;
 
+// KEYS[1] the slot; ARGV[1] the revocation's marker read before Postgres refused the key. 1 when written.
+const REFUSE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1] .. '${REFUSED}', 'KEEPTTL')
+return 1
+`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
+    keyCacheRefuse(slot: string, revokedMarker: string): Result<number, Context>;
     keyCacheFill(slot: string, expected: string, entry: string, ttlSeconds: number): Result<number, Context>;
     keyCacheMark(numberOfKeys: number, ...args: Array<string | number>): Result<number, Context>;
     keyCacheRelease(numberOfKeys: number, ...args: Array<string | number>): Result<number, Context>;
@@ -113,6 +125,7 @@ export class KeyCache implements KeyMarks {
     redis.defineCommand('keyCacheFill', { numberOfKeys: 1, lua: FILL });
     redis.defineCommand('keyCacheMark', { lua: MARK });
     redis.defineCommand('keyCacheRelease', { lua: RELEASE });
+    redis.defineCommand('keyCacheRefuse', { numberOfKeys: 1, lua: REFUSE });
   }
 
   /** The Redis key (without the connection's prefix) of a key hash's slot. */
@@ -131,14 +144,22 @@ export class KeyCache implements KeyMarks {
   }
 
   /** True when the slot's value says Postgres did not know the key a moment ago. */
-  isUnknown(raw: string | null): boolean {
-    return raw !== null && raw.startsWith(UNKNOWN);
+  /** Whether a slot's value refuses the key without a lookup: unknown, or revoked and refused since. */
+  isRefused(raw: string | null): boolean {
+    return raw !== null && (raw.startsWith(UNKNOWN) || (raw.startsWith(REVOKED) && raw.endsWith(REFUSED)));
   }
 
-  /** After Postgres knew no such key: its empty slot says so for UNKNOWN_TTL_SECONDS. */
-  markUnknown(keyHash: string, reading: SlotReading): void {
-    if (reading.value !== null || performance.now() - reading.readAtMs > FILL_AGE_MS_MAX) return;
-    this.redis.keyCacheFill(cacheKey(keyHash), '', `${UNKNOWN}${randomUUID()}`, UNKNOWN_TTL_SECONDS).catch(() => undefined);
+  /**
+   * After Postgres refused a key: its empty slot says so for UNKNOWN_TTL_SECONDS, and a
+   * revocation's marker read before the lookup says that the revocation committed.
+   */
+  markRefused(keyHash: string, reading: SlotReading): void {
+    if (performance.now() - reading.readAtMs > FILL_AGE_MS_MAX) return;
+    if (reading.value === null) {
+      this.redis.keyCacheFill(cacheKey(keyHash), '', `${UNKNOWN}${randomUUID()}`, UNKNOWN_TTL_SECONDS).catch(() => undefined);
+    } else if (reading.value.startsWith(REVOKED) && !reading.value.endsWith(REFUSED)) {
+      this.redis.keyCacheRefuse(cacheKey(keyHash), reading.value).catch(() => undefined);
+    }
   }
 
   /** Reads a slot; undefined when Redis could not be read. */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/auth/credentials';
+import { hashApiKey, SESSION_AUDIENCE, SESSION_ISSUER } from '../../src/auth/credentials';
 import { apiRoutes } from '../../src/roles';
 import { testService } from '../hooks';
 import { createContact, createCustomer, createKey, signUp, TEST_PASSWORD, uniqueEmail } from '../support/accounts';
@@ -93,6 +93,10 @@ describe('authentication and permissions (SPEC.md section 5)', () => {
     assert.equal(revokedAnswer.status, 401);
     assert.equal(JSON.parse(unknownAnswer.text).error, 'invalid_api_key');
     assert.equal(revokedAnswer.text, unknownAnswer.text, 'the bodies differ, so a caller can tell a revoked key from an unknown one');
+    // Each refused once by Postgres, both are answered from their markers from now on: one cost.
+    const slotOf = (key: string) => testService().runtime.redis.get(`auth:key:v2:${hashApiKey(key)}`);
+    await eventually(async () => ((await slotOf(revoked.key))?.match(/^!revoked:.*:refused$/) ? true : undefined), 5_000, 'the revoked key refused from its marker');
+    await eventually(async () => ((await slotOf(unknown))?.startsWith('!unknown:') ? true : undefined), 5_000, 'the unknown key refused from its marker');
 
     // Interleaved, so drift of the machine's load hits both series alike.
     const samples = 30;
