@@ -49,7 +49,7 @@ const provisionalSchema = { type: 'object', required: ['id', 'status'], properti
 
 const createBody = {
   type: 'object', additionalProperties: false, required: ['amount', 'currency'], ...amountScaleRule(),
-  examples: [{ amount: '40.00', currency: 'USD', description: 'table 12', expires_at: '2026-12-01T12:00:00Z' }],
+  examples: [{ amount: '40.00', currency: 'USD', description: 'table 12' }],
   properties: {
     amount: amountSchema, currency: currencySchema, wallet_id: walletIdSchema,
     expires_at: { ...dateTime, description: `when the ledger releases the hold by itself: in the future, at most ${HOLD_LIFETIME_MAX_MS / DAY_MS} days ahead (default ${HOLD_LIFETIME_DEFAULT_MS / DAY_MS} days)` },
