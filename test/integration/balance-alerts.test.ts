@@ -12,6 +12,7 @@ import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { balances, fund, transfer } from '../support/money';
 import { startReceiver, verify } from '../support/webhook-receiver';
+import { deliveries, subscribe } from '../support/webhooks';
 
 const base = () => testService().baseUrl;
 
@@ -35,6 +36,11 @@ async function crossings(key: string): Promise<Array<{ id: string; resource_id: 
     before = page.body.next_cursor;
   }
   return found.reverse().map((e: any) => ({ ...e, attributes: JSON.parse(e.data.attributes) }));
+}
+
+/** The number of the account's latest event (0: none yet). */
+async function lastSeq(accountId: string): Promise<number> {
+  return Number((await testService().runtime.db('account_event_sequences').where('account_id', accountId).first())?.last_seq ?? 0);
 }
 
 async function pay(from: SignedUp, to: SignedUp, amount: string): Promise<void> {
@@ -136,10 +142,14 @@ describe('balance alerts', () => {
   it('delivers the crossing to a webhook endpoint subscribed to balance.threshold_crossed, through Kafka, signed', async () => {
     const [erin, frank] = [await signUp(base()), await signUp(base())];
     await fund(base(), erin.key, 'USD', '20.00');
-    const receiver = await startReceiver();
+    const [receiver, everything] = [await startReceiver(), await startReceiver()];
     try {
       const endpoint = await call(base(), 'POST', '/v1/webhooks', { url: receiver.url, events: ['balance.threshold_crossed'] }, { token: erin.key, idempotencyKey: randomUUID() });
       assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
+      // Made after the first endpoint: an event recorded for it was weighed for the first in the same
+      // statement (an event's deliveries to every endpoint are recorded at once).
+      const witness = await subscribe(erin, everything.url);
+      const from = await lastSeq(erin.account.id);
       const alert = await createAlert(erin.key, { currency: 'USD', below: '10.00' });
       await pay(erin, frank, '15.00'); // 20 → 5: crosses
       await pay(erin, frank, '1.00'); // stays below
@@ -148,10 +158,18 @@ describe('balance alerts', () => {
       assert.deepEqual([got.event.type, got.event.resource_type, got.event.resource_id, got.event.data.status, got.event.data.amount], ['balance.threshold_crossed', 'balance_alert', alert, 'below', '5.00']);
       const attributes = got.event.data; // the client envelope sets the attributes into data (src/notifications/frame.ts)
       assert.deepEqual([attributes.balance_before, attributes.balance_after, attributes.threshold, attributes.wallet_id], ['20.00', '5.00', '10.00', 'main']);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      assert.equal(receiver.received.length, 1, 'only the crossing is delivered: the endpoint asked for nothing else, and the balance stayed below');
+      // Once the witness has a delivery of every event, the first endpoint's are all recorded.
+      await eventually(async () => {
+        const made = await testService().runtime.db('account_events').where('account_id', erin.account.id).where('account_seq', '>', from).pluck('id');
+        const offered = new Set((await deliveries(erin, witness.id, '?limit=100')).map((d) => d.event_id));
+        return made.length > 0 && made.every((id: string) => offered.has(id)) ? true : undefined;
+      }, 10_000, 'a delivery of every event to the endpoint that takes every type');
+      const recorded = await deliveries(erin, endpoint.body.id, '?limit=100');
+      assert.deepEqual(recorded.map((d) => d.event_id), [got.event.id], 'only the crossing is delivered: the endpoint asked for nothing else, and the balance stayed below');
+      assert.equal(receiver.received.length, 1);
     } finally {
       await receiver.close();
+      await everything.close();
     }
   });
 

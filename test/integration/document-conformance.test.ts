@@ -1,7 +1,9 @@
 // The OpenAPI document is as strict as the validation: a client that builds each request from the
 // document alone (its enums, examples, formats, bounds, and the shapes an object may take) is not
-// refused for a bad request. One request per operation, with a credential the operation accepts;
-// ids name nothing, so a 404 is a fair answer, a 400 is not.
+// refused for a bad request. One request per operation, with a credential the operation accepts.
+// Each answer is one the document declares for the operation, never a server error, never a
+// refusal of that credential; ids name nothing, so a 404 is a fair answer, a 400 is not; and a
+// request that names nothing missing succeeds.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { testService } from '../hooks';
@@ -12,11 +14,38 @@ import addFormats from 'ajv-formats';
 
 interface Parameter { name: string; in: string; required?: boolean; schema: Schema }
 
+/**
+ * Operations without path parameters whose request, built from the document alone, names
+ * something that does not exist or asks more than a new account holds: any declared answer that
+ * is not a server error or a refusal of the credential is fair. Every other operation without path
+ * parameters asks for nothing missing, and must succeed.
+ */
+const UNFULFILLABLE: Record<string, string> = {
+  'POST /v1/auth/sessions': 'the example email and password are no one\'s',
+  'GET /v1/partner-links/callback': 'the state names no link request',
+  'POST /v1/transfers': 'the recipient_email is no account\'s',
+  'POST /v1/fx/execute': 'the quote_id names no quote',
+  'POST /v1/payments/add-funds': 'the customer_id names no customer',
+  'POST /v1/payments/send': 'the customer_id names no customer',
+  'POST /v1/wallet-transfers': 'the wallet ids name no wallet',
+  'POST /v1/holds': 'the example amount is more than the faucet\'s example credit',
+};
+
+/** What is wrong with `status` as the answer to a request built from the document alone; null: nothing. */
+function wrongAnswer(status: number, declared: string[], credentialSent: boolean, mustSucceed: boolean): string | null {
+  if (status === 400) return 'a bad request, though the document allows it';
+  if (!declared.includes(String(status))) return `not declared (${declared.join(', ')})`;
+  if (status >= 500) return 'a server error';
+  if (credentialSent && (status === 401 || status === 403)) return 'a refusal of a credential the operation accepts';
+  if (mustSucceed && (status < 200 || status >= 300)) return 'no success, though the request names nothing missing';
+  return null;
+}
+
 describe('the OpenAPI document describes requests as strictly as the validation', function () {
   this.timeout(120_000);
   const base = () => testService().baseUrl;
 
-  it('refuses no request built from the document alone as a bad request', async () => {
+  it('answers each request built from the document alone as the document declares: no bad request, server error or refused credential', async () => {
     const document = await (await fetch(`${base()}/v1/openapi.json`)).json() as { paths: Record<string, Record<string, any>> };
     const owner = await signUp(base());
     const credentialFor = (security: Array<Record<string, string[]>> | undefined): string | null => {
@@ -26,40 +55,45 @@ describe('the OpenAPI document describes requests as strictly as the validation'
       if (schemes.includes('sessionToken')) return owner.token;
       return testService().config.masterKey;
     };
-    const refused: string[] = [];
-    let sent = 0;
-    for (const [template, item] of Object.entries<Record<string, any>>(document.paths)) {
-      for (const [method, operation] of Object.entries<any>(item)) {
-        const parameters: Parameter[] = operation.parameters ?? [];
-        const where = `${method.toUpperCase()} ${template}`;
-        const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(firstValid(parameters.find((p) => p.in === 'path' && p.name === name)?.schema ?? {}, `${where} ${name}`))));
-        const query = new URLSearchParams();
-        for (const parameter of parameters.filter((p) => p.in === 'query' && p.required)) query.set(parameter.name, String(firstValid(parameter.schema, `${where} ?${parameter.name}`)));
-        const headers: Record<string, string> = {};
-        const token = credentialFor(operation.security);
-        if (token) headers.authorization = `Bearer ${token}`;
-        if (parameters.some((p) => p.in === 'header' && p.name === 'Idempotency-Key')) headers['idempotency-key'] = randomUUID();
-        const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
-        if (bodySchema) headers['content-type'] = 'application/json';
-        const aborter = new AbortController();
-        const response = await fetch(`${base()}${path}${query.size > 0 ? `?${query}` : ''}`, {
-          method: method.toUpperCase(), headers, signal: aborter.signal, body: bodySchema ? JSON.stringify(firstValid(bodySchema, `${where} body`)) : undefined,
-        });
-        sent++;
-        // An event stream answers at once and stays open: its status is the answer.
-        const text = response.headers.get('content-type')?.startsWith('text/event-stream') ? '' : await response.text();
-        aborter.abort();
-        if (response.status === 400) refused.push(`${where}: 400 ${text.slice(0, 300)}`);
-      }
+    const wrong: string[] = [];
+    const sent = new Set<string>();
+    const operations = Object.entries<Record<string, any>>(document.paths).flatMap(([template, item]) => Object.entries<any>(item).map(([method, operation]) => ({ template, method, operation })));
+    // Signing out last: the session it ends is the credential of other operations.
+    const signsOut = ({ template, method }: { template: string; method: string }) => Number(method === 'delete' && template === '/v1/auth/sessions/current');
+    operations.sort((a, b) => signsOut(a) - signsOut(b));
+    for (const { template, method, operation } of operations) {
+      const parameters: Parameter[] = operation.parameters ?? [];
+      const where = `${method.toUpperCase()} ${template}`;
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(firstValid(parameters.find((p) => p.in === 'path' && p.name === name)?.schema ?? {}, `${where} ${name}`))));
+      const query = new URLSearchParams();
+      for (const parameter of parameters.filter((p) => p.in === 'query' && p.required)) query.set(parameter.name, String(firstValid(parameter.schema, `${where} ?${parameter.name}`)));
+      const headers: Record<string, string> = {};
+      const token = credentialFor(operation.security);
+      if (token) headers.authorization = `Bearer ${token}`;
+      if (parameters.some((p) => p.in === 'header' && p.name === 'Idempotency-Key')) headers['idempotency-key'] = randomUUID();
+      const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+      if (bodySchema) headers['content-type'] = 'application/json';
+      const aborter = new AbortController();
+      const response = await fetch(`${base()}${path}${query.size > 0 ? `?${query}` : ''}`, {
+        method: method.toUpperCase(), headers, signal: aborter.signal, body: bodySchema ? JSON.stringify(firstValid(bodySchema, `${where} body`)) : undefined,
+      });
+      sent.add(where);
+      // An event stream answers at once and stays open: its status is the answer.
+      const text = response.headers.get('content-type')?.startsWith('text/event-stream') ? '' : await response.text();
+      aborter.abort();
+      const mustSucceed = !template.includes('{') && !(where in UNFULFILLABLE);
+      const problem = wrongAnswer(response.status, Object.keys(operation.responses), token !== null, mustSucceed);
+      if (problem) wrong.push(`${where}: ${response.status}, ${problem}: ${text.slice(0, 300)}`);
     }
-    assert.ok(sent >= 60, `every operation of the document (${sent} sent)`);
-    assert.deepEqual(refused, []);
+    assert.ok(sent.size >= 60, `every operation of the document (${sent.size} sent)`);
+    assert.deepEqual(Object.keys(UNFULFILLABLE).filter((where) => !sent.has(where)), [], 'each unfulfillable operation is in the document');
+    assert.deepEqual(wrong, []);
   });
 
   it('lets the master key name the account it acts for on every write that acts for an account', async () => {
     const document = await (await fetch(`${base()}/v1/openapi.json`)).json() as { paths: Record<string, Record<string, any>> };
     const owner = await signUp(base());
-    const refused: string[] = [];
+    const wrong: string[] = [];
     let checked = 0;
     for (const [template, item] of Object.entries<Record<string, any>>(document.paths)) {
       for (const [method, operation] of Object.entries<any>(item)) {
@@ -70,7 +104,7 @@ describe('the OpenAPI document describes requests as strictly as the validation'
         const where = `${method.toUpperCase()} ${template}`;
         const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
         if (!bodySchema?.properties?.account_id) {
-          refused.push(`${where}: the document gives the master key no account_id`);
+          wrong.push(`${where}: the document gives the master key no account_id`);
           continue;
         }
         const body = { ...(firstValid(bodySchema, `${where} body`) as Record<string, unknown>), account_id: owner.account.id };
@@ -78,11 +112,12 @@ describe('the OpenAPI document describes requests as strictly as the validation'
           method: method.toUpperCase(), body: JSON.stringify(body),
           headers: { authorization: `Bearer ${testService().config.masterKey}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
         });
-        if (response.status === 400) refused.push(`${where}: 400 ${(await response.text()).slice(0, 300)}`);
+        const problem = wrongAnswer(response.status, Object.keys(operation.responses), true, !(where in UNFULFILLABLE));
+        if (problem) wrong.push(`${where}: ${response.status}, ${problem}: ${(await response.text()).slice(0, 300)}`);
       }
     }
     assert.ok(checked >= 10, `${checked} operations checked`);
-    assert.deepEqual(refused, []);
+    assert.deepEqual(wrong, []);
   });
 });
 

@@ -15,6 +15,7 @@ import { Reconciliations } from '../../src/reconciliation/reports';
 import { ReconciliationSchedule } from '../../src/reconciliation/schedule';
 import { LedgerClient } from '../../src/ledger-client/client';
 import { PARTNER_SLUGS } from '../../src/partners/registry';
+import { TOPICS } from '../../src/kafka/topics';
 import type { Runtime } from '../../src/runtime';
 import { expectError } from '../support/expect';
 import { FinanceDesk, type SettledPayIn } from '../support/finance-desk';
@@ -31,6 +32,8 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
   const desk = new FinanceDesk('resolving');
   let service: TestService;
   const events: DomainEventEnvelope[] = [];
+  /** The id of every domain event read, markers included. */
+  const read = new Set<string>();
   const base = () => service.baseUrl;
   const master = () => service.config.masterKey;
   const paid: Record<string, SettledPayIn> = {};
@@ -38,7 +41,10 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
 
   before(async () => {
     // The schedule off: this test counts the reports and runs the schedule's check itself.
-    await desk.start({ PAYMENT_SETTLE_INTERVAL_MS: '100', RECONCILIATION_CHECK_MS: '0' }, (event) => { if (event.type.startsWith('reconciliation.')) events.push(event); });
+    await desk.start({ PAYMENT_SETTLE_INTERVAL_MS: '100', RECONCILIATION_CHECK_MS: '0' }, (event) => {
+      read.add(event.id);
+      if (event.type.startsWith('reconciliation.')) events.push(event);
+    });
     service = desk.service;
     sender = new LedgerClient(service.runtime);
   });
@@ -55,6 +61,17 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     call(base(), 'POST', `/v1/reconciliation-exceptions/${id}/resolve`, body, { token: master(), idempotencyKey });
   const openOf = async (): Promise<Exception[]> => (await list('partner=openbank&status=open&limit=200')).body.data;
   const about = (all: Exception[], name: string) => all.find((e) => e.reference === paid[name].external_id)!;
+  /** Puts an event no consumer of the service acts on (no account, no known type) on domain.events under `key`; returns its id. */
+  const markEvent = async (key: string): Promise<string> => {
+    const { runtime } = service;
+    const id = randomUUID();
+    const marker: DomainEventEnvelope = {
+      id, type: 'test.marker', created_at: new Date().toISOString(), environment: 'sandbox', resource_type: 'marker', resource_id: key,
+      account_id: null, account_seq: 0, data: { id, status: 'marker', amount: null, currency: null, attributes: null },
+    };
+    await runtime.producer.send({ topic: runtime.names.full(TOPICS.domainEvents), acks: -1, messages: [{ key, value: await runtime.codec.encode(TOPICS.domainEvents, marker) }] });
+    return id;
+  };
 
   it('opens each exception once with a reconciliation.exception_opened event; a run retried under its Idempotency-Key answers the same report', async () => {
     paid.late = await desk.settledPayIn('45.00', 'statement_late');
@@ -80,7 +97,11 @@ describe('reconciliation exceptions: one outcome per resolution, and the queue a
     assert.deepEqual(opened.map((e) => e.resource_id).sort(), open.map((e) => e.id).sort(), 'one event per exception opened');
     const feeEvent = opened.find((e) => e.resource_id === about(open, 'fee').id)!;
     assert.deepEqual([feeEvent.account_id, feeEvent.resource_type, feeEvent.data.status, feeEvent.data.amount, JSON.parse(feeEvent.data.attributes!).field], [null, 'reconciliation_exception', 'open', '-0.50', 'fee']);
-    await new Promise((r) => setTimeout(r, 1000));
+    // An event of the replay would be published with the report's id as its key. Once the outbox is
+    // empty it is on Kafka, before a marker under the same key, on the same partition.
+    await eventually(async () => ((await service.runtime.db('outbox_rounds').first('round_id')) ? undefined : true), 15_000, 'the outbox empty');
+    const marker = await markEvent(first.body.id);
+    await eventually(async () => (read.has(marker) ? true : undefined), 15_000, 'the marker read');
     assert.equal(events.filter((e) => e.type === 'reconciliation.completed').length, 1, 'the replay announced nothing');
     assert.deepEqual(about(open, 'fee').history, [{ at: about(open, 'fee').created_at, action: 'opened', by: `reconciliation:${first.body.id}`, note: about(open, 'fee').reason }]);
   });
