@@ -91,9 +91,13 @@ const insertFromJson = (table: string, columns: readonly string[], param: string
   `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM jsonb_populate_recordset(NULL::${table}, ${param}::jsonb)`;
 
 // Each update takes a JSON array of rows with the table's column names; status histories append.
+// A payment whose partner id arrives (its request's submission is done) is due for the settler at
+// once: one the settler saw before, still without it, was left to the request until
+// PAYMENT_RESUBMIT_AFTER_MS (consumers/partners/settler.ts).
 const updatePayments = (param: string) => `UPDATE payments AS p SET status = v.status, external_id = v.external_id, claim_link = v.claim_link, retry_count = v.retry_count, submissions = v.submissions,
     failure_code = v.failure_code, failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at,
-    status_history = p.status_history || v.status_history
+    status_history = p.status_history || v.status_history,
+    next_poll_at = CASE WHEN p.external_id IS NULL AND v.external_id IS NOT NULL THEN least(p.next_poll_at, now()) ELSE p.next_poll_at END
   FROM jsonb_populate_recordset(NULL::payments, ${param}::jsonb) AS v WHERE p.id = v.id`;
 const updateTransfers = (param: string) => `UPDATE transfers AS t SET status = v.status, partner_payment_id = v.partner_payment_id, failure_code = v.failure_code,
     failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at, late_completion = v.late_completion,
