@@ -70,7 +70,7 @@ async function crossingEvents(accountId: string): Promise<Array<{ id: string; al
   return rows.map((r) => ({ id: r.id, alert: r.payload.resource_id, posting: attributes(r.payload.data.attributes).posting_id }));
 }
 
-describe('a balance alert across a ledger crash', () => {
+describe('a balance alert across a ledger crash @system', () => {
   it('announces every crossing exactly once when the ledger is killed after a crossing round and comes back', async function () {
     this.timeout(180_000);
     const service = testService();

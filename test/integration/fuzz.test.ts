@@ -5,11 +5,13 @@
 // (corridor_unavailable), on any response the document does not declare, on any request whose
 // log is missing afterwards, and on a ledger invariant broken by what it sent. Its account holds
 // funds, persisted FX quotes and a customer linked with openbank, so valid requests really move
-// money (`known` ids stand in for random ones). FUZZ_REQUESTS and FUZZ_SEED set the run; a failure
-// prints its seed, so `FUZZ_SEED=<seed> npm test -- dist/test/integration/fuzz.test.js` replays it.
+// money (`known` ids stand in for random ones). Each seed (test/support/seeds.ts: a fixed one and
+// a fresh one) sends FUZZ_REQUESTS requests, every operation first, then operations drawn at
+// random; a failure names its seed, so `TEST_SEED=<seed> npm test -- dist/test/integration/fuzz.test.js`
+// replays it.
 import assert from 'node:assert/strict';
 import { testService } from '../hooks';
-import { createCustomer, createKey, signUp } from '../support/accounts';
+import { createCustomer, createKey, signUp, type SignedUp } from '../support/accounts';
 import { checkResponse } from '../support/contract';
 import { fuzzRequest, operationsOf, type Credentials, type KnownValues, type Operation } from '../support/fuzz/requests';
 import { call, eventually } from '../support/http';
@@ -17,9 +19,9 @@ import { violations } from '../support/load';
 import { fund } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
 import { prng } from '../support/prng';
+import { replayOf, seeds } from '../support/seeds';
 
-const REQUESTS = Number.parseInt(process.env.FUZZ_REQUESTS ?? '1500', 10);
-const SEED = Number.parseInt(process.env.FUZZ_SEED ?? String(Date.now() % 1_000_000), 10);
+const REQUESTS = Number.parseInt(process.env.FUZZ_REQUESTS ?? '750', 10);
 const CONCURRENCY = 8;
 /** A request the service leaves unanswered this long is a failure (a hang), not a slow answer. */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -38,13 +40,19 @@ function rightCredential(operation: Operation, credentials: Credentials): string
 describe('fuzzing every operation of /v1/openapi.json', function () {
   this.timeout(30 * 60_000);
 
-  it(`answers ${REQUESTS} generated requests (seed ${SEED}) without a 5xx, within the document, each logged`, async () => {
+  let operations: Operation[];
+  let owner: SignedUp;
+  let credentials: Credentials;
+  let known: KnownValues;
+  /** One account for every seed: funded, with persisted FX quotes and a customer linked with openbank. */
+  before(async function () {
+    this.timeout(120_000);
     const { baseUrl, runtime } = testService();
     const document = await (await fetch(`${baseUrl}/v1/openapi.json`)).json();
-    const operations = operationsOf(document);
-    const owner = await signUp(baseUrl);
+    operations = operationsOf(document);
+    owner = await signUp(baseUrl);
     const live = owner.key.replace('sk_sandbox_', 'sk_live_');
-    const credentials: Credentials = {
+    credentials = {
       none: null, garbage: 'not-a-credential', secret: owner.key, live, session: owner.token, master: runtime.config.masterKey,
       publishable: (await createKey(baseUrl, owner.token, 'publishable')).key,
       restrictedAll: (await createKey(baseUrl, owner.token, 'restricted', ['transfers:write', 'transfers:read', 'transactions:read', 'customers:write', 'customers:read', 'contacts:write', 'contacts:read', 'request_logs:read', 'fx:write', 'fx:read', 'payments:write', 'payments:read'])).key,
@@ -54,19 +62,22 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
     const quoteIds: string[] = [];
     for (let i = 0; i < 30; i++) {
       const [from, to] = [['USD', 'EUR'], ['EUR', 'GBP'], ['GBP', 'USD']][i % 3];
-      const quote = await call(baseUrl, 'POST', '/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: `${i + 1}.00` }, { token: owner.key, idempotencyKey: `fuzz-quote-${SEED}-${i}` });
+      const quote = await call(baseUrl, 'POST', '/v1/fx/quote', { from_currency: from, to_currency: to, from_amount: `${i + 1}.00` }, { token: owner.key, idempotencyKey: `fuzz-quote-${owner.account.id}-${i}` });
       quoteIds.push(quote.body.id);
     }
     // A customer linked with openbank, so valid add-funds requests reach the partner.
     const customerId: string = (await createCustomer(baseUrl, owner.key)).body.id;
     await linkCustomer(baseUrl, owner.key, customerId, 'openbank');
-    const known: KnownValues = {
+    known = {
       quote_id: quoteIds, '/v1/fx/quotes/{id}#id': quoteIds, '/v1/sandbox/fx/quotes/{id}/expire#id': quoteIds,
       customer_id: [customerId], '/v1/customers/{id}/partner-links#id': [customerId], '/v1/customers/{id}/funding-methods#id': [customerId],
       '/v1/customers/{id}#id': [customerId], partner: ['openbank', 'fiat', 'chain', 'claimless'],
     };
+  });
 
-    const random = prng(SEED);
+  for (const seed of seeds([387_712])) it(`answers ${REQUESTS} generated requests, every operation among them, without a 5xx, within the document, each logged (${replayOf(seed)})`, async () => {
+    const { baseUrl, runtime } = testService();
+    const random = prng(seed);
     const tally = new Map<string, Map<number, number>>();
     const failures: string[] = [];
     const logged: string[] = [];
@@ -74,7 +85,8 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
     const worker = async () => {
       while (next < REQUESTS && failures.length < 20) {
         next++;
-        const operation = operations[Math.floor(random() * operations.length)];
+        // Every operation once, then at random: each seed reaches all of them.
+        const operation = next <= operations.length ? operations[next - 1] : operations[Math.floor(random() * operations.length)];
         const request = fuzzRequest(operation, random, { ...credentials, right: rightCredential(operation, credentials) }, known);
         let response: Response;
         let text: string;
@@ -116,11 +128,11 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 
-    console.log(`      fuzz seed ${SEED}: ${next} requests over ${tally.size} of ${operations.length} operations`);
+    console.log(`      fuzz seed ${seed}: ${next} requests over ${tally.size} of ${operations.length} operations`);
     for (const [route, counts] of [...tally].sort(([a], [b]) => a.localeCompare(b))) {
       console.log(`        ${route.padEnd(52)} ${[...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`);
     }
-    assert.deepEqual(failures, [], `seed ${SEED}`);
+    assert.deepEqual(failures, [], replayOf(seed));
     assert.equal(tally.size, operations.length, 'every operation was fuzzed');
     assert.deepEqual(await violations(runtime.db), {}, 'the ledger invariants hold after the fuzz');
 
