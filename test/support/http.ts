@@ -45,14 +45,16 @@ export function refuseServerError(method: string, path: string, response: JsonRe
 export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
-  while (Date.now() < deadline) {
+  // 10 ms, growing to 200 ms: what comes quickly is seen quickly, and a long wait does not keep
+  // the service (and the machine the suite shares) busy answering its polls.
+  for (let pauseMs = 10; Date.now() < deadline; pauseMs = Math.min(200, pauseMs * 1.5)) {
     try {
       const value = await check();
       if (value !== undefined) return value;
     } catch (error) {
       lastError = error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
 }
