@@ -49,9 +49,19 @@ export async function copyInto<Row extends object>(trx: Knex.Transaction, table:
 /** copyInto on a connection of one's own, in whatever transaction it has open. */
 export async function copyIntoClient<Row extends object>(client: pg.ClientBase, table: string, columns: ReadonlyArray<keyof Row & string>, rows: readonly Row[]): Promise<number> {
   if (rows.length === 0) return 0;
+  return copyTextIntoClient(client, table, columns, copyText(columns, rows));
+}
+
+/** copyInto for rows already in COPY text format (copyText), made elsewhere: in a worker thread. */
+export async function copyTextInto(trx: Knex.Transaction, table: string, columns: readonly string[], text: string): Promise<number> {
+  if (text === '') return 0;
+  return copyTextIntoClient((await trx.client.acquireConnection()) as pg.Client, table, columns, text);
+}
+
+async function copyTextIntoClient(client: pg.ClientBase, table: string, columns: readonly string[], text: string): Promise<number> {
   const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
   const finished = once(stream, 'finish'); // rejects on the stream's 'error': the server refused a row
-  stream.end(copyText(columns, rows));
+  stream.end(text);
   await finished;
   return stream.rowCount;
 }

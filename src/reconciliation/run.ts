@@ -8,11 +8,11 @@
 // the day.
 import type { Knex } from 'knex';
 import { performance } from 'node:perf_hooks';
-import { CURRENCIES, Money, type Currency } from '../../ledger/money';
+import { CURRENCIES } from '../../ledger/money';
 import { bulkRaw } from '../db';
-import { copyInto } from '../../ledger/pg/copy';
+import { copyInto, copyTextInto } from '../../ledger/pg/copy';
 import { log } from '../log';
-import { ITEM_CATEGORIES, MATCHED_BY, REASONS, type CurrencyTotals, type ItemCategory, type LedgerMovement, type MatchRules, type StatementEntry } from './match';
+import { ITEM_CATEGORIES, MATCHED_BY, REASONS, type CurrencyTotals, type ItemCategory, type MatchRules, type StatementEntry } from './match';
 import { searchInWorker } from './search-thread';
 import { analyzed, fmt, ITEM_COLUMNS, MOVEMENT_JSON, MOVEMENT_OBJECT, named, reported, setAsideMatched, itemCount, totalsOf } from './run-sql';
 
@@ -259,26 +259,30 @@ const UNPAIRED_MOVES = `FROM recon_moves m
       WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
         AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.move_seq = m.seq)`;
 
-/** The lines the two passes left without a counterpart, for match.ts's searching passes: usually few. */
-async function leftoverLines(trx: Knex.Transaction): Promise<StatementEntry[]> {
-  const { rows: lines } = await bulkRaw(trx,
-    `SELECT line_id, reference, currency, amount::text AS amount, fee::text AS fee, net::text AS net, value_date::text AS value_date, settles FROM recon_lines l
+/**
+ * The lines the two passes left without a counterpart, for the searching pass: usually few, and
+ * tens of thousands on a day of lines without reference. As JSON text of SearchJob's shape, made by
+ * Postgres, so that this thread does nothing per line (the worker parses it), with their count.
+ */
+async function leftoverLines(trx: Knex.Transaction): Promise<{ json: string; count: number }> {
+  const { rows: [row] } = await bulkRaw(trx,
+    `SELECT count(*)::int AS count, coalesce(json_agg(json_build_object(
+              'lineId', line_id, 'reference', reference, 'currency', currency, 'amount', amount::text, 'fee', fee::text, 'net', net::text,
+              'valueDate', value_date::text, 'settles', settles) ORDER BY l.seq), '[]')::text AS json
+       FROM recon_lines l
       WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
-        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)
-      ORDER BY l.seq`,
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)`,
   );
-  return lines.map((l: { line_id: string; reference: string | null; currency: Currency; amount: string; fee: string; net: string; value_date: string; settles: unknown }) => ({
-    lineId: l.line_id, reference: l.reference, currency: l.currency, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net), valueDate: l.value_date,
-    settles: Array.isArray(l.settles) ? l.settles.filter((r): r is string => typeof r === 'string') : null,
-  }));
+  return row as { json: string; count: number };
 }
 
-/** The movements the two passes left without a counterpart, for match.ts's searching passes. */
-async function leftoverMovements(trx: Knex.Transaction): Promise<LedgerMovement[]> {
-  const { rows: moves } = await bulkRaw(trx, `SELECT entry_id, reference, currency, amount::text AS amount, day::text AS day ${UNPAIRED_MOVES} ORDER BY m.seq`);
-  return moves.map((m: { entry_id: string; reference: string | null; currency: Currency; amount: string; day: string }) => ({
-    entryId: m.entry_id, reference: m.reference, currency: m.currency, amount: new Money(m.amount), date: m.day,
-  }));
+/** The movements the two passes left without a counterpart, for the searching pass: JSON text as leftoverLines's. */
+async function leftoverMovements(trx: Knex.Transaction): Promise<{ json: string; count: number }> {
+  const { rows: [row] } = await bulkRaw(trx,
+    `SELECT count(*)::int AS count, coalesce(json_agg(json_build_object(
+              'entryId', entry_id, 'reference', reference, 'currency', currency, 'amount', amount::text, 'date', day::text) ORDER BY m.seq), '[]')::text AS json
+       ${UNPAIRED_MOVES}`);
+  return row as { json: string; count: number };
 }
 
 /**
@@ -328,18 +332,21 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
   clock.lap('by_batch_detail');
   const openLines = await leftoverLines(trx);
   const seqFrom = await itemCount(trx, run.reconciliationId);
-  const left = { lines: openLines.length, movements: 0 };
+  const left = { lines: openLines.count, movements: 0 };
   let notExamined = 0;
-  if (openLines.length === 0) {
+  if (openLines.count === 0) {
     left.movements = await unpairedMovementsLedgerOnly(trx, run, seqFrom);
   } else {
     const movements = await leftoverMovements(trx);
-    left.movements = movements.length;
+    left.movements = movements.count;
     const budget = run.budget ?? SEARCH_BUDGET;
-    const searched = await searchInWorker(movements, openLines, run.rules, { steps: budget.steps, deadline: Date.now() + budget.ms });
+    const columns = ['reconciliation_id', 'seq', ...ITEM_COLUMNS, 'movements', 'candidates'];
+    const searched = await searchInWorker({
+      movementsJson: movements.json, linesJson: openLines.json, rules: { ...run.rules, amountTolerance: run.rules.amountTolerance.toFixed() },
+      budget: { steps: budget.steps, deadline: Date.now() + budget.ms }, target: { reconciliationId: run.reconciliationId, seqFrom, columns },
+    });
     notExamined = searched.notExamined;
-    await copyInto(trx, 'reconciliation_items', ['reconciliation_id', 'seq', ...ITEM_COLUMNS, 'movements', 'candidates'],
-      searched.items.map((item, i) => ({ reconciliation_id: run.reconciliationId, seq: seqFrom + i, ...item })));
+    await copyTextInto(trx, 'reconciliation_items', columns, searched.copy);
   }
   clock.lap('searched');
   const { rows } = await bulkRaw(trx, 'SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);

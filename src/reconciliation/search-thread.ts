@@ -1,10 +1,13 @@
-// The searching pass of a run (search.ts) in a worker thread, off the API's event loop: a run
-// hands it the leftovers as text and gets the items back. The run's budget bounds the work (the
-// worker reports what it did not reach as `not_examined`); should the worker outlive its deadline
-// by far, it is stopped and every leftover is reported not_examined, never matched.
+// The searching pass of a run (search.ts) in a worker thread, off the API's event loop. A day can
+// leave tens of thousands of lines without reference, so the API's thread does no per-line work:
+// it hands the worker the leftovers as the JSON text Postgres wrote, and gets back the items as
+// the COPY text it sends to reconciliation_items, with their count. The run's budget bounds the
+// work (the worker reports what it did not reach as `not_examined`); should the worker outlive its
+// deadline by far, it is stopped and every leftover is reported not_examined, never matched.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Money } from '../../ledger/money';
+import { copyText } from '../../ledger/pg/copy';
 import { searchLeftovers } from './match-in-memory';
 import { NOT_EXAMINED, REASONS, sideOf, format, type LedgerMovement, type MatchRules, type ReportItem, type StatementEntry } from './match';
 import type { SearchBudget } from './search';
@@ -19,6 +22,21 @@ export interface SearchJob {
 
 export interface SearchAnswer { items: ReportItem[]; notExamined: number }
 
+/** Where the items go: their run, their first seq, and the columns of the COPY text, in order. */
+export interface ItemsTarget { reconciliationId: string; seqFrom: number; columns: readonly string[] }
+
+/** A search as the run hands it over: the sides as JSON arrays of SearchJob's shapes. */
+export interface SearchTextJob {
+  movementsJson: string;
+  linesJson: string;
+  rules: SearchJob['rules'];
+  budget: SearchBudget;
+  target: ItemsTarget;
+}
+
+/** The items as COPY text for reconciliation_items, their count, and the lines not examined. */
+export interface SearchTextAnswer { copy: string; count: number; notExamined: number }
+
 export const jobOf = (movements: LedgerMovement[], lines: StatementEntry[], rules: MatchRules, budget: SearchBudget): SearchJob => ({
   movements: movements.map((m) => ({ ...m, amount: m.amount.toFixed() })),
   lines: lines.map((l) => ({ ...l, amount: l.amount.toFixed(), fee: l.fee.toFixed(), net: l.net.toFixed() })),
@@ -26,16 +44,37 @@ export const jobOf = (movements: LedgerMovement[], lines: StatementEntry[], rule
   budget,
 });
 
-/** Runs a job where it is: the worker's body, and the fallback for a handful of sides. */
+const sidesOf = (job: Pick<SearchJob, 'movements' | 'lines'>): { movements: LedgerMovement[]; lines: StatementEntry[] } => ({
+  movements: job.movements.map((m) => ({ ...m, amount: new Money(m.amount) })),
+  lines: job.lines.map((l) => ({
+    ...l, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net),
+    settles: Array.isArray(l.settles) ? l.settles.filter((r): r is string => typeof r === 'string') : null,
+  })),
+});
+const rulesOf = (rules: SearchJob['rules']): MatchRules => ({ ...rules, amountTolerance: new Money(rules.amountTolerance) });
+
+/** Runs a job where it is: the search itself. */
 export function runJob(job: SearchJob): SearchAnswer {
-  const movements = job.movements.map((m) => ({ ...m, amount: new Money(m.amount) }));
-  const lines = job.lines.map((l) => ({ ...l, amount: new Money(l.amount), fee: new Money(l.fee), net: new Money(l.net) }));
-  return searchLeftovers(movements, lines, { ...job.rules, amountTolerance: new Money(job.rules.amountTolerance) }, job.budget);
+  const { movements, lines } = sidesOf(job);
+  return searchLeftovers(movements, lines, rulesOf(job.rules), job.budget);
+}
+
+/** The items as COPY text rows of reconciliation_items. */
+export function itemsCopy(items: ReportItem[], target: ItemsTarget): SearchTextAnswer['copy'] {
+  const rows = items.map((item, i) => ({ reconciliation_id: target.reconciliationId, seq: target.seqFrom + i, ...item }));
+  return copyText(target.columns as Array<keyof (typeof rows)[number] & string>, rows);
+}
+
+/** The worker's body: the sides parsed, searched, and the items written as COPY text. */
+export function runTextJob(job: SearchTextJob): SearchTextAnswer {
+  const answer = runJob({ movements: JSON.parse(job.movementsJson), lines: JSON.parse(job.linesJson), rules: job.rules, budget: job.budget });
+  return { copy: itemsCopy(answer.items, job.target), count: answer.items.length, notExamined: answer.notExamined };
 }
 
 /** Every leftover alone, the lines not_examined: the answer when the worker could not finish. */
-function nothingExamined(movements: LedgerMovement[], lines: StatementEntry[], rules: MatchRules): SearchAnswer {
-  const inRange = (date: string) => date >= rules.from && date <= rules.to;
+function nothingExamined(job: SearchTextJob): SearchTextAnswer {
+  const { movements, lines } = sidesOf({ movements: JSON.parse(job.movementsJson), lines: JSON.parse(job.linesJson) });
+  const inRange = (date: string) => date >= job.rules.from && date <= job.rules.to;
   const items: ReportItem[] = [];
   const none = { field: null, ledger_value: null, statement_value: null, candidates: null, statement_line_id: null, statement_amount: null } as const;
   for (const m of movements) {
@@ -44,20 +83,20 @@ function nothingExamined(movements: LedgerMovement[], lines: StatementEntry[], r
   for (const l of lines) {
     if (inRange(l.valueDate)) items.push({ ...none, category: 'statement_only', ledger_entry_id: null, statement_line_id: l.lineId, reference: l.reference, currency: l.currency, ledger_amount: null, statement_amount: format(l.net, l.currency), reason: NOT_EXAMINED, movements: [] });
   }
-  return { items, notExamined: lines.length };
+  return { copy: itemsCopy(items, job.target), count: items.length, notExamined: lines.length };
 }
 
 /** The worker stops being waited for this long after its deadline. */
 const GRACE_MS = 5_000;
 
-export function searchInWorker(movements: LedgerMovement[], lines: StatementEntry[], rules: MatchRules, budget: SearchBudget): Promise<SearchAnswer> {
-  const worker = new Worker(path.join(__dirname, 'search-worker.js'), { workerData: jobOf(movements, lines, rules, budget) });
-  return new Promise<SearchAnswer>((resolve, reject) => {
+export function searchInWorker(job: SearchTextJob): Promise<SearchTextAnswer> {
+  const worker = new Worker(path.join(__dirname, 'search-worker.js'), { workerData: job });
+  return new Promise<SearchTextAnswer>((resolve, reject) => {
     const timer = setTimeout(() => {
       void worker.terminate();
-      resolve(nothingExamined(movements, lines, rules));
-    }, Math.max(0, budget.deadline - Date.now()) + GRACE_MS);
-    worker.once('message', (answer: SearchAnswer) => { clearTimeout(timer); resolve(answer); void worker.terminate(); });
+      resolve(nothingExamined(job));
+    }, Math.max(0, job.budget.deadline - Date.now()) + GRACE_MS);
+    worker.once('message', (answer: SearchTextAnswer) => { clearTimeout(timer); resolve(answer); void worker.terminate(); });
     worker.once('error', (error) => { clearTimeout(timer); reject(error); });
     worker.once('exit', (code) => { clearTimeout(timer); if (code !== 0) reject(new Error(`the matching worker stopped with code ${code}`)); });
   });

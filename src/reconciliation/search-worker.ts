@@ -1,5 +1,5 @@
 // The body of the matching worker thread (search-thread.ts): one job in, its answer out.
 import { parentPort, workerData } from 'node:worker_threads';
-import { runJob, type SearchJob } from './search-thread';
+import { runTextJob, type SearchTextJob } from './search-thread';
 
-parentPort!.postMessage(runJob(workerData as SearchJob));
+parentPort!.postMessage(runTextJob(workerData as SearchTextJob));

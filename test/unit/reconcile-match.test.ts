@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { LedgerMovement, StatementEntry } from '../../src/reconciliation/match';
 import { reconcile, reconcileRun } from '../../src/reconciliation/match-in-memory';
-import { jobOf, runJob, searchInWorker } from '../../src/reconciliation/search-thread';
+import { itemsCopy, jobOf, runJob, searchInWorker } from '../../src/reconciliation/search-thread';
 import { Money } from '../../ledger/money';
 
 const DAY = '2026-11-20';
@@ -170,8 +170,14 @@ describe('reconciliation matching', () => {
     const movements = [move('m1', '30.00', 'p1'), move('m2', '30.00', 'p2'), move('s1', '3.00', 'ps1'), move('s2', '4.00', 'ps2')];
     const lines = [line('l', '30.00', null), line('ls', '7.00', null)];
     const budget = { steps: 1_000_000, deadline: Date.now() + 10_000 };
-    const inWorker = await searchInWorker(movements, lines, rules, budget);
-    assert.deepEqual(inWorker, runJob(jobOf(movements, lines, rules, budget)));
-    assert.deepEqual(inWorker.items.map((i) => i.category).sort(), ['ambiguous', 'ledger_only', 'ledger_only', 'matched', 'matched']);
+    const job = jobOf(movements, lines, rules, budget);
+    const target = { reconciliationId: 'r1', seqFrom: 7, columns: ['reconciliation_id', 'seq', 'category', 'statement_line_id', 'reason', 'candidates'] };
+    // The sides cross as the JSON text Postgres writes, the items come back as COPY text.
+    const inWorker = await searchInWorker({ movementsJson: JSON.stringify(job.movements), linesJson: JSON.stringify(job.lines), rules: job.rules, budget, target });
+    const here = runJob(job);
+    assert.deepEqual(inWorker, { copy: itemsCopy(here.items, target), count: here.items.length, notExamined: here.notExamined });
+    assert.deepEqual(here.items.map((i) => i.category).sort(), ['ambiguous', 'ledger_only', 'ledger_only', 'matched', 'matched']);
+    const rows = inWorker.copy.trimEnd().split('\n').map((row) => row.split('\t'));
+    assert.deepEqual(rows.map((row) => row.slice(0, 2)), here.items.map((_, i) => ['r1', String(7 + i)]), 'each item a row of its run, numbered from seqFrom');
   });
 });
