@@ -22,7 +22,7 @@ import { csvRow } from '../statements/formats';
 import { ITEM_CATEGORIES, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
 import { recordMatches } from './matches';
 import { addDays, daysOf, LOOKAROUND_DAYS, statementDays } from './partner-statements';
-import { ITEM_COLUMNS, reconcileStaged, type StagedReport } from './run';
+import { ITEM_COLUMNS, reconcileStaged, SEARCH_BUDGET, type RunBudget, type StagedReport } from './run';
 import { openedEvent, recordExceptions, resolvedEvent } from './run-exceptions';
 import { statementCsvChunks } from './statement-csv';
 
@@ -112,7 +112,11 @@ function viewOf(row: ReconciliationRow, dryRun: boolean, exceptions: ReportItem[
 }
 
 export class Reconciliations {
-  constructor(private readonly runtime: Runtime, private readonly clients: (partner: PartnerSlug) => PartnerClient) {}
+  constructor(
+    private readonly runtime: Runtime, private readonly clients: (partner: PartnerSlug) => PartnerClient,
+    /** The search's budget of each run (SEARCH_BUDGET). */
+    private readonly budget: RunBudget = SEARCH_BUDGET,
+  ) {}
 
   /**
    * Runs one reconciliation; null when it was the schedule's and another process has already
@@ -156,7 +160,7 @@ export class Reconciliations {
     const trx = await this.runtime.db.transaction();
     let answer: { view: ReconciliationView; events: DomainEventEnvelope[] } | null;
     try {
-      answer = await this.runIn(trx, row, request.dryRun, roundId, () => reconcileStaged(trx, { reconciliationId: row.id, partner: row.partner, nearFrom, nearTo, wideFrom, wideTo, rules }, lines));
+      answer = await this.runIn(trx, row, request.dryRun, roundId, () => reconcileStaged(trx, { reconciliationId: row.id, partner: row.partner, nearFrom, nearTo, wideFrom, wideTo, rules, budget: this.budget }, lines));
       if (answer && !request.dryRun) await trx.commit();
       else await trx.rollback(); // a dry run stores and announces nothing
     } catch (error) {

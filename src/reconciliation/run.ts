@@ -12,7 +12,7 @@ import { CURRENCIES } from '../../ledger/money';
 import { bulkRaw } from '../db';
 import { copyInto, copyTextInto } from '../../ledger/pg/copy';
 import { log } from '../log';
-import { ITEM_CATEGORIES, MATCHED_BY, REASONS, type CurrencyTotals, type ItemCategory, type MatchRules, type StatementEntry } from './match';
+import { ITEM_CATEGORIES, MATCHED_BY, NOT_EXAMINED, REASONS, type CurrencyTotals, type ItemCategory, type MatchRules, type StatementEntry } from './match';
 import { searchInWorker } from './search-thread';
 import { analyzed, fmt, ITEM_COLUMNS, MOVEMENT_JSON, MOVEMENT_OBJECT, named, reported, setAsideMatched, itemCount, totalsOf } from './run-sql';
 
@@ -38,7 +38,7 @@ export interface StagedRun {
   wideTo: string;
   rules: MatchRules;
   /** The search's budget; SEARCH_BUDGET unless a caller bounds it otherwise. */
-  budget?: { steps: number; ms: number };
+  budget?: RunBudget;
 }
 
 export interface StagedReport {
@@ -50,8 +50,13 @@ export interface StagedReport {
   priorItems: number;
 }
 
-/** What a run may spend searching (search.ts), in a worker thread: the API never waits on it unbounded. */
-export const SEARCH_BUDGET = { steps: 5_000_000, ms: 10_000 };
+/**
+ * What a run may spend searching (search.ts), in a worker thread: the API never waits on it
+ * unbounded. A worker still at work `graceMs` past the budget's time is stopped, and every leftover
+ * is reported alone (leftoversAlone).
+ */
+export interface RunBudget { steps: number; ms: number; graceMs: number }
+export const SEARCH_BUDGET: RunBudget = { steps: 5_000_000, ms: 10_000, graceMs: 5_000 };
 
 /**
  * The lines, a chunk at a time from `next` (the first, already asked for) on; each next chunk is
@@ -258,6 +263,9 @@ async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: num
 const UNPAIRED_MOVES = `FROM recon_moves m
       WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
         AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.move_seq = m.seq)`;
+const UNPAIRED_LINES = `FROM recon_lines l
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)`;
 
 /**
  * The lines the two passes left without a counterpart, for the searching pass: usually few, and
@@ -269,9 +277,7 @@ async function leftoverLines(trx: Knex.Transaction): Promise<{ json: string; cou
     `SELECT count(*)::int AS count, coalesce(json_agg(json_build_object(
               'lineId', line_id, 'reference', reference, 'currency', currency, 'amount', amount::text, 'fee', fee::text, 'net', net::text,
               'valueDate', value_date::text, 'settles', settles) ORDER BY l.seq), '[]')::text AS json
-       FROM recon_lines l
-      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.line_seq = l.seq)
-        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.line_seq = l.seq)`,
+       ${UNPAIRED_LINES}`,
   );
   return row as { json: string; count: number };
 }
@@ -299,6 +305,21 @@ async function unpairedMovementsLedgerOnly(trx: Knex.Transaction, run: StagedRun
     { id: run.reconciliationId, seqFrom, from: run.rules.from, to: run.rules.to, reason: REASONS.noLine },
   ));
   return rowCount ?? 0;
+}
+
+/**
+ * Every leftover alone, the lines not_examined, by Postgres: the items when the searching worker
+ * did not finish in time (a loaded machine), in the order match.ts's last pass writes them.
+ */
+async function leftoversAlone(trx: Knex.Transaction, run: StagedRun, seqFrom: number): Promise<void> {
+  const movements = await unpairedMovementsLedgerOnly(trx, run, seqFrom);
+  await bulkRaw(trx, ...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY l.seq) - 1, 'statement_only', NULL, l.line_id, l.reference, l.currency,
+            NULL, ${fmt('l.net', 'l.currency')}, NULL, NULL, NULL, :reason, '[]'::jsonb
+       ${UNPAIRED_LINES} AND l.value_date BETWEEN :from::date AND :to::date`,
+    { id: run.reconciliationId, seqFrom: seqFrom + movements, from: run.rules.from, to: run.rules.to, reason: NOT_EXAMINED },
+  ));
 }
 
 /** Matches the staged sides into reconciliation_items of `run.reconciliationId`, in the caller's transaction. */
@@ -343,10 +364,15 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
     const columns = ['reconciliation_id', 'seq', ...ITEM_COLUMNS, 'movements', 'candidates'];
     const searched = await searchInWorker({
       movementsJson: movements.json, linesJson: openLines.json, rules: { ...run.rules, amountTolerance: run.rules.amountTolerance.toFixed() },
-      budget: { steps: budget.steps, deadline: Date.now() + budget.ms }, target: { reconciliationId: run.reconciliationId, seqFrom, columns },
+      budget: { steps: budget.steps, deadline: Date.now() + budget.ms }, graceMs: budget.graceMs, target: { reconciliationId: run.reconciliationId, seqFrom, columns },
     });
-    notExamined = searched.notExamined;
-    await copyTextInto(trx, 'reconciliation_items', columns, searched.copy);
+    if (searched) {
+      notExamined = searched.notExamined;
+      await copyTextInto(trx, 'reconciliation_items', columns, searched.copy);
+    } else {
+      notExamined = openLines.count;
+      await leftoversAlone(trx, run, seqFrom);
+    }
   }
   clock.lap('searched');
   const { rows } = await bulkRaw(trx, 'SELECT category, count(*)::int AS n FROM reconciliation_items WHERE reconciliation_id = ? GROUP BY category', [run.reconciliationId]);

@@ -3,13 +3,14 @@
 // it hands the worker the leftovers as the JSON text Postgres wrote, and gets back the items as
 // the COPY text it sends to reconciliation_items, with their count. The run's budget bounds the
 // work (the worker reports what it did not reach as `not_examined`); should the worker outlive its
-// deadline by far, it is stopped and every leftover is reported not_examined, never matched.
+// deadline by far, it is stopped and every leftover is reported alone, the lines not_examined,
+// never matched.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Money } from '../../ledger/money';
 import { copyText } from '../../ledger/pg/copy';
 import { searchLeftovers } from './match-in-memory';
-import { NOT_EXAMINED, REASONS, sideOf, format, type LedgerMovement, type MatchRules, type ReportItem, type StatementEntry } from './match';
+import type { LedgerMovement, MatchRules, ReportItem, StatementEntry } from './match';
 import type { SearchBudget } from './search';
 
 /** The sides as they cross to the worker: amounts as exact decimal text. */
@@ -31,6 +32,8 @@ export interface SearchTextJob {
   linesJson: string;
   rules: SearchJob['rules'];
   budget: SearchBudget;
+  /** How long past the budget's deadline the worker is waited for. */
+  graceMs: number;
   target: ItemsTarget;
 }
 
@@ -71,31 +74,17 @@ export function runTextJob(job: SearchTextJob): SearchTextAnswer {
   return { copy: itemsCopy(answer.items, job.target), count: answer.items.length, notExamined: answer.notExamined };
 }
 
-/** Every leftover alone, the lines not_examined: the answer when the worker could not finish. */
-function nothingExamined(job: SearchTextJob): SearchTextAnswer {
-  const { movements, lines } = sidesOf({ movements: JSON.parse(job.movementsJson), lines: JSON.parse(job.linesJson) });
-  const inRange = (date: string) => date >= job.rules.from && date <= job.rules.to;
-  const items: ReportItem[] = [];
-  const none = { field: null, ledger_value: null, statement_value: null, candidates: null, statement_line_id: null, statement_amount: null } as const;
-  for (const m of movements) {
-    if (inRange(m.date)) items.push({ ...none, category: 'ledger_only', ledger_entry_id: m.entryId, reference: m.reference, currency: m.currency, ledger_amount: format(m.amount, m.currency), reason: REASONS.noLine, movements: [sideOf(m)] });
-  }
-  for (const l of lines) {
-    if (inRange(l.valueDate)) items.push({ ...none, category: 'statement_only', ledger_entry_id: null, statement_line_id: l.lineId, reference: l.reference, currency: l.currency, ledger_amount: null, statement_amount: format(l.net, l.currency), reason: NOT_EXAMINED, movements: [] });
-  }
-  return { copy: itemsCopy(items, job.target), count: items.length, notExamined: lines.length };
-}
-
-/** The worker stops being waited for this long after its deadline. */
-const GRACE_MS = 5_000;
-
-export function searchInWorker(job: SearchTextJob): Promise<SearchTextAnswer> {
+/**
+ * The worker's answer, or null when it did not finish in time (it is stopped): the run then
+ * reports every leftover alone, by Postgres (run.ts), never on this thread.
+ */
+export function searchInWorker(job: SearchTextJob): Promise<SearchTextAnswer | null> {
   const worker = new Worker(path.join(__dirname, 'search-worker.js'), { workerData: job });
-  return new Promise<SearchTextAnswer>((resolve, reject) => {
+  return new Promise<SearchTextAnswer | null>((resolve, reject) => {
     const timer = setTimeout(() => {
       void worker.terminate();
-      resolve(nothingExamined(job));
-    }, Math.max(0, job.budget.deadline - Date.now()) + GRACE_MS);
+      resolve(null);
+    }, Math.max(0, job.budget.deadline - Date.now()) + job.graceMs);
     worker.once('message', (answer: SearchTextAnswer) => { clearTimeout(timer); resolve(answer); void worker.terminate(); });
     worker.once('error', (error) => { clearTimeout(timer); reject(error); });
     worker.once('exit', (code) => { clearTimeout(timer); if (code !== 0) reject(new Error(`the matching worker stopped with code ${code}`)); });

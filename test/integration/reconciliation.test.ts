@@ -15,6 +15,7 @@ import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startMockRailsRole } from '../../src/mock-rails/role';
 import { PARTNER_LINK_CALLBACK_PATH } from '../../src/partners/registry';
 import { daysAfter, today } from '../support/days';
+import { Reconciliations } from '../../src/reconciliation/reports';
 
 
 describe('reconciliation against partner statements', function () {
@@ -154,6 +155,19 @@ describe('reconciliation against partner statements', function () {
     expectError(await reconcile({ partner: 'nobank' }), 400, 'invalid_request');
     expectError(await call(base(), 'POST', '/v1/reconciliations', { partner: 'openbank', from: today(), to: today() }, { token: owner.key }), 403, 'insufficient_scope');
     assert.deepEqual(await service.runtime.db('reconciliations').count({ n: '*' }), before, 'nothing stored');
+  });
+
+  it('reports every leftover alone, its lines not_examined, when the search does not finish in time: never a match', async () => {
+    const day = daysAfter(today(), 7); // a day of this upload alone
+    const csv = `id,reference,amount,currency,value_date\nslow-1,,7.00,USD,${day}\nslow-2,,9.50,USD,${day}\n`;
+    // A budget spent before the worker starts, and no grace: the run does not wait for its answer.
+    const stopped = new Reconciliations(service.runtime, () => { throw new Error('an upload asks no partner'); }, { steps: 1_000_000, ms: 0, graceMs: 0 });
+    const report = await stopped.run({ partner: 'openbank', from: day, to: day, dryRun: true, amountTolerance: '0.00', dateToleranceDays: 0, statementCsv: csv, trigger: 'api' });
+    assert.ok(report);
+    assert.equal(report.not_examined, 2);
+    assert.deepEqual(report.items.map((i) => [i.statement_line_id?.replace(/^upload-[0-9a-f]+:/, ''), i.category, i.statement_amount, i.reason]),
+      [['slow-1', 'statement_only', '7.00', 'not_examined'], ['slow-2', 'statement_only', '9.50', 'not_examined']]);
+    assert.deepEqual(report.summary, { matched: 0, ledger_only: 0, statement_only: 2, mismatched: 0, ambiguous: 0, batch: 0 });
   });
 
   it('takes from and to as calendar dates or as ISO 8601 instants (their UTC day), and says which forms it takes', async () => {

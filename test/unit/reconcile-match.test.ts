@@ -173,11 +173,14 @@ describe('reconciliation matching', () => {
     const job = jobOf(movements, lines, rules, budget);
     const target = { reconciliationId: 'r1', seqFrom: 7, columns: ['reconciliation_id', 'seq', 'category', 'statement_line_id', 'reason', 'candidates'] };
     // The sides cross as the JSON text Postgres writes, the items come back as COPY text.
-    const inWorker = await searchInWorker({ movementsJson: JSON.stringify(job.movements), linesJson: JSON.stringify(job.lines), rules: job.rules, budget, target });
+    const textJob = { movementsJson: JSON.stringify(job.movements), linesJson: JSON.stringify(job.lines), rules: job.rules, budget, graceMs: 10_000, target };
+    const inWorker = await searchInWorker(textJob);
     const here = runJob(job);
     assert.deepEqual(inWorker, { copy: itemsCopy(here.items, target), count: here.items.length, notExamined: here.notExamined });
     assert.deepEqual(here.items.map((i) => i.category).sort(), ['ambiguous', 'ledger_only', 'ledger_only', 'matched', 'matched']);
     const rows = inWorker.copy.trimEnd().split('\n').map((row) => row.split('\t'));
     assert.deepEqual(rows.map((row) => row.slice(0, 2)), here.items.map((_, i) => ['r1', String(7 + i)]), 'each item a row of its run, numbered from seqFrom');
+    // A worker not done by its deadline plus its grace is stopped: no answer, the run reports every leftover alone.
+    assert.equal(await searchInWorker({ ...textJob, budget: { ...budget, deadline: Date.now() - 1 }, graceMs: 0 }), null);
   });
 });
