@@ -22,7 +22,8 @@ import { csvRow } from '../statements/formats';
 import { ITEM_CATEGORIES, type CurrencyTotals, type ItemCategory, type ReportItem } from './match';
 import { recordMatches } from './matches';
 import { addDays, daysOf, LOOKAROUND_DAYS, statementDays } from './partner-statements';
-import { ITEM_COLUMNS, reconcileStaged, SEARCH_BUDGET, type RunBudget, type StagedReport } from './run';
+import { ITEM_COLUMNS, reconcileStaged, type StagedReport } from './run';
+import { SEARCH_BUDGET, type RunBudget } from './run-leftovers';
 import { openedEvent, recordExceptions, resolvedEvent } from './run-exceptions';
 import { statementCsvChunks } from './statement-csv';
 
