@@ -55,6 +55,8 @@ export interface Config {
   paymentSettleIntervalMs: number;
   /** A payment still pending without a partner reference after this long is failed. */
   paymentPendingDeadlineMs: number;
+  /** How long a pending payment is left to the request that submits it before the settler resubmits it. */
+  paymentResubmitAfterMs: number;
   /** An executing transfer with no instruction claimed this long is checked with its partner (consumers/partners/deadline.ts). */
   transferExecutingDeadlineMs: number;
   transferDeadlineCheckMs: number;
@@ -106,6 +108,14 @@ function ratePerSecond(env: NodeJS.ProcessEnv, name: string, fallback: number): 
   if (!/^\d+(\.\d+)?$/.test(raw)) throw new Error(`setting ${name} must be a non-negative number, got "${raw}"`);
   return Number(raw);
 }
+
+/**
+ * A payment still pending this long after it was recorded is the settler's to submit: the
+ * request's own retries are done by then. From then on a request repeated with its key submits
+ * nothing, so that once the settler has found no payment under the reference past its deadline,
+ * nothing can make one while it fails it. PAYMENT_RESUBMIT_AFTER_MS sets it (tests shorten it).
+ */
+const PAYMENT_RESUBMIT_AFTER_MS_DEFAULT = 10_000;
 
 const PASSWORD_HASH_COST_DEFAULT = 16_384;
 
@@ -198,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mockRailsClaimTtlMs: integer(env, 'MOCK_RAILS_CLAIM_TTL_MS', 24 * 60 * 60 * 1000),
     paymentSettleIntervalMs: integer(env, 'PAYMENT_SETTLE_INTERVAL_MS', 500),
     paymentPendingDeadlineMs: integer(env, 'PAYMENT_PENDING_DEADLINE_MS', 60_000),
+    paymentResubmitAfterMs: integer(env, 'PAYMENT_RESUBMIT_AFTER_MS', PAYMENT_RESUBMIT_AFTER_MS_DEFAULT),
     transferExecutingDeadlineMs: integer(env, 'TRANSFER_EXECUTING_DEADLINE_MS', 300_000),
     transferDeadlineCheckMs: integer(env, 'TRANSFER_DEADLINE_CHECK_MS', 10_000),
     webhookPrivateAddresses: webhookPrivateAddresses(env, environment, host),

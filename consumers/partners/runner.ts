@@ -3,7 +3,6 @@ import type { PartnerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import { partnerAccess } from '../../src/partner-links/access';
-import { PAYMENT_RESUBMIT_AFTER_MS } from '../../src/partners/payment-request';
 import type { RunningRole, Runtime } from '../../src/runtime';
 import { ExecutingDeadline } from './deadline';
 import { PaymentSettler } from './settler';
@@ -70,7 +69,7 @@ export async function startPartnerDispatcher(runtime: Runtime, options: PartnerD
   const access = partnerAccess(config, runtime.db, options.railsUrl ?? config.mockRailsUrl, () => config.publicUrl ?? '');
   const settling = partnerAccess(config, runtime.db, options.railsUrl ?? config.mockRailsUrl, () => config.publicUrl ?? '', SETTLER_CALLS);
   const settler = new PaymentSettler(runtime, settling.links, settling.clients, {
-    intervalMs: config.paymentSettleIntervalMs, resubmitAfterMs: PAYMENT_RESUBMIT_AFTER_MS, pendingDeadlineMs: config.paymentPendingDeadlineMs,
+    intervalMs: config.paymentSettleIntervalMs, resubmitAfterMs: config.paymentResubmitAfterMs, pendingDeadlineMs: config.paymentPendingDeadlineMs,
   });
   settler.start();
   const deadline = new ExecutingDeadline(runtime, deps.clients, {

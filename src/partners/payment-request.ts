@@ -7,14 +7,6 @@ import type { PaymentRecord } from '../../ledger/payments';
 import type { PartnerPaymentRequest } from './client';
 import type { SandboxScenario } from './scenarios';
 
-/**
- * A payment still pending this long after it was recorded is the settler's to submit: the
- * request's own retries are done by then. From then on a request repeated with its key submits
- * nothing, so that once the settler has found no payment under the reference past its deadline,
- * nothing can make one while it fails it.
- */
-export const PAYMENT_RESUBMIT_AFTER_MS = 10_000;
-
 export function partnerRequestOf(payment: PaymentRecord, scenario: SandboxScenario | null = null): PartnerPaymentRequest {
   return {
     reference: payment.id, amount: formatAmount(payment.amount, payment.currency), currency: payment.currency,

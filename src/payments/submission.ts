@@ -20,7 +20,7 @@ import { type LedgerClient } from '../ledger-client/client';
 import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
-import { markPartnerUnreachable, partnerRequestOf, PAYMENT_RESUBMIT_AFTER_MS } from '../partners/payment-request';
+import { markPartnerUnreachable, partnerRequestOf } from '../partners/payment-request';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
 import type { PaymentReads } from './reads';
@@ -33,6 +33,8 @@ export interface PaymentRouteDeps {
   clients: (partner: PartnerSlug) => PartnerClient;
   reads: PaymentReads;
   replyTimeoutMs: number;
+  /** PAYMENT_RESUBMIT_AFTER_MS: past it, a pending payment is the settler's to submit. */
+  resubmitAfterMs: number;
 }
 
 /** Tells the ledger what became of a payment; the payment as the ledger then holds it. */
@@ -102,7 +104,7 @@ export async function createAndSubmit(
   // A repeated request finds the payment as it is now; only one the partner has not accepted is submitted (again).
   const current = (await reads.byId(create.payment_id)) ?? created.payment;
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
-  if (Date.now() - current.created_at.getTime() >= PAYMENT_RESUBMIT_AFTER_MS) return resubmittedAnswer(current);
+  if (Date.now() - current.created_at.getTime() >= deps.resubmitAfterMs) return resubmittedAnswer(current);
   const partner = current.partner as PartnerSlug;
   // Every submission is counted by the ledger, with the answer it got or, when it got none to
   // record (503, an unknown outcome), on its own: retry_count is all of them less the first.

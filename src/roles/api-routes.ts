@@ -99,7 +99,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...financeRoutes(db),
     ...reconciliationRoutes(new Reconciliations(runtime, partners.clients)),
     ...reconciliationExceptionRoutes(new ExceptionDesk(runtime, deps.ledger, config.ledgerReplyTimeoutMs)),
-    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs }, config.environment, () => deps.railsUrl, config.mockRailsControlSecret),
+    ...paymentRoutes({ db, ledger: deps.ledger, ...partners, reads: new PaymentReads(db), replyTimeoutMs: config.ledgerReplyTimeoutMs, resubmitAfterMs: config.paymentResubmitAfterMs }, config.environment, () => deps.railsUrl, config.mockRailsControlSecret),
     ...deadLetterRoutes(new DeadLetters(db, runtime.producer)),
     ...outboxSetAsideRoutes(new OutboxSetAside(db, runtime)),
     ...unreachableTransferRoutes(new UnreachableTransfers(db)),

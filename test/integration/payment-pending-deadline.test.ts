@@ -67,8 +67,8 @@ describe('the pending deadline of a payment, against a partner outage longer tha
     const requestSubmissions = (await paymentOf(id)).retry_count;
     assert.deepEqual(await breakdown(), ['60.00', '40.00'], 'held');
 
-    // Down past the deadline (the settler takes it over 10 s after it was recorded, long after the
-    // deadline): pending and held through two resubmissions of the settler's.
+    // Down past the deadline (the settler takes it over PAYMENT_RESUBMIT_AFTER_MS after it was
+    // recorded, after the deadline): pending and held through two resubmissions of the settler's.
     const seen = await eventually(async () => {
       const now = await paymentOf(id);
       const held = await breakdown();

@@ -12,7 +12,6 @@ import { balances } from '../support/money';
 import { linkCustomer, ownerWithCustomer } from '../support/partner-links';
 import { PaymentSettler } from '../../consumers/partners/settler';
 import { partnerAccess } from '../../src/partner-links/access';
-import { PAYMENT_RESUBMIT_AFTER_MS } from '../../src/partners/payment-request';
 import { openEventStream } from '../support/sse';
 
 describe('payments: add funds', () => {
@@ -38,9 +37,9 @@ describe('payments: add funds', () => {
     const created = await addFunds({ amount });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     // Its partner id recorded, it is due at once, even if a settler round took it while it was
-    // still pending and left it to the request for PAYMENT_RESUBMIT_AFTER_MS (10 s).
+    // still pending and left it to the request for PAYMENT_RESUBMIT_AFTER_MS.
     const { next_poll_at: due } = await testService().runtime.db('payments').where('id', created.body.id).first('next_poll_at');
-    assert.ok(due.getTime() < Date.now() + PAYMENT_RESUBMIT_AFTER_MS / 2, `next poll at ${due.toISOString()}`);
+    assert.ok(due.getTime() < Date.now() + testService().config.paymentResubmitAfterMs / 2, `next poll at ${due.toISOString()}`);
     await eventually(async () => ((await payment(created.body.id)).body.status === 'completed' ? true : undefined), 18_000, 'the later payment settles');
   };
 

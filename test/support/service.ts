@@ -23,9 +23,11 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
   // Webhook retries, timeouts and disabling in seconds, not hours, so tests can watch them happen;
   // as with the real settings, one delivery's schedule ends long before an endpoint is disabled.
   // The deadline of executing transfers is a day: the files that test it backdate transfers by an
-  // hour and drive a checker of their own, which the service's own must not race.
+  // hour and drive a checker of their own, which the service's own must not race. The settler
+  // takes a pending payment over after 4 s, not 10: the tests' partners answer a refusal at once,
+  // so a request's own retries are over long before.
   const config = loadConfig({
-    ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', MOCK_RAILS_INVALID_TOKEN_PER_MILLE: '0', TRANSFER_EXECUTING_DEADLINE_MS: String(24 * 3_600_000),
+    ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', MOCK_RAILS_INVALID_TOKEN_PER_MILLE: '0', TRANSFER_EXECUTING_DEADLINE_MS: String(24 * 3_600_000), PAYMENT_RESUBMIT_AFTER_MS: '4000',
     ...WEBHOOK_TEST_SETTINGS, ...overrides,
   });
   const runtime = await openRuntime(config);
