@@ -230,6 +230,11 @@ describe('partner dispatcher on the real broker, registry and mock rails', () =>
     assert.equal(resultsFor(transferId).length, 0, 'no result while the partner holds a pending payment');
     const payment = await railClient('claimless').findPaymentByReference(transferId);
     assert.equal(payment?.status, 'pending');
+    // The payee claims it: the chain ends with the result. (Left to run, each re-queue would poll
+    // for POLL_MS_MAX in the partition's batch, holding up every later test's instruction.)
+    const claimed = await fetch(`${rails.url}/claimless/claim/${payment!.id}`, { method: 'POST', body: new URLSearchParams({ decision: 'claim' }) });
+    assert.equal(claimed.status, 200);
+    assert.equal((await resultOf(transferId)).outcome, 'completed');
   });
 
   it('a stale copy of an instruction is dropped: one result, one submission', async () => {
