@@ -41,6 +41,8 @@ export interface DeadlineRound { failed: number; followed: number; unreachable: 
 export class ExecutingDeadline {
   private stopped = false;
   private loop: Promise<void> | null = null;
+  /** Aborted by stop(): a stop does not wait out the interval. */
+  private readonly wake = new AbortController();
 
   constructor(private readonly runtime: Runtime, private readonly clients: ReadonlyMap<string, PartnerClient>, private readonly settings: DeadlineSettings) {}
 
@@ -48,13 +50,14 @@ export class ExecutingDeadline {
     this.loop = (async () => {
       while (!this.stopped) {
         await this.round().catch((error) => log.warn({ err: error }, 'an executing-deadline round failed; the next one retries'));
-        await sleep(this.settings.intervalMs);
+        await sleep(this.settings.intervalMs, undefined, { signal: this.wake.signal }).catch(() => undefined);
       }
     })();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wake.abort();
     await this.loop;
   }
 

@@ -68,6 +68,8 @@ type DuePayment = PaymentRecord & { partner_unreachable_at: Date | null };
 export class PaymentSettler {
   private stopped = false;
   private lanes: Array<Promise<void>> = [];
+  /** Aborted by stop(): a stop does not wait out the interval. */
+  private readonly wake = new AbortController();
 
   constructor(
     private readonly runtime: Runtime,
@@ -81,13 +83,14 @@ export class PaymentSettler {
     this.lanes = PARTNER_SLUGS.map(async (partner) => {
       while (!this.stopped) {
         await this.laneRound(partner);
-        await sleep(this.settings.intervalMs);
+        await sleep(this.settings.intervalMs, undefined, { signal: this.wake.signal }).catch(() => undefined);
       }
     });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wake.abort();
     await Promise.all(this.lanes);
   }
 

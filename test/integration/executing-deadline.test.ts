@@ -8,6 +8,8 @@
 //   it cannot be asked  → nothing moves, `unreachable_since` marks it; asked again once it answers
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { PaymentSettler } from '../../consumers/partners/settler';
+import { partnerAccess } from '../../src/partner-links/access';
 import { ExecutingDeadline } from '../../consumers/partners/deadline';
 import { Money } from '../../ledger/money';
 import { derivedUuid, idempotentCommandId } from '../../src/idempotency/derived-ids';
@@ -182,5 +184,20 @@ describe('the deadline of an executing transfer', function () {
       const statuses = await Promise.all(lost.map(({ sender, transferId }) => statusOf(sender, transferId)));
       return statuses.every((status) => status === 'failed') ? true : undefined;
     }, 20_000, 'the partner answers again');
+  });
+
+  it('stops, as the payment settler does, without waiting out its interval (a service stops in a moment, not ten seconds)', async () => {
+    const { runtime, config } = testService();
+    const access = partnerAccess(config, runtime.db, railsUrl(), () => base());
+    const loops = [
+      new ExecutingDeadline(runtime, new Map([['fiat', fiat()]]), { deadlineMs: DEADLINE_MS, intervalMs: 600_000 }),
+      new PaymentSettler(runtime, access.links, access.clients, { intervalMs: 600_000, resubmitAfterMs: 0, pendingDeadlineMs: 0 }),
+    ];
+    for (const loop of loops) loop.start();
+    // Each is in its first round or already waiting out its ten minutes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    await Promise.all(loops.map((loop) => loop.stop()));
+    assert.ok(Date.now() - started < 5_000, `stopped after ${Date.now() - started} ms`);
   });
 });
