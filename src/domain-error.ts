@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   webhook_endpoint_disabled: 409,
   exception_already_resolved: 409,
   exception_resolving: 409,
+  already_matched: 409,
   payment_state_conflict: 409,
   wallet_not_empty: 409,
   wallet_closed: 409,

@@ -140,9 +140,10 @@ export function reconciliationExceptionRoutes(desk: ExceptionDesk): RouteDef[] {
       summary: 'Resolve an open exception: matched by hand, explained, or adjusted through the ledger (master key); the same request again answers its first resolution', auth: { kind: 'admin' },
       idempotent: true, params: idParams,
       response: { status: 200, description: 'the exception, resolved (for matched, the one named in the path)', schema: EXCEPTION_SCHEMA },
-      errors: ['reconciliation_exception_not_found', 'exception_already_resolved', 'exception_resolving', 'exception_pair_mismatch', 'nothing_to_adjust', 'service_unavailable'],
+      errors: ['reconciliation_exception_not_found', 'exception_already_resolved', 'exception_resolving', 'already_matched', 'exception_pair_mismatch', 'nothing_to_adjust', 'service_unavailable'],
       errorNotes: {
         exception_already_resolved: 'resolved before by another request (the same request again answers its resolution)',
+        already_matched: 'matched: the movement or line named is matched already (by a run, or by hand with another side); details names it',
         exception_resolving: 'an adjustment asked by another request is in flight through the ledger; repeat that request to finish it',
         service_unavailable: 'the ledger has not posted the adjustment yet: the exception is resolving; repeat the request (the same Idempotency-Key or body) to finish it',
       },

@@ -194,7 +194,7 @@ export class ExceptionDesk {
     }
     await recordHandMatch(trx, {
       partner: row.partner, ledgerEntryId: ledgerSide.ledger_entry_id!, statementLineId: statementSide.statement_line_id!,
-      reconciliationId: (row.reconciliation_id ?? other.reconciliation_id)!, lineNet: statementSide.statement_amount!, at: new Date(),
+      reconciliationId: (row.reconciliation_id ?? other.reconciliation_id)!, lineNet: statementSide.statement_amount!, currency: row.currency, at: new Date(),
     });
     return [await this.close(trx, row, resolution, { counterpart: other.id }, print), await this.close(trx, other, resolution, { counterpart: row.id }, null)];
   }
@@ -222,7 +222,7 @@ export class ExceptionDesk {
       .where({ partner: row.partner, category: side === 'ledger_entry_id' ? 'ledger_only' : 'statement_only', status: 'open', [side]: named }).forUpdate().first(...EXCEPTION_COLUMNS);
     const choice = `${resolution.note} (matched with ${side === 'ledger_entry_id' ? 'ledger entry' : 'statement line'} ${named})`;
     const [ledgerEntryId, statementLineId, lineNet] = side === 'ledger_entry_id' ? [named, row.statement_line_id!, row.statement_amount!] : [row.ledger_entry_id!, named, chosen.amount];
-    await recordHandMatch(trx, { partner: row.partner, ledgerEntryId, statementLineId, reconciliationId: row.reconciliation_id!, lineNet, at: new Date() });
+    await recordHandMatch(trx, { partner: row.partner, ledgerEntryId, statementLineId, reconciliationId: row.reconciliation_id!, lineNet, currency: row.currency, at: new Date() });
     const closed = await this.close(trx, row, resolution, { counterpart: alone?.id }, print, choice);
     return alone ? [closed, await this.close(trx, alone, resolution, { counterpart: row.id }, null, choice)] : [closed];
   }

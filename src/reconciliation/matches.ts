@@ -4,7 +4,8 @@
 // matched once is never matched again, and what contradicts an earlier match is an exception.
 import type { Knex } from 'knex';
 import { bulkRaw } from '../db';
-import { LINE_FINGERPRINT } from './run-sql';
+import { DomainError } from '../domain-error';
+import { fingerprintSql, LINE_FINGERPRINT } from './run-sql';
 
 interface RunOf { id: string; partner: string; created_at: Date }
 
@@ -34,21 +35,32 @@ export async function recordMatches(trx: Knex.Transaction, run: RunOf, priorItem
 }
 
 /** A pair finance matched by hand: the movement and the line, and the report that raised it. */
-export interface HandMatch { partner: string; ledgerEntryId: string; statementLineId: string; reconciliationId: string; lineNet: string; at: Date }
+export interface HandMatch { partner: string; ledgerEntryId: string; statementLineId: string; reconciliationId: string; lineNet: string; currency: string; at: Date }
 
 /**
  * Records a pair matched by hand as a run's matches are recorded, with reason `by_hand`, so a later
  * run reports both sides matched and never pairs either with something else. The line's
- * fingerprint is its net with no settlement detail (a line matched by hand names one movement); a
- * line whose content differs later is matched afresh, as a run's would be. A side already recorded
- * keeps its first match.
+ * fingerprint is its net at its currency's scale with no settlement detail (a line matched by hand
+ * names one movement); a line whose content differs later is matched afresh, as a run's would be.
+ * A side matched before (by a run, or by hand with another side) is refused, 409
+ * `already_matched` naming it: the caller's transaction records nothing.
+ * @throws DomainError already_matched
  */
 export async function recordHandMatch(trx: Knex.Transaction, match: HandMatch): Promise<void> {
   const params = { ...match };
-  await bulkRaw(trx,
+  const line = await bulkRaw(trx,
     `INSERT INTO reconciliation_matched_lines (partner, statement_line_id, reconciliation_id, reason, fingerprint, created_at)
-     VALUES (:partner, :statementLineId, :reconciliationId, 'by_hand', :lineNet::numeric::text || '|' || md5(''), :at) ON CONFLICT DO NOTHING`, params);
-  await bulkRaw(trx,
+     VALUES (:partner, :statementLineId, :reconciliationId, 'by_hand', ${fingerprintSql(':lineNet::numeric', ':currency::text', 'NULL')}, :at)
+     ON CONFLICT DO NOTHING RETURNING statement_line_id`, params);
+  if (line.rows.length === 0) {
+    const earlier = await trx('reconciliation_matched_lines').where({ partner: match.partner, statement_line_id: match.statementLineId }).first('reconciliation_id', 'reason');
+    throw new DomainError('already_matched', `statement line ${match.statementLineId} is matched already (${earlier?.reason ?? 'by an earlier run'}, report ${earlier?.reconciliation_id ?? 'unknown'}): it cannot be matched again`, 'statement_line_id');
+  }
+  const movement = await bulkRaw(trx,
     `INSERT INTO reconciliation_matches (ledger_entry_id, partner, statement_line_id, reconciliation_id, reason, created_at)
-     VALUES (:ledgerEntryId, :partner, :statementLineId, :reconciliationId, 'by_hand', :at) ON CONFLICT DO NOTHING`, params);
+     VALUES (:ledgerEntryId, :partner, :statementLineId, :reconciliationId, 'by_hand', :at) ON CONFLICT DO NOTHING RETURNING ledger_entry_id`, params);
+  if (movement.rows.length === 0) {
+    const earlier = await trx('reconciliation_matches').where({ ledger_entry_id: match.ledgerEntryId }).first('statement_line_id', 'reason');
+    throw new DomainError('already_matched', `ledger entry ${match.ledgerEntryId} is matched already with statement line ${earlier?.statement_line_id ?? 'unknown'} (${earlier?.reason ?? 'by an earlier run'}): choose another, or explain or adjust this exception`, 'ledger_entry_id');
+  }
 }

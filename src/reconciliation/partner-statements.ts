@@ -22,11 +22,11 @@ export function daysOf(from: string, to: string): string[] {
 
 const DECIMAL = /^-?\d{1,30}(?:\.(\d{1,30}))?$/;
 
-/** `text` as a decimal at `scale` places at most (rounded when the partner gives more); null when it is no decimal. */
+/** `text` at `scale` places, canonical ("123.4" → "123.40"); null when it is no decimal or has more places than `scale`. */
 function atScale(text: string, scale: number): string | null {
   const decimal = DECIMAL.exec(text);
-  if (!decimal) return null;
-  return (decimal[1]?.length ?? 0) <= scale ? text : new Money(text).decimalPlaces(scale).toFixed();
+  if (!decimal || (decimal[1]?.length ?? 0) > scale) return null;
+  return new Money(text).toFixed(scale);
 }
 
 function entryOf(line: PartnerStatementLine): StagedLine | null {
@@ -34,7 +34,8 @@ function entryOf(line: PartnerStatementLine): StagedLine | null {
   const scale = CURRENCY_SCALE[line.currency];
   const [amount, fee, net] = [atScale(line.amount, scale), atScale(line.fee, scale), atScale(line.net, scale)];
   if (amount === null || fee === null || net === null) {
-    throw new DomainError('partner_error', `the partner's statement line ${line.id} has an amount that is no decimal; nothing was reconciled`, 'partner');
+    // Never rounded: a cent the partner claims and the ledger cannot hold is for a person to see.
+    throw new DomainError('partner_error', `the partner's statement line ${line.id} has an amount that is no decimal of at most the ${scale} decimals of ${line.currency}; nothing was reconciled`, 'partner');
   }
   return {
     lineId: line.id, reference: line.reference, currency: line.currency, amount, fee, net, valueDate: line.value_date,

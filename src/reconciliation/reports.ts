@@ -161,7 +161,7 @@ export class Reconciliations {
     const trx = await this.runtime.db.transaction();
     let answer: { view: ReconciliationView; events: DomainEventEnvelope[] } | null;
     try {
-      answer = await this.runIn(trx, row, request.dryRun, roundId, () => reconcileStaged(trx, { reconciliationId: row.id, partner: row.partner, nearFrom, nearTo, wideFrom, wideTo, rules, budget: this.budget }, lines));
+      answer = await this.runIn(trx, row, request.dryRun, roundId, () => reconcileStaged(trx, { reconciliationId: row.id, partner: row.partner, nearFrom, nearTo, wideFrom, wideTo, rules, budget: this.budget, uploaded: uploaded !== null }, lines));
       if (answer && !request.dryRun) await trx.commit();
       else await trx.rollback(); // a dry run stores and announces nothing
     } catch (error) {

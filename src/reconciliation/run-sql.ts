@@ -7,8 +7,6 @@ import type { CurrencyTotals, MatchRules } from './match';
 
 export const ITEM_COLUMNS = ['category', 'ledger_entry_id', 'statement_line_id', 'reference', 'currency', 'ledger_amount', 'statement_amount', 'field', 'ledger_value', 'statement_value', 'reason'] as const;
 
-/** A staged line's content as its match records it: net and settlement detail. */
-export const LINE_FINGERPRINT = (l: string) => `${l}.net::text || '|' || md5(coalesce(${l}.settles::text, ''))`;
 
 /** What the shared statements need of a run (run.ts: StagedRun). */
 export interface RunScope { reconciliationId: string; partner: string; rules: MatchRules }
@@ -16,6 +14,12 @@ export interface RunScope { reconciliationId: string; partner: string; rules: Ma
 const SCALE_SQL = `CASE currency ${CURRENCIES.map((c) => `WHEN '${c}' THEN ${CURRENCY_SCALE[c]}`).join(' ')} END`;
 /** An amount at its currency's scale, as match.ts formats it (the staged amounts are exact at that scale). */
 export const fmt = (expression: string, currency: string) => `round(${expression}, ${SCALE_SQL.replaceAll('currency', currency)})::text`;
+/**
+ * A line's content as its match records it: the net at its currency's scale (however the partner
+ * wrote it) and the settlement detail. A match lasts until this changes.
+ */
+export const fingerprintSql = (net: string, currency: string, settles: string) => `${fmt(net, currency)} || '|' || md5(coalesce(${settles}::text, ''))`;
+export const LINE_FINGERPRINT = (l: string) => fingerprintSql(`${l}.net`, `${l}.currency`, `${l}.settles`);
 /** A staged movement as an item's `movements` show it (match.ts: MovementSide). */
 export const MOVEMENT_OBJECT = (m: string) => `jsonb_build_object('ledger_entry_id', ${m}.entry_id, 'reference', ${m}.reference, 'amount', ${fmt(`${m}.amount`, `${m}.currency`)}, 'value_date', ${m}.day::text)`;
 export const MOVEMENT_JSON = (m: string) => `jsonb_build_array(${MOVEMENT_OBJECT(m)})`;

@@ -39,6 +39,8 @@ export interface StagedRun {
   rules: MatchRules;
   /** The search's budget; SEARCH_BUDGET unless a caller bounds it otherwise. */
   budget?: RunBudget;
+  /** An uploaded statement: its lines are named by their content, numbered here (statement-csv.ts). */
+  uploaded?: boolean;
 }
 
 export interface StagedReport {
@@ -55,7 +57,7 @@ export interface StagedReport {
  * The lines, a chunk at a time from `next` (the first, already asked for) on; each next chunk is
  * fetched while Postgres copies the last.
  */
-async function stageLines(trx: Knex.Transaction, pages: AsyncIterator<StagedLine[]>, first: Promise<IteratorResult<StagedLine[]>>): Promise<void> {
+async function stageLines(trx: Knex.Transaction, pages: AsyncIterator<StagedLine[]>, first: Promise<IteratorResult<StagedLine[]>>, uploaded: boolean): Promise<void> {
   await bulkRaw(trx, `CREATE TEMP TABLE recon_lines (seq bigserial, line_id text, reference text, currency text, amount numeric, fee numeric, net numeric, value_date date, settles jsonb) ON COMMIT DROP`);
   let next = first;
   try {
@@ -70,7 +72,18 @@ async function stageLines(trx: Knex.Transaction, pages: AsyncIterator<StagedLine
     abandon(pages, next);
     throw error;
   }
+  if (uploaded) await numberUploadedLines(trx);
   await analyzed(trx, 'recon_lines', ['reference', 'seq']);
+}
+
+/**
+ * An uploaded line's name is its content (statement-csv.ts) and its place among the lines of that
+ * content in the file: `<content>:1`, `<content>:2`, ... Counted here, by Postgres, so the process
+ * never holds the file's contents at once.
+ */
+async function numberUploadedLines(trx: Knex.Transaction): Promise<void> {
+  await bulkRaw(trx, `UPDATE recon_lines l SET line_id = l.line_id || ':' || n.k
+    FROM (SELECT seq, row_number() OVER (PARTITION BY line_id ORDER BY seq) AS k FROM recon_lines) n WHERE n.seq = l.seq`);
 }
 
 /** Stops reading a statement: the fetch already under way settles on its own, and its failure is not the one reported. */
@@ -272,7 +285,7 @@ export async function reconcileStaged(trx: Knex.Transaction, run: StagedRun, lin
     throw error;
   }
   clock.lap('ledger');
-  await stageLines(trx, pages, first);
+  await stageLines(trx, pages, first, run.uploaded ?? false);
   clock.lap('statement');
   await stageMovements(trx, run);
   clock.lap('ledger_beyond');

@@ -4,9 +4,13 @@
 // line per row. Fields may be quoted ("..."; "" is a quote inside). Every error names
 // the line and the column, and nothing is reconciled from a statement that has one.
 // A line may carry no reference (bank exports often do not): it is matched only by amount and
-// date, and only when nothing else fits. An upload's line ids are its own (two uploads may both
-// number a line "7"): each is scoped by the upload, `upload-<digest of the statement>:<id>`, so
-// the same statement uploaded again names the same lines and another never collides with it.
+// date, and only when nothing else fits. An uploaded line is named by its content, not by the
+// file it came in nor by its `id` (two exports of one day number and order their lines as they
+// please): `upload-<digest of its reference, currency, amounts at the currency's scale and value
+// date>:<n>`, the n-th line of that content in the file (numbered once staged, in Postgres). A re-export of the same day (another
+// line added, other line endings, other ids) names the lines it shares with the first the same,
+// so a line matched before stays matched; a second line of the same content in one file is
+// another line, reported as the statement has it (a duplicate of its reference).
 import { createHash } from 'node:crypto';
 import { CURRENCY_SCALE, isCurrency, Money } from '../../ledger/money';
 import { DomainError } from '../domain-error';
@@ -81,11 +85,10 @@ export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<St
   const missing = REQUIRED.filter((name) => !header.includes(name));
   if (missing.length > 0) throw invalid(`the header row lacks ${missing.join(', ')} (columns: ${REQUIRED.join(', ')}, and optionally reference, fee, net, settles)`);
   const seen = new Set<string>();
-  const scope = `upload-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
   async function* chunks(): AsyncGenerator<StagedLine[]> {
     let chunk: StagedLine[] = [];
     for (const { record, line } of records) {
-      chunk.push(entryOf(header, fieldsOf(record, line), line, seen, scope));
+      chunk.push(entryOf(header, fieldsOf(record, line), line, seen));
       if (chunk.length === size) { yield chunk; chunk = []; }
     }
     if (chunk.length > 0) yield chunk;
@@ -93,7 +96,7 @@ export function statementCsvChunks(text: string, size = 5000): AsyncGenerator<St
   return chunks();
 }
 
-function entryOf(header: string[], fields: string[], line: number, seen: Set<string>, scope: string): StagedLine {
+function entryOf(header: string[], fields: string[], line: number, seen: Set<string>): StagedLine {
   if (fields.length !== header.length) throw invalid(`line ${line}: ${fields.length} fields, the header has ${header.length}`);
   const get = (name: string) => (header.indexOf(name) < 0 ? '' : fields[header.indexOf(name)]);
   const [id, reference, currency, valueDate] = [get('id'), get('reference'), get('currency'), get('value_date')];
@@ -115,5 +118,22 @@ function entryOf(header: string[], fields: string[], line: number, seen: Set<str
   if (!net.isEqualTo(amount.minus(fee))) throw invalid(`line ${line}: net must equal amount − fee`);
   // A batch line's settlement detail: the references it settles, separated by spaces.
   const settles = get('settles') === '' ? null : get('settles').split(/\s+/).filter((r) => r !== '');
-  return { lineId: `${scope}:${id}`, reference: reference === '' ? null : reference, currency, amount: amount.toFixed(), fee: fee.toFixed(), net: net.toFixed(), valueDate, settles };
+  // Amounts at the currency's scale, always ("123.4" is staged as "123.40"): a line's content, as
+  // its match records it, is the same however the partner wrote it.
+  const scale = CURRENCY_SCALE[currency];
+  const staged = { reference: reference === '' ? null : reference, currency, amount: amount.toFixed(scale), fee: fee.toFixed(scale), net: net.toFixed(scale), valueDate, settles };
+  // Numbered among the lines of its content once staged (run.ts: numberUploadedLines).
+  return { lineId: uploadedLineContent(staged), ...staged };
+}
+
+/**
+ * What names an uploaded line: a digest of its canonical fields (amounts at the currency's scale).
+ * A batch line (one with settlement detail) is named without its amounts: a batch of a day still
+ * going on lists more payments in a later export, for a larger amount, and is the same line, its
+ * match released as its content changed (run-sql.ts: LINE_FINGERPRINT) and made afresh.
+ */
+export function uploadedLineContent(line: Pick<StagedLine, 'reference' | 'currency' | 'amount' | 'fee' | 'valueDate' | 'settles'>): string {
+  const amounts = line.settles === null ? [line.amount, line.fee] : ['batch'];
+  const fields = [line.reference ?? '', line.currency, ...amounts, line.valueDate];
+  return `upload-${createHash('sha256').update(fields.join('\u001f')).digest('hex').slice(0, 16)}`;
 }

@@ -11,8 +11,9 @@
 // with a stretch's seed replays that stretch alone.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Money, type Amount } from '../../ledger/money';
+import { CURRENCY_SCALE, Money, type Amount } from '../../ledger/money';
 import type { ReportItem } from '../../src/reconciliation/match';
+import { uploadedLineContent } from '../../src/reconciliation/statement-csv';
 import type { JournalEntry, TrialBalance } from '../../src/statements/trial-balance';
 import { expectError } from '../support/expect';
 import { FinanceDesk } from '../support/finance-desk';
@@ -38,7 +39,18 @@ function withUuids(day: ModelDay): ModelDay {
   };
 }
 
+/** The generated line each uploaded line is, by the name a report gives it (its content and count in the file: statement-csv.ts). */
+const generatedLineOf = new Map<string, string>();
+
 function statementCsv(day: ModelDay): string {
+  const occurrences = new Map<string, number>();
+  for (const l of day.lines) {
+    const scale = CURRENCY_SCALE[l.currency];
+    const content = uploadedLineContent({ reference: l.reference, currency: l.currency, amount: l.amount.toFixed(scale), fee: l.fee.toFixed(scale), valueDate: l.valueDate, settles: l.settles });
+    const n = (occurrences.get(content) ?? 0) + 1;
+    occurrences.set(content, n);
+    generatedLineOf.set(`${content}:${n}`, l.lineId);
+  }
   const rows = day.lines.map((l) => [l.lineId, l.reference ?? '', l.amount.toFixed(2), l.fee.toFixed(2), l.net.toFixed(2), l.currency, l.valueDate, (l.settles ?? []).join(' ')].join(','));
   return `id,reference,amount,fee,net,currency,value_date,settles\n${rows.join('\n')}\n`;
 }
@@ -65,8 +77,13 @@ function fields(record: string): string[] {
   return out;
 }
 
-/** A statement line id as the generated day names it (a report names an uploaded line `upload-<hash>:<id>`). */
-const unscoped = (id: string | null) => (id === null ? null : id.slice(id.indexOf(':') + 1));
+/** A statement line id as the generated day names it. */
+const unscoped = (id: string | null) => {
+  if (id === null) return null;
+  const generated = generatedLineOf.get(id);
+  assert.ok(generated !== undefined, `a report names a line ${id} that no statement uploaded had`);
+  return generated;
+};
 
 /** `work` on each of `items`, `width` at a time. */
 async function inFlight<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
