@@ -1,18 +1,20 @@
 // The searching pass of matching (match.ts, pass 3): for what the certain passes left, pairs a
-// line with one movement of its amount and date, or a batch line without detail with a set of
+// line with one movement of its amount (its net; a line with a fee is also explained by a movement
+// of its gross, which leaves it unsure, below) and date, or a batch line without detail with a set of
 // movements adding up to it, only where a side carries no reference (references that differ
 // never pair) and only when that is the ONE explanation: of the line (no second movement, no
 // second set) and of every movement in it (no other line claims it). Anything less certain is
 // `ambiguous`, naming the candidates; a line the budget did not reach, or whose search a bound
 // cut short, is `not_examined`, and nothing its movements might explain is matched.
-import { CURRENCY_SCALE, type Currency } from '../../ledger/money';
+import { CURRENCY_SCALE, Money, type Currency } from '../../ledger/money';
 import { subsetsAddingUpTo } from './batch-subsets';
 import { format, MATCHED_BY, NOT_EXAMINED, REASONS, type Candidate, type LedgerMovement, type Matcher, type StatementEntry } from './match';
 
 /** What one run may spend searching: steps of the subset search, and a wall-clock deadline (epoch ms). */
 export interface SearchBudget { steps: number; deadline: number }
 
-interface Examined { line: StatementEntry; explanations: LedgerMovement[][]; members: LedgerMovement[] }
+/** A line's explanations and the movements they use; `grossOnly`: its one explanation is a movement of its gross (see below). */
+interface Examined { line: StatementEntry; explanations: LedgerMovement[][]; members: LedgerMovement[]; grossOnly: boolean }
 
 /** Sets looked for to name every candidate of an ambiguous line; past it, every movement that might be in one is named. */
 const CANDIDATE_SETS_MAX = 64;
@@ -44,10 +46,17 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
     }
     const tol = tolerance(line.currency);
     const ones = near.filter((m) => abs(units.get(m)! - target) <= tol);
+    // A line with a fee is also explained by a movement of its gross (the partner took a fee the
+    // ledger does not have): weighed with the others, so a net that another payment happens to
+    // have is never taken for the line's. Alone it pairs nothing: such a pair would be an
+    // exception (`mismatched` on fee) that no table of matches keeps, so a later run over other
+    // days could see it otherwise. The line is `ambiguous`, naming that movement, for a person.
+    const gross = line.fee.isZero() ? null : unitsOf(line.amount, line.currency);
+    const grossOnes = gross === null ? [] : near.filter((m) => !ones.includes(m) && abs(units.get(m)! - gross) <= tol);
     const sameSign = near.filter((m) => (units.get(m)! < 0n) === (target < 0n) && abs(units.get(m)!) <= abs(target) + tol);
-    const sets = subsetsAddingUpTo(sameSign, (m) => units.get(m)!, target, tol, Math.max(0, 2 - ones.length), budget.steps - steps);
+    const sets = subsetsAddingUpTo(sameSign, (m) => units.get(m)!, target, tol, Math.max(0, 2 - ones.length - grossOnes.length), budget.steps - steps);
     steps += sets.steps;
-    const explanations = [...ones.map((m) => [m]), ...sets.found];
+    const explanations = [...ones.map((m) => [m]), ...grossOnes.map((m) => [m]), ...sets.found];
     if (explanations.length < 2 && !sets.complete) {
       unreached.push(line);
       continue;
@@ -59,9 +68,9 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
     if (explanations.length > 1) {
       const every = subsetsAddingUpTo(sameSign, (m) => units.get(m)!, target, tol, CANDIDATE_SETS_MAX, Math.max(0, budget.steps - steps));
       steps += every.steps;
-      members = every.complete && every.found.length < CANDIDATE_SETS_MAX ? [...ones, ...every.found.flat()] : [...ones, ...sameSign];
+      members = every.complete && every.found.length < CANDIDATE_SETS_MAX ? [...ones, ...grossOnes, ...every.found.flat()] : [...ones, ...grossOnes, ...sameSign];
     }
-    examined.push({ line, explanations, members: [...new Set(members)] });
+    examined.push({ line, explanations, members: [...new Set(members)], grossOnly: explanations.length === 1 && grossOnes.length === 1 });
   }
 
   // Every line that might explain a movement: those examined, and those the search did not finish.
@@ -74,14 +83,14 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
   for (const line of wholesale ? [] : unreached) {
     for (const m of open) {
       if (m.currency === line.currency && compatible(m, line) && matcher.closeDate(m.date, line.valueDate) && m.amount.isNegative() === line.net.isNegative()
-        && m.amount.abs().isLessThanOrEqualTo(line.net.abs().plus(matcher.rules.amountTolerance))) claim(m, line);
+        && m.amount.abs().isLessThanOrEqualTo(Money.max(line.net.abs(), line.amount.abs()).plus(matcher.rules.amountTolerance))) claim(m, line);
     }
   }
 
   const unsure: Examined[] = [];
   for (const entry of examined) {
     const [only] = entry.explanations;
-    if (entry.explanations.length === 1 && !only.some(contested)) {
+    if (entry.explanations.length === 1 && !entry.grossOnly && !only.some(contested)) {
       if (only.length === 1) {
         matcher.pair(only[0], entry.line, MATCHED_BY.amountAndDate);
       } else {

@@ -1,6 +1,7 @@
 // A model of reconciliation days for the model-based tests of matching (issue 39): days generated
 // from a seed — payments, lines left off, extra lines (some under a reference that names no
-// payment, with a payment's amount), duplicates, fees, batches with and without settlement
+// payment, with a payment's amount), duplicates, fees (on lines with a reference and without),
+// batches with and without settlement
 // detail, date shifts, lines and movements without a reference, several runs over overlapping
 // days — with the truth of each: which movements each line settles. The oracle checks a run's
 // report against it: no false match ever; every side of the days reported in exactly one item;
@@ -71,7 +72,9 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
     } else if (fate < 0.72 && ledgerKnowsReference) {
       addLine(reference, amount, Math.min(start + span - 1 + 3, day + tolerance + 1 + Math.floor(r() * 2)), [m.entryId]); // late beyond the tolerance
     } else if (fate < 0.84) {
-      addLine(null, amount, shifted(day), [m.entryId]); // a bank export without references
+      // A bank export without references; some of its lines net of a fee the ledger does not have.
+      const fee = r() < 0.3 ? cents(1 + Math.floor(r() * 300)) : new Money(0);
+      addLine(null, amount.minus(fee), shifted(day), [m.entryId], fee);
     } else if (fate < 0.92 && ledgerKnowsReference) {
       detailBatch.push(m);
     } else if (sign > 0 && fate >= 0.92) {

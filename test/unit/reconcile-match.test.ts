@@ -121,6 +121,27 @@ describe('reconciliation matching', () => {
       assert.equal(report.items.find((i) => i.statement_line_id === 'l')!.category, 'ambiguous');
     });
 
+    it('weighs a fee: a line of 97.37 less 0.50 that a payment of 96.87 (its net) and one of 97.37 (its gross) both fit is ambiguous, listing both', () => {
+      const report = reconcile([move('net', '96.87', 'p1'), move('gross', '97.37', 'p2')], [line('l', '97.37', null, DAY, '0.50')], rules);
+      const item = report.items.find((i) => i.statement_line_id === 'l')!;
+      assert.equal(item.category, 'ambiguous');
+      assert.deepEqual(item.candidates!.map((c) => c.ledger_entry_id).sort(), ['gross', 'net']);
+      assert.equal(report.summary.matched, 0);
+      assert.deepEqual(report.items.filter((i) => i.ledger_entry_id !== null).map((i) => i.category), ['ledger_only', 'ledger_only'], 'neither is taken');
+    });
+
+    it('makes a line with a fee that the one payment of its gross fits ambiguous, naming it: a pair by amount across a fee is for a person', () => {
+      const report = reconcile([move('gross', '97.37', 'p2'), move('other', '5.00', 'p3')], [line('l', '97.37', null, DAY, '0.50')], rules);
+      const item = report.items.find((i) => i.statement_line_id === 'l')!;
+      assert.deepEqual([item.category, item.candidates!.map((c) => c.ledger_entry_id)], ['ambiguous', ['gross']]);
+      assert.equal(report.summary.matched, 0);
+    });
+
+    it('matches a line with a fee and the one payment of its net', () => {
+      const report = reconcile([move('net', '96.87', 'p1')], [line('l', '97.37', null, DAY, '0.50')], rules);
+      assert.deepEqual(report.items.map((i) => [i.category, i.ledger_entry_id, i.reason]), [['matched', 'net', 'amount_and_date']]);
+    });
+
     it('does not match a movement two lines without reference both fit', () => {
       const report = reconcile([move('m', '12.00', 'p1')], [line('l1', '12.00', null), line('l2', '12.00', null)], rules);
       assert.equal(report.summary.matched, 0);
