@@ -100,66 +100,73 @@ export interface RecordedExceptions { opened: ExceptionRow[]; resolved: Exceptio
 
 export interface RunOf { id: string; partner: string; from_date: string; to_date: string; amount_tolerance: string; created_at: Date }
 
-/** A movement and a line a run has paired (matched, or mismatched on some field). */
-export interface ArrivedPair {
-  ledger_entry_id: string; statement_line_id: string; reference: string | null; currency: string; ledger_amount: string; statement_amount: string;
+/** What a run paired with a line: the line, its movements, and their amounts (matched, or mismatched on some field). */
+interface ArrivedGroup {
+  statement_line_id: string; ledger_entry_ids: string[]; reference: string | null; currency: string;
+  /** The movements' sum: what the statement now confirms of the ledger's side. */
+  ledger_sum: string;
 }
 
 const RETURNING = `RETURNING ${EXCEPTION_COLUMNS.join(', ')}`;
 
+/** The adjusted exceptions a reversal may be owed for: one side alone, an ambiguous side, or a batch. */
+const REVERSIBLE = `x.category IN ('ledger_only', 'statement_only', 'ambiguous', 'batch') AND (x.status = 'resolving' OR x.resolution = 'adjusted')
+        AND NOT EXISTS (SELECT 1 FROM reconciliation_exceptions r WHERE r.reverses_exception_id = x.id)`;
+
 /**
- * The other side of an exception that was adjusted (or whose adjustment is in flight) has come:
- * the movement and line are a pair after all, so the adjustment posted for the missing side is
- * now too much. For each such exception, once, a new `mismatched` exception on `amount` that
- * `reverses_exception_id` it: its ledger side counts the adjustment, so resolving it `adjusted`
- * has the ledger post the reverse of the first adjustment (statement − (ledger + adjustment)).
- * The adjusted exception itself stays resolved: its entry did post. Called in the run's
- * transaction by whatever pairs movements with lines; returns the exceptions it opened.
+ * The other side of an exception that was adjusted (or whose adjustment is in flight) has come: a
+ * run paired what it named (its movement, its line, a batch line with its movements, a line by a
+ * subset). The adjustment posted for the missing side is now too much, whatever the shape of the
+ * pair. For each such exception, once, a new `mismatched` exception on `amount` that
+ * `reverses_exception_id` it, whose adjustment is exactly the reverse of the first, in its
+ * currency (so on the settlement account it was posted to): its `statement_amount` is what the
+ * statement now confirms of the ledger's side (the movements paired with the line), its
+ * `ledger_amount` that plus the adjustment. A pair that still disagrees (a fee) has its own
+ * exception for that. The adjusted exception stays resolved: its entry did post. Returns the
+ * exceptions opened, in the run's transaction.
  */
-export async function lineArrivedForAdjusted(trx: Knex.Transaction, run: RunOf, pairs: readonly ArrivedPair[]): Promise<ExceptionRow[]> {
-  if (pairs.length === 0) return [];
-  const { rows: adjusted }: { rows: ExceptionRow[] } = await trx.raw(
+async function reverseArrivedAdjustments(trx: Knex.Transaction, run: RunOf): Promise<ExceptionRow[]> {
+  const paired = `SELECT ledger_entry_id, statement_line_id FROM reconciliation_items
+                   WHERE reconciliation_id = :run AND category IN ('matched', 'mismatched') AND ledger_entry_id IS NOT NULL AND statement_line_id IS NOT NULL`;
+  const { rows: adjusted }: { rows: ExceptionRow[] } = await bulkRaw(trx,
     `SELECT ${EXCEPTION_COLUMNS.map((c) => `x.${c}`).join(', ')} FROM reconciliation_exceptions x
-      WHERE x.partner = ? AND (x.status = 'resolving' OR x.resolution = 'adjusted')
-        AND ((x.category = 'ledger_only' AND x.ledger_entry_id = ANY(?::uuid[])) OR (x.category = 'statement_only' AND x.ledger_entry_id IS NULL AND x.statement_line_id = ANY(?::text[])))
-        AND NOT EXISTS (SELECT 1 FROM reconciliation_exceptions r WHERE r.reverses_exception_id = x.id)
+      WHERE x.partner = :partner AND ${REVERSIBLE}
+        AND (x.ledger_entry_id IN (SELECT ledger_entry_id FROM (${paired}) p) OR x.statement_line_id IN (SELECT statement_line_id FROM (${paired}) p))
       ORDER BY x.seq FOR UPDATE OF x`,
-    [run.partner, pairs.map((p) => p.ledger_entry_id), pairs.map((p) => p.statement_line_id)],
+    { run: run.id, partner: run.partner },
+  );
+  if (adjusted.length === 0) return [];
+  // The groups the run paired: per line, its movements (one for a pair, several for a batch or a subset).
+  const { rows: groups }: { rows: ArrivedGroup[] } = await bulkRaw(trx,
+    `SELECT statement_line_id, array_agg(ledger_entry_id::text ORDER BY seq) AS ledger_entry_ids, min(reference) AS reference, min(currency) AS currency,
+            sum(ledger_amount::numeric)::text AS ledger_sum
+       FROM reconciliation_items WHERE reconciliation_id = :run AND category IN ('matched', 'mismatched') AND ledger_entry_id IS NOT NULL AND statement_line_id IS NOT NULL
+        AND statement_line_id IN (SELECT statement_line_id FROM reconciliation_items WHERE reconciliation_id = :run AND (ledger_entry_id = ANY(:entries::uuid[]) OR statement_line_id = ANY(:lines::text[])))
+      GROUP BY statement_line_id`,
+    { run: run.id, entries: adjusted.map((x) => x.ledger_entry_id).filter((id) => id !== null), lines: adjusted.map((x) => x.statement_line_id).filter((id) => id !== null) },
   );
   const opened: ExceptionRow[] = [];
   for (const row of adjusted) {
-    const pair = pairs.find((p) => (row.category === 'ledger_only' ? p.ledger_entry_id === row.ledger_entry_id : p.statement_line_id === row.statement_line_id))!;
+    const group = groups.find((g) => g.statement_line_id === row.statement_line_id) ?? groups.find((g) => row.ledger_entry_id !== null && g.ledger_entry_ids.includes(row.ledger_entry_id));
+    if (!group) continue;
     const adjustment = new Money(row.pending_resolution?.amount ?? differenceOf(row) ?? 0);
     const entry = row.pending_resolution?.entry_id ?? row.adjustment_entry_id;
-    const sum = new Money(pair.ledger_amount).plus(adjustment);
-    const ledgerAmount = isCurrency(pair.currency) ? formatAmount(sum, pair.currency) : sum.toFixed();
-    const side = row.category === 'ledger_only' ? 'line' : 'movement';
-    const reason = `the ${side} of exception ${row.id} arrived (${pair.statement_line_id} for entry ${pair.ledger_entry_id}) after its adjustment of ${adjustment.toFixed()} `
-      + `(entry ${entry}${row.status === 'resolving' ? ', in flight' : ''}): the ledger side counts the adjustment, and resolving this exception adjusted reverses it`;
+    const format = (amount: Amount) => (isCurrency(row.currency) ? formatAmount(amount, row.currency) : amount.toFixed());
+    const confirmed = format(new Money(group.ledger_sum));
+    const counted = format(new Money(group.ledger_sum).plus(adjustment));
+    const reason = `the other side of exception ${row.id} (${row.category}) arrived: line ${group.statement_line_id} with ${group.ledger_entry_ids.length === 1 ? `entry ${group.ledger_entry_ids[0]}` : `entries ${group.ledger_entry_ids.join(', ')}`}, after its adjustment of ${adjustment.toFixed()} `
+      + `(entry ${entry}${row.status === 'resolving' ? ', in flight' : ''}): the ledger side counts the adjustment, and resolving this exception adjusted reverses exactly it`;
     const { rows }: { rows: ExceptionRow[] } = await trx.raw(
       `INSERT INTO reconciliation_exceptions (id, reconciliation_id, partner, category, ledger_entry_id, statement_line_id, reference, currency,
               ledger_amount, statement_amount, field, ledger_value, statement_value, reason, amount_tolerance, status, created_at, reverses_exception_id)
        VALUES (gen_random_uuid(), ?, ?, 'mismatched', ?, ?, ?, ?, ?, ?, 'amount', ?, ?, ?, ?, 'open', ?, ?)
        ON CONFLICT DO NOTHING ${RETURNING}`,
-      [run.id, run.partner, pair.ledger_entry_id, pair.statement_line_id, pair.reference, pair.currency, ledgerAmount, pair.statement_amount,
-        ledgerAmount, pair.statement_amount, reason, run.amount_tolerance, run.created_at, row.id],
+      [run.id, run.partner, row.ledger_entry_id ?? group.ledger_entry_ids[0], group.statement_line_id, group.reference ?? row.reference, row.currency, counted, confirmed,
+        counted, confirmed, reason, run.amount_tolerance, run.created_at, row.id],
     );
     opened.push(...rows);
   }
   return opened;
-}
-
-/** The pairs a run made whose sides were once alone in an adjusted exception (few: read in full). */
-async function arrivedForAdjusted(trx: Knex.Transaction, run: RunOf): Promise<ArrivedPair[]> {
-  const { rows } = await bulkRaw(trx,
-    `SELECT DISTINCT i.ledger_entry_id, i.statement_line_id, i.reference, i.currency, i.ledger_amount, i.statement_amount
-       FROM reconciliation_exceptions x JOIN reconciliation_items i ON i.reconciliation_id = :run AND i.category IN ('matched', 'mismatched')
-        AND i.ledger_entry_id IS NOT NULL AND i.statement_line_id IS NOT NULL
-        AND ((x.category = 'ledger_only' AND i.ledger_entry_id = x.ledger_entry_id) OR (x.category = 'statement_only' AND x.ledger_entry_id IS NULL AND i.statement_line_id = x.statement_line_id))
-      WHERE x.partner = :partner AND (x.status = 'resolving' OR x.resolution = 'adjusted')`,
-    { run: run.id, partner: run.partner },
-  );
-  return rows as ArrivedPair[];
 }
 
 /**
@@ -169,7 +176,7 @@ async function arrivedForAdjusted(trx: Knex.Transaction, run: RunOf): Promise<Ar
  * mismatched pair settles only the "alone" ones of its sides, since a disagreement is still one.
  * Only `open` exceptions close so: one whose adjustment is in flight (`resolving`) or posted
  * (`adjusted`) is not the run's to settle; its arrived side opens a reversal instead
- * (lineArrivedForAdjusted), and that reversal is finance's to adjust: its pair matches by design,
+ * (reverseArrivedAdjustments), and that reversal is finance's to adjust: its pair matches by design,
  * so no run settles it. The items that closed an exception say so in their reason.
  */
 export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promise<RecordedExceptions> {
@@ -200,7 +207,7 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
       { run: run.id },
     );
   }
-  const reversals = await lineArrivedForAdjusted(trx, run, await arrivedForAdjusted(trx, run));
+  const reversals = await reverseArrivedAdjustments(trx, run);
   // An open batch exception whose line now lists more (or other) movements of the ledger takes the
   // run's sum, so an adjustment posts the difference as it stands.
   await bulkRaw(trx,

@@ -1,10 +1,14 @@
-// A match that lasts (issue 49, items 1, 2 and 4), on a service of its own: a line whose amount the
-// partner wrote short ("97.4", "100") matched by hand stays matched in the next run; a bank line
-// matched to one payment stays matched to it when the day is exported again (other ids, one line
-// more, CRLF), however many payments of its amount settle meanwhile; a movement chosen by hand
-// for one ambiguous line is refused for another, 409 `already_matched`, and that line stays open.
+// A match that lasts, and an adjustment undone exactly once (issue 49, items 1, 2, 4 and 5), on a
+// service of its own: a line whose amount the partner wrote short ("97.4", "100") matched by hand
+// stays matched in the next run; a bank line matched to one payment stays matched to it when the
+// day is exported again (other ids, one line more, CRLF), however many payments of its amount
+// settle meanwhile; a movement chosen by hand for one ambiguous line is refused for another, 409
+// `already_matched`, and that line stays open. When the missing side of an adjusted exception
+// arrives (a batch's last payment, the payments a line's amount is the sum of, a line net of a
+// fee), exactly the adjustment is reversed, once, on the settlement account it was posted to.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { Money, type Amount } from '../../ledger/money';
 import { expectError } from '../support/expect';
 import { FinanceDesk } from '../support/finance-desk';
 import { call } from '../support/http';
@@ -13,7 +17,7 @@ import { daysAfter, today } from '../support/days';
 interface Item { category: string; statement_amount: string | null; statement_line_id: string | null; ledger_entry_id: string | null; reference: string | null; reason: string }
 interface Exception { id: string; category: string; status: string; ledger_entry_id: string | null; statement_line_id: string | null; reference: string | null }
 
-describe('reconciliation: a match lasts', function () {
+describe('reconciliation: a match lasts, and an adjustment is undone exactly once', function () {
   this.timeout(120_000);
   const desk = new FinanceDesk('lasting_matches');
   const base = () => desk.service.baseUrl;
@@ -108,5 +112,73 @@ describe('reconciliation: a match lasts', function () {
     assert.equal(after.status, 'open', 'the refused choice changed nothing');
     const other = await resolve(ambiguous[1].id, { resolution: 'matched', note: 'the other payment', ledger_entry_id: m2 });
     assert.equal(other.status, 200, JSON.stringify(other.body));
+  });
+
+  /**
+   * What an adjusting entry moved on the settlement account, as statement − ledger: the account's
+   * posting negated (the partner owes us what it holds: a line the ledger lacks is a debit to it).
+   */
+  const settlementPosting = async (entryId: string): Promise<Amount> => new Money((await desk.service.runtime.db.raw(
+    `SELECT p.amount::text AS amount FROM postings p JOIN ledger_accounts la ON la.id = p.ledger_account_id WHERE p.entry_id = ? AND la.code = 'sys:partner:openbank:USD'`, [entryId])).rows[0].amount).negated();
+  /** Resolves `id` adjusted and returns what its entry moved on the settlement account (statement − ledger). */
+  const adjust = async (id: string): Promise<Amount> => {
+    const adjusted = await resolve(id, { resolution: 'adjusted', note: 'as the statement says' });
+    assert.equal(adjusted.status, 200, JSON.stringify(adjusted.body));
+    return settlementPosting(adjusted.body.adjustment_entry_id);
+  };
+  const reversalOf = async (id: string): Promise<Exception & { ledger_amount: string; statement_amount: string }> => {
+    const reversals = (await open()).filter((e) => (e as unknown as { reverses_exception_id: string | null }).reverses_exception_id === id);
+    assert.equal(reversals.length, 1, `one reversal of ${id}`);
+    return reversals[0] as Exception & { ledger_amount: string; statement_amount: string };
+  };
+
+  it('reverses exactly a batch\'s adjustment once its last payment reaches the ledger and the line adds up', async () => {
+    const day = daysAfter(today(), 4);
+    const paid = [await desk.settledPayIn('40.00', 'statement_missing'), await desk.settledPayIn('50.00', 'statement_missing')];
+    const batchLine = (third: string) => `id,reference,amount,currency,value_date,settles\nb,batch-4,111.11,USD,${day},${paid[0].external_id} ${paid[1].external_id} ${third}\n`;
+    await reconcile({ from: day, to: day, statement_csv: batchLine(`openbank_${randomUUID().replaceAll('-', '')}`) });
+    const batch = (await open()).find((e) => e.category === 'batch' && e.reference === 'batch-4')!;
+    assert.deepEqual([(batch as unknown as { ledger_amount: string }).ledger_amount, (batch as unknown as { statement_amount: string }).statement_amount], ['90.00', '111.11']);
+    const first = await adjust(batch.id);
+    assert.equal(first.toFixed(2), '21.11');
+    const third = await desk.settledPayIn('21.11', 'statement_missing');
+    const again = await reconcile({ from: day, to: day, statement_csv: batchLine(third.external_id) });
+    assert.ok(again.items.filter((i) => i.category === 'matched' && i.reference !== null && [...paid, third].some((p) => p.external_id === i.reference)).length === 3, JSON.stringify(again.items));
+    const reversal = await reversalOf(batch.id);
+    assert.deepEqual([reversal.category, reversal.ledger_amount, reversal.statement_amount], ['mismatched', '132.22', '111.11']);
+    assert.equal(first.plus(await adjust(reversal.id)).toFixed(2), '0.00', 'the adjustment and its reversal cancel');
+    assert.equal((await reconcile({ from: day, to: day, statement_csv: batchLine(third.external_id) })).exceptions.opened, 0, 'reversed once');
+  });
+
+  it('reverses a line\'s whole adjustment when a later run finds the payments its amount is the sum of, not one of them', async () => {
+    const day = daysAfter(today(), 5);
+    const csv = `id,reference,amount,currency,value_date\ns,,35.79,USD,${day}\n`;
+    await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 5 });
+    const alone = (await open()).find((e) => e.category === 'statement_only' && (e as unknown as { statement_amount: string }).statement_amount === '35.79')!;
+    const first = await adjust(alone.id);
+    assert.equal(first.toFixed(2), '35.79');
+    await desk.settledPayIn('12.34', 'statement_missing');
+    await desk.settledPayIn('23.45', 'statement_missing');
+    const again = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 5 });
+    assert.deepEqual(again.items.filter((i) => i.statement_line_id === alone.statement_line_id).map((i) => [i.category, i.reason.split(';')[0]]), [['matched', 'subset'], ['matched', 'subset']]);
+    const reversal = await reversalOf(alone.id);
+    assert.deepEqual([reversal.ledger_amount, reversal.statement_amount], ['71.58', '35.79']);
+    assert.equal(first.plus(await adjust(reversal.id)).toFixed(2), '0.00', 'the whole adjustment is reversed, not the first payment of the subset');
+  });
+
+  it('reverses a missing line\'s adjustment once the line comes net of a fee, and leaves the fee to its own exception: no cent counted twice', async () => {
+    const day = daysAfter(today(), 6);
+    const payIn = await desk.settledPayIn('61.00', 'statement_missing');
+    await reconcile({ from: today(), to: today() });
+    const alone = await entryOf(payIn.external_id);
+    const first = await adjust(alone.id);
+    assert.equal(first.toFixed(2), '-61.00');
+    const arrived = await reconcile({ from: day, to: day, statement_csv: `id,reference,amount,fee,currency,value_date\nf,${payIn.external_id},61.00,0.50,USD,${day}\n`, date_tolerance_days: 6 });
+    assert.deepEqual(arrived.items.filter((i) => i.reference === payIn.external_id).map((i) => i.category), ['mismatched']);
+    const reversal = await reversalOf(alone.id);
+    const fee = (await open()).find((e) => e.category === 'mismatched' && e.reference === payIn.external_id && (e as unknown as { reverses_exception_id: string | null }).reverses_exception_id === null)!;
+    assert.ok(fee, 'the fee is an exception of its own');
+    const total = first.plus(await adjust(reversal.id)).plus(await adjust(fee.id));
+    assert.equal(total.toFixed(2), '-0.50', 'the partner kept 0.50: that, and only that, is adjusted in the end');
   });
 });
