@@ -208,13 +208,16 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
     );
   }
   const reversals = await reverseArrivedAdjustments(trx, run);
-  // An open batch exception whose line now lists more (or other) movements of the ledger takes the
-  // run's sum, so an adjustment posts the difference as it stands.
+  // An open batch exception whose line now lists more (or other) movements, or says another amount
+  // (a batch of a day still going on), takes the run's sides, so an adjustment posts the difference
+  // as it stands.
   await bulkRaw(trx,
-    `UPDATE reconciliation_exceptions x SET ledger_amount = i.ledger_amount, ledger_value = i.ledger_value, movements = i.movements, reason = i.reason
+    `UPDATE reconciliation_exceptions x SET ledger_amount = i.ledger_amount, ledger_value = i.ledger_value, statement_amount = i.statement_amount,
+            statement_value = i.statement_value, movements = i.movements, reason = i.reason
        FROM reconciliation_items i
       WHERE i.reconciliation_id = :run AND i.category = 'batch' AND x.partner = :partner AND x.category = 'batch' AND x.status = 'open'
-        AND x.statement_line_id = i.statement_line_id AND x.ledger_amount IS DISTINCT FROM i.ledger_amount`,
+        AND x.statement_line_id = i.statement_line_id
+        AND (x.ledger_amount IS DISTINCT FROM i.ledger_amount OR x.statement_amount IS DISTINCT FROM i.statement_amount)`,
     { run: run.id, partner: run.partner },
   );
   const { rows: inserted }: { rows: ExceptionRow[] } = await bulkRaw(trx,

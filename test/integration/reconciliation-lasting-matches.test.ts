@@ -181,4 +181,18 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     const total = first.plus(await adjust(reversal.id)).plus(await adjust(fee.id));
     assert.equal(total.toFixed(2), '-0.50', 'the partner kept 0.50: that, and only that, is adjusted in the end');
   });
+
+  it('keeps an open batch exception to its line as the line grows: both its sides are the latest run\'s', async () => {
+    const day = daysAfter(today(), 7);
+    const paid = [await desk.settledPayIn('70.00', 'statement_missing'), await desk.settledPayIn('80.00', 'statement_missing')];
+    const ghost = () => `openbank_${randomUUID().replaceAll('-', '')}`;
+    const batchLine = (amount: string, listed: string[]) => `id,reference,amount,currency,value_date,settles\nb,batch-7,${amount},USD,${day},${listed.join(' ')}\n`;
+    await reconcile({ from: day, to: day, statement_csv: batchLine('100.00', [paid[0].external_id, ghost()]) });
+    const batch = (await open()).find((e) => e.category === 'batch' && e.reference === 'batch-7')!;
+    assert.deepEqual([(batch as unknown as { ledger_amount: string }).ledger_amount, (batch as unknown as { statement_amount: string }).statement_amount], ['70.00', '100.00']);
+    await reconcile({ from: day, to: day, statement_csv: batchLine('190.00', [paid[0].external_id, paid[1].external_id, ghost()]) });
+    const grown = (await call(base(), 'GET', `/v1/reconciliation-exceptions/${batch.id}`, undefined, { token: master() })).body;
+    assert.deepEqual([grown.status, grown.ledger_amount, grown.statement_amount, grown.movements.length], ['open', '150.00', '190.00', 2]);
+    assert.equal(await adjust(batch.id).then((posted) => posted.toFixed(2)), '40.00', 'the difference as it stands');
+  });
 });

@@ -233,7 +233,7 @@ export class ExceptionQueue {
     }
     for (const item of items.filter((i) => i.category === 'batch')) {
       const open = this.open.get(key(item));
-      if (open?.category === 'batch') this.open.set(key(item), { ...open, ledger_amount: item.ledger_amount, movements: item.movements });
+      if (open?.category === 'batch') this.open.set(key(item), { ...open, ledger_amount: item.ledger_amount, statement_amount: item.statement_amount, movements: item.movements });
     }
     for (const item of items.filter((i) => i.category !== 'matched')) {
       if (this.known.has(key(item))) continue;
