@@ -99,6 +99,7 @@ export const REASONS = {
   noMovement: 'no ledger movement matches this line',
   duplicate: (reference: string, lineId: string) => `a second line for reference ${reference}, which line ${lineId} already settles: the partner counted it twice`,
   batchDisagrees: (lineId: string, found: number | string, listed: number | string) => `batch line ${lineId}: the ${found} of its ${listed} listed payments the ledger has add up to another amount`,
+  batchOtherCurrency: (lineId: string, lineCurrency: string, currency: string) => `batch line ${lineId} in ${lineCurrency} lists this payment in ${currency}: an item of its own currency, never summed with the line's`,
   ambiguousLine: (n: number) => `no reference, and ${n} ledger movements fit it: choose one`,
   ambiguousMovement: (n: number) => `no reference, and ${n} statement lines fit it: choose one`,
 };
@@ -108,7 +109,7 @@ export const daysBetween = (a: string, b: string) => Math.abs(Date.parse(`${a}T0
 export const format = (amount: Amount, currency: Currency) => amount.toFixed(CURRENCY_SCALE[currency], Money.ROUND_HALF_EVEN);
 export const sideOf = (m: LedgerMovement): MovementSide => ({ ledger_entry_id: m.entryId, reference: m.reference, amount: format(m.amount, m.currency), value_date: m.date });
 
-type ItemFacts = Pick<ReportItem, 'category' | 'field' | 'ledger_value' | 'statement_value' | 'reason'> & Partial<Pick<ReportItem, 'movements' | 'candidates' | 'ledger_amount'>>;
+type ItemFacts = Pick<ReportItem, 'category' | 'field' | 'ledger_value' | 'statement_value' | 'reason'> & Partial<Pick<ReportItem, 'movements' | 'candidates' | 'ledger_amount' | 'statement_amount'>>;
 
 export class Matcher {
   readonly items: ReportItem[] = [];
@@ -194,10 +195,19 @@ export class Matcher {
       if (group.length === line.settles!.length && group.every((m) => m.currency === line.currency) && this.closeAmount(total, line.net)) {
         for (const m of group) this.add(m, line, { category: 'matched', field: null, ledger_value: null, statement_value: null, reason: MATCHED_BY.reference }, shown);
       } else {
+        // Summed in the line's currency only: a listed payment in another is an item of its own.
+        const same = group.filter((m) => m.currency === line.currency);
+        const sameTotal = same.reduce((sum, m) => sum.plus(m.amount), new Money(0));
         this.add(null, line, {
-          category: 'batch', field: 'amount', ledger_amount: format(total, line.currency), ledger_value: format(total, line.currency), statement_value: format(line.net, line.currency),
-          reason: REASONS.batchDisagrees(line.lineId, group.length, line.settles!.length), movements: group.map(sideOf),
+          category: 'batch', field: 'amount', ledger_amount: format(sameTotal, line.currency), ledger_value: format(sameTotal, line.currency), statement_value: format(line.net, line.currency),
+          reason: REASONS.batchDisagrees(line.lineId, group.length, line.settles!.length), movements: same.map(sideOf),
         }, shown);
+        for (const m of group.filter((x) => x.currency !== line.currency)) {
+          this.add(m, line, {
+            category: 'mismatched', field: 'currency', ledger_value: m.currency, statement_value: line.currency, statement_amount: null,
+            reason: REASONS.batchOtherCurrency(line.lineId, line.currency, m.currency),
+          }, shown);
+        }
       }
     }
   }

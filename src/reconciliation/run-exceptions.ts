@@ -64,6 +64,9 @@ export const historyEntry = (at: Date, action: HistoryEntry['action'], by: strin
  */
 export function differenceOf(row: Pick<ExceptionRow, 'category' | 'field' | 'statement_amount' | 'ledger_amount'>): Amount | null {
   if (row.category === 'late_completion') return null;
+  // A payment a batch line lists in another currency stands alone in its own: the statement has
+  // none of it there (a pair of one currency each has no difference to post: explain it).
+  if (row.category === 'mismatched' && row.field === 'currency') return row.statement_amount === null ? new Money(row.ledger_amount ?? 0).negated() : null;
   if (row.category === 'mismatched' && row.field !== 'amount' && row.field !== 'fee') return null;
   const difference = new Money(row.statement_amount ?? 0).minus(row.ledger_amount ?? 0);
   return difference.isZero() ? null : difference;
@@ -109,8 +112,13 @@ interface ArrivedGroup {
 
 const RETURNING = `RETURNING ${EXCEPTION_COLUMNS.join(', ')}`;
 
+/** An item that pairs a movement with a line; a payment a batch line lists in another currency is not paired by it (it stands alone in its own). */
+const PAIRED = `category IN ('matched', 'mismatched') AND ledger_entry_id IS NOT NULL AND statement_line_id IS NOT NULL
+        AND NOT (category = 'mismatched' AND field = 'currency' AND statement_amount IS NULL)`;
+
 /** The adjusted exceptions a reversal may be owed for: one side alone, an ambiguous side, or a batch. */
-const REVERSIBLE = `x.category IN ('ledger_only', 'statement_only', 'ambiguous', 'batch') AND (x.status = 'resolving' OR x.resolution = 'adjusted')
+const REVERSIBLE = `(x.category IN ('ledger_only', 'statement_only', 'ambiguous', 'batch') OR (x.category = 'mismatched' AND x.field = 'currency' AND x.statement_amount IS NULL))
+        AND (x.status = 'resolving' OR x.resolution = 'adjusted')
         AND NOT EXISTS (SELECT 1 FROM reconciliation_exceptions r WHERE r.reverses_exception_id = x.id)`;
 
 /**
@@ -127,7 +135,7 @@ const REVERSIBLE = `x.category IN ('ledger_only', 'statement_only', 'ambiguous',
  */
 async function reverseArrivedAdjustments(trx: Knex.Transaction, run: RunOf): Promise<ExceptionRow[]> {
   const paired = `SELECT ledger_entry_id, statement_line_id FROM reconciliation_items
-                   WHERE reconciliation_id = :run AND category IN ('matched', 'mismatched') AND ledger_entry_id IS NOT NULL AND statement_line_id IS NOT NULL`;
+                   WHERE reconciliation_id = :run AND ${PAIRED}`;
   const { rows: adjusted }: { rows: ExceptionRow[] } = await bulkRaw(trx,
     `SELECT ${EXCEPTION_COLUMNS.map((c) => `x.${c}`).join(', ')} FROM reconciliation_exceptions x
       WHERE x.partner = :partner AND ${REVERSIBLE}
@@ -140,14 +148,16 @@ async function reverseArrivedAdjustments(trx: Knex.Transaction, run: RunOf): Pro
   const { rows: groups }: { rows: ArrivedGroup[] } = await bulkRaw(trx,
     `SELECT statement_line_id, array_agg(ledger_entry_id::text ORDER BY seq) AS ledger_entry_ids, min(reference) AS reference, min(currency) AS currency,
             sum(ledger_amount::numeric)::text AS ledger_sum
-       FROM reconciliation_items WHERE reconciliation_id = :run AND category IN ('matched', 'mismatched') AND ledger_entry_id IS NOT NULL AND statement_line_id IS NOT NULL
+       FROM reconciliation_items WHERE reconciliation_id = :run AND ${PAIRED}
         AND statement_line_id IN (SELECT statement_line_id FROM reconciliation_items WHERE reconciliation_id = :run AND (ledger_entry_id = ANY(:entries::uuid[]) OR statement_line_id = ANY(:lines::text[])))
       GROUP BY statement_line_id`,
     { run: run.id, entries: adjusted.map((x) => x.ledger_entry_id).filter((id) => id !== null), lines: adjusted.map((x) => x.statement_line_id).filter((id) => id !== null) },
   );
   const opened: ExceptionRow[] = [];
   for (const row of adjusted) {
-    const group = groups.find((g) => g.statement_line_id === row.statement_line_id) ?? groups.find((g) => row.ledger_entry_id !== null && g.ledger_entry_ids.includes(row.ledger_entry_id));
+    // A payment listed in another currency is settled when a line of its own takes it: found by its movement.
+    const byLine = row.category === 'mismatched' ? undefined : groups.find((g) => g.statement_line_id === row.statement_line_id);
+    const group = byLine ?? groups.find((g) => row.ledger_entry_id !== null && g.ledger_entry_ids.includes(row.ledger_entry_id));
     if (!group) continue;
     const adjustment = new Money(row.pending_resolution?.amount ?? differenceOf(row) ?? 0);
     const entry = row.pending_resolution?.entry_id ?? row.adjustment_entry_id;

@@ -234,34 +234,44 @@ async function byBatchDetail(trx: Knex.Transaction, run: StagedRun, seqFrom: num
   );
   await analyzed(trx, 'recon_batch', ['move_seq', 'line_seq']);
   // An agreeing batch: each movement matched with the line. A disagreeing one: ONE item, the line
-  // with every movement it lists, whose amounts are the line's net and the movements' sum.
+  // with every movement it lists in its currency, whose amounts are the line's net and those
+  // movements' sum; and a listed movement in another currency is an item of its own (`mismatched`
+  // on `currency`, its amount in its currency, no statement amount), never summed with the others.
   await bulkRaw(trx, ...named(
     `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
      WITH g AS (
-       SELECT b2.line_seq, count(*) AS n, sum(m2.amount) AS total, max(b2.listed) AS listed,
+       SELECT b2.line_seq, count(*) AS n, coalesce(sum(m2.amount) FILTER (WHERE m2.currency = l2.currency), 0) AS total, max(b2.listed) AS listed,
               count(*) = max(b2.listed) AND bool_and(m2.currency = l2.currency) AND abs(sum(m2.amount) - max(l2.net)) <= :tol::numeric AS agrees,
               bool_or(m2.day BETWEEN :from::date AND :to::date) OR bool_or(l2.value_date BETWEEN :from::date AND :to::date) AS shown
          FROM recon_batch b2 JOIN recon_moves m2 ON m2.seq = b2.move_seq JOIN recon_lines l2 ON l2.seq = b2.line_seq
         GROUP BY b2.line_seq),
      rows AS (
-       SELECT b.line_seq, b.move_seq AS sub, 'matched' AS category, m.entry_id, l.line_id, coalesce(m.reference, l.reference) AS reference, m.currency,
+       SELECT b.line_seq, 1 AS part, b.move_seq AS sub, 'matched' AS category, m.entry_id, l.line_id, coalesce(m.reference, l.reference) AS reference, m.currency,
               ${fmt('m.amount', 'm.currency')} AS ledger_amount, ${fmt('l.net', 'l.currency')} AS statement_amount, NULL AS field, NULL AS ledger_value, NULL AS statement_value,
               :how::text AS reason, NULL::jsonb AS movements
          FROM recon_batch b JOIN g ON g.line_seq = b.line_seq AND g.agrees AND g.shown
          JOIN recon_moves m ON m.seq = b.move_seq
          JOIN recon_lines l ON l.seq = b.line_seq
        UNION ALL
-       SELECT g.line_seq, 0, 'batch', NULL, l.line_id, l.reference, l.currency, ${fmt('g.total', 'l.currency')}, ${fmt('l.net', 'l.currency')}, 'amount',
+       SELECT g.line_seq, 0, 0, 'batch', NULL, l.line_id, l.reference, l.currency, ${fmt('g.total', 'l.currency')}, ${fmt('l.net', 'l.currency')}, 'amount',
               ${fmt('g.total', 'l.currency')}, ${fmt('l.net', 'l.currency')}, format(:disagrees::text, l.line_id, g.n, g.listed),
-              (SELECT jsonb_agg(${MOVEMENT_OBJECT('m')} ORDER BY m.seq) FROM recon_batch b JOIN recon_moves m ON m.seq = b.move_seq WHERE b.line_seq = g.line_seq)
+              coalesce((SELECT jsonb_agg(${MOVEMENT_OBJECT('m')} ORDER BY m.seq) FROM recon_batch b JOIN recon_moves m ON m.seq = b.move_seq
+                         WHERE b.line_seq = g.line_seq AND m.currency = l.currency), '[]'::jsonb)
          FROM g JOIN recon_lines l ON l.seq = g.line_seq
-        WHERE NOT g.agrees AND g.shown)
-     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY line_seq, sub) - 1, category, entry_id, line_id, reference, currency, ledger_amount, statement_amount,
+        WHERE NOT g.agrees AND g.shown
+       UNION ALL
+       SELECT b.line_seq, 1, b.move_seq, 'mismatched', m.entry_id, l.line_id, coalesce(m.reference, l.reference), m.currency, ${fmt('m.amount', 'm.currency')}, NULL, 'currency',
+              m.currency, l.currency, format(:otherCurrency::text, l.line_id, l.currency, m.currency), ${MOVEMENT_JSON('m')}
+         FROM recon_batch b JOIN g ON g.line_seq = b.line_seq AND NOT g.agrees AND g.shown
+         JOIN recon_moves m ON m.seq = b.move_seq
+         JOIN recon_lines l ON l.seq = b.line_seq
+        WHERE m.currency <> l.currency)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY line_seq, part, sub) - 1, category, entry_id, line_id, reference, currency, ledger_amount, statement_amount,
             field, ledger_value, statement_value, reason, movements
        FROM rows`,
     {
       id: run.reconciliationId, seqFrom, tol: run.rules.amountTolerance.toFixed(), from: run.rules.from, to: run.rules.to,
-      how: MATCHED_BY.reference, disagrees: REASONS.batchDisagrees('%s', '%s', '%s'),
+      how: MATCHED_BY.reference, disagrees: REASONS.batchDisagrees('%s', '%s', '%s'), otherCurrency: REASONS.batchOtherCurrency('%s', '%s', '%s'),
     },
   ));
 }

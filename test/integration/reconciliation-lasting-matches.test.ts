@@ -14,7 +14,7 @@ import { FinanceDesk } from '../support/finance-desk';
 import { call } from '../support/http';
 import { daysAfter, today } from '../support/days';
 
-interface Item { category: string; statement_amount: string | null; statement_line_id: string | null; ledger_entry_id: string | null; reference: string | null; reason: string }
+interface Item { category: string; currency: string; ledger_amount: string | null; statement_amount: string | null; statement_line_id: string | null; ledger_entry_id: string | null; reference: string | null; reason: string }
 interface Exception { id: string; category: string; status: string; ledger_entry_id: string | null; statement_line_id: string | null; reference: string | null }
 
 describe('reconciliation: a match lasts, and an adjustment is undone exactly once', function () {
@@ -118,13 +118,13 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
    * What an adjusting entry moved on the settlement account, as statement − ledger: the account's
    * posting negated (the partner owes us what it holds: a line the ledger lacks is a debit to it).
    */
-  const settlementPosting = async (entryId: string): Promise<Amount> => new Money((await desk.service.runtime.db.raw(
-    `SELECT p.amount::text AS amount FROM postings p JOIN ledger_accounts la ON la.id = p.ledger_account_id WHERE p.entry_id = ? AND la.code = 'sys:partner:openbank:USD'`, [entryId])).rows[0].amount).negated();
+  const settlementPosting = async (entryId: string, currency = 'USD'): Promise<Amount> => new Money((await desk.service.runtime.db.raw(
+    `SELECT p.amount::text AS amount FROM postings p JOIN ledger_accounts la ON la.id = p.ledger_account_id WHERE p.entry_id = ? AND la.code = ?`, [entryId, `sys:partner:openbank:${currency}`])).rows[0].amount).negated();
   /** Resolves `id` adjusted and returns what its entry moved on the settlement account (statement − ledger). */
-  const adjust = async (id: string): Promise<Amount> => {
+  const adjust = async (id: string, currency = 'USD'): Promise<Amount> => {
     const adjusted = await resolve(id, { resolution: 'adjusted', note: 'as the statement says' });
     assert.equal(adjusted.status, 200, JSON.stringify(adjusted.body));
-    return settlementPosting(adjusted.body.adjustment_entry_id);
+    return settlementPosting(adjusted.body.adjustment_entry_id, currency);
   };
   const reversalOf = async (id: string): Promise<Exception & { ledger_amount: string; statement_amount: string }> => {
     const reversals = (await open()).filter((e) => (e as unknown as { reverses_exception_id: string | null }).reverses_exception_id === id);
@@ -194,5 +194,22 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     const grown = (await call(base(), 'GET', `/v1/reconciliation-exceptions/${batch.id}`, undefined, { token: master() })).body;
     assert.deepEqual([grown.status, grown.ledger_amount, grown.statement_amount, grown.movements.length], ['open', '150.00', '190.00', 2]);
     assert.equal(await adjust(batch.id).then((posted) => posted.toFixed(2)), '40.00', 'the difference as it stands');
+  });
+
+  it('keeps a payment a batch line lists in another currency apart: an item in its own currency, each adjusted on its own account, never one mixed amount', async () => {
+    const day = daysAfter(today(), 1); // its payment is found through its reference only this near (LOOKAROUND_DAYS)
+    const gbp = await desk.settledPayIn('20.00', 'statement_missing', 'GBP');
+    const csv = `id,reference,amount,currency,value_date,settles\nb,batch-8,23.00,EUR,${day},${gbp.external_id}\n`;
+    const report = await reconcile({ from: day, to: day, statement_csv: csv });
+    const shown = report.items.filter((i) => i.reference === 'batch-8' || i.reference === gbp.external_id).map((i) => [i.category, i.currency, i.ledger_amount, i.statement_amount]);
+    assert.deepEqual(shown, [['batch', 'EUR', '0.00', '23.00'], ['mismatched', 'GBP', '20.00', null]], JSON.stringify(report.items));
+    const queue = await open();
+    const batch = queue.find((e) => e.category === 'batch' && e.reference === 'batch-8')!;
+    const currency = queue.find((e) => e.category === 'mismatched' && e.reference === gbp.external_id)!;
+    assert.equal((currency as unknown as { field: string }).field, 'currency');
+    assert.equal((await adjust(batch.id, 'EUR')).toFixed(2), '23.00', 'the euros the partner holds, on the EUR account');
+    assert.equal((await adjust(currency.id, 'GBP')).toFixed(2), '-20.00', 'the pounds its statement lacks, on the GBP account');
+    const again = await reconcile({ from: day, to: day, statement_csv: csv });
+    assert.equal(again.exceptions.opened, 0, 'nothing opens again, nothing is reversed');
   });
 });

@@ -68,6 +68,15 @@ describe('reconciliation matching', () => {
       assert.equal(report.summary.batch, 1);
     });
 
+    it('makes a payment the batch line lists in another currency an item of its own currency, never summed with the line\'s', () => {
+      const pound: LedgerMovement = { ...move('gbp', '20.00', 'pg'), currency: 'GBP' };
+      const report = reconcile([move('usd', '5.00', 'pu'), pound], [line('batch', '30.00', 'batch-ref', DAY, '0', ['pu', 'pg'])], rules);
+      assert.deepEqual(report.items.map((i) => [i.category, i.currency, i.ledger_entry_id, i.ledger_amount, i.statement_amount, i.field]), [
+        ['batch', 'USD', null, '5.00', '30.00', 'amount'],
+        ['mismatched', 'GBP', 'gbp', '20.00', null, 'currency'],
+      ]);
+    });
+
     it('gives up within its bounds on a line no set of movements adds up to', () => {
       const many = Array.from({ length: 40 }, (_, i) => move(`m${i}`, `${(i + 1) * 2}.00`, `p${i}`));
       const started = Date.now();
