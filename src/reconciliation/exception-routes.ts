@@ -78,7 +78,7 @@ export function credentialName(principal: Pick<Principal, 'kind' | 'credentialId
 const ONLY_MATCHED = { not: {}, 'x-message': 'only a matched resolution names another side' };
 const RESOLVE_BODY = {
   type: 'object', additionalProperties: false, required: ['resolution', 'note'],
-  description: 'matched names the other side with statement_line_id (for a ledger_only exception) or ledger_entry_id (for a statement_only one), or, for an ambiguous exception, the candidate chosen; explained and adjusted name none',
+  description: 'matched names the other side with statement_line_id (for a ledger_only exception) or ledger_entry_id (for a statement_only one), or, for an ambiguous exception, the candidate chosen (ledger_entry_ids: the set chosen, for a line ambiguous between sets); explained and adjusted name none',
   examples: [{ resolution: 'explained', note: 'the partner confirmed the fee by email on 2026-11-24' }],
   properties: {
     resolution: {
@@ -88,17 +88,22 @@ const RESOLVE_BODY = {
     note: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'why: kept with the exception and announced' },
     statement_line_id: { type: 'string', minLength: 1, maxLength: 200, description: 'matched: the line of an open statement_only exception of the same partner and currency' },
     ledger_entry_id: { type: 'string', format: 'uuid', description: 'matched: the entry of an open ledger_only exception of the same partner and currency' },
+    ledger_entry_ids: {
+      type: 'array', items: { type: 'string', format: 'uuid' }, minItems: 2, maxItems: 60, uniqueItems: true,
+      description: 'matched, for an ambiguous line between sets (60 + 40 or 50 + 50): the candidate entries chosen, whose amounts add up to the line',
+    },
   },
-  // matched names exactly one other side; the others name none.
+  // matched names exactly one other side (or set); the others name none.
   allOf: [
     {
-      if: { properties: { resolution: { const: 'matched' } }, required: ['resolution'], not: { required: ['statement_line_id'] } },
-      then: { required: ['ledger_entry_id'], 'x-message': 'matched names the other side: statement_line_id or ledger_entry_id', 'x-field': 'statement_line_id' },
+      if: { properties: { resolution: { const: 'matched' } }, required: ['resolution'], not: { anyOf: [{ required: ['statement_line_id'] }, { required: ['ledger_entry_ids'] }] } },
+      then: { required: ['ledger_entry_id'], 'x-message': 'matched names the other side: statement_line_id, ledger_entry_id or ledger_entry_ids', 'x-field': 'statement_line_id' },
     },
     { if: { required: ['statement_line_id'] }, then: { not: { required: ['ledger_entry_id'] }, 'x-message': 'name statement_line_id or ledger_entry_id, not both', 'x-field': 'ledger_entry_id' } },
+    { if: { required: ['ledger_entry_ids'] }, then: { not: { anyOf: [{ required: ['ledger_entry_id'] }, { required: ['statement_line_id'] }] }, 'x-message': 'name ledger_entry_ids alone: a set, not a side besides', 'x-field': 'ledger_entry_ids' } },
     {
       if: { properties: { resolution: { enum: ['explained', 'adjusted'] } }, required: ['resolution'] },
-      then: { properties: { statement_line_id: ONLY_MATCHED, ledger_entry_id: ONLY_MATCHED } },
+      then: { properties: { statement_line_id: ONLY_MATCHED, ledger_entry_id: ONLY_MATCHED, ledger_entry_ids: ONLY_MATCHED } },
     },
   ],
 } as const;
@@ -149,9 +154,9 @@ export function reconciliationExceptionRoutes(desk: ExceptionDesk): RouteDef[] {
       },
       handler: async (request) => {
         const { id } = request.params as { id: string };
-        const { resolution, note, statement_line_id: statementLineId, ledger_entry_id: ledgerEntryId } = request.body;
+        const { resolution, note, statement_line_id: statementLineId, ledger_entry_id: ledgerEntryId, ledger_entry_ids: ledgerEntryIds } = request.body;
         const by = credentialName(request.principal!);
-        return { status: 200, body: await desk.resolve(id, { resolution, note, statementLineId, ledgerEntryId, by }) };
+        return { status: 200, body: await desk.resolve(id, { resolution, note, statementLineId, ledgerEntryId, ledgerEntryIds: ledgerEntryIds as string[] | undefined, by }) };
       },
     }),
   ];

@@ -37,6 +37,8 @@ export interface Resolution {
   /** matched: the other side, itself an open exception of the same partner and currency. */
   statementLineId?: string;
   ledgerEntryId?: string;
+  /** matched, for an ambiguous line between sets: the candidate entries whose amounts add up to it. */
+  ledgerEntryIds?: string[];
   /** Who resolves: the credential, never its secret. */
   by: string;
 }
@@ -46,7 +48,9 @@ export const adjustmentEntryId = (exceptionId: string) => derivedUuid('reconcili
 
 /** What makes two resolve requests the same request: their body, not who sent it or under which key. */
 export function resolutionFingerprint(r: Omit<Resolution, 'by'>): string {
-  return createHash('sha256').update(JSON.stringify([r.resolution, r.note, r.statementLineId ?? null, r.ledgerEntryId ?? null])).digest('hex');
+  // A set is appended only when named: the fingerprints of the requests before sets stay as they were.
+  const named = [r.resolution, r.note, r.statementLineId ?? null, r.ledgerEntryId ?? null, ...(r.ledgerEntryIds ? [r.ledgerEntryIds] : [])];
+  return createHash('sha256').update(JSON.stringify(named)).digest('hex');
 }
 
 /** The columns of the queue as CSV, in this order. */
@@ -172,6 +176,7 @@ export class ExceptionDesk {
 
   /** A movement reported alone paired by hand with a line reported alone: both close. */
   private async pair(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string): Promise<ExceptionRow[]> {
+    if (resolution.ledgerEntryIds !== undefined) return this.chooseSet(trx, row, resolution, print, resolution.ledgerEntryIds);
     const side = resolution.statementLineId !== undefined ? 'statement_line_id' : 'ledger_entry_id';
     const named = resolution.statementLineId ?? resolution.ledgerEntryId!;
     if (row.category === 'ambiguous') return this.choose(trx, row, resolution, print, side, named);
@@ -193,7 +198,7 @@ export class ExceptionDesk {
       throw new DomainError('exception_pair_mismatch', `the pair's amounts differ by ${gap.toFixed()}, beyond the tolerance of ${row.amount_tolerance}: the ledger moved ${ledgerSide.ledger_amount}, the line says ${statementSide.statement_amount}`, 'amount');
     }
     await recordHandMatch(trx, {
-      partner: row.partner, ledgerEntryId: ledgerSide.ledger_entry_id!, statementLineId: statementSide.statement_line_id!,
+      partner: row.partner, ledgerEntryIds: [ledgerSide.ledger_entry_id!], statementLineId: statementSide.statement_line_id!,
       reconciliationId: (row.reconciliation_id ?? other.reconciliation_id)!, lineNet: statementSide.statement_amount!, currency: row.currency, at: new Date(),
     });
     return [await this.close(trx, row, resolution, { counterpart: other.id }, print), await this.close(trx, other, resolution, { counterpart: row.id }, null)];
@@ -222,9 +227,39 @@ export class ExceptionDesk {
       .where({ partner: row.partner, category: side === 'ledger_entry_id' ? 'ledger_only' : 'statement_only', status: 'open', [side]: named }).forUpdate().first(...EXCEPTION_COLUMNS);
     const choice = `${resolution.note} (matched with ${side === 'ledger_entry_id' ? 'ledger entry' : 'statement line'} ${named})`;
     const [ledgerEntryId, statementLineId, lineNet] = side === 'ledger_entry_id' ? [named, row.statement_line_id!, row.statement_amount!] : [row.ledger_entry_id!, named, chosen.amount];
-    await recordHandMatch(trx, { partner: row.partner, ledgerEntryId, statementLineId, reconciliationId: row.reconciliation_id!, lineNet, currency: row.currency, at: new Date() });
+    await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: [ledgerEntryId], statementLineId, reconciliationId: row.reconciliation_id!, lineNet, currency: row.currency, at: new Date() });
     const closed = await this.close(trx, row, resolution, { counterpart: alone?.id }, print, choice);
     return alone ? [closed, await this.close(trx, alone, resolution, { counterpart: row.id }, null, choice)] : [closed];
+  }
+
+  /**
+   * An ambiguous line matched by hand with a set of its candidates (a line ambiguous between sets:
+   * 60 + 40 or 50 + 50): every entry named must be a candidate, and their amounts must add up to
+   * the line within the report's tolerance. It closes `matched`; each chosen entry's own exception
+   * (reported alone, if it is) closes with it.
+   */
+  private async chooseSet(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string, named: string[]): Promise<ExceptionRow[]> {
+    if (row.category !== 'ambiguous' || row.statement_line_id === null) {
+      throw new DomainError('exception_pair_mismatch', 'ledger_entry_ids names the set an ambiguous line is the sum of: this exception is not one; name ledger_entry_id or statement_line_id', 'ledger_entry_ids');
+    }
+    const { rows: [{ candidates }] } = await trx.raw(`SELECT coalesce(to_jsonb(x) -> 'candidates', '[]'::jsonb) AS candidates FROM reconciliation_exceptions x WHERE id = ?`, [row.id]);
+    const all = candidates as Array<{ ledger_entry_id: string | null; amount: string }>;
+    const strangers = named.filter((id) => !all.some((c) => c.ledger_entry_id === id));
+    if (strangers.length > 0) {
+      throw new DomainError('exception_pair_mismatch', `ledger_entry_ids ${strangers.join(', ')} ${strangers.length === 1 ? 'is not a candidate' : 'are not candidates'} of this ambiguous exception: choose among ${all.map((c) => c.ledger_entry_id).join(', ') || 'none'}`, 'ledger_entry_ids');
+    }
+    const sum = named.reduce((total, id) => total.plus(all.find((c) => c.ledger_entry_id === id)!.amount), new Money(0));
+    const gap = sum.minus(row.statement_amount ?? 0).abs();
+    if (gap.isGreaterThan(row.amount_tolerance)) {
+      throw new DomainError('exception_pair_mismatch', `the set chosen adds up to ${sum.toFixed()}, ${gap.toFixed()} from the line's ${row.statement_amount}, beyond the tolerance of ${row.amount_tolerance}`, 'amount');
+    }
+    await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: named, statementLineId: row.statement_line_id, reconciliationId: row.reconciliation_id!, lineNet: row.statement_amount!, currency: row.currency, at: new Date() });
+    const choice = `${resolution.note} (matched with ledger entries ${named.join(', ')})`;
+    const closed = [await this.close(trx, row, resolution, {}, print, choice)];
+    const alone: ExceptionRow[] = await trx('reconciliation_exceptions')
+      .where({ partner: row.partner, category: 'ledger_only', status: 'open' }).whereIn('ledger_entry_id', named).forUpdate().select(...EXCEPTION_COLUMNS);
+    for (const one of alone) closed.push(await this.close(trx, one, resolution, { counterpart: row.id }, null, choice));
+    return closed;
   }
 
   /** `open → resolving`: what the adjustment posts is fixed now, and recorded with the request that asked for it. */

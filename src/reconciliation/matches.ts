@@ -34,20 +34,21 @@ export async function recordMatches(trx: Knex.Transaction, run: RunOf, priorItem
      SELECT ledger_entry_id, :partner, statement_line_id, :run, reason, :at FROM recon_new_matches WHERE ledger_entry_id IS NOT NULL`, params);
 }
 
-/** A pair finance matched by hand: the movement and the line, and the report that raised it. */
-export interface HandMatch { partner: string; ledgerEntryId: string; statementLineId: string; reconciliationId: string; lineNet: string; currency: string; at: Date }
+/** A pair (or a line and the set of movements it is the sum of) finance matched by hand, and the report that raised it. */
+export interface HandMatch { partner: string; ledgerEntryIds: string[]; statementLineId: string; reconciliationId: string; lineNet: string; currency: string; at: Date }
 
 /**
- * Records a pair matched by hand as a run's matches are recorded, with reason `by_hand`, so a later
- * run reports both sides matched and never pairs either with something else. The line's
- * fingerprint is its net at its currency's scale with no settlement detail (a line matched by hand
- * names one movement); a line whose content differs later is matched afresh, as a run's would be.
+ * Records a pair (a line and one movement, or the set it is the sum of) matched by hand as a run's
+ * matches are recorded, with reason `by_hand`, so a later run reports every side matched and never
+ * pairs one with something else. The line's fingerprint is its net at its currency's scale with no
+ * settlement detail (a line matched by hand names its movements); a line whose content differs
+ * later is matched afresh, as a run's would be.
  * A side matched before (by a run, or by hand with another side) is refused, 409
  * `already_matched` naming it: the caller's transaction records nothing.
  * @throws DomainError already_matched
  */
 export async function recordHandMatch(trx: Knex.Transaction, match: HandMatch): Promise<void> {
-  const params = { ...match };
+  const params = { partner: match.partner, statementLineId: match.statementLineId, reconciliationId: match.reconciliationId, lineNet: match.lineNet, currency: match.currency, at: match.at };
   const line = await bulkRaw(trx,
     `INSERT INTO reconciliation_matched_lines (partner, statement_line_id, reconciliation_id, reason, fingerprint, created_at)
      VALUES (:partner, :statementLineId, :reconciliationId, 'by_hand', ${fingerprintSql(':lineNet::numeric', ':currency::text', 'NULL')}, :at)
@@ -56,11 +57,14 @@ export async function recordHandMatch(trx: Knex.Transaction, match: HandMatch): 
     const earlier = await trx('reconciliation_matched_lines').where({ partner: match.partner, statement_line_id: match.statementLineId }).first('reconciliation_id', 'reason');
     throw new DomainError('already_matched', `statement line ${match.statementLineId} is matched already (${earlier?.reason ?? 'by an earlier run'}, report ${earlier?.reconciliation_id ?? 'unknown'}): it cannot be matched again`, 'statement_line_id');
   }
-  const movement = await bulkRaw(trx,
-    `INSERT INTO reconciliation_matches (ledger_entry_id, partner, statement_line_id, reconciliation_id, reason, created_at)
-     VALUES (:ledgerEntryId, :partner, :statementLineId, :reconciliationId, 'by_hand', :at) ON CONFLICT DO NOTHING RETURNING ledger_entry_id`, params);
-  if (movement.rows.length === 0) {
-    const earlier = await trx('reconciliation_matches').where({ ledger_entry_id: match.ledgerEntryId }).first('statement_line_id', 'reason');
-    throw new DomainError('already_matched', `ledger entry ${match.ledgerEntryId} is matched already with statement line ${earlier?.statement_line_id ?? 'unknown'} (${earlier?.reason ?? 'by an earlier run'}): choose another, or explain or adjust this exception`, 'ledger_entry_id');
+  for (const ledgerEntryId of match.ledgerEntryIds) {
+    const movement = await bulkRaw(trx,
+      `INSERT INTO reconciliation_matches (ledger_entry_id, partner, statement_line_id, reconciliation_id, reason, created_at)
+       VALUES (:ledgerEntryId, :partner, :statementLineId, :reconciliationId, 'by_hand', :at) ON CONFLICT DO NOTHING RETURNING ledger_entry_id`, { ...params, ledgerEntryId });
+    if (movement.rows.length === 0) {
+      const earlier = await trx('reconciliation_matches').where({ ledger_entry_id: ledgerEntryId }).first('statement_line_id', 'reason');
+      const field = match.ledgerEntryIds.length > 1 ? 'ledger_entry_ids' : 'ledger_entry_id';
+      throw new DomainError('already_matched', `ledger entry ${ledgerEntryId} is matched already with statement line ${earlier?.statement_line_id ?? 'unknown'} (${earlier?.reason ?? 'by an earlier run'}): choose another, or explain or adjust this exception`, field);
+    }
   }
 }

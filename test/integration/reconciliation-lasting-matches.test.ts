@@ -212,4 +212,30 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     const again = await reconcile({ from: day, to: day, statement_csv: csv });
     assert.equal(again.exceptions.opened, 0, 'nothing opens again, nothing is reversed');
   });
+
+  it('matches a line ambiguous between sets (60 + 40 or 50 + 50) by hand with the set named, and keeps that match in the next run', async () => {
+    const day = daysAfter(today(), 2);
+    const amounts = ['60.11', '40.22', '50.11', '50.22'];
+    const payIns = [];
+    for (const amount of amounts) payIns.push(await desk.settledPayIn(amount, 'statement_missing'));
+    await reconcile({ from: today(), to: today() });
+    const [m60, m40, m50a, m50b] = await Promise.all(payIns.map(async (p) => (await entryOf(p.external_id)).ledger_entry_id!));
+    const csv = `id,reference,amount,currency,value_date\nsum,,100.33,USD,${day}\n`;
+    await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 2 });
+    const ambiguous = (await open()).find((e) => e.category === 'ambiguous' && (e as unknown as { statement_amount: string }).statement_amount === '100.33')!;
+    assert.ok(ambiguous, 'the line is ambiguous');
+    const set = (ids: string[], extra: Record<string, unknown> = {}) => resolve(ambiguous.id, { resolution: 'matched', note: 'the bank listed them', ledger_entry_ids: ids, ...extra });
+    expectError(await set([m60, m50a]), 422, 'exception_pair_mismatch', 'amount', 'a set that does not add up');
+    expectError(await set([m60, randomUUID()]), 422, 'exception_pair_mismatch', 'ledger_entry_ids', 'a set with an entry that is no candidate');
+    expectError(await set([m60, m40], { ledger_entry_id: m60 }), 400, 'invalid_request', 'ledger_entry_ids', 'a set and a side besides');
+    expectError(await set([m60]), 400, 'invalid_request', 'ledger_entry_ids', 'a set of one');
+    const matched = await set([m60, m40]);
+    assert.equal(matched.status, 200, JSON.stringify(matched.body));
+    assert.deepEqual([matched.body.status, matched.body.resolution], ['resolved', 'matched']);
+    const stillOpen = (await open()).filter((e) => e.category === 'ledger_only' && [m60, m40, m50a, m50b].includes(e.ledger_entry_id ?? '')).map((e) => e.ledger_entry_id).sort();
+    assert.deepEqual(stillOpen, [m50a, m50b].sort(), 'the chosen entries close with the line; the others stay alone');
+    const again = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 2 });
+    const rows = again.items.filter((i) => i.statement_line_id === ambiguous.statement_line_id);
+    assert.deepEqual(rows.map((i) => [i.category, i.ledger_entry_id, i.reason.split(';')[0]]).sort(), [['matched', m60, 'by_hand'], ['matched', m40, 'by_hand']].sort());
+  });
 });
