@@ -18,6 +18,7 @@ import type { JournalEntry, TrialBalance } from '../../src/statements/trial-bala
 import { expectError } from '../support/expect';
 import { FinanceDesk } from '../support/finance-desk';
 import { call, type JsonResponse } from '../support/http';
+import { prng } from '../support/prng';
 import { replayOf, seeds } from '../support/seeds';
 import { checkOpen, checkRun, generateDays, sureDifferences, type ModelDay } from '../support/reconcile-model';
 import { ensureSettlementAccounts, postSeededEntries } from '../support/seed-ledger';
@@ -42,7 +43,8 @@ function withUuids(day: ModelDay): ModelDay {
 /** The generated line each uploaded line is, by the name a report gives it (its content and count in the file: statement-csv.ts). */
 const generatedLineOf = new Map<string, string>();
 
-function statementCsv(day: ModelDay): string {
+/** Names the day's lines as the first export of its statement lists them (lines of one content are told apart by their order). */
+function nameLines(day: ModelDay): void {
   const occurrences = new Map<string, number>();
   for (const l of day.lines) {
     const scale = CURRENCY_SCALE[l.currency];
@@ -51,8 +53,30 @@ function statementCsv(day: ModelDay): string {
     occurrences.set(content, n);
     generatedLineOf.set(`${content}:${n}`, l.lineId);
   }
-  const rows = day.lines.map((l) => [l.lineId, l.reference ?? '', l.amount.toFixed(2), l.fee.toFixed(2), l.net.toFixed(2), l.currency, l.valueDate, (l.settles ?? []).join(' ')].join(','));
-  return `id,reference,amount,fee,net,currency,value_date,settles\n${rows.join('\n')}\n`;
+}
+
+/**
+ * The day's statement as the partner exports it: the first export in its lines' order, at their
+ * scale; each later one (`export_` > 0) a re-export, as a bank gives the same day again: its own
+ * line ids, its lines in another order, CRLF, amounts written short ("12.3", "100"). Lines of one
+ * content keep their relative order, so each keeps its name.
+ */
+function statementCsv(day: ModelDay, export_ = 0): string {
+  const again = export_ > 0;
+  const amount = (a: Amount) => (again ? a.toFixed() : a.toFixed(2));
+  let lines = day.lines.map((l, i) => ({ l, i }));
+  if (again) {
+    const random = prng(day.seed * 31 + export_);
+    const keys = new Map(lines.map(({ i }) => [i, random()]));
+    const content = (l: ModelDay['lines'][number]) => `${l.reference}|${l.amount.toFixed(2)}|${l.fee.toFixed(2)}|${l.valueDate}|${l.settles === null}`;
+    // Shuffled by content: the lines of one content move together, in their order.
+    const first = new Map<string, number>();
+    for (const { l, i } of lines) if (!first.has(content(l))) first.set(content(l), keys.get(i)!);
+    lines = [...lines].sort((a, b) => first.get(content(a.l))! - first.get(content(b.l))! || a.i - b.i);
+  }
+  const rows = lines.map(({ l }) => [again ? `re${export_}-${l.lineId}` : l.lineId, l.reference ?? '', amount(l.amount), amount(l.fee), amount(l.net), l.currency, l.valueDate, (l.settles ?? []).join(' ')].join(','));
+  const eol = again ? '\r\n' : '\n';
+  return `id,reference,amount,fee,net,currency,value_date,settles${eol}${rows.join(eol)}${eol}`;
 }
 
 /** A CSV record's fields (the report's CSV quotes a field with a comma or quote). */
@@ -212,10 +236,11 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     const seen = { days: 0, runs: 0, matched: 0, ambiguous: 0, batch: 0 };
     const books: Array<{ movements: Map<string, string>; lines: Set<string> }> = [];
     for (const [k, day] of days.entries()) {
-      const csv = statementCsv(day);
+      nameLines(day);
       const book = { movements: new Map<string, string>(), lines: new Set<string>() };
       const replay = `seed ${day.seed} (replay: TEST_SEED=${day.seed} RECONCILE_E2E_STRETCHES=1)`;
-      for (const rules of day.runs) {
+      for (const [run, rules] of day.runs.entries()) {
+        const csv = statementCsv(day, run);
         const answer = await call(desk.service.baseUrl, 'POST', '/v1/reconciliations', {
           partner: 'openbank', from: rules.from, to: rules.to, amount_tolerance: '0.00', date_tolerance_days: rules.dateToleranceDays, statement_csv: csv,
         }, { token: desk.service.config.masterKey });

@@ -38,8 +38,10 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
   const lines: StatementEntry[] = [];
   const owner = new Map<string, Set<string>>();
   // Few distinct amounts, so that amounts and sums collide and the matching must know it is unsure.
-  const pool = Array.from({ length: 4 + Math.floor(r() * 8) }, () => 100 + Math.floor(r() * 20000));
-  const amountOf = () => (r() < 0.5 ? pick(pool) : 100 + Math.floor(r() * 20000));
+  // Some whole and some ending in 0 (written "100" and "12.3" by a partner that drops zeros).
+  const rounded = (units: number) => (r() < 0.15 ? Math.max(100, Math.round(units / 100) * 100) : r() < 0.2 ? Math.max(100, Math.round(units / 10) * 10) : units);
+  const pool = Array.from({ length: 4 + Math.floor(r() * 8) }, () => rounded(100 + Math.floor(r() * 20000)));
+  const amountOf = () => (r() < 0.5 ? pick(pool) : rounded(100 + Math.floor(r() * 20000)));
   let n = 0;
   const id = (kind: string) => `${tag}-${kind}${(n += 1)}`;
   const addLine = (reference: string | null, net: Amount, day: number, owners: string[], fee: Amount = new Money(0), settles: string[] | null = null) => {
