@@ -280,9 +280,68 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     }
     const lastPosting = days.reduce((last, d) => d.movements.reduce((l, m) => Math.max(l, Date.parse(`${m.date}T12:00:00Z`)), last), 0);
     const adjusted = await adjustEach(runSeed, sure, lastPosting);
-    console.log(`      ${JSON.stringify({ ...seen, open: open.length, adjusted, nothing_to_adjust: sure.length - adjusted, unsure: open.length - sure.length })}`);
+    const reversed = await lateLines(days, sure);
+    console.log(`      ${JSON.stringify({ ...seen, open: open.length, adjusted, nothing_to_adjust: sure.length - adjusted, unsure: open.length - sure.length, reversed })}`);
     assert.ok(seen.days >= stretches, `${seen.days} days`);
     assert.ok(adjusted > 0, `seed ${runSeed}: no sure difference to adjust`);
+  }
+
+  /**
+   * The lines left off the statements arrive after all, once finance has adjusted their payments
+   * (each `ledger_only`: its adjustment took the payment off the settlement account): each day's
+   * statement is exported again with them, and reconciled over the stretch's days. Each adjusted
+   * payment whose line came gets exactly one exception that reverses its adjustment, whose
+   * difference is exactly the adjustment's, reversed; a second run opens none; resolved `adjusted`
+   * through the route, each reversal's entry and its adjustment's cancel on the settlement account.
+   * Returns how many were reversed.
+   */
+  async function lateLines(days: ModelDay[], sure: SureException[]): Promise<number> {
+    const started = new Date(Date.now() - 1000);
+    const reversals: Array<{ of: SureException; id: string }> = [];
+    for (const day of days) {
+      const adjustedAlone = sure.filter((s) => s.seed === day.seed && s.exception.category === 'ledger_only' && !s.difference.isZero());
+      const late = adjustedAlone.map((s) => day.movements.find((m) => m.entryId === s.exception.ledger_entry_id)!)
+        .filter((m) => m.reference !== null && !day.lines.some((l) => day.owner.get(l.lineId)?.has(m.entryId)));
+      if (late.length === 0) continue;
+      const lines = late.map((m, i) => ({ lineId: `${day.seed}-late${i}`, reference: m.reference, currency: m.currency, amount: m.amount, fee: new Money(0), net: m.amount, valueDate: m.date, settles: null }));
+      const arrived: ModelDay = { ...day, lines: [...day.lines, ...lines], owner: new Map([...day.owner, ...lines.map((l, i) => [l.lineId, new Set([late[i].entryId])] as const)]) };
+      nameLines(arrived);
+      const range = { from: day.runs.reduce((a, r) => (r.from < a ? r.from : a), day.runs[0].from), to: day.runs.reduce((a, r) => (r.to > a ? r.to : a), day.runs[0].to) };
+      const reconcileArrived = async () => {
+        const answer = await call(desk.service.baseUrl, 'POST', '/v1/reconciliations', {
+          partner: 'openbank', ...range, amount_tolerance: '0.00', date_tolerance_days: day.runs[0].dateToleranceDays, statement_csv: statementCsv(arrived, day.runs.length + 1),
+        }, { token: master() });
+        assert.equal(answer.status, 201, `seed ${day.seed}, late lines: ${JSON.stringify(answer.body).slice(0, 500)}`);
+      };
+      await reconcileArrived();
+      const opened = await desk.service.runtime.db('reconciliation_exceptions').whereIn('reverses_exception_id', adjustedAlone.map((s) => s.exception.id))
+        .select('id', 'reverses_exception_id', 'ledger_amount', 'statement_amount', 'status');
+      for (const m of late) {
+        const of = adjustedAlone.find((s) => s.exception.ledger_entry_id === m.entryId)!;
+        const mine = opened.filter((x) => x.reverses_exception_id === of.exception.id);
+        assert.equal(mine.length, 1, `${named(of)}: one reversal once its line came, ${mine.length} found`);
+        const difference = new Money(mine[0].statement_amount).minus(mine[0].ledger_amount);
+        assert.equal(difference.toFixed(2), of.difference.negated().toFixed(2), `${named(of)}: the reversal undoes exactly the adjustment`);
+        reversals.push({ of, id: mine[0].id });
+      }
+      assert.equal(opened.length, late.length, `seed ${day.seed}: a reversal for each adjusted payment whose line came, and no other`);
+      await reconcileArrived();
+      const again = await desk.service.runtime.db('reconciliation_exceptions').whereIn('reverses_exception_id', adjustedAlone.map((s) => s.exception.id)).count({ n: '*' });
+      assert.equal(Number(again[0].n), late.length, `seed ${day.seed}: reversed once, however often the day is reconciled`);
+    }
+    const entryOf = new Map<string, string>();
+    await inFlight(reversals, ADJUSTING_WIDTH, async ({ of, id }) => {
+      const answer = await adjust(id, `model seed ${of.seed}: the line came after all`);
+      assert.equal(answer.status, 200, `${named(of)}: its reversal ${id}: ${JSON.stringify(answer.body)}`);
+      entryOf.set(id, answer.body.adjustment_entry_id);
+    });
+    const posted = await adjustmentsSince(started);
+    for (const { of, id } of reversals) {
+      const settlement = posted.get(entryOf.get(id)!)?.postings.find((p) => p.ledger_account === SETTLEMENT);
+      assert.ok(settlement, `${named(of)}: its reversal's entry is in the journal`);
+      assert.equal(new Money(settlement.amount).toFixed(2), of.difference.toFixed(2), `${named(of)}: the reversal posts the adjustment's ${of.difference.negated().toFixed(2)} back`);
+    }
+    return reversals.length;
   }
 
   const claim = 'never matches falsely, leaves every difference in exactly one exception, and adjusts each sure one exactly, through the routes';
