@@ -12,7 +12,7 @@
 // it made. No transaction stays open while the ledger is asked.
 import type { Knex } from 'knex';
 import { createHash, randomUUID } from 'node:crypto';
-import { formatAmount, isCurrency, Money } from '../../ledger/money';
+import { formatAmount, isCurrency } from '../../ledger/money';
 import { writeOutboxRound } from '../../ledger/outbox';
 import type { Page, PageRequest } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
@@ -22,26 +22,16 @@ import { type LedgerClient } from '../ledger-client/client';
 import { publishRound } from '../outbox/publish-round';
 import type { Runtime } from '../runtime';
 import { csvRow } from '../statements/formats';
-import { recordHandMatch } from './matches';
+import { closeException, matchByHand, type Resolution } from './hand-matches';
 import {
     differenceOf, EXCEPTION_COLUMNS, historyEntry, resolvedEvent, viewOfException,
-    type ExceptionCategory, type ExceptionResolution, type ExceptionRow, type ExceptionStatus, type ExceptionView, type PendingResolution,
+    type ExceptionCategory, type ExceptionRow, type ExceptionStatus, type ExceptionView, type PendingResolution,
 } from './run-exceptions';
 
 /** `from` inclusive, `to` exclusive: the route turns a calendar date in `to` into the start of the next day. */
 export interface ExceptionFilter { partner?: string; status?: ExceptionStatus; category?: ExceptionCategory; from?: Date; to?: Date }
 
-export interface Resolution {
-  resolution: ExceptionResolution;
-  note: string;
-  /** matched: the other side, itself an open exception of the same partner and currency. */
-  statementLineId?: string;
-  ledgerEntryId?: string;
-  /** matched, for an ambiguous line between sets: the candidate entries whose amounts add up to it. */
-  ledgerEntryIds?: string[];
-  /** Who resolves: the credential, never its secret. */
-  by: string;
-}
+export type { Resolution } from './hand-matches';
 
 /** The adjusting entry of an exception: one per exception, however often it is asked for. */
 export const adjustmentEntryId = (exceptionId: string) => derivedUuid('reconciliation-adjustment-entry', exceptionId);
@@ -144,7 +134,7 @@ export class ExceptionDesk {
       throw new DomainError('exception_already_resolved', `the adjusting entry ${posted.id} was posted for this exception: resolve it as adjusted to record it`, 'resolution');
     }
     if (resolution.resolution === 'adjusted') return this.startAdjustment(trx, row, resolution, print);
-    const closed = resolution.resolution === 'explained' ? [await this.close(trx, row, resolution, {}, print)] : await this.pair(trx, row, resolution, print);
+    const closed = resolution.resolution === 'explained' ? [await closeException(trx, row, resolution, {}, print)] : await matchByHand(trx, row, resolution, print);
     const roundId = randomUUID();
     const events = closed.map((one) => resolvedEvent(one, this.runtime.config.environment, null));
     await this.announce(trx, roundId, events);
@@ -160,106 +150,6 @@ export class ExceptionDesk {
     const row: ExceptionRow | undefined = await trx('reconciliation_exceptions').where('id', id).forUpdate().first(...EXCEPTION_COLUMNS);
     if (!row) throw new DomainError('reconciliation_exception_not_found', `no reconciliation exception ${id}`, 'id');
     return row;
-  }
-
-  private async close(
-    trx: Knex.Transaction, row: ExceptionRow, resolution: Omit<Resolution, 'statementLineId' | 'ledgerEntryId'>, links: { counterpart?: string; entry?: string }, print: string | null, historyNote = resolution.note,
-  ): Promise<ExceptionRow> {
-    const at = new Date();
-    const [closed]: ExceptionRow[] = await trx('reconciliation_exceptions').where({ id: row.id }).whereIn('status', ['open', 'resolving']).update({
-      status: 'resolved', resolution: resolution.resolution, note: resolution.note, resolved_by: resolution.by, resolved_at: at,
-      counterpart_exception_id: links.counterpart ?? null, adjustment_entry_id: links.entry ?? null, pending_resolution: null, resolution_fingerprint: print,
-      history: trx.raw('history || ?::jsonb', [historyEntry(at, 'resolved', resolution.by, historyNote)]),
-    }, [...EXCEPTION_COLUMNS]);
-    return closed;
-  }
-
-  /** A movement reported alone paired by hand with a line reported alone: both close. */
-  private async pair(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string): Promise<ExceptionRow[]> {
-    if (resolution.ledgerEntryIds !== undefined) return this.chooseSet(trx, row, resolution, print, resolution.ledgerEntryIds);
-    const side = resolution.statementLineId !== undefined ? 'statement_line_id' : 'ledger_entry_id';
-    const named = resolution.statementLineId ?? resolution.ledgerEntryId!;
-    if (row.category === 'ambiguous') return this.choose(trx, row, resolution, print, side, named);
-    const wanted = side === 'statement_line_id' ? 'statement_only' : 'ledger_only';
-    const own = side === 'statement_line_id' ? 'ledger_only' : 'statement_only';
-    if (row.category !== own) {
-      if (row.category === 'late_completion') throw new DomainError('exception_pair_mismatch', 'a late completion has no other side to pair: explain it', side);
-      throw new DomainError('exception_pair_mismatch', `a ${row.category} exception is not paired by ${side}: name ${own === 'ledger_only' ? 'ledger_entry_id for a statement_only' : 'statement_line_id for a ledger_only'} exception, or explain or adjust it`, side);
-    }
-    const other: ExceptionRow | undefined = await trx('reconciliation_exceptions')
-      .where({ partner: row.partner, category: wanted, status: 'open', [side]: named }).forUpdate().first(...EXCEPTION_COLUMNS);
-    if (!other) throw new DomainError('exception_pair_mismatch', `no open ${wanted} exception of ${row.partner} has ${side} ${named}`, side);
-    if (other.currency !== row.currency) {
-      throw new DomainError('exception_pair_mismatch', `the pair's currencies differ: ${row.currency} and ${other.currency}`, 'currency');
-    }
-    const [ledgerSide, statementSide] = row.category === 'ledger_only' ? [row, other] : [other, row];
-    const gap = new Money(ledgerSide.ledger_amount!).minus(statementSide.statement_amount!).abs();
-    if (gap.isGreaterThan(row.amount_tolerance)) {
-      throw new DomainError('exception_pair_mismatch', `the pair's amounts differ by ${gap.toFixed()}, beyond the tolerance of ${row.amount_tolerance}: the ledger moved ${ledgerSide.ledger_amount}, the line says ${statementSide.statement_amount}`, 'amount');
-    }
-    await recordHandMatch(trx, {
-      partner: row.partner, ledgerEntryIds: [ledgerSide.ledger_entry_id!], statementLineId: statementSide.statement_line_id!,
-      reconciliationId: (row.reconciliation_id ?? other.reconciliation_id)!, lineNet: statementSide.statement_amount!, currency: row.currency, at: new Date(),
-    });
-    return [await this.close(trx, row, resolution, { counterpart: other.id }, print), await this.close(trx, other, resolution, { counterpart: row.id }, null)];
-  }
-
-  /**
-   * An ambiguous exception matched by hand: the request names one of its candidates, on the side
-   * it lacks. It closes `matched`, its history naming the choice; the candidate's own exception
-   * (the movement or line reported alone, if it is) closes with it as its counterpart. The
-   * candidates are read from the row as a whole, so this reads whatever lists them.
-   */
-  private async choose(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string, side: 'statement_line_id' | 'ledger_entry_id', named: string): Promise<ExceptionRow[]> {
-    const { rows: [{ candidates }] } = await trx.raw(`SELECT coalesce(to_jsonb(x) -> 'candidates', '[]'::jsonb) AS candidates FROM reconciliation_exceptions x WHERE id = ?`, [row.id]);
-    const all = candidates as Array<{ ledger_entry_id: string | null; statement_line_id: string | null; amount: string }>;
-    const chosen = all.find((c) => c[side] === named);
-    if (!chosen) {
-      const listed = all.map((c) => c.ledger_entry_id ?? c.statement_line_id).join(', ');
-      throw new DomainError('exception_pair_mismatch', `${side} ${named} is not a candidate of this ambiguous exception: choose one of ${listed || 'none'}`, side);
-    }
-    const own = side === 'ledger_entry_id' ? row.statement_amount : row.ledger_amount;
-    const gap = new Money(chosen.amount).minus(own ?? 0).abs();
-    if (gap.isGreaterThan(row.amount_tolerance)) {
-      throw new DomainError('exception_pair_mismatch', `the candidate's amount ${chosen.amount} differs from ${own} by ${gap.toFixed()}, beyond the tolerance of ${row.amount_tolerance}`, 'amount');
-    }
-    const alone: ExceptionRow | undefined = await trx('reconciliation_exceptions')
-      .where({ partner: row.partner, category: side === 'ledger_entry_id' ? 'ledger_only' : 'statement_only', status: 'open', [side]: named }).forUpdate().first(...EXCEPTION_COLUMNS);
-    const choice = `${resolution.note} (matched with ${side === 'ledger_entry_id' ? 'ledger entry' : 'statement line'} ${named})`;
-    const [ledgerEntryId, statementLineId, lineNet] = side === 'ledger_entry_id' ? [named, row.statement_line_id!, row.statement_amount!] : [row.ledger_entry_id!, named, chosen.amount];
-    await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: [ledgerEntryId], statementLineId, reconciliationId: row.reconciliation_id!, lineNet, currency: row.currency, at: new Date() });
-    const closed = await this.close(trx, row, resolution, { counterpart: alone?.id }, print, choice);
-    return alone ? [closed, await this.close(trx, alone, resolution, { counterpart: row.id }, null, choice)] : [closed];
-  }
-
-  /**
-   * An ambiguous line matched by hand with a set of its candidates (a line ambiguous between sets:
-   * 60 + 40 or 50 + 50): every entry named must be a candidate, and their amounts must add up to
-   * the line within the report's tolerance. It closes `matched`; each chosen entry's own exception
-   * (reported alone, if it is) closes with it.
-   */
-  private async chooseSet(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string, named: string[]): Promise<ExceptionRow[]> {
-    if (row.category !== 'ambiguous' || row.statement_line_id === null) {
-      throw new DomainError('exception_pair_mismatch', 'ledger_entry_ids names the set an ambiguous line is the sum of: this exception is not one; name ledger_entry_id or statement_line_id', 'ledger_entry_ids');
-    }
-    const { rows: [{ candidates }] } = await trx.raw(`SELECT coalesce(to_jsonb(x) -> 'candidates', '[]'::jsonb) AS candidates FROM reconciliation_exceptions x WHERE id = ?`, [row.id]);
-    const all = candidates as Array<{ ledger_entry_id: string | null; amount: string }>;
-    const strangers = named.filter((id) => !all.some((c) => c.ledger_entry_id === id));
-    if (strangers.length > 0) {
-      throw new DomainError('exception_pair_mismatch', `ledger_entry_ids ${strangers.join(', ')} ${strangers.length === 1 ? 'is not a candidate' : 'are not candidates'} of this ambiguous exception: choose among ${all.map((c) => c.ledger_entry_id).join(', ') || 'none'}`, 'ledger_entry_ids');
-    }
-    const sum = named.reduce((total, id) => total.plus(all.find((c) => c.ledger_entry_id === id)!.amount), new Money(0));
-    const gap = sum.minus(row.statement_amount ?? 0).abs();
-    if (gap.isGreaterThan(row.amount_tolerance)) {
-      throw new DomainError('exception_pair_mismatch', `the set chosen adds up to ${sum.toFixed()}, ${gap.toFixed()} from the line's ${row.statement_amount}, beyond the tolerance of ${row.amount_tolerance}`, 'amount');
-    }
-    await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: named, statementLineId: row.statement_line_id, reconciliationId: row.reconciliation_id!, lineNet: row.statement_amount!, currency: row.currency, at: new Date() });
-    const choice = `${resolution.note} (matched with ledger entries ${named.join(', ')})`;
-    const closed = [await this.close(trx, row, resolution, {}, print, choice)];
-    const alone: ExceptionRow[] = await trx('reconciliation_exceptions')
-      .where({ partner: row.partner, category: 'ledger_only', status: 'open' }).whereIn('ledger_entry_id', named).forUpdate().select(...EXCEPTION_COLUMNS);
-    for (const one of alone) closed.push(await this.close(trx, one, resolution, { counterpart: row.id }, null, choice));
-    return closed;
   }
 
   /** `open → resolving`: what the adjustment posts is fixed now, and recorded with the request that asked for it. */
@@ -316,7 +206,7 @@ export class ExceptionDesk {
     const step = await this.runtime.db.transaction(async (trx): Promise<{ closed: ExceptionRow; events: ReturnType<typeof resolvedEvent>[] }> => {
       const now = await this.locked(trx, row.id);
       if (now.status === 'resolved') return { closed: now, events: [] }; // a retry running beside this one recorded it
-      const closed = await this.close(trx, now, pending, { entry: pending.entry_id }, pending.fingerprint);
+      const closed = await closeException(trx, now, pending, { entry: pending.entry_id }, pending.fingerprint);
       const events = [resolvedEvent(closed, this.runtime.config.environment, pending.amount)];
       await this.announce(trx, roundId, events);
       return { closed, events };
