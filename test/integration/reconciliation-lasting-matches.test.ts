@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money, type Amount } from '../../ledger/money';
+import { up as rewriteFingerprints } from '../../migrations/20261201090000_canonical_line_fingerprints';
 import { expectError } from '../support/expect';
 import { FinanceDesk } from '../support/finance-desk';
 import { call } from '../support/http';
@@ -237,5 +238,27 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     const again = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 2 });
     const rows = again.items.filter((i) => i.statement_line_id === ambiguous.statement_line_id);
     assert.deepEqual(rows.map((i) => [i.category, i.ledger_entry_id, i.reason.split(';')[0]]).sort(), [['matched', m60, 'by_hand'], ['matched', m40, 'by_hand']].sort());
+  });
+
+  it('keeps the matches recorded before amounts were canonical: the migration rewrites their fingerprints at the currency\'s scale', async () => {
+    const day = daysAfter(today(), 5);
+    const payIn = await desk.settledPayIn('44.40', 'statement_missing');
+    await reconcile({ from: today(), to: today() });
+    const csv = `id,reference,amount,currency,value_date\nm,,44.4,USD,${day}\n`;
+    const first = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 5 });
+    const line = first.items.find((i) => i.category === 'matched' && i.statement_amount === '44.40');
+    assert.ok(line?.statement_line_id, JSON.stringify(first.items));
+    const { db } = desk.service.runtime;
+    const recorded = () => db('reconciliation_matched_lines').where({ partner: 'openbank', statement_line_id: line.statement_line_id }).first('fingerprint');
+    const canonical = (await recorded()).fingerprint as string;
+    assert.match(canonical, /^44\.40\|/);
+    // As the code before it recorded it: the amount in its shortest form.
+    await db('reconciliation_matched_lines').where({ partner: 'openbank', statement_line_id: line.statement_line_id }).update({ fingerprint: canonical.replace(/^44\.40/, '44.4') });
+    await rewriteFingerprints(db);
+    assert.equal((await recorded()).fingerprint, canonical, 'rewritten at the scale of USD');
+    const again = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 5 });
+    assert.deepEqual(again.items.filter((i) => i.statement_line_id === line.statement_line_id).map((i) => [i.category, i.ledger_entry_id]), [['matched', line.ledger_entry_id]]);
+    assert.equal(again.exceptions.opened, 0, 'the match stands: nothing reopens');
+    assert.ok(payIn.external_id);
   });
 });
