@@ -27,7 +27,7 @@ export interface LedgerMovement {
 }
 
 export interface StatementEntry {
-  /** Unique per partner: an uploaded statement's ids are scoped by the upload (statement-csv.ts). */
+  /** Unique per partner: the partner's line id, or an uploaded line's name by its content (statement-csv.ts). */
   lineId: string;
   /** The partner's reference; null: the line carries none (bank exports often do not). */
   reference: string | null;
