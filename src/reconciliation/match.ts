@@ -102,6 +102,7 @@ export const REASONS = {
   batchOtherCurrency: (lineId: string, lineCurrency: string, currency: string) => `batch line ${lineId} in ${lineCurrency} lists this payment in ${currency}: an item of its own currency, never summed with the line's`,
   ambiguousLine: (n: number) => `no reference, and ${n} ledger movements fit it: choose one`,
   ambiguousMovement: (n: number) => `no reference, and ${n} statement lines fit it: choose one`,
+  unexaminedMayExplain: (n: number) => `${n} statement line${n === 1 ? '' : 's'} the search did not examine (not_examined) may settle it: look at ${n === 1 ? 'it' : 'them'} before adjusting`,
 };
 
 const DAY_MS = 86_400_000;

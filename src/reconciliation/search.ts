@@ -80,10 +80,15 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
   // A great many unreached lines (the deadline passed early): every movement of their currencies may be theirs.
   const wholesale = unreached.length * open.length > 5_000_000 ? new Set(unreached.map((l) => l.currency)) : null;
   const contested = (m: LedgerMovement) => (wholesale?.has(m.currency) ?? false) || claims.get(m)!.size > 1;
+  // Movements a line the search did not examine may settle: none of them is reported as sure.
+  const unexamined = new Set<LedgerMovement>();
   for (const line of wholesale ? [] : unreached) {
     for (const m of open) {
       if (m.currency === line.currency && compatible(m, line) && matcher.closeDate(m.date, line.valueDate) && m.amount.isNegative() === line.net.isNegative()
-        && m.amount.abs().isLessThanOrEqualTo(Money.max(line.net.abs(), line.amount.abs()).plus(matcher.rules.amountTolerance))) claim(m, line);
+        && m.amount.abs().isLessThanOrEqualTo(Money.max(line.net.abs(), line.amount.abs()).plus(matcher.rules.amountTolerance))) {
+        claim(m, line);
+        unexamined.add(m);
+      }
     }
   }
 
@@ -123,11 +128,17 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
       category: 'ambiguous', field: null, ledger_value: null, statement_value: null, reason: REASONS.ambiguousLine(movementsOf.length), candidates: movementsOf.map(candidateOfMovement),
     }, matcher.inRange(line.valueDate) || movementsOf.some((m) => matcher.inRange(m.date))); // a candidate reported alone is unsure too: say so
   }
+  // A movement several lines without reference fit is unsure; so is one, with a reference or
+  // without, that a line the search did not examine may settle (reported alone it would look sure,
+  // and finance could adjust it while its line is there).
   for (const [m, by] of claims) {
-    if (m.reference !== null || matcher.movementUsed.has(m) || by.size < 2) continue;
+    if (matcher.movementUsed.has(m) || (!unexamined.has(m) && (m.reference !== null || by.size < 2))) continue;
     matcher.movementUsed.add(m);
+    const reason = unexamined.has(m) ? REASONS.unexaminedMayExplain(by.size) : REASONS.ambiguousMovement(by.size);
+    // Lines not examined can be thousands (a search cut short): the first of them are named, the reason counts them all.
+    const named = unexamined.has(m) ? [...by].slice(0, CANDIDATE_SETS_MAX) : [...by];
     matcher.add(m, null, {
-      category: 'ambiguous', field: null, ledger_value: null, statement_value: null, reason: REASONS.ambiguousMovement(by.size), candidates: [...by].map(candidateOfLine),
+      category: 'ambiguous', field: null, ledger_value: null, statement_value: null, reason, candidates: named.map(candidateOfLine),
     }, matcher.inRange(m.date) || [...by].some((l) => matcher.inRange(l.valueDate)));
   }
 }

@@ -171,6 +171,16 @@ describe('reconciliation matching', () => {
       assert.deepEqual([report.items.find((i) => i.statement_line_id === 'l')!.reason, report.summary.matched, report.not_examined], ['not_examined', 0, 1]);
     });
 
+    it('reports no movement as sure that a line it did not examine may settle: a payment of the line\'s amount among more than the search takes', () => {
+      const busy = Array.from({ length: 70 }, (_, i) => move(`b${i}`, '1.00', null));
+      const report = reconcile([move('own', '96.34', 'p-own'), ...busy], [line('l', '96.34', null)], rules);
+      assert.equal(report.items.find((i) => i.statement_line_id === 'l')!.reason, 'not_examined');
+      const own = report.items.find((i) => i.ledger_entry_id === 'own')!;
+      assert.deepEqual([own.category, own.candidates!.map((c) => c.statement_line_id)], ['ambiguous', ['l']], 'not ledger_only: its line may be there');
+      assert.match(own.reason, /did not examine/);
+      assert.ok(!report.items.some((i) => i.category === 'ledger_only'), 'none of the movements the line may explain looks sure');
+    });
+
     it('says so when a bound cuts the subset search short, rather than give up silently', () => {
       const many = Array.from({ length: 80 }, (_, i) => move(`m${i}`, `${i + 1}.00`, `p${i}`));
       const report = reconcile(many, [line('big', '5000.00', null)], rules);
