@@ -67,12 +67,49 @@ async function unpairedMovementsLedgerOnly(trx: Knex.Transaction, run: LeftoverR
   return rowCount ?? 0;
 }
 
+/** Lines × movements beyond which the fallback does not weigh each pair (search.ts: its "wholesale" bound). */
+const PAIRS_WEIGHED_MAX = 5_000_000;
+
+/** An unpaired line that may settle movement `m` (as search.ts claims one for a line it did not examine). */
+const MAY_SETTLE = `l.currency = m.currency AND (m.reference IS NULL OR l.reference IS NULL) AND abs(l.value_date - m.day) <= :days::int
+          AND (l.net < 0) = (m.amount < 0) AND abs(m.amount) <= greatest(abs(l.net), abs(l.amount)) + :tol::numeric`;
+
 /**
- * Every leftover alone, the lines not_examined, by Postgres: the items when the searching worker
- * did not finish in time (a loaded machine), in the order match.ts's last pass writes them.
+ * With the search not finished, each movement left: `ambiguous` when a line not examined may settle
+ * it (naming the first 64 of them), never a sure-looking ledger_only; `ledger_only` otherwise.
  */
-async function leftoversAlone(trx: Knex.Transaction, run: LeftoverRun, seqFrom: number): Promise<void> {
-  const movements = await unpairedMovementsLedgerOnly(trx, run, seqFrom);
+async function unpairedMovementsUnsure(trx: Knex.Transaction, run: LeftoverRun, seqFrom: number): Promise<number> {
+  const { rowCount } = await bulkRaw(trx, ...named(
+    `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements, candidates)
+     SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY m.day, m.entry_id) - 1, CASE WHEN c.n > 0 THEN 'ambiguous' ELSE 'ledger_only' END, m.entry_id, NULL, m.reference, m.currency,
+            ${fmt('m.amount', 'm.currency')}, NULL, NULL, NULL, NULL,
+            CASE WHEN c.n = 1 THEN :one::text WHEN c.n > 1 THEN format(:many::text, c.n)
+                 ELSE :reason::text || CASE WHEN m.reference IS NULL THEN '' ELSE format(' (partner reference %s)', m.reference) END END,
+            ${MOVEMENT_JSON('m')}, CASE WHEN c.n > 0 THEN k.list END
+       FROM recon_moves m
+       CROSS JOIN LATERAL (SELECT count(*)::int AS n ${UNPAIRED_LINES} AND ${MAY_SETTLE}) c
+       CROSS JOIN LATERAL (SELECT jsonb_agg(x.candidate ORDER BY x.seq) AS list FROM (
+         SELECT l.seq, jsonb_build_object('ledger_entry_id', NULL, 'statement_line_id', l.line_id, 'reference', l.reference, 'amount', ${fmt('l.net', 'l.currency')}, 'value_date', l.value_date::text) AS candidate
+           ${UNPAIRED_LINES} AND ${MAY_SETTLE} ORDER BY l.seq LIMIT 64) x) k
+      WHERE NOT EXISTS (SELECT 1 FROM recon_ref r WHERE r.move_seq = m.seq AND r.rank = 1)
+        AND NOT EXISTS (SELECT 1 FROM recon_batch b WHERE b.move_seq = m.seq) AND m.day BETWEEN :from::date AND :to::date`,
+    {
+      id: run.reconciliationId, seqFrom, from: run.rules.from, to: run.rules.to, reason: REASONS.noLine, days: run.rules.dateToleranceDays, tol: run.rules.amountTolerance.toFixed(),
+      one: REASONS.unexaminedMayExplain(1), many: REASONS.unexaminedMayExplain(2).replace(/^2/, '%s'),
+    },
+  ));
+  return rowCount ?? 0;
+}
+
+/**
+ * Every leftover reported without the search, the lines not_examined, by Postgres: the items when
+ * the searching worker did not finish in time (a loaded machine), in the order match.ts's last
+ * pass writes them; a movement a line may settle is not reported as sure.
+ */
+async function leftoversAlone(trx: Knex.Transaction, run: LeftoverRun, seqFrom: number, pairsToWeigh: number): Promise<void> {
+  // Each movement weighed against each line as the search weighs them, when that is a bounded
+  // amount of work (search.ts takes the same bound for its "wholesale" case).
+  const movements = pairsToWeigh <= PAIRS_WEIGHED_MAX ? await unpairedMovementsUnsure(trx, run, seqFrom) : await unpairedMovementsLedgerOnly(trx, run, seqFrom);
   await bulkRaw(trx, ...named(
     `INSERT INTO reconciliation_items (reconciliation_id, seq, ${ITEM_COLUMNS.join(', ')}, movements)
      SELECT :id, :seqFrom::int + row_number() OVER (ORDER BY l.seq) - 1, 'statement_only', NULL, l.line_id, l.reference, l.currency,
@@ -98,7 +135,7 @@ export async function searchLeftovers(trx: Knex.Transaction, run: LeftoverRun, s
     budget: { steps: budget.steps, deadline: Date.now() + budget.ms }, graceMs: budget.graceMs, target: { reconciliationId: run.reconciliationId, seqFrom, columns },
   });
   if (!searched) {
-    await leftoversAlone(trx, run, seqFrom);
+    await leftoversAlone(trx, run, seqFrom, openLines.count * movements.count);
     return { left, notExamined: openLines.count };
   }
   await copyTextInto(trx, 'reconciliation_items', columns, searched.copy);

@@ -82,6 +82,7 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
   const contested = (m: LedgerMovement) => (wholesale?.has(m.currency) ?? false) || claims.get(m)!.size > 1;
   // Movements a line the search did not examine may settle: none of them is reported as sure.
   const unexamined = new Set<LedgerMovement>();
+  const unreachedLines = new Set(unreached);
   for (const line of wholesale ? [] : unreached) {
     for (const m of open) {
       if (m.currency === line.currency && compatible(m, line) && matcher.closeDate(m.date, line.valueDate) && m.amount.isNegative() === line.net.isNegative()
@@ -135,8 +136,10 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
     if (matcher.movementUsed.has(m) || (!unexamined.has(m) && (m.reference !== null || by.size < 2))) continue;
     matcher.movementUsed.add(m);
     const reason = unexamined.has(m) ? REASONS.unexaminedMayExplain(by.size) : REASONS.ambiguousMovement(by.size);
-    // Lines not examined can be thousands (a search cut short): the first of them are named, the reason counts them all.
-    const named = unexamined.has(m) ? [...by].slice(0, CANDIDATE_SETS_MAX) : [...by];
+    // Lines not examined can be thousands (a search cut short): every line examined is named, then
+    // the first of the others; the reason counts them all.
+    const examinedFirst = [...by].filter((l) => !unreachedLines.has(l));
+    const named = unexamined.has(m) ? [...examinedFirst, ...[...by].filter((l) => unreachedLines.has(l)).slice(0, CANDIDATE_SETS_MAX)] : [...by];
     matcher.add(m, null, {
       category: 'ambiguous', field: null, ledger_value: null, statement_value: null, reason, candidates: named.map(candidateOfLine),
     }, matcher.inRange(m.date) || [...by].some((l) => matcher.inRange(l.valueDate)));

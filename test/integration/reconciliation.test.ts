@@ -170,6 +170,19 @@ describe('reconciliation against partner statements', function () {
     assert.deepEqual(report.summary, { matched: 0, ledger_only: 0, statement_only: 2, mismatched: 0, ambiguous: 0, batch: 0 });
   });
 
+  it('reports a movement a line not examined may settle as unsure, naming the line, when the search does not finish in time', async () => {
+    const paid = await settledPayIn('77.71', 'statement_missing');
+    const csv = `id,reference,amount,currency,value_date\nu-1,,77.71,USD,${today()}\n`;
+    const stopped = new Reconciliations(service.runtime, () => { throw new Error('an upload asks no partner'); }, { steps: 1_000_000, ms: 0, graceMs: 0 });
+    const report = await stopped.run({ partner: 'openbank', from: today(), to: today(), dryRun: true, amountTolerance: '0.00', dateToleranceDays: 0, statementCsv: csv, trigger: 'api' });
+    assert.ok(report);
+    const line = report.items.find((i) => i.statement_amount === '77.71' && i.ledger_entry_id === null)!;
+    assert.equal(line.reason, 'not_examined');
+    const own = report.items.find((i) => i.reference === paid.external_id)!;
+    assert.deepEqual([own.category, own.candidates?.map((c) => c.statement_line_id)], ['ambiguous', [line.statement_line_id]], 'not a sure ledger_only: its line may be there');
+    assert.match(own.reason, /1 statement line the search did not examine/);
+  });
+
   it('takes from and to as calendar dates or as ISO 8601 instants (their UTC day), and says which forms it takes', async () => {
     const byDates = await reconcile({ dry_run: true });
     const byInstants = await reconcile({ from: `${today()}T08:15:00Z`, to: `${today()}T23:59:59.999+00:00`, dry_run: true });

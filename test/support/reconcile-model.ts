@@ -1,7 +1,7 @@
 // A model of reconciliation days for the model-based tests of matching (issue 39): days generated
 // from a seed — payments, lines left off, extra lines (some under a reference that names no
 // payment, with a payment's amount), duplicates, fees (on lines with a reference and without),
-// busy days of one amount with more candidates than the search takes, batches with and without settlement
+// batches with and without settlement
 // detail, date shifts, lines and movements without a reference, several runs over overlapping
 // days — with the truth of each: which movements each line settles. The oracle checks a run's
 // report against it: no false match ever; every side of the days reported in exactly one item;
@@ -83,17 +83,6 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
       plainBatch.push(m);
     } else {
       addLine(reference, amount, shifted(day), [m.entryId]);
-    }
-  }
-  if (r() < 0.05) {
-    // A busy day of one amount without references (a payroll): more movements near each line than
-    // the search takes (SUBSET_CANDIDATES_MAX), each with its line; no one could tell them apart.
-    const amount = cents(amountOf());
-    const day = start + Math.floor(r() * span);
-    for (let i = 61 + Math.floor(r() * 10); i > 0; i -= 1) {
-      const m: LedgerMovement = { entryId: id('e'), reference: null, currency, amount, date: dayOf(day) };
-      movements.push(m);
-      addLine(null, amount, day, [m.entryId]);
     }
   }
   if (detailBatch.length > 0) {
