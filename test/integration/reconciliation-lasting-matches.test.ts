@@ -74,7 +74,7 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
 
   it('keeps a bank line matched to its payment when the day is exported again, though another payment of its amount settled meanwhile', async () => {
     const day = daysAfter(today(), 2);
-    const first = await desk.settledPayIn('55.10', 'statement_missing');
+    await desk.settledPayIn('55.10', 'statement_missing');
     await reconcile({ from: today(), to: today() });
     const csv = `id,reference,amount,currency,value_date\n7,,55.1,USD,${day}\n`;
     const report = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 3 });
@@ -90,7 +90,6 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     const same = again.items.find((item) => item.statement_line_id === line.statement_line_id);
     assert.deepEqual([same?.category, same?.ledger_entry_id], ['matched', line.ledger_entry_id], `the line keeps its payment: ${JSON.stringify(again.items)}`);
     assert.ok(!again.items.some((item) => item.ledger_entry_id === secondEntry && item.category === 'matched'), 'the payment the partner never settled is not matched');
-    assert.ok(first.external_id !== second.external_id);
   });
 
   it('refuses a movement chosen by hand for a second ambiguous line, 409 already_matched, and that line stays open', async () => {
@@ -242,7 +241,7 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
 
   it('keeps the matches recorded before amounts were canonical: the migration rewrites their fingerprints at the currency\'s scale', async () => {
     const day = daysAfter(today(), 5);
-    const payIn = await desk.settledPayIn('44.40', 'statement_missing');
+    await desk.settledPayIn('44.40', 'statement_missing');
     await reconcile({ from: today(), to: today() });
     const csv = `id,reference,amount,currency,value_date\nm,,44.4,USD,${day}\n`;
     const first = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 5 });
@@ -259,6 +258,5 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     const again = await reconcile({ from: day, to: day, statement_csv: csv, date_tolerance_days: 5 });
     assert.deepEqual(again.items.filter((i) => i.statement_line_id === line.statement_line_id).map((i) => [i.category, i.ledger_entry_id]), [['matched', line.ledger_entry_id]]);
     assert.equal(again.exceptions.opened, 0, 'the match stands: nothing reopens');
-    assert.ok(payIn.external_id);
   });
 });
