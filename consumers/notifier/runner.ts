@@ -24,6 +24,10 @@ export function acceptsEventFor(hub: NotificationHub): (headers: KafkaMessage['h
   };
 }
 
+/** A fetch of domain.events returns once it has this much, or after FETCH_WAIT_MS. */
+const FETCH_MIN_BYTES = 64 * 1024;
+const FETCH_WAIT_MS = 50;
+
 /** A group no other process shares: `<prefix>notifier.<host>.<pid>.<random>`. */
 export const notifierGroupId = (prefix: string): string => `${prefix}notifier.${os.hostname()}.${process.pid}.${randomUUID().slice(0, 8)}`;
 
@@ -43,6 +47,9 @@ export async function startNotifier(runtime: Runtime, hub: NotificationHub): Pro
     accepts: acceptsEventFor(hub),
     // A consumer restarted in this process reads up to this much again: streams drop events they already sent (by id).
     commitIntervalMs: 1_000,
+    // A stream may lag by FETCH_WAIT_MS: a fetch waits for some events rather than returning with each one.
+    fetchMinBytes: FETCH_MIN_BYTES,
+    fetchMaxWaitMs: FETCH_WAIT_MS,
     // Publishing to the hub only queues in memory and never fails for a transient reason.
     handleBatch: async (messages) => {
       for (const message of messages) hub.publish(message.value);

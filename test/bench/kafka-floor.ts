@@ -27,7 +27,9 @@ export async function measureKafkaFloor(prefix: string, partitions = 12, inFligh
   const bothJoined = Promise.all([joined(responder), joined(requester)]);
   for (const [consumer, topic] of [[responder, requestTopic], [requester, replyTopic]] as const) {
     await consumer.connect();
-    await consumer.subscribe({ topic });
+    // From the beginning: the topics are this run's own, and a group that rebalances after its
+    // first join (it happens) would otherwise start at the end and skip requests sent meanwhile.
+    await consumer.subscribe({ topic, fromBeginning: true });
   }
   await responder.run({
     partitionsConsumedConcurrently: partitions,

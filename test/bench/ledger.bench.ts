@@ -17,7 +17,7 @@
 //
 // Settings (environment): BENCH_E2E_S (60), BENCH_HOT_S (20), BENCH_SCALED_S (30),
 // BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (100), BENCH_BACKLOG (100000), BENCH_PORT (3200; the
-// mock rails take the next, a second API process the one after), BENCH_BATCH_S (20),
+// mock rails take the next, a second API process the one after), BENCH_BATCH_S (20; 0 skips the batches),
 // BENCH_BATCH_CONNECTIONS (4); BENCH_BATCHES_ONLY=1 runs only 1 and 5.
 import { Partitioners } from 'kafkajs';
 import knex from 'knex';
@@ -245,7 +245,7 @@ async function main(): Promise<void> {
 
     const uniform = await transferLoad(anatomy, services, [PORT], members, E2E_S, null);
     const batches: BatchFigures[] = [];
-    for (const size of [100, 1000]) batches.push(await batchLoad(PORT, members, size, BATCH_S, BATCH_CONNECTIONS));
+    if (BATCH_S > 0) for (const size of [100, 1000]) batches.push(await batchLoad(PORT, members, size, BATCH_S, BATCH_CONNECTIONS));
     printBatchRows(uniform, batches);
     if (BATCHES_ONLY) return;
     const hot = await transferLoad(anatomy, services, [PORT], members, HOT_S, members[0]);
