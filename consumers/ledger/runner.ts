@@ -37,6 +37,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     () => joined,
     () => fillPool(runtime.db),
     () => knowTopics(runtime, [TOPICS.ledgerReplies, TOPICS.domainEvents, TOPICS.ledgerEntries, TOPICS.partnerCommands]),
+    () => publisher.warm(),
   ]);
   const sweeper = startOutboxSweeper(runtime);
   const holdExpiry = startHoldExpiry(runtime);
