@@ -10,6 +10,7 @@
 // cancelled by Postgres, and the COMMIT is sent only after the write succeeded, so no round is
 // committed after the client stopped waiting for it and its handler reported it failed.
 import type { Knex } from 'knex';
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { localStatementTimeout } from './pg/timeouts';
 import { inlineSql } from './pg/inline';
@@ -62,6 +63,13 @@ const ROUND_WRITE_STATEMENT = 'ledger_round_write';
  */
 const GENERIC_PLANS = 'SET LOCAL plan_cache_mode = force_generic_plan';
 
+/** An id no record has: the warm-up's locks take nothing. */
+const NO_ID = '00000000-0000-0000-0000-000000000000';
+const EMPTY_ROUND = (): BatchWrite => ({
+  entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], newPayments: [], changedPayments: [],
+  paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId: randomUUID(), now: new Date(),
+});
+
 const byId = <Row extends { id: string }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]));
 
 export class LedgerRound {
@@ -87,6 +95,34 @@ export class LedgerRound {
       throw error;
     } finally {
       await db.client.releaseConnection(client);
+    }
+  }
+
+  /**
+   * Readies `connections` of the pool for their first rounds (before the ledger says it is
+   * ready): each takes the locks of a round that names nothing that exists and prepares the
+   * small round's write with nothing in it, in a transaction rolled back. Cold, the first round
+   * on each connection planned the sixteen CTEs and filled that backend's catalog caches while
+   * a client waited.
+   */
+  static async warm(db: Knex, connections: number): Promise<void> {
+    const clients = (await Promise.all(Array.from({ length: connections }, () => db.client.acquireConnection()))) as pg.Client[];
+    try {
+      await Promise.all(clients.map(async (client) => {
+        const round = new LedgerRound(client, localStatementTimeout());
+        try {
+          await round.lock({
+            transferIds: [NO_ID], quoteIds: [NO_ID], paymentIds: [NO_ID], holdIds: [NO_ID], walletIds: [NO_ID], alertAccountIds: [NO_ID],
+            refs: [{ code: 'warm-up', accountId: null, kind: 'available', currency: 'USD' }],
+          });
+          const { text, params } = oneStatementRound(EMPTY_ROUND(), []);
+          await client.query({ name: ROUND_WRITE_STATEMENT, text, values: params });
+        } finally {
+          await client.query('ROLLBACK');
+        }
+      }));
+    } finally {
+      await Promise.all(clients.map((client) => db.client.releaseConnection(client)));
     }
   }
 

@@ -4,7 +4,8 @@ import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import type { RunningRole, Runtime } from '../../src/runtime';
-import { fillPool, knowTopics, warmUp } from '../../src/warm-up';
+import { LedgerRound } from '../../ledger/round-transaction';
+import { fillPool, knowTopics, warmUp, WARM_CONNECTIONS } from '../../src/warm-up';
 import { GroupCommit } from './group-commit';
 import { handleLedgerBatch } from './handler';
 import { RoundPublisher } from './publisher';
@@ -35,7 +36,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   // it writes known: a command sent right after the start is decided as fast as later ones.
   await warmUp('ledger', [
     () => joined,
-    () => fillPool(runtime.db),
+    () => fillPool(runtime.db).then(() => LedgerRound.warm(runtime.db, WARM_CONNECTIONS)),
     () => knowTopics(runtime, [TOPICS.ledgerReplies, TOPICS.domainEvents, TOPICS.ledgerEntries, TOPICS.partnerCommands]),
     () => publisher.warm(),
   ]);

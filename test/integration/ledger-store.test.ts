@@ -318,6 +318,35 @@ describe('ledger round: the small round\'s write', () => {
     }
     assert.equal(await balanceOf(available(account.id, 'USD')), '6.6');
   });
+
+  it('is prepared on the warmed connections before any round, in a transaction rolled back, and the first round runs on that plan', async () => {
+    const [account] = await newAccounts(1);
+    const pair = createDb(testService().config.databaseUrl, 2);
+    type Client = { query(sql: string): Promise<{ rows: Array<Record<string, string | null>> }> };
+    const plansOnEach = async (): Promise<Array<[number, number]>> => {
+      const clients = (await Promise.all([pair.client.acquireConnection(), pair.client.acquireConnection()])) as Client[];
+      try {
+        return await Promise.all(clients.map(async (client) => {
+          assert.equal((await client.query('SELECT txid_current_if_assigned() AS open')).rows[0].open, null, 'no transaction left open');
+          const { rows } = await client.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'ledger_round_write'`);
+          assert.equal(rows.length, 1, 'prepared on each warmed connection');
+          return [Number(rows[0].generic_plans), Number(rows[0].custom_plans)] as [number, number];
+        }));
+      } finally {
+        await Promise.all(clients.map((client) => pair.client.releaseConnection(client)));
+      }
+    };
+    try {
+      await LedgerRound.warm(pair, 2);
+      assert.deepEqual(await plansOnEach(), [[1, 0], [1, 0]], 'planned once, generically, on each connection');
+      await fund(account.id, 'USD', '4.25', pair);
+      const after = await plansOnEach();
+      assert.deepEqual([after.reduce((n, [generic]) => n + generic, 0), after.reduce((n, [, custom]) => n + custom, 0)], [3, 0], 'the round ran on a plan made by the warm-up');
+    } finally {
+      await pair.destroy();
+    }
+    assert.equal(await balanceOf(available(account.id, 'USD')), '4.25');
+  });
 });
 
 describe('ledger store: lock order', () => {
