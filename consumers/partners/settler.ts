@@ -16,7 +16,8 @@
 // is gone, until the partner ends it (a claim link expires, a payment settles or is reversed).
 //
 // Each partner is settled by a lane of its own, with its own concurrency and its own time
-// budget a round, so a partner that is down or slow delays only its own payments. A lane takes
+// budget a round, so a partner that is down or slow delays only its own payments; a lane runs
+// only when its partner has payments due. A lane takes
 // the payments that are due (next_poll_at), and each poll moves next_poll_at on whether or not
 // anything changed, so payments that never change cannot take every turn. Command ids name the
 // payment and the status, so several settlers (or a repeated poll) can only say each thing
@@ -61,13 +62,17 @@ export interface SettlerSettings {
 }
 
 const OPEN_STATUSES = ['pending', 'sent', 'authorized'];
+/** The same, as SQL literals: the payments_due index is partial on exactly these, which the planner sees only in the text. */
+const OPEN_STATUSES_SQL = OPEN_STATUSES.map((status) => `'${status}'`).join(', ');
 
 /** A payment as the settler takes it: with the last time its partner could not be reached (the settler's own column). */
 type DuePayment = PaymentRecord & { partner_unreachable_at: Date | null };
 
 export class PaymentSettler {
   private stopped = false;
-  private lanes: Array<Promise<void>> = [];
+  private probing: Promise<void> = Promise.resolve();
+  /** The lane round under way for each partner: a lane never runs twice at once. */
+  private readonly lanes = new Map<PartnerSlug, Promise<void>>();
   /** Aborted by stop(): a stop does not wait out the interval. */
   private readonly wake = new AbortController();
 
@@ -78,25 +83,48 @@ export class PaymentSettler {
     private readonly settings: SettlerSettings,
   ) {}
 
-  /** One loop per partner: each waits only on its own partner. */
+  /**
+   * Every interval, one statement asks which partners have payments due, and the lane of each
+   * that has runs its round unless its last one is still under way: while nothing is open, the
+   * settler costs one index probe an interval, not a statement per partner.
+   */
   start(): void {
-    this.lanes = PARTNER_SLUGS.map(async (partner) => {
+    this.probing = (async () => {
       while (!this.stopped) {
-        await this.laneRound(partner);
+        try {
+          for (const partner of await this.partnersDue()) this.startLane(partner);
+        } catch (error) {
+          log.warn({ err: error }, 'could not learn which partners have payments due; the next interval asks again');
+        }
         await sleep(this.settings.intervalMs, undefined, { signal: this.wake.signal }).catch(() => undefined);
       }
-    });
+    })();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake.abort();
-    await Promise.all(this.lanes);
+    await this.probing;
+    await Promise.all(this.lanes.values());
   }
 
   /** One pass over the payments that are due, every partner's lane at once. */
   async round(): Promise<void> {
     await Promise.all(PARTNER_SLUGS.map((partner) => this.laneRound(partner)));
+  }
+
+  /** The partners with an open payment whose next poll is due: one probe of the payments_due index each. */
+  private async partnersDue(): Promise<PartnerSlug[]> {
+    const { rows } = await this.runtime.db.raw<{ rows: Array<{ partner: PartnerSlug }> }>(`
+      SELECT slug AS partner FROM unnest(?::text[]) AS s(slug)
+       WHERE EXISTS (SELECT 1 FROM payments WHERE partner = s.slug AND status IN (${OPEN_STATUSES_SQL}) AND next_poll_at <= now())`,
+    [[...PARTNER_SLUGS]]);
+    return rows.map((row) => row.partner);
+  }
+
+  private startLane(partner: PartnerSlug): void {
+    if (this.lanes.has(partner) || this.stopped) return;
+    this.lanes.set(partner, this.laneRound(partner).finally(() => this.lanes.delete(partner)));
   }
 
   private async laneRound(partner: PartnerSlug): Promise<void> {
