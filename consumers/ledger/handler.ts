@@ -159,6 +159,8 @@ export interface LedgerState {
   replies: ReplySender;
   /** Codes of ledger accounts known to exist (they are never deleted): no insert is tried for them. */
   knownLedgerAccounts: Set<string>;
+  /** Told each new hold's expiry once its round committed (the hold expiry's next sweep). */
+  holdsDue?: (expiresAt: Date) => void;
   /** The server's bound on each statement of a round (ledger/round-transaction.ts); none: the default. Tests shorten it. */
   statementTimeoutMs?: number;
 }
@@ -261,6 +263,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
     write.changedHolds = [...changedHolds.values()];
     write.balances = book.changedAccounts();
     await round.commit(write, publishedRounds);
+    for (const hold of write.newHolds) state.holdsDue?.(hold.expires_at);
     return { outcomes, roundId, outbox: write.outbox };
   }, state.statementTimeoutMs);
 }

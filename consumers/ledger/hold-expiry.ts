@@ -5,14 +5,18 @@
 // (`hold.expire:<hold id>`): however many sweeps, processes or restarts send it, the ledger
 // decides it once (processed_commands), and a hold that is no longer active is left as it is.
 // The sweep runs at the start too, so a hold that expired while no ledger process ran is released
-// as soon as one is back.
+// as soon as one is back; after that it runs when the earliest active hold falls due, not on a
+// fixed beat (HoldExpiry).
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { log } from '../../src/log';
 import { sendBatches } from '../../src/kafka/send-batches';
 import { TOPICS } from '../../src/kafka/topics';
 import type { Runtime } from '../../src/runtime';
 
+/** Sweeps are at least this far apart: expiry commands sent and not yet decided are sent again by the next. */
 const SWEEP_EVERY_MS = 1_000;
+/** ... and at most this far apart, whatever is known of the holds' expiries. */
+const SWEEP_EVERY_MS_MAX = 10_000;
 /** Holds sent per sweep: the rest wait for the next one. */
 const HOLDS_PER_SWEEP_MAX = 500;
 
@@ -34,15 +38,77 @@ export async function sweepExpiredHoldsOnce(runtime: Runtime, now = new Date()):
   return due.length;
 }
 
-export function startHoldExpiry(runtime: Runtime, everyMs = SWEEP_EVERY_MS): { stop(): Promise<void> } {
-  let running: Promise<unknown> | null = null;
-  const sweep = () => {
-    // One sweep at a time; a hold sent and not yet decided is sent again by the next, and decided once.
-    running ??= sweepExpiredHoldsOnce(runtime)
-      .catch((error) => log.error({ err: error }, 'hold expiry sweep failed; the next sweep tries again'))
-      .finally(() => { running = null; });
-  };
-  sweep();
-  const timer = setInterval(sweep, everyMs);
-  return { stop: async () => { clearInterval(timer); await running; } };
+/** The time of the next sweep, given when the earliest active hold expires (null: none is active). */
+export function nextSweepDelayMs(earliest: Date | null, now: number, everyMsMin: number, everyMsMax: number): number {
+  if (earliest === null) return everyMsMax;
+  return Math.min(everyMsMax, Math.max(everyMsMin, earliest.getTime() - now));
+}
+
+/**
+ * Sweeps when the earliest active hold falls due (its expires_at, read after each sweep), at
+ * least every `everyMsMax` and at most every `everyMsMin`; a hold this process's ledger makes
+ * with an earlier expiry moves the next sweep forward (`dueAt`). A hold another ledger process
+ * made is seen by that process's own sweep, and by this one within `everyMsMax`.
+ */
+export class HoldExpiry {
+  private running: Promise<unknown> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private nextAt = Infinity;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly runtime: Runtime, private readonly everyMsMin = SWEEP_EVERY_MS, private readonly everyMsMax = SWEEP_EVERY_MS_MAX) {}
+
+  start(): this {
+    this.sweep();
+    return this;
+  }
+
+  /** A hold made in this process that expires at `at`: the next sweep comes no later than then. */
+  dueAt(at: Date): void {
+    if (this.stopped || at.getTime() >= this.nextAt) return;
+    this.schedule(at.getTime() - Date.now());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    const delay = Math.max(0, delayMs);
+    this.nextAt = Date.now() + delay;
+    this.timer = setTimeout(() => this.sweep(), delay);
+  }
+
+  /** One sweep at a time; a hold sent and not yet decided is sent again by the next, and decided once. */
+  private sweep(): void {
+    if (this.stopped) return;
+    this.timer = null;
+    this.nextAt = Infinity;
+    if (this.running) {
+      this.again = true; // its time came during a sweep: one more right after it
+      return;
+    }
+    this.running = (async () => {
+      let earliest: Date | null = new Date(0); // a failed sweep tries again after everyMsMin
+      try {
+        await sweepExpiredHoldsOnce(this.runtime);
+        const row = await this.runtime.db('holds').where('status', 'active').min({ earliest: 'expires_at' }).first();
+        earliest = row?.earliest ? new Date(row.earliest) : null;
+      } catch (error) {
+        log.error({ err: error }, 'hold expiry sweep failed; the next sweep tries again');
+      }
+      return earliest;
+    })().then((earliest) => {
+      this.running = null;
+      if (this.stopped) return;
+      const delay = this.again ? 0 : nextSweepDelayMs(earliest, Date.now(), this.everyMsMin, this.everyMsMax);
+      this.again = false;
+      // A hold made during the sweep may have asked for an earlier one already.
+      if (Date.now() + delay < this.nextAt) this.schedule(delay);
+    });
+  }
 }

@@ -12,12 +12,13 @@ import { RoundPublisher } from './publisher';
 import { refuseAlone } from './refuse';
 import { ReplySender } from './replies';
 import { startOutboxSweeper } from './sweeper';
-import { startHoldExpiry } from './hold-expiry';
+import { HoldExpiry } from './hold-expiry';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
   const replies = new ReplySender(runtime);
-  const state = { publisher, replies, knownLedgerAccounts: new Set<string>() };
+  const holdExpiry = new HoldExpiry(runtime);
+  const state = { publisher, replies, knownLedgerAccounts: new Set<string>(), holdsDue: (at: Date) => holdExpiry.dueAt(at) };
   const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
   let markJoined: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => { markJoined = resolve; });
@@ -41,7 +42,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     () => publisher.warm(),
   ]);
   const sweeper = startOutboxSweeper(runtime);
-  const holdExpiry = startHoldExpiry(runtime);
+  holdExpiry.start();
   return {
     role: 'ledger',
     stop: async () => {
