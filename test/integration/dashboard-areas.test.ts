@@ -251,7 +251,7 @@ describe('the dashboard\'s areas in a browser', function () {
     await page.getByLabel('Master key').fill(testService().config.masterKey);
     await page.getByRole('button', { name: 'Show trial balance' }).click();
     await page.getByText('debits equal credits in every currency.').waitFor();
-    await page.getByRole('region', { name: 'Trial balance totals' }).getByRole('row', { name: /^USD/ }).waitFor();
+    await page.getByRole('region', { name: 'Trial balance totals' }).getByRole('row', { name: /^USD / }).waitFor();
 
     const reconcile = page.getByRole('region', { name: 'Reconciliations' });
     await reconcile.getByLabel('Partner to reconcile').selectOption('openbank');
