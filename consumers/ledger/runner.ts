@@ -39,7 +39,6 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
     () => joined,
     () => fillPool(runtime.db).then(() => LedgerRound.warm(runtime.db, WARM_CONNECTIONS)),
     () => knowTopics(runtime, [TOPICS.ledgerReplies, TOPICS.domainEvents, TOPICS.ledgerEntries, TOPICS.partnerCommands]),
-    () => publisher.warm(),
   ]);
   const sweeper = startOutboxSweeper(runtime);
   holdExpiry.start();
