@@ -72,10 +72,17 @@ export async function transferLoad(baseUrl: string, group: SignedUp[], count: nu
 }
 
 export async function waitAllTerminal(db: Db, transferIds: string[], timeoutMs = 60_000): Promise<void> {
-  await eventually(async () => {
-    const { rows } = await db.raw(`SELECT count(*)::int AS open FROM transfers WHERE id = ANY(?::uuid[]) AND status NOT IN ('completed', 'failed', 'rolled_back')`, [transferIds]);
-    return rows[0].open === 0 ? true : undefined;
-  }, timeoutMs, 'every transfer to reach a terminal state');
+  const OPEN = `FROM transfers WHERE id = ANY(?::uuid[]) AND status NOT IN ('completed', 'failed', 'rolled_back')`;
+  try {
+    await eventually(async () => {
+      const { rows } = await db.raw(`SELECT count(*)::int AS open ${OPEN}`, [transferIds]);
+      return rows[0].open === 0 ? true : undefined;
+    }, timeoutMs, 'every transfer to reach a terminal state');
+  } catch (error) {
+    // Which transfers stayed open says where to look: the rail's, the book's, and in which state.
+    const { rows } = await db.raw(`SELECT partner, status, count(*)::int AS n, min(updated_at) AS oldest_change ${OPEN} GROUP BY 1, 2`, [transferIds]);
+    throw new Error(`${(error as Error).message}; still open: ${JSON.stringify(rows)}`);
+  }
 }
 
 /** The invariants of the ledger, each as a query that must return no rows. */
