@@ -72,9 +72,14 @@ print_env() {
 cmd_up() {
   local t0; t0=$(now_ms)
   lock
+  # Kafka starts beside Postgres (each about 10 s from cold, and neither needs the other); the
+  # registry keeps its schemas in Postgres, so it starts once Postgres is up.
+  local kafka_pid
+  up_kafka &
+  kafka_pid=$!
   up_postgres
   up_redis
-  up_kafka
+  wait "$kafka_pid" || die "kafka did not start (above)"
   up_registry
   log "stack up in $(since "$t0") (logs: $LOG_DIR; settings also in $STACK_DIR/env)"
   print_env

@@ -2,8 +2,6 @@
 # Helpers every component of the local stack uses: logging, waiting, pids, apt, Java and Maven.
 # Sourced by scripts/stack.sh, which sets the paths and settings used here.
 
-APT_UPDATED=0
-
 log() { printf '[stack] %s\n' "$*" >&2; }
 
 die() {
@@ -142,20 +140,31 @@ as_postgres() {
 }
 
 # apt_install PKG...: apt-get update (at most once per run), then install. Never reads stdin.
+# Components start side by side (and `stack.sh tools` beside `stack.sh up`), so two installs may
+# be asked for at once: they take turns on a lock of their own, and apt-get waits for dpkg's.
 apt_install() {
   have apt-get || die "missing: $* and apt-get is not available to install it" \
     "install $* with your package manager, then rerun scripts/stack.sh"
-  mkdir -p "$LOG_DIR"
-  if ((APT_UPDATED == 0)); then
+  mkdir -p "$LOG_DIR" "$RUN_DIR"
+  (
+    flock -w 1800 8 || die "apt_install: another install held $RUN_DIR/apt.lock for 30 min"
+    apt_install_locked "$@"
+  ) 8>"$RUN_DIR/apt.lock"
+}
+
+# The package lists are updated once an hour at most (a mark file: the installs of one start may
+# run in different subshells).
+apt_install_locked() {
+  if [[ -z $(find "$RUN_DIR/apt-updated" -mmin -60 2>/dev/null) ]]; then
     log "apt-get update (needed for: $*)"
     as_root timeout 600 apt-get update </dev/null >>"$LOG_DIR/apt.log" 2>&1 ||
       { show_tail "$LOG_DIR/apt.log"; die "apt-get update failed (log: $LOG_DIR/apt.log)" \
           "check that Debian's package mirrors are reachable, then rerun"; }
-    APT_UPDATED=1
+    touch "$RUN_DIR/apt-updated"
   fi
   local t0; t0=$(now_ms)
   log "apt-get install -y $*"
-  as_root env DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y "$@" </dev/null 9>&- \
+  as_root env DEBIAN_FRONTEND=noninteractive timeout 900 apt-get -o DPkg::Lock::Timeout=600 install -y "$@" </dev/null 8>&- 9>&- \
     >>"$LOG_DIR/apt.log" 2>&1 ||
     { show_tail "$LOG_DIR/apt.log"; die "apt-get install $* failed (log: $LOG_DIR/apt.log)" \
         "fix it by hand: sudo DEBIAN_FRONTEND=noninteractive apt-get install -y $*"; }

@@ -76,13 +76,15 @@ describe('partner links (three-legged OAuth)', () => {
     this.timeout(40_000);
     const created = await createLink('openbank');
     const callback = await consent(created.body.authorize_url, 'approve');
-    const outage = await call(`${railsUrl()}/openbank`, 'POST', '/_control/outage?ms=8000', {}, { headers: controlHeaders() });
+    const outage = await call(`${railsUrl()}/openbank`, 'POST', '/_control/outage?ms=60000', {}, { headers: controlHeaders() });
     assert.equal(outage.status, 200, JSON.stringify(outage.body));
     const away = await browse(callback);
     assert.equal(away.status, 503, away.html);
     assert.match(away.html, /Reload this page/);
     assert.equal((await linkRow(created.body.id)).status, 'pending', 'the link request stands');
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    // The partner comes back (the outage ended by its control, not waited out).
+    const back = await call(`${railsUrl()}/openbank`, 'POST', '/_control/outage?ms=0', {}, { headers: controlHeaders() });
+    assert.equal(back.status, 200, JSON.stringify(back.body));
     const landed = await browse(callback);
     assert.equal(landed.status, 200, landed.html);
     assert.equal((await linkRow(created.body.id)).status, 'active');
