@@ -109,8 +109,24 @@ function toDomainError(error: ErrorObject, location: string): DomainError {
   return new DomainError(code, typeof parent?.['x-message'] === 'string' ? parent['x-message'] : describe(error, field), field);
 }
 
+/**
+ * Compiled schemas by their text, one map per Ajv: compiling is most of the cost of building an
+ * app, and a process that builds more than one (a restart of the API in place, the test suite's
+ * services) compiles each schema once. Bounded by the routes' schemas.
+ */
+const compiled = new Map<Ajv, Map<string, ValidateFunction>>();
+
+function compile(ajv: Ajv, schema: JsonSchema): ValidateFunction {
+  let byText = compiled.get(ajv);
+  if (!byText) compiled.set(ajv, (byText = new Map()));
+  const text = JSON.stringify(schema);
+  let validate = byText.get(text);
+  if (!validate) byText.set(text, (validate = ajv.compile(withCanonicalIds(schema) as JsonSchema)));
+  return validate;
+}
+
 function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
-  const validate: ValidateFunction = ajv.compile(withCanonicalIds(schema) as JsonSchema);
+  const validate = compile(ajv, schema);
   return (data: unknown) => {
     if (validate(data)) return;
     const errors = validate.errors!;

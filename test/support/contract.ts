@@ -9,7 +9,7 @@ interface Operation { pattern: RegExp; method: string; responses: Responses }
 interface Document { paths: Record<string, Record<string, { responses: Responses }>>; components: { schemas: { Error: unknown } } }
 
 const documents = new Map<string, ReturnType<typeof load>>();
-const validators = new Map<unknown, ValidateFunction>();
+const validators = new Map<string, ValidateFunction>();
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
 
@@ -41,11 +41,13 @@ async function load(baseUrl: string): Promise<{ operations: Operation[]; errorSc
   return { operations, errorSchema: { $ref: 'error' } };
 }
 
+/** One compiled validator per schema text: every service a test starts serves its own copy of the document. */
 function validator(schema: unknown): ValidateFunction {
-  let validate = validators.get(schema);
+  const text = JSON.stringify(schema);
+  let validate = validators.get(text);
   if (!validate) {
     validate = ajv.compile(strict(schema) as object);
-    validators.set(schema, validate);
+    validators.set(text, validate);
   }
   return validate;
 }
