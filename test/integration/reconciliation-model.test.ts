@@ -6,14 +6,15 @@
 // Then finance's part: every open exception whose difference is sure is resolved `adjusted`
 // through the route, and the ledger is read back through the journal and the trial balance: each
 // adjustment posted once, exactly the difference the truth has, between the settlement account
-// and suspense, and every currency netting to zero. Then the lines left off the statements arrive
+// and suspense of its currency (a stretch's payments are in USD, EUR or GBP, some in a second
+// currency), and every currency netting to zero. Then the lines left off the statements arrive
 // late: each adjustment of their payments is reversed once, by exactly its amount. Each seed
 // (test/support/seeds.ts: fixed ones and a fresh one; TEST_SEED replays one) runs 10 stretches of
 // 1 to 3 days in npm test, and 160 (some 320 days) in the system suite; RECONCILE_E2E_STRETCHES=1
 // with a stretch's seed replays that stretch alone.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { CURRENCY_SCALE, Money, type Amount } from '../../ledger/money';
+import { CURRENCY_SCALE, Money, type Amount, type Currency } from '../../ledger/money';
 import type { ReportItem } from '../../src/reconciliation/match';
 import { uploadedLineContent } from '../../src/reconciliation/statement-csv';
 import type { JournalEntry, TrialBalance } from '../../src/statements/trial-balance';
@@ -126,8 +127,8 @@ type OpenException = ReportItem & { id: string };
 /** An exception to adjust: its stretch's seed, and the difference the truth has for it. */
 interface SureException { seed: number; exception: OpenException; difference: Amount }
 
-const SETTLEMENT = 'sys:partner:openbank:USD';
-const SUSPENSE = 'sys:reconciliation:suspense:USD';
+const settlementOf = (currency: Currency) => `sys:partner:openbank:${currency}`;
+const suspenseOf = (currency: Currency) => `sys:reconciliation:suspense:${currency}`;
 /** Several adjustments in flight at once, as a finance team works the queue; the ledger takes them in rounds. */
 const ADJUSTING_WIDTH = 16;
 
@@ -138,19 +139,24 @@ describe('reconciliation matching against a model of the truth, end to end', fun
   before(() => desk.start({ RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' }, () => undefined));
   after(() => desk.stop());
 
+  /** Seeds the days' movements as settled payments, one transaction per currency. */
   async function seed(days: ModelDay[]): Promise<void> {
-    const moves = days.flatMap((d) => d.movements);
+    const all = days.flatMap((d) => d.movements);
+    for (const currency of new Set(all.map((m) => m.currency))) await seedIn(currency, all.filter((m) => m.currency === currency));
+  }
+
+  async function seedIn(currency: Currency, moves: ModelDay['movements']): Promise<void> {
     const accountId = desk.owner.account.id;
     await desk.service.runtime.db.transaction(async (trx) => {
-      await ensureSettlementAccounts(trx, accountId);
+      await ensureSettlementAccounts(trx, accountId, currency);
       await trx.raw(`CREATE TEMP TABLE seed ON COMMIT DROP AS
         SELECT * FROM unnest(?::uuid[], ?::text[], ?::numeric[], ?::timestamptz[]) WITH ORDINALITY AS s(entry_id, reference, amount, at, i)`,
       [moves.map((m) => m.entryId), moves.map((m) => m.reference) as unknown as string[], moves.map((m) => m.amount.toFixed(2)), moves.map((m) => `${m.date}T12:00:00Z`)]);
       await trx.raw(`INSERT INTO payments (id, account_id, customer_id, command_id, partner, direction, kind, amount, currency, status, external_id, idempotency_key, created_at, updated_at, completed_at)
         SELECT entry_id, ?, ?, 'model:' || entry_id, 'openbank', CASE WHEN amount > 0 THEN 'inbound' ELSE 'outbound' END, CASE WHEN amount > 0 THEN 'add_funds' ELSE 'send' END,
-               abs(amount), 'USD', 'completed', reference, 'model-' || entry_id, at, at, at FROM seed`, [accountId, desk.customerId]);
+               abs(amount), ?, 'completed', reference, 'model-' || entry_id, at, at, at FROM seed`, [accountId, desk.customerId, currency]);
       await trx.raw(`INSERT INTO journal_entries (id, kind, command_id, payment_id, created_at) SELECT entry_id, 'payment_settle', 'model:' || entry_id, entry_id, at FROM seed`);
-      await postSeededEntries(trx, accountId);
+      await postSeededEntries(trx, accountId, currency);
     });
   }
 
@@ -217,16 +223,19 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     for (const s of adjusted) {
       const entry = posted.get(entryOf.get(s.exception.id)!);
       assert.ok(entry, `${named(s)}: its adjusting entry ${entryOf.get(s.exception.id)} is not in the journal`);
-      assert.deepEqual(postingsOf(entry), [`${SETTLEMENT} ${s.difference.negated().toFixed(2)}`, `${SUSPENSE} ${s.difference.toFixed(2)}`].sort(),
+      const { currency } = s.exception;
+      assert.deepEqual(postingsOf(entry), [`${settlementOf(currency)} ${s.difference.negated().toFixed(2)}`, `${suspenseOf(currency)} ${s.difference.toFixed(2)}`].sort(),
         `${named(s)}: the adjustment posts the difference statement − ledger, ${s.difference.toFixed(2)}`);
     }
     assert.equal(new Set(entryOf.values()).size, adjusted.length, `seed ${runSeed}: two adjusted exceptions name one entry`);
     assert.equal(posted.size, adjusted.length, `seed ${runSeed}: ${posted.size} adjusting entries in the journal for ${adjusted.length} adjusted exceptions`);
     const after = await trialBalance(afterAll());
     for (const total of after.totals) assert.ok(new Money(total.net).isZero(), `seed ${runSeed}: the trial balance nets ${total.net} in ${total.currency}`);
-    const sum = adjusted.reduce((total, s) => total.plus(s.difference), new Money(0));
-    assert.equal(netOf(after, SUSPENSE).minus(netOf(before, SUSPENSE)).toFixed(2), sum.toFixed(2), `seed ${runSeed}: suspense moved by the adjustments`);
-    assert.equal(netOf(after, SETTLEMENT).minus(netOf(before, SETTLEMENT)).toFixed(2), sum.negated().toFixed(2), `seed ${runSeed}: the settlement account moved by the adjustments`);
+    for (const currency of new Set(adjusted.map((s) => s.exception.currency))) {
+      const sum = adjusted.filter((s) => s.exception.currency === currency).reduce((total, s) => total.plus(s.difference), new Money(0));
+      assert.equal(netOf(after, suspenseOf(currency)).minus(netOf(before, suspenseOf(currency))).toFixed(2), sum.toFixed(2), `seed ${runSeed}: suspense moved by the adjustments in ${currency}`);
+      assert.equal(netOf(after, settlementOf(currency)).minus(netOf(before, settlementOf(currency))).toFixed(2), sum.negated().toFixed(2), `seed ${runSeed}: the settlement account moved by the adjustments in ${currency}`);
+    }
     return adjusted.length;
   }
 
@@ -268,7 +277,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     }
     // The queue as the runs left it, each stretch's exceptions against its truth.
     const open = await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
-      .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates');
+      .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'currency', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates');
     const sure: SureException[] = [];
     for (const [k, day] of days.entries()) {
       const entries = new Set(day.movements.map((m) => m.entryId));
@@ -339,7 +348,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     });
     const posted = await adjustmentsSince(started);
     for (const { of, id } of reversals) {
-      const settlement = posted.get(entryOf.get(id)!)?.postings.find((p) => p.ledger_account === SETTLEMENT);
+      const settlement = posted.get(entryOf.get(id)!)?.postings.find((p) => p.ledger_account === settlementOf(of.exception.currency));
       assert.ok(settlement, `${named(of)}: its reversal's entry is in the journal`);
       assert.equal(new Money(settlement.amount).toFixed(2), of.difference.toFixed(2), `${named(of)}: the reversal posts the adjustment's ${of.difference.negated().toFixed(2)} back`);
     }

@@ -3,7 +3,8 @@
 // payment, with a payment's amount), duplicates, fees (on lines with a reference and without),
 // batches with and without settlement
 // detail, date shifts, lines and movements without a reference, several runs over overlapping
-// days — with the truth of each: which movements each line settles. The oracle checks a run's
+// days, a stretch's payments in its currency and some in another (amounts drawn from one pool, so
+// that they collide across currencies) — with the truth of each: which movements each line settles. The oracle checks a run's
 // report against it: no false match ever; every side of the days reported in exactly one item;
 // each unmatched item that is sure of itself (no ambiguity about it) carrying exactly the
 // difference its adjustment would post; and the adjustments bringing the sides to balance.
@@ -25,6 +26,8 @@ export interface ModelDay {
 const FIRST_DAY = Date.parse('2026-03-02T00:00:00Z');
 const dayOf = (n: number) => new Date(FIRST_DAY + n * 86_400_000).toISOString().slice(0, 10);
 const cents = (n: number) => new Money(n).shiftedBy(-2);
+/** The currencies a stretch's payments are in (the partner's fiat ones, two decimals each). */
+const DRAWN_CURRENCIES: Currency[] = ['USD', 'EUR', 'GBP'];
 
 /** One generated stretch of 1 to 3 days with its runs; ids are unique within it (`tag` makes them unique across). */
 export function generateDays(seed: number, tag = `s${seed}`, at?: number): ModelDay {
@@ -33,7 +36,9 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
   const span = 1 + Math.floor(r() * 3);
   const start = at ?? Math.floor(r() * 300);
   const tolerance = Math.floor(r() * 3);
-  const currency: Currency = 'USD';
+  // Most payments in the stretch's currency, some in another (batches gather the first alone).
+  const currency = pick(DRAWN_CURRENCIES);
+  const currencyOfPayment = () => (r() < 0.15 ? pick(DRAWN_CURRENCIES.filter((c) => c !== currency)) : currency);
   const movements: LedgerMovement[] = [];
   const lines: StatementEntry[] = [];
   const owner = new Map<string, Set<string>>();
@@ -44,9 +49,9 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
   const amountOf = () => (r() < 0.5 ? pick(pool) : rounded(100 + Math.floor(r() * 20000)));
   let n = 0;
   const id = (kind: string) => `${tag}-${kind}${(n += 1)}`;
-  const addLine = (reference: string | null, net: Amount, day: number, owners: string[], fee: Amount = new Money(0), settles: string[] | null = null) => {
+  const addLine = (reference: string | null, net: Amount, day: number, owners: string[], fee: Amount = new Money(0), settles: string[] | null = null, lineCurrency = currency) => {
     const lineId = id('l');
-    lines.push({ lineId, reference, currency, amount: net.plus(fee), fee, net, valueDate: dayOf(day), settles });
+    lines.push({ lineId, reference, currency: lineCurrency, amount: net.plus(fee), fee, net, valueDate: dayOf(day), settles });
     owner.set(lineId, new Set(owners));
   };
   const shifted = (day: number) => Math.max(start, Math.min(start + span - 1, day + Math.round((r() * 2 - 1) * tolerance)));
@@ -59,30 +64,33 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
     const amount = cents(amountOf() * sign);
     const ledgerKnowsReference = r() < 0.9;
     const reference = `openbank_${id('p')}`;
-    const m: LedgerMovement = { entryId: id('e'), reference: ledgerKnowsReference ? reference : null, currency, amount, date: dayOf(day) };
+    const m: LedgerMovement = { entryId: id('e'), reference: ledgerKnowsReference ? reference : null, currency: currencyOfPayment(), amount, date: dayOf(day) };
     movements.push(m);
+    const own = m.currency;
+    const inBatch = own === currency;
     // A movement without a reference is told from others by its line alone: it always has one,
     // and one that agrees on the amount (anything else no one could tell apart).
     const fate = ledgerKnowsReference ? r() : pick([0.1, 0.6, 0.8, 0.95]);
-    if (fate < 0.45) addLine(reference, amount, shifted(day), [m.entryId]);
+    const zero = new Money(0);
+    if (fate < 0.45) addLine(reference, amount, shifted(day), [m.entryId], zero, null, own);
     else if (fate < 0.55) { /* left off the statement */ } else if (fate < 0.62) {
-      addLine(reference, amount, shifted(day), [m.entryId]);
-      addLine(reference, amount, shifted(day), [m.entryId]); // the partner counted it twice
+      addLine(reference, amount, shifted(day), [m.entryId], zero, null, own);
+      addLine(reference, amount, shifted(day), [m.entryId], zero, null, own); // the partner counted it twice
     } else if (fate < 0.68 && ledgerKnowsReference) {
       const fee = cents(1 + Math.floor(r() * 300));
-      addLine(reference, amount.minus(fee), shifted(day), [m.entryId], fee);
+      addLine(reference, amount.minus(fee), shifted(day), [m.entryId], fee, null, own);
     } else if (fate < 0.72 && ledgerKnowsReference) {
-      addLine(reference, amount, Math.min(start + span - 1 + 3, day + tolerance + 1 + Math.floor(r() * 2)), [m.entryId]); // late beyond the tolerance
+      addLine(reference, amount, Math.min(start + span - 1 + 3, day + tolerance + 1 + Math.floor(r() * 2)), [m.entryId], zero, null, own); // late beyond the tolerance
     } else if (fate < 0.84) {
       // A bank export without references; some of its lines net of a fee the ledger does not have.
-      const fee = r() < 0.3 ? cents(1 + Math.floor(r() * 300)) : new Money(0);
-      addLine(null, amount.minus(fee), shifted(day), [m.entryId], fee);
-    } else if (fate < 0.92 && ledgerKnowsReference) {
+      const fee = r() < 0.3 ? cents(1 + Math.floor(r() * 300)) : zero;
+      addLine(null, amount.minus(fee), shifted(day), [m.entryId], fee, null, own);
+    } else if (fate < 0.92 && ledgerKnowsReference && inBatch) {
       detailBatch.push(m);
-    } else if (sign > 0 && fate >= 0.92) {
+    } else if (sign > 0 && fate >= 0.92 && inBatch) {
       plainBatch.push(m);
     } else {
-      addLine(reference, amount, shifted(day), [m.entryId]);
+      addLine(reference, amount, shifted(day), [m.entryId], zero, null, own);
     }
   }
   if (detailBatch.length > 0) {
@@ -111,10 +119,10 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
     const like = movements.filter((m) => m.reference !== null);
     if (like.length > 0 && r() < 0.7) {
       const m = pick(like);
-      addLine(`openbank_${id('x')}`, m.amount, dayNumber(m.date), []);
+      addLine(`openbank_${id('x')}`, m.amount, dayNumber(m.date), [], new Money(0), null, m.currency);
     } else {
       const all = movements.reduce((sum, m) => sum.plus(m.amount.abs()), new Money(0));
-      addLine(null, all.plus(cents(1 + Math.floor(r() * 5000))), start + Math.floor(r() * span), []);
+      addLine(null, all.plus(cents(1 + Math.floor(r() * 5000))), start + Math.floor(r() * span), [], new Money(0), null, pick(DRAWN_CURRENCIES));
     }
   }
   const last = start + span - 1;
@@ -132,6 +140,14 @@ export interface RunFacts {
 }
 
 const amountOf = (text: string | null) => new Money(text ?? 0);
+
+/** Sums kept per currency. */
+class Totals {
+  private readonly sums = new Map<Currency, Amount>();
+  add(currency: Currency, amount: Amount): void { this.sums.set(currency, this.of(currency).plus(amount)); }
+  of(currency: Currency): Amount { return this.sums.get(currency) ?? new Money(0); }
+  static currencies(...totals: Totals[]): Currency[] { return [...new Set(totals.flatMap((t) => [...t.sums.keys()]))]; }
+}
 
 /** The oracle on one run's items; returns what it found wrong (empty: nothing). */
 export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], facts: RunFacts): string[] {
@@ -202,13 +218,19 @@ export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], 
   }
   // The adjustments bring the sides to balance: statement − ledger over the unmatched items is
   // statement − ledger over the sides they name (matched pairs are exact, so the rest is zero).
+  // In each currency apart: an amount in one currency never makes up for one in another.
   const unmatched = items.filter((i) => i.category !== 'matched');
-  const adjustments = unmatched.reduce((sum, i) => sum.plus(amountOf(i.statement_amount)).minus(amountOf(i.ledger_amount)), new Money(0));
-  const sides = unmatched.reduce((sum, i) => {
+  const adjustments = new Totals();
+  const sides = new Totals();
+  for (const i of unmatched) {
+    adjustments.add(i.currency, amountOf(i.statement_amount).minus(amountOf(i.ledger_amount)));
+    if (i.statement_line_id) sides.add(line.get(i.statement_line_id)!.currency, line.get(i.statement_line_id)!.net);
     const moves = i.category === 'batch' ? i.movements!.map((x) => x.ledger_entry_id) : i.ledger_entry_id ? [i.ledger_entry_id] : [];
-    return moves.reduce((s2, m) => s2.minus(movement.get(m)!.amount), i.statement_line_id ? sum.plus(line.get(i.statement_line_id)!.net) : sum);
-  }, new Money(0));
-  if (!adjustments.isEqualTo(sides)) wrong.push(`adjustments ${adjustments.toFixed(2)} but the sides differ by ${sides.toFixed(2)}`);
+    for (const m of moves) sides.add(movement.get(m)!.currency, movement.get(m)!.amount.negated());
+  }
+  for (const c of Totals.currencies(adjustments, sides)) {
+    if (!adjustments.of(c).isEqualTo(sides.of(c))) wrong.push(`adjustments ${adjustments.of(c).toFixed(2)} ${c} but the sides differ by ${sides.of(c).toFixed(2)} ${c}`);
+  }
   return wrong;
 }
 
@@ -270,9 +292,14 @@ export function checkOpen(day: ModelDay, covered: (date: string) => boolean, boo
   }
   const movement = new Map(day.movements.map((m) => [m.entryId, m]));
   const line = new Map(day.lines.map((l) => [l.lineId, l]));
-  const adjustments = open.reduce((sum, i) => sum.plus(amountOf(i.statement_amount)).minus(amountOf(i.ledger_amount)), new Money(0));
-  const sides = [...lines.keys()].reduce((sum, l) => sum.plus(line.get(l)!.net), new Money(0)).minus([...moves.keys()].reduce((sum, m) => sum.plus(movement.get(m)!.amount), new Money(0)));
-  if (!adjustments.isEqualTo(sides)) wrong.push(`the open exceptions adjust ${adjustments.toFixed(2)}, the sides they name differ by ${sides.toFixed(2)}: the trial balance is off`);
+  const adjustments = new Totals();
+  const sides = new Totals();
+  for (const x of open) adjustments.add(x.currency, amountOf(x.statement_amount).minus(amountOf(x.ledger_amount)));
+  for (const l of lines.keys()) sides.add(line.get(l)!.currency, line.get(l)!.net);
+  for (const m of moves.keys()) sides.add(movement.get(m)!.currency, movement.get(m)!.amount.negated());
+  for (const c of Totals.currencies(adjustments, sides)) {
+    if (!adjustments.of(c).isEqualTo(sides.of(c))) wrong.push(`the open exceptions adjust ${adjustments.of(c).toFixed(2)} ${c}, the sides they name differ by ${sides.of(c).toFixed(2)} ${c}: the trial balance is off`);
+  }
   return wrong;
 }
 

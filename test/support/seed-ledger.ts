@@ -5,6 +5,7 @@
 // balances raised by the total. Postgres checks every entry balances, as for the ledger's own.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Currency } from '../../ledger/money';
 import type { Db } from '../../src/db';
 
 export interface SeededPayIns { day: string; count: number; total: string }
@@ -25,32 +26,34 @@ export async function insertAccount(db: Knex | Knex.Transaction, label: string):
   return id;
 }
 
-/** The openbank USD settlement account and `accountId`'s available USD balance, created when missing. */
-export async function ensureSettlementAccounts(trx: Knex.Transaction, accountId: string): Promise<void> {
+/** The openbank settlement account of `currency` and `accountId`'s available balance in it, created when missing. */
+export async function ensureSettlementAccounts(trx: Knex.Transaction, accountId: string, currency: Currency = 'USD'): Promise<void> {
   await trx.raw(`INSERT INTO ledger_accounts (id, code, account_id, kind, currency) VALUES
-    (gen_random_uuid(), 'sys:partner:openbank:USD', NULL, 'system', 'USD'), (gen_random_uuid(), ?, ?, 'available', 'USD')
-    ON CONFLICT (code) DO NOTHING`, [`acct:${accountId}:available:USD`, accountId]);
+    (gen_random_uuid(), ?, NULL, 'system', ?), (gen_random_uuid(), ?, ?, 'available', ?)
+    ON CONFLICT (code) DO NOTHING`, [`sys:partner:openbank:${currency}`, currency, `acct:${accountId}:available:${currency}`, accountId, currency]);
 }
 
 /**
  * Posts each row of the temporary table `seed` (entry_id, amount, at, i: an inbound amount
- * positive, an outbound one negative) between the settlement account and `accountId`'s available
- * balance, numbered in `i` order as the ledger would, and moves both balances by the total.
+ * positive, an outbound one negative; every row in `currency`) between the settlement account and
+ * `accountId`'s available balance, numbered in `i` order as the ledger would, and moves both
+ * balances by the total.
  */
-export async function postSeededEntries(trx: Knex.Transaction, accountId: string): Promise<void> {
-  const available = `acct:${accountId}:available:USD`;
+export async function postSeededEntries(trx: Knex.Transaction, accountId: string, currency: Currency = 'USD'): Promise<void> {
+  const available = `acct:${accountId}:available:${currency}`;
+  const settlement = `sys:partner:openbank:${currency}`;
   await trx.raw(`
     WITH accounts AS (
-      SELECT (SELECT id FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement, (SELECT balance FROM ledger_accounts WHERE code = 'sys:partner:openbank:USD') AS settlement_balance,
+      SELECT (SELECT id FROM ledger_accounts WHERE code = ?) AS settlement, (SELECT balance FROM ledger_accounts WHERE code = ?) AS settlement_balance,
              (SELECT id FROM ledger_accounts WHERE code = ?) AS available, (SELECT balance FROM ledger_accounts WHERE code = ?) AS available_balance)
     INSERT INTO postings (id, entry_id, ledger_account_id, account_id, currency, amount, balance_after, created_at)
-    SELECT gen_random_uuid(), s.entry_id, leg.ledger_account_id, leg.account_id, 'USD', leg.amount, leg.balance_after, s.at
+    SELECT gen_random_uuid(), s.entry_id, leg.ledger_account_id, leg.account_id, ?, leg.amount, leg.balance_after, s.at
       FROM (SELECT *, sum(amount) OVER (ORDER BY i) AS running FROM seed) s CROSS JOIN accounts a
       CROSS JOIN LATERAL (VALUES (a.settlement, NULL::uuid, -s.amount, a.settlement_balance - s.running), (a.available, ?::uuid, s.amount, a.available_balance + s.running))
         AS leg(ledger_account_id, account_id, amount, balance_after)
-     ORDER BY s.i`, [available, available, accountId]);
+     ORDER BY s.i`, [settlement, settlement, available, available, currency, accountId]);
   await trx.raw(`UPDATE ledger_accounts SET balance = balance + CASE WHEN kind = 'system' THEN -t.total ELSE t.total END
-    FROM (SELECT sum(amount) AS total FROM seed) t WHERE code IN ('sys:partner:openbank:USD', ?)`, [available]);
+    FROM (SELECT sum(amount) AS total FROM seed) t WHERE code IN (?, ?)`, [settlement, available]);
 }
 
 export async function seedSettledPayIns(db: Db, accountId: string, customerId: string, count: number, day: string, tag: string): Promise<SeededPayIns> {
