@@ -217,6 +217,20 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
       { run: run.id },
     );
   }
+  // A payment once reported alone that a batch line now lists (a batch of a day still going on, in
+  // a later export) is the batch's: its difference is in the batch's exception from this run on,
+  // so the one it had alone closes, or adjusting both would take it off the books twice.
+  const listedNote = `listed by a batch line in reconciliation ${run.id} of ${run.from_date} to ${run.to_date}: the batch's exception carries it`;
+  const { rows: listed }: { rows: ExceptionRow[] } = await bulkRaw(trx,
+    `UPDATE reconciliation_exceptions
+        SET status = 'resolved', resolution = 'explained', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run,
+            history = history || :step::jsonb
+      WHERE partner = :partner AND status = 'open' AND reverses_exception_id IS NULL AND category = 'ledger_only'
+        AND ledger_entry_id IN (SELECT (m->>'ledger_entry_id')::uuid FROM reconciliation_items i CROSS JOIN LATERAL jsonb_array_elements(i.movements) m
+                                 WHERE i.reconciliation_id = :run AND i.category = 'batch')
+      ${RETURNING}`,
+    { note: listedNote, by, at: run.created_at, run: run.id, partner: run.partner, step: historyEntry(run.created_at, 'auto_closed', by, listedNote) },
+  );
   const reversals = await reverseArrivedAdjustments(trx, run);
   // An open batch exception whose line now lists more (or other) movements, or says another amount
   // (a batch of a day still going on), takes the run's sides, so an adjustment posts the difference
@@ -239,5 +253,5 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
      ON CONFLICT DO NOTHING ${RETURNING}`,
     { run: run.id, partner: run.partner, tolerance: run.amount_tolerance, at: run.created_at },
   );
-  return { opened: [...reversals, ...inserted], resolved };
+  return { opened: [...reversals, ...inserted], resolved: [...resolved, ...listed] };
 }

@@ -182,17 +182,25 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     assert.equal(total.toFixed(2), '-0.50', 'the partner kept 0.50: that, and only that, is adjusted in the end');
   });
 
-  it('keeps an open batch exception to its line as the line grows: both its sides are the latest run\'s', async () => {
+  it('keeps an open batch exception to its line as the line grows: both its sides are the latest run\'s, and a payment it lists later is the batch\'s alone', async () => {
     const day = daysAfter(today(), 7);
     const paid = [await desk.settledPayIn('70.00', 'statement_missing'), await desk.settledPayIn('80.00', 'statement_missing')];
     const ghost = () => `openbank_${randomUUID().replaceAll('-', '')}`;
     const batchLine = (amount: string, listed: string[]) => `id,reference,amount,currency,value_date,settles\nb,batch-7,${amount},USD,${day},${listed.join(' ')}\n`;
+    // A run of the pay-ins' own day, before any statement lists them: each is reported alone.
+    await reconcile({ from: today(), to: today(), statement_csv: `id,reference,amount,currency,value_date\nx,elsewhere-7,0.01,USD,${today()}\n` });
+    const alone = await entryOf(paid[1].external_id);
     await reconcile({ from: day, to: day, statement_csv: batchLine('100.00', [paid[0].external_id, ghost()]) });
     const batch = (await open()).find((e) => e.category === 'batch' && e.reference === 'batch-7')!;
     assert.deepEqual([(batch as unknown as { ledger_amount: string }).ledger_amount, (batch as unknown as { statement_amount: string }).statement_amount], ['70.00', '100.00']);
     await reconcile({ from: day, to: day, statement_csv: batchLine('190.00', [paid[0].external_id, paid[1].external_id, ghost()]) });
     const grown = (await call(base(), 'GET', `/v1/reconciliation-exceptions/${batch.id}`, undefined, { token: master() })).body;
     assert.deepEqual([grown.status, grown.ledger_amount, grown.statement_amount, grown.movements.length], ['open', '150.00', '190.00', 2]);
+    // Its exception alone closes: adjusting it and the batch would take the 80.00 off the books twice.
+    const closed = (await call(base(), 'GET', `/v1/reconciliation-exceptions/${alone.id}`, undefined, { token: master() })).body;
+    assert.deepEqual([closed.status, closed.resolution], ['resolved', 'explained'], JSON.stringify(closed));
+    assert.match(closed.note, /listed by a batch line/);
+    assert.ok(!(await open()).some((e) => e.category === 'ledger_only' && e.reference === paid[1].external_id), 'the payment is in one open exception, the batch\'s');
     assert.equal(await adjust(batch.id).then((posted) => posted.toFixed(2)), '40.00', 'the difference as it stands');
   });
 

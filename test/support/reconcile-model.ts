@@ -21,6 +21,26 @@ export interface ModelDay {
   /** Runs over the days: ranges that may overlap, one after the other. */
   runs: MatchRules[];
   days: number;
+  /**
+   * A batch that grew: the exports before run `before` list it without its last payment (that
+   * payment then on no line), the later ones with it (`lines` and `owner` above). Null: none grew.
+   */
+  early: { before: number; lines: StatementEntry[]; owner: Map<string, Set<string>> } | null;
+}
+
+/** The day as the statement of run `run` (0, 1, ...) shows it: a batch that grows lists its last payment from its run on. */
+export function dayAtRun(day: ModelDay, run: number): ModelDay {
+  return day.early !== null && run < day.early.before ? { ...day, lines: day.early.lines, owner: day.early.owner } : day;
+}
+
+/**
+ * The day as the queue holds it after run `run`, given `seen` before it: a batch that grew as the
+ * last run that reported its line saw it (the queue's batch exception takes that run's sides).
+ */
+export function daySeenAfter(day: ModelDay, seen: ModelDay, run: number, items: ReportItem[]): ModelDay {
+  if (day.early === null) return day;
+  const grown = day.lines.find((l) => !day.early!.lines.includes(l))!;
+  return items.some((i) => i.statement_line_id === grown.lineId) ? dayAtRun(day, run) : seen;
 }
 
 const FIRST_DAY = Date.parse('2026-03-02T00:00:00Z');
@@ -57,6 +77,7 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
   const shifted = (day: number) => Math.max(start, Math.min(start + span - 1, day + Math.round((r() * 2 - 1) * tolerance)));
   const payments = 3 + Math.floor(r() * 14);
   const detailBatch: LedgerMovement[] = [];
+  let batchLine: StatementEntry | null = null;
   const plainBatch: LedgerMovement[] = [];
   for (let i = 0; i < payments; i += 1) {
     const day = start + Math.floor(r() * span);
@@ -101,6 +122,7 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
     if (listed.length > detailBatch.length) net = net.plus(cents(100 + Math.floor(r() * 900)));
     if (r() < 0.3) net = net.minus(cents(1 + Math.floor(r() * 500)));
     addLine(`batch_${id('b')}`, net, start + Math.floor(r() * span), detailBatch.map((m) => m.entryId), new Money(0), listed);
+    batchLine = lines[lines.length - 1];
   }
   if (plainBatch.length > 0) {
     // Without detail (an upload): no reference, so found only by a set adding up to it.
@@ -131,7 +153,20 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
     const from = start + Math.floor(r() * span);
     runs.push({ from: dayOf(from), to: dayOf(from + Math.floor(r() * (last - from + 1))), amountTolerance: new Money(0), dateToleranceDays: tolerance });
   }
-  return { seed, movements, lines, owner, runs, days: span };
+  // Sometimes the batch was still going on at the first exports: they list it without its last
+  // payment, for that much less (the same line: a batch line is named without its amounts).
+  let early: ModelDay['early'] = null;
+  if (batchLine !== null && detailBatch.length >= 2 && runs.length >= 2 && r() < 0.5) {
+    const joiner = detailBatch[detailBatch.length - 1];
+    const net = batchLine.net.minus(joiner.amount);
+    const smaller: StatementEntry = { ...batchLine, amount: net, net, settles: batchLine.settles!.filter((ref) => ref !== joiner.reference) };
+    early = {
+      before: 1 + Math.floor(r() * (runs.length - 1)),
+      lines: lines.map((l) => (l === batchLine ? smaller : l)),
+      owner: new Map([...owner].map(([l, moves]) => [l, l === batchLine!.lineId ? new Set([...moves].filter((m) => m !== joiner.entryId)) : moves])),
+    };
+  }
+  return { seed, movements, lines, owner, runs, days: span, early };
 }
 
 export interface RunFacts {
@@ -237,7 +272,8 @@ export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], 
 /**
  * The exceptions queue as a run records it (src/reconciliation/run-exceptions.ts), for several runs over
  * the same days: one exception per pair of sides, ever; a match closes the exceptions of its
- * sides; a mismatched pair closes the ones of its sides alone; an open batch takes the run's sum.
+ * sides; a mismatched pair closes the ones of its sides alone; a batch closes those of the payments it
+ * lists alone; an open batch takes the run's sum.
  */
 export class ExceptionQueue {
   readonly open = new Map<string, ReportItem>();
@@ -253,6 +289,12 @@ export class ExceptionQueue {
           ? (sameMove && ['ledger_only', 'mismatched', 'ambiguous'].includes(x.category)) || (sameLine && ['statement_only', 'mismatched', 'ambiguous', 'batch'].includes(x.category))
           : (sameMove && x.category === 'ledger_only') || (sameLine && x.category === 'statement_only' && x.ledger_entry_id === null);
         if (closes) this.open.delete(k);
+      }
+    }
+    // A payment once alone that a batch line now lists is the batch's (its exception closes).
+    for (const item of items.filter((i) => i.category === 'batch')) {
+      for (const m of item.movements!) {
+        for (const [k, x] of this.open) if (x.category === 'ledger_only' && x.ledger_entry_id === m.ledger_entry_id) this.open.delete(k);
       }
     }
     for (const item of items.filter((i) => i.category === 'batch')) {
