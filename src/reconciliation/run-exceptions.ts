@@ -217,15 +217,17 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
       { run: run.id },
     );
   }
-  // A payment once reported alone that a batch line now lists (a batch of a day still going on, in
-  // a later export) is the batch's: its difference is in the batch's exception from this run on,
-  // so the one it had alone closes, or adjusting both would take it off the books twice.
+  // A payment once reported alone (no line settles it, or only lines unsure of it) that a batch
+  // line now lists (a batch of a day still going on, in a later export) is the batch's: its
+  // difference is in the batch's exception from this run on, so the one it had alone closes, or
+  // adjusting both would take it off the books twice.
   const listedNote = `listed by a batch line in reconciliation ${run.id} of ${run.from_date} to ${run.to_date}: the batch's exception carries it`;
   const { rows: listed }: { rows: ExceptionRow[] } = await bulkRaw(trx,
     `UPDATE reconciliation_exceptions
         SET status = 'resolved', resolution = 'explained', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run,
             history = history || :step::jsonb
-      WHERE partner = :partner AND status = 'open' AND reverses_exception_id IS NULL AND category = 'ledger_only'
+      WHERE partner = :partner AND status = 'open' AND reverses_exception_id IS NULL
+        AND category IN ('ledger_only', 'ambiguous') AND statement_line_id IS NULL
         AND ledger_entry_id IN (SELECT (m->>'ledger_entry_id')::uuid FROM reconciliation_items i CROSS JOIN LATERAL jsonb_array_elements(i.movements) m
                                  WHERE i.reconciliation_id = :run AND i.category = 'batch')
       ${RETURNING}`,

@@ -184,12 +184,15 @@ describe('reconciliation matching against a model of the truth, end to end', fun
   }
   const netOf = (balance: TrialBalance, code: string) => new Money(balance.accounts.find((a) => a.ledger_account === code)?.net ?? 0);
 
+  /** When every adjustment posted so far had been answered: a later window starts after it (a stretch may take under a second). */
+  let settledAt = 0;
   /** The reconciliation adjustments of the journal posted since `from`, by entry id (the journal read as finance exports it). */
   async function adjustmentsSince(from: Date): Promise<Map<string, JournalEntry>> {
     const window = `from=${from.toISOString()}&to=${new Date(Date.now() + 1000).toISOString()}`;
     const answer = await fetch(`${desk.service.baseUrl}/v1/ledger/journal?${window}`, { headers: { authorization: `Bearer ${master()}` } });
     assert.equal(answer.status, 200);
     const entries = (await answer.text()).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as JournalEntry);
+    settledAt = Date.now();
     return new Map(entries.filter((e) => e.kind === 'reconciliation_adjustment').map((e) => [e.entry_id, e]));
   }
 
@@ -204,7 +207,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     // The trial balance after every posting: the seeded days lie ahead of today, the adjustments today.
     const afterAll = () => Math.max(Date.now() + 1000, lastPosting + 1000);
     const before = await trialBalance(afterAll());
-    const started = new Date(Date.now() - 1000);
+    const started = new Date(Math.max(Date.now() - 1000, settledAt));
     const entryOf = new Map<string, string>();
     await inFlight(sure, ADJUSTING_WIDTH, async (s) => {
       const note = `model seed ${s.seed}: the partner's statement stands`;
@@ -315,7 +318,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
    * Returns how many were reversed.
    */
   async function lateLines(days: ModelDay[], sure: SureException[]): Promise<number> {
-    const started = new Date(Date.now() - 1000);
+    const started = new Date(Math.max(Date.now() - 1000, settledAt));
     const reversals: Array<{ of: SureException; id: string }> = [];
     for (const day of days) {
       const adjustedAlone = sure.filter((s) => s.seed === day.seed && s.exception.category === 'ledger_only' && !s.difference.isZero());
@@ -366,4 +369,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
   const claim = 'never matches falsely, leaves every difference in exactly one exception, and adjusts each sure one exactly, through the routes';
   for (const seed of seeds([604_117_383])) it(`${claim}: 10 stretches (${replayOf(seed)})`, () => modelRun(seed, stretchesOr(10)));
   for (const seed of seeds([118_902_541])) it(`${claim}: 160 stretches (${replayOf(seed)}) @system`, () => modelRun(seed, stretchesOr(160)));
+  // Stretches that once failed, kept: a batch still going on lists, in a later export, a payment a
+  // busy day had left unsure (ambiguous, with no line of its own): that exception closed.
+  for (const stretch of [7058]) it(`${claim}: the stretch of seed ${stretch}, which once failed`, () => modelRun(stretch, 1));
 });

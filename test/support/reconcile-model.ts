@@ -1,13 +1,15 @@
 // A model of reconciliation days for the model-based tests of matching (issue 39): days generated
 // from a seed — payments, lines left off, extra lines (some under a reference that names no
 // payment, with a payment's amount), duplicates, fees (on lines with a reference and without),
-// batches with and without settlement
-// detail, date shifts, lines and movements without a reference, several runs over overlapping
-// days, a stretch's payments in its currency and some in another (amounts drawn from one pool, so
-// that they collide across currencies) — with the truth of each: which movements each line settles. The oracle checks a run's
-// report against it: no false match ever; every side of the days reported in exactly one item;
-// each unmatched item that is sure of itself (no ambiguity about it) carrying exactly the
-// difference its adjustment would post; and the adjustments bringing the sides to balance.
+// busy days of one amount with more candidates than the search takes, batches with and without
+// settlement detail (some still going on: later exports list one more payment), date shifts,
+// lines and movements without a reference, several runs over overlapping days, a stretch's
+// payments in its currency and some in another (amounts drawn from one pool, so that they collide
+// across currencies) — with the truth of each: which movements each line settles. The oracle
+// checks a run's report against it: no false match ever; every side of the days reported in
+// exactly one item; each unmatched item that is sure of itself (no ambiguity about it) carrying
+// exactly the difference its adjustment would post; and the adjustments bringing the sides to
+// balance, in each currency.
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import type { LedgerMovement, MatchRules, ReportItem, StatementEntry } from '../../src/reconciliation/match';
 import { prng } from './prng';
@@ -112,6 +114,17 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
       plainBatch.push(m);
     } else {
       addLine(reference, amount, shifted(day), [m.entryId], zero, null, own);
+    }
+  }
+  if (r() < 0.05) {
+    // A busy day of one amount without references (a payroll): more movements near each line than
+    // the search takes (SUBSET_CANDIDATES_MAX), each with its line; no one could tell them apart.
+    const amount = cents(amountOf());
+    const day = start + Math.floor(r() * span);
+    for (let i = 61 + Math.floor(r() * 10); i > 0; i -= 1) {
+      const m: LedgerMovement = { entryId: id('e'), reference: null, currency, amount, date: dayOf(day) };
+      movements.push(m);
+      addLine(null, amount, day, [m.entryId]);
     }
   }
   if (detailBatch.length > 0) {
@@ -273,7 +286,7 @@ export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], 
  * The exceptions queue as a run records it (src/reconciliation/run-exceptions.ts), for several runs over
  * the same days: one exception per pair of sides, ever; a match closes the exceptions of its
  * sides; a mismatched pair closes the ones of its sides alone; a batch closes those of the payments it
- * lists alone; an open batch takes the run's sum.
+ * lists alone (ledger_only, or ambiguous with no line); an open batch takes the run's sum.
  */
 export class ExceptionQueue {
   readonly open = new Map<string, ReportItem>();
@@ -294,7 +307,9 @@ export class ExceptionQueue {
     // A payment once alone that a batch line now lists is the batch's (its exception closes).
     for (const item of items.filter((i) => i.category === 'batch')) {
       for (const m of item.movements!) {
-        for (const [k, x] of this.open) if (x.category === 'ledger_only' && x.ledger_entry_id === m.ledger_entry_id) this.open.delete(k);
+        for (const [k, x] of this.open) {
+          if ((x.category === 'ledger_only' || x.category === 'ambiguous') && x.statement_line_id === null && x.ledger_entry_id === m.ledger_entry_id) this.open.delete(k);
+        }
       }
     }
     for (const item of items.filter((i) => i.category === 'batch')) {
