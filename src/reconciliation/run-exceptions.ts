@@ -124,7 +124,7 @@ const REVERSIBLE = `(x.category IN ('ledger_only', 'statement_only', 'ambiguous'
 /**
  * The other side of an exception that was adjusted (or whose adjustment is in flight) has come: a
  * run paired what it named (its movement, its line, a batch line with its movements, a line by a
- * subset). The adjustment posted for the missing side is now too much, whatever the shape of the
+ * subset), or a batch line it did not match lists the payment adjusted alone. The adjustment posted for the missing side is now too much, whatever the shape of the
  * pair. For each such exception, once, a new `mismatched` exception on `amount` that
  * `reverses_exception_id` it, whose adjustment is exactly the reverse of the first, in its
  * currency (so on the settlement account it was posted to): its `statement_amount` is what the
@@ -136,20 +136,30 @@ const REVERSIBLE = `(x.category IN ('ledger_only', 'statement_only', 'ambiguous'
 async function reverseArrivedAdjustments(trx: Knex.Transaction, run: RunOf): Promise<ExceptionRow[]> {
   const paired = `SELECT ledger_entry_id, statement_line_id FROM reconciliation_items
                    WHERE reconciliation_id = :run AND ${PAIRED}`;
+  // A payment a batch line lists has arrived on the statement too, matched or not: the batch's
+  // exception counts it on the ledger side from then on.
+  const listed = `SELECT (m->>'ledger_entry_id')::uuid AS ledger_entry_id, i.statement_line_id, i.reference, i.currency, (m->>'amount')::numeric AS amount, i.seq
+                    FROM reconciliation_items i CROSS JOIN LATERAL jsonb_array_elements(i.movements) m
+                   WHERE i.reconciliation_id = :run AND i.category = 'batch'`;
   const { rows: adjusted }: { rows: ExceptionRow[] } = await bulkRaw(trx,
     `SELECT ${EXCEPTION_COLUMNS.map((c) => `x.${c}`).join(', ')} FROM reconciliation_exceptions x
       WHERE x.partner = :partner AND ${REVERSIBLE}
-        AND (x.ledger_entry_id IN (SELECT ledger_entry_id FROM (${paired}) p) OR x.statement_line_id IN (SELECT statement_line_id FROM (${paired}) p))
+        AND (x.ledger_entry_id IN (SELECT ledger_entry_id FROM (${paired}) p) OR x.statement_line_id IN (SELECT statement_line_id FROM (${paired}) p)
+             OR (x.category IN ('ledger_only', 'ambiguous') AND x.statement_line_id IS NULL AND x.ledger_entry_id IN (SELECT ledger_entry_id FROM (${listed}) b)))
       ORDER BY x.seq FOR UPDATE OF x`,
     { run: run.id, partner: run.partner },
   );
   if (adjusted.length === 0) return [];
-  // The groups the run paired: per line, its movements (one for a pair, several for a batch or a subset).
+  // The groups the run paired: per line, its movements (one for a pair, several for a batch or a
+  // subset); and per batch line it did not match, the movements it lists.
   const { rows: groups }: { rows: ArrivedGroup[] } = await bulkRaw(trx,
-    `SELECT statement_line_id, array_agg(ledger_entry_id::text ORDER BY seq) AS ledger_entry_ids, min(reference) AS reference, min(currency) AS currency,
-            sum(ledger_amount::numeric)::text AS ledger_sum
-       FROM reconciliation_items WHERE reconciliation_id = :run AND ${PAIRED}
-        AND statement_line_id IN (SELECT statement_line_id FROM reconciliation_items WHERE reconciliation_id = :run AND (ledger_entry_id = ANY(:entries::uuid[]) OR statement_line_id = ANY(:lines::text[])))
+    `WITH sides AS (
+       SELECT ledger_entry_id, statement_line_id, reference, currency, ledger_amount::numeric AS amount, seq FROM reconciliation_items WHERE reconciliation_id = :run AND ${PAIRED}
+       UNION ALL ${listed})
+     SELECT statement_line_id, array_agg(ledger_entry_id::text ORDER BY seq) AS ledger_entry_ids, min(reference) AS reference, min(currency) AS currency,
+            sum(amount)::text AS ledger_sum
+       FROM sides
+      WHERE statement_line_id IN (SELECT statement_line_id FROM sides WHERE ledger_entry_id = ANY(:entries::uuid[]) OR statement_line_id = ANY(:lines::text[]))
       GROUP BY statement_line_id`,
     { run: run.id, entries: adjusted.map((x) => x.ledger_entry_id).filter((id) => id !== null), lines: adjusted.map((x) => x.statement_line_id).filter((id) => id !== null) },
   );

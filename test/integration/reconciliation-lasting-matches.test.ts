@@ -204,6 +204,27 @@ describe('reconciliation: a match lasts, and an adjustment is undone exactly onc
     assert.equal(await adjust(batch.id).then((posted) => posted.toFixed(2)), '40.00', 'the difference as it stands');
   });
 
+  it('reverses the adjustment of a payment adjusted alone once a batch line lists it, so adjusting the batch does not take it off twice', async () => {
+    const day = daysAfter(today(), 6); // within the reach of a reference (LOOKAROUND_DAYS)
+    const paid = [await desk.settledPayIn('70.00', 'statement_missing'), await desk.settledPayIn('80.00', 'statement_missing')];
+    // A run of the pay-ins' own day: each reported alone; finance adjusts the 80.00 as missing.
+    await reconcile({ from: today(), to: today(), statement_csv: `id,reference,amount,currency,value_date\nx,elsewhere-8,0.01,USD,${today()}\n` });
+    const alone = await entryOf(paid[1].external_id);
+    const first = await adjust(alone.id);
+    assert.equal(first.toFixed(2), '-80.00');
+    // The partner's batch, still going on, lists both with a third payment the ledger never had.
+    const line = `id,reference,amount,currency,value_date,settles\nb,batch-8,190.00,USD,${day},${paid[0].external_id} ${paid[1].external_id} openbank_${randomUUID().replaceAll('-', '')}\n`;
+    await reconcile({ from: day, to: day, statement_csv: line });
+    const batch = (await open()).find((e) => e.category === 'batch' && e.reference === 'batch-8')!;
+    assert.deepEqual([(batch as unknown as { ledger_amount: string }).ledger_amount, (batch as unknown as { statement_amount: string }).statement_amount], ['150.00', '190.00']);
+    const reversal = await reversalOf(alone.id);
+    assert.equal(new Money(reversal.statement_amount).minus(reversal.ledger_amount).toFixed(2), '80.00', 'the reversal undoes exactly the adjustment');
+    await reconcile({ from: day, to: day, statement_csv: line });
+    await reversalOf(alone.id); // still one, however often the day is reconciled
+    const total = first.plus(await adjust(reversal.id)).plus(await adjust(batch.id));
+    assert.equal(total.toFixed(2), '40.00', 'in the end the statement\'s 190.00 less the ledger\'s 150.00, the 80.00 counted once');
+  });
+
   it('keeps a payment a batch line lists in another currency apart: an item in its own currency, each adjusted on its own account, never one mixed amount', async () => {
     const day = daysAfter(today(), 1); // its payment is found through its reference only this near (LOOKAROUND_DAYS)
     const gbp = await desk.settledPayIn('20.00', 'statement_missing', 'GBP');
