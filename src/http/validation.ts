@@ -2,6 +2,7 @@
 // whose `details` names the offending field in dotted form ("recipient.bank.country").
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../domain-error';
 import type { JsonSchema } from './route';
 
@@ -24,6 +25,19 @@ const bodyAjv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRe
 // Query strings and path parameters are text on the wire; let "limit=10" satisfy an integer.
 // Declared defaults apply to absent parameters (an absent `limit` is the default page size).
 const textAjv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: true, useDefaults: true });
+
+/** ajv-formats' own checks of the two formats, which the service narrows to the stored years. */
+type StringFormat = { validate: (text: string) => boolean; compare: (a: string, b: string) => number | undefined };
+const ISO = { dateTime: fullFormats['date-time'] as StringFormat, date: fullFormats.date as StringFormat };
+const FIRST_STORED = Date.parse('0001-01-01T00:00:00Z');
+const LAST_STORED = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** Whether an instant (ISO 8601) falls within the years 0001 to 9999, UTC. */
+function withinStoredYears(text: string): boolean {
+  const at = Date.parse(text);
+  return at >= FIRST_STORED && at <= LAST_STORED;
+}
+
 for (const ajv of [bodyAjv, textAjv]) {
   addFormats(ajv);
   // A schema may name the error code its failure maps to (e.g. invalid_country_code), and a rule
@@ -33,6 +47,10 @@ for (const ajv of [bodyAjv, textAjv]) {
   ajv.addKeyword({ keyword: 'x-field', schemaType: 'string' });
   // ajv-formats' uuid also takes `urn:uuid:<uuid>`, which no store accepts as an id.
   ajv.addFormat('uuid', new RegExp(UUID_PATTERN));
+  // Dates and instants within the years 0001 to 9999 (in UTC): year 0 and beyond 9999 are valid
+  // ISO 8601 but no date Postgres stores, and an offset can carry 0001-01-01T00:00+01:00 into year 0.
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => ISO.dateTime.validate(text) && withinStoredYears(text), compare: ISO.dateTime.compare });
+  ajv.addFormat('date', { type: 'string', validate: (text: string) => ISO.date.validate(text) && withinStoredYears(`${text}T00:00:00Z`), compare: ISO.date.compare });
   ajv.addKeyword({
     keyword: 'x-canonical-id', schemaType: 'boolean', modifying: true, errors: false,
     validate: (_on: boolean, data: unknown, _schema: unknown, place?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
@@ -55,8 +73,8 @@ export type Validator = (data: unknown) => void;
 
 /** What a value of a format looks like, for the message of a value that is not one. */
 const FORMAT_EXAMPLES: Record<string, string> = {
-  'date-time': 'ISO 8601 with a time and an offset, e.g. 2026-11-24T10:00:00Z',
-  date: 'YYYY-MM-DD',
+  'date-time': 'ISO 8601 with a time and an offset, in the years 0001 to 9999, e.g. 2026-11-24T10:00:00Z',
+  date: 'YYYY-MM-DD, in the years 0001 to 9999',
   uuid: 'a UUID as 8-4-4-4-12 hex digits, e.g. 3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13',
   email: 'e.g. name@example.com',
   uri: 'an absolute URL, e.g. https://example.com/hook',

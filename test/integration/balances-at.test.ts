@@ -92,6 +92,26 @@ describe('balances at an instant', () => {
     }
   });
 
+  it('refuses a date or an instant outside the years 0001 to 9999 on every route that takes one, naming the field, never a 500', async () => {
+    const master = testService().config.masterKey;
+    // Year 0 is valid ISO 8601 but no date Postgres stores; an offset can carry year 1 into year 0.
+    for (const bad of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '0000-12-31']) {
+      const q = encodeURIComponent(bad);
+      const asked: Array<[string, string, string]> = [
+        [`/v1/accounts/me/balance?at=${q}`, alice.token, 'at'],
+        [`/v1/wallets/main/balances?at=${q}`, alice.key, 'at'],
+        [`/v1/ledger/trial-balance?at=${q}`, master, 'at'],
+        [`/v1/ledger/journal?from=${q}&to=2026-01-01`, master, 'from'],
+        [`/v1/accounts/me/statement?currency=USD&from=${q}&to=2026-01-01`, alice.token, 'from'],
+        [`/v1/reconciliation-exceptions?from=${q}`, master, 'from'],
+      ];
+      for (const [path, token, field] of asked) {
+        const answer = await call(base(), 'GET', path, undefined, { token });
+        expectError(answer, 400, 'invalid_request', field, `${path} (${bad})`);
+      }
+    }
+  });
+
   // 5,000 postings in npm test, 100,000 in the system suite.
   for (const [count, suite] of [[5_000, ''], [100_000, ' @system']] as const) it(`equals the model at random instants over ${count.toLocaleString('en')} postings of one account${suite}`, async function () {
     this.timeout(300_000);
