@@ -12,7 +12,7 @@ import { log } from '../log';
 import { isSandboxScenario, SANDBOX_SCENARIO_HEADER, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
 import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
-import { koaPath, requestFingerprint, type RouteDef, type RouteRequest, type RouteResult } from './route';
+import { canonicalPath, koaPath, requestFingerprint, type RouteDef, type RouteRequest, type RouteResult } from './route';
 import { StageTiming } from './server-timing';
 import { bodyValidator, textValidator, type Validator } from './validation';
 
@@ -148,7 +148,9 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
 
     timing.end('validate');
 
-    const print = route.idempotent ? requestFingerprint(route.method, ctx.path, sandboxScenario, body) : null;
+    // The path as the route reads it (its ids in their canonical, lower-case form), not as sent:
+    // /v1/contacts/3F1E… and /v1/contacts/3f1e… are one request.
+    const print = route.idempotent ? requestFingerprint(route.method, canonicalPath(route.path, params), sandboxScenario, body) : null;
     const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, fingerprint: print, sandboxScenario, koa: ctx };
     // The API keeps the key's record, unless the ledger's decision is the answer (DESIGN.md section 5f).
     const guarded = route.idempotent === true;

@@ -118,6 +118,10 @@ export function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{(\w+)\}/g, ':$1');
 }
 
+/** A route's path with its (validated, canonical) parameters in place of their names. */
+export function canonicalPath(openApiPath: string, params: Record<string, unknown>): string {
+  return openApiPath.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name])));
+}
 
 export function fingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');

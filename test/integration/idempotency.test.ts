@@ -89,6 +89,19 @@ describe('idempotency of write routes', () => {
     assert.deepEqual(customers.body.data, [], 'the conflicting request executed nothing');
   });
 
+  it('takes an id in the path in either case as one request under one key: the repeat is replayed, not a conflict', async () => {
+    const owner = await signUp(base());
+    const contact = await postContact(owner.key, contactBody(), randomUUID());
+    assert.equal(contact.status, 201, JSON.stringify(contact.body));
+    const key = randomUUID();
+    const first = await call(base(), 'PATCH', `/v1/contacts/${contact.body.id.toUpperCase()}`, { note: 'invoice 44' }, { token: owner.key, idempotencyKey: key });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const again = await call(base(), 'PATCH', `/v1/contacts/${contact.body.id}`, { note: 'invoice 44' }, { token: owner.key, idempotencyKey: key });
+    assert.deepEqual([again.status, again.headers.get('idempotent-replayed'), again.body], [200, 'true', first.body]);
+    const other = await postContact(owner.key, contactBody(), randomUUID());
+    expectError(await call(base(), 'PATCH', `/v1/contacts/${other.body.id}`, { note: 'invoice 44' }, { token: owner.key, idempotencyKey: key }), 409, 'idempotency_conflict', 'Idempotency-Key', 'another contact is another request');
+  });
+
   it('executes 50 concurrent requests with one key once, and answers all 50 with the same contact', async () => {
     const owner = await signUp(base());
     const key = randomUUID();
