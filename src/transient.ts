@@ -1,10 +1,13 @@
 // Failures that may go away on their own: a dependency restarting, a connection dropped, a lock
-// conflict. The consumers retry them instead of dead-lettering; the HTTP layer answers 503.
+// conflict, a wait that timed out. The consumers retry them instead of refusing or dead-lettering
+// the messages (a ledger round that waited past its statement timeout on a lock is no bad command);
+// the HTTP layer answers 503.
 const TRANSIENT_ERROR_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN',
   '40001', // serialization_failure
   '40P01', // deadlock_detected
   '55P03', // lock_not_available
+  '57014', // query_canceled: a statement_timeout (a round's write that waited on a lock)
   '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
   '53300', // too_many_connections
 ]);
@@ -15,6 +18,7 @@ export function isTransient(error: unknown): boolean {
   if (retriable === true) return true;
   if (typeof code === 'string' && (TRANSIENT_ERROR_CODES.has(code) || code.startsWith('08'))) return true;
   const message = (error as Error).message ?? '';
-  return /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED/.test(message);
+  // node-postgres's own query_timeout: the client stopped waiting for an answer.
+  return /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|Query read timeout/.test(message);
 }
 

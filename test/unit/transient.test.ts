@@ -1,0 +1,24 @@
+// What the consumers retry (src/transient.ts) rather than refuse or dead-letter: a failure of the
+// moment, a timeout among them; and what they do not: a command that is wrong whenever it runs.
+import assert from 'node:assert/strict';
+import { isTransient } from '../../src/transient';
+
+const pgError = (code: string, message = 'pg error') => Object.assign(new Error(message), { code });
+
+describe('transient failures', () => {
+  it('takes a statement that timed out on the server or in the client for a failure of the moment', () => {
+    assert.equal(isTransient(pgError('57014', 'canceling statement due to statement timeout')), true);
+    assert.equal(isTransient(new Error('Query read timeout')), true);
+  });
+
+  it('takes lock conflicts, lost connections and a restarting server for failures of the moment', () => {
+    for (const code of ['40001', '40P01', '55P03', '57P01', '53300', '08006', 'ECONNRESET']) assert.equal(isTransient(pgError(code)), true, code);
+    assert.equal(isTransient(new Error('Connection terminated unexpectedly')), true);
+  });
+
+  it('does not retry a command that breaks a rule whenever it runs', () => {
+    for (const code of ['23505', '23514', '22P02', '42P01']) assert.equal(isTransient(pgError(code)), false, code);
+    assert.equal(isTransient(new Error('insufficient funds')), false);
+    assert.equal(isTransient(null), false);
+  });
+});
