@@ -34,7 +34,7 @@ export class LedgerReads {
 
   /** Newest first, in posting order. */
   transactionPage<Item>(accountId: string, page: PageRequest, view: (row: TransactionRow) => Item): Promise<Page<Item>> {
-    return keysetPage(this.transactions().where('p.account_id', accountId), 'p', page, view, ['seq']);
+    return keysetPage(this.transactions().where('p.account_id', accountId), 'p', page, view, { orderColumns: ['seq'] });
   }
 
   /** The account's ledger accounts with their balances now, or at the instant `at` (src/balances/at.ts). */

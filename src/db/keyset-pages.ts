@@ -22,21 +22,34 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
+export interface KeysetOptions {
+  /** Columns that order the list and identify a row; default created_at, id. */
+  orderColumns?: readonly string[];
+  /** Newest first (desc, the default) or oldest first. */
+  order?: 'desc' | 'asc';
+  /**
+   * The list before its filters (the caller's scope alone), where the cursor row is looked up: a
+   * row that changed since its page and left the filter (a hold captured, under status=active)
+   * still marks a position in the list. Default: `query` itself.
+   */
+  scope?: Knex.QueryBuilder;
+}
+
 /**
  * Newest-first page (or oldest-first, with `order` asc) over `query` on `table` (a table name or alias with an `id`): rows strictly
  * before the `before` row in the order of `orderColumns` (descending; they must identify a row),
  * or after the first `offset` rows, as the list envelope. The cursor row is looked up within
- * `query`, which holds the caller's scope, so a cursor from another account's list finds nothing;
- * only an empty page costs a second query, to tell that apart from the end of the list. Fetches
- * one row more than asked to learn whether more exist.
+ * `scope` (or `query`), which holds the caller's scope, so a cursor from another account's list
+ * finds nothing; only an empty page costs a second query, to tell that apart from the end of the
+ * list. Fetches one row more than asked to learn whether more exist.
  */
 export async function keysetPage<Row extends { id: string }, Item>(
-  query: Knex.QueryBuilder, table: string, page: PageRequest, view: (row: Row) => Item,
-  orderColumns: readonly string[] = ['created_at', 'id'], order: 'desc' | 'asc' = 'desc',
+  query: Knex.QueryBuilder, table: string, page: PageRequest, view: (row: Row) => Item, options: KeysetOptions = {},
 ): Promise<Page<Item>> {
   assertOneStart(page);
+  const { orderColumns = ['created_at', 'id'], order = 'desc', scope = query } = options;
   const keys = orderColumns.map((column) => `${table}.${column}`);
-  const cursorRow = page.before ? query.clone().where(`${table}.id`, page.before) : null;
+  const cursorRow = page.before ? scope.clone().where(`${table}.id`, page.before) : null;
   // The cursor names the last row of the previous page: the page goes on past it, in the list's order.
   if (cursorRow) query.whereRaw(`(${keys.join(', ')}) ${order === 'desc' ? '<' : '>'} ?`, [cursorRow.clone().clearSelect().select(keys)]);
   if (page.offset) query.offset(page.offset);

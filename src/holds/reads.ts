@@ -24,10 +24,11 @@ export class HoldReads {
   }
 
   page<Item>(accountId: string, filter: HoldFilter, page: PageRequest, view: (row: HoldRecord) => Item): Promise<Page<Item>> {
-    const query = this.db('holds').where('account_id', accountId).select('*');
+    const scope = this.db('holds').where('account_id', accountId).select('*');
+    const query = scope.clone();
     if (filter.status) query.where('status', filter.status);
     if (filter.wallet_id === MAIN_WALLET) query.whereNull('wallet_id');
     else if (filter.wallet_id) query.where('wallet_id', filter.wallet_id);
-    return keysetPage(query, 'holds', page, view);
+    return keysetPage(query, 'holds', page, view, { scope });
   }
 }

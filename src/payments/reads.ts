@@ -14,9 +14,10 @@ export class PaymentReads {
 
   /** The account's payments, newest first, of one customer and one status when given. */
   page<Item>(accountId: string, filter: { customerId?: string; status?: PaymentStatus }, page: PageRequest, view: (row: PaymentRecord) => Item): Promise<Page<Item>> {
-    const query = this.db('payments').where('account_id', accountId).select('*');
+    const scope = this.db('payments').where('account_id', accountId).select('*');
+    const query = scope.clone();
     if (filter.customerId) query.where('customer_id', filter.customerId);
     if (filter.status) query.where('status', filter.status);
-    return keysetPage(query, 'payments', page, view);
+    return keysetPage(query, 'payments', page, view, { scope });
   }
 }

@@ -14,8 +14,8 @@ export class TransferReads {
 
   /** The account's transfers, newest first, of one status when given. */
   page<Item>(accountId: string, status: TransferStatus | undefined, page: PageRequest, view: (row: TransferRecord) => Item): Promise<Page<Item>> {
-    const query = this.db('transfers').where('account_id', accountId).select('*');
-    if (status) query.where('status', status);
-    return keysetPage(query, 'transfers', page, view);
+    const scope = this.db('transfers').where('account_id', accountId).select('*');
+    const query = status ? scope.clone().where('status', status) : scope;
+    return keysetPage(query, 'transfers', page, view, { scope });
   }
 }

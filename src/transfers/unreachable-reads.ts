@@ -27,7 +27,7 @@ export class UnreachableTransfers {
   page<Item>(filter: { partner?: string }, page: PageRequest, view: (row: UnreachableTransferRow) => Item): Promise<Page<Item>> {
     const query = this.db.queryBuilder().from(this.marked().as('u')).select('u.*');
     if (filter.partner !== undefined) query.where('u.partner', filter.partner);
-    return keysetPage(query, 'u', page, view, ['unreachable_since', 'id'], 'asc');
+    return keysetPage(query, 'u', page, view, { orderColumns: ['unreachable_since', 'id'], order: 'asc' });
   }
 
   /** How many transfers wait on an unreachable partner, by partner. */

@@ -67,7 +67,7 @@ export class WalletReads {
       .join('ledger_accounts as a', 'a.id', 'p.ledger_account_id')
       .join('journal_entries as je', 'je.id', 'p.entry_id')
       .select('p.id', 'p.seq', 'p.entry_id', 'je.kind', 'a.kind as ledger_kind', 'p.currency', 'p.amount', 'p.balance_after', 'p.transfer_id', 'p.created_at');
-    return keysetPage(query, 'p', page, view, ['seq'], order);
+    return keysetPage(query, 'p', page, view, { orderColumns: ['seq'], order });
   }
 }
 

@@ -98,7 +98,8 @@ export function webhookDeliveryRoutes(endpoints: WebhookEndpoints, deliveries: W
       errors: ['cross_account_access_denied'],
       handler: async (request) => {
         const endpoint = await ownEndpoint(endpoints, request);
-        const page = await keysetPage(deliveries.query(endpoint.id, request.query.status as DeliveryStatus | undefined), 'webhook_deliveries', request.query, (row: DeliveryRow) => row);
+        const page = await keysetPage(deliveries.query(endpoint.id, request.query.status as DeliveryStatus | undefined), 'webhook_deliveries', request.query, (row: DeliveryRow) => row,
+          { scope: deliveries.query(endpoint.id) }); // a delivery that changed status since still marks its place
         const attempts = await deliveries.attemptsOf(page.data.map((row) => row.id));
         return { status: 200, body: { ...page, data: page.data.map((row) => deliveryView(row, attempts.get(row.id) ?? [])) } };
       },

@@ -125,6 +125,23 @@ describe('holds', () => {
     await assertJournalBalanced(bob.account.id);
   });
 
+  it('pages the active holds on when the hold a cursor names has left the filter since (voided between two pages)', async () => {
+    const carl = await signUp(base());
+    await fund(base(), carl.key, 'USD', '50.00');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await hold(carl.key, { amount: '1.00' })).body.id);
+    const first = await call(base(), 'GET', '/v1/holds?status=active&limit=2', undefined, { token: carl.key });
+    assert.deepEqual(first.body.data.map((h: { id: string }) => h.id), [ids[4], ids[3]]);
+    assert.equal(first.body.next_cursor, ids[3]);
+    assert.equal((await voidHold(carl.key, ids[3])).status, 200); // the cursor's hold is active no more
+    const second = await call(base(), 'GET', `/v1/holds?status=active&limit=2&before=${first.body.next_cursor}`, undefined, { token: carl.key });
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    assert.deepEqual(second.body.data.map((h: { id: string }) => h.id), [ids[2], ids[1]], 'the list goes on after the cursor\'s place');
+    const third = await call(base(), 'GET', `/v1/holds?status=active&limit=2&before=${second.body.next_cursor}`, undefined, { token: carl.key });
+    assert.deepEqual([third.body.data.map((h: { id: string }) => h.id), third.body.has_more], [[ids[0]], false]);
+    expectError(await call(base(), 'GET', `/v1/holds?status=active&before=${randomUUID()}`, undefined, { token: carl.key }), 400, 'invalid_request', 'before', 'a cursor that names no hold of the account');
+  });
+
   it('pays a capture to bank details or on the chain as POST /v1/transfers does: executing on the rail, then completed, the recipient paid once', async () => {
     const [payer, payee] = await Promise.all([signUp(base(), { chain_wallet: true }), signUp(base(), { chain_wallet: true })]);
     await Promise.all([fund(base(), payer.key, 'USD', '50.00'), fund(base(), payer.key, 'USDC', '50.000000')]);
