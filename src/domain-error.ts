@@ -39,6 +39,7 @@ export const ERROR_STATUS = {
   sender_no_chain_wallet: 422,
   account_no_chain_wallet: 422,
   faucet_limit_exceeded: 422,
+  balance_alert_limit_exceeded: 422,
   recipient_not_found: 422,
   phantom_recipient: 422,
   quote_expired: 422,

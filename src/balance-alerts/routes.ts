@@ -55,6 +55,12 @@ export const alertView = (row: AlertRow) => {
   };
 };
 
+/**
+ * The most alerts one balance (an account's wallet and currency) may have: each is weighed in
+ * every round that moves the balance, and each crossing is an event of that round.
+ */
+export const ALERTS_PER_BALANCE_MAX = 20;
+
 export function balanceAlertRoutes(db: Db): RouteDef[] {
   const ownAlert = async (request: RouteRequest): Promise<AlertRow> => {
     const row: AlertRow | undefined = await db('balance_alerts').where('id', request.params.alert_id).first();
@@ -66,7 +72,8 @@ export function balanceAlertRoutes(db: Db): RouteDef[] {
     withBody(createBody, {
       method: 'POST', path: '/v1/balance-alerts', operationId: 'createBalanceAlert', tag: 'balance-alerts',
       summary: 'Watch an available balance: balance.threshold_crossed once each time it crosses below or above the amount', auth: WRITE, idempotent: true,
-      response: { status: 201, description: 'the alert', schema: alertSchema }, errors: ['wallet_not_found'],
+      response: { status: 201, description: 'the alert', schema: alertSchema }, errors: ['wallet_not_found', 'balance_alert_limit_exceeded'],
+      errorNotes: { balance_alert_limit_exceeded: `the balance (its wallet and currency) has ${ALERTS_PER_BALANCE_MAX} alerts already: delete one first; nothing is created` },
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
         const currency: Currency = requireCurrency(request.body.currency);
@@ -77,7 +84,16 @@ export function balanceAlertRoutes(db: Db): RouteDef[] {
           const wallet = await db('wallets').where({ id: walletId, account_id: accountId }).whereNull('closed_at').first('id');
           if (!wallet) throw new DomainError('wallet_not_found', 'no such open wallet', 'wallet_id');
         }
-        const [row] = await db('balance_alerts').insert({ id: randomUUID(), account_id: accountId, wallet_id: walletId, currency, direction, threshold }).returning('*');
+        const row = await db.transaction(async (trx) => {
+          // Alerts of one balance are counted under a lock of that balance, so concurrent creates stop at the bound.
+          await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`balance_alerts:${accountId}:${walletId ?? 'main'}:${currency}`]);
+          const [{ n }] = await trx('balance_alerts').where({ account_id: accountId, currency }).where((q) => (walletId ? q.where('wallet_id', walletId) : q.whereNull('wallet_id'))).count({ n: '*' });
+          if (Number(n) >= ALERTS_PER_BALANCE_MAX) {
+            throw new DomainError('balance_alert_limit_exceeded', `a balance takes at most ${ALERTS_PER_BALANCE_MAX} alerts (this one has ${n}): delete one first`, 'wallet_id');
+          }
+          const [inserted] = await trx('balance_alerts').insert({ id: randomUUID(), account_id: accountId, wallet_id: walletId, currency, direction, threshold }).returning('*');
+          return inserted;
+        });
         return { status: 201, body: alertView(row) };
       },
     }),

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Money, type Amount } from '../../ledger/money';
+import { ALERTS_PER_BALANCE_MAX } from '../../src/balance-alerts/routes';
 import { testService } from '../hooks';
 import { createKey, signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
@@ -100,6 +101,21 @@ describe('balance alerts', () => {
     const deleted = await call(base(), 'DELETE', `/v1/balance-alerts/${id}`, undefined, { token: alice.key, idempotencyKey: randomUUID() });
     assert.deepEqual([deleted.status, deleted.body], [200, { id, deleted: true }]);
     expectError(await call(base(), 'GET', `/v1/balance-alerts/${id}`, undefined, { token: alice.key }), 404, 'resource_not_found');
+  });
+
+  it(`takes at most ${ALERTS_PER_BALANCE_MAX} alerts on one balance, however many are asked at once, and one more once one is deleted`, async () => {
+    const owner = await signUp(base());
+    const create = (body: Record<string, unknown>) => call(base(), 'POST', '/v1/balance-alerts', body, { token: owner.key, idempotencyKey: randomUUID() });
+    const answers = await Promise.all(Array.from({ length: ALERTS_PER_BALANCE_MAX + 10 }, (_, i) => create({ currency: 'USD', below: `${i + 1}.00` })));
+    const created = answers.filter((a) => a.status === 201);
+    assert.equal(created.length, ALERTS_PER_BALANCE_MAX, answers.map((a) => a.status).join(','));
+    for (const refused of answers.filter((a) => a.status !== 201)) expectError(refused, 422, 'balance_alert_limit_exceeded', 'wallet_id');
+    // Another currency, or a wallet, is another balance.
+    assert.equal((await create({ currency: 'EUR', below: '1.00' })).status, 201);
+    const deleted = await call(base(), 'DELETE', `/v1/balance-alerts/${created[0].body.id}`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal((await create({ currency: 'USD', above: '500.00' })).status, 201, 'the room a deleted alert left');
+    expectError(await create({ currency: 'USD', above: '501.00' }), 422, 'balance_alert_limit_exceeded', 'wallet_id');
   });
 
   it('fires once each time the balance crosses, nothing while it stays beyond, again after it came back', async () => {

@@ -7,6 +7,7 @@
 // life, each with the posting's balance before and after, on the account's event stream.
 import { randomUUID } from 'node:crypto';
 import { Money, type Amount } from '../../ledger/money';
+import { ALERTS_PER_BALANCE_MAX } from '../../src/balance-alerts/routes';
 import type { Db } from '../../src/db';
 import { balanceKey } from './model';
 import type { AlertOp } from './plan';
@@ -19,6 +20,8 @@ const ROUND_MARGIN_MS = 1_000;
 
 async function alertCreate(world: World, member: Member, op: Extract<AlertOp, { kind: 'alert_create' }>): Promise<void> {
   const side = (op.onWallet ? pickOf(member.wallets, op.pick) : undefined) ?? 'main';
+  // A balance takes a bounded number of alerts (refused beyond it): the plan's op is skipped there.
+  if (member.alerts.filter((a) => a.side === side && a.currency === op.currency && a.deletedAt === null).length >= ALERTS_PER_BALANCE_MAX) return;
   const balance = world.model.balances().get(balanceKey(availableKey(member, side), op.currency)) ?? new Money(0);
   // A threshold is an amount above zero (0.00 is refused naming it).
   const cents = Math.max(1, balance.times(100).integerValue(Money.ROUND_DOWN).toNumber() + op.offsetCents);
