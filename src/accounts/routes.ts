@@ -105,7 +105,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
       },
       errorNotes: {
         insufficient_scope: 'the master key: there is no session to sign out (API keys are revoked with DELETE /v1/api-keys/{id})',
-        service_unavailable: 'the sign-out could not be made to hold in every server (details "redis"): the session still works; repeat the request after Retry-After seconds',
+        service_unavailable: 'the sign-out could not be recorded (details "postgres"): the session still works; repeat the request after Retry-After seconds',
       },
       handler: async ({ principal }) => {
         const session = principal!.session!; // a session route: the principal is a session

@@ -1,50 +1,56 @@
 // Server-side sign-out (issue 38): a session token stays valid until it expires, so signing out
-// leaves a marker in Redis under the session's id (its `jti`) for the rest of its lifetime, and
-// every request with a session looks for it, as API-key revocation leaves `!revoked:` markers
-// (key-cache.ts). Writing the marker is the sign-out: if Redis cannot take it, nothing changed and
-// the request answers 503. Reading it fails open (logged): with Redis away a signed-out session
-// works until Redis returns or the token expires, as sessions did before sign-out existed.
-import { DomainError } from '../domain-error';
+// records the session's id (its `jti`) in Postgres for the rest of its lifetime, and every request
+// with a session asks whether it is there. Postgres is the truth, so a sign-out survives a Redis
+// flush; Redis keeps a marker of each signed-out session as a cache, so a signed-out token that
+// keeps knocking is refused without Postgres. Recording the row is the sign-out: if Postgres
+// cannot take it, nothing changed and the request answers 503 (a transient error).
+import type { Db } from '../db';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
 
-const MARK_TIMEOUT_MS = 2_000;
 const markerKey = (sessionId: string) => `auth:session:revoked:${sessionId}`;
+/** Expired sign-outs removed by each sign-out, at most: a token past its expiry is refused anyway. */
+const EXPIRED_SWEEP_MAX = 100;
 
 export class SessionRevocations {
-  private lastFailOpenLogMs = 0;
+  private lastCacheLogMs = 0;
 
-  constructor(private readonly redis: RedisClient) {}
+  constructor(private readonly db: Db, private readonly redis: RedisClient) {}
 
-  /**
-   * Signs the session out on every server, until `expiresAtSeconds` (after which it is refused anyway).
-   * @throws DomainError service_unavailable when Redis cannot take the marker
-   */
+  /** Signs the session out on every server, until `expiresAtSeconds` (after which it is refused anyway). */
   async revoke(sessionId: string, expiresAtSeconds: number): Promise<void> {
-    const ttlSeconds = Math.max(1, expiresAtSeconds - Math.floor(Date.now() / 1000) + 1);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.redis.set(markerKey(sessionId), '1', 'EX', ttlSeconds),
-        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer from Redis within ${MARK_TIMEOUT_MS} ms`)), MARK_TIMEOUT_MS); }),
-      ]);
-    } catch (error) {
-      log.warn({ err: error }, 'a session could not be signed out: Redis is unavailable');
-      throw new DomainError('service_unavailable', 'redis is unavailable, so the sign-out could not be made to hold in every server; the session still works: repeat the request shortly', 'redis', { 'Retry-After': '2' });
-    } finally {
-      clearTimeout(timer);
-    }
+    const expiresAt = new Date(expiresAtSeconds * 1000);
+    await this.db('session_revocations').insert({ session_id: sessionId, expires_at: expiresAt }).onConflict('session_id').ignore();
+    await this.db.raw(`DELETE FROM session_revocations WHERE session_id IN (SELECT session_id FROM session_revocations WHERE expires_at < now() LIMIT ${EXPIRED_SWEEP_MAX})`);
+    await this.mark(sessionId, expiresAtSeconds);
   }
 
   async isRevoked(sessionId: string): Promise<boolean> {
     try {
-      return (await this.redis.exists(markerKey(sessionId))) === 1;
+      if ((await this.redis.exists(markerKey(sessionId))) === 1) return true;
     } catch (error) {
-      if (Date.now() - this.lastFailOpenLogMs > 10_000) {
-        this.lastFailOpenLogMs = Date.now();
-        log.warn({ err: error }, 'session sign-outs cannot be read from Redis: sessions are accepted until their expiry');
-      }
-      return false;
+      this.cacheUnavailable(error);
+    }
+    const row: { expires_at: Date } | undefined = await this.db('session_revocations').where('session_id', sessionId).first('expires_at');
+    if (!row) return false;
+    await this.mark(sessionId, Math.floor(row.expires_at.getTime() / 1000)); // the cache lost it (a flush): put it back
+    return true;
+  }
+
+  /** The cache's marker, best effort: Postgres answers without it. */
+  private async mark(sessionId: string, expiresAtSeconds: number): Promise<void> {
+    const ttlSeconds = Math.max(1, expiresAtSeconds - Math.floor(Date.now() / 1000) + 1);
+    try {
+      await this.redis.set(markerKey(sessionId), '1', 'EX', ttlSeconds);
+    } catch (error) {
+      this.cacheUnavailable(error);
+    }
+  }
+
+  private cacheUnavailable(error: unknown): void {
+    if (Date.now() - this.lastCacheLogMs > 10_000) {
+      this.lastCacheLogMs = Date.now();
+      log.warn({ err: error }, 'session sign-outs cannot be cached in Redis: read from Postgres');
     }
   }
 }

@@ -16,7 +16,7 @@ const IDEMPOTENCY_WAIT_MS_MAX = 10_000;
 /** The guards, and the rate limiter behind two of them (the API warms it before it listens). */
 export function apiGuards(runtime: Runtime, recorder: RequestLogRecorder): { guards: Guards; limiter: RateLimiter } {
   const { config } = runtime;
-  const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis), new SessionRevocations(runtime.redis));
+  const authenticator = new Authenticator(runtime.db, config, sessionTokens(runtime), new KeyCache(runtime.redis), new SessionRevocations(runtime.db, runtime.redis));
   const limiter = new RateLimiter(runtime.redis, config.rateLimitRps, config.rateLimitBurst, { ratePerSecond: config.attemptRateLimitRps, burst: config.attemptRateLimitBurst });
   const guards: Guards = {
     authenticationReads: authenticator.reads,

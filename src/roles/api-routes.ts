@@ -79,7 +79,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...metaRoutes(runtime, () => routes),
     ...accountRoutes(accounts, runtime.config.environment, new SignInLockout(runtime.redis, {
       freeFailures: config.signInFreeFailures, baseMs: config.signInLockoutMs, maxMs: config.signInLockoutMsMax,
-    }), new SessionRevocations(runtime.redis)),
+    }), new SessionRevocations(runtime.db, runtime.redis)),
     ...apiKeyRoutes(accounts),
     ...customerRoutes(runtime.db),
     ...contactRoutes(runtime.db),

@@ -38,6 +38,17 @@ describe('sessions, sandbox controls and readiness (issue 38)', function () {
     assert.deepEqual(document.paths['/v1/auth/sessions/current'].delete.security, [{ sessionToken: [] }]);
   });
 
+  it('keeps a sign-out when Redis loses its marker (a flush): the token stays refused, from Postgres', async () => {
+    const owner = await signUp(base());
+    assert.equal((await call(base(), 'DELETE', '/v1/auth/sessions/current', undefined, { token: owner.token })).status, 200);
+    const marker = `auth:session:revoked:${decodeJwt(owner.token).jti}`;
+    const { redis } = testService().runtime;
+    assert.equal(await redis.exists(marker), 1, 'the sign-out is cached');
+    await redis.del(marker);
+    expectError(await vibans(owner.token), 401, 'invalid_token');
+    assert.equal(await redis.exists(marker), 1, 'and cached again');
+  });
+
   it('issues session tokens naming their issuer, audience and an id of their own', async () => {
     const owner = await signUp(base());
     const claims = decodeJwt(owner.token);
