@@ -5,7 +5,8 @@
 // to the partner first, so the two agree: a claim link expires, any other payment is stopped. A
 // partner that refuses because the payment has already ended there (the payee claimed it, the
 // chain confirmed it) is asked what became of it, and the ledger records that instead: a payment
-// the partner paid is never cancelled and its hold never released.
+// the partner paid is never cancelled and its hold never released. A pending payment without the
+// partner's id is looked up by its reference first (an answer lost on its way back).
 import type { PaymentUpdate } from '../../ledger/messages';
 import { FINAL_PAYMENT_STATUSES, updateFromPartner, type PaymentRecord, type PaymentStatus } from '../../ledger/payments';
 import type { Environment } from '../config';
@@ -47,6 +48,23 @@ async function endAtPartner(railsUrl: string, controlSecret: string, payment: Pa
   throw new DomainError('partner_unavailable', `${payment.partner} could not end the payment`, payment.id);
 }
 
+/**
+ * A payment without the partner's id may still have been made there: the answer to its submission
+ * was lost or came after our wait. Asked by its reference, what the partner holds is recorded
+ * first, so the move that follows is told to the partner; null from the partner (it holds none)
+ * leaves the payment as it was, never sent. An unavailable partner confirms nothing: 503.
+ */
+async function adoptPartnerPayment(deps: PaymentRouteDeps, payment: PaymentRecord): Promise<PaymentRecord> {
+  let seen;
+  try {
+    seen = await deps.clients(payment.partner as PartnerSlug).findPaymentByReference(payment.id);
+  } catch {
+    throw new DomainError('partner_unavailable', `${payment.partner} could not say whether it holds the payment`, payment.id);
+  }
+  const update = seen ? updateFromPartner(payment, seen) : null;
+  return update ? recordPaymentUpdate(deps, payment, { payment_id: payment.id, retry_count: payment.retry_count, ...update }) : payment;
+}
+
 /** Asks the partner what became of the payment and has the ledger record it; the payment as then held. */
 async function recordPartnerState(deps: PaymentRouteDeps, payment: PaymentRecord): Promise<PaymentRecord> {
   const partner = payment.partner as PartnerSlug;
@@ -71,9 +89,10 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
     handler: async (request) => {
       if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
       const action = request.params.action as Action;
-      const payment = await reads.byId(request.params.id);
-      if (!payment) throw new DomainError('payment_not_found', 'no such payment', request.params.id);
-      assertOwnResource(request, payment.account_id, payment.id);
+      const stored = await reads.byId(request.params.id);
+      if (!stored) throw new DomainError('payment_not_found', 'no such payment', request.params.id);
+      assertOwnResource(request, stored.account_id, stored.id);
+      const payment = stored.external_id === null && stored.status === 'pending' ? await adoptPartnerPayment(deps, stored) : stored;
       const move = MOVES[action];
       if (action === 'expire-claim' && payment.claim_link === null) throw new DomainError('invalid_request', 'the payment has no claim link', 'action');
       if (action === 'settle' && payment.status === 'pending') {

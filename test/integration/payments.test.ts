@@ -113,6 +113,29 @@ describe('payments: add funds', () => {
     assert.equal(atPartner.length, 1, 'credited once');
   });
 
+  it('asks the partner by reference before a sandbox fail of a payment whose answer was lost, and tells the partner: never a failure the partner does not know of', async function () {
+    this.timeout(30_000);
+    const lost = await addFunds({ amount: '4.00' }, { scenario: 'lost_answer' });
+    expectError(lost, 502, 'partner_error');
+    const paymentId = lost.body.details;
+    assert.equal((await payment(paymentId)).body.external_id, null, 'the partner\'s id never came back');
+    const failed = await call(base(), 'POST', `/v1/sandbox/payments/${paymentId}/fail`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    const now = (await payment(paymentId)).body;
+    assert.match(now.external_id ?? '', /^openbank_/, 'the payment the partner made was found by its reference');
+    if (failed.status === 200) {
+      assert.deepEqual([failed.body.status, failed.body.external_id], ['failed', now.external_id]);
+      // The partner was told: the settler, asking the partner, never brings it back to life.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal((await payment(paymentId)).body.status, 'failed');
+    } else {
+      // The partner had completed it first: the payment shows what the partner did.
+      expectError(failed, 409, 'payment_state_conflict', 'action');
+      assert.equal(now.status, 'completed');
+    }
+    const credited = await testService().runtime.db('journal_entries').where('payment_id', paymentId);
+    assert.equal(credited.length, now.status === 'completed' ? 1 : 0, 'credited only if the partner collected it');
+  });
+
   it('keeps a 502 partner_error as the key\'s answer: the same request replays it, another body under the key is 409, two at once get one answer', async function () {
     this.timeout(30_000);
     const key = randomUUID();
