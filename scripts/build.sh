@@ -14,14 +14,6 @@ service_sources=(src ledger consumers migrations test scripts tsconfig.json pack
 dashboard_sources=(src/dashboard scripts/build-dashboard.mjs package-lock.json)
 
 mkdir -p dist
-# The dashboard (esbuild, a few seconds) builds beside tsc: neither reads the other's output.
-dashboard_stamp=$(stamp "${dashboard_sources[@]}")
-dashboard_pid=
-if [ "$dashboard_stamp" != "$(cat dist/.dashboard-stamp 2>/dev/null)" ] || [ ! -f dist/dashboard/index.html ]; then
-  log "building the dashboard"
-  node scripts/build-dashboard.mjs &
-  dashboard_pid=$!
-fi
 service_stamp=$(stamp "${service_sources[@]}")
 if [ "$service_stamp" != "$(cat dist/.service-stamp 2>/dev/null)" ]; then
   log "compiling TypeScript"
@@ -29,7 +21,9 @@ if [ "$service_stamp" != "$(cat dist/.service-stamp 2>/dev/null)" ]; then
   node scripts/prune-dist.mjs
   echo "$service_stamp" > dist/.service-stamp
 fi
-if [ -n "$dashboard_pid" ]; then
-  wait "$dashboard_pid"
+dashboard_stamp=$(stamp "${dashboard_sources[@]}")
+if [ "$dashboard_stamp" != "$(cat dist/.dashboard-stamp 2>/dev/null)" ] || [ ! -f dist/dashboard/index.html ]; then
+  log "building the dashboard"
+  node scripts/build-dashboard.mjs
   echo "$dashboard_stamp" > dist/.dashboard-stamp
 fi

@@ -73,16 +73,14 @@ cmd_up() {
   local t0; t0=$(now_ms)
   lock
   # Kafka starts beside Postgres (each about 10 s from cold, and neither needs the other); the
-  # registry keeps its schemas in Postgres, so it starts once Postgres is up, beside Kafka.
-  local kafka_pid registry_pid
+  # registry keeps its schemas in Postgres, so it starts once Postgres is up.
+  local kafka_pid
   up_kafka &
   kafka_pid=$!
   up_postgres
   up_redis
-  up_registry &
-  registry_pid=$!
   wait "$kafka_pid" || die "kafka did not start (above)"
-  wait "$registry_pid" || die "the registry did not start (above)"
+  up_registry
   log "stack up in $(since "$t0") (logs: $LOG_DIR; settings also in $STACK_DIR/env)"
   print_env
 }

@@ -116,8 +116,8 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
       addLine(reference, amount, shifted(day), [m.entryId], zero, null, own);
     }
   }
-  if (r() < 0.05) {
-    // A busy day of one amount without references (a payroll): more movements near each line than
+  if (r() < 0.02) {
+    // One stretch in fifty: a busy day of one amount without references (a payroll): more movements near each line than
     // the search takes (SUBSET_CANDIDATES_MAX), each with its line; no one could tell them apart.
     const amount = cents(amountOf());
     const day = start + Math.floor(r() * span);
