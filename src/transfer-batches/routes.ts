@@ -89,6 +89,21 @@ function itemCommands(body: BatchBody, commandId: string): TransferCreate[] {
   });
 }
 
+/**
+ * The most a batch's command may weigh as JSON: the batch goes to the ledger as one Kafka message,
+ * and the broker takes at most 1 MiB (message.max.bytes); its Avro form is smaller than its JSON.
+ * A batch beyond it (1,000 items with 500-character notes is about 1.7 MB) is refused before it
+ * is sent, so it is never answered 503 for ever, and never fails the commands produced with it.
+ */
+export const BATCH_COMMAND_BYTES_MAX = 768 * 1024;
+
+function assertOneMessage(command: TransferBatch): void {
+  const bytes = Buffer.byteLength(JSON.stringify(command));
+  if (bytes > BATCH_COMMAND_BYTES_MAX) {
+    throw new DomainError('invalid_request', `the batch is too large for one message to the ledger (${bytes} bytes, at most ${BATCH_COMMAND_BYTES_MAX}): send it as smaller batches, or with shorter notes`, 'transfers');
+  }
+}
+
 export interface TransferBatchRouteDeps { db: Db; reads: TransferBatchReads; ledger: LedgerClient; replyTimeoutMs: number }
 
 export function transferBatchRoutes({ db, reads, ledger, replyTimeoutMs }: TransferBatchRouteDeps): RouteDef[] {
@@ -97,6 +112,7 @@ export function transferBatchRoutes({ db, reads, ledger, replyTimeoutMs }: Trans
     const accountId = await actingAccountIdForWrite(request, db);
     const commandId = idempotentCommandId(accountId, request.idempotencyKey!);
     const command: TransferBatch = { atomic: request.body.atomic, items: itemCommands(request.body, commandId) };
+    assertOneMessage(command);
     return { accountId, commandId, command };
   };
   return [
@@ -106,6 +122,7 @@ export function transferBatchRoutes({ db, reads, ledger, replyTimeoutMs }: Trans
       auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger', bodyLimitBytes: 2_000_000,
       response: { status: 201, description: 'the batch, decided (also when no item was created: status failed)', schema: batchSchema },
       errors: ['unsupported_pair', 'invalid_currency'],
+      errorNotes: { invalid_request: `among others: a batch too large for one message to the ledger (its command over ${BATCH_COMMAND_BYTES_MAX} bytes as JSON), details "transfers"` },
       provisional: async (request) => {
         const { commandId, command } = await commandOf(request);
         return lateDecision(commandId, command);

@@ -65,6 +65,30 @@ describe('transfer batches', () => {
     assert.deepEqual(await eventTypes(sender.account.id, good.body.items[0].transfer_id), ['transfer.pending', 'transfer.executing', 'transfer.completed'], 'each transfer has its events');
   });
 
+  it('refuses a batch too large for one message to the ledger, 400 naming transfers, every time, and the commands beside it go through', async function () {
+    this.timeout(60_000);
+    const sender = await signUp(base());
+    await fund(base(), sender.key, 'USD', '20.00');
+    const note = 'n'.repeat(500);
+    // Long, valid addresses: with 500-character notes, 1,000 items weigh about 0.9 MB.
+    const far = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.example.com`;
+    const items = (count: number, to = bob.email) => Array.from({ length: count }, () => ({ recipient_email: to, amount: '0.01', currency: 'USD', note }));
+    const key = randomUUID();
+    const [big, beside] = await Promise.all([
+      call(base(), 'POST', '/v1/transfer-batches', { atomic: false, transfers: items(1000, far) }, { token: sender.key, idempotencyKey: key }),
+      call(base(), 'POST', '/v1/transfers', { recipient_email: bob.email, amount: '1.00', currency: 'USD' }, { token: sender.key, idempotencyKey: randomUUID() }),
+    ]);
+    expectError(big, 400, 'invalid_request', 'transfers');
+    assert.match(big.body.message, /too large for one message/);
+    assert.equal(beside.status, 201, JSON.stringify(beside.body));
+    expectError(await call(base(), 'POST', '/v1/transfer-batches', { atomic: false, transfers: items(1000, far) }, { token: sender.key, idempotencyKey: key }), 400, 'invalid_request', 'transfers');
+    // Long notes in a batch that fits: decided as any batch.
+    const fits = await call(base(), 'POST', '/v1/transfer-batches', { atomic: true, transfers: items(200) }, { token: sender.key, idempotencyKey: randomUUID() });
+    assert.equal(fits.status, 201, JSON.stringify(fits.body).slice(0, 300));
+    assert.equal(fits.body.status, 'completed');
+    assert.equal((await balances(base(), sender.token)).USD.available, '17.00');
+  });
+
   it('not atomic: exactly the good items are applied, each decided alone in order', async () => {
     const sender = await signUp(base());
     await fund(base(), sender.key, 'USD', '30.00');
