@@ -124,9 +124,10 @@ describe('payments: add funds', () => {
     assert.match(now.external_id ?? '', /^openbank_/, 'the payment the partner made was found by its reference');
     if (failed.status === 200) {
       assert.deepEqual([failed.body.status, failed.body.external_id], ['failed', now.external_id]);
-      // The partner was told: the settler, asking the partner, never brings it back to life.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      assert.equal((await payment(paymentId)).body.status, 'failed');
+      // The partner was told: its own book has the payment stopped (reversed, never to settle),
+      // so the settler, asking the partner, finds nothing to bring back to life.
+      const atPartner = await testService().runtime.db('mock_rails.payments').where({ partner: 'openbank', reference: paymentId }).select('status');
+      assert.deepEqual(atPartner.map((p: { status: string }) => p.status), ['reversed']);
     } else {
       // The partner had completed it first: the payment shows what the partner did.
       expectError(failed, 409, 'payment_state_conflict', 'action');
