@@ -13,7 +13,7 @@ export function unavailableDependency(error: unknown): string | null {
   if (/Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Command timed out/i.test(message)) return 'redis';
   // What is left on the request path that passes by itself is Postgres: pg's socket errors,
   // its connection and pool timeouts, and its server-side connection and lock codes.
-  if (isTransient(error) || /timeout exceeded when trying to connect|Query read timeout/i.test(message)) return 'postgres';
+  if (isTransient(error) || /timeout exceeded when trying to connect/i.test(message)) return 'postgres';
   return null;
 }
 

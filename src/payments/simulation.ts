@@ -11,6 +11,7 @@ import type { PaymentUpdate } from '../../ledger/messages';
 import { FINAL_PAYMENT_STATUSES, updateFromPartner, type PaymentRecord, type PaymentStatus } from '../../ledger/payments';
 import type { Environment } from '../config';
 import { DomainError } from '../domain-error';
+import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
 import { assertOwnResource } from '../http/acting-account';
 import { paymentView } from '../ledger-client/answers';
@@ -58,7 +59,8 @@ async function adoptPartnerPayment(deps: PaymentRouteDeps, payment: PaymentRecor
   let seen;
   try {
     seen = await deps.clients(payment.partner as PartnerSlug).findPaymentByReference(payment.id);
-  } catch {
+  } catch (error) {
+    if (!isPartnerError(error)) throw error;
     throw new DomainError('partner_unavailable', `${payment.partner} could not say whether it holds the payment`, payment.id);
   }
   const update = seen ? updateFromPartner(payment, seen) : null;
