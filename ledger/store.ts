@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import { faucetEquity, type LedgerAccountRef } from './chart';
 import type { AccountFacts } from './decide';
+import { canonicalEmail } from './emails';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { HoldRecord } from './holds';
 import { Money, type Amount, type Currency } from './money';
@@ -106,7 +107,7 @@ export interface CommandRef { id: string; accountId: string; idempotencyKey: str
 export interface RoundFacts {
   /** For each command: whether it was decided before, and whether another route's request holds its key. */
   known: Map<string, KnownCommand>;
-  /** The accounts named by id, and those named by email (keyed lower-cased). */
+  /** The accounts named by id, and those named by email (keyed by canonicalEmail). */
   byId: Map<string, AccountFacts>;
   byEmail: Map<string, AccountFacts>;
 }
@@ -118,7 +119,7 @@ export interface RoundFacts {
 export async function roundFacts(db: Db, commands: CommandRef[], ids: string[], emails: string[]): Promise<RoundFacts> {
   const facts: RoundFacts = { known: new Map(), byId: new Map(), byEmail: new Map() };
   if (commands.length === 0 && ids.length === 0 && emails.length === 0) return facts;
-  const wantedEmails = emails.map((e) => e.toLowerCase());
+  const wantedEmails = emails.map(canonicalEmail);
   const { rows } = await db.raw(
     `SELECT c.command_id, p.outcome::text AS outcome, p.fingerprint,
             c.key IS NOT NULL AND EXISTS (

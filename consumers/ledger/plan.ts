@@ -2,6 +2,7 @@
 // anything: account facts, transfers, and the ledger accounts each command will touch.
 import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable, partnerSettlement, pending, reconciliationSuspense, type LedgerAccountRef } from '../../ledger/chart';
 import { payoutCurrencyOf, type AccountFacts } from '../../ledger/decide';
+import { canonicalEmail } from '../../ledger/emails';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import { COMMAND_TYPES, type FaucetCredit, type FxExecute, type LedgerCommandEnvelope, type PaymentCreate, type PaymentUpdate, type ReconciliationAdjust, type TransferCreate, type TransferPartnerResult, type WalletTransfer,
   type HoldCaptureCommand, type HoldCreate, type HoldRelease, type TransferBatch } from '../../ledger/messages';
@@ -100,14 +101,14 @@ const fxDesk = (from: Currency, to: Currency): LedgerAccountRef[] => [fxPosition
 
 /** The recipient a transfer command names, if the ledger knows the account. */
 export function recipientOf(command: TransferCreate, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
-  if (command.type === 'internal') return facts.accountsByEmail.get(command.recipient_email!.toLowerCase()) ?? null;
+  if (command.type === 'internal') return facts.accountsByEmail.get(canonicalEmail(command.recipient_email!)) ?? null;
   const bank = command.recipient!.bank;
   return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
 }
 
 /** The recipient a capture names, if the ledger knows the account: by email, or by the vIBAN of its bank details. */
 export function captureRecipientOf(command: HoldCaptureCommand, facts: BatchFacts, bankKey: (n: string, c: string) => string): AccountFacts | null {
-  if (command.recipient_email !== undefined) return facts.accountsByEmail.get(command.recipient_email.toLowerCase()) ?? null;
+  if (command.recipient_email !== undefined) return facts.accountsByEmail.get(canonicalEmail(command.recipient_email)) ?? null;
   const bank = command.recipient!.bank;
   return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
 }

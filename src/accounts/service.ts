@@ -1,5 +1,6 @@
 // Accounts and their credentials: sandbox sign-up, sign-in, KYB status, API keys.
 import { randomUUID } from 'node:crypto';
+import { canonicalEmail } from '../../ledger/emails';
 import { ACCOUNT_WITH_WALLET, accountView, accountWithWalletView, apiKeyView, vibanView, type AccountRow, type AccountWithWallet, type ApiKeyRow, type KybStatus } from '../auth/account-views';
 import { generateApiKey, hashPassword, verifyPassword, type KeyType, type SessionTokens } from '../auth/credentials';
 import type { KeyMarks } from '../auth/key-cache';
@@ -57,7 +58,7 @@ export class AccountService {
 
   /** @throws DomainError invalid_credentials (the same for an unknown email and a wrong password) */
   async signIn(email: string, password: string) {
-    const account: { id: string; password_hash: string } | undefined = await this.db('accounts').whereRaw('lower(email) = lower(?)', [email]).first('id', 'password_hash');
+    const account: { id: string; password_hash: string } | undefined = await this.db('accounts').whereRaw('lower(email) = ?', [canonicalEmail(email)]).first('id', 'password_hash');
     const valid = await verifyPassword(password, account?.password_hash ?? null, this.config.passwordHashCost);
     if (!account || !valid) throw new DomainError('invalid_credentials', 'the email or password is not correct');
     return this.sessions.issue(account.id);

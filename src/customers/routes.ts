@@ -1,5 +1,6 @@
 // Customers (SPEC.md section 2 "Customer"): creation is idempotent on email within the account.
 import { randomUUID } from 'node:crypto';
+import { canonicalEmail } from '../../ledger/emails';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
@@ -44,7 +45,7 @@ export function customerRoutes(db: Db): RouteDef[] {
           [randomUUID(), accountId, email, business_name, country_code],
         );
         if (inserted.rowCount === 1) return { status: 201, body: view(inserted.rows[0]) };
-        const existing: CustomerRow = await db('customers').where('account_id', accountId).whereRaw('lower(email) = lower(?)', [email]).first();
+        const existing: CustomerRow = await db('customers').where('account_id', accountId).whereRaw('lower(email) = ?', [canonicalEmail(email)]).first();
         return { status: 200, body: view(existing) };
       },
     }),

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import type { Result } from 'ioredis';
+import { canonicalEmail } from '../../ledger/emails';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
@@ -144,7 +145,7 @@ export class RateLimiter {
   attempt = async (ctx: Koa.Context, account: string | null = null): Promise<void> => {
     if (this.attempts.ratePerSecond === 0) return;
     const buckets = [this.attemptsBucket(ctx)];
-    if (account !== null) buckets.push(`rl:attempts:account:${digestOf(account.trim().toLowerCase())}`);
+    if (account !== null) buckets.push(`rl:attempts:account:${digestOf(canonicalEmail(account))}`);
     let answer: number[];
     try {
       answer = await this.redis.takeTokenFromAll(buckets.length, ...buckets, this.attempts.ratePerSecond, this.attempts.burst);

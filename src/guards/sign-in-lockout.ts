@@ -5,6 +5,7 @@
 // Redis is down, sign-in is not locked (as the rate limiter fails open) and the log says so.
 import { createHash } from 'node:crypto';
 import type { Result } from 'ioredis';
+import { canonicalEmail } from '../../ledger/emails';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
@@ -65,7 +66,7 @@ export class SignInLockout {
   }
 
   private key(email: string): string {
-    return `signin:lockout:${createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 22)}`;
+    return `signin:lockout:${createHash('sha256').update(canonicalEmail(email)).digest('base64url').slice(0, 22)}`;
   }
 
   private failOpen(error: unknown): void {

@@ -156,4 +156,21 @@ describe('credential attempts and sign-in lockout (issue 38)', function () {
     }
     assert.equal(lookups.length, 1, lookups.join('\n'));
   });
+  it('locks an email out under every spelling of it, and no spelling that Postgres and JavaScript lower-case apart signs in past the lockout', async () => {
+    // Only 0-9a-f after the i's: the address's one letter with a story is the i.
+    const email = `iii-${randomBytes(8).toString('hex')}@example.test`;
+    await signUp(testService().baseUrl, { email });
+    for (let i = 0; i <= FREE_FAILURES; i++) await signIn(email, `wrong password ${i}`);
+    expectError(await signIn(email, TEST_PASSWORD), 429, 'rate_limit_exceeded');
+    // Full-width letters and capitals are the same address (NFKC, lower-cased): locked too.
+    for (const spelling of [email.toUpperCase(), email.replace('iii', 'ｉｉｉ'), email.replace('iii', 'ＩＩＩ')]) {
+      expectError(await signIn(spelling, TEST_PASSWORD), 429, 'rate_limit_exceeded');
+    }
+    // Postgres lower-cases a dotted capital I to i, JavaScript to i and a combining dot: the
+    // lookup once took the first and the lockout the second, and this signed in. It names no account.
+    const dotted = email.replace('iii', 'İİİ');
+    const { rows } = await testService().runtime.db.raw('SELECT lower(?) = ? AS same', [dotted, email]);
+    assert.equal(rows[0].same, true, "this database's lower() makes the dotted I an i (the case this test is for)");
+    expectError(await signIn(dotted, TEST_PASSWORD), 401, 'invalid_credentials');
+  });
 });
