@@ -73,15 +73,26 @@ export async function transferLoad(baseUrl: string, group: SignedUp[], count: nu
 
 export async function waitAllTerminal(db: Db, transferIds: string[], timeoutMs = 60_000): Promise<void> {
   const OPEN = `FROM transfers WHERE id = ANY(?::uuid[]) AND status NOT IN ('completed', 'failed', 'rolled_back')`;
+  const started = Date.now();
+  /** How many were open, every 5 s: a count that stops falling is a stall, one that falls slowly a slow machine. */
+  const progress: string[] = [];
+  let sampled = -Infinity;
   try {
     await eventually(async () => {
       const { rows } = await db.raw(`SELECT count(*)::int AS open ${OPEN}`, [transferIds]);
+      const seconds = Math.round((Date.now() - started) / 1000);
+      if (seconds - sampled >= 5) { progress.push(`${seconds} s: ${rows[0].open}`); sampled = seconds; }
       return rows[0].open === 0 ? true : undefined;
     }, timeoutMs, 'every transfer to reach a terminal state');
   } catch (error) {
-    // Which transfers stayed open says where to look: the rail's, the book's, and in which state.
+    // Which transfers stayed open says where to look: the rail's, the book's, and in which state;
+    // and the rail's own book says whether it was asked and what it answered.
     const { rows } = await db.raw(`SELECT partner, status, count(*)::int AS n, min(updated_at) AS oldest_change ${OPEN} GROUP BY 1, 2`, [transferIds]);
-    throw new Error(`${(error as Error).message}; still open: ${JSON.stringify(rows)}`);
+    const { rows: rail } = await db.raw(
+      `SELECT coalesce(p.status, 'not at the rail') AS rail_status, p.due_status, count(*)::int AS n
+         FROM (SELECT id::text AS reference ${OPEN} AND partner <> 'book') t LEFT JOIN mock_rails.payments p ON p.reference = t.reference
+        GROUP BY 1, 2`, [transferIds]);
+    throw new Error(`${(error as Error).message}; still open: ${JSON.stringify(rows)}; at the rail: ${JSON.stringify(rail)}; open over time: ${progress.join(', ')}`);
   }
 }
 
