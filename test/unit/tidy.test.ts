@@ -37,7 +37,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   // One folder per surface (DESIGN.md section 3): its routes, its service code and its read model.
   // A surface may use another's service code (a payment names a customer), never its routes.
   'src/accounts': ['ledger', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/idempotency', 'src/ledger-client'],
-  'src/customers': ['src/countries', 'src/db', 'src/domain-error', 'src/http'],
+  'src/customers': ['ledger', 'src/countries', 'src/db', 'src/domain-error', 'src/http'],
   'src/transfers': ['ledger', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partners'],
   'src/transfer-batches': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
   'src/fx': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/log', 'src/redis'],
@@ -68,7 +68,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/idempotency': ['ledger', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/log', 'src/redaction', 'src/redis'],
   'src/http': ['ledger', 'src/auth', 'src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/partners', 'src/redaction', 'src/transient'],
   'src/auth': ['src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/redis'],
-  'src/guards': ['src/domain-error', 'src/log', 'src/redis'],
+  'src/guards': ['ledger', 'src/domain-error', 'src/log', 'src/redis'],
   // A payment's request to its partner is built from the ledger's payment record.
   'src/partners': ['ledger', 'src/log', 'src/retry-after'],
   // Events written outside the ledger's rounds, published right after their commit.
