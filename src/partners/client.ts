@@ -6,10 +6,11 @@
 // cleaned and bounded, identifiers and links of their shape, or the answer is `unexpected`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../log';
-import { parseRetryAfterMs } from '../retry-after';
-import { isPartnerError, kindOfStatus, PartnerError } from './errors';
+import { AdaptiveCallLimit } from './call-limit';
+import { exchange } from './exchange';
+import { isPartnerError, PartnerError } from './errors';
 import { isRecord, parsePayment, unexpectedAnswer, type PartnerPayment } from './answers';
-import { screenedCode, screenedCurrency, screenedId, screenedText, screenedTextOrNull } from './screen';
+import { screenedCurrency, screenedId, screenedText } from './screen';
 import type { SandboxScenario } from './scenarios';
 
 export type { PartnerPayment, PartnerPaymentStatus } from './answers';
@@ -55,6 +56,8 @@ export interface PartnerClientOptions {
   attemptsMax?: number;
   backoffMsInitial?: number;
   backoffMsMax?: number;
+  /** Most calls in flight to the partner at once while it answers in time (call-limit.ts). */
+  callsInFlightMax?: number;
 }
 
 /** A token response of the partner's token endpoint. */
@@ -74,6 +77,8 @@ interface CachedToken {
 }
 
 const TIMEOUT_MS_DEFAULT = 5_000;
+/** As many as the dispatcher runs at once (consumers/partners/dispatcher.ts CONCURRENCY_MAX_DEFAULT). */
+const CALLS_IN_FLIGHT_MAX_DEFAULT = 64;
 const ATTEMPTS_MAX_DEFAULT = 5;
 const BACKOFF_MS_INITIAL_DEFAULT = 50;
 const BACKOFF_MS_MAX_DEFAULT = 2_000;
@@ -95,6 +100,7 @@ export class PartnerClient {
   private readonly attemptsMax: number;
   private readonly backoffMsInitial: number;
   private readonly backoffMsMax: number;
+  private readonly calls: AdaptiveCallLimit;
   private token: CachedToken | null = null;
   /** The one token request in flight; concurrent callers wait for it instead of sending their own. */
   private tokenInFlight: Promise<CachedToken> | null = null;
@@ -106,6 +112,12 @@ export class PartnerClient {
     this.attemptsMax = positiveInteger('attemptsMax', options.attemptsMax, ATTEMPTS_MAX_DEFAULT);
     this.backoffMsInitial = positiveInteger('backoffMsInitial', options.backoffMsInitial, BACKOFF_MS_INITIAL_DEFAULT);
     this.backoffMsMax = positiveInteger('backoffMsMax', options.backoffMsMax, BACKOFF_MS_MAX_DEFAULT);
+    this.calls = new AdaptiveCallLimit(positiveInteger('callsInFlightMax', options.callsInFlightMax, CALLS_IN_FLIGHT_MAX_DEFAULT));
+  }
+
+  /** How many calls the partner is sent at once now (it falls while the partner does not answer in time). */
+  get callsInFlightLimit(): number {
+    return this.calls.current;
   }
 
   /**
@@ -276,38 +288,9 @@ export class PartnerClient {
     return Math.round(ceilingMs / 2 + (Math.random() * ceilingMs) / 2);
   }
 
-  /** One HTTP exchange: the parsed JSON of a 2xx answer, else a PartnerError. */
-  private async exchange(what: string, url: string, init: RequestInit): Promise<unknown> {
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
-      text = await response.text();
-    } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      throw new PartnerError({
-        kind: 'unavailable', httpStatus: null, partnerCode: null, cause: error,
-        message: `${what}: ${timedOut ? `no answer within ${this.timeoutMs} ms` : `network failure (${(error as Error).message})`}`,
-      });
-    }
-    let payload: unknown = null;
-    try {
-      payload = text === '' ? null : JSON.parse(text);
-    } catch {
-      if (response.ok) throw unexpectedAnswer(what, 'the partner answered with a body that is not JSON');
-    }
-    if (response.ok) return payload;
-    // The partner's code and message go into our errors, and from there into ledger commands.
-    const partnerCode = isRecord(payload) ? screenedCode(payload.error) : null;
-    const partnerMessage = isRecord(payload) ? screenedTextOrNull(payload.message) : null;
-    throw new PartnerError({
-      kind: kindOfStatus(response.status),
-      message: `${what}: partner answered ${response.status} ${partnerCode ?? 'without a usable error code'}${partnerMessage === null ? '' : `: ${partnerMessage}`}`,
-      httpStatus: response.status,
-      partnerCode,
-      partnerMessage,
-      retryAfterMs: parseRetryAfterMs(response.headers.get('retry-after')),
-    });
+  /** One HTTP exchange (exchange.ts), in one of the partner's slots for calls at once. */
+  private exchange(what: string, url: string, init: RequestInit): Promise<unknown> {
+    return exchange(this.calls, this.timeoutMs, what, url, init);
   }
 
   /** The cached token while it is fresh; otherwise the one shared renewal. */
