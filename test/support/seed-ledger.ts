@@ -56,6 +56,23 @@ export async function postSeededEntries(trx: Knex.Transaction, accountId: string
     FROM (SELECT sum(amount) AS total FROM seed) t WHERE code IN (?, ?)`, [settlement, available]);
 }
 
+/**
+ * Credits `amount` to `accountId`'s available balance from the faucet's equity, in one balanced
+ * entry (a faucet credit, which no partner statement lists), when `amount` is positive.
+ */
+export async function creditFromFaucet(trx: Knex.Transaction, accountId: string, currency: Currency, amount: string): Promise<void> {
+  const equity = `sys:faucet:${currency}`;
+  const available = `acct:${accountId}:available:${currency}`;
+  await trx.raw(`INSERT INTO ledger_accounts (id, code, account_id, kind, currency) VALUES (gen_random_uuid(), ?, NULL, 'system', ?) ON CONFLICT (code) DO NOTHING`, [equity, currency]);
+  const entryId = randomUUID();
+  await trx.raw(`INSERT INTO journal_entries (id, kind, command_id, created_at) VALUES (?, 'faucet_credit', ?, now())`, [entryId, `seed-credit:${entryId}`]);
+  await trx.raw(`INSERT INTO postings (id, entry_id, ledger_account_id, account_id, currency, amount, balance_after, created_at)
+    SELECT gen_random_uuid(), ?, la.id, la.account_id, ?, leg.amount, la.balance + leg.amount, now()
+      FROM (VALUES (?, -?::numeric), (?, ?::numeric)) AS leg(code, amount) JOIN ledger_accounts la ON la.code = leg.code`,
+  [entryId, currency, equity, amount, available, amount]);
+  await trx.raw(`UPDATE ledger_accounts SET balance = balance + CASE WHEN code = ? THEN -?::numeric ELSE ?::numeric END WHERE code IN (?, ?)`, [equity, amount, amount, equity, available]);
+}
+
 export async function seedSettledPayIns(db: Db, accountId: string, customerId: string, count: number, day: string, tag: string): Promise<SeededPayIns> {
   await db.transaction(async (trx) => {
     await ensureSettlementAccounts(trx, accountId);
