@@ -17,6 +17,10 @@ export async function cancelPayment({ rail, res, id }: Exchange): Promise<void> 
   sendJson(res, 200, await rail.payments.cancel(id));
 }
 
+export async function settlePayment({ rail, res, id }: Exchange): Promise<void> {
+  sendJson(res, 200, await rail.payments.settle(id));
+}
+
 export async function expireTokens({ rail, res }: Exchange): Promise<void> {
   sendJson(res, 200, { expired: await rail.tokens.expireAccessTokens() });
 }

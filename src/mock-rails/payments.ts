@@ -205,6 +205,15 @@ export class PaymentBook {
     return this.finish(id, { status: 'reversed' }, 'true', ['pending', 'authorized'], 'not_cancellable');
   }
 
+  /**
+   * Sandbox control: a payment not final yet settles now (its statement lists it today). Refused
+   * 409 not_settleable once it has ended, and while it is on its way to being reversed: the
+   * partner does not settle what it will reverse.
+   */
+  settle(id: string): Promise<PaymentView> {
+    return this.finish(id, { status: 'completed', settled_at: new Date(this.nowMs()) }, "due_status IS DISTINCT FROM 'reversed'", ['pending', 'authorized'], 'not_settleable');
+  }
+
   /** A page of the payments a statement day lists a line for, in settlement order after `after`: at most `limit`. */
   async settledPage(day: StatementDay, after: SettledCursor | null, limit: number): Promise<SettledPayment[]> {
     await this.advanceDue();

@@ -22,6 +22,8 @@
 //   POST /<slug>/_control/cancel/<id>          SANDBOX ONLY: a payment not paid yet (pending or
 //                                              authorized) is stopped, ends `reversed`, never settles;
 //                                              409 not_cancellable once it has ended
+//   POST /<slug>/_control/settle/<id>          SANDBOX ONLY: a payment not final settles now; 409
+//                                              not_settleable once ended, or while due to be reversed
 //   POST /<slug>/_control/expire-tokens        SANDBOX ONLY: expires every access token now
 //   POST /<slug>/_control/invalid-token?count=N SANDBOX ONLY: the next N API calls answer 401
 //                                              invalid_token "Invalid token" to a valid token
@@ -51,7 +53,7 @@ import { PaymentBook } from './payments';
 import { openBooks, type RailsBooks } from './schema';
 import { dailyStatement, statementPage } from './statements';
 import { FailureMessage } from './failure-message';
-import { cancelPayment, expireClaim, expireTokens, goDown, readStats, refuseNextTokens, setFailureMessage, startOutage, waitOutOutage } from './controls';
+import { cancelPayment, expireClaim, expireTokens, goDown, readStats, refuseNextTokens, setFailureMessage, settlePayment, startOutage, waitOutOutage } from './controls';
 import type { Exchange, PartnerRail, Route } from './rail';
 
 export interface MockRailsOptions {
@@ -113,6 +115,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['claim', ':id'], handle: claimPayment },
   { method: 'POST', segments: ['_control', 'expire-claim', ':id'], handle: expireClaim },
   { method: 'POST', segments: ['_control', 'cancel', ':id'], handle: cancelPayment },
+  { method: 'POST', segments: ['_control', 'settle', ':id'], handle: settlePayment },
   { method: 'POST', segments: ['_control', 'expire-tokens'], handle: expireTokens },
   { method: 'POST', segments: ['_control', 'invalid-token'], handle: refuseNextTokens },
   { method: 'POST', segments: ['_control', 'down'], handle: goDown },

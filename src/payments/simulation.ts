@@ -25,7 +25,8 @@ type Action = (typeof ACTIONS)[number];
 /**
  * What each action records, and from which statuses it may. `settle` needs a payment the partner
  * has taken (`sent`, `authorized`): a `pending` one never reached it, and settling it would
- * credit a pay-in that was never collected.
+ * credit a pay-in that was never collected. The partner settles it first, and refuses one it has
+ * ended or will reverse.
  */
 const MOVES: Record<Action, { to: PaymentStatus; from: readonly PaymentStatus[]; failure: string | null }> = {
   settle: { to: 'completed', from: ['sent', 'authorized'], failure: null },
@@ -47,6 +48,21 @@ async function endAtPartner(railsUrl: string, controlSecret: string, payment: Pa
   if (answer?.ok) return true;
   if (answer?.status === 409) return false;
   throw new DomainError('partner_unavailable', `${payment.partner} could not end the payment`, payment.id);
+}
+
+/**
+ * Asks the partner to settle the payment now. True when it did, false when it will not (the
+ * payment ended there, or is on its way to being reversed: a pay-in the partner will reverse is
+ * not settled by a button).
+ */
+async function settleAtPartner(railsUrl: string, controlSecret: string, payment: PaymentRecord): Promise<boolean> {
+  if (payment.external_id === null) return false; // never acknowledged by the partner: nothing it could settle
+  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/settle/${encodeURIComponent(payment.external_id)}`, {
+    method: 'POST', headers: { authorization: `Bearer ${controlSecret}` },
+  }).catch(() => null);
+  if (answer?.ok) return true;
+  if (answer?.status === 409) return false;
+  throw new DomainError('partner_unavailable', `${payment.partner} could not settle the payment`, payment.id);
 }
 
 /**
@@ -86,7 +102,7 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
     response: { status: 200, description: 'the payment in its new state', schema: paymentSchema },
     errors: ['payment_not_found', 'partner_unavailable', 'payment_state_conflict'],
     errorNotes: {
-      payment_state_conflict: 'settle of a payment still pending (the partner never took it: nothing was collected), or fail, cancel or expire-claim of a payment that had already ended at the partner (the payee claimed it): the payment now shows what the partner did',
+      payment_state_conflict: 'settle of a payment still pending (the partner never took it: nothing was collected) or that the partner will not settle (it ended there, or will be reversed), or fail, cancel or expire-claim of a payment that had already ended at the partner (the payee claimed it): the payment now shows what the partner did',
     },
     handler: async (request) => {
       if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
@@ -103,6 +119,11 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
       if (!move.from.includes(payment.status)) {
         const why = FINAL_PAYMENT_STATUSES.includes(payment.status) ? 'it has ended' : `${action} applies to a payment that is ${move.from.join(' or ')}`;
         throw new DomainError('invalid_request', `the payment is ${payment.status}: ${why}`, 'action');
+      }
+      if (action === 'settle' && !(await settleAtPartner(railsUrl(), controlSecret, payment))) {
+        const now = payment.external_id === null ? payment : await recordPartnerState(deps, payment);
+        if (now.status === 'completed') return { status: 200, body: paymentView(now) }; // it had settled there already
+        throw new DomainError('payment_state_conflict', `${payment.partner} will not settle the payment: it is ${now.status}${now.status === payment.status ? ' there, and due to be reversed or ended otherwise' : ''}`, 'action');
       }
       if (action !== 'settle' && !(await endAtPartner(railsUrl(), controlSecret, payment))) {
         const now = await recordPartnerState(deps, payment);

@@ -10,6 +10,7 @@ import { call } from '../support/http';
 import { violations } from '../support/load';
 import { fund } from '../support/money';
 import { browse, linkCustomer, ownerWithCustomer } from '../support/partner-links';
+import { startService, type TestService } from '../support/service';
 
 const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
 
@@ -73,5 +74,51 @@ describe('payments: sandbox simulation with the partner', () => {
     expectError(await simulate(paymentId, 'settle'), 409, 'payment_state_conflict', 'action');
     assert.equal((await paymentOf(paymentId)).status, 'pending');
     assert.deepEqual(await testService().runtime.db('journal_entries').where('payment_id', paymentId), [], 'nothing was credited');
+  });
+});
+
+describe('payments: sandbox settle asks the partner', function () {
+  this.timeout(60_000);
+  // The rail settles pay-ins a minute after submission, not 150 ms: the button comes first.
+  let service: TestService;
+  let owner: SignedUp;
+  let customerId: string;
+  before(async () => {
+    service = await startService({ CHAIN_CONFIRM_MS: '60000' });
+    ({ owner, customerId } = await ownerWithCustomer(service.baseUrl, ['openbank']));
+  });
+  after(() => service?.stop());
+
+  const addFunds = async (amount: string, scenario?: string) => {
+    const answer = await call(service.baseUrl, 'POST', '/v1/payments/add-funds', { customer_id: customerId, partner: 'openbank', amount, currency: 'USD' },
+      { token: owner.key, idempotencyKey: randomUUID(), headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
+    assert.ok([201, 202].includes(answer.status), JSON.stringify(answer.body));
+    return answer.body as { id: string; status: string; external_id: string | null };
+  };
+  const settle = (id: string) => call(service.baseUrl, 'POST', `/v1/sandbox/payments/${id}/settle`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+  const atRail = async (id: string) => {
+    const { external_id: externalId } = await service.runtime.db('payments').where('id', id).first('external_id');
+    return service.runtime.db('mock_rails.payments').where('id', externalId).first('status', 'due_status', 'settled_at');
+  };
+  const credited = async (id: string) => (await service.runtime.db('journal_entries').where('payment_id', id)).length;
+
+  it('settles a pay-in at the partner first: completed there, with the day its statement lists it, and credited here', async () => {
+    const payment = await addFunds('12.00');
+    const settled = await settle(payment.id);
+    assert.deepEqual([settled.status, settled.body.status], [200, 'completed'], JSON.stringify(settled.body));
+    const rail = await atRail(payment.id);
+    assert.deepEqual([rail.status, rail.due_status], ['completed', null], 'settled at the partner, nothing more due');
+    assert.ok(rail.settled_at instanceof Date, 'with a settlement time: the statement lists it');
+    assert.ok(await credited(payment.id) > 0, 'the ledger credited it');
+  });
+
+  it('refuses to settle a pay-in the partner will reverse (409), and credits nothing', async () => {
+    const payment = await addFunds('13.00', 'reverse');
+    expectError(await settle(payment.id), 409, 'payment_state_conflict', 'action');
+    const rail = await atRail(payment.id);
+    assert.deepEqual([rail.status, rail.due_status], ['pending', 'reversed'], 'still on its way to being reversed at the partner');
+    const now = (await call(service.baseUrl, 'GET', `/v1/payments/${payment.id}`, undefined, { token: owner.key })).body;
+    assert.notEqual(now.status, 'completed');
+    assert.equal(await credited(payment.id), 0, 'nothing was credited');
   });
 });
