@@ -9,15 +9,9 @@ import { formatAmount, Money, type Currency } from './money';
 import { entry } from './postings';
 import type { WalletRecord } from './wallets';
 
-/**
- * The balance event of the main balance or a wallet after a movement. The main balance's names its
- * held figure too: the commands that report it here have its held account loaded (sideAccounts).
- */
+/** The balance event of the main balance or a wallet after a movement. */
 export function sideEvent(book: BalanceBook, accountId: string, walletId: string, currency: Currency): EventDraft {
-  if (walletId !== MAIN_WALLET) return walletBalanceEvent(book, accountId, walletId, currency);
-  const event = balanceEvent(book, accountId, currency);
-  event.attributes = { ...event.attributes, held: formatAmount(book.balance(heldBy(accountId, MAIN_WALLET, currency)), currency) };
-  return event;
+  return walletId === MAIN_WALLET ? balanceEvent(book, accountId, currency) : walletBalanceEvent(book, accountId, walletId, currency);
 }
 
 export interface WalletTransferFacts {

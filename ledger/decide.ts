@@ -78,13 +78,20 @@ export function post(decision: Decision, book: BalanceBook, entry: EntryDraft): 
   decision.entries.push({ entry, postings: book.apply(entry) });
 }
 
+/**
+ * The main balance's balance.updated event: `amount` is the money the account owns, available +
+ * held + pending, as on a wallet and in the routes (DESIGN.md section 3). Every round loads the
+ * held account beside each available one it names (consumers/ledger/handler.ts), so the figure
+ * is there whichever command moved the balance.
+ */
 export function balanceEvent(book: BalanceBook, accountId: string, currency: Currency): EventDraft {
   const availableBalance = book.balance(available(accountId, currency));
   const pendingBalance = book.balance(pending(accountId, currency));
+  const heldBalance = book.balance(heldBy(accountId, MAIN_WALLET, currency));
   return {
     type: 'balance.updated', resourceType: 'balance', resourceId: accountId, accountId, status: 'updated',
-    amount: formatAmount(availableBalance.plus(pendingBalance), currency), currency,
-    attributes: { available: formatAmount(availableBalance, currency), pending: formatAmount(pendingBalance, currency) },
+    amount: formatAmount(availableBalance.plus(heldBalance).plus(pendingBalance), currency), currency,
+    attributes: { available: formatAmount(availableBalance, currency), held: formatAmount(heldBalance, currency), pending: formatAmount(pendingBalance, currency) },
   };
 }
 

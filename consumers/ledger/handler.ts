@@ -24,7 +24,7 @@ import {
   accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, readWallets, readHolds, roundFacts,
   faucetCreditedToday, faucetKey, type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
-import type { LedgerAccountRef } from '../../ledger/chart';
+import { held, type LedgerAccountRef } from '../../ledger/chart';
 import { Money, type Amount } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { Delivered } from '../../src/kafka/consumer';
@@ -176,6 +176,17 @@ async function ensureAccounts(runtime: Runtime, state: LedgerState, refs: Ledger
   for (const ref of unseen) state.knownLedgerAccounts.add(ref.code);
 }
 
+/**
+ * The held account of each main balance a round names, for its balance events' `amount`
+ * (available + held + pending): locked with the others when it exists, never created (an account
+ * that never held anything has none, and holds nothing).
+ */
+function heldBeside(refs: LedgerAccountRef[]): LedgerAccountRef[] {
+  const named = new Set(refs.map((r) => r.code));
+  const beside = refs.flatMap((r) => (r.kind === 'available' && r.accountId ? [held(r.accountId, r.currency)] : []));
+  return [...new Map(beside.filter((r) => !named.has(r.code)).map((r) => [r.code, r])).values()];
+}
+
 /** The accounts with an available balance among a round's ledger accounts: their balance alerts may fire. */
 const alertAccountsOf = (refs: LedgerAccountRef[]) => [...new Set(refs.flatMap((r) => ((r.kind === 'available' || r.kind === 'wallet_available') && r.accountId ? [r.accountId] : [])))];
 
@@ -186,7 +197,7 @@ async function applyBatch(runtime: Runtime, state: LedgerState, commands: Parsed
   return LedgerRound.run(runtime.db, async (round) => {
     const { transfers, quotes, payments, wallets, holds, balances, alerts } = await round.lock({
       transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()],
-      holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs, alertAccountIds: alertAccountsOf(refs),
+      holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs: [...refs, ...heldBeside(refs)], alertAccountIds: alertAccountsOf(refs),
     });
     const book = new BalanceBook(balances);
     const now = new Date();

@@ -26,7 +26,7 @@ const balanceSchema = {
     totals: {
       type: 'array', description: 'per settlement currency: stablecoin rails roll into USD and EUR',
       items: {
-        type: 'object', description: 'summed exactly, then shown at the currency\'s scale: amount and available rounded down, pending = amount - available as shown; held (kept by active holds, in neither) rounded down',
+        type: 'object', description: 'summed exactly, then shown at the currency\'s scale: amount = available + held + pending (the money the account owns), amount, available and held (kept by active holds) rounded down, pending = amount - available - held as shown',
         required: ['currency', 'amount', 'available', 'pending', 'held'], properties: { currency: { type: 'string' }, amount: decimal, available: decimal, pending: decimal, held: decimal },
       },
     },
@@ -88,10 +88,12 @@ export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
 
 /**
  * Totals per settlement currency (SPEC.md section 2): stablecoin rails roll into USD and EUR.
- * Each total is summed exactly, then printed at the settlement currency's scale once, so the
- * three shown add up: `amount` and `available` are rounded down (they never overstate funds) and
- * `pending` is what is left, `amount - available` as shown. Rounded alone, 10.00 USD and 0.005
- * USDC available and 0.005 pending showed amount 10.01, available 10.00 and pending 0.00.
+ * `amount` is the money the account owns: available + held + pending (DESIGN.md section 3), as on
+ * a wallet and in the balance events. Each total is summed exactly, then printed at the settlement
+ * currency's scale once, so the four shown add up: `amount`, `available` and `held` are rounded
+ * down (they never overstate funds) and `pending` is what is left, `amount - available - held` as
+ * shown. Rounded alone, 10.00 USD and 0.005 USDC available and 0.005 pending showed amount 10.01,
+ * available 10.00 and pending 0.00.
  * `breakdown` gives each rail at its full scale.
  */
 export function balanceTotals(rows: BalanceRow[]) {
@@ -104,12 +106,13 @@ export function balanceTotals(rows: BalanceRow[]) {
     const availableTotal = members.reduce((t, c) => t.plus(sum(c, 'available')), new Money(0));
     const pendingTotal = members.reduce((t, c) => t.plus(sum(c, 'pending')), new Money(0));
     const down = (v: Amount) => new Money(v.toFixed(CURRENCY_SCALE[target], Money.ROUND_DOWN));
-    const amount = down(availableTotal.plus(pendingTotal));
-    const shownAvailable = down(availableTotal);
-    const print = (v: Amount) => v.toFixed(CURRENCY_SCALE[target]);
-    // Held money (DESIGN.md section 5g) is out of available until captured or released; amount stays available + pending.
+    // Held money (DESIGN.md section 5g) is out of available until captured or released, and still the account's.
     const heldTotal = members.reduce((t, c) => t.plus(sum(c, 'held')), new Money(0));
-    return { currency: target, amount: print(amount), available: print(shownAvailable), pending: print(amount.minus(shownAvailable)), held: print(down(heldTotal)) };
+    const amount = down(availableTotal.plus(heldTotal).plus(pendingTotal));
+    const shownAvailable = down(availableTotal);
+    const shownHeld = down(heldTotal);
+    const print = (v: Amount) => v.toFixed(CURRENCY_SCALE[target]);
+    return { currency: target, amount: print(amount), available: print(shownAvailable), pending: print(amount.minus(shownAvailable).minus(shownHeld)), held: print(shownHeld) };
   });
   const breakdown = CURRENCIES.filter((c) => rows.some((r) => r.currency === c)).map((currency) => ({
     currency, settlement_currency: SETTLEMENT_CURRENCY[currency],

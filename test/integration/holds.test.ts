@@ -99,6 +99,25 @@ describe('holds', () => {
     assert.deepEqual(mainEvents[1], { available: '60.00', pending: '0.00', held: '40.00' }, 'the hold\'s balance event names the held figure');
   });
 
+  it('leaves `amount` as it was: the money the account owns is available + held + pending, in the balance and in every balance event', async () => {
+    const owner = await signUp(base());
+    await fund(base(), owner.key, 'USD', '100.00');
+    assert.equal((await hold(owner.key, { amount: '40.00' })).status, 201);
+    const sent = await transfer(base(), owner.key, { recipient_email: alice.email, amount: '5.00', currency: 'USD' });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+    const totals = (await balances(base(), owner.token)).USD as unknown as Record<string, string>;
+    assert.deepEqual([totals.amount, totals.available, totals.held, totals.pending], ['95.00', '55.00', '40.00', '0.00'], 'a hold moved money from available to held; amount counts both');
+    const { db } = testService().runtime;
+    const events = (await db('account_events').where('account_id', owner.account.id).orderBy('account_seq').select('payload')).map((e) => e.payload)
+      .filter((p) => p.type === 'balance.updated').map((p) => ({ amount: p.data.amount, ...JSON.parse(p.data.attributes) }));
+    // The faucet's credit, the hold's, then the transfer's: the last one, of a command that has nothing to do with holds, names the held figure too.
+    assert.deepEqual(events, [
+      { amount: '100.00', available: '100.00', held: '0.00', pending: '0.00' },
+      { amount: '100.00', available: '60.00', held: '40.00', pending: '0.00' },
+      { amount: '95.00', available: '55.00', held: '40.00', pending: '0.00' },
+    ]);
+  });
+
   it('voids what is left, and a voided hold takes no capture; holds on a wallet keep it from closing', async () => {
     const bob = await signUp(base());
     await fund(base(), bob.key, 'USD', '50.00');

@@ -258,8 +258,8 @@ describe('ledger decide: transfer.create accepted', () => {
       ['transfer.pending', SENDER], ['transfer.executing', SENDER], ['transfer.completed', SENDER],
       ['balance.updated', SENDER], ['balance.updated', RECIPIENT],
     ]);
-    assert.deepEqual(decision.events[3].attributes, { available: '59.50', pending: '0.00' });
-    assert.deepEqual(decision.events[4].attributes, { available: '40.50', pending: '0.00' });
+    assert.deepEqual(decision.events[3].attributes, { available: '59.50', held: '0.00', pending: '0.00' });
+    assert.deepEqual(decision.events[4].attributes, { available: '40.50', held: '0.00', pending: '0.00' });
     assert.equal(decision.events[4].amount, '40.50');
     assert.equal(decision.partnerCommand, null);
 
@@ -300,7 +300,7 @@ describe('ledger decide: transfer.create accepted', () => {
     assert.deepEqual(transfer.recipient, command.recipient);
     assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing']]);
     assert.deepEqual(decision.events.map((e) => e.type), ['transfer.pending', 'transfer.executing', 'balance.updated']);
-    assert.deepEqual(decision.events[2].attributes, { available: '60.00', pending: '40.00' });
+    assert.deepEqual(decision.events[2].attributes, { available: '60.00', held: '0.00', pending: '40.00' });
     assert.equal(decision.events[2].amount, '100.00');
     assert.deepEqual(decision.partnerCommand, {
       partner: 'fiat', accountId: SENDER,
@@ -404,7 +404,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
       assert.deepEqual((answer(decision).body as { failure: unknown }).failure, { code: expectedCode, message: failureCode ? `partner said ${failureCode}` : null });
       assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [['executing', outcome]]);
       assert.deepEqual(decision.events.map((e) => e.type), [`transfer.${outcome}`, 'balance.updated']);
-      assert.deepEqual(decision.events[1].attributes, { available: '100.00', pending: '0.00' });
+      assert.deepEqual(decision.events[1].attributes, { available: '100.00', held: '0.00', pending: '0.00' });
       assert.equal(decision.entries[0].entry.kind, 'transfer_release');
       assertEntriesBalance(decision, ledger.book);
 

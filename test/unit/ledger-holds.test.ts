@@ -232,7 +232,7 @@ describe('ledger decisions on holds and wallet transfers', () => {
         assert.deepEqual(decision.entries.map((e) => e.entry.kind), ['transfer_release']);
         assert.deepEqual(balancesOf(world), { main: '60', pending: '0', wallet: '22', walletHeld: '18' }, 'the main balance is as it was; the wallet has its 12 back');
         const balanceEvents = decision.events.filter((e) => e.type === 'balance.updated').map((e) => e.attributes);
-        assert.deepEqual(balanceEvents, [{ available: '60.00', pending: '0.00' }, { wallet_id: world.wallet.id, available: '22.00', held: '18.00', pending: '0.00' }]);
+        assert.deepEqual(balanceEvents, [{ available: '60.00', held: '0.00', pending: '0.00' }, { wallet_id: world.wallet.id, available: '22.00', held: '18.00', pending: '0.00' }]);
         world.assertInvariants();
       });
     }
