@@ -9,7 +9,7 @@ import { Activity } from './activity';
 import { atQuery, atRefusal, BalanceAt } from './balance-at';
 import { BalanceChart } from './balance-chart';
 
-interface Balance { currency: string; available: string; held: string; pending: string }
+interface Balance { currency: string; available: string; pending: string }
 export const CURRENCIES = ['USD', 'EUR', 'GBP', 'USDC', 'EURC'];
 
 export function Overview({ events }: { events: DomainEvent[] }) {
@@ -32,7 +32,7 @@ export function Overview({ events }: { events: DomainEvent[] }) {
       <Section title="Balances">
         <BalanceAt name="balance-at" at={at} onAt={setAt} error={atError} />
         {balances === null ? <p>Loading…</p> : atError ? null : balances.length === 0 ? <p>{at ? 'No money at that instant.' : 'No money yet: add test funds below.'}</p> : (
-          <ScrollTable label="Balances by currency" columns={['Currency', 'Available', 'Held', 'Pending']}>{balances.map((b) => <tr key={b.currency}><th scope="row">{b.currency}</th><td class="amount">{b.available}</td><td class="amount">{b.held}</td><td class="amount">{b.pending}</td></tr>)}</ScrollTable>
+          <ScrollTable label="Balances by currency" columns={['Currency', 'Available', 'Pending']}>{balances.map((b) => <tr key={b.currency}><th scope="row">{b.currency}</th><td class="amount">{b.available}</td><td class="amount">{b.pending}</td></tr>)}</ScrollTable>
         )}
       </Section>
       {balances === null ? null : <BalanceChart currencies={balances.map((b) => b.currency)} refreshOn={balanceEvents} />}
