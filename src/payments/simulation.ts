@@ -35,34 +35,23 @@ const MOVES: Record<Action, { to: PaymentStatus; from: readonly PaymentStatus[];
   'expire-claim': { to: 'cancelled', from: ['sent'], failure: 'claim_expired' },
 };
 
-/**
- * Tells the partner the payment ends: its claim link expires, or the payment is stopped. True when
- * the partner agreed (or never had it), false when it had already ended there otherwise (409).
- */
-async function endAtPartner(railsUrl: string, controlSecret: string, payment: PaymentRecord): Promise<boolean> {
-  if (payment.external_id === null) return true; // it never reached the partner: nothing to stop
-  const control = payment.claim_link !== null ? 'expire-claim' : 'cancel';
-  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/${control}/${encodeURIComponent(payment.external_id)}`, {
-    method: 'POST', headers: { authorization: `Bearer ${controlSecret}` },
-  }).catch(() => null);
-  if (answer?.ok) return true;
-  if (answer?.status === 409) return false;
-  throw new DomainError('partner_unavailable', `${payment.partner} could not end the payment`, payment.id);
-}
+/** The rail's sandbox control an action is told to the partner by: settle, or end the payment (its claim link expires, or it is stopped). */
+const controlOf = (action: Action, payment: PaymentRecord): string => (action === 'settle' ? 'settle' : payment.claim_link !== null ? 'expire-claim' : 'cancel');
 
 /**
- * Asks the partner to settle the payment now. True when it did, false when it will not (the
- * payment ended there, or is on its way to being reversed: a pay-in the partner will reverse is
- * not settled by a button).
+ * Tells the partner the action first. True when the partner did it, false when it will not (409:
+ * the payment ended there otherwise, or, for settle, is on its way to being reversed: a pay-in the
+ * partner will reverse is not settled by a button). A payment the partner never acknowledged has
+ * nothing there to stop, and nothing there to settle.
  */
-async function settleAtPartner(railsUrl: string, controlSecret: string, payment: PaymentRecord): Promise<boolean> {
-  if (payment.external_id === null) return false; // never acknowledged by the partner: nothing it could settle
-  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/settle/${encodeURIComponent(payment.external_id)}`, {
+async function tellPartner(railsUrl: string, controlSecret: string, payment: PaymentRecord, action: Action): Promise<boolean> {
+  if (payment.external_id === null) return action !== 'settle';
+  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/${controlOf(action, payment)}/${encodeURIComponent(payment.external_id)}`, {
     method: 'POST', headers: { authorization: `Bearer ${controlSecret}` },
   }).catch(() => null);
   if (answer?.ok) return true;
   if (answer?.status === 409) return false;
-  throw new DomainError('partner_unavailable', `${payment.partner} could not settle the payment`, payment.id);
+  throw new DomainError('partner_unavailable', `${payment.partner} could not ${action} the payment`, payment.id);
 }
 
 /**
@@ -120,15 +109,12 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
         const why = FINAL_PAYMENT_STATUSES.includes(payment.status) ? 'it has ended' : `${action} applies to a payment that is ${move.from.join(' or ')}`;
         throw new DomainError('invalid_request', `the payment is ${payment.status}: ${why}`, 'action');
       }
-      if (action === 'settle' && !(await settleAtPartner(railsUrl(), controlSecret, payment))) {
+      if (!(await tellPartner(railsUrl(), controlSecret, payment, action))) {
         const now = payment.external_id === null ? payment : await recordPartnerState(deps, payment);
-        if (now.status === 'completed') return { status: 200, body: paymentView(now) }; // it had settled there already
-        throw new DomainError('payment_state_conflict', `${payment.partner} will not settle the payment: it is ${now.status}${now.status === payment.status ? ' there, and due to be reversed or ended otherwise' : ''}`, 'action');
-      }
-      if (action !== 'settle' && !(await endAtPartner(railsUrl(), controlSecret, payment))) {
-        const now = await recordPartnerState(deps, payment);
-        if (now.status === move.to) return { status: 200, body: paymentView(now) }; // it had ended the same way (a claim link that expired)
-        throw new DomainError('payment_state_conflict', `the payment had already ended at ${payment.partner}: it is ${now.status}`, 'action');
+        if (now.status === move.to) return { status: 200, body: paymentView(now) }; // it had ended the same way (settled, or a claim link that expired)
+        throw new DomainError('payment_state_conflict', action === 'settle'
+          ? `${payment.partner} will not settle the payment: it is ${now.status}${now.status === payment.status ? ' there, and due to be reversed or ended otherwise' : ''}`
+          : `the payment had already ended at ${payment.partner}: it is ${now.status}`, 'action');
       }
       const update: PaymentUpdate = {
         payment_id: payment.id, status: move.to as PaymentUpdate['status'], external_id: null, claim_link: null,
