@@ -106,6 +106,8 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
         throw new DomainError('payment_state_conflict', 'the payment is pending: the partner has not taken it, so nothing was collected or paid to settle', 'action');
       }
       if (!move.from.includes(payment.status)) {
+        // Asking the partner by reference found it ended there: a conflict with what the client saw, not a bad request.
+        if (move.from.includes(stored.status)) throw new DomainError('payment_state_conflict', `the payment had already ended at ${payment.partner}: it is ${payment.status}`, 'action');
         const why = FINAL_PAYMENT_STATUSES.includes(payment.status) ? 'it has ended' : `${action} applies to a payment that is ${move.from.join(' or ')}`;
         throw new DomainError('invalid_request', `the payment is ${payment.status}: ${why}`, 'action');
       }

@@ -137,6 +137,21 @@ describe('payments: add funds', () => {
     assert.equal(credited.length, now.status === 'completed' ? 1 : 0, 'credited only if the partner collected it');
   });
 
+  it('answers 409 to a sandbox fail of a payment whose answer was lost once the partner has completed it, and shows it completed, credited once', async function () {
+    this.timeout(30_000);
+    const lost = await addFunds({ amount: '4.50' }, { scenario: 'lost_answer' });
+    expectError(lost, 502, 'partner_error');
+    const paymentId = lost.body.details;
+    const books = () => testService().runtime.db('mock_rails.payments').where({ partner: 'openbank', reference: paymentId });
+    await eventually(async () => (await books().where((q) => q.where('status', 'completed').orWhere('due_at', '<=', new Date()))).length === 1 || undefined, 10_000, 'the partner completes it');
+    const failed = await call(base(), 'POST', `/v1/sandbox/payments/${paymentId}/fail`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    expectError(failed, 409, 'payment_state_conflict', 'action');
+    const now = (await payment(paymentId)).body;
+    assert.equal(now.status, 'completed', 'the payment shows what the partner did');
+    const credited = await testService().runtime.db('journal_entries').where('payment_id', paymentId);
+    assert.equal(credited.length, 1, 'credited once');
+  });
+
   it('keeps a 502 partner_error as the key\'s answer: the same request replays it, another body under the key is 409, two at once get one answer', async function () {
     this.timeout(30_000);
     const key = randomUUID();
