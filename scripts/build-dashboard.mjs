@@ -1,14 +1,12 @@
-// Builds the browser dashboard (src/dashboard) into dist/dashboard: its TypeScript checked, one
-// JavaScript and one CSS file named by their content's hash (cached for good), and index.html
-// naming them. `scripts/ensure-deps.sh` runs it after compiling the service.
-import { execFileSync } from 'node:child_process';
+// Builds the browser dashboard (src/dashboard) into dist/dashboard: one JavaScript and one CSS
+// file named by their content's hash (cached for good), and index.html naming them.
+// `scripts/build.sh` runs it after compiling the service; scripts/typecheck.sh checks its types.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const out = path.join(root, 'dist', 'dashboard');
-execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', path.join(root, 'src', 'dashboard', 'tsconfig.json')], { stdio: 'inherit' });
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const result = await build({

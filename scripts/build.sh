@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Compiles the service and the tests into dist, and the browser dashboard into dist/dashboard,
-# only when a source changed since the last build (a stamp of every source's path, size and
-# time): `npm start` after `npm test` starts at once. tsc compiles incrementally
-# (dist/.tsbuildinfo); what a deleted or renamed source left in dist is removed, so a test file
-# that is gone does not run from its old output.
+# Compiles the service and the tests into dist (esbuild: the types are stripped, not checked;
+# scripts/typecheck.sh checks them), and the browser dashboard into dist/dashboard, only when a
+# source changed since the last build (a stamp of every source's path, size and time): `npm
+# start` after `npm test` starts at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { echo "[setup] $*"; }
@@ -16,8 +15,8 @@ dashboard_sources=(src/dashboard scripts/build-dashboard.mjs package-lock.json)
 mkdir -p dist
 service_stamp=$(stamp "${service_sources[@]}")
 if [ "$service_stamp" != "$(cat dist/.service-stamp 2>/dev/null)" ]; then
-  log "compiling TypeScript"
-  node_modules/.bin/tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
+  log "compiling the service and the tests"
+  node scripts/build-service.mjs
   node scripts/prune-dist.mjs
   echo "$service_stamp" > dist/.service-stamp
 fi

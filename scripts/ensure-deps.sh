@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs node_modules when missing or older than the lockfile or a patch, then compiles what
-# changed (scripts/build.sh). `ensure-deps.sh install` installs only: the stack's readiness probes
-# need node_modules, so the stack starts once they are in, and the build runs beside it.
+# changed (scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { echo "[setup] $*"; }
@@ -17,4 +16,4 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error
 fi
 bash scripts/patch-dependencies.sh # a no-op once applied; npm ci's postinstall runs it too
-[ "${1:-}" = install ] || bash scripts/build.sh
+bash scripts/build.sh

@@ -9,6 +9,6 @@ const root = path.join(__dirname, '..');
 const main = path.join(root, 'dist', 'src', 'cli', 'main.js');
 if (!fs.existsSync(main)) {
   process.stderr.write('payctl: compiling the project once (npm run build)...\n');
-  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc', { paths: [root] }), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  execFileSync('bash', [path.join(root, 'scripts', 'build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 require(main).main();

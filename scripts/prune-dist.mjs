@@ -1,5 +1,5 @@
 // Removes from dist what no source compiles to any more (a deleted or renamed .ts file leaves its
-// .js and .js.map behind, and tsc's incremental build never removes them). dist/dashboard is the
+// .js and .js.map behind, and the build only writes). dist/dashboard is the
 // dashboard build's own and is left alone.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';

@@ -1,13 +1,12 @@
 # shellcheck shell=bash
 # Sourced by start.sh, test.sh and with-stack.sh, from the repository's root. stack_start brings
-# the local stack up in the background (after node_modules are in: its readiness probes use them)
-# while the caller compiles what changed (ensure-deps.sh), and stack_wait waits for it and exports
+# the local stack up in the background (it needs no node_modules) while the caller installs them
+# and compiles what changed (ensure-deps.sh), and stack_wait waits for it and exports
 # the addresses it ensured (stack.sh prints them as NAME=value lines; its progress goes to
 # stderr). stack_env does the three in turn.
 export KAFKAJS_NO_PARTITIONER_WARNING=1
 
 stack_start() {
-  bash scripts/ensure-deps.sh install
   STACK_ENV_OUT=$(mktemp)
   bash scripts/stack.sh up > "$STACK_ENV_OUT" &
   STACK_UP_PID=$!

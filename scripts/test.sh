@@ -2,7 +2,8 @@
 # `npm test`: the unit suite (pure code, no stack: it runs while the stack starts), then the
 # integration suite against the real stack. `npm run test:unit` runs the first alone, `npm run
 # test:system` the tests of system scale (below). `npm test -- FILE...` runs the compiled files
-# named (dist/test/.../x.test.js), every test in them, against the stack.
+# named (dist/test/.../x.test.js), every test in them, against the stack. npm test and test:system
+# also check the types (scripts/typecheck.sh) beside the rest, and fail if they do not check.
 # Against the stack, each run has a database, topics and Redis prefix of its own (never the
 # development ones).
 set -euo pipefail
@@ -31,6 +32,11 @@ fi
 stack_start
 bash scripts/ensure-deps.sh
 bash scripts/stack.sh tools
+# The types are checked beside the unit suite and the stack's start; the run fails at its end if
+# they do not check (the build strips them without looking: scripts/build.sh).
+typecheck_log=$(mktemp)
+typecheck_pid=
+case $suite in default | system) bash scripts/typecheck.sh > "$typecheck_log" 2>&1 & typecheck_pid=$! ;; esac
 [ "$suite" = default ] && unit
 stack_wait
 
@@ -61,6 +67,12 @@ parallel=(--parallel --jobs "${TEST_JOBS:-4}")
 [ "$suite" = files ] && parallel=()
 status=0
 node_modules/.bin/mocha "${parallel[@]}" "${specs[@]}" "$@" || status=$?
+if [ -n "$typecheck_pid" ] && ! wait "$typecheck_pid"; then
+  echo "[test] the type check failed (scripts/typecheck.sh):"
+  cat "$typecheck_log"
+  status=1
+fi
+rm -f "$typecheck_log"
 if [ -s "$TEST_TIMES_FILE" ]; then
   echo "the slowest files (seconds, from a file's first hook to its last):"
   # awk reads the whole list (a head would close the pipe on sort, and pipefail would fail the run).
