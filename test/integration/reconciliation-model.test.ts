@@ -14,16 +14,16 @@
 // with a stretch's seed replays that stretch alone.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { CURRENCY_SCALE, Money, type Amount, type Currency } from '../../ledger/money';
+import { Money, type Amount, type Currency } from '../../ledger/money';
 import type { ReportItem } from '../../src/reconciliation/match';
-import { uploadedLineContent } from '../../src/reconciliation/statement-csv';
 import type { JournalEntry, TrialBalance } from '../../src/statements/trial-balance';
 import { expectError } from '../support/expect';
 import { FinanceDesk } from '../support/finance-desk';
 import { call, type JsonResponse } from '../support/http';
-import { prng } from '../support/prng';
 import { replayOf, seeds } from '../support/seeds';
-import { checkOpen, checkRun, dayAtRun, daySeenAfter, generateDays, sureDifferences, type ModelDay } from '../support/reconcile-model';
+import { checkRun, dayAtRun, daySeenAfter, generateDays, Totals, type ModelDay } from '../support/reconcile-model';
+import { booksDisagree, checkOpen, sureDifferences } from '../support/reconcile-queue';
+import { fields, nameLines, statementCsv, unscoped, withUuids } from '../support/reconcile-statements';
 import { creditFromFaucet, ensureSettlementAccounts, postSeededEntries } from '../support/seed-ledger';
 
 /** Days between two stretches' first days: their days and tolerances never meet. */
@@ -32,87 +32,6 @@ const STRIDE = 12;
 let nextDay = 40;
 /** A run's stretches, RECONCILE_E2E_STRETCHES when set (1 replays one stretch). */
 const stretchesOr = (count: number) => Number(process.env.RECONCILE_E2E_STRETCHES || count);
-
-/** The day with journal entry ids for movements (uuids), the truth rewritten to them. */
-function withUuids(day: ModelDay): ModelDay {
-  const ids = new Map(day.movements.map((m) => [m.entryId, randomUUID()]));
-  const owners = (owner: ModelDay['owner']) => new Map([...owner].map(([line, moves]) => [line, new Set([...moves].map((m) => ids.get(m)!))]));
-  return {
-    ...day,
-    movements: day.movements.map((m) => ({ ...m, entryId: ids.get(m.entryId)! })),
-    owner: owners(day.owner),
-    early: day.early && { ...day.early, owner: owners(day.early.owner) },
-  };
-}
-
-/** The generated line each uploaded line is, by the name a report gives it (its content and count in the file: statement-csv.ts). */
-const generatedLineOf = new Map<string, string>();
-
-/** Names the day's lines as the first export of its statement lists them (lines of one content are told apart by their order). */
-function nameLines(day: ModelDay): void {
-  const occurrences = new Map<string, number>();
-  for (const l of day.lines) {
-    const scale = CURRENCY_SCALE[l.currency];
-    const content = uploadedLineContent({ reference: l.reference, currency: l.currency, amount: l.amount.toFixed(scale), fee: l.fee.toFixed(scale), valueDate: l.valueDate, settles: l.settles });
-    const n = (occurrences.get(content) ?? 0) + 1;
-    occurrences.set(content, n);
-    generatedLineOf.set(`${content}:${n}`, l.lineId);
-  }
-}
-
-/**
- * The day's statement as the partner exports it: the first export in its lines' order, at their
- * scale; each later one (`export_` > 0) a re-export, as a bank gives the same day again: its own
- * line ids, its lines in another order, CRLF, amounts written short ("12.3", "100"). Lines of one
- * content keep their relative order, so each keeps its name.
- */
-function statementCsv(day: ModelDay, export_ = 0): string {
-  const again = export_ > 0;
-  const amount = (a: Amount) => (again ? a.toFixed() : a.toFixed(2));
-  let lines = day.lines.map((l, i) => ({ l, i }));
-  if (again) {
-    const random = prng(day.seed * 31 + export_);
-    const keys = new Map(lines.map(({ i }) => [i, random()]));
-    const content = (l: ModelDay['lines'][number]) => `${l.reference}|${l.amount.toFixed(2)}|${l.fee.toFixed(2)}|${l.valueDate}|${l.settles === null}`;
-    // Shuffled by content: the lines of one content move together, in their order.
-    const first = new Map<string, number>();
-    for (const { l, i } of lines) if (!first.has(content(l))) first.set(content(l), keys.get(i)!);
-    lines = [...lines].sort((a, b) => first.get(content(a.l))! - first.get(content(b.l))! || a.i - b.i);
-  }
-  const rows = lines.map(({ l }) => [again ? `re${export_}-${l.lineId}` : l.lineId, l.reference ?? '', amount(l.amount), amount(l.fee), amount(l.net), l.currency, l.valueDate, (l.settles ?? []).join(' ')].join(','));
-  const eol = again ? '\r\n' : '\n';
-  return `id,reference,amount,fee,net,currency,value_date,settles${eol}${rows.join(eol)}${eol}`;
-}
-
-/** A CSV record's fields (the report's CSV quotes a field with a comma or quote). */
-function fields(record: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i <= record.length;) {
-    if (record[i] === '"') {
-      let value = '';
-      let j = i + 1;
-      for (;;) {
-        const q = record.indexOf('"', j);
-        value += record.slice(j, q);
-        if (record[q + 1] === '"') { value += '"'; j = q + 2; } else { i = q + 2; break; }
-      }
-      out.push(value);
-    } else {
-      const comma = record.indexOf(',', i);
-      out.push(record.slice(i, comma < 0 ? record.length : comma));
-      i = comma < 0 ? record.length + 1 : comma + 1;
-    }
-  }
-  return out;
-}
-
-/** A statement line id as the generated day names it. */
-const unscoped = (id: string | null) => {
-  if (id === null) return null;
-  const generated = generatedLineOf.get(id);
-  assert.ok(generated !== undefined, `a report names a line ${id} that no statement uploaded had`);
-  return generated;
-};
 
 /** `work` on each of `items`, `width` at a time. */
 async function inFlight<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -251,10 +170,28 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     return adjusted.length;
   }
 
+  /**
+   * After finance's part, the settlement account as the ledger has it (its move since `before`)
+   * squares with the statements once the open exceptions and the matches are counted (booksDisagree).
+   */
+  async function expectBooksAgree(stretches: Parameters<typeof booksDisagree>[0], before: TrialBalance, at: number): Promise<void> {
+    const after = await trialBalance(at);
+    const moved = new Totals();
+    for (const c of new Set(stretches.flatMap(({ day }) => day.movements.map((m) => m.currency)))) moved.add(c, netOf(after, settlementOf(c)).minus(netOf(before, settlementOf(c))).negated());
+    const sides = new Set(stretches.flatMap(({ day }) => [...day.movements.map((m) => m.entryId), ...day.lines.map((l) => l.lineId)]));
+    const open = ((await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
+      .select('ledger_entry_id', 'statement_line_id', 'category', 'currency', 'ledger_amount', 'statement_amount')) as ReportItem[])
+      .map((x) => ({ ...x, statement_line_id: unscoped(x.statement_line_id) }))
+      .filter((x) => sides.has(x.ledger_entry_id ?? '') || sides.has(x.statement_line_id ?? ''));
+    assert.deepEqual(booksDisagree(stretches, moved, open), [], `seeds ${stretches.map(({ day }) => day.seed).join(' ')}: the books agree after the adjustments`);
+  }
+
   async function modelRun(runSeed: number, stretches: number): Promise<void> {
     const first = nextDay;
     nextDay += (stretches + 1) * STRIDE;
     const days = Array.from({ length: stretches }, (_, k) => withUuids(generateDays(runSeed + k, `e${runSeed + k}`, first + k * STRIDE)));
+    const lastPosting = days.reduce((last, d) => d.movements.reduce((l, m) => Math.max(l, Date.parse(`${m.date}T12:00:00Z`)), last), 0);
+    const settlementBefore = await trialBalance(Math.max(Date.now() + 1000, lastPosting + 1000));
     await seed(days);
     const seen = { days: 0, runs: 0, matched: 0, ambiguous: 0, batch: 0 };
     const books: Array<{ movements: Map<string, string>; lines: Set<string> }> = [];
@@ -269,7 +206,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
         const statement = dayAtRun(day, run);
         const csv = statementCsv(statement, run);
         const answer = await call(desk.service.baseUrl, 'POST', '/v1/reconciliations', {
-          partner: 'openbank', from: rules.from, to: rules.to, amount_tolerance: '0.00', date_tolerance_days: rules.dateToleranceDays, statement_csv: csv,
+          partner: 'openbank', from: rules.from, to: rules.to, amount_tolerance: rules.amountTolerance.toFixed(2), date_tolerance_days: rules.dateToleranceDays, statement_csv: csv,
         }, { token: desk.service.config.masterKey });
         assert.equal(answer.status, 201, `${replay}: ${JSON.stringify(answer.body).slice(0, 500)}`);
         // The matched items from the CSV (every item), the others from the JSON (with their movements and candidates).
@@ -297,6 +234,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     const open = await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
       .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'currency', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates');
     const sure: SureException[] = [];
+    const handled: Array<Set<string>> = [];
     for (const [k, day] of days.entries()) {
       const entries = new Set(day.movements.map((m) => m.entryId));
       const lines = new Set(day.lines.map((l) => l.lineId));
@@ -305,10 +243,11 @@ describe('reconciliation matching against a model of the truth, end to end', fun
       })).filter((x) => (x.ledger_entry_id !== null && entries.has(x.ledger_entry_id)) || (x.statement_line_id !== null && lines.has(x.statement_line_id)));
       const covered = (date: string) => day.runs.some((r) => date >= r.from && date <= r.to);
       assert.deepEqual(checkOpen(seenBy[k], covered, books[k], mine), [], `seed ${day.seed}: the open exceptions`);
+      handled[k] = new Set(mine.flatMap((x) => [x.ledger_entry_id, x.statement_line_id, ...(x.category === 'batch' ? x.movements!.map((m) => m.ledger_entry_id) : [])]).filter((side): side is string => side !== null));
       for (const { exception, difference } of sureDifferences(seenBy[k], mine)) sure.push({ seed: day.seed, exception, difference });
     }
-    const lastPosting = days.reduce((last, d) => d.movements.reduce((l, m) => Math.max(l, Date.parse(`${m.date}T12:00:00Z`)), last), 0);
     const adjusted = await adjustEach(runSeed, sure, lastPosting);
+    await expectBooksAgree(days.map((_, k) => ({ day: seenBy[k], book: books[k], handled: handled[k] })), settlementBefore, Math.max(Date.now() + 1000, lastPosting + 1000));
     const reversed = await lateLines(days, sure);
     console.log(`      ${JSON.stringify({ ...seen, open: open.length, adjusted, nothing_to_adjust: sure.length - adjusted, unsure: open.length - sure.length, reversed })}`);
     assert.ok(seen.days >= stretches, `${seen.days} days`);
@@ -343,7 +282,7 @@ describe('reconciliation matching against a model of the truth, end to end', fun
       const range = { from: day.runs.reduce((a, r) => (r.from < a ? r.from : a), day.runs[0].from), to: day.runs.reduce((a, r) => (r.to > a ? r.to : a), day.runs[0].to) };
       const reconcileArrived = async () => {
         const answer = await call(desk.service.baseUrl, 'POST', '/v1/reconciliations', {
-          partner: 'openbank', ...range, amount_tolerance: '0.00', date_tolerance_days: day.runs[0].dateToleranceDays, statement_csv: statementCsv(arrived, day.runs.length + 1),
+          partner: 'openbank', ...range, amount_tolerance: day.runs[0].amountTolerance.toFixed(2), date_tolerance_days: day.runs[0].dateToleranceDays, statement_csv: statementCsv(arrived, day.runs.length + 1),
         }, { token: master() });
         assert.equal(answer.status, 201, `seed ${day.seed}, late lines: ${JSON.stringify(answer.body).slice(0, 500)}`);
       };

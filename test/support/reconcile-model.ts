@@ -5,7 +5,8 @@
 // settlement detail (some still going on: later exports list one more payment), date shifts,
 // lines and movements without a reference, several runs over overlapping days, a stretch's
 // payments in its currency and some in another (amounts drawn from one pool, so that they collide
-// across currencies) — with the truth of each: which movements each line settles. The oracle
+// across currencies), an amount tolerance in some stretches with lines off by cents within it —
+// with the truth of each: which movements each line settles. The oracle
 // checks a run's report against it: no false match ever; every side of the days reported in
 // exactly one item; each unmatched item that is sure of itself (no ambiguity about it) carrying
 // exactly the difference its adjustment would post; and the adjustments bringing the sides to
@@ -58,6 +59,17 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
   const span = 1 + Math.floor(r() * 3);
   const start = at ?? Math.floor(r() * 300);
   const tolerance = Math.floor(r() * 3);
+  // An amount tolerance in one stretch in three (one to five cents), and some lines off their
+  // payment by a few cents within it. Drawn from a stream of their own, so that a seed draws the
+  // rest of its days as it did before tolerances were drawn.
+  const t = prng(seed ^ 0x2545f491);
+  const toleranceCents = t() < 1 / 3 ? 1 + Math.floor(t() * 5) : 0;
+  const amountTolerance = cents(toleranceCents);
+  const offByCents = (net: Amount): Amount => {
+    if (toleranceCents === 0 || t() < 0.6) return net;
+    const off = cents(1 + Math.floor(t() * toleranceCents));
+    return t() < 0.5 ? net.plus(off) : net.minus(off);
+  };
   // Most payments in the stretch's currency, some in another (batches gather the first alone).
   const currency = pick(DRAWN_CURRENCIES);
   const currencyOfPayment = () => (r() < 0.15 ? pick(DRAWN_CURRENCIES.filter((c) => c !== currency)) : currency);
@@ -95,7 +107,7 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
     // and one that agrees on the amount (anything else no one could tell apart).
     const fate = ledgerKnowsReference ? r() : pick([0.1, 0.6, 0.8, 0.95]);
     const zero = new Money(0);
-    if (fate < 0.45) addLine(reference, amount, shifted(day), [m.entryId], zero, null, own);
+    if (fate < 0.45) addLine(reference, offByCents(amount), shifted(day), [m.entryId], zero, null, own);
     else if (fate < 0.55) { /* left off the statement */ } else if (fate < 0.62) {
       addLine(reference, amount, shifted(day), [m.entryId], zero, null, own);
       addLine(reference, amount, shifted(day), [m.entryId], zero, null, own); // the partner counted it twice
@@ -107,7 +119,7 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
     } else if (fate < 0.84) {
       // A bank export without references; some of its lines net of a fee the ledger does not have.
       const fee = r() < 0.3 ? cents(1 + Math.floor(r() * 300)) : zero;
-      addLine(null, amount.minus(fee), shifted(day), [m.entryId], fee, null, own);
+      addLine(null, offByCents(amount).minus(fee), shifted(day), [m.entryId], fee, null, own);
     } else if (fate < 0.92 && ledgerKnowsReference && inBatch) {
       detailBatch.push(m);
     } else if (sign > 0 && fate >= 0.92 && inBatch) {
@@ -164,7 +176,7 @@ export function generateDays(seed: number, tag = `s${seed}`, at?: number): Model
   const runs: MatchRules[] = [];
   for (let k = 1 + Math.floor(r() * 3); k > 0; k -= 1) {
     const from = start + Math.floor(r() * span);
-    runs.push({ from: dayOf(from), to: dayOf(from + Math.floor(r() * (last - from + 1))), amountTolerance: new Money(0), dateToleranceDays: tolerance });
+    runs.push({ from: dayOf(from), to: dayOf(from + Math.floor(r() * (last - from + 1))), amountTolerance, dateToleranceDays: tolerance });
   }
   // Sometimes the batch was still going on at the first exports: they list it without its last
   // payment, for that much less (the same line: a batch line is named without its amounts).
@@ -187,10 +199,11 @@ export interface RunFacts {
   bookBefore: Map<string, string>;
 }
 
-const amountOf = (text: string | null) => new Money(text ?? 0);
+/** An item's amount as a sum: none is zero. */
+export const amountOf = (text: string | null) => new Money(text ?? 0);
 
 /** Sums kept per currency. */
-class Totals {
+export class Totals {
   private readonly sums = new Map<Currency, Amount>();
   add(currency: Currency, amount: Amount): void { this.sums.set(currency, this.of(currency).plus(amount)); }
   of(currency: Currency): Amount { return this.sums.get(currency) ?? new Money(0); }
@@ -264,8 +277,25 @@ export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], 
       if (present.length !== item.movements!.length) wrong.push(`batch ${item.statement_line_id} lists ${item.movements!.length} of its ${present.length} movements`);
     }
   }
+  // A match (a pair, or a batch's movements naming its line) is off by the tolerance at most, in
+  // one currency: what it leaves between the books is what finance agreed to let pass.
+  const matchedMoves = new Map<string, string[]>();
+  const matchTo = (l: string, m: string) => (matchedMoves.get(l) ?? matchedMoves.set(l, []).get(l)!).push(m);
+  for (const i of items.filter((x) => x.category === 'matched')) matchTo(i.statement_line_id!, i.ledger_entry_id!);
+  // A line some of whose movements an earlier run matched: those count too (a run reports a match once).
+  for (const [m, l] of facts.bookBefore) if (matchedMoves.has(l) && !matchedMoves.get(l)!.includes(m)) matchTo(l, m);
+  for (const [l, moves] of matchedMoves) {
+    const gap = moves.reduce((sum, m) => sum.minus(movement.get(m)!.amount), line.get(l)!.net);
+    const currencies = new Set([line.get(l)!.currency, ...moves.map((m) => movement.get(m)!.currency)]);
+    if (gap.abs().isGreaterThan(rules.amountTolerance) || currencies.size > 1) wrong.push(`matched ${l} with ${moves.join(' ')}: off by ${gap.toFixed(2)} in ${[...currencies].join(', ')}, beyond the tolerance of ${rules.amountTolerance.toFixed(2)}`);
+  }
+  // And a pair that differs by the tolerance at most is no mismatch of amounts.
+  for (const i of items.filter((x) => x.category === 'mismatched' && x.field === 'amount')) {
+    const gap = line.get(i.statement_line_id!)!.net.minus(movement.get(i.ledger_entry_id!)!.amount);
+    if (gap.abs().isLessThanOrEqualTo(rules.amountTolerance)) wrong.push(`mismatched ${i.statement_line_id} with ${i.ledger_entry_id}: off by ${gap.toFixed(2)}, within the tolerance of ${rules.amountTolerance.toFixed(2)}`);
+  }
   // The adjustments bring the sides to balance: statement − ledger over the unmatched items is
-  // statement − ledger over the sides they name (matched pairs are exact, so the rest is zero).
+  // statement − ledger over the sides they name (what the matches leave is within the tolerance).
   // In each currency apart: an amount in one currency never makes up for one in another.
   const unmatched = items.filter((i) => i.category !== 'matched');
   const adjustments = new Totals();
@@ -280,104 +310,4 @@ export function checkRun(day: ModelDay, rules: MatchRules, items: ReportItem[], 
     if (!adjustments.of(c).isEqualTo(sides.of(c))) wrong.push(`adjustments ${adjustments.of(c).toFixed(2)} ${c} but the sides differ by ${sides.of(c).toFixed(2)} ${c}`);
   }
   return wrong;
-}
-
-/**
- * The exceptions queue as a run records it (src/reconciliation/run-exceptions.ts), for several runs over
- * the same days: one exception per pair of sides, ever; a match closes the exceptions of its
- * sides; a mismatched pair closes the ones of its sides alone; a batch closes those of the payments it
- * lists alone (ledger_only, or ambiguous with no line); an open batch takes the run's sum.
- */
-export class ExceptionQueue {
-  readonly open = new Map<string, ReportItem>();
-  private readonly known = new Set<string>();
-
-  record(items: ReportItem[]): void {
-    const key = (i: ReportItem) => `${i.ledger_entry_id ?? ''}|${i.statement_line_id ?? ''}`;
-    for (const item of items.filter((i) => i.category === 'matched' || i.category === 'mismatched')) {
-      for (const [k, x] of this.open) {
-        const sameMove = item.ledger_entry_id !== null && x.ledger_entry_id === item.ledger_entry_id;
-        const sameLine = item.statement_line_id !== null && x.statement_line_id === item.statement_line_id;
-        const closes = item.category === 'matched'
-          ? (sameMove && ['ledger_only', 'mismatched', 'ambiguous'].includes(x.category)) || (sameLine && ['statement_only', 'mismatched', 'ambiguous', 'batch'].includes(x.category))
-          : (sameMove && x.category === 'ledger_only') || (sameLine && x.category === 'statement_only' && x.ledger_entry_id === null);
-        if (closes) this.open.delete(k);
-      }
-    }
-    // A payment once alone that a batch line now lists is the batch's (its exception closes).
-    for (const item of items.filter((i) => i.category === 'batch')) {
-      for (const m of item.movements!) {
-        for (const [k, x] of this.open) {
-          if ((x.category === 'ledger_only' || x.category === 'ambiguous') && x.statement_line_id === null && x.ledger_entry_id === m.ledger_entry_id) this.open.delete(k);
-        }
-      }
-    }
-    for (const item of items.filter((i) => i.category === 'batch')) {
-      const open = this.open.get(key(item));
-      if (open?.category === 'batch') this.open.set(key(item), { ...open, ledger_amount: item.ledger_amount, statement_amount: item.statement_amount, movements: item.movements });
-    }
-    for (const item of items.filter((i) => i.category !== 'matched')) {
-      if (this.known.has(key(item))) continue;
-      this.known.add(key(item));
-      this.open.set(key(item), item);
-    }
-  }
-
-  /** Every side of a day `covered` matched (in `book`) or in exactly one open exception, and the open ones balancing the sides. */
-  check(day: ModelDay, covered: (date: string) => boolean, book: { movements: Map<string, string>; lines: Set<string> }): string[] {
-    return checkOpen(day, covered, book, [...this.open.values()]);
-  }
-}
-
-/** Every side of a day `covered` matched (in `book`) or in exactly one of the `open` exceptions, and these balancing the sides they name. */
-export function checkOpen(day: ModelDay, covered: (date: string) => boolean, book: { movements: Map<string, string>; lines: Set<string> }, open: ReportItem[]): string[] {
-  const wrong: string[] = [];
-  const moves = new Map<string, number>();
-  const lines = new Map<string, number>();
-  const count = (seen: Map<string, number>, k: string) => seen.set(k, (seen.get(k) ?? 0) + 1);
-  for (const x of open) {
-    for (const m of x.category === 'batch' ? x.movements!.map((s) => s.ledger_entry_id) : x.ledger_entry_id ? [x.ledger_entry_id] : []) count(moves, m);
-    if (x.statement_line_id) count(lines, x.statement_line_id);
-  }
-  for (const m of day.movements) {
-    const n = (moves.get(m.entryId) ?? 0) + (book.movements.has(m.entryId) ? 1 : 0);
-    if (n > 1 || (n === 0 && covered(m.date))) wrong.push(`movement ${m.entryId}: matched or open ${n} times`);
-  }
-  for (const l of day.lines) {
-    const n = (lines.get(l.lineId) ?? 0) + (book.lines.has(l.lineId) ? 1 : 0);
-    if (n > 1 || (n === 0 && covered(l.valueDate))) wrong.push(`line ${l.lineId}: matched or open ${n} times`);
-  }
-  const movement = new Map(day.movements.map((m) => [m.entryId, m]));
-  const line = new Map(day.lines.map((l) => [l.lineId, l]));
-  const adjustments = new Totals();
-  const sides = new Totals();
-  for (const x of open) adjustments.add(x.currency, amountOf(x.statement_amount).minus(amountOf(x.ledger_amount)));
-  for (const l of lines.keys()) sides.add(line.get(l)!.currency, line.get(l)!.net);
-  for (const m of moves.keys()) sides.add(movement.get(m)!.currency, movement.get(m)!.amount.negated());
-  for (const c of Totals.currencies(adjustments, sides)) {
-    if (!adjustments.of(c).isEqualTo(sides.of(c))) wrong.push(`the open exceptions adjust ${adjustments.of(c).toFixed(2)} ${c}, the sides they name differ by ${sides.of(c).toFixed(2)} ${c}: the trial balance is off`);
-  }
-  return wrong;
-}
-
-/**
- * What adjusting each open exception sure of itself posts, as the truth has it: statement − ledger
- * over the sides it names, its line's net less its movements' amounts (zero: there is nothing to
- * adjust, a value date that disagrees). Not sure: an ambiguous or not examined exception, and any
- * whose side one of those names (finance matches that by hand; an adjustment would guess).
- */
-export function sureDifferences<T extends ReportItem>(day: ModelDay, open: T[]): Array<{ exception: T; difference: Amount }> {
-  const unsure = new Set<string>();
-  for (const x of open.filter((i) => i.category === 'ambiguous' || i.reason === 'not_examined')) {
-    for (const side of [x.ledger_entry_id, x.statement_line_id, ...(x.candidates ?? []).flatMap((c) => [c.ledger_entry_id, c.statement_line_id])]) if (side) unsure.add(side);
-  }
-  const movement = new Map(day.movements.map((m) => [m.entryId, m]));
-  const line = new Map(day.lines.map((l) => [l.lineId, l]));
-  return open.filter((x) => !unsure.has(x.ledger_entry_id ?? '') && !unsure.has(x.statement_line_id ?? '')
-    && !(x.movements ?? []).some((m) => unsure.has(m.ledger_entry_id)))
-    .map((exception) => {
-      const moves = exception.category === 'batch' ? exception.movements!.map((m) => m.ledger_entry_id) : exception.ledger_entry_id ? [exception.ledger_entry_id] : [];
-      const net = exception.statement_line_id ? line.get(exception.statement_line_id)!.net : new Money(0);
-      return { exception, difference: moves.reduce((sum, m) => sum.minus(movement.get(m)!.amount), net) };
-    });
 }

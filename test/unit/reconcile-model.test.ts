@@ -7,7 +7,8 @@
 // RECONCILE_MODEL_DAYS=1 replays that stretch alone.
 import assert from 'node:assert/strict';
 import { reconcileRun, type MatchBook } from '../../src/reconciliation/match-in-memory';
-import { checkRun, dayAtRun, daySeenAfter, ExceptionQueue, generateDays } from '../support/reconcile-model';
+import { checkRun, dayAtRun, daySeenAfter, generateDays } from '../support/reconcile-model';
+import { ExceptionQueue } from '../support/reconcile-queue';
 import { replayOf, seeds } from '../support/seeds';
 
 const DAYS = Number(process.env.RECONCILE_MODEL_DAYS ?? 10_000);
