@@ -142,10 +142,11 @@ async function reverseArrivedAdjustments(trx: Knex.Transaction, run: RunOf): Pro
                     FROM reconciliation_items i CROSS JOIN LATERAL jsonb_array_elements(i.movements) m
                    WHERE i.reconciliation_id = :run AND i.category = 'batch'`;
   const { rows: adjusted }: { rows: ExceptionRow[] } = await bulkRaw(trx,
-    `SELECT ${EXCEPTION_COLUMNS.map((c) => `x.${c}`).join(', ')} FROM reconciliation_exceptions x
+    `WITH p AS MATERIALIZED (${paired}), b AS MATERIALIZED (SELECT DISTINCT ledger_entry_id FROM (${listed}) l)
+     SELECT ${EXCEPTION_COLUMNS.map((c) => `x.${c}`).join(', ')} FROM reconciliation_exceptions x
       WHERE x.partner = :partner AND ${REVERSIBLE}
-        AND (x.ledger_entry_id IN (SELECT ledger_entry_id FROM (${paired}) p) OR x.statement_line_id IN (SELECT statement_line_id FROM (${paired}) p)
-             OR (x.category IN ('ledger_only', 'ambiguous') AND x.statement_line_id IS NULL AND x.ledger_entry_id IN (SELECT ledger_entry_id FROM (${listed}) b)))
+        AND (x.ledger_entry_id IN (SELECT ledger_entry_id FROM p) OR x.statement_line_id IN (SELECT statement_line_id FROM p)
+             OR (x.category IN ('ledger_only', 'ambiguous') AND x.statement_line_id IS NULL AND x.ledger_entry_id IN (SELECT ledger_entry_id FROM b)))
       ORDER BY x.seq FOR UPDATE OF x`,
     { run: run.id, partner: run.partner },
   );
@@ -232,14 +233,19 @@ export async function recordExceptions(trx: Knex.Transaction, run: RunOf): Promi
   // difference is in the batch's exception from this run on, so the one it had alone closes, or
   // adjusting both would take it off the books twice.
   const listedNote = `listed by a batch line in reconciliation ${run.id} of ${run.from_date} to ${run.to_date}: the batch's exception carries it`;
+  // The listed payments are read once (MATERIALIZED): as a subquery of the UPDATE, Postgres
+  // unpacked the batch lines' movements again for each open exception (23 s for a day of 100,000
+  // payments reconciled again, with 2,000 open and a batch line of 9,000).
   const { rows: listed }: { rows: ExceptionRow[] } = await bulkRaw(trx,
-    `UPDATE reconciliation_exceptions
+    `WITH listed AS MATERIALIZED (
+       SELECT DISTINCT (m->>'ledger_entry_id')::uuid AS ledger_entry_id FROM reconciliation_items i CROSS JOIN LATERAL jsonb_array_elements(i.movements) m
+        WHERE i.reconciliation_id = :run AND i.category = 'batch')
+     UPDATE reconciliation_exceptions
         SET status = 'resolved', resolution = 'explained', note = :note, resolved_by = :by, resolved_at = :at, resolved_by_reconciliation_id = :run,
             history = history || :step::jsonb
       WHERE partner = :partner AND status = 'open' AND reverses_exception_id IS NULL
         AND category IN ('ledger_only', 'ambiguous') AND statement_line_id IS NULL
-        AND ledger_entry_id IN (SELECT (m->>'ledger_entry_id')::uuid FROM reconciliation_items i CROSS JOIN LATERAL jsonb_array_elements(i.movements) m
-                                 WHERE i.reconciliation_id = :run AND i.category = 'batch')
+        AND ledger_entry_id IN (SELECT ledger_entry_id FROM listed)
       ${RETURNING}`,
     { note: listedNote, by, at: run.created_at, run: run.id, partner: run.partner, step: historyEntry(run.created_at, 'auto_closed', by, listedNote) },
   );
