@@ -68,9 +68,18 @@ export async function matchByHand(trx: Knex.Transaction, row: ExceptionRow, reso
 }
 
 /**
+ * The exception a side chosen by hand has of its own: reported alone (ledger_only, statement_only),
+ * or itself ambiguous with no other side (a movement of a busy day, unsure which line is its). It
+ * closes with the match: left open, adjusting it would take a matched payment off the books again.
+ */
+const aloneOnItsSide = (side: 'statement_line_id' | 'ledger_entry_id') => (q: Knex.QueryBuilder) =>
+  q.where('category', side === 'ledger_entry_id' ? 'ledger_only' : 'statement_only')
+    .orWhere((ambiguous) => ambiguous.where('category', 'ambiguous').whereNull(side === 'ledger_entry_id' ? 'statement_line_id' : 'ledger_entry_id'));
+
+/**
  * An ambiguous exception matched by hand: the request names one of its candidates, on the side
  * it lacks. It closes `matched`, its history naming the choice; the candidate's own exception
- * (the movement or line reported alone, if it is) closes with it as its counterpart. The
+ * (reported alone, or ambiguous on its side: aloneOnItsSide) closes with it as its counterpart. The
  * candidates are read from the row as a whole, so this reads whatever lists them.
  */
 async function choose(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string, side: 'statement_line_id' | 'ledger_entry_id', named: string): Promise<ExceptionRow[]> {
@@ -87,7 +96,7 @@ async function choose(trx: Knex.Transaction, row: ExceptionRow, resolution: Reso
     throw new DomainError('exception_pair_mismatch', `the candidate's amount ${chosen.amount} differs from ${own} by ${gap.toFixed()}, beyond the tolerance of ${row.amount_tolerance}`, 'amount');
   }
   const alone: ExceptionRow | undefined = await trx('reconciliation_exceptions')
-    .where({ partner: row.partner, category: side === 'ledger_entry_id' ? 'ledger_only' : 'statement_only', status: 'open', [side]: named }).forUpdate().first(...EXCEPTION_COLUMNS);
+    .where({ partner: row.partner, status: 'open', [side]: named }).where(aloneOnItsSide(side)).forUpdate().first(...EXCEPTION_COLUMNS);
   const choice = `${resolution.note} (matched with ${side === 'ledger_entry_id' ? 'ledger entry' : 'statement line'} ${named})`;
   const [ledgerEntryId, statementLineId, lineNet] = side === 'ledger_entry_id' ? [named, row.statement_line_id!, row.statement_amount!] : [row.ledger_entry_id!, named, chosen.amount];
   await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: [ledgerEntryId], statementLineId, reconciliationId: row.reconciliation_id!, lineNet, currency: row.currency, at: new Date() });
@@ -99,7 +108,7 @@ async function choose(trx: Knex.Transaction, row: ExceptionRow, resolution: Reso
  * An ambiguous line matched by hand with a set of its candidates (a line ambiguous between sets:
  * 60 + 40 or 50 + 50): every entry named must be a candidate, and their amounts must add up to
  * the line within the report's tolerance. It closes `matched`; each chosen entry's own exception
- * (reported alone, if it is) closes with it.
+ * (aloneOnItsSide) closes with it.
  */
 async function chooseSet(trx: Knex.Transaction, row: ExceptionRow, resolution: Resolution, print: string, named: string[]): Promise<ExceptionRow[]> {
   if (row.category !== 'ambiguous' || row.statement_line_id === null) {
@@ -120,7 +129,7 @@ async function chooseSet(trx: Knex.Transaction, row: ExceptionRow, resolution: R
   const choice = `${resolution.note} (matched with ledger entries ${named.join(', ')})`;
   const closed = [await closeException(trx, row, resolution, {}, print, choice)];
   const alone: ExceptionRow[] = await trx('reconciliation_exceptions')
-    .where({ partner: row.partner, category: 'ledger_only', status: 'open' }).whereIn('ledger_entry_id', named).forUpdate().select(...EXCEPTION_COLUMNS);
+    .where({ partner: row.partner, status: 'open' }).whereIn('ledger_entry_id', named).where(aloneOnItsSide('ledger_entry_id')).forUpdate().select(...EXCEPTION_COLUMNS);
   for (const one of alone) closed.push(await closeException(trx, one, resolution, { counterpart: row.id }, null, choice));
   return closed;
 }

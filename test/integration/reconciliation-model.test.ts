@@ -23,7 +23,7 @@ import { call, type JsonResponse } from '../support/http';
 import { replayOf, seeds } from '../support/seeds';
 import { checkRun, dayAtRun, daySeenAfter, generateDays, Totals, type ModelDay } from '../support/reconcile-model';
 import { booksDisagree, checkOpen, sureDifferences } from '../support/reconcile-queue';
-import { fields, nameLines, statementCsv, unscoped, withUuids } from '../support/reconcile-statements';
+import { fields, nameLines, scopedLineOf, statementCsv, unscoped, withUuids } from '../support/reconcile-statements';
 import { creditFromFaucet, ensureSettlementAccounts, postSeededEntries } from '../support/seed-ledger';
 
 /** Days between two stretches' first days: their days and tolerances never meet. */
@@ -186,6 +186,39 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     assert.deepEqual(booksDisagree(stretches, moved, open), [], `seeds ${stretches.map(({ day }) => day.seed).join(' ')}: the books agree after the adjustments`);
   }
 
+  /**
+   * Finance matches by hand every other ambiguous exception whose true pair is among its
+   * candidates and within the tolerance (a line's one movement, or a movement's line of its own),
+   * resolved `matched` with the other side named, and the book takes the pair. Returns how many.
+   */
+  async function matchByHand(day: ModelDay, book: { movements: Map<string, string>; lines: Set<string> }, mine: OpenException[]): Promise<number> {
+    const line = new Map(day.lines.map((l) => [l.lineId, l]));
+    const movement = new Map(day.movements.map((m) => [m.entryId, m]));
+    let matched = 0;
+    let eligible = 0;
+    for (const x of mine.filter((e) => e.category === 'ambiguous' && (e.ledger_entry_id === null) !== (e.statement_line_id === null) && e.reason !== 'not_examined')) {
+      // The pair the truth has: an ambiguous line's one movement, or the line that is an ambiguous movement's alone.
+      const pair = x.statement_line_id !== null
+        ? [...(day.owner.get(x.statement_line_id) ?? [])].map((m) => ({ m, l: x.statement_line_id! })).filter(() => day.owner.get(x.statement_line_id!)!.size === 1)
+        : day.lines.filter((l) => day.owner.get(l.lineId)?.size === 1 && day.owner.get(l.lineId)!.has(x.ledger_entry_id!)).map((l) => ({ m: x.ledger_entry_id!, l: l.lineId }));
+      const truth = pair.length === 1 ? pair[0] : undefined;
+      if (!truth || book.movements.has(truth.m) || book.lines.has(truth.l)) continue;
+      if (!(x.candidates ?? []).some((c) => (x.statement_line_id !== null ? c.ledger_entry_id === truth.m : c.statement_line_id === truth.l))) continue;
+      if (line.get(truth.l)!.net.minus(movement.get(truth.m)!.amount).abs().isGreaterThan(day.runs[0].amountTolerance)) continue;
+      eligible += 1;
+      if (eligible % 2 === 0) continue; // the others stay for the adjustments and the late lines
+      const named = x.statement_line_id !== null ? { ledger_entry_id: truth.m } : { statement_line_id: scopedLineOf(truth.l) };
+      const answer = await call(desk.service.baseUrl, 'POST', `/v1/reconciliation-exceptions/${x.id}/resolve`, { resolution: 'matched', note: `model seed ${day.seed}: the partner named the pair`, ...named },
+        { token: master(), idempotencyKey: randomUUID() });
+      assert.equal(answer.status, 200, `seed ${day.seed}: matching ${truth.l} with ${truth.m} by hand: ${JSON.stringify(answer.body)}`);
+      assert.deepEqual([answer.body.status, answer.body.resolution], ['resolved', 'matched']);
+      book.movements.set(truth.m, truth.l);
+      book.lines.add(truth.l);
+      matched += 1;
+    }
+    return matched;
+  }
+
   async function modelRun(runSeed: number, stretches: number): Promise<void> {
     const first = nextDay;
     nextDay += (stretches + 1) * STRIDE;
@@ -230,26 +263,37 @@ describe('reconciliation matching against a model of the truth, end to end', fun
       seenBy[k] = seenByQueue;
       seen.days += day.days;
     }
-    // The queue as the runs left it, each stretch's exceptions against its truth.
-    const open = await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
-      .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'currency', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates');
-    const sure: SureException[] = [];
-    const handled: Array<Set<string>> = [];
-    for (const [k, day] of days.entries()) {
+    // The queue as the runs left it, each stretch's exceptions against its truth; then finance
+    // matches some ambiguous lines by hand (the candidate the truth names), and the queue is whole still.
+    const openNow = async () => ((await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
+      .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'currency', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates')) as OpenException[])
+      .map((x) => ({ ...x, statement_line_id: unscoped(x.statement_line_id), candidates: x.candidates?.map((c) => ({ ...c, statement_line_id: unscoped(c.statement_line_id) })) ?? null }));
+    const mineOf = (open: OpenException[], day: ModelDay) => {
       const entries = new Set(day.movements.map((m) => m.entryId));
       const lines = new Set(day.lines.map((l) => l.lineId));
-      const mine = (open as OpenException[]).map((x) => ({
-        ...x, statement_line_id: unscoped(x.statement_line_id), candidates: x.candidates?.map((c) => ({ ...c, statement_line_id: unscoped(c.statement_line_id) })) ?? null,
-      })).filter((x) => (x.ledger_entry_id !== null && entries.has(x.ledger_entry_id)) || (x.statement_line_id !== null && lines.has(x.statement_line_id)));
-      const covered = (date: string) => day.runs.some((r) => date >= r.from && date <= r.to);
-      assert.deepEqual(checkOpen(seenBy[k], covered, books[k], mine), [], `seed ${day.seed}: the open exceptions`);
+      return open.filter((x) => (x.ledger_entry_id !== null && entries.has(x.ledger_entry_id)) || (x.statement_line_id !== null && lines.has(x.statement_line_id)));
+    };
+    const covered = (day: ModelDay) => (date: string) => day.runs.some((r) => date >= r.from && date <= r.to);
+    let open = await openNow();
+    const handled: Array<Set<string>> = [];
+    let byHand = 0;
+    for (const [k, day] of days.entries()) {
+      const mine = mineOf(open, day);
+      assert.deepEqual(checkOpen(seenBy[k], covered(day), books[k], mine), [], `seed ${day.seed}: the open exceptions`);
       handled[k] = new Set(mine.flatMap((x) => [x.ledger_entry_id, x.statement_line_id, ...(x.category === 'batch' ? x.movements!.map((m) => m.ledger_entry_id) : [])]).filter((side): side is string => side !== null));
+      byHand += await matchByHand(seenBy[k], books[k], mine);
+    }
+    if (byHand > 0) open = await openNow();
+    const sure: SureException[] = [];
+    for (const [k, day] of days.entries()) {
+      const mine = mineOf(open, day);
+      assert.deepEqual(checkOpen(seenBy[k], covered(day), books[k], mine), [], `seed ${day.seed}: the open exceptions after ${byHand} matches by hand`);
       for (const { exception, difference } of sureDifferences(seenBy[k], mine)) sure.push({ seed: day.seed, exception, difference });
     }
     const adjusted = await adjustEach(runSeed, sure, lastPosting);
     await expectBooksAgree(days.map((_, k) => ({ day: seenBy[k], book: books[k], handled: handled[k] })), settlementBefore, Math.max(Date.now() + 1000, lastPosting + 1000));
     const reversed = await lateLines(days, sure);
-    console.log(`      ${JSON.stringify({ ...seen, open: open.length, adjusted, nothing_to_adjust: sure.length - adjusted, unsure: open.length - sure.length, reversed })}`);
+    console.log(`      ${JSON.stringify({ ...seen, by_hand: byHand, open: open.length, adjusted, nothing_to_adjust: sure.length - adjusted, unsure: open.length - sure.length, reversed })}`);
     assert.ok(seen.days >= stretches, `${seen.days} days`);
     assert.ok(adjusted > 0, `seed ${runSeed}: no sure difference to adjust`);
   }

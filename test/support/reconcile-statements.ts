@@ -88,3 +88,10 @@ export const unscoped = (id: string | null) => {
   assert.ok(generated !== undefined, `a report names a line ${id} that no statement uploaded had`);
   return generated;
 };
+
+/** The name a report gives the generated line `lineId` (what a request naming the line sends). */
+export function scopedLineOf(lineId: string): string {
+  const scoped = [...generatedLineOf].find(([, generated]) => generated === lineId)?.[0];
+  assert.ok(scoped !== undefined, `no statement uploaded the line ${lineId}`);
+  return scoped;
+}
