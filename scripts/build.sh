@@ -7,9 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { echo "[setup] $*"; }
 
-# The stamp of a set of sources: path, size and modification time of each file.
-stamp() { find "$@" -type f -printf '%p\t%s\t%T@\n' 2>/dev/null | sort | sha1sum | cut -d' ' -f1; }
-service_sources=(src ledger consumers migrations test scripts tsconfig.json package-lock.json)
+# shellcheck source=scripts/sources.sh
+source scripts/sources.sh
 dashboard_sources=(src/dashboard scripts/build-dashboard.mjs package-lock.json)
 
 mkdir -p dist

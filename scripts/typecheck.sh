@@ -5,10 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stamp() { find "$@" -type f -printf '%p\t%s\t%T@\n' 2>/dev/null | sort | sha1sum | cut -d' ' -f1; }
-sources=(src ledger consumers migrations test scripts tsconfig.json package-lock.json)
+# shellcheck source=scripts/sources.sh
+source scripts/sources.sh
 mkdir -p dist
-checked=$(stamp "${sources[@]}")
+checked=$(stamp "${service_sources[@]}")
 [ "$checked" = "$(cat dist/.typecheck-stamp 2>/dev/null)" ] && exit 0
 node_modules/.bin/tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile dist/.typecheck.tsbuildinfo
 node_modules/.bin/tsc -p src/dashboard/tsconfig.json
