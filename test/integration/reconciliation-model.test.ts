@@ -174,15 +174,17 @@ describe('reconciliation matching against a model of the truth, end to end', fun
    * After finance's part, the settlement account as the ledger has it (its move since `before`)
    * squares with the statements once the open exceptions and the matches are counted (booksDisagree).
    */
+  /** The open exceptions now, their lines named as the generated days name them. */
+  const openNow = async () => ((await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
+    .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'currency', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates')) as OpenException[])
+    .map((x) => ({ ...x, statement_line_id: unscoped(x.statement_line_id), candidates: x.candidates?.map((c) => ({ ...c, statement_line_id: unscoped(c.statement_line_id) })) ?? null }));
+
   async function expectBooksAgree(stretches: Parameters<typeof booksDisagree>[0], before: TrialBalance, at: number): Promise<void> {
     const after = await trialBalance(at);
     const moved = new Totals();
     for (const c of new Set(stretches.flatMap(({ day }) => day.movements.map((m) => m.currency)))) moved.add(c, netOf(after, settlementOf(c)).minus(netOf(before, settlementOf(c))).negated());
     const sides = new Set(stretches.flatMap(({ day }) => [...day.movements.map((m) => m.entryId), ...day.lines.map((l) => l.lineId)]));
-    const open = ((await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
-      .select('ledger_entry_id', 'statement_line_id', 'category', 'currency', 'ledger_amount', 'statement_amount')) as ReportItem[])
-      .map((x) => ({ ...x, statement_line_id: unscoped(x.statement_line_id) }))
-      .filter((x) => sides.has(x.ledger_entry_id ?? '') || sides.has(x.statement_line_id ?? ''));
+    const open = (await openNow()).filter((x) => sides.has(x.ledger_entry_id ?? '') || sides.has(x.statement_line_id ?? ''));
     assert.deepEqual(booksDisagree(stretches, moved, open), [], `seeds ${stretches.map(({ day }) => day.seed).join(' ')}: the books agree after the adjustments`);
   }
 
@@ -265,9 +267,6 @@ describe('reconciliation matching against a model of the truth, end to end', fun
     }
     // The queue as the runs left it, each stretch's exceptions against its truth; then finance
     // matches some ambiguous lines by hand (the candidate the truth names), and the queue is whole still.
-    const openNow = async () => ((await desk.service.runtime.db('reconciliation_exceptions').where({ partner: 'openbank', status: 'open' })
-      .select('id', 'ledger_entry_id', 'statement_line_id', 'category', 'currency', 'field', 'reason', 'ledger_amount', 'statement_amount', 'movements', 'candidates')) as OpenException[])
-      .map((x) => ({ ...x, statement_line_id: unscoped(x.statement_line_id), candidates: x.candidates?.map((c) => ({ ...c, statement_line_id: unscoped(c.statement_line_id) })) ?? null }));
     const mineOf = (open: OpenException[], day: ModelDay) => {
       const entries = new Set(day.movements.map((m) => m.entryId));
       const lines = new Set(day.lines.map((l) => l.lineId));

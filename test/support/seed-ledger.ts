@@ -58,7 +58,7 @@ export async function postSeededEntries(trx: Knex.Transaction, accountId: string
 
 /**
  * Credits `amount` to `accountId`'s available balance from the faucet's equity, in one balanced
- * entry (a faucet credit, which no partner statement lists), when `amount` is positive.
+ * entry (a faucet credit, which no partner statement lists); `amount` is positive.
  */
 export async function creditFromFaucet(trx: Knex.Transaction, accountId: string, currency: Currency, amount: string): Promise<void> {
   const equity = `sys:faucet:${currency}`;
