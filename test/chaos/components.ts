@@ -50,6 +50,25 @@ export async function killServer(server: Server): Promise<void> {
   if (server === 'postgres') await sleep(2_000); // its backends notice and leave the shared memory
 }
 
+/** The pids of a server and its children (Postgres: the postmaster and every backend). */
+function withChildren(pid: number): number[] {
+  const children = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+    try { return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(pid); } catch { return false; }
+  });
+  return [pid, ...children.map(Number)];
+}
+
+/** Pauses a server (SIGSTOP, with its children) for `ms`, then lets it go on (SIGCONT): a stall, not a crash. */
+export async function pauseServer(server: Server, ms: number): Promise<void> {
+  const pids = withChildren(await serverPid(server));
+  for (const pid of pids) { try { process.kill(pid, 'SIGSTOP'); } catch { /* gone */ } }
+  try {
+    await sleep(ms);
+  } finally {
+    for (const pid of pids) { try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ } }
+  }
+}
+
 /** The project's own command brings back whatever is down, on the stack directory it ran from. */
 export async function restartStack(): Promise<void> {
   // A broker killed mid-write recovers every partition's log on start: give it time.

@@ -5,7 +5,6 @@
 // to the seed): a `balance.threshold_crossed` exactly once for each posting that took the balance
 // from within the threshold to beyond it while the alert certainly watched, none outside its
 // life, each with the posting's balance before and after, on the account's event stream.
-import { randomUUID } from 'node:crypto';
 import { Money, type Amount } from '../../ledger/money';
 import { ALERTS_PER_BALANCE_MAX } from '../../src/balance-alerts/routes';
 import type { Db } from '../../src/db';
@@ -50,7 +49,7 @@ async function alertDelete(world: World, member: Member, op: Extract<AlertOp, { 
   const label = `c${member.index} delete alert ${alert.id.slice(0, 8)}`;
   world.findings.trace(member.index, label);
   alert.deleteSentAt = Date.now();
-  const answer = await world.http.decide(member.index, `/v1/balance-alerts/${alert.id}`, undefined, randomUUID(), { token: member.key, method: 'DELETE' });
+  const answer = await world.http.decide(member.index, `/v1/balance-alerts/${alert.id}`, undefined, member.keys.uuid(), { token: member.key, method: 'DELETE' });
   if (!answer) return; // undecided: it may be gone from any moment on; the checks take it as deleted at the end
   world.findings.trace(member.index, `  <- ${answer.status} ${answer.body?.error ?? ''}`);
   // 404: a repeat after the first attempt deleted it and its answer was lost with a restarting API.

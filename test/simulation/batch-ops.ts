@@ -4,7 +4,6 @@
 // only as a single transfer would be, and the money the created items moved taught to the model.
 // At the end each batch is read again and its transfers counted in the service's tables: a fault
 // may neither lose nor repeat an item.
-import { randomUUID } from 'node:crypto';
 import { Money, type Amount } from '../../ledger/money';
 import type { Db } from '../../src/db';
 import type { Answer } from './http';
@@ -39,7 +38,7 @@ function itemOf(world: World, member: Member, plan: BatchItemPlan): Item {
       return { ...base, body: { recipient: { email: payee.email, name: 'Member', bank }, amount, currency: plan.currency }, currency: plan.currency, payout: plan.payout };
     }
     case 'nobody':
-      return { ...base, payee: null, body: { recipient_email: `nobody-${randomUUID()}@example.com`, amount, currency: plan.currency }, currency: plan.currency, payout: plan.currency,
+      return { ...base, payee: null, body: { recipient_email: `nobody-${member.keys.uuid()}@example.com`, amount, currency: plan.currency }, currency: plan.currency, payout: plan.currency,
         mustRefuse: { code: 'recipient_not_found', field: 'recipient_email' } };
     case 'self':
       return { ...base, payee: null, body: { recipient_email: member.email, amount, currency: plan.currency }, currency: plan.currency, payout: plan.currency,

@@ -2,7 +2,6 @@
 // its answer arrives: a refusal for want of funds only when the model allows that the funds were
 // short, a creation only when they may have been there, an illegal id refused with 400
 // invalid_request naming its field, a legal form of an id acting on the same resource.
-import { randomUUID } from 'node:crypto';
 import { Money } from '../../ledger/money';
 import { BANK_PAYEE } from '../support/mixed-load';
 import { consent, browse } from '../support/partner-links';
@@ -87,7 +86,7 @@ async function fx(world: World, member: Member, op: Extract<Op, { kind: 'fx' }>)
   const { http, findings } = world;
   const amount = money(op.cents);
   findings.trace(member.index, `c${member.index} fx quote ${amount} ${op.from}->${op.to}`);
-  const quote = await http.decide(member.index, '/v1/fx/quote', { from_currency: op.from, to_currency: op.to, from_amount: amount }, randomUUID(), { token: member.key });
+  const quote = await http.decide(member.index, '/v1/fx/quote', { from_currency: op.from, to_currency: op.to, from_amount: amount }, member.keys.uuid(), { token: member.key });
   if (!quote || (quote.status !== 201 && quote.status !== 200)) { // 200: a replay of the same request
     // One cent buys nothing in a currency worth more (USD to GBP): refused, naming from_amount.
     const tooSmall = quote?.status === 400 && quote.body?.error === 'invalid_request' && quote.body?.details === 'from_amount' && op.cents < 2;
@@ -100,7 +99,7 @@ async function fx(world: World, member: Member, op: Extract<Op, { kind: 'fx' }>)
   findings.expect(want.isEqualTo(q.to_amount), 'a quote gives the amount at its rate, rounded down', () => `quote ${q.id}: ${q.from_amount} × ${q.rate} = ${q.to_amount}, expected ${want.toFixed()}`, [member.index]);
   if (op.execute === 'never') return;
   const execute = async (form: IdForm, misbehave: Misbehaviour, label: string) => write(world, {
-    member, label, path: '/v1/fx/execute', body: { quote_id: idInForm(q.id, form) }, otherBody: { quote_id: member.quotes[0] === q.id ? randomUUID() : member.quotes[0] },
+    member, label, path: '/v1/fx/execute', body: { quote_id: idInForm(q.id, form) }, otherBody: { quote_id: member.quotes[0] === q.id ? member.keys.uuid() : member.quotes[0] },
     possible: [delta(member.accountId, op.from, new Money(q.from_amount).negated()), delta(member.accountId, op.to, q.to_amount)],
     idField: (body) => body?.entry_id,
     learn: (command, answer) => {
@@ -193,9 +192,9 @@ async function lookup(world: World, member: Member, path: string, id: string, fo
 async function link(world: World, member: Member, partner: string): Promise<void> {
   const { http, findings } = world;
   findings.trace(member.index, `c${member.index} link a new customer with ${partner}`);
-  const customer = await http.decide(member.index, '/v1/customers', { email: `sim-${randomUUID()}@example.com`, business_name: 'Simulated Customer', country_code: 'DE' }, randomUUID(), { token: member.key });
+  const customer = await http.decide(member.index, '/v1/customers', { email: `sim-${member.keys.uuid()}@example.com`, business_name: 'Simulated Customer', country_code: 'DE' }, member.keys.uuid(), { token: member.key });
   if (!customer || !findings.expect(customer.status === 201 || customer.status === 200, 'a customer is made', () => `${customer.status} ${JSON.stringify(customer.body)}`, [member.index])) return;
-  const created = await http.decide(member.index, `/v1/customers/${customer.body.id}/partner-links`, { partner }, randomUUID(), { token: member.key });
+  const created = await http.decide(member.index, `/v1/customers/${customer.body.id}/partner-links`, { partner }, member.keys.uuid(), { token: member.key });
   if (!created || !findings.expect(created.status === 201 || created.status === 200, 'a partner link is made', () => `${created.status} ${JSON.stringify(created.body)}`, [member.index])) return;
   try {
     const callback = await consent(created.body.authorize_url, 'approve');

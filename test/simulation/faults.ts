@@ -1,44 +1,55 @@
-// Runs the seed's fault schedule against the run's own processes (SIGKILL then restart with the
-// same settings; SIGSTOP past the consumers' session timeout, then SIGCONT) and, with faults "on",
-// against the shared stack's servers (test/chaos/components.ts: SIGKILL, then the stack script).
+// Runs the seed's fault schedule, each fault once the clients have begun its count of operations:
+// against the run's own processes (SIGKILL then restart with the same settings; SIGSTOP past the
+// consumers' session timeout, then SIGCONT) and, with faults "on", against the shared stack's
+// servers (test/chaos/components.ts: SIGKILL then the stack script, or SIGSTOP then SIGCONT).
 import { sleep } from '../bench/harness';
-import { killServer, restartStack, type RoleProcess } from '../chaos/components';
+import { killServer, pauseServer, restartStack, type RoleProcess } from '../chaos/components';
 import type { Fault, ProcessTarget } from './plan';
 import { controlHeaders } from '../support/secrets';
 
 export interface FaultLog { done: number; lines: string[] }
 
-export async function runFaults(
-  schedule: Fault[], roles: Record<ProcessTarget, RoleProcess>, flushRedisKeys: () => Promise<void>, railsUrl: string,
-  startedAt: number, stop: { now: boolean }, log: FaultLog,
-): Promise<void> {
-  for (const fault of schedule) {
-    while (!stop.now && Date.now() - startedAt < fault.atMs) await sleep(200);
-    if (stop.now) return;
-    const at = ((Date.now() - startedAt) / 1000).toFixed(1);
-    log.lines.push(`${at}s ${fault.action} ${fault.target} for ${fault.downMs} ms`);
-    if (fault.action === 'outage') {
-      // The partner stays down while the schedule goes on (a real outage overlaps other faults).
-      await fetch(`${railsUrl}/${fault.target}/_control/outage?ms=${fault.downMs}`, { method: 'POST', headers: controlHeaders() }).catch(() => undefined);
-    } else if (fault.target === 'redis_keys') {
-      await flushRedisKeys();
-    } else if (fault.target === 'kafka' || fault.target === 'redis' || fault.target === 'postgres') {
+/** What a fault acts on: the run's processes, its Redis keys and the mock rails' control. */
+export interface FaultTargets { roles: Record<ProcessTarget, RoleProcess>; flushRedisKeys: () => Promise<void>; railsUrl: string }
+
+export async function runFault(fault: Fault, targets: FaultTargets): Promise<void> {
+  if (fault.action === 'outage') {
+    // The partner stays down while the schedule goes on (a real outage overlaps other faults).
+    await fetch(`${targets.railsUrl}/${fault.target}/_control/outage?ms=${fault.downMs}`, { method: 'POST', headers: controlHeaders() }).catch(() => undefined);
+  } else if (fault.target === 'redis_keys') {
+    await targets.flushRedisKeys();
+  } else if (fault.target === 'kafka' || fault.target === 'redis' || fault.target === 'postgres') {
+    if (fault.action === 'stop') await pauseServer(fault.target, fault.downMs);
+    else {
       await killServer(fault.target);
       await sleep(fault.downMs);
       await restartStack();
-    } else {
-      const role = roles[fault.target as ProcessTarget];
-      const child = role.service?.child;
-      if (fault.action === 'stop' && child) {
-        child.kill('SIGSTOP');
-        await sleep(fault.downMs);
-        child.kill('SIGCONT');
-      } else {
-        role.kill();
-        await sleep(fault.downMs);
-        await role.start();
-      }
     }
+  } else {
+    const role = targets.roles[fault.target as ProcessTarget];
+    const child = role.service?.child;
+    if (fault.action === 'stop' && child) {
+      child.kill('SIGSTOP');
+      await sleep(fault.downMs);
+      child.kill('SIGCONT');
+    } else {
+      role.kill();
+      await sleep(fault.downMs);
+      await role.start();
+    }
+  }
+}
+
+/** Each fault of the schedule when `opsBegun()` reaches its count, until `stop.now`; `onFault` is told of each as it fires. */
+export async function runFaults(
+  schedule: Fault[], targets: FaultTargets, opsBegun: () => number, startedAt: number, stop: { now: boolean }, log: FaultLog, onFault: (fault: Fault) => void,
+): Promise<void> {
+  for (const fault of schedule) {
+    while (!stop.now && opsBegun() < fault.atOp) await sleep(50);
+    if (stop.now) return;
+    log.lines.push(`${((Date.now() - startedAt) / 1000).toFixed(1)}s (operation ${opsBegun()}) ${fault.action} ${fault.target} for ${fault.downMs} ms`);
+    onFault(fault);
+    await runFault(fault, targets);
     log.done++;
   }
 }

@@ -4,7 +4,6 @@
 // captures the model's; its events hold.created, hold.captured and hold.released each once; and
 // every balance of every side (main and each wallet: available and held) equals the model's,
 // through the wallet balance route and in the ledger's own tables.
-import { randomUUID } from 'node:crypto';
 import { Money, type Amount } from '../../ledger/money';
 import type { Db } from '../../src/db';
 import { balanceKey } from './model';
@@ -34,7 +33,7 @@ export async function readDoubtful(world: World): Promise<void> {
 /** Voids every hold the model has not seen end: a long one outlives the run, and an ended hold is one whose figures can be checked. */
 export async function voidLeftHolds(world: World): Promise<void> {
   await Promise.all(holdsOf(world).filter(([, h]) => h.ended === null).map(async ([member, hold]) => {
-    const answer = await world.http.decide(member.index, `/v1/holds/${hold.id}/void`, undefined, randomUUID(), { token: member.key, deadlineMs: 60_000 });
+    const answer = await world.http.decide(member.index, `/v1/holds/${hold.id}/void`, undefined, member.keys.uuid(), { token: member.key, deadlineMs: 60_000 });
     if (answer?.status === 200) endHold(world, hold, 'voided', answer.body.released_amount);
     // 409 hold_not_active: it expired (or a capture ended it); its read below tells which.
     else world.findings.expect(answer?.status === 409 && answer.body?.error === 'hold_not_active', 'a hold left active is voided at the end',

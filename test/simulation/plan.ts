@@ -178,25 +178,32 @@ export type ProcessTarget = 'ledger' | 'api' | 'workers' | 'rails';
 /** The mock partners a fault can take down (their outage control: every call answered 503). */
 export const PARTNERS = ['fiat', 'chain', 'claimless', 'openbank'] as const;
 export interface Fault {
-  atMs: number; target: ProcessTarget | ServerTarget | 'redis_keys' | (typeof PARTNERS)[number];
+  /** When it fires: once the clients have begun this many operations (after the set-up). */
+  atOp: number; target: ProcessTarget | ServerTarget | 'redis_keys' | (typeof PARTNERS)[number];
   action: 'kill' | 'stop' | 'flush' | 'outage'; downMs: number;
 }
 
-/**
- * The faults of a run: bursts (two to four faults a few seconds apart) between quiet stretches,
- * so recovery itself meets faults and also gets time to finish. A paused process stays stopped
- * past the consumers' session timeout (10 s), so the group rebalances without it. The run's own
- * Redis keys are flushed now and then (never the server's other keys).
- */
+/** About what the clients of a run together do in a second here: the schedule's times become counts of operations at this pace. */
+export const NOMINAL_OPS_PER_S = 50;
+
 /** The longest a partner is down in any run (runs of ten minutes or more; shorter ones, a minute). */
 export const PARTNER_OUTAGE_MS_MAX = 180_000;
 
+/**
+ * The faults of a run of `durationMs` at the nominal pace: bursts (two to four faults a few seconds
+ * apart) between quiet stretches, so recovery itself meets faults and also gets time to finish. A
+ * paused process or server stays stopped past the consumers' session timeout (10 s), so the group
+ * rebalances without it. The run's own Redis keys are flushed now and then (never the server's
+ * other keys). Times are counted in operations, so a seed's faults meet the same operations
+ * however fast the machine is.
+ */
 export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode): Fault[] {
   if (mode === 'off') return [];
   const random = prng(streamSeed(seed, 999_999));
   const processes: ProcessTarget[] = ['ledger', 'api', 'workers', 'rails'];
   const servers: ServerTarget[] = ['kafka', 'redis', 'postgres'];
   const faults: Fault[] = [];
+  const atOp = (ms: number): number => Math.round((ms * NOMINAL_OPS_PER_S) / 1_000);
   let at = 8_000 + random() * 10_000;
   const lastAt = durationMs - 10_000;
   const outageMsMax = durationMs >= 600_000 ? PARTNER_OUTAGE_MS_MAX : 60_000;
@@ -205,21 +212,21 @@ export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode
     for (let i = 0; i < burst && at < lastAt; i++) {
       // The run's own Redis keys flushed (rate-limit buckets, caches, leases): safe beside other runs.
       if (random() < 0.1) {
-        faults.push({ atMs: Math.round(at), target: 'redis_keys', action: 'flush', downMs: 0 });
+        faults.push({ atOp: atOp(at), target: 'redis_keys', action: 'flush', downMs: 0 });
         at += 2_000 + random() * 6_000;
         continue;
       }
       // A partner down for ten seconds to a minute, up to three minutes in a run of ten minutes or
       // more (longer than the dispatcher's retries): nothing it may have made is failed meanwhile.
       if (random() < 0.15) {
-        faults.push({ atMs: Math.round(at), target: PARTNERS[Math.floor(random() * PARTNERS.length)], action: 'outage', downMs: Math.round(10_000 + random() * (outageMsMax - 10_000)) });
+        faults.push({ atOp: atOp(at), target: PARTNERS[Math.floor(random() * PARTNERS.length)], action: 'outage', downMs: Math.round(10_000 + random() * (outageMsMax - 10_000)) });
         at += 2_000 + random() * 6_000;
         continue;
       }
       const server = mode === 'on' && random() < 0.25;
       const target = server ? servers[Math.floor(random() * servers.length)] : processes[Math.floor(random() * processes.length)];
-      const stop = !server && target !== 'rails' && random() < 0.2;
-      faults.push({ atMs: Math.round(at), target, action: stop ? 'stop' : 'kill', downMs: stop ? 12_000 + Math.round(random() * 3_000) : Math.round(500 + random() * 4_000) });
+      const stop = target !== 'rails' && random() < 0.2;
+      faults.push({ atOp: atOp(at), target, action: stop ? 'stop' : 'kill', downMs: stop ? 12_000 + Math.round(random() * 3_000) : Math.round(500 + random() * 4_000) });
       at += 2_000 + random() * 6_000;
     }
     at += 20_000 + random() * 30_000; // a quiet stretch

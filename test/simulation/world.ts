@@ -7,6 +7,7 @@ import type { Findings } from './findings';
 import type { Http } from './http';
 import type { Amount } from '../../ledger/money';
 import type { Command, Model } from './model';
+import type { KeySource } from './keys';
 
 /**
  * A hold as the model knows it: what it took, what its captures certainly paid, and the commands
@@ -60,6 +61,8 @@ export interface Member {
   /** The secret key (sk_sandbox_…) its writes use, and the session token the dashboard routes need. */
   key: string;
   token: string;
+  /** Where its Idempotency-Keys and other ids of its own come from (the seed's stream for this client). */
+  keys: KeySource;
   vibans: Array<Record<string, any>>;
   customerId: string;
   webhookId: string;

@@ -2,7 +2,6 @@
 // clients misbehave on purpose), each final answer taught to the model once, and the checks an
 // answer of a money-moving write must pass against the model. Shared by clients.ts and the
 // wallet and hold operations (wallet-ops.ts).
-import { randomUUID } from 'node:crypto';
 import { Money, type Amount } from '../../ledger/money';
 import type { IdForm } from './ids';
 import type { Answer } from './http';
@@ -59,7 +58,7 @@ export async function write(world: World, w: Write, misbehave: Misbehaviour): Pr
       w.learn(command, answer);
     };
   };
-  let key = randomUUID();
+  let key = w.member.keys.uuid();
   let command = model.begin(client, w.label, w.possible, w.allowedFinal);
   w.onBegin?.(command, key);
   let learn = learnOnce(command);
@@ -73,7 +72,7 @@ export async function write(world: World, w: Write, misbehave: Misbehaviour): Pr
     }
     // Gave up on this key: its command stays undecided until it is asked again at the end.
     world.unlearned.push({ client, path: w.path, body: w.body, key, headers: options.headers, command, learn });
-    key = randomUUID();
+    key = w.member.keys.uuid();
     command = model.begin(client, `${w.label} (again, new key)`, w.possible, w.allowedFinal);
     w.onBegin?.(command, key);
     learn = learnOnce(command);

@@ -1,0 +1,115 @@
+// `npm run simulate -- --replay .simulation/trace-seed-N.jsonl`: a run's traced requests sent again,
+// one at a time in the order they were first sent, on new accounts of the same set-up, with each
+// fault where it fired; the ids the service makes are bound by their place in the answers. Prints
+// the first final answer whose status or error differs from the trace's (and how many did), and
+// exits 1 if any did. Answers that were not final (202, 429, 503, no answer) are not compared:
+// their timing is the machine's. Two things a serial replay cannot repeat: the interleaving of
+// requests sent at once, and what happened meanwhile in the background (a partner's answer, a
+// hold's expiry); a difference there is told as such, with the requests that led to it.
+import fs from 'node:fs';
+import { runFault } from './faults';
+import { Findings } from './findings';
+import { Http, isFinal, type Sent } from './http';
+import { Model } from './model';
+import { baseUrl, faultTargets, killStage, setUp, startStage, stopStage } from './stage';
+import { Names, readTrace, type TraceLine } from './trace';
+import type { World } from './world';
+
+type Request = Extract<TraceLine, { t: 'req' }>;
+type Traced = Extract<TraceLine, { t: 'ans' }>;
+
+const describe = (status: Traced['status'], error: string | null): string => `${status}${error ? ` ${error}` : ''}`;
+
+export async function replay(file: string): Promise<number> {
+  const lines = readTrace(file);
+  const head = lines[0];
+  if (head?.t !== 'run') throw new Error(`${file} is not a simulation's trace (its first line names no run)`);
+  const { seed, clients } = head;
+  console.log(`replay of ${file}: ${lines.filter((l) => l.t === 'req').length} requests of ${clients} clients, seed ${seed}`);
+  await startStage();
+  const findings = new Findings(false);
+  const world: World = { http: new Http(baseUrl, findings), model: new Model(), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
+  try {
+    await setUp(world, seed, clients);
+    const names = new Names();
+    world.members.forEach((m) => names.bindMember(m));
+    names.epoch = Date.now();
+    const differences: string[] = [];
+    const requests = new Map<number, Request>();
+    const recent: string[] = [];
+    let compared = 0;
+    let first: string | null = null;
+    let firstUnraced: string | null = null;
+    let differing = 0;
+    const answers = new Map<number, Sent>();
+    // Requests a client had in flight together: the order the service took them in is not in the trace.
+    const inFlight = new Map<number, Set<number>>();
+    const raced = new Map<number, number[]>();
+    for (const line of lines) {
+      if (line.t === 'fault') {
+        console.log(`  fault: ${line.fault.action} ${line.fault.target} for ${line.fault.downMs} ms`);
+        await runFault(line.fault, faultTargets);
+      } else if (line.t === 'req') {
+        requests.set(line.seq, line);
+        const flying = inFlight.get(line.client) ?? new Set<number>();
+        for (const other of flying) {
+          raced.set(line.seq, [...(raced.get(line.seq) ?? []), other]);
+          raced.set(other, [...(raced.get(other) ?? []), line.seq]);
+        }
+        flying.add(line.seq);
+        inFlight.set(line.client, flying);
+        answers.set(line.seq, await send(world, names, line));
+        recent.push(`c${line.client} ${line.method} ${line.path}`);
+        if (recent.length > 8) recent.shift();
+      } else if (line.t === 'ans' && answers.has(line.seq)) {
+        const now = answers.get(line.seq)!;
+        answers.delete(line.seq);
+        inFlight.get(requests.get(line.seq)!.client)?.delete(line.seq);
+        if (typeof now !== 'string' && line.body !== null) names.learnFrom(JSON.parse(line.body), now.body);
+        if (typeof line.status !== 'number' || !isFinal({ status: line.status, body: { error: line.error }, retryAfter: null })) continue;
+        compared++;
+        const nowStatus = typeof now === 'string' ? now : now.status;
+        const nowError = typeof now === 'string' ? null : now.body?.error ?? null;
+        if (nowStatus === line.status && nowError === line.error) continue;
+        differing++;
+        const request = requests.get(line.seq)!;
+        const race = raced.has(line.seq) ? ` (sent beside request ${raced.get(line.seq)!.join(', ')} of its client: a race the trace cannot order)` : '';
+        const what = `request ${line.seq} (c${request.client} ${request.method} ${request.path}): traced ${describe(line.status, line.error)}, now ${describe(nowStatus, nowError)}${race}`;
+        differences.push(what);
+        if (first === null) first = `${what}\n    after: ${recent.join('\n           ')}`;
+        if (firstUnraced === null && !race) firstUnraced = what;
+      }
+    }
+    if (first === null) console.log(`replay: every one of ${compared} final answers as traced`);
+    else {
+      const listed = file.replace(/\.jsonl$/, '') + '.differences.txt';
+      fs.writeFileSync(listed, `${differences.join('\n')}\n`);
+      console.log(`replay: ${differing} of ${compared} final answers differ (all in ${listed}); the first: ${first}`);
+      if (firstUnraced !== null && !first.startsWith(firstUnraced)) console.log(`  the first not in a race: ${firstUnraced}`);
+    }
+    return first === null ? 0 : 1;
+  } catch (error) {
+    killStage();
+    throw error;
+  } finally {
+    await stopStage(world);
+  }
+}
+
+/** One traced request sent as this run's member would send it. */
+function send(world: World, names: Names, request: Request): Promise<Sent> {
+  const member = world.members[request.client];
+  const token = request.auth === 'key' ? member.key : request.auth === 'session' ? member.token : undefined;
+  let path: string;
+  let body: unknown;
+  try {
+    path = names.read(request.path);
+    body = request.body === null ? undefined : JSON.parse(names.read(request.body));
+  } catch (error) {
+    // An id the trace's answers named and this run's did not make (an earlier answer differed).
+    return Promise.resolve({ status: 0, body: { error: `unbound: ${(error as Error).message}` }, retryAfter: null });
+  }
+  return world.http.send(request.client, request.method, path, body, {
+    token, key: request.key ?? undefined, headers: request.scenario ? { 'Sandbox-Scenario': request.scenario } : {},
+  });
+}

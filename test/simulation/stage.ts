@@ -1,0 +1,73 @@
+// The stage a run or a replay plays on: the run's own service processes on the shared stack (their
+// ports, settings and namespace), and the set-up (one account per client with its customer linked
+// with both partners, a webhook endpoint and receiver, an event stream, and its first funds).
+import { benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase } from '../bench/harness';
+import { RoleProcess } from '../chaos/components';
+import { signUp } from '../support/accounts';
+import { collectEvents } from '../support/load';
+import { linkCustomer } from '../support/partner-links';
+import { startReceiver } from '../support/webhook-receiver';
+import { runOp } from './clients';
+import type { FaultTargets } from './faults';
+import { KeySource } from './keys';
+import { streamSeed, type ProcessTarget } from './plan';
+import type { World } from './world';
+
+const PORT = 4800;
+export const baseUrl = `http://127.0.0.1:${PORT + 30}`;
+// The role processes take their Redis prefix from benchNames('chaos') (test/chaos/components.ts).
+export const names = benchNames('chaos');
+const roles: Record<ProcessTarget, RoleProcess> = {
+  rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: PORT, http: false, extraEnv: { PUBLIC_URL: baseUrl } }, names.databaseUrl),
+  workers: new RoleProcess({ name: 'dispatchers', roles: 'partners,webhooks,request-logs', port: PORT + 10, http: false, extraEnv: { MOCK_RAILS_URL: `http://127.0.0.1:${PORT + 1}` } }, names.databaseUrl),
+  ledger: new RoleProcess({ name: 'ledger', roles: 'ledger', port: PORT + 20, http: false }, names.databaseUrl),
+  api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: PORT + 30, http: true, extraEnv: { MOCK_RAILS_URL: `http://127.0.0.1:${PORT + 1}`, PUBLIC_URL: baseUrl } }, names.databaseUrl),
+};
+export const faultTargets: FaultTargets = { roles, flushRedisKeys: () => cleanUpRedisKeys(names.redisKeyPrefix), railsUrl: `http://127.0.0.1:${PORT + 1}` };
+const FUNDING_CENTS = 100_000;
+
+/** A fresh database and the run's processes started. */
+export async function startStage(): Promise<void> {
+  await recreateDatabase(names.databaseUrl);
+  // The first start may follow a broker restart (the chaos suite runs just before it in CI):
+  // Kafka recovers every partition's log before it serves, which can take minutes.
+  for (const role of Object.values(roles)) await role.start(300_000);
+}
+
+export async function stopStage(world: World | null): Promise<void> {
+  world?.members.forEach((m) => m.stream.close());
+  await Promise.all((world?.members ?? []).map((m) => m.receiver.close()));
+  for (const role of Object.values(roles).reverse()) await role.stop();
+  await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)]).catch(() => undefined);
+}
+
+/** Leaves no process of the run behind (after an error). */
+export function killStage(): void {
+  for (const role of Object.values(roles)) {
+    role.service?.child.kill('SIGCONT');
+    role.kill();
+  }
+}
+
+/** One member per client, funded; the same in a run and in its replay (but for the ids the service makes). */
+export async function setUp(world: World, seed: number, clients: number): Promise<void> {
+  for (let i = 0; i < clients; i++) {
+    const signed = await signUp(baseUrl, { chain_wallet: true });
+    const keys = new KeySource(streamSeed(seed, 2000 + i));
+    const customer = await world.http.decide(i, '/v1/customers', { email: `sim-${signed.account.id}@example.com`, business_name: 'Simulated Customer', country_code: 'DE' }, keys.uuid(), { token: signed.key });
+    for (const partner of ['openbank', 'fiat']) await linkCustomer(baseUrl, signed.key, customer!.body.id, partner);
+    // A receiver that fails one request in ten, so deliveries are retried.
+    const receiver = await startReceiver((_, n) => (n % 10 === 0 ? { status: 503 } : { status: 200 }));
+    const endpoint = await world.http.decide(i, '/v1/webhooks', { url: receiver.url }, keys.uuid(), { token: signed.key });
+    if (endpoint?.status !== 201) throw new Error(`webhook endpoint not made: ${JSON.stringify(endpoint)}`);
+    const stream = await collectEvents(baseUrl, signed.token);
+    world.members.push({
+      index: i, accountId: signed.account.id, email: signed.email, key: signed.key, token: signed.token, vibans: signed.vibans as any[], keys,
+      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [], alerts: [], batches: [], doubtful: [],
+    });
+  }
+  for (const member of world.members) {
+    for (const currency of ['USD', 'EUR', 'GBP', 'USDC'] as const) await runOp(world, member, { kind: 'faucet', currency, cents: FUNDING_CENTS, misbehave: null });
+  }
+  world.stats.ops = 0;
+}

@@ -1,0 +1,148 @@
+// The run's trace (.simulation/trace-seed-N.jsonl, one JSON line each): every operation a client
+// draws, every request it sends after set-up and the answer, and every fault, in the order they
+// happened. The ids the service made are written as names (⟪c2.account⟫, ⟪id17⟫, ⟪id17:U⟫ for the
+// id in upper case), so a replay on the new accounts of another run can send the same requests
+// (replay.ts) and say which answer first differs.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Sent } from './http';
+import type { Fault, Op } from './plan';
+import type { Member } from './world';
+
+export type TraceLine =
+  | { t: 'run'; seed: number; clients: number }
+  | { t: 'op'; client: number; op: Op }
+  | { t: 'req'; seq: number; client: number; method: string; path: string; body: string | null; key: string | null; auth: Auth; scenario: string | null }
+  | { t: 'ans'; seq: number; status: number | 'timeout' | 'network'; error: string | null; body: string | null }
+  | { t: 'fault'; fault: Fault };
+
+/** Which of its member's credentials a request carried. */
+export type Auth = 'key' | 'session' | 'none';
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const NAME = /⟪([\w.-]+)(?::([UM]))?⟫/g;
+const WHOLE_NAME = /^⟪([\w.-]+)(?::[UM])?⟫$/;
+const INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+const OFFSET = /⟪t([+-]\d+)⟫/g;
+const IS_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The id in the mixed form the clients use (ids.ts): even positions upper-case. */
+const mixed = (id: string): string => [...id].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c.toLowerCase())).join('');
+
+/** Names of the values the service made (ids, and the set-up's emails and account numbers), both ways. */
+export class Names {
+  private readonly nameOf = new Map<string, string>();
+  private readonly valueOf = new Map<string, string>();
+  /** Values that are not ids, written as a whole JSON string ("…"). */
+  private readonly literals: string[] = [];
+  private next = 0;
+  /** The instant the trace began: instants in requests (a hold's expires_at) are written as offsets from it. */
+  epoch: number | null = null;
+
+  bind(name: string, value: string, literal = false): void {
+    const key = literal ? value : value.toLowerCase();
+    this.nameOf.set(key, name);
+    this.valueOf.set(name, key);
+    if (literal) this.literals.push(value);
+  }
+
+  has(name: string): boolean { return this.valueOf.has(name); }
+
+  /** The set-up's values of a member, under the same names in every run. */
+  bindMember(member: Member): void {
+    const c = `c${member.index}`;
+    this.bind(`${c}.account`, member.accountId);
+    this.bind(`${c}.customer`, member.customerId);
+    this.bind(`${c}.webhook`, member.webhookId);
+    this.bind(`${c}.email`, member.email, true);
+    member.vibans.forEach((v, i) => {
+      if (typeof v.id === 'string') this.bind(`${c}.viban${i}`, v.id);
+      if (typeof v.account_number === 'string') this.bind(`${c}.viban${i}.number`, v.account_number, true);
+    });
+  }
+
+  /** `text` with the values named; an id not named yet gets a new name when `learn` (ids in answers), and instants in a request become offsets. */
+  write(text: string, learn: boolean): string {
+    let out = text;
+    const epoch = this.epoch;
+    if (!learn && epoch !== null) out = out.replace(INSTANT, (at) => `⟪t${Date.parse(at) - epoch >= 0 ? '+' : ''}${Date.parse(at) - epoch}⟫`);
+    for (const value of this.literals) out = out.split(JSON.stringify(value)).join(`"⟪${this.nameOf.get(value)}⟫"`);
+    return out.replace(UUID, (id) => {
+      const lower = id.toLowerCase();
+      let name = this.nameOf.get(lower);
+      if (!name && learn) {
+        name = `id${++this.next}`;
+        this.bind(name, lower);
+      }
+      if (!name) return id;
+      const form = id === lower ? '' : id === lower.toUpperCase() ? ':U' : id === mixed(lower) ? ':M' : null;
+      return form === null ? id : `⟪${name}${form}⟫`;
+    });
+  }
+
+  /** `text` with each name replaced by this run's value; throws naming a name no answer has bound. */
+  read(text: string): string {
+    const epoch = this.epoch ?? Date.now();
+    return text.replace(OFFSET, (_, ms: string) => new Date(epoch + Number.parseInt(ms, 10)).toISOString()).replace(NAME, (_, name: string, form: string | undefined) => {
+      const value = this.valueOf.get(name);
+      if (value === undefined) throw new Error(`no answer of this run named ⟪${name}⟫`);
+      return form === 'U' ? value.toUpperCase() : form === 'M' ? mixed(value) : value;
+    });
+  }
+
+  /** Binds the names in a traced answer to the values at the same places of this run's answer. */
+  learnFrom(traced: unknown, now: unknown): void {
+    if (typeof traced === 'string') {
+      const match = WHOLE_NAME.exec(traced);
+      if (match && !this.valueOf.has(match[1]) && typeof now === 'string' && IS_UUID.test(now)) this.bind(match[1], now);
+      return;
+    }
+    if (Array.isArray(traced) && Array.isArray(now)) traced.forEach((item, i) => this.learnFrom(item, now[i]));
+    else if (traced && now && typeof traced === 'object' && typeof now === 'object') {
+      for (const [field, value] of Object.entries(traced)) this.learnFrom(value, (now as Record<string, unknown>)[field]);
+    }
+  }
+}
+
+/** Writes the trace as the run goes, once `on` (after the set-up, which a replay runs afresh). */
+export class Trace {
+  private readonly out: fs.WriteStream;
+  private seq = 0;
+  on = false;
+  constructor(readonly file: string, readonly names: Names, private readonly members: () => Member[]) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.out = fs.createWriteStream(file);
+  }
+
+  private line(line: TraceLine): void { if (this.on) this.out.write(`${JSON.stringify(line)}\n`); }
+
+  /** The first line: what a replay needs to make the same set-up. */
+  header(seed: number, clients: number): void { this.out.write(`${JSON.stringify({ t: 'run', seed, clients } satisfies TraceLine)}\n`); }
+
+  op(client: number, op: Op): void { this.line({ t: 'op', client, op }); }
+  fault(fault: Fault): void { this.line({ t: 'fault', fault }); }
+
+  request(client: number, method: string, urlPath: string, body: unknown, key: string | undefined, token: string | undefined, scenario: string | null): number {
+    if (!this.on) return 0;
+    const member = this.members()[client];
+    const auth: Auth = token === undefined ? 'none' : token === member?.key ? 'key' : 'session';
+    const seq = ++this.seq;
+    this.line({
+      t: 'req', seq, client, method, path: this.names.write(urlPath, false), body: body === undefined ? null : this.names.write(JSON.stringify(body), false),
+      key: key ?? null, auth, scenario,
+    });
+    return seq;
+  }
+
+  answer(seq: number, sent: Sent): void {
+    if (!this.on || seq === 0) return;
+    if (typeof sent === 'string') return this.line({ t: 'ans', seq, status: sent, error: null, body: null });
+    this.line({ t: 'ans', seq, status: sent.status, error: sent.body?.error ?? null, body: sent.body === null ? null : this.names.write(JSON.stringify(sent.body), true) });
+  }
+
+  close(): Promise<void> { return new Promise((resolve) => this.out.end(resolve)); }
+}
+
+export function readTrace(file: string): TraceLine[] {
+  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as TraceLine);
+}
