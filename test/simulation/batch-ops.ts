@@ -10,6 +10,7 @@ import type { Answer } from './http';
 import type { Command, Delta } from './model';
 import { TRANSFER_SCENARIOS, type BatchItemPlan, type BatchOp } from './plan';
 import type { Member, SimBatch, World } from './world';
+import { payoutAt } from './rates';
 import { delta, MAX_RATE, money, unexpected, write } from './writes';
 
 /** An item as sent, with what it may move and the refusal it must get whatever the balance (null: a valid item). */
@@ -52,6 +53,16 @@ function itemOf(world: World, member: Member, plan: BatchItemPlan): Item {
 }
 
 const created = (answer: Answer): boolean => answer.status === 200 || answer.status === 201;
+/** What a completed item paid, as the model predicts it: the amount, or at another currency the amount at the item's own rate, rounded down (the rate judged by the published table). */
+function paidOut(world: World, member: Member, label: string, item: Item, t: any, sentAt: number): Amount {
+  const predicted = item.payout === item.currency ? item.amount : t.fx ? payoutAt(item.amount, t.fx.rate) : null;
+  if (item.payout !== item.currency && t.fx) world.rates.observe(label, member.index, item.currency, item.payout, t.fx, sentAt, Date.now());
+  const paid = new Money(t.payout?.amount ?? item.amount);
+  world.findings.expect(predicted !== null && paid.isEqualTo(predicted) && (t.payout?.currency ?? item.currency) === item.payout, "a batch item's payout is its amount, or at another currency the amount at its rate rounded down",
+    () => `${label}: paid ${t.payout?.amount} ${t.payout?.currency}, fx ${JSON.stringify(t.fx)}, expected ${predicted?.toFixed() ?? 'a price'} ${item.payout}`, [member.index]);
+  return paid;
+}
+
 const maxPayout = (item: Item): Amount => (item.payout === item.currency ? item.amount : item.amount.times(MAX_RATE));
 
 /** The answer's items against the model: order, each outcome, the batch's status. Returns the indexes created. */
@@ -102,6 +113,7 @@ async function batch(world: World, member: Member, op: BatchOp): Promise<void> {
   const possible: Delta[] = valid.flatMap((item) => [delta(member.accountId, item.currency, item.amount.negated()), delta(item.payee!.accountId, item.payout, maxPayout(item))]);
   const body = { atomic: op.atomic, transfers: items.map((item) => item.body) };
   const label = `c${member.index} batch of ${items.length}${op.atomic ? ' atomic' : ''} (${items.map((item) => item.plan.kind[0]).join('')})`;
+  const sentAt = Date.now();
   await write(world, {
     member, label, path: '/v1/transfer-batches', body, otherBody: { ...body, atomic: !op.atomic }, possible, idField: (b) => b?.id,
     learn: (command, answer) => {
@@ -121,7 +133,10 @@ async function batch(world: World, member: Member, op: BatchOp): Promise<void> {
         world.model.answer(payout, [], [refund, delta(item.payee!.accountId, item.payout, maxPayout(item))]);
         world.open.push({
           command: payout, member,
-          resolve: (t) => world.model.end(payout, t.status === 'completed' ? [delta(item.payee!.accountId, item.payout, t.payout?.amount ?? item.amount)] : [refund]),
+          resolve: (t) => {
+            if (t.status !== 'completed') return world.model.end(payout, [refund]);
+            world.model.end(payout, [delta(item.payee!.accountId, item.payout, paidOut(world, member, `${label} item ${i}`, item, t, sentAt))]);
+          },
         });
       }
       world.model.answer(command, certain);

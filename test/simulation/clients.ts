@@ -12,6 +12,7 @@ import { runWalletOp } from './wallet-ops';
 import type { Member, World } from './world';
 import { runAlertOp } from './alert-ops';
 import { runBatchOp } from './batch-ops';
+import { payoutAt } from './rates';
 import { delta, fundsCheck, illegalIdCheck, MAX_RATE, money, unexpected, write } from './writes';
 
 /** A transfer (internal, chain or bank): the sender's debit, then (bank) a hold that settles or is released. */
@@ -31,6 +32,7 @@ async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'i
   const scenario = op.kind === 'bank' ? op.scenario : null;
   const maxPayout = payout === currency ? new Money(amount) : new Money(amount).times(MAX_RATE);
   const label = `c${member.index} ${op.kind} ${amount} ${currency}${payout !== currency ? `->${payout}` : ''} to c${op.to}${scenario ? ` [${scenario}]` : ''}`;
+  const sentAt = Date.now();
   await write(world, {
     member, label, path: '/v1/transfers', body: base, otherBody: { ...base, amount: money(op.cents + 1) },
     headers: scenario ? { 'Sandbox-Scenario': scenario } : {},
@@ -54,8 +56,12 @@ async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'i
         command, member, resolve: (t) => {
           if (t.status === 'completed') {
             const paid = new Money(t.payout?.amount ?? amount);
+            world.findings.expect((payout === currency) === (t.fx === null), 'a transfer is priced exactly when it pays out in another currency',
+              () => `${label}: fx ${JSON.stringify(t.fx)}`, [member.index]);
             if (t.fx) {
-              const want = new Money(amount).times(t.fx.rate).decimalPlaces(2, Money.ROUND_DOWN);
+              // Priced somewhere between its sending and now: the published table bounds the price.
+              world.rates.observe(`transfer ${id}`, member.index, currency, payout, t.fx, sentAt, Date.now());
+              const want = payoutAt(amount, t.fx.rate);
               world.findings.expect(paid.isEqualTo(want), 'a cross-currency payout is the amount at its rate, rounded down',
                 () => `${label}: paid ${paid.toFixed()} ${payout} at rate ${t.fx.rate}, expected ${want.toFixed()}`, [member.index]);
             }
@@ -86,6 +92,7 @@ async function fx(world: World, member: Member, op: Extract<Op, { kind: 'fx' }>)
   const { http, findings } = world;
   const amount = money(op.cents);
   findings.trace(member.index, `c${member.index} fx quote ${amount} ${op.from}->${op.to}`);
+  const sentAt = Date.now();
   const quote = await http.decide(member.index, '/v1/fx/quote', { from_currency: op.from, to_currency: op.to, from_amount: amount }, member.keys.uuid(), { token: member.key });
   if (!quote || (quote.status !== 201 && quote.status !== 200)) { // 200: a replay of the same request
     // One cent buys nothing in a currency worth more (USD to GBP): refused, naming from_amount.
@@ -95,7 +102,8 @@ async function fx(world: World, member: Member, op: Extract<Op, { kind: 'fx' }>)
   }
   const q = quote.body;
   member.quotes.push(q.id);
-  const want = new Money(q.from_amount).times(q.rate).decimalPlaces(2, Money.ROUND_DOWN);
+  world.rates.observe(`quote ${q.id}`, member.index, op.from, op.to, q, sentAt, Date.now());
+  const want = payoutAt(q.from_amount, q.rate);
   findings.expect(want.isEqualTo(q.to_amount), 'a quote gives the amount at its rate, rounded down', () => `quote ${q.id}: ${q.from_amount} × ${q.rate} = ${q.to_amount}, expected ${want.toFixed()}`, [member.index]);
   if (op.execute === 'never') return;
   const execute = async (form: IdForm, misbehave: Misbehaviour, label: string) => write(world, {
@@ -224,9 +232,11 @@ export async function runOp(world: World, member: Member, op: Op): Promise<void>
     case 'add_funds': case 'send': return payment(world, member, op);
     case 'public_quote': {
       const amount = money(op.cents);
+      const sentAt = Date.now();
       const answer = await world.http.send(member.index, 'POST', '/v1/fx/quotes', { from_currency: op.from, to_currency: op.to, from_amount: amount });
       if (typeof answer !== 'string' && answer.status === 200) {
-        const want = new Money(amount).times(answer.body.rate).decimalPlaces(2, Money.ROUND_DOWN);
+        world.rates.observe(`public quote ${amount} ${op.from}->${op.to}`, member.index, op.from, op.to, answer.body, sentAt, Date.now());
+        const want = payoutAt(amount, answer.body.rate);
         world.findings.expect(want.isEqualTo(answer.body.to_amount), 'a quote gives the amount at its rate, rounded down', () => `public quote ${amount} ${op.from}->${op.to}: ${JSON.stringify(answer.body)}`, [member.index]);
       }
       return;

@@ -11,6 +11,7 @@ import { runFault } from './faults';
 import { Findings } from './findings';
 import { Http, isFinal, type Sent } from './http';
 import { Model } from './model';
+import { RateBook } from './rates';
 import { baseUrl, faultTargets, killStage, setUp, startStage, stopStage } from './stage';
 import { Names, readTrace, type TraceLine } from './trace';
 import type { World } from './world';
@@ -28,7 +29,7 @@ export async function replay(file: string): Promise<number> {
   console.log(`replay of ${file}: ${lines.filter((l) => l.t === 'req').length} requests of ${clients} clients, seed ${seed}`);
   await startStage();
   const findings = new Findings(false);
-  const world: World = { http: new Http(baseUrl, findings), model: new Model(), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
+  const world: World = { http: new Http(baseUrl, findings), model: new Model(), rates: new RateBook(findings), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
   try {
     await setUp(world, seed, clients);
     const names = new Names();

@@ -8,6 +8,7 @@ import type { Http } from './http';
 import type { Amount } from '../../ledger/money';
 import type { Command, Model } from './model';
 import type { KeySource } from './keys';
+import type { RateBook } from './rates';
 
 /**
  * A hold as the model knows it: what it took, what its captures certainly paid, and the commands
@@ -96,6 +97,8 @@ export interface Unlearned {
 export interface World {
   http: Http;
   model: Model;
+  /** Every price the run saw, judged by the published rate table. */
+  rates: RateBook;
   findings: Findings;
   members: Member[];
   unlearned: Unlearned[];
