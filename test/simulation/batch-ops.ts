@@ -134,8 +134,14 @@ async function batch(world: World, member: Member, op: BatchOp): Promise<void> {
         world.open.push({
           command: payout, member,
           resolve: (t) => {
-            if (t.status !== 'completed') return world.model.end(payout, [refund]);
-            world.model.end(payout, [delta(item.payee!.accountId, item.payout, paidOut(world, member, `${label} item ${i}`, item, t, sentAt))]);
+            const external = item.plan.kind === 'bank' || item.plan.kind === 'chain';
+            if (t.status !== 'completed') {
+              if (external) world.partnerBook.set(id, { label: `${label} item ${i}`, client: member.index, paid: null });
+              return world.model.end(payout, [refund]);
+            }
+            const paid = paidOut(world, member, `${label} item ${i}`, item, t, sentAt);
+            if (external) world.partnerBook.set(id, { label: `${label} item ${i}`, client: member.index, paid: { amount: paid, currency: item.payout } });
+            world.model.end(payout, [delta(item.payee!.accountId, item.payout, paid)]);
           },
         });
       }

@@ -135,6 +135,7 @@ export async function finalChecks(db: Db, world: World): Promise<void> {
   findings.expect(held.length === 0, 'no funds left held without a live transfer', () => JSON.stringify(held), []);
 
   await partnersAgree(db, world);
+  await partnerBooksAsModelled(db, world);
 
   await sleep(3_000); // the last events reach the streams
   for (const member of members) {
@@ -162,6 +163,33 @@ async function partnersAgree(db: Db, world: World): Promise<void> {
     world.findings.expect(false, 'the ledger and the partner agree on every payment', () => `${row.kind} ${row.id}: ${row.status} in the ledger, ${row.partner_status ?? 'absent'} at the partner`, [members.get(row.account_id)!]);
   }
   if (rows.length === 0) world.findings.pass();
+}
+
+/**
+ * Every partner's book as the model expects it, read from the mock partners' own tables (the run's
+ * database is its own): a payment under each reference the model saw complete, of the amount and
+ * currency it predicts; none completed under a reference it saw end otherwise; and no payment at
+ * all under a reference the model never sent to a partner (an internal transfer, or nothing).
+ */
+async function partnerBooksAsModelled(db: Db, world: World): Promise<void> {
+  const { rows } = await db.raw(`SELECT partner, reference, amount::text, currency, status FROM mock_rails.payments`);
+  const atPartner = new Map<string, any>(rows.map((r: any) => [r.reference, r]));
+  const problems: Array<[number, string]> = [];
+  for (const [reference, entry] of world.partnerBook) {
+    const row = atPartner.get(reference);
+    if (entry.paid === null) {
+      if (row?.status === 'completed') problems.push([entry.client, `${entry.label} (${reference}): ended unpaid, but ${row.partner} completed ${row.amount} ${row.currency}`]);
+    } else if (!row || row.status !== 'completed' || !entry.paid.amount.isEqualTo(row.amount) || row.currency !== entry.paid.currency) {
+      problems.push([entry.client, `${entry.label} (${reference}): the model expects ${entry.paid.amount.toFixed(2)} ${entry.paid.currency} completed, the partner has ${row ? `${row.amount} ${row.currency} ${row.status} (${row.partner})` : 'nothing'}`]);
+    }
+  }
+  for (const row of rows) {
+    if (!world.partnerBook.has(row.reference)) problems.push([-1, `${row.partner} holds ${row.amount} ${row.currency} ${row.status} under ${row.reference}, which the run never sent to a partner`]);
+  }
+  const paid = [...world.partnerBook.values()].filter((e) => e.paid !== null).length;
+  console.log(`  partner books: ${world.partnerBook.size} references the model sent to a partner (${paid} paid), ${rows.length} payments in the partners' books`);
+  for (const [client, problem] of problems) world.findings.expect(false, "each partner's book as the model expects, with no orphan", () => problem, client >= 0 ? [client] : []);
+  if (problems.length === 0) world.findings.pass();
 }
 
 async function webhooksDelivered(db: Db, world: World, findings: Findings): Promise<void> {

@@ -66,8 +66,10 @@ async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'i
                 () => `${label}: paid ${paid.toFixed()} ${payout} at rate ${t.fx.rate}, expected ${want.toFixed()}`, [member.index]);
             }
             world.model.end(command, [delta(to.accountId, payout, paid)]);
+            if (op.kind !== 'internal') world.partnerBook.set(id, { label, client: member.index, paid: { amount: paid, currency: payout } });
           } else {
             world.model.end(command, [delta(member.accountId, currency, amount)]);
+            if (op.kind !== 'internal') world.partnerBook.set(id, { label, client: member.index, paid: null });
           }
         },
       });
@@ -170,6 +172,7 @@ async function payment(world: World, member: Member, op: Extract<Op, { kind: 'ad
       else world.model.answer(command, [moved], [delta(member.accountId, currency, amount)]);
       world.open.push({
         command, member, resolve: (p) => {
+          world.partnerBook.set(id, { label: what, client: member.index, paid: p.status === 'completed' ? { amount: new Money(amount), currency } : null });
           if (inbound) world.model.end(command, p.status === 'completed' ? [moved] : []);
           else world.model.end(command, p.status === 'completed' ? [] : [delta(member.accountId, currency, amount)]);
         },

@@ -29,7 +29,7 @@ export async function replay(file: string): Promise<number> {
   console.log(`replay of ${file}: ${lines.filter((l) => l.t === 'req').length} requests of ${clients} clients, seed ${seed}`);
   await startStage();
   const findings = new Findings(false);
-  const world: World = { http: new Http(baseUrl, findings), model: new Model(), rates: new RateBook(findings), findings, members: [], unlearned: [], open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
+  const world: World = { http: new Http(baseUrl, findings), model: new Model(), rates: new RateBook(findings), findings, members: [], unlearned: [], partnerBook: new Map(), open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
   try {
     await setUp(world, seed, clients);
     const names = new Names();

@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   const members: Member[] = [];
   const trace = new Trace(traceFile, traceNames, () => members);
   trace.header(settings.seed, settings.clients);
-  const world: World = { http: new Http(baseUrl, findings, trace), model: new Model(), rates: new RateBook(findings), findings, members, unlearned: [], open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
+  const world: World = { http: new Http(baseUrl, findings, trace), model: new Model(), rates: new RateBook(findings), findings, members, unlearned: [], partnerBook: new Map(), open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
   await setUp(world, settings.seed, settings.clients);
   members.forEach((m) => traceNames.bindMember(m));
   traceNames.epoch = Date.now();

@@ -94,6 +94,9 @@ export interface Unlearned {
   learn: (answer: import('./http').Answer) => void;
 }
 
+/** What the model expects a partner's book to hold under a reference (a transfer's or payment's id): paid, or nothing paid. */
+export interface PartnerEntry { label: string; client: number; paid: { amount: Amount; currency: string } | null }
+
 export interface World {
   http: Http;
   model: Model;
@@ -102,6 +105,8 @@ export interface World {
   findings: Findings;
   members: Member[];
   unlearned: Unlearned[];
+  /** Per reference, what the partner's book must show once the system is quiet (transfers to a bank or a chain, payments). */
+  partnerBook: Map<string, PartnerEntry>;
   /** Commands answered as created whose final state is read once the system is quiet. */
   open: Array<{ command: Command; member: Member; resolve: (body: any) => void }>;
   /** `crossings`: the balance.threshold_crossed events the final checks found. */
