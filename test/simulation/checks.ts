@@ -4,6 +4,7 @@
 // tables; nothing held; the ledger's invariants (each journal entry balanced, money conserved per
 // currency, event numbering); each account's event stream gapless and in order, and its webhook
 // receiver sent every event.
+import type { Ended } from './event-checks';
 import { Money, SETTLEMENT_CURRENCY, type Amount, type Currency } from '../../ledger/money';
 import type { Db } from '../../src/db';
 import { sleep } from '../bench/harness';
@@ -85,7 +86,8 @@ export async function quiet(db: Db, world: World): Promise<boolean> {
 }
 
 /** Reads each created transfer and payment's final state; it must be one its scenario allows. */
-export async function endEverything(db: Db, world: World): Promise<void> {
+export async function endEverything(db: Db, world: World): Promise<Map<string, Ended>> {
+  const ended = new Map<string, Ended>();
   for (const { command, member, resolve } of world.open.splice(0)) {
     const path = command.resource!.type === 'transfer' ? `/v1/transfers/${command.resource!.id}` : `/v1/payments/${command.resource!.id}`;
     const answer = await world.http.read(member.index, path, { token: member.key, timeoutMs: 30_000 });
@@ -102,8 +104,10 @@ export async function endEverything(db: Db, world: World): Promise<void> {
     // return (README, Add funds), so a payment behind an outage ends as its scenario allows.
     world.findings.expect(command.allowedFinal.includes(answer.body.status), 'every transfer and payment ends as its scenario allows',
       () => `${command.label}: ${answer.body.status} (${JSON.stringify(answer.body.failure)}), allowed ${command.allowedFinal.join('|')}`, [member.index]);
+    ended.set(command.resource!.id, { type: command.resource!.type as Ended['type'], status: answer.body.status, account: member.accountId, client: member.index, label: command.label });
     resolve(answer.body);
   }
+  return ended;
 }
 
 export async function finalChecks(db: Db, world: World): Promise<void> {
@@ -131,8 +135,10 @@ export async function finalChecks(db: Db, world: World): Promise<void> {
   }
 
   for (const [name, found] of Object.entries(await violations(db))) f(`ledger invariant: ${name}`, JSON.stringify(found).slice(0, 300));
-  const { rows: held } = await db.raw(`SELECT code, balance::text FROM ledger_accounts WHERE kind = 'pending' AND balance <> 0 LIMIT 5`);
-  findings.expect(held.length === 0, 'no funds left held without a live transfer', () => JSON.stringify(held), []);
+  // Every kind of held funds (a transfer's pending, a hold's on main or on a wallet) ends paid or
+  // released: every transfer ended, and every hold was voided, captured or expired.
+  const { rows: held } = await db.raw(`SELECT code, kind, balance::text FROM ledger_accounts WHERE kind IN ('pending', 'held', 'wallet_held') AND balance <> 0 LIMIT 5`);
+  findings.expect(held.length === 0, 'no funds left held, of any kind, once everything ended', () => JSON.stringify(held), []);
 
   await partnersAgree(db, world);
   await partnerBooksAsModelled(db, world);

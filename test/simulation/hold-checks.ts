@@ -4,6 +4,7 @@
 // captures the model's; its events hold.created, hold.captured and hold.released each once; and
 // every balance of every side (main and each wallet: available and held) equals the model's,
 // through the wallet balance route and in the ledger's own tables.
+import type { Ended } from './event-checks';
 import { Money, type Amount } from '../../ledger/money';
 import type { Db } from '../../src/db';
 import { balanceKey } from './model';
@@ -42,7 +43,8 @@ export async function voidLeftHolds(world: World): Promise<void> {
 }
 
 /** Each hold read back: ended as the model says, its figures adding up, its captures the model's, its events once each. */
-export async function holdChecks(db: Db, world: World): Promise<void> {
+/** Also tells `ended` of each capture's transfer (an internal transfer that completes with the capture), once the hold's captures are the model's. */
+export async function holdChecks(db: Db, world: World, ended: Map<string, Ended>): Promise<void> {
   const { findings } = world;
   for (const [member, hold] of holdsOf(world)) {
     const answer = await world.http.read(member.index, `/v1/holds/${hold.id}`, { token: member.key, timeoutMs: 30_000 });
@@ -62,8 +64,11 @@ export async function holdChecks(db: Db, world: World): Promise<void> {
     const want = paid.reduce((a, c) => a.plus(c.amount), new Money(0));
     findings.expect(new Money(h.captured_amount).plus(h.released_amount).isEqualTo(hold.amount), "each hold's captured + released = amount once it ends",
       () => `hold ${hold.id}: ${h.captured_amount} captured + ${h.released_amount} released of ${h.amount}`, [member.index]);
-    findings.expect(want.isEqualTo(h.captured_amount) && h.captures.length === paid.length, "each hold's captures the model's",
+    const asModelled = findings.expect(want.isEqualTo(h.captured_amount) && h.captures.length === paid.length, "each hold's captures the model's",
       () => `hold ${hold.id}: ${h.captures.length} captures of ${h.captured_amount}; the model's ${paid.length} of ${want.toFixed()}`, [member.index]);
+    if (asModelled) {
+      for (const c of h.captures) ended.set(c.transfer_id, { type: 'transfer', status: 'completed', account: member.accountId, client: member.index, label: `capture ${c.id} of hold ${hold.id}` });
+    }
   }
   await holdEventsOnce(db, world);
 }

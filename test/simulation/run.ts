@@ -14,6 +14,7 @@ import { opsOfClient, parseArgs } from './args';
 import { batchChecks, batchSummary } from './batch-ops';
 import { endEverything, finalChecks, learnEverything, quiet } from './checks';
 import { runOp } from './clients';
+import { eventsAsModelled, kafkaEventsAgree } from './event-checks';
 import { runFaults, type FaultLog } from './faults';
 import { Findings } from './findings';
 import { holdChecks, readDoubtful, voidLeftHolds, walletBalanceChecks, walletSummary } from './hold-checks';
@@ -121,12 +122,14 @@ async function main(): Promise<void> {
     await readDoubtful(world);
     await voidLeftHolds(world);
     if (!await quiet(db, world)) findings.expect(false, 'the system becomes quiet', () => 'transfers, payments or outbox rounds still open after 180 s', []);
-    await endEverything(db, world);
+    const ended = await endEverything(db, world);
     await batchChecks(db, world);
     await alertChecks(db, world);
-    await holdChecks(db, world);
+    await holdChecks(db, world, ended);
     await finalChecks(db, world);
     await walletBalanceChecks(db, world);
+    await eventsAsModelled(db, world, ended);
+    await kafkaEventsAgree(db, world, names.kafkaTopicPrefix);
   } finally {
     await db.destroy();
     clearInterval(progress);
