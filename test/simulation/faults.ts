@@ -1,21 +1,33 @@
 // Runs the seed's fault schedule, each fault once the clients have begun its count of operations:
 // against the run's own processes (SIGKILL then restart with the same settings; SIGSTOP past the
-// consumers' session timeout, then SIGCONT) and, with faults "on", against the shared stack's
-// servers (test/chaos/components.ts: SIGKILL then the stack script, or SIGSTOP then SIGCONT).
+// consumers' session timeout, then SIGCONT), their links (a proxy cut, or one that stalls every
+// reply, then whole again) and, with faults "on", against the shared stack's servers
+// (test/chaos/components.ts: SIGKILL then the stack script, or SIGSTOP then SIGCONT).
 import { sleep } from '../bench/harness';
 import { killServer, pauseServer, restartStack, type RoleProcess } from '../chaos/components';
-import type { Fault, ProcessTarget } from './plan';
+import type { TcpProxy } from '../support/tcp-proxy';
+import type { Fault, LinkTarget, ProcessTarget } from './plan';
 import { controlHeaders } from '../support/secrets';
 
 export interface FaultLog { done: number; lines: string[] }
 
-/** What a fault acts on: the run's processes, its Redis keys and the mock rails' control. */
-export interface FaultTargets { roles: Record<ProcessTarget, RoleProcess>; flushRedisKeys: () => Promise<void>; railsUrl: string }
+/** What a fault acts on: the run's processes, the proxies of its links, its Redis keys and the mock rails' control. */
+export interface FaultTargets { roles: Record<ProcessTarget, RoleProcess>; links: Record<LinkTarget, TcpProxy>; flushRedisKeys: () => Promise<void>; railsUrl: string }
 
 export async function runFault(fault: Fault, targets: FaultTargets): Promise<void> {
   if (fault.action === 'outage') {
     // The partner stays down while the schedule goes on (a real outage overlaps other faults).
     await fetch(`${targets.railsUrl}/${fault.target}/_control/outage?ms=${fault.downMs}`, { method: 'POST', headers: controlHeaders() }).catch(() => undefined);
+  } else if (fault.action === 'partition' || fault.action === 'stall') {
+    const proxy = targets.links[fault.target as LinkTarget];
+    if (fault.action === 'partition') await proxy.cut();
+    else proxy.dropReplies = true;
+    try {
+      await sleep(fault.downMs);
+    } finally {
+      proxy.dropReplies = false;
+      await proxy.restore();
+    }
   } else if (fault.target === 'redis_keys') {
     await targets.flushRedisKeys();
   } else if (fault.target === 'kafka' || fault.target === 'redis' || fault.target === 'postgres') {

@@ -174,13 +174,15 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
 }
 
 export type ServerTarget = 'kafka' | 'redis' | 'postgres';
-export type ProcessTarget = 'ledger' | 'api' | 'workers' | 'rails';
+export type ProcessTarget = 'ledger' | 'ledger2' | 'api' | 'workers' | 'rails';
+/** The links a partition or a stall acts on: the API to Kafka, the first ledger to Postgres. */
+export type LinkTarget = 'api_kafka' | 'ledger_postgres';
 /** The mock partners a fault can take down (their outage control: every call answered 503). */
 export const PARTNERS = ['fiat', 'chain', 'claimless', 'openbank'] as const;
 export interface Fault {
   /** When it fires: once the clients have begun this many operations (after the set-up). */
-  atOp: number; target: ProcessTarget | ServerTarget | 'redis_keys' | (typeof PARTNERS)[number];
-  action: 'kill' | 'stop' | 'flush' | 'outage'; downMs: number;
+  atOp: number; target: ProcessTarget | ServerTarget | LinkTarget | 'redis_keys' | (typeof PARTNERS)[number];
+  action: 'kill' | 'stop' | 'flush' | 'outage' | 'partition' | 'stall'; downMs: number;
 }
 
 /** About what the clients of a run together do in a second here: the schedule's times become counts of operations at this pace. */
@@ -200,7 +202,8 @@ export const PARTNER_OUTAGE_MS_MAX = 180_000;
 export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode): Fault[] {
   if (mode === 'off') return [];
   const random = prng(streamSeed(seed, 999_999));
-  const processes: ProcessTarget[] = ['ledger', 'api', 'workers', 'rails'];
+  const processes: ProcessTarget[] = ['ledger', 'ledger2', 'api', 'workers', 'rails'];
+  const links: LinkTarget[] = ['api_kafka', 'ledger_postgres'];
   const servers: ServerTarget[] = ['kafka', 'redis', 'postgres'];
   const faults: Fault[] = [];
   const atOp = (ms: number): number => Math.round((ms * NOMINAL_OPS_PER_S) / 1_000);
@@ -220,6 +223,12 @@ export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode
       // more (longer than the dispatcher's retries): nothing it may have made is failed meanwhile.
       if (random() < 0.15) {
         faults.push({ atOp: atOp(at), target: PARTNERS[Math.floor(random() * PARTNERS.length)], action: 'outage', downMs: Math.round(10_000 + random() * (outageMsMax - 10_000)) });
+        at += 2_000 + random() * 6_000;
+        continue;
+      }
+      // A link cut or stalled for two to fifteen seconds: the process lives, its peer is gone.
+      if (random() < 0.15) {
+        faults.push({ atOp: atOp(at), target: links[Math.floor(random() * links.length)], action: random() < 0.5 ? 'partition' : 'stall', downMs: Math.round(2_000 + random() * 13_000) });
         at += 2_000 + random() * 6_000;
         continue;
       }

@@ -12,7 +12,7 @@ import { Findings } from './findings';
 import { Http, isFinal, type Sent } from './http';
 import { Model } from './model';
 import { RateBook } from './rates';
-import { baseUrl, faultTargets, killStage, setUp, startStage, stopStage } from './stage';
+import { baseUrl, killStage, setUp, startStage, stopStage } from './stage';
 import { Names, readTrace, type TraceLine } from './trace';
 import type { World } from './world';
 
@@ -27,7 +27,7 @@ export async function replay(file: string): Promise<number> {
   if (head?.t !== 'run') throw new Error(`${file} is not a simulation's trace (its first line names no run)`);
   const { seed, clients } = head;
   console.log(`replay of ${file}: ${lines.filter((l) => l.t === 'req').length} requests of ${clients} clients, seed ${seed}`);
-  await startStage();
+  const faultTargets = await startStage();
   const findings = new Findings(false);
   const world: World = { http: new Http(baseUrl, findings), model: new Model(), rates: new RateBook(findings), findings, members: [], unlearned: [], partnerBook: new Map(), open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
   try {

@@ -23,7 +23,7 @@ import { Model } from './model';
 import { RateBook } from './rates';
 import { clientOps, faultSchedule, NOMINAL_OPS_PER_S, type Op } from './plan';
 import { replay } from './replay';
-import { baseUrl, faultTargets, killStage, names, setUp, startStage, stopStage } from './stage';
+import { baseUrl, killStage, names, setUp, startStage, stopStage } from './stage';
 import { Names, Trace } from './trace';
 import type { Member, World } from './world';
 
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   if (settings.replay) process.exit(await replay(settings.replay));
   const bound = settings.ops === null ? `${settings.minutes} min` : `${settings.ops} operations (at most ${settings.minutes} min)`;
   console.log(`simulation seed ${settings.seed}: ${bound}, ${settings.clients} clients, faults ${settings.faults}`);
-  await startStage();
+  const faultTargets = await startStage();
   const findings = new Findings();
   const traceNames = new Names();
   const members: Member[] = [];

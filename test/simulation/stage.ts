@@ -1,11 +1,12 @@
 // The stage a run or a replay plays on: the run's own service processes on the shared stack (their
-// ports, settings and namespace), and the set-up (one account per client with its customer linked
+// ports, settings and namespace, two ledgers among them), the proxies its partitions cut, and the set-up (one account per client with its customer linked
 // with both partners, a webhook endpoint and receiver, an event stream, and its first funds).
 import { benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase } from '../bench/harness';
 import { RoleProcess } from '../chaos/components';
 import { signUp } from '../support/accounts';
 import { collectEvents } from '../support/load';
 import { linkCustomer } from '../support/partner-links';
+import { TcpProxy } from '../support/tcp-proxy';
 import { startReceiver } from '../support/webhook-receiver';
 import { runOp } from './clients';
 import type { FaultTargets } from './faults';
@@ -17,36 +18,56 @@ const PORT = 4800;
 export const baseUrl = `http://127.0.0.1:${PORT + 30}`;
 // The role processes take their Redis prefix from benchNames('chaos') (test/chaos/components.ts).
 export const names = benchNames('chaos');
-const roles: Record<ProcessTarget, RoleProcess> = {
-  rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: PORT, http: false, extraEnv: { PUBLIC_URL: baseUrl } }, names.databaseUrl),
-  workers: new RoleProcess({ name: 'dispatchers', roles: 'partners,webhooks,request-logs', port: PORT + 10, http: false, extraEnv: { MOCK_RAILS_URL: `http://127.0.0.1:${PORT + 1}` } }, names.databaseUrl),
-  ledger: new RoleProcess({ name: 'ledger', roles: 'ledger', port: PORT + 20, http: false }, names.databaseUrl),
-  api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: PORT + 30, http: true, extraEnv: { MOCK_RAILS_URL: `http://127.0.0.1:${PORT + 1}`, PUBLIC_URL: baseUrl } }, names.databaseUrl),
-};
-export const faultTargets: FaultTargets = { roles, flushRedisKeys: () => cleanUpRedisKeys(names.redisKeyPrefix), railsUrl: `http://127.0.0.1:${PORT + 1}` };
 const FUNDING_CENTS = 100_000;
 
-/** A fresh database and the run's processes started. */
-export async function startStage(): Promise<void> {
+/**
+ * What a run's faults act on. The API reaches Kafka, and the first ledger Postgres, through TCP
+ * proxies the run can cut (a partition: connections dropped, new ones refused) or stall (requests
+ * arrive, replies never do); the second ledger is connected directly, so the two share the
+ * ledger's partitions and meet each other's locks.
+ */
+let stage: { targets: FaultTargets; proxies: TcpProxy[] } | null = null;
+
+/** A fresh database, the proxies, and the run's processes started. */
+export async function startStage(): Promise<FaultTargets> {
   await recreateDatabase(names.databaseUrl);
+  const [kafkaHost, kafkaPort] = (process.env.KAFKA_FAULT_LISTENER ?? '127.0.0.1:9094').split(':');
+  const apiKafka = await TcpProxy.start(kafkaHost, Number(kafkaPort), Number(process.env.KAFKA_FAULT_PROXY_PORT ?? 9095));
+  const database = new URL(names.databaseUrl);
+  const ledgerPostgres = await TcpProxy.start(database.hostname, Number(database.port || 5432));
+  const proxiedDatabase = new URL(names.databaseUrl);
+  proxiedDatabase.port = String(ledgerPostgres.port);
+  const rails = `http://127.0.0.1:${PORT + 1}`;
+  const roles: Record<ProcessTarget, RoleProcess> = {
+    rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: PORT, http: false, extraEnv: { PUBLIC_URL: baseUrl } }, names.databaseUrl),
+    workers: new RoleProcess({ name: 'dispatchers', roles: 'partners,webhooks,request-logs', port: PORT + 10, http: false, extraEnv: { MOCK_RAILS_URL: rails } }, names.databaseUrl),
+    ledger: new RoleProcess({ name: 'ledger', roles: 'ledger', port: PORT + 20, http: false }, proxiedDatabase.toString()),
+    ledger2: new RoleProcess({ name: 'second ledger', roles: 'ledger', port: PORT + 40, http: false }, names.databaseUrl),
+    api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: PORT + 30, http: true, extraEnv: { MOCK_RAILS_URL: rails, PUBLIC_URL: baseUrl, KAFKA_BROKERS: `127.0.0.1:${apiKafka.port}` } }, names.databaseUrl),
+  };
+  const targets: FaultTargets = { roles, links: { api_kafka: apiKafka, ledger_postgres: ledgerPostgres }, flushRedisKeys: () => cleanUpRedisKeys(names.redisKeyPrefix), railsUrl: rails };
+  stage = { targets, proxies: [apiKafka, ledgerPostgres] };
   // The first start may follow a broker restart (the chaos suite runs just before it in CI):
   // Kafka recovers every partition's log before it serves, which can take minutes.
   for (const role of Object.values(roles)) await role.start(300_000);
+  return targets;
 }
 
 export async function stopStage(world: World | null): Promise<void> {
   world?.members.forEach((m) => m.stream.close());
   await Promise.all((world?.members ?? []).map((m) => m.receiver.close()));
-  for (const role of Object.values(roles).reverse()) await role.stop();
+  for (const role of Object.values(stage?.targets.roles ?? {}).reverse()) await role.stop();
+  for (const proxy of stage?.proxies ?? []) await proxy.stop();
   await Promise.all([cleanUpTopics(names.kafkaTopicPrefix), cleanUpRedisKeys(names.redisKeyPrefix)]).catch(() => undefined);
 }
 
 /** Leaves no process of the run behind (after an error). */
 export function killStage(): void {
-  for (const role of Object.values(roles)) {
+  for (const role of Object.values(stage?.targets.roles ?? {})) {
     role.service?.child.kill('SIGCONT');
     role.kill();
   }
+  for (const proxy of stage?.proxies ?? []) void proxy.stop();
 }
 
 /** One member per client, funded; the same in a run and in its replay (but for the ids the service makes). */

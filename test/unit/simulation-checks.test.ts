@@ -103,7 +103,7 @@ describe('simulation checks', () => {
     assert.deepEqual(faultSchedule(7, 600_000, 'on'), faultSchedule(7, 600_000, 'on'));
     assert.deepEqual(faultSchedule(7, 600_000, 'off'), []);
     // Without servers: the processes, the run's Redis keys and partner outages.
-    assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'api', 'workers', 'rails', 'redis_keys', ...PARTNERS].includes(f.target)));
+    assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'ledger2', 'api', 'workers', 'rails', 'api_kafka', 'ledger_postgres', 'redis_keys', ...PARTNERS].includes(f.target)));
     for (const op of first(clientOps(7, 2, 6), 500)) if ('to' in op && typeof op.to === 'number') assert.ok(op.to !== 2 && op.to >= 0 && op.to < 6);
   });
 

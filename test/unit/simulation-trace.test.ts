@@ -42,6 +42,10 @@ describe('simulation trace and replay', () => {
     const long = faultSchedule(3, 3_600_000, 'on');
     assert.ok(long.some((f) => ['kafka', 'redis', 'postgres'].includes(f.target) && f.action === 'stop'), 'a server paused');
     assert.ok(long.some((f) => ['kafka', 'redis', 'postgres'].includes(f.target) && f.action === 'kill'), 'a server killed');
+    for (const action of ['partition', 'stall']) {
+      for (const target of ['api_kafka', 'ledger_postgres']) assert.ok(long.some((f) => f.target === target && f.action === action), `${target} ${action}`);
+    }
+    assert.ok(long.some((f) => f.target === 'ledger2') && long.some((f) => f.target === 'ledger'), 'each of the two ledgers');
   });
 
   it("the trace names the service's ids, and a replay binds the names to its own run's ids by their place", () => {
