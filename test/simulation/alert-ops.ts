@@ -9,7 +9,7 @@ import { Money, type Amount } from '../../ledger/money';
 import { ALERTS_PER_BALANCE_MAX } from '../../src/balance-alerts/routes';
 import type { Db } from '../../src/db';
 import { balanceKey } from './model';
-import type { AlertOp } from './plan';
+import type { AlertOp, Fiat, Misbehaviour } from './plan';
 import { availableKey, pickOf } from './wallet-ops';
 import type { Member, SimAlert, World } from './world';
 import { money, unexpected, write } from './writes';
@@ -17,30 +17,67 @@ import { money, unexpected, write } from './writes';
 /** How far a round's time may lie from the moment its alerts were read, and the ledger's clock from ours. */
 const ROUND_MARGIN_MS = 1_000;
 
-async function alertCreate(world: World, member: Member, op: Extract<AlertOp, { kind: 'alert_create' }>): Promise<void> {
-  const side = (op.onWallet ? pickOf(member.wallets, op.pick) : undefined) ?? 'main';
-  // A balance takes a bounded number of alerts (refused beyond it): the plan's op is skipped there.
-  if (member.alerts.filter((a) => a.side === side && a.currency === op.currency && a.deletedAt === null).length >= ALERTS_PER_BALANCE_MAX) return;
-  const balance = world.model.balances().get(balanceKey(availableKey(member, side), op.currency)) ?? new Money(0);
+/** Alert creations begun and not yet learned, per balance ("client side currency"): each may have made one. */
+const creating = new Map<string, number>();
+
+/**
+ * One alert on `side` in `currency`. A balance takes at most ALERTS_PER_BALANCE_MAX: a creation is
+ * answered only while fewer may be alive (no delete sent), and 422 balance_alert_limit_exceeded
+ * naming wallet_id only when that many may be (not yet deleted for certain, or being made).
+ */
+async function createAlert(world: World, member: Member, side: string, currency: Fiat, direction: 'below' | 'above', offsetCents: number, misbehave: Misbehaviour): Promise<void> {
+  const balance = world.model.balances().get(balanceKey(availableKey(member, side), currency)) ?? new Money(0);
   // A threshold is an amount above zero (0.00 is refused naming it).
-  const cents = Math.max(1, balance.times(100).integerValue(Money.ROUND_DOWN).toNumber() + op.offsetCents);
+  const cents = Math.max(1, balance.times(100).integerValue(Money.ROUND_DOWN).toNumber() + offsetCents);
   const threshold = money(cents);
-  const body = { currency: op.currency, [op.direction]: threshold, ...(side === 'main' ? {} : { wallet_id: side }) };
+  const body = { currency, [direction]: threshold, ...(side === 'main' ? {} : { wallet_id: side }) };
+  const on = `${member.index} ${side} ${currency}`;
+  const ofBalance = () => member.alerts.filter((a) => a.side === side && a.currency === currency);
   const sentAt = Date.now();
   await write(world, {
-    member, label: `c${member.index} alert ${op.direction} ${threshold} ${op.currency} on ${side.slice(0, 8)}`, path: '/v1/balance-alerts', body,
-    otherBody: { ...body, [op.direction]: money(cents + 1) }, possible: [], idField: (b) => b?.id,
+    member, label: `c${member.index} alert ${direction} ${threshold} ${currency} on ${side.slice(0, 8)}`, path: '/v1/balance-alerts', body,
+    otherBody: { ...body, [direction]: money(cents + 1) }, possible: [], idField: (b) => b?.id,
+    onBegin: () => { creating.set(on, (creating.get(on) ?? 0) + 1); },
     learn: (command, answer) => {
-      if (answer.status !== 200 && answer.status !== 201) { unexpected(world, command, member, answer, []); world.model.refuse(command); return; }
+      creating.set(on, Math.max(0, (creating.get(on) ?? 0) - 1));
+      const mayBeFull = ofBalance().filter((a) => a.deletedAt === null).length + (creating.get(on) ?? 0) >= ALERTS_PER_BALANCE_MAX;
+      if (answer.status !== 200 && answer.status !== 201) {
+        world.model.refuse(command);
+        if (answer.body?.error === 'balance_alert_limit_exceeded') {
+          world.findings.expect(mayBeFull && answer.status === 422 && answer.body?.details === 'wallet_id', 'a balance refuses alerts only when it may be full, naming wallet_id',
+            () => `${command.label}: ${answer.status} ${answer.body?.details}; ${ofBalance().filter((a) => a.deletedAt === null).length} alerts may be alive`, [member.index]);
+        } else unexpected(world, command, member, answer, []);
+        return;
+      }
       const a = answer.body;
-      world.findings.expect(a?.currency === op.currency && a?.wallet_id === side && a?.[op.direction] === threshold, 'an alert is answered as sent',
+      world.findings.expect(a?.currency === currency && a?.wallet_id === side && a?.[direction] === threshold, 'an alert is answered as sent',
         () => `${command.label}: ${JSON.stringify(a).slice(0, 300)}`, [member.index]);
-      if (!member.alerts.some((x) => x.id === a.id)) {
-        member.alerts.push({ id: a.id, client: member.index, side, currency: op.currency, direction: op.direction, threshold, sentAt, madeAt: Date.now(), deleteSentAt: null, deletedAt: null });
+      const known = member.alerts.some((x) => x.id === a.id);
+      if (!known) {
+        const alive = ofBalance().filter((x) => x.deleteSentAt === null).length;
+        world.findings.expect(alive < ALERTS_PER_BALANCE_MAX, 'a balance takes no more alerts than its limit',
+          () => `${command.label}: made with ${alive} alerts alive on the balance`, [member.index]);
+        member.alerts.push({ id: a.id, client: member.index, side, currency, direction, threshold, sentAt, madeAt: Date.now(), deleteSentAt: null, deletedAt: null });
       }
       world.model.answer(command, []);
     },
-  }, op.misbehave);
+  }, misbehave);
+}
+
+async function alertCreate(world: World, member: Member, op: Extract<AlertOp, { kind: 'alert_create' }>): Promise<void> {
+  const side = (op.onWallet ? pickOf(member.wallets, op.pick) : undefined) ?? 'main';
+  // Everyday clients stay within the limit (the plan's op is skipped there); floods do not.
+  if (member.alerts.filter((a) => a.side === side && a.currency === op.currency && a.deletedAt === null).length >= ALERTS_PER_BALANCE_MAX) return;
+  await createAlert(world, member, side, op.currency, op.direction, op.offsetCents, op.misbehave);
+}
+
+/** `count` creations on one balance, one after the other: the first fill it, the rest are refused. */
+async function alertFlood(world: World, member: Member, op: Extract<AlertOp, { kind: 'alert_flood' }>): Promise<void> {
+  const side = (op.onWallet ? pickOf(member.wallets, op.pick) : undefined) ?? 'main';
+  world.findings.trace(member.index, `c${member.index} a flood of ${op.count} alerts on ${side.slice(0, 8)} ${op.currency}`);
+  await world.latencies.adversary(member.index, async () => {
+    for (let i = 0; i < op.count; i++) await createAlert(world, member, side, op.currency, op.direction, op.offsetCents + ((i * 37) % 500) - 250, null);
+  });
 }
 
 async function alertDelete(world: World, member: Member, op: Extract<AlertOp, { kind: 'alert_delete' }>): Promise<void> {
@@ -60,6 +97,7 @@ async function alertDelete(world: World, member: Member, op: Extract<AlertOp, { 
 
 export async function runAlertOp(world: World, member: Member, op: AlertOp): Promise<void> {
   if (op.kind === 'alert_create') return alertCreate(world, member, op);
+  if (op.kind === 'alert_flood') return alertFlood(world, member, op);
   return alertDelete(world, member, op);
 }
 

@@ -25,6 +25,12 @@ interface Item {
 }
 
 function itemOf(world: World, member: Member, plan: BatchItemPlan): Item {
+  const item = itemBody(world, member, plan);
+  if (plan.note !== null) item.body = { ...item.body, note: plan.note };
+  return item;
+}
+
+function itemBody(world: World, member: Member, plan: BatchItemPlan): Item {
   const payee = world.members[plan.to];
   const amount = money(plan.cents);
   const base = { plan, amount: new Money(amount), payee, mustRefuse: null };
@@ -62,6 +68,8 @@ function paidOut(world: World, member: Member, label: string, item: Item, t: any
     () => `${label}: paid ${t.payout?.amount} ${t.payout?.currency}, fx ${JSON.stringify(t.fx)}, expected ${predicted?.toFixed() ?? 'a price'} ${item.payout}`, [member.index]);
   return paid;
 }
+
+const LARGE_BATCH_ITEMS = 200;
 
 const maxPayout = (item: Item): Amount => (item.payout === item.currency ? item.amount : item.amount.times(MAX_RATE));
 
@@ -112,9 +120,9 @@ async function batch(world: World, member: Member, op: BatchOp): Promise<void> {
   const valid = items.filter((item) => item.mustRefuse === null);
   const possible: Delta[] = valid.flatMap((item) => [delta(member.accountId, item.currency, item.amount.negated()), delta(item.payee!.accountId, item.payout, maxPayout(item))]);
   const body = { atomic: op.atomic, transfers: items.map((item) => item.body) };
-  const label = `c${member.index} batch of ${items.length}${op.atomic ? ' atomic' : ''} (${items.map((item) => item.plan.kind[0]).join('')})`;
+  const label = `c${member.index} batch of ${items.length}${op.atomic ? ' atomic' : ''} (${items.map((item) => item.plan.kind[0]).join('').slice(0, 60)})`;
   const sentAt = Date.now();
-  await write(world, {
+  const send = () => write(world, {
     member, label, path: '/v1/transfer-batches', body, otherBody: { ...body, atomic: !op.atomic }, possible, idField: (b) => b?.id,
     learn: (command, answer) => {
       if (!created(answer)) { unexpected(world, command, member, answer, []); world.model.refuse(command); return; }
@@ -153,6 +161,8 @@ async function batch(world: World, member: Member, op: BatchOp): Promise<void> {
       if (!member.batches.some((b) => b.id === record.id)) member.batches.push(record);
     },
   }, op.misbehave);
+  // A batch of hundreds of items is an adversarial input: the other clients' latency meanwhile is bounded (latency.ts).
+  await (items.length >= LARGE_BATCH_ITEMS ? world.latencies.adversary(member.index, send) : send());
 }
 
 export const runBatchOp = batch;

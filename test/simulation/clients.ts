@@ -246,7 +246,7 @@ export async function runOp(world: World, member: Member, op: Op): Promise<void>
     }
     case 'link': return link(world, member, op.partner);
     case 'batch': return runBatchOp(world, member, op);
-    case 'alert_create': case 'alert_delete': return runAlertOp(world, member, op);
+    case 'alert_create': case 'alert_flood': case 'alert_delete': return runAlertOp(world, member, op);
     case 'wallet_create': case 'wallet_transfer': case 'hold': case 'capture': case 'void': case 'capture_void_race': case 'captures_race': return runWalletOp(world, member, op);
     case 'webhook_read': return lookup(world, member, '/v1/webhooks', member.webhookId, op.form, (b) => b?.id);
     case 'lookup': {

@@ -6,10 +6,14 @@
 import { sleep } from '../bench/harness';
 import { killServer, pauseServer, restartStack, type RoleProcess } from '../chaos/components';
 import type { TcpProxy } from '../support/tcp-proxy';
+import type { Window } from './latency';
 import type { Fault, LinkTarget, ProcessTarget } from './plan';
 import { controlHeaders } from '../support/secrets';
 
 export interface FaultLog { done: number; lines: string[] }
+
+/** How long after a fault the service may still be recovering (consumer groups rejoin, retries come due). */
+const RECOVERY_MS = 15_000;
 
 /** What a fault acts on: the run's processes, the proxies of its links, its Redis keys and the mock rails' control. */
 export interface FaultTargets { roles: Record<ProcessTarget, RoleProcess>; links: Record<LinkTarget, TcpProxy>; flushRedisKeys: () => Promise<void>; railsUrl: string }
@@ -55,13 +59,18 @@ export async function runFault(fault: Fault, targets: FaultTargets): Promise<voi
 /** Each fault of the schedule when `opsBegun()` reaches its count, until `stop.now`; `onFault` is told of each as it fires. */
 export async function runFaults(
   schedule: Fault[], targets: FaultTargets, opsBegun: () => number, startedAt: number, stop: { now: boolean }, log: FaultLog, onFault: (fault: Fault) => void,
+  windows: Window[],
 ): Promise<void> {
   for (const fault of schedule) {
     while (!stop.now && opsBegun() < fault.atOp) await sleep(50);
     if (stop.now) return;
     log.lines.push(`${((Date.now() - startedAt) / 1000).toFixed(1)}s (operation ${opsBegun()}) ${fault.action} ${fault.target} for ${fault.downMs} ms`);
     onFault(fault);
+    // Its window: while it acts, and the time the service takes to recover from it.
+    const window: Window = { client: -1, from: Date.now(), to: Number.POSITIVE_INFINITY };
+    windows.push(window);
     await runFault(fault, targets);
+    window.to = Math.max(Date.now(), window.from + fault.downMs) + RECOVERY_MS;
     log.done++;
   }
 }

@@ -4,6 +4,7 @@
 // but a documented 503 with Retry-After, and every error body as section 7 gives it.
 import { sleep } from '../bench/harness';
 import type { Findings } from './findings';
+import type { Latencies } from './latency';
 import type { Trace } from './trace';
 
 export interface Answer { status: number; body: any; retryAfter: string | null }
@@ -15,7 +16,7 @@ const ATTEMPT_TIMEOUT_MS = 10_000;
 
 export class Http {
   requests = 0;
-  constructor(readonly baseUrl: string, private readonly findings: Findings, private readonly trace: Trace | null = null) {}
+  constructor(readonly baseUrl: string, private readonly findings: Findings, private readonly trace: Trace | null = null, private readonly latencies: Latencies | null = null) {}
 
   async send(client: number, method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<Sent> {
     const headers: Record<string, string> = { ...options.headers };
@@ -26,11 +27,13 @@ export class Http {
     const seq = this.trace?.request(client, method, path, body, options.key, options.token, options.headers?.['Sandbox-Scenario'] ?? null) ?? 0;
     let response: Response;
     let text: string;
+    const startedAt = Date.now();
     try {
       response = await fetch(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(options.timeoutMs ?? ATTEMPT_TIMEOUT_MS) });
       text = await response.text();
     } catch (error) {
       const failed = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network';
+      this.latencies?.record(client, startedAt, Date.now() - startedAt);
       this.trace?.answer(seq, failed);
       return failed;
     }
@@ -38,6 +41,7 @@ export class Http {
     try { parsed = text ? JSON.parse(text) : null; } catch { /* checked below */ }
     const answer: Answer = { status: response.status, body: parsed, retryAfter: response.headers.get('retry-after') };
     this.trace?.answer(seq, answer);
+    this.latencies?.record(client, startedAt, Date.now() - startedAt);
     checkAnswer(this.findings, client, `${method} ${path}`, answer, options.headers?.['Sandbox-Scenario'] ?? null);
     return answer;
   }

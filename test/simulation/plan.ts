@@ -38,7 +38,7 @@ export type Op =
  * recipient, the sender itself, bank details of nobody, more than any balance holds).
  */
 export type BatchItemKind = 'internal' | 'chain' | 'bank' | 'nobody' | 'self' | 'unknown_bank' | 'too_much';
-export interface BatchItemPlan { kind: BatchItemKind; to: number; currency: Fiat; payout: Fiat; cents: number }
+export interface BatchItemPlan { kind: BatchItemKind; to: number; currency: Fiat; payout: Fiat; cents: number; note: string | null }
 export type BatchOp = { kind: 'batch'; atomic: boolean; items: BatchItemPlan[]; misbehave: Misbehaviour };
 
 /**
@@ -48,6 +48,8 @@ export type BatchOp = { kind: 'batch'; atomic: boolean; items: BatchItemPlan[]; 
  */
 export type AlertOp =
   | { kind: 'alert_create'; onWallet: boolean; pick: number; currency: Fiat; direction: 'below' | 'above'; offsetCents: number; misbehave: Misbehaviour }
+  // A flood: `count` alerts on one balance, one after the other, far past the limit of a balance.
+  | { kind: 'alert_flood'; onWallet: boolean; pick: number; currency: Fiat; direction: 'below' | 'above'; offsetCents: number; count: number }
   | { kind: 'alert_delete'; pick: number };
 
 /**
@@ -107,6 +109,9 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
     if (random() >= profile.misbehaviourRate) return null;
     return pick(['replay', 'other_body', 'concurrent', 'new_key_after_timeout'] as const);
   };
+  // A note of letters, digits, spaces and some characters beyond ASCII (each one UTF-16 unit).
+  const NOTE_CHARACTERS = 'abcdefghijklmnopqrstuvwxyz 0123456789éüßøñ€£¥—…';
+  const noteOf = (length: number): string => Array.from({ length }, () => NOTE_CHARACTERS[Math.floor(random() * NOTE_CHARACTERS.length)]).join('');
   const idForm = (): IdForm => (random() < 0.6 ? 'lower' : pick([...LEGAL_FORMS, ...ILLEGAL_FORMS]));
   const pair = (): [Fiat, Fiat] => {
     const from = pick(FIAT);
@@ -116,16 +121,20 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
     const currency = pick(FIAT);
     const kind: BatchItemKind = random() < 0.8 ? pick(['internal', 'internal', 'internal', 'chain', 'bank', 'bank'] as const) : pick(['nobody', 'self', 'unknown_bank', 'too_much'] as const);
     const payout = random() < 0.6 ? currency : pick(FIAT.filter((c) => c !== currency));
-    return { kind, to: other(), currency, payout, cents: kind === 'too_much' ? 10_000_000 : 1 + Math.floor(random() * 3_000) };
+    const note = random() < 0.2 ? noteOf(1 + Math.floor(random() * 300)) : null;
+    return { kind, to: other(), currency, payout, cents: kind === 'too_much' ? 10_000_000 : 1 + Math.floor(random() * 3_000), note };
   };
   for (;;) {
     // One op in ten a batch or an alert's, drawn first too.
     if (random() < 0.1) {
       const roll = random();
       if (roll < 0.5) {
-        // Mostly small batches, some up to 50 items, so one can outgrow the balance it draws on.
-        const size = random() < 0.8 ? 1 + Math.floor(random() * 8) : 9 + Math.floor(random() * 42);
+        // Mostly small batches, some up to 50 items, so one can outgrow the balance it draws on, and
+        // now and then one of 200 to 1,000 (the most a batch takes), its notes up to 300 characters.
+        const size = random() < 0.03 ? 200 + Math.floor(random() * 801) : random() < 0.8 ? 1 + Math.floor(random() * 8) : 9 + Math.floor(random() * 42);
         yield { kind: 'batch', atomic: random() < 0.5, items: Array.from({ length: size }, batchItem), misbehave: misbehave() };
+      } else if (roll < 0.53) {
+        yield { kind: 'alert_flood', onWallet: random() < 0.25, pick: random(), currency: pick(FIAT), direction: pick(['below', 'above'] as const), offsetCents: Math.round((random() - 0.5) * 20_000), count: 25 + Math.floor(random() * 976) };
       } else if (roll < 0.85) {
         yield {
           kind: 'alert_create', onWallet: random() < 0.25, pick: random(), currency: pick(FIAT), direction: pick(['below', 'above'] as const),

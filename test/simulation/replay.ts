@@ -9,10 +9,8 @@
 import fs from 'node:fs';
 import { runFault } from './faults';
 import { Findings } from './findings';
-import { Http, isFinal, type Sent } from './http';
-import { Model } from './model';
-import { RateBook } from './rates';
-import { baseUrl, killStage, setUp, startStage, stopStage } from './stage';
+import { isFinal, type Sent } from './http';
+import { createWorld, killStage, setUp, startStage, stopStage } from './stage';
 import { Names, readTrace, type TraceLine } from './trace';
 import type { World } from './world';
 
@@ -29,7 +27,7 @@ export async function replay(file: string): Promise<number> {
   console.log(`replay of ${file}: ${lines.filter((l) => l.t === 'req').length} requests of ${clients} clients, seed ${seed}`);
   const faultTargets = await startStage();
   const findings = new Findings(false);
-  const world: World = { http: new Http(baseUrl, findings), model: new Model(), rates: new RateBook(findings), findings, members: [], unlearned: [], partnerBook: new Map(), open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
+  const world = createWorld(findings, null);
   try {
     await setUp(world, seed, clients);
     const names = new Names();

@@ -17,13 +17,11 @@ import { runOp } from './clients';
 import { eventsAsModelled, kafkaEventsAgree } from './event-checks';
 import { runFaults, type FaultLog } from './faults';
 import { Findings } from './findings';
+import { P99_FACTOR, P99_FLOOR_MS } from './latency';
 import { holdChecks, readDoubtful, voidLeftHolds, walletBalanceChecks, walletSummary } from './hold-checks';
-import { Http } from './http';
-import { Model } from './model';
-import { RateBook } from './rates';
 import { clientOps, faultSchedule, NOMINAL_OPS_PER_S, type Op } from './plan';
 import { replay } from './replay';
-import { baseUrl, killStage, names, setUp, startStage, stopStage } from './stage';
+import { createWorld, killStage, names, setUp, startStage, stopStage } from './stage';
 import { Names, Trace } from './trace';
 import type { Member, World } from './world';
 
@@ -42,6 +40,16 @@ async function client(world: World, member: Member, count: number, until: number
       world.findings.expect(false, 'the simulation raised no error', () => `${JSON.stringify(op)}: ${(error as Error).stack?.split('\n').slice(0, 4).join(' | ')}`, [member.index]);
     }
   }
+}
+
+/** The other clients' p99 while one sent an adversarial input, against their p99 apart from such inputs (faults left out of both). */
+function latencyBounded(world: World): void {
+  const { during, apart, samples } = world.latencies.summary();
+  console.log(`  other clients' p99 while an adversarial input ran: ${during ?? '-'} ms (${samples[0]} requests); apart from them: ${apart ?? '-'} ms (${samples[1]})`);
+  if (during === null || apart === null) return;
+  const bound = Math.max(P99_FLOOR_MS, P99_FACTOR * apart);
+  world.findings.expect(during <= bound, "one client's adversarial inputs leave the others' p99 bounded",
+    () => `p99 ${during} ms while they ran, ${apart} ms apart from them: more than ${bound} ms`, []);
 }
 
 function printSummaries(world: World): void {
@@ -88,7 +96,7 @@ async function main(): Promise<void> {
   const members: Member[] = [];
   const trace = new Trace(traceFile, traceNames, () => members);
   trace.header(settings.seed, settings.clients);
-  const world: World = { http: new Http(baseUrl, findings, trace), model: new Model(), rates: new RateBook(findings), findings, members, unlearned: [], partnerBook: new Map(), open: [], stats: { ops: 0, faults: 0, crossings: 0 } };
+  const world = createWorld(findings, trace, members);
   await setUp(world, settings.seed, settings.clients);
   members.forEach((m) => traceNames.bindMember(m));
   traceNames.epoch = Date.now();
@@ -104,7 +112,7 @@ async function main(): Promise<void> {
   // Faults are placed in operations; a run bounded by minutes alone places them at the nominal pace.
   const scheduleMs = settings.ops === null ? guardMs : (settings.ops * 1_000) / NOMINAL_OPS_PER_S;
   const schedule = faultSchedule(settings.seed, scheduleMs, settings.faults);
-  const faulting = runFaults(schedule, faultTargets, () => world.stats.ops, startedAt, stop, faults, (fault) => trace.fault(fault));
+  const faulting = runFaults(schedule, faultTargets, () => world.stats.ops, startedAt, stop, faults, (fault) => trace.fault(fault), world.latencies.faults);
   const count = (index: number) => (settings.ops === null ? Number.POSITIVE_INFINITY : opsOfClient(settings.ops, settings.clients, index));
   await Promise.all(world.members.map((member) => client(world, member, count(member.index), startedAt + guardMs, trace)));
   stop.now = true;
@@ -130,6 +138,7 @@ async function main(): Promise<void> {
     await walletBalanceChecks(db, world);
     await eventsAsModelled(db, world, ended);
     await kafkaEventsAgree(db, world, names.kafkaTopicPrefix);
+    latencyBounded(world);
   } finally {
     await db.destroy();
     clearInterval(progress);

@@ -12,7 +12,13 @@ import { runOp } from './clients';
 import type { FaultTargets } from './faults';
 import { KeySource } from './keys';
 import { streamSeed, type ProcessTarget } from './plan';
-import type { World } from './world';
+import type { Findings } from './findings';
+import { Http } from './http';
+import { Latencies } from './latency';
+import { Model } from './model';
+import { RateBook } from './rates';
+import type { Trace } from './trace';
+import type { Member, World } from './world';
 
 const PORT = 4800;
 export const baseUrl = `http://127.0.0.1:${PORT + 30}`;
@@ -68,6 +74,15 @@ export function killStage(): void {
     role.kill();
   }
   for (const proxy of stage?.proxies ?? []) void proxy.stop();
+}
+
+/** An empty world: no member yet, the model, the checks, and the trace (a run's) if any. */
+export function createWorld(findings: Findings, trace: Trace | null, members: Member[] = []): World {
+  const latencies = new Latencies();
+  return {
+    http: new Http(baseUrl, findings, trace, latencies), model: new Model(), rates: new RateBook(findings), latencies, findings, members,
+    unlearned: [], partnerBook: new Map(), open: [], stats: { ops: 0, faults: 0, crossings: 0 },
+  };
 }
 
 /** One member per client, funded; the same in a run and in its replay (but for the ids the service makes). */

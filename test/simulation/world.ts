@@ -8,6 +8,7 @@ import type { Http } from './http';
 import type { Amount } from '../../ledger/money';
 import type { Command, Model } from './model';
 import type { KeySource } from './keys';
+import type { Latencies } from './latency';
 import type { RateBook } from './rates';
 
 /**
@@ -100,6 +101,8 @@ export interface PartnerEntry { label: string; client: number; paid: { amount: A
 export interface World {
   http: Http;
   model: Model;
+  /** Every request's latency, and the windows of adversarial inputs and faults. */
+  latencies: Latencies;
   /** Every price the run saw, judged by the published rate table. */
   rates: RateBook;
   findings: Findings;

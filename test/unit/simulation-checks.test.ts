@@ -128,6 +128,12 @@ describe('simulation checks', () => {
     const alerts = ops.flatMap((op) => (op.kind === 'alert_create' ? [op] : []));
     assert.ok(alerts.some((op) => op.direction === 'below') && alerts.some((op) => op.direction === 'above'), 'alerts below and above');
     assert.ok(alerts.some((op) => op.onWallet) && ops.some((op) => op.kind === 'alert_delete'), 'alerts on wallets, and deletes');
+    // Adversarial inputs: batches of hundreds of items with long notes, and floods of alerts past a balance's limit.
+    assert.ok(batches.some((op) => op.items.length >= 200) && batches.every((op) => op.items.length <= 1_000), 'some batches of 200 to 1,000 items');
+    const notes = batches.flatMap((op) => op.items.flatMap((item) => (item.note === null ? [] : [item.note])));
+    assert.ok(notes.some((n) => n.length > 200) && notes.every((n) => n.length <= 300) && notes.some((n) => /[^\x00-\x7f]/.test(n)), 'notes up to 300 characters, some beyond ASCII');
+    const floods = ops.flatMap((op) => (op.kind === 'alert_flood' ? [op] : []));
+    assert.ok(floods.length > 0 && floods.every((op) => op.count > 20 && op.count <= 1_000), 'floods of alerts past the limit of 20');
   });
 
   it("a hold's release moves back once, to its side; ending it again another way is a failure", () => {
