@@ -56,7 +56,11 @@ export async function holdChecks(db: Db, world: World, ended: Map<string, Ended>
     // No answer ended it, so only the ledger's own expiry may have, and only once it was due.
     if (hold.ended === null) {
       findings.expect(h.status === 'expired' && Date.now() >= hold.expiresAt, "every hold's state as the model predicts", () => `hold ${hold.id}: ${h.status}, no answer ended it`, [member.index]);
-      if (h.status === 'expired' || h.status === 'voided' || h.status === 'captured') endHold(world, hold, h.status, h.released_amount);
+      // Every command is decided by now: what it released is what its final captures left.
+      const left = hold.amount.minus(hold.captures.filter((c) => c.command.state === 'final').reduce((a, c) => a.plus(c.amount), new Money(0)));
+      findings.expect(left.isEqualTo(h.released_amount), 'a hold that expired released what its captures left',
+        () => `hold ${hold.id}: released ${h.released_amount}, the model's ${left.toFixed()}`, [member.index]);
+      if (h.status === 'expired' || h.status === 'voided' || h.status === 'captured') endHold(world, hold, h.status, left.toFixed());
     } else {
       findings.expect(h.status === hold.ended, "every hold's state as the model predicts", () => `hold ${hold.id}: ${h.status}, the model's ${hold.ended}`, [member.index]);
     }
