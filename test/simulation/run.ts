@@ -148,6 +148,14 @@ async function main(): Promise<void> {
   process.exit(findings.failures.length === 0 ? 0 : 1);
 }
 
+// Stopped from outside (Ctrl-C, a timeout): no process of the run left behind.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killStage();
+    process.exit(130);
+  });
+}
+
 main().catch((error) => {
   console.error(`simulation seed ${settings.seed} could not run:`, error);
   killStage(); // leave no process of the run behind
