@@ -7,33 +7,25 @@
 import { randomUUID } from 'node:crypto';
 import { thresholdCrossings } from '../../ledger/alerts';
 import { BalanceBook } from '../../ledger/balances';
-import { decideFaucetCredit, decideFxExecute, decideTransferCreate, emptyDecision, type Decision } from '../../ledger/decide';
-import { decidePartnerResult } from '../../ledger/decide-partner-results';
-import { decideReconciliationAdjust } from '../../ledger/decide-adjustments';
-import { decidePaymentCreate, decidePaymentUpdate } from '../../ledger/decide-payments';
-import { decideWalletTransfer } from '../../ledger/decide-wallets';
-import { decideHoldCapture, decideHoldCreate, decideHoldExpire, decideHoldVoid } from '../../ledger/decide-holds';
+import { type BatchFacts, type Locked } from '../../ledger/commands';
+import { emptyDecision, type Decision } from '../../ledger/decide';
 import type { HoldRecord } from '../../ledger/holds';
-import type { WalletRecord } from '../../ledger/wallets';
 import type { PaymentRecord } from '../../ledger/payments';
-import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { LedgerRound } from '../../ledger/round-transaction';
 import { isCanonicalUuid, unstorable } from '../../ledger/screen';
 import {
-  accountFactsByBank, bankKey, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, readWallets, readHolds, roundFacts,
-  faucetCreditedToday, faucetKey, type BatchWrite, type EntryWrite, type KnownCommand,
+  accountFactsByBank, ensureLedgerAccounts, readPayments, readQuotes, readTransfers, readWallets, readHolds, roundFacts,
+  faucetCreditedToday, type BatchWrite, type EntryWrite, type KnownCommand,
 } from '../../ledger/store';
 import { held, type LedgerAccountRef } from '../../ledger/chart';
-import { Money, type Amount } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { Delivered } from '../../src/kafka/consumer';
 import type { Runtime } from '../../src/runtime';
 import { entryRow, eventRow, partnerCommandRow } from './outbox';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
-import { captureRecipientOf, holdIdOf, ledgerAccountsOf, parseCommand, recipientOf, transferCreatesOf, walletIdsOf, walletIdsOfTransfers, type BatchFacts, type ParsedCommand } from './plan';
-import { decideTransferBatch } from '../../ledger/decide-batches';
+import { needsOf, parseCommand, walletIdsOfTransfers, type ParsedCommand } from './plan';
 
 /** The command type as recorded: what the message said, when that can be stored. */
 const storableType = (type: unknown): string => (typeof type === 'string' && !unstorable(type) ? type.slice(0, 100) : 'unknown');
@@ -51,99 +43,30 @@ function uniqueCommands(messages: Delivered<LedgerCommandEnvelope>[]): ParsedCom
 
 /** What the round knows before it locks: the commands decided before, the accounts' facts, the records named. */
 async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise<{ known: Map<string, KnownCommand>; facts: BatchFacts }> {
-  const creates = commands.flatMap(transferCreatesOf);
-  const results = commands.flatMap((c) => (c.type === 'transfer.partner_result' ? [c.payload.transfer_id] : []));
-  const quoteIds = commands.flatMap((c) => (c.type === 'fx.execute' ? [c.payload.quote_id] : []));
-  const paymentIds = commands.flatMap((c) => (c.type === 'payment.update' ? [c.payload.payment_id] : []));
-  const walletIds = commands.flatMap(walletIdsOf);
-  const holdIds = commands.flatMap(holdIdOf);
-  const captures = commands.flatMap((c) => (c.type === 'hold.capture' ? [c.payload] : []));
-  const captureEmails = captures.flatMap((c) => (c.recipient_email !== undefined ? [c.recipient_email] : []));
-  const captureBanks = captures.flatMap((c) => (c.recipient ? [{ accountNumber: c.recipient.bank.account_number, currency: c.recipient.bank.currency }] : []));
-  const senderIds = commands.filter((c) => c.type === 'transfer.create' || c.type === 'fx.execute' || c.type === 'payment.create' || c.type === 'faucet.credit' || c.type === 'wallet.transfer' || c.type === 'hold.create' || c.type === 'transfer.batch')
-    .map((c) => c.envelope.account_id);
-  const faucets = commands.flatMap((c) => (c.type === 'faucet.credit' ? [{ accountId: c.envelope.account_id, currency: c.payload.currency }] : []));
-  const emails = [...creates.flatMap((t) => (t.type === 'internal' && t.recipient_email ? [t.recipient_email] : [])), ...captureEmails];
-  const banks = [...creates.flatMap((t) => (t.type === 'external' && t.recipient ? [{ accountNumber: t.recipient.bank.account_number, currency: t.recipient.bank.currency }] : [])), ...captureBanks];
+  const needs = needsOf(commands);
   const refs = commands.map(({ envelope, type }) => (type === 'refused'
     ? { id: envelope.id, accountId: '', idempotencyKey: null } // only its own earlier answer matters
     : { id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
   const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds] = await Promise.all([
-    roundFacts(runtime.db, refs, [...new Set(senderIds)], [...new Set(emails)]),
-    accountFactsByBank(runtime.db, banks),
-    readTransfers(runtime.db, results),
-    readQuotes(runtime.db, quoteIds),
-    readPayments(runtime.db, paymentIds),
-    faucetCreditedToday(runtime.db, faucets),
-    readWallets(runtime.db, walletIds),
-    readHolds(runtime.db, holdIds),
+    roundFacts(runtime.db, refs, needs.senders, needs.emails),
+    accountFactsByBank(runtime.db, needs.banks),
+    readTransfers(runtime.db, needs.transfers),
+    readQuotes(runtime.db, needs.quotes),
+    readPayments(runtime.db, needs.payments),
+    faucetCreditedToday(runtime.db, needs.faucets),
+    readWallets(runtime.db, needs.wallets),
+    readHolds(runtime.db, needs.holds),
   ]);
   // Read once the transfers are known: rare (a payout from a wallet), so the common round waits for nothing more.
   for (const [id, wallet] of await readWallets(runtime.db, walletIdsOfTransfers(transfers).filter((id) => !wallets.has(id)))) wallets.set(id, wallet);
   return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds } };
 }
 
-/**
- * The records a batch decides on, as locked in its transaction and changed by its earlier
- * commands; `faucetToday` counts the batch's own credits too (a copy per attempt of the batch).
- */
-interface Locked {
-  transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord>; faucetToday: Map<string, Amount>;
-  wallets: Map<string, WalletRecord>; holds: Map<string, HoldRecord>;
-}
-
-function decide(command: ParsedCommand, facts: BatchFacts, { transfers, quotes, payments, faucetToday, wallets, holds }: Locked, book: BalanceBook, now: Date): Decision {
-  switch (command.type) {
-    case 'faucet.credit': {
-      const accountId = command.envelope.account_id;
-      const key = faucetKey(accountId, command.payload.currency);
-      const account = facts.accountsById.get(accountId) ?? null;
-      const decision = decideFaucetCredit(accountId, command.payload, book, account, faucetToday.get(key) ?? new Money(0));
-      if (decision.entries.length > 0) faucetToday.set(key, (faucetToday.get(key) ?? new Money(0)).plus(command.payload.amount));
-      return decision;
-    }
-    case 'transfer.create':
-      return decideTransferCreate(command.envelope.id, command.payload, {
-        sender: facts.accountsById.get(command.envelope.account_id) ?? null,
-        recipient: recipientOf(command.payload, facts, bankKey), wallets,
-      }, book, now);
-    case 'transfer.partner_result':
-      return decidePartnerResult(command.payload, transfers.get(command.payload.transfer_id) ?? null, wallets, book, now);
-    case 'fx.execute':
-      return decideFxExecute(command.envelope.account_id, command.payload, {
-        account: facts.accountsById.get(command.envelope.account_id) ?? null,
-        quote: quotes.get(command.payload.quote_id) ?? null,
-      }, book, now);
-    case 'payment.create':
-      return decidePaymentCreate(command.envelope.id, command.payload, facts.accountsById.get(command.envelope.account_id) ?? null, book, now);
-    case 'payment.update':
-      return decidePaymentUpdate(command.payload, payments.get(command.payload.payment_id) ?? null, book, now);
-    case 'reconciliation.adjust':
-      return decideReconciliationAdjust(command.payload, book);
-    case 'wallet.transfer':
-      return decideWalletTransfer(command.envelope.account_id, command.payload, {
-        account: facts.accountsById.get(command.envelope.account_id) ?? null, wallets,
-      }, book, now);
-    case 'hold.create':
-      return decideHoldCreate(command.envelope.id, command.envelope.account_id, command.payload, {
-        account: facts.accountsById.get(command.envelope.account_id) ?? null, wallets,
-      }, book, now);
-    case 'hold.capture':
-      return decideHoldCapture(command.envelope.id, command.envelope.account_id, command.payload, holds.get(command.payload.hold_id) ?? null, {
-        recipient: captureRecipientOf(command.payload, facts, bankKey),
-      }, book, now);
-    case 'hold.void':
-      return decideHoldVoid(command.envelope.account_id, holds.get(command.payload.hold_id) ?? null, book, now);
-    case 'hold.expire':
-      return decideHoldExpire(command.envelope.account_id, holds.get(command.payload.hold_id) ?? null, book, now);
-    case 'transfer.batch': {
-      const sender = facts.accountsById.get(command.envelope.account_id) ?? null;
-      return decideTransferBatch(command.envelope.id, command.envelope.account_id, command.payload,
-        (item) => ({ sender, recipient: recipientOf(item, facts, bankKey), wallets }), book, now);
-    }
-    case 'refused':
-      return emptyDecision(command.refusal);
-  }
+/** A command decided by its module (ledger/commands), or refused as it is. */
+function decide(command: ParsedCommand, facts: BatchFacts, locked: Locked, book: BalanceBook, now: Date): Decision {
+  if (command.type === 'refused') return emptyDecision(command.refusal);
+  const { envelope, payload } = command;
+  return command.command.decide({ commandId: envelope.id, accountId: envelope.account_id, payload, facts, locked, book, now });
 }
 
 interface BatchOutcome {
@@ -191,7 +114,7 @@ function heldBeside(refs: LedgerAccountRef[]): LedgerAccountRef[] {
 const alertAccountsOf = (refs: LedgerAccountRef[]) => [...new Set(refs.flatMap((r) => ((r.kind === 'available' || r.kind === 'wallet_available') && r.accountId ? [r.accountId] : [])))];
 
 async function applyBatch(runtime: Runtime, state: LedgerState, commands: ParsedCommand[], facts: BatchFacts, publishedRounds: string[]): Promise<BatchOutcome> {
-  const refs = commands.flatMap((c) => ledgerAccountsOf(c, facts, bankKey));
+  const refs = commands.flatMap((c) => (c.type === 'refused' ? [] : c.command.accounts(c.payload, c.envelope.account_id, facts)));
   await ensureAccounts(runtime, state, refs);
   const environment = runtime.config.environment;
   return LedgerRound.run(runtime.db, async (round) => {

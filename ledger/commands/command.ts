@@ -1,0 +1,51 @@
+// What a ledger command is to the round (ledger/commands/index.ts holds the table of them): its
+// payload as screened, the records it names (read before the round locks), the ledger accounts it
+// may post to (locked up front), and its decision, made under the lock in the round's order. A new
+// kind of money movement is a module of this shape and a row in the table.
+import type { BalanceBook } from '../balances';
+import type { LedgerAccountRef } from '../chart';
+import type { Decision } from '../decide';
+import type { Currency } from '../money';
+import type { Refused } from '../outcome';
+import type { BatchFacts, Locked } from './facts';
+
+/** Bank details a command pays to: the ledger looks for the account whose vIBAN they are. */
+export interface BankDetails { accountNumber: string; currency: string }
+
+/** What a command names, for the round to read before it locks (each list merged over the round's commands). */
+export interface Needs {
+  /** The sending account's facts (its status, its email). */
+  sender?: boolean;
+  transfers?: string[];
+  quotes?: string[];
+  payments?: string[];
+  wallets?: string[];
+  holds?: string[];
+  /** Recipients by email and by bank details. */
+  emails?: string[];
+  banks?: BankDetails[];
+  /** What the faucet credited the account today in this currency. */
+  faucet?: Currency;
+}
+
+export interface DecideContext<P> {
+  commandId: string;
+  accountId: string;
+  payload: P;
+  facts: BatchFacts;
+  /** The records as locked, changed by the round's earlier commands. */
+  locked: Locked;
+  book: BalanceBook;
+  now: Date;
+}
+
+export interface LedgerCommand<P> {
+  /** The payload (screened by its shape in screen.ts) as this command's, or refused with a final answer. */
+  parse(payload: unknown): { payload: P } | { refusal: Refused };
+  needs(payload: P, accountId: string): Needs;
+  accounts(payload: P, accountId: string, facts: BatchFacts): LedgerAccountRef[];
+  decide(context: DecideContext<P>): Decision;
+}
+
+/** The payload as it was screened: most commands need nothing more. */
+export const asScreened = <P>(payload: unknown): { payload: P } => ({ payload: payload as P });

@@ -1,0 +1,52 @@
+// What a round knows of the records its commands name: read before it locks (BatchFacts), and as
+// locked in its transaction and changed by its earlier commands (Locked).
+import { canonicalEmail } from '../emails';
+import type { AccountFacts } from '../decide';
+import type { FxQuoteRecord } from '../fx-quotes';
+import type { HoldRecord } from '../holds';
+import type { HoldCaptureCommand, TransferCreate } from '../messages';
+import type { Amount } from '../money';
+import type { PaymentRecord } from '../payments';
+import { bankKey } from '../store';
+import type { TransferRecord } from '../transfers';
+import type { WalletRecord } from '../wallets';
+
+export interface BatchFacts {
+  accountsById: Map<string, AccountFacts>;
+  accountsByEmail: Map<string, AccountFacts>;
+  accountsByBank: Map<string, AccountFacts>;
+  transfers: Map<string, TransferRecord>;
+  /** The persisted quotes that fx.execute commands name, as read before the round locks them. */
+  quotes: Map<string, FxQuoteRecord>;
+  /** The payments that payment.update commands name, as read before the round locks them. */
+  payments: Map<string, PaymentRecord>;
+  /** What the faucet credited today to the accounts and currencies faucet.credit commands name (store.ts faucetKey). */
+  faucetToday: Map<string, Amount>;
+  /** The wallets wallet commands name, as read before the round locks them. */
+  wallets: Map<string, WalletRecord>;
+  /** The holds hold commands name, as read before the round locks them. */
+  holds: Map<string, HoldRecord>;
+}
+
+/**
+ * The records a round decides on, as locked in its transaction and changed by its earlier
+ * commands; `faucetToday` counts the round's own credits too (a copy per attempt of the round).
+ */
+export interface Locked {
+  transfers: Map<string, TransferRecord>; quotes: Map<string, FxQuoteRecord>; payments: Map<string, PaymentRecord>; faucetToday: Map<string, Amount>;
+  wallets: Map<string, WalletRecord>; holds: Map<string, HoldRecord>;
+}
+
+/** The recipient a transfer command names, if the ledger knows the account. */
+export function recipientOf(command: TransferCreate, facts: BatchFacts): AccountFacts | null {
+  if (command.type === 'internal') return facts.accountsByEmail.get(canonicalEmail(command.recipient_email!)) ?? null;
+  const bank = command.recipient!.bank;
+  return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
+}
+
+/** The recipient a capture names, if the ledger knows the account: by email, or by the vIBAN of its bank details. */
+export function captureRecipientOf(command: HoldCaptureCommand, facts: BatchFacts): AccountFacts | null {
+  if (command.recipient_email !== undefined) return facts.accountsByEmail.get(canonicalEmail(command.recipient_email)) ?? null;
+  const bank = command.recipient!.bank;
+  return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
+}
