@@ -9,7 +9,7 @@ import { available, heldBy, MAIN_WALLET, pending, spendable, type LedgerAccountR
 import type { BalanceBook } from './balances';
 import { emptyDecision, post, refusal, walk, type AccountFacts, type Decision, type EventDraft } from './decide';
 import { sideAccounts, sideEvent } from './decide-wallets';
-import type { HoldRecord, HoldStatus } from './holds';
+import { holdStatus, type HoldRecord, type HoldStatus } from './holds';
 import type { HoldCaptureCommand, HoldCreate } from './messages';
 import { formatAmount, Money, STABLECOINS, type Amount } from './money';
 import { entry } from './postings';
@@ -95,7 +95,7 @@ export function decideHoldCreate(commandId: string, accountId: string, command: 
 function refuseOnHold(accountId: string, current: HoldRecord | null, now: Date): Decision | null {
   if (!current || current.account_id !== accountId) return refusal('hold_not_found', 'no such hold', 'hold_id');
   if (current.status !== 'active') return refusal('hold_not_active', `the hold is ${current.status}: nothing is left to capture or release`, 'hold_id');
-  if (current.expires_at.getTime() <= now.getTime()) return refusal('hold_not_active', `the hold expired at ${current.expires_at.toISOString()}`, 'hold_id');
+  if (holdStatus(current, now) === 'expired') return refusal('hold_not_active', `the hold expired at ${current.expires_at.toISOString()}`, 'hold_id');
   return null;
 }
 

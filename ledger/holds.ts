@@ -8,6 +8,15 @@ import type { Currency } from './money';
 export const HOLD_STATUSES = ['active', 'captured', 'voided', 'expired'] as const;
 export type HoldStatus = (typeof HOLD_STATUSES)[number];
 
+/**
+ * A hold's status at `now`: an active hold is expired from its `expires_at` on, whether or not the
+ * ledger's expiry (consumers/ledger/hold-expiry.ts, the same rule in SQL: expires_at <= now) has
+ * released it yet. The one rule of a hold's life in time, as quoteStatus is a quote's.
+ */
+export function holdStatus(hold: Pick<HoldRecord, 'status' | 'expires_at'>, now: Date): HoldStatus {
+  return hold.status === 'active' && hold.expires_at.getTime() <= now.getTime() ? 'expired' : hold.status;
+}
+
 export interface HoldCapture {
   id: string;
   amount: string;

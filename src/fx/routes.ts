@@ -168,7 +168,6 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
         const command: FxExecute = { quote_id: request.body.quote_id, entry_id: derivedUuid('entry', commandId) };
         const decision = await ledger.execute('fx.execute', commandId, accountId, command, replyTimeoutMs, { key: request.idempotencyKey!, fingerprint: request.fingerprint! });
         if (!decision) return pendingExecution(command.quote_id);
-        if (decision.outcome.kind === 'fx_execution') await quotes.releaseLock(command.quote_id);
         return decisionAnswer(decision, 'fx_execution', fxExecutionAnswer);
       },
     }),

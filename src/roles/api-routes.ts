@@ -88,7 +88,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...fxRoutes({
-      db, quotes: new FxQuotes(db, runtime.redis, config.fxQuoteLifetimeMs), ledger: deps.ledger,
+      db, quotes: new FxQuotes(db, config.fxQuoteLifetimeMs), ledger: deps.ledger,
       environment: config.environment, replyTimeoutMs: config.ledgerReplyTimeoutMs,
     }),
     ...notificationRoutes(db, deps.hub, config.sseHeartbeatMs),

@@ -40,7 +40,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/customers': ['ledger', 'src/countries', 'src/db', 'src/domain-error', 'src/http'],
   'src/transfers': ['ledger', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partners'],
   'src/transfer-batches': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
-  'src/fx': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/log', 'src/redis'],
+  'src/fx': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client'],
   'src/payments': ['ledger', 'src/config', 'src/countries', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partner-links',
     'src/partners'],
   'src/partner-links': ['src/config', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/log', 'src/partners', 'src/vault'],
