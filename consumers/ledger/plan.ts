@@ -1,17 +1,14 @@
 // Reads the commands of a round: each parsed and screened as its kind's module says
 // (ledger/commands), or refused as it is; and what the round must read before it locks anything,
 // merged from what each command names.
-import { COMMANDS, type LedgerCommand, type Needs } from '../../ledger/commands';
-import { COMMAND_TYPES, type CommandType, type LedgerCommandEnvelope } from '../../ledger/messages';
+import { COMMANDS, type Needs, type ParsedCommand } from '../../ledger/commands';
+import { COMMAND_TYPES, type LedgerCommandEnvelope } from '../../ledger/messages';
 import { refused, type Refused } from '../../ledger/outcome';
 import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
 import type { TransferRecord } from '../../ledger/transfers';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 
-export type ParsedCommand =
-  | { envelope: LedgerCommandEnvelope; type: CommandType; payload: unknown; command: LedgerCommand<unknown> }
-  // Refused as it is (screen.ts): decided alone, with a final answer, touching nothing.
-  | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
+export type { ParsedCommand };
 
 /**
  * A command as the round decides it: its payload parsed and screened, or refused as it is. Only a

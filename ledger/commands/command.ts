@@ -5,6 +5,7 @@
 import type { BalanceBook } from '../balances';
 import type { LedgerAccountRef } from '../chart';
 import type { Decision } from '../decide';
+import type { CommandType, LedgerCommandEnvelope } from '../messages';
 import type { Currency } from '../money';
 import type { Refused } from '../outcome';
 import type { BatchFacts, Locked } from './facts';
@@ -46,6 +47,11 @@ export interface LedgerCommand<P> {
   accounts(payload: P, accountId: string, facts: BatchFacts): LedgerAccountRef[];
   decide(context: DecideContext<P>): Decision;
 }
+
+/** A command of a round as its module parsed it, or refused as it is (screen.ts): decided alone, with a final answer, touching nothing. */
+export type ParsedCommand =
+  | { envelope: LedgerCommandEnvelope; type: CommandType; payload: unknown; command: LedgerCommand<unknown> }
+  | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
 
 /** The payload as it was screened: most commands need nothing more. */
 export const asScreened = <P>(payload: unknown): { payload: P } => ({ payload: payload as P });

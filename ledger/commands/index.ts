@@ -32,5 +32,5 @@ export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } =
   'hold.expire': holdExpire,
 };
 
-export type { BankDetails, DecideContext, LedgerCommand, Needs } from './command';
+export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';
 export { captureRecipientOf, recipientOf, type BatchFacts, type Locked } from './facts';

@@ -160,4 +160,11 @@ describe('house rules', () => {
     const long = code.filter(({ text }) => text.split('\n').length > 400).map((s) => `${s.file}: ${s.text.split('\n').length} lines`);
     assert.deepEqual(long, []);
   });
+
+  it("leaves the round to the ledger: the consumer's handler reads Kafka, gathers, answers and publishes, in 120 lines", () => {
+    const handler = code.find((s) => s.file === 'consumers/ledger/handler.ts');
+    assert.ok(handler, 'consumers/ledger/handler.ts');
+    assert.ok(handler.text.split('\n').length <= 120, `${handler.text.split('\n').length} lines`);
+    assert.ok(!/from '\.\.\/\.\.\/ledger\/(round-transaction|balances|decide[^']*|alerts)'/.test(handler.text), 'no round built in the consumer');
+  });
 });

@@ -1,0 +1,169 @@
+// A round of the ledger: its commands decided in order, each by its module (ledger/commands), on
+// the records and balances locked in one Postgres transaction, and written with everything they
+// change (entries, balances, records, processed commands and the outbox round) in that transaction.
+// The consumer (consumers/ledger) reads Kafka, gathers the round's facts, calls this, and answers
+// and publishes once it committed; how an outbox row is shaped for Kafka is its business (OutboxRows).
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { thresholdCrossings } from './alerts';
+import { BalanceBook } from './balances';
+import { held, type LedgerAccountRef } from './chart';
+import type { BatchFacts, Locked, ParsedCommand } from './commands';
+import { emptyDecision, type Decision, type EventDraft } from './decide';
+import type { HoldRecord } from './holds';
+import type { TransferExecute } from './messages';
+import type { PaymentRecord } from './payments';
+import { LedgerRound } from './round-transaction';
+import { isCanonicalUuid, unstorable } from './screen';
+import { ensureLedgerAccounts, type BatchWrite, type EntryWrite, type OutboxWrite } from './store';
+import type { TransferRecord } from './transfers';
+
+/** How the round's messages become outbox rows (their topics and envelopes are the publisher's). */
+export interface OutboxRows {
+  event(event: EventDraft, now: Date): OutboxWrite;
+  entry(entry: EntryWrite, now: Date): OutboxWrite;
+  partnerCommand(partner: string, accountId: string, payload: TransferExecute, now: Date): OutboxWrite;
+}
+
+export interface RoundSettings {
+  rows: OutboxRows;
+  /** Codes of ledger accounts known to exist (they are never deleted): no insert is tried for them. */
+  knownLedgerAccounts: Set<string>;
+  /** Told each new hold's expiry once its round committed (the hold expiry's next sweep). */
+  holdsDue?: (expiresAt: Date) => void;
+  /** The server's bound on each statement of a round (round-transaction.ts); none: the default. Tests shorten it. */
+  statementTimeoutMs?: number;
+}
+
+export interface RoundOutcome {
+  /** Each decided command's outcome JSON text, by command id. */
+  outcomes: Map<string, string>;
+  roundId: string;
+  outbox: BatchWrite['outbox'];
+}
+
+/** The command type as recorded: what the message said, when that can be stored. */
+const storableType = (type: unknown): string => (typeof type === 'string' && !unstorable(type) ? type.slice(0, 100) : 'unknown');
+
+/** A command decided by its module (ledger/commands), or refused as it is. */
+function decide(command: ParsedCommand, facts: BatchFacts, locked: Locked, book: BalanceBook, now: Date): Decision {
+  if (command.type === 'refused') return emptyDecision(command.refusal);
+  const { envelope, payload } = command;
+  return command.command.decide({ commandId: envelope.id, accountId: envelope.account_id, payload, facts, locked, book, now });
+}
+
+const KNOWN_LEDGER_ACCOUNTS_MAX = 200_000;
+
+/** Creates the ledger accounts this round needs that were not seen before. */
+async function ensureAccounts(db: Knex, settings: RoundSettings, refs: LedgerAccountRef[]): Promise<void> {
+  const unseen = refs.filter((r) => !settings.knownLedgerAccounts.has(r.code));
+  if (unseen.length === 0) return;
+  await ensureLedgerAccounts(db, unseen);
+  if (settings.knownLedgerAccounts.size > KNOWN_LEDGER_ACCOUNTS_MAX) settings.knownLedgerAccounts.clear();
+  for (const ref of unseen) settings.knownLedgerAccounts.add(ref.code);
+}
+
+/**
+ * The held account of each main balance a round names, for its balance events' `amount`
+ * (available + held + pending): locked with the others when it exists, never created (an account
+ * that never held anything has none, and holds nothing).
+ */
+function heldBeside(refs: LedgerAccountRef[]): LedgerAccountRef[] {
+  const named = new Set(refs.map((r) => r.code));
+  const beside = refs.flatMap((r) => (r.kind === 'available' && r.accountId ? [held(r.accountId, r.currency)] : []));
+  return [...new Map(beside.filter((r) => !named.has(r.code)).map((r) => [r.code, r])).values()];
+}
+
+/** The accounts with an available balance among a round's ledger accounts: their balance alerts may fire. */
+const alertAccountsOf = (refs: LedgerAccountRef[]) => [...new Set(refs.flatMap((r) => ((r.kind === 'available' || r.kind === 'wallet_available') && r.accountId ? [r.accountId] : [])))];
+
+/** Decides and writes a round of fresh commands (none decided before); `publishedRounds` are marked published in its transaction. */
+export async function runRound(db: Knex, settings: RoundSettings, commands: ParsedCommand[], facts: BatchFacts, publishedRounds: string[]): Promise<RoundOutcome> {
+  const refs = commands.flatMap((c) => (c.type === 'refused' ? [] : c.command.accounts(c.payload, c.envelope.account_id, facts)));
+  await ensureAccounts(db, settings, refs);
+  const { rows } = settings;
+  return LedgerRound.run(db, async (round) => {
+    const { transfers, quotes, payments, wallets, holds, balances, alerts } = await round.lock({
+      transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()],
+      holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs: [...refs, ...heldBeside(refs)], alertAccountIds: alertAccountsOf(refs),
+    });
+    const book = new BalanceBook(balances);
+    const now = new Date();
+    const roundId = randomUUID();
+    const write: BatchWrite = {
+      entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [],
+      newPayments: [], changedPayments: [], paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], newHolds: [], changedHolds: [], roundId, now,
+    };
+    const outcomes = new Map<string, string>();
+    const changed = new Map<string, TransferRecord>();
+    // A payment created in this batch is inserted once, in its latest state; others are updated.
+    const createdPayments = new Set<string>();
+    const faucetToday = new Map(facts.faucetToday);
+    const changedPayments = new Map<string, PaymentRecord>();
+    // Holds likewise: one created in this batch is inserted once, in its latest state.
+    const createdHolds = new Set<string>();
+    const changedHolds = new Map<string, HoldRecord>();
+    const absorb = (command: ParsedCommand, decision: Decision): void => {
+      // A batch's transfers are written as if each were a command of its own.
+      for (const part of decision.parts ?? []) absorb(command, part);
+      for (const { entry, postings } of decision.entries) {
+        const applied: EntryWrite = {
+          id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings,
+        };
+        write.entries.push(applied);
+        write.outbox.push(rows.entry(applied, now));
+      }
+      write.outbox.push(...thresholdCrossings(alerts, decision.entries).map((e) => rows.event(e, now)));
+      if (decision.transfer) {
+        if (decision.transferIsNew) write.newTransfers.push(decision.transfer);
+        else changed.set(decision.transfer.id, decision.transfer);
+        transfers.set(decision.transfer.id, decision.transfer);
+      }
+      if (decision.payment) {
+        if (decision.paymentIsNew) createdPayments.add(decision.payment.id);
+        else if (!createdPayments.has(decision.payment.id)) changedPayments.set(decision.payment.id, decision.payment);
+        payments.set(decision.payment.id, decision.payment);
+        write.paymentTransitions.push(...decision.paymentTransitions);
+      }
+      if (decision.hold) {
+        if (decision.holdIsNew) createdHolds.add(decision.hold.id);
+        else if (!createdHolds.has(decision.hold.id)) changedHolds.set(decision.hold.id, decision.hold);
+        holds.set(decision.hold.id, decision.hold);
+      }
+      if (decision.consumedQuote) {
+        write.consumedQuotes.push(decision.consumedQuote);
+        quotes.set(decision.consumedQuote.id, decision.consumedQuote);
+      }
+      if (decision.lateCompletion) write.lateCompletions.push(decision.lateCompletion);
+      write.transitions.push(...decision.transitions);
+      write.outbox.push(...decision.events.map((e) => rows.event(e, now)));
+      if (decision.partnerCommand) {
+        const { partner, accountId, payload } = decision.partnerCommand;
+        write.outbox.push(rows.partnerCommand(partner, accountId, payload, now));
+      }
+    };
+    for (const command of commands) {
+      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets, holds }, book, now);
+      absorb(command, decision);
+      const outcome = JSON.stringify(decision.outcome);
+      const { envelope } = command;
+      // A refused command keeps its key's record only when its account and key can be stored.
+      const keyed = Boolean(envelope.idempotency_key) && (command.type !== 'refused' || (isCanonicalUuid(envelope.account_id) && command.refusal.field !== 'idempotency_key' && command.refusal.field !== 'fingerprint'));
+      write.processed.push({
+        commandId: envelope.id, type: command.type === 'refused' ? storableType(envelope.type) : command.type, outcome,
+        accountId: keyed ? envelope.account_id : null, idempotencyKey: keyed ? envelope.idempotency_key! : null, fingerprint: keyed ? envelope.fingerprint ?? null : null,
+      });
+      outcomes.set(envelope.id, outcome);
+    }
+    write.changedTransfers = [...changed.values()];
+    write.newPayments = [...createdPayments].map((id) => payments.get(id)!);
+    write.changedPayments = [...changedPayments.values()];
+    write.newHolds = [...createdHolds].map((id) => holds.get(id)!);
+    write.changedHolds = [...changedHolds.values()];
+    write.balances = book.changedAccounts();
+    await round.commit(write, publishedRounds);
+    for (const hold of write.newHolds) settings.holdsDue?.(hold.expires_at);
+    return { outcomes, roundId, outbox: write.outbox };
+  }, settings.statementTimeoutMs);
+}
+
