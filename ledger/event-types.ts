@@ -2,7 +2,7 @@
 
 /** What SPEC.md section 6 delivers, the endpoint's own notice, and the events of holds. */
 export const WEBHOOK_EVENT_TYPES = [
-  'transfer.pending', 'transfer.executing', 'transfer.completed', 'transfer.failed', 'transfer.rolled_back',
+  'transfer.pending', 'transfer.executing', 'transfer.completed', 'transfer.failed', 'transfer.rolled_back', 'transfer.reversed',
   'payment.sent', 'payment.completed', 'payment.failed', 'balance.updated', 'webhook_endpoint.disabled',
   // Holds (DESIGN.md section 5g).
   'hold.created', 'hold.captured', 'hold.released',

@@ -3,7 +3,7 @@
 // envelopes); these types are that payload's shape.
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire', 'transfer.batch'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire', 'transfer.batch', 'transfer.reverse'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v3.avsc). */
@@ -139,6 +139,17 @@ export interface HoldCaptureCommand {
   recipient_email?: string;
   recipient?: BankRecipient;
   note: string | null;
+}
+
+/**
+ * Gives back part or all of a completed transfer to its sender (DESIGN.md section 5h): `amount`
+ * null is what is left to reverse; `reversal_id` is derived from the command, as a hold's capture id.
+ */
+export interface TransferReverse {
+  transfer_id: string;
+  reversal_id: string;
+  amount: string | null;
+  reason: string | null;
 }
 
 /** Releases what is left of a hold: `hold.void` from its owner, `hold.expire` from the ledger's own expiry sweep. */

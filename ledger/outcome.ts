@@ -14,6 +14,7 @@ export type RefusalCode =
   | 'phantom_recipient' | 'external_send_blocked' | 'insufficient_funds' | 'transfer_not_found' | 'unsupported_pair'
   | 'quote_not_found' | 'quote_expired' | 'quote_already_consumed' | 'payment_not_found'
   | 'faucet_limit_exceeded' | 'account_no_chain_wallet' | 'wallet_not_found' | 'hold_not_found' | 'hold_not_active' | 'hold_exceeded'
+  | 'transfer_not_reversible' | 'reversal_exceeded'
   // Not a decision on the command: its Idempotency-Key already names another request (never stored).
   | 'idempotency_conflict';
 

@@ -54,6 +54,14 @@ export function internalTransfer(id: string, transferId: string, senderId: strin
   ]);
 }
 
+/** A reversal of a book transfer: the recipient's available back to the sender's (its main balance). */
+export function transferReversal(id: string, transferId: string, senderId: string, recipientId: string, currency: Currency, amount: Amount): EntryDraft {
+  return entry(id, 'transfer_reversal', { transferId }, [
+    { account: available(recipientId, currency), amount: amount.negated() },
+    { account: available(senderId, currency), amount },
+  ]);
+}
+
 /**
  * Holds the amount of a transfer that a partner rail is executing, taken from the sender's
  * `fromWalletId` (null: the main balance); it waits in the main balance's pending either way.

@@ -101,7 +101,8 @@ const updatePayments = (param: string) => `UPDATE payments AS p SET status = v.s
   FROM jsonb_populate_recordset(NULL::payments, ${param}::jsonb) AS v WHERE p.id = v.id`;
 const updateTransfers = (param: string) => `UPDATE transfers AS t SET status = v.status, partner_payment_id = v.partner_payment_id, failure_code = v.failure_code,
     failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at, late_completion = v.late_completion,
-    status_history = t.status_history || v.status_history
+    status_history = t.status_history || v.status_history,
+    reversed_amount = coalesce(v.reversed_amount, t.reversed_amount), reversals = coalesce(v.reversals, t.reversals)
   FROM jsonb_populate_recordset(NULL::transfers, ${param}::jsonb) AS v WHERE t.id = v.id`;
 const updateHolds = (param: string) => `UPDATE holds AS h SET status = v.status, captured_amount = v.captured_amount, released_amount = v.released_amount,
     captures = v.captures, updated_at = v.updated_at

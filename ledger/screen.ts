@@ -43,6 +43,8 @@ export function firstUnstorable(value: unknown, location: string): { path: strin
 }
 
 const DECIMAL = /^-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,18})?$/;
+/** An amount as a command carries it: decimal text (its sign and scale are the command's to check). */
+export const DECIMAL_AMOUNT = DECIMAL;
 
 /** The fields of each command's payload that must hold a canonical UUID, an amount, a currency. */
 const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies: string[]; accountIsUuid: boolean }> = {
@@ -62,6 +64,8 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   'hold.expire': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
   // Its items are screened one by one (screenBatch).
   'transfer.batch': { ids: [], amounts: [], currencies: [], accountIsUuid: true },
+  // amount may be null (what is left): ledger/commands/transfer-reverse.ts checks it.
+  'transfer.reverse': { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: true },
 };
 
 const invalid = (field: string, message: string): Refused => refused('invalid_request', message, field);

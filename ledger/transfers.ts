@@ -38,7 +38,14 @@ export interface TransferRecord {
   completed_at: Date | null;
   /** Set when a partner paid the transfer after the ledger had failed it (ledger/decide.ts decideLateCompletion). */
   late_completion?: LateCompletion | null;
+  /** What its reversals gave back to the sender so far, never more than `amount` (absent: none yet). */
+  reversed_amount?: string;
+  /** Its reversals, in the order they were decided (DESIGN.md section 5h). */
+  reversals?: TransferReversal[];
 }
+
+/** A reversal of a transfer, as the transfer's record keeps it. */
+export interface TransferReversal { id: string; amount: string; reason: string | null; status: 'completed'; created_at: string }
 
 export interface LateCompletion {
   /** The failure the partner's payment overturned. */

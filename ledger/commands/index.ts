@@ -14,6 +14,7 @@ import { reconciliationAdjust } from './reconciliation-adjust';
 import { transferBatch } from './transfer-batch';
 import { transferCreate } from './transfer-create';
 import { transferPartnerResult } from './transfer-partner-result';
+import { transferReverse } from './transfer-reverse';
 import { walletTransfer } from './wallet-transfer';
 
 export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } = {
@@ -30,6 +31,7 @@ export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } =
   'hold.capture': holdCapture,
   'hold.void': holdVoid,
   'hold.expire': holdExpire,
+  'transfer.reverse': transferReverse,
 };
 
 export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';

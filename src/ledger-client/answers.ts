@@ -30,6 +30,7 @@ export function transferView(record: TransferRecord) {
     partner_payment_id: record.partner_payment_id,
     failure: record.failure_code ? { code: record.failure_code, message: record.failure_message } : null,
     late_completion: record.late_completion ?? null,
+    reversed_amount: formatAmount(record.reversed_amount ?? '0', record.currency),
     created_at: record.created_at.toISOString(),
     updated_at: record.updated_at.toISOString(),
     completed_at: record.completed_at ? record.completed_at.toISOString() : null,

@@ -42,6 +42,7 @@ import { TransferBatchReads } from '../transfer-batches/reads';
 import { transferBatchRoutes } from '../transfer-batches/routes';
 import { TransferReads } from '../transfers/reads';
 import { transferRoutes } from '../transfers/routes';
+import { reversalRoutes } from '../transfers/reversal-routes';
 import { unreachableTransferRoutes } from '../transfers/unreachable-routes';
 import { UnreachableTransfers } from '../transfers/unreachable-reads';
 import { SecretVault } from '../vault';
@@ -85,6 +86,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...contactRoutes(runtime.db),
     ...requestLogRoutes(new RequestLogReads(db)),
     ...transferRoutes(db, new TransferReads(db), deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
+    ...reversalRoutes(new TransferReads(db), deps.ledger, config.ledgerReplyTimeoutMs),
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...fxRoutes({

@@ -28,7 +28,7 @@ export interface StatementPeriod { accountId: string; currency: Currency; from: 
 const KIND: Record<CustomerEntryKind, StatementLineKind> = {
   faucet_credit: 'faucet', internal_transfer: 'transfer', transfer_hold: 'transfer', transfer_settle: 'transfer', transfer_release: 'transfer', transfer_rehold: 'transfer',
   fx_conversion: 'fx', payment_settle: 'payment', payment_hold: 'payment', payment_release: 'payment',
-  wallet_transfer: 'wallet', hold_create: 'hold', hold_capture: 'hold', hold_release: 'hold',
+  wallet_transfer: 'wallet', hold_create: 'hold', hold_capture: 'hold', hold_release: 'hold', transfer_reversal: 'transfer',
 };
 
 function describe(kind: CustomerEntryKind, credit: boolean): string {
@@ -47,6 +47,7 @@ function describe(kind: CustomerEntryKind, credit: boolean): string {
     case 'hold_create': return 'held for an authorization';
     case 'hold_capture': return credit ? 'hold captured: payment received' : 'hold captured';
     case 'hold_release': return 'hold voided or expired: released';
+    case 'transfer_reversal': return credit ? 'transfer reversed: given back' : 'transfer reversed: returned to its sender';
   }
 }
 

@@ -22,7 +22,7 @@ const nullableString = { type: ['string', 'null'] };
 const provisionalRequired = ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'];
 const transferSchema = {
   type: 'object',
-  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'failure', 'late_completion', 'created_at', 'updated_at', 'completed_at'],
+  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'failure', 'late_completion', 'reversed_amount', 'created_at', 'updated_at', 'completed_at'],
   properties: {
     transfer_id: { type: 'string', format: 'uuid' },
     type: { type: 'string', enum: ['internal', 'external'] },
@@ -62,6 +62,7 @@ const transferSchema = {
         + 'the failure it overturned, and what the sender\'s available balance did not cover (owed, "0.00" when covered)',
       properties: { failure_code: nullableString, failure_message: nullableString, failed_at: { type: 'string', format: 'date-time' }, receivable: { type: 'string' } },
     },
+    reversed_amount: { type: 'string', description: 'what its reversals gave back to the sender so far (POST /v1/transfers/{id}/reversals); "0.00" when none' },
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };
