@@ -3,7 +3,7 @@
 import type { Currency } from '../../ledger/money';
 import { balancesAt } from './at';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
 
 export interface TransactionRow {
   id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
@@ -32,9 +32,20 @@ export class LedgerReads {
     return this.transactions().where('p.id', id).first();
   }
 
-  /** Newest first, in posting order. */
-  transactionPage<Item>(accountId: string, page: PageRequest, view: (row: TransactionRow) => Item): Promise<Page<Item>> {
-    return keysetPage(this.transactions().where('p.account_id', accountId), 'p', page, view, { orderColumns: ['seq'] });
+  /**
+   * Newest first, in posting order, those of `filter` alone; the cursor is a place in the account's
+   * whole list. Filtered, the list is read through the account's available ledger accounts (one
+   * per currency, named here so the planner may start from them): a window is then a range of
+   * postings_account_time (ledger_account_id, created_at, seq) on each, not a scan of the
+   * account's history by postings_account_available (account_id, seq), which reads the
+   * unfiltered list in its order.
+   */
+  transactionPage<Item>(accountId: string, filter: CreatedFilter, page: PageRequest, view: (row: TransactionRow) => Item): Promise<Page<Item>> {
+    const scope = this.transactions().where('p.account_id', accountId);
+    const query = whereCreated(scope.clone(), 'p', filter);
+    if (filter.from || filter.to || filter.currency) query.where('la.account_id', accountId);
+    if (filter.currency) query.where('la.currency', filter.currency);
+    return keysetPage(query, 'p', page, view, { orderColumns: ['seq'], scope });
   }
 
   /** The account's ledger accounts with their balances now, or at the instant `at` (src/balances/at.ts). */

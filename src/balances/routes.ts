@@ -4,7 +4,7 @@ import { atQuerySchema, instantOf } from './at';
 import { DomainError } from '../domain-error';
 import { accountIdQuerySchema, actingAccountId, assertOwnResource } from '../http/acting-account';
 import type { BalanceRow, LedgerReads, TransactionRow } from './reads';
-import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { listFilterOf, listFilterSchemas, listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';
 import { idParams } from '../http/validation';
 
@@ -54,11 +54,11 @@ export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
   return [
     {
       method: 'GET', path: '/v1/transactions', operationId: 'listTransactions', tag: 'transactions',
-      summary: 'Ledger records of the account, newest first', auth: { kind: 'key', scope: 'transactions:read' },
-      query: listQuerySchema({ account_id: accountIdQuerySchema }),
+      summary: 'Ledger records of the account, newest first; the filters combine', auth: { kind: 'key', scope: 'transactions:read' },
+      query: listQuerySchema({ ...listFilterSchemas('transactions'), account_id: accountIdQuerySchema }),
       response: { status: 200, description: 'a page of transactions', schema: listResponseSchema(transactionSchema) },
       handler: async (request) => {
-        return { status: 200, body: await reads.transactionPage(actingAccountId(request), request.query, transactionView) };
+        return { status: 200, body: await reads.transactionPage(actingAccountId(request), listFilterOf(request.query), request.query, transactionView) };
       },
     },
     {

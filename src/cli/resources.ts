@@ -10,6 +10,8 @@ import { callAndPrint, type Common } from './calls';
 type CommonOf = (command: Command) => Common;
 
 const WALLET = '"main" (the main balance) or a wallet id';
+const FROM = 'created at or after: a date (YYYY-MM-DD, from its 00:00 UTC) or an ISO 8601 instant';
+const TO = 'created before: a date (YYYY-MM-DD, that UTC day included) or an ISO 8601 instant (excluded)';
 const KEY_HELP = 'the Idempotency-Key of the write (default: a new one, printed): repeat it to repeat the request, never doing it twice';
 
 /** Commander's repeatable option: every value given, in order. */
@@ -78,9 +80,12 @@ function addHoldCommands(cli: Command, common: CommonOf): void {
   const holds = cli.command('holds').description('holds: authorize an amount now, capture it for recipients or void it later (README "Wallets and holds")');
   holds.command('list').description('your holds, newest first')
     .option('--status <status>', 'active, captured, voided or expired').option('--wallet <wallet_id>', WALLET)
+    .option('--from <date|instant>', FROM).option('--to <date|instant>', TO).option('--currency <currency>', 'holds in this currency')
     .option('--limit <n>', 'at most this many').option('--before <cursor>', 'the page after this cursor')
-    .action(async (options: { status?: string; wallet?: string; limit?: string; before?: string }, command: Command) =>
-      callAndPrint('GET', `/v1/holds${query({ status: options.status, wallet_id: options.wallet, limit: options.limit, before: options.before })}`, common(command)));
+    .action(async (options: { status?: string; wallet?: string; from?: string; to?: string; currency?: string; limit?: string; before?: string }, command: Command) =>
+      callAndPrint('GET', `/v1/holds${query({
+        status: options.status, wallet_id: options.wallet, from: options.from, to: options.to, currency: options.currency, limit: options.limit, before: options.before,
+      })}`, common(command)));
   holds.command('create').description('take an amount out of available until it is captured, voided or expires')
     .requiredOption('--amount <amount>', 'a decimal string, e.g. 20.00').requiredOption('--currency <currency>', 'e.g. USD')
     .option('--wallet <wallet_id>', `${WALLET} (default main)`)

@@ -16,6 +16,21 @@ function unknownCursor(): DomainError {
   return new DomainError('invalid_request', 'before names no item of this list', 'before');
 }
 
+/** A list's window on created_at (`from` inclusive, `to` exclusive) and its currency, each absent when not asked (http/pagination.ts listFilterOf). */
+export interface CreatedFilter { from?: Date; to?: Date; currency?: string }
+
+/**
+ * Narrows `query` to the rows of `filter`: `table`.created_at within the window, `table`.currency
+ * the one asked. Each list has an index on its owner and created_at (transfers, payments and holds:
+ * account_id; postings: ledger_account_id), so a window is a range of it, not the owner's history.
+ */
+export function whereCreated(query: Knex.QueryBuilder, table: string, filter: CreatedFilter): Knex.QueryBuilder {
+  if (filter.from) query.where(`${table}.created_at`, '>=', filter.from);
+  if (filter.to) query.where(`${table}.created_at`, '<', filter.to);
+  if (filter.currency) query.where(`${table}.currency`, filter.currency);
+  return query;
+}
+
 export interface Page<T> {
   data: T[];
   has_more: boolean;

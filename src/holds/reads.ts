@@ -4,7 +4,7 @@ import { MAIN_WALLET } from '../../ledger/chart';
 import type { HoldRecord } from '../../ledger/holds';
 import { formatAmount } from '../../ledger/money';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
 
 export const holdView = (hold: HoldRecord) => ({
   id: hold.id, status: hold.status, amount: formatAmount(hold.amount, hold.currency), currency: hold.currency,
@@ -14,7 +14,8 @@ export const holdView = (hold: HoldRecord) => ({
   expires_at: hold.expires_at.toISOString(), created_at: hold.created_at.toISOString(), updated_at: hold.updated_at.toISOString(),
 });
 
-export interface HoldFilter { status?: string; wallet_id?: string }
+/** What a holds list keeps: one status, one wallet ("main": the main balance), a window on created_at, one currency. */
+export interface HoldFilter extends CreatedFilter { status?: string; wallet_id?: string }
 
 export class HoldReads {
   constructor(private readonly db: Db) {}
@@ -25,7 +26,7 @@ export class HoldReads {
 
   page<Item>(accountId: string, filter: HoldFilter, page: PageRequest, view: (row: HoldRecord) => Item): Promise<Page<Item>> {
     const scope = this.db('holds').where('account_id', accountId).select('*');
-    const query = scope.clone();
+    const query = whereCreated(scope.clone(), 'holds', filter);
     if (filter.status) query.where('status', filter.status);
     if (filter.wallet_id === MAIN_WALLET) query.whereNull('wallet_id');
     else if (filter.wallet_id) query.where('wallet_id', filter.wallet_id);

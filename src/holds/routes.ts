@@ -9,7 +9,7 @@ import type { HoldOutcome } from '../../ledger/outcome';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
-import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { listFilterOf, listFilterSchemas, listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
 import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
@@ -179,9 +179,15 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     {
       method: 'GET', path: '/v1/holds', operationId: 'listHolds', tag: 'holds',
       summary: "The account's holds, newest first", auth: READ,
-      query: listQuerySchema({ status: { type: 'string', enum: [...HOLD_STATUSES] }, wallet_id: walletIdSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
+      query: listQuerySchema({
+        status: { type: 'string', enum: [...HOLD_STATUSES] }, wallet_id: walletIdSchema, ...listFilterSchemas('holds'),
+        account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+      }),
       response: { status: 200, description: 'a page of holds', schema: listResponseSchema(holdSchema) },
-      handler: async (request) => ({ status: 200, body: await reads.page(actingAccountId(request), request.query, request.query, holdView) }),
+      handler: async (request) => {
+        const { status, wallet_id } = request.query;
+        return { status: 200, body: await reads.page(actingAccountId(request), { ...listFilterOf(request.query), status, wallet_id }, request.query, holdView) };
+      },
     },
     {
       method: 'GET', path: '/v1/holds/{hold_id}', operationId: 'getHold', tag: 'holds',

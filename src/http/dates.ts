@@ -57,6 +57,18 @@ export function windowEndOf(text: string, field: string): Date {
   return /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(at.getTime() + 86_400_000) : at;
 }
 
+/**
+ * The window a list's `from`/`to` name, either or both absent: `from` inclusive, `to` exclusive (a
+ * date in `to` includes its day), and `from` before `to`, as a statement's window must be.
+ * @throws DomainError invalid_request naming from or to
+ */
+export function windowOf(query: { from?: string; to?: string }): { from?: Date; to?: Date } {
+  const from = query.from === undefined ? undefined : instantOf(query.from, 'from');
+  const to = query.to === undefined ? undefined : windowEndOf(query.to, 'to');
+  if (from && to && from.getTime() >= to.getTime()) throw new DomainError('invalid_request', 'from must be before to', 'from');
+  return { from, to };
+}
+
 /** Whether `text` is a real calendar date written YYYY-MM-DD (2026-02-30 is not). */
 export function isCalendarDate(text: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;

@@ -1,7 +1,13 @@
 // The query and response schemas of every list route (DESIGN.md section 5; SPEC.md: `limit` plus
 // `offset`, or the cursor `before`): newest first, `limit` 1..200 (default 50), `before` = id of
 // the last row of the previous page, or `offset` rows to skip (at most OFFSET_MAX: deeper pages
-// are the cursor's job). The paging itself is src/db/keyset-pages.ts.
+// are the cursor's job). The paging itself is src/db/keyset-pages.ts. The filters every list of
+// an account's things takes (DESIGN.md section 5h, "Finding things"): `from`/`to` on created_at
+// with the one meaning of dates.ts, and `currency`; they combine with a route's own filters and
+// page with the same cursor.
+import { CURRENCIES } from '../../ledger/money';
+import type { CreatedFilter } from '../db/keyset-pages';
+import { windowBound, windowOf } from './dates';
 import type { JsonSchema } from './route';
 
 export const LIMIT_DEFAULT = 50;
@@ -24,3 +30,18 @@ export function listResponseSchema(item: JsonSchema): JsonSchema {
   };
 }
 
+/** `from`, `to` and `currency` of a list of `things`, whose created_at the window bounds. */
+export function listFilterSchemas(things: string): Record<string, JsonSchema> {
+  return {
+    from: windowBound('from', `${things} created at or after`), to: windowBound('to', `${things} created before`),
+    currency: { type: 'string', enum: [...CURRENCIES], description: `${things} in this currency` },
+  };
+}
+
+/**
+ * The filters of a query that listFilterSchemas validated.
+ * @throws DomainError invalid_request naming from (from not before to) or a date that is no calendar date
+ */
+export function listFilterOf(query: { from?: string; to?: string; currency?: string }): CreatedFilter {
+  return { ...windowOf(query), currency: query.currency };
+}

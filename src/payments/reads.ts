@@ -1,7 +1,10 @@
 // Payments as the ledger stored them (ledger/store.ts), status history included.
 import type { PaymentRecord, PaymentStatus } from '../../ledger/payments';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
+
+/** What a payments list keeps: one customer, one status, a window on created_at, one currency. */
+export interface PaymentFilter extends CreatedFilter { customerId?: string; status?: PaymentStatus }
 
 export type StoredPayment = PaymentRecord & { status_history: Array<{ from: PaymentStatus | null; to: PaymentStatus; at: string }> };
 
@@ -12,10 +15,10 @@ export class PaymentReads {
     return this.db('payments').where('id', id).first();
   }
 
-  /** The account's payments, newest first, of one customer and one status when given. */
-  page<Item>(accountId: string, filter: { customerId?: string; status?: PaymentStatus }, page: PageRequest, view: (row: PaymentRecord) => Item): Promise<Page<Item>> {
+  /** The account's payments, newest first, those of `filter` alone. */
+  page<Item>(accountId: string, filter: PaymentFilter, page: PageRequest, view: (row: PaymentRecord) => Item): Promise<Page<Item>> {
     const scope = this.db('payments').where('account_id', accountId).select('*');
-    const query = scope.clone();
+    const query = whereCreated(scope.clone(), 'payments', filter);
     if (filter.customerId) query.where('customer_id', filter.customerId);
     if (filter.status) query.where('status', filter.status);
     return keysetPage(query, 'payments', page, view, { scope });

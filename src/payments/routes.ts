@@ -8,7 +8,7 @@ import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertO
 import type { Environment } from '../config';
 import { ownCustomer } from '../customers/own-customer';
 import { DomainError } from '../domain-error';
-import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { listFilterOf, listFilterSchemas, listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
 import { idParams } from '../http/validation';
 import { paymentView } from '../ledger-client/answers';
@@ -64,15 +64,15 @@ export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, 
     }),
     {
       method: 'GET', path: '/v1/payments', operationId: 'listPayments', tag: 'payments',
-      summary: 'The account\'s payments, newest first', auth: { kind: 'key', scope: 'payments:read' },
+      summary: 'The account\'s payments, newest first; the filters combine', auth: { kind: 'key', scope: 'payments:read' },
       query: listQuerySchema({
-        customer_id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: [...PAYMENT_STATUSES] },
+        customer_id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: [...PAYMENT_STATUSES] }, ...listFilterSchemas('payments'),
         account_id: { type: 'string', format: 'uuid', description: 'master key only' },
       }),
       response: { status: 200, description: 'a page of payments', schema: listResponseSchema(paymentSchema) },
       handler: async (request) => {
         const { customer_id: customerId, status } = request.query;
-        return { status: 200, body: await reads.page(actingAccountId(request), { customerId, status }, request.query, paymentView) };
+        return { status: 200, body: await reads.page(actingAccountId(request), { ...listFilterOf(request.query), customerId, status }, request.query, paymentView) };
       },
     },
     {

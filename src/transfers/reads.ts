@@ -1,7 +1,11 @@
 // Transfers as the ledger stored them (ledger/store.ts), status history included.
+import { canonicalEmail } from '../../ledger/emails';
 import type { TransferRecord, TransferStatus } from '../../ledger/transfers';
 import type { Db } from '../db';
-import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
+import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
+
+/** What a transfers list keeps: one status, a window on created_at, one currency, one recipient's email (any case). */
+export interface TransferFilter extends CreatedFilter { status?: TransferStatus; recipientEmail?: string }
 
 export type StoredTransfer = TransferRecord & { status_history: Array<{ from: TransferStatus | null; to: TransferStatus; at: string }> };
 
@@ -12,10 +16,16 @@ export class TransferReads {
     return this.db('transfers').where('id', id).first();
   }
 
-  /** The account's transfers, newest first, of one status when given. */
-  page<Item>(accountId: string, status: TransferStatus | undefined, page: PageRequest, view: (row: TransferRecord) => Item): Promise<Page<Item>> {
+  /**
+   * The account's transfers, newest first, those of `filter` alone. The recipient is the email the
+   * transfer shows (recipient.email, stored as the client wrote it, ASCII): compared lower-cased
+   * with the one form of an address (ledger/emails.ts), on the index transfers_account_recipient.
+   */
+  page<Item>(accountId: string, filter: TransferFilter, page: PageRequest, view: (row: TransferRecord) => Item): Promise<Page<Item>> {
     const scope = this.db('transfers').where('account_id', accountId).select('*');
-    const query = status ? scope.clone().where('status', status) : scope;
+    const query = whereCreated(scope.clone(), 'transfers', filter);
+    if (filter.status) query.where('status', filter.status);
+    if (filter.recipientEmail !== undefined) query.whereRaw("lower(transfers.recipient->>'email') = ?", [canonicalEmail(filter.recipientEmail)]);
     return keysetPage(query, 'transfers', page, view, { scope });
   }
 }

@@ -6,14 +6,14 @@ import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
-import { listQuerySchema, listResponseSchema } from '../http/pagination';
+import { listFilterOf, listFilterSchemas, listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
 import { idParams } from '../http/validation';
 import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer, transferAnswer, transferView } from '../ledger-client/answers';
 import { type LedgerClient } from '../ledger-client/client';
-import { createBodySchema, CreateTransferBody, transferCommand } from './commands';
+import { createBodySchema, CreateTransferBody, emailSchema, transferCommand } from './commands';
 import type { StoredTransfer, TransferReads } from './reads';
 
 const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
@@ -130,11 +130,16 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
     }),
     {
       method: 'GET', path: '/v1/transfers', operationId: 'listTransfers', tag: 'transfers',
-      summary: "The caller's transfers, newest first", auth: { kind: 'key', scope: 'transfers:read' },
-      query: listQuerySchema({ status: { type: 'string', enum: TRANSFER_STATUSES }, account_id: { type: 'string', format: 'uuid', description: 'master key only' } }),
+      summary: "The caller's transfers, newest first; the filters combine", auth: { kind: 'key', scope: 'transfers:read' },
+      query: listQuerySchema({
+        status: { type: 'string', enum: TRANSFER_STATUSES }, ...listFilterSchemas('transfers'),
+        recipient_email: { ...emailSchema, description: 'transfers whose recipient.email is this address, in any case' },
+        account_id: { type: 'string', format: 'uuid', description: 'master key only' },
+      }),
       response: { status: 200, description: 'a page of transfers', schema: listResponseSchema(transferSchema) },
       handler: async (request) => {
-        return { status: 200, body: await reads.page(actingAccountId(request), request.query.status, request.query, transferView) };
+        const filter = { ...listFilterOf(request.query), status: request.query.status, recipientEmail: request.query.recipient_email };
+        return { status: 200, body: await reads.page(actingAccountId(request), filter, request.query, transferView) };
       },
     },
     {

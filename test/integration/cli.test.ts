@@ -160,6 +160,10 @@ describe('payctl, the command-line tool', function () {
     const captured = await json(['holds', 'capture', hold.id, '--amount', '12.00', '--to', friend.email, '--final', '--note', 'table 12']);
     assert.deepEqual([captured.status, captured.captured_amount, captured.released_amount, captured.captures[0].recipient_email], ['captured', '12.00', '8.00', friend.email]);
     assert.ok((await json(['holds', 'list', '--status', 'captured', '--wallet', wallet.id])).data.some((h: { id: string }) => h.id === hold.id));
+    const today = new Date().toISOString().slice(0, 10);
+    const listed = (args: string[]) => json(['holds', 'list', '--wallet', wallet.id, ...args]).then((page) => page.data.map((h: { id: string }) => h.id));
+    assert.deepEqual(await listed(['--from', hold.created_at, '--to', today, '--currency', 'USD']), [hold.id], 'the hold of its instant, day and currency');
+    assert.deepEqual(await listed(['--currency', 'EUR']), [], 'no hold in EUR');
     assert.match((await payctl(['holds', 'get', hold.id])).stdout, /^status\s+captured$/m);
     const voided = await payctl(['holds', 'void', hold.id]);
     assert.equal(voided.code, 1);

@@ -138,6 +138,21 @@ describe('the dashboard in a browser', function () {
     await expectAccessible('the transfers page');
     await shot('transfers');
 
+    // The list's filters (GET /v1/transfers): the recipient in another case and today's UTC day keep
+    // the transfer; another currency keeps none; cleared, the list is whole again.
+    const filters = page.getByRole('group', { name: 'Filter the transfers' });
+    const rows = page.getByRole('region', { name: 'Transfers list' });
+    await filters.getByLabel('Sent to (email)').fill(friend.email.toUpperCase());
+    await filters.getByLabel('From (UTC day)').fill(new Date().toISOString().slice(0, 10));
+    await rows.getByRole('cell', { name: friend.email }).waitFor();
+    await filters.getByLabel('Currency').focus();
+    await filters.getByLabel('Currency').selectOption('EUR');
+    await page.getByText('No transfers match these filters.').waitFor();
+    await filters.getByLabel('Currency').selectOption('');
+    await filters.getByLabel('Sent to (email)').fill('');
+    await filters.getByLabel('From (UTC day)').fill('');
+    await rows.getByRole('cell', { name: friend.email }).waitFor();
+
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('log', { name: 'Activity' }).getByText('transfer.completed').waitFor();
   });

@@ -1,6 +1,6 @@
 // Transfers: send one (its status follows the account's events live, from pending to
-// completed), many at once from a CSV file, and the account's transfers, filtered by status, a
-// page at a time.
+// completed), many at once from a CSV file, and the account's transfers, filtered by status,
+// currency, UTC days (from, to: that day included) and recipient, a page at a time.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { DomainEvent } from '../events';
@@ -12,6 +12,23 @@ import { TransferBatches } from './transfer-batches';
 interface Transfer { transfer_id: string; status: string; amount: string; currency: string; type: string; created_at: string; recipient?: { email?: string } | null }
 const STATUSES = ['all', 'pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
 const FINAL = new Set(['completed', 'failed', 'rolled_back']);
+const ANY_CURRENCY = [{ value: '', label: 'Any currency' }, ...CURRENCIES];
+
+interface ListFilters { status: string; currency: string; from: string; to: string; recipient: string }
+
+/**
+ * The filters as GET /v1/transfers takes them: days as the dates the inputs give (a date in `to`
+ * includes its day); the recipient once it reads as an address, so typing one asks for nothing
+ * the API would refuse.
+ */
+function queryOf(filters: ListFilters): Record<string, string | undefined> {
+  const recipient = filters.recipient.trim();
+  return {
+    status: filters.status === 'all' ? undefined : filters.status, currency: filters.currency || undefined,
+    from: filters.from || undefined, to: filters.to || undefined,
+    recipient_email: /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(recipient) ? recipient : undefined,
+  };
+}
 
 /** The API names the body's fields; the form names them the same but for the recipient. */
 const fieldOf = (details: string | null) => (details === 'recipient_email' ? 'email' : details);
@@ -55,15 +72,23 @@ export function Transfers({ events }: { events: DomainEvent[] }) {
 }
 
 function TransferList({ refreshOn }: { refreshOn: number }) {
-  const [status, setStatus] = useState('all');
+  const [filters, setFilters] = useState<ListFilters>({ status: 'all', currency: '', from: '', to: '', recipient: '' });
   const [shown, setShown] = useState<string | null>(null);
-  const { page, error, pager } = usePaged<Transfer>('/v1/transfers', { status: status === 'all' ? undefined : status }, refreshOn);
+  const { page, error, pager } = usePaged<Transfer>('/v1/transfers', queryOf(filters), refreshOn);
+  const set = (name: keyof ListFilters) => (value: string) => setFilters({ ...filters, [name]: value });
+  const filtered = Object.values(queryOf(filters)).some((value) => value !== undefined);
   return (
     <>
       <Section title="Transfers">
-        <Select label="Status" name="status-filter" value={status} options={STATUSES} onInput={setStatus} />
+        <div class="filters" role="group" aria-label="Filter the transfers">
+          <Select label="Status" name="status-filter" value={filters.status} options={STATUSES} onInput={set('status')} />
+          <Select label="Currency" name="transfers-currency" value={filters.currency} options={ANY_CURRENCY} onInput={set('currency')} />
+          <Field label="From (UTC day)" name="transfers-from" type="date" required={false} value={filters.from} onInput={set('from')} />
+          <Field label="To (UTC day)" name="transfers-to" type="date" required={false} value={filters.to} onInput={set('to')} />
+          <Field label="Sent to (email)" name="transfers-recipient" type="email" required={false} autoComplete="off" value={filters.recipient} onInput={set('recipient')} />
+        </div>
         <FormError message={error} />
-        {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>No transfers{status === 'all' ? '' : ` ${status}`} yet.</p> : (
+        {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>{filtered ? 'No transfers match these filters.' : 'No transfers yet.'}</p> : (
           <ScrollTable label="Transfers list" columns={['Created', 'Recipient', 'Amount', 'Status', { hidden: 'Details' }]}>{page.data.map((t) => (
                 <tr key={t.transfer_id}>
                   <td><When at={t.created_at} /></td>
