@@ -12,6 +12,7 @@ import { runWalletOp } from './wallet-ops';
 import type { Member, World } from './world';
 import { runAlertOp } from './alert-ops';
 import { runBatchOp } from './batch-ops';
+import { runReversalOp } from './reversal-ops';
 import { payoutAt } from './rates';
 import { delta, fundsCheck, illegalIdCheck, MAX_RATE, money, unexpected, write } from './writes';
 
@@ -51,6 +52,9 @@ async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'i
       const id: string = answer.body.transfer_id;
       command.resource = { type: 'transfer', id };
       member.transfers.push(id);
+      if (op.kind === 'internal' && !member.internals.some((t) => t.id === id)) {
+        member.internals.push({ id, client: member.index, to: op.to, currency, amount: new Money(amount), reversals: [] });
+      }
       world.model.answer(command, [delta(member.accountId, currency, new Money(amount).negated())], [delta(member.accountId, currency, amount), delta(to.accountId, payout, maxPayout)]);
       world.open.push({
         command, member, resolve: (t) => {
@@ -247,6 +251,7 @@ export async function runOp(world: World, member: Member, op: Op): Promise<void>
     case 'link': return link(world, member, op.partner);
     case 'batch': return runBatchOp(world, member, op);
     case 'alert_create': case 'alert_flood': case 'alert_delete': return runAlertOp(world, member, op);
+    case 'reverse': return runReversalOp(world, member, op);
     case 'wallet_create': case 'wallet_transfer': case 'hold': case 'capture': case 'void': case 'capture_void_race': case 'captures_race': return runWalletOp(world, member, op);
     case 'webhook_read': return lookup(world, member, '/v1/webhooks', member.webhookId, op.form, (b) => b?.id);
     case 'lookup': {

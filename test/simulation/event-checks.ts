@@ -30,9 +30,17 @@ export async function eventsAsModelled(db: Db, world: World, ended: Map<string, 
   for (const [id, end] of ended) {
     const types = byResource.get(`${end.account} ${id}`) ?? [];
     const terminal = types.filter((t) => ['completed', 'failed', 'rolled_back', 'cancelled'].includes(t.split('.')[1]));
-    const twice = types.filter((t, i) => types.indexOf(t) !== i);
+    const twice = types.filter((t, i) => t !== 'transfer.reversed' && types.indexOf(t) !== i);
     if (terminal.length !== 1 || terminal[0] !== `${end.type}.${end.status}` || twice.length > 0) {
       problems.push([end.client, `${end.label} (${id}) ended ${end.status}; its sender's events: ${types.join(', ') || 'none'}`]);
+    }
+  }
+  // One transfer.reversed of its sender for each reversal answered.
+  for (const member of world.members) {
+    for (const t of member.internals) {
+      const answered = t.reversals.filter((r) => r.given !== null).length;
+      const announced = (byResource.get(`${member.accountId} ${t.id}`) ?? []).filter((type) => type === 'transfer.reversed').length;
+      if (announced !== answered) problems.push([member.index, `transfer ${t.id}: ${answered} reversals answered, ${announced} transfer.reversed events`]);
     }
   }
   for (const key of byResource.keys()) {

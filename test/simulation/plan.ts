@@ -4,6 +4,7 @@
 // generator of its own too. A failing seed's operations can be listed again with clientOps().
 import { prng } from '../support/prng';
 import { ILLEGAL_FORMS, LEGAL_FORMS, type IdForm } from './ids';
+import type { ReversalOp } from './reversal-ops';
 
 export type Fiat = 'USD' | 'EUR' | 'GBP';
 export type FaultsMode = 'off' | 'processes' | 'on';
@@ -30,7 +31,8 @@ export type Op =
   | { kind: 'lookup'; what: 'transfer' | 'payment' | 'quote'; pick: number; form: IdForm }
   | WalletOp
   | BatchOp
-  | AlertOp;
+  | AlertOp
+  | ReversalOp;
 
 /**
  * Transfer batches (README "Transfer batches"): each item a body of POST /v1/transfers, from the
@@ -141,6 +143,12 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
           offsetCents: Math.round((random() - 0.5) * 20_000), misbehave: misbehave(),
         };
       } else yield { kind: 'alert_delete', pick: random() };
+      continue;
+    }
+    // One in twenty-five reverses one of the client's internal transfers (some all that is left, some
+    // more than is left, some two at once on one transfer), drawn before the rest too.
+    if (random() < 0.04) {
+      yield { kind: 'reverse', pick: random(), share: random() < 0.15 ? 1.3 : random(), full: random() < 0.25, race: random() < 0.15, misbehave: misbehave() };
       continue;
     }
     // A quarter of the operations are wallets' and holds', drawn before the rest so their share

@@ -99,7 +99,7 @@ export async function setUp(world: World, seed: number, clients: number): Promis
     const stream = await collectEvents(baseUrl, signed.token);
     world.members.push({
       index: i, accountId: signed.account.id, email: signed.email, key: signed.key, token: signed.token, vibans: signed.vibans as any[], keys,
-      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [], alerts: [], batches: [], doubtful: [],
+      customerId: customer!.body.id, webhookId: endpoint.body.id, webhookSecret: endpoint.body.secret, receiver, stream, transfers: [], payments: [], quotes: [], wallets: [], holds: [], internals: [], alerts: [], batches: [], doubtful: [],
     });
   }
   for (const member of world.members) {

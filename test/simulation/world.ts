@@ -10,6 +10,7 @@ import type { Command, Model } from './model';
 import type { KeySource } from './keys';
 import type { Latencies } from './latency';
 import type { RateBook } from './rates';
+import type { SimInternal } from './reversal-ops';
 
 /**
  * A hold as the model knows it: what it took, what its captures certainly paid, and the commands
@@ -78,6 +79,8 @@ export interface Member {
   /** The account's wallets, oldest first. */
   wallets: string[];
   holds: SimHold[];
+  /** Its internal transfers the model saw made, each with its reversals (reversal-ops.ts). */
+  internals: SimInternal[];
   alerts: SimAlert[];
   batches: SimBatch[];
   /** Holds refused on a late repeat (expires_at passed) whose key's first attempt may have made them: read at the end. */

@@ -134,6 +134,8 @@ describe('simulation checks', () => {
     assert.ok(notes.some((n) => n.length > 200) && notes.every((n) => n.length <= 300) && notes.some((n) => /[^\x00-\x7f]/.test(n)), 'notes up to 300 characters, some beyond ASCII');
     const floods = ops.flatMap((op) => (op.kind === 'alert_flood' ? [op] : []));
     assert.ok(floods.length > 0 && floods.every((op) => op.count > 20 && op.count <= 1_000), 'floods of alerts past the limit of 20');
+    const reversals = ops.flatMap((op) => (op.kind === 'reverse' ? [op] : []));
+    assert.ok(reversals.some((op) => op.full) && reversals.some((op) => op.race) && reversals.some((op) => op.share > 1), 'reversals of all that is left, racing, and of more than is left');
   });
 
   it("a hold's release moves back once, to its side; ending it again another way is a failure", () => {
