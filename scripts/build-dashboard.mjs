@@ -21,6 +21,7 @@ writeFileSync(path.join(out, 'index.html'), `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sandbox dashboard</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.ico">
 <link rel="stylesheet" href="${asset('.css')}">
 <script type="module" src="${asset('.js')}"></script>
 </head>

@@ -3,7 +3,7 @@
 import { accountIdQuerySchema, actingAccountId } from '../http/acting-account';
 import type { SessionRevocations } from '../auth/session-revocations';
 import type { Environment } from '../config';
-import { countryCodeSchema } from '../countries';
+import { COUNTRY_CODES, countryCodeSchema } from '../countries';
 import { DomainError } from '../domain-error';
 import type { SignInLockout } from '../guards/sign-in-lockout';
 import { listResponseSchema } from '../http/pagination';
@@ -30,7 +30,7 @@ const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const
 const vibanSchema = {
   type: 'object', required: ['id', 'currency', 'bank_name', 'bank_country', 'account_number', 'routing_number'],
   properties: {
-    id: { type: 'string' }, currency: { type: 'string' }, bank_name: { type: 'string' }, bank_country: { type: 'string' },
+    id: { type: 'string' }, currency: { type: 'string' }, bank_name: { type: 'string' }, bank_country: { type: 'string', enum: COUNTRY_CODES, description: 'ISO 3166-1 alpha-2, as a transfer\'s recipient.bank.country takes it' },
     account_number: { type: 'string' }, routing_number: { type: 'string' },
   },
 };

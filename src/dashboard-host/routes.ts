@@ -7,6 +7,12 @@ import path from 'node:path';
 import type Koa from 'koa';
 
 export const DASHBOARD_PATH = '/dashboard';
+
+/**
+ * The service's icon: a browser asks for /favicon.ico on any page that names none, and reports the
+ * 404 as an error. The dashboard's page names this one (scripts/build-dashboard.mjs).
+ */
+export const ICON_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#1d4ed8"/><path d="M5 8h6M8 5v6" stroke="#fff" stroke-width="2"/></svg>';
 const DEFAULT_DIR = path.join(__dirname, '..', '..', 'dashboard');
 
 export const DASHBOARD_CSP = [
@@ -32,6 +38,12 @@ function load(dir: string): Built | null {
 export function dashboardMiddleware(dir = DEFAULT_DIR): Koa.Middleware {
   let built: Built | null | undefined;
   return async (ctx, next) => {
+    if (ctx.path === '/favicon.ico' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.type = 'image/svg+xml';
+      ctx.body = ICON_SVG;
+      return undefined;
+    }
     if (ctx.path !== DASHBOARD_PATH && !ctx.path.startsWith(`${DASHBOARD_PATH}/`)) return next();
     built ??= load(dir);
     ctx.set('Content-Security-Policy', DASHBOARD_CSP);

@@ -54,7 +54,7 @@ async function signUp(label: string) {
   }));
   assert.ok(created.api_key.key.startsWith('sk_sandbox_'), created.api_key.key);
   assert.ok(created.session.token, 'the sign-up returns a session token');
-  return { email, account: created.account, key: created.api_key.key };
+  return { email, account: created.account, key: created.api_key.key, vibans: created.vibans };
 }
 
 async function main(): Promise<void> {
@@ -174,6 +174,28 @@ async function main(): Promise<void> {
   // 87.66 less the FX 10.00, the 5.00 moved to the wallet (main's balance only), the capture 1.00
   // and the batch 2.00; the voided hold's 2.00 is back.
   assert.equal(now.totals.find((total) => total.currency === 'USD')?.available, '69.66');
+
+  // A reversal of part of the batch's first transfer: 0.50 of 1.50 back from bob.
+  const reverseKey = keyed();
+  const reversal = answered('reverseTransfer', 201, await decided(() => api.POST('/v1/transfers/{id}/reversals', {
+    params: { ...reverseKey, path: { id: batchTransfer } }, body: { amount: '0.50', reason: 'one item too many' },
+  })));
+  assert.deepEqual([reversal.amount, reversal.status, reversal.reason], ['0.50', 'completed', 'one item too many']);
+  const reversals = answered('listTransferReversals', 200, await api.GET('/v1/transfers/{id}/reversals', { params: { path: { id: batchTransfer } } }));
+  assert.deepEqual(reversals.data.map((r) => r.id), [reversal.id]);
+  assert.equal(answered('getTransfer', 200, await api.GET('/v1/transfers/{id}', { params: { path: { id: batchTransfer } } })).reversed_amount, '0.50');
+
+  // A vIBAN's details are a transfer's bank details as they are: the types agree without a cast.
+  const mine = answered('listMyVibans', 200, await dashboard.GET('/v1/accounts/me/vibans'));
+  assert.deepEqual(mine.data.map((viban) => viban.bank_country).filter((country) => country.length !== 2), []);
+  const usd = bob.vibans.find((viban) => viban.currency === 'USD');
+  assert.ok(usd, JSON.stringify(bob.vibans));
+  const toBob = keyed();
+  const bankTransfer = answered('createTransfer', 201, await decided(() => api.POST('/v1/transfers', {
+    params: toBob,
+    body: { amount: '1.00', currency: 'USD', recipient: { email: bob.email, name: 'Bob', bank: { country: usd.bank_country, bank_name: usd.bank_name, account_number: usd.account_number, currency: 'USD' } } },
+  })));
+  assert.equal(bankTransfer.payout.currency, 'USD');
 
   const alert = answered('createBalanceAlert', 201, await api.POST('/v1/balance-alerts', { params: keyed(), body: { currency: 'USD', below: '10.00' } }));
   assert.equal(alert.below, '10.00');

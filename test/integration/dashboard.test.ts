@@ -48,6 +48,11 @@ describe('the dashboard in a browser', function () {
     const asset = await fetch(`${base()}${script}`);
     assert.deepEqual([asset.status, asset.headers.get('cache-control')], [200, 'public, max-age=31536000, immutable']);
     assert.equal((await fetch(`${base()}/dashboard/assets/nothing.js`)).status, 404);
+    // The page names its icon, and the icon every browser asks for is there: no 404 on any page.
+    assert.match(html, /<link rel="icon" type="image\/svg\+xml" href="\/favicon.ico">/);
+    const icon = await fetch(`${base()}/favicon.ico`);
+    assert.deepEqual([icon.status, icon.headers.get('content-type')], [200, 'image/svg+xml']);
+    assert.match(await icon.text(), /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   });
 
   it('keeps the JavaScript and CSS together under 150 KB gzipped', () => {

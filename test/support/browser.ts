@@ -17,15 +17,20 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
 }
 
-/** Chromium with one page at 1280 × 900, and what that page's console said broke its Content-Security-Policy. */
-export interface DashboardWindow { browser: Browser; page: Page; cspViolations: string[] }
+/**
+ * Chromium with one page at 1280 × 900, what that page's console said broke its
+ * Content-Security-Policy, and the icon requests answered with an error (a browser reports each).
+ */
+export interface DashboardWindow { browser: Browser; page: Page; cspViolations: string[]; iconErrors: string[] }
 
 export async function openDashboardWindow(): Promise<DashboardWindow> {
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const cspViolations: string[] = [];
   page.on('console', (message) => { if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) cspViolations.push(message.text()); });
-  return { browser, page, cspViolations };
+  const iconErrors: string[] = [];
+  page.on('response', (response) => { if (/favicon|icon/i.test(new URL(response.url()).pathname) && response.status() >= 400) iconErrors.push(`${response.status()} ${response.url()}`); });
+  return { browser, page, cspViolations, iconErrors };
 }
 
 /** A dashboard window with `email` signed in through the form, on the overview. */
@@ -43,6 +48,7 @@ export async function closeDashboardWindow(window: DashboardWindow | undefined):
 
 export function assertNoCspViolation(window: DashboardWindow | undefined): void {
   assert.deepEqual(window?.cspViolations ?? [], [], 'the page broke no rule of its Content-Security-Policy');
+  assert.deepEqual(window?.iconErrors ?? [], [], 'the page asked for no icon it is answered an error for');
 }
 
 /** Where screenshots go: DASHBOARD_SCREENSHOTS_DIR (the README's were taken so), else a temporary folder. */
