@@ -1,4 +1,4 @@
-// payctl's commands for wallets, holds, transfer batches and balance alerts: each a route of /v1
+// payctl's commands for transfers (their lists and reversals), wallets, holds, transfer batches and balance alerts: each a route of /v1
 // with its fields as options, printed as `payctl get|post|patch|delete` print (calls.ts). What they
 // do not cover (a capture to bank details, a batch item's every field) those generic commands
 // send as it is.
@@ -180,8 +180,35 @@ function addAlertCommands(cli: Command, common: CommonOf): void {
       callAndPrint('DELETE', `/v1/balance-alerts/${segment(alertId)}`, { ...common(command), idempotencyKey: options.idempotencyKey }));
 }
 
+function addTransferCommands(cli: Command, common: CommonOf): void {
+  const transfers = cli.command('transfers').description('transfers: find them again, and reverse one (send one: payctl post /v1/transfers)');
+  transfers.command('list').description('your transfers, newest first')
+    .option('--status <status>', 'pending, quoting, executing, completed, failed or rolled_back')
+    .option('--from <when>', FROM).option('--to <when>', TO).option('--currency <currency>', 'e.g. USD')
+    .option('--recipient-email <email>', 'sent to this email')
+    .option('--limit <n>', 'at most this many').option('--before <cursor>', 'the page after this cursor')
+    .action(async (options: { status?: string; from?: string; to?: string; currency?: string; recipientEmail?: string; limit?: string; before?: string }, command: Command) => {
+      const { recipientEmail, ...rest } = options;
+      await callAndPrint('GET', `/v1/transfers${query({ ...rest, recipient_email: recipientEmail })}`, common(command));
+    });
+  transfers.command('get').description('one transfer, with its status history').argument('<transfer_id>')
+    .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}`, common(command)));
+  transfers.command('reverse').description('give back part or all of a completed transfer between two accounts of the sandbox')
+    .argument('<transfer_id>')
+    .option('--amount <amount>', 'at most what is left to reverse (default: all of it)')
+    .option('--reason <text>', 'why, kept with the reversal')
+    .option('--idempotency-key <key>', KEY_HELP)
+    .action(async (transferId: string, options: { amount?: string; reason?: string; idempotencyKey?: string }, command: Command) =>
+      callAndPrint('POST', `/v1/transfers/${segment(transferId)}/reversals`, {
+        ...common(command), idempotencyKey: options.idempotencyKey, body: bodyOf({ amount: options.amount, reason: options.reason }),
+      }));
+  transfers.command('reversals').description('the reversals of a transfer, oldest first').argument('<transfer_id>')
+    .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}/reversals`, common(command)));
+}
+
 /** Adds the resource commands to payctl; `common` reads a command's global options (--profile, --json). */
 export function addResourceCommands(cli: Command, common: CommonOf): void {
+  addTransferCommands(cli, common);
   addWalletCommands(cli, common);
   addHoldCommands(cli, common);
   addBatchCommands(cli, common);

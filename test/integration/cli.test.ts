@@ -142,7 +142,7 @@ describe('payctl, the command-line tool', function () {
       return JSON.parse(run.stdout);
     };
     const help = await payctl(['--help']);
-    for (const group of ['wallets', 'holds', 'batches', 'alerts']) assert.match(help.stdout, new RegExp(`^\\s+${group} `, 'm'), `${group} in payctl --help`);
+    for (const group of ['transfers', 'wallets', 'holds', 'batches', 'alerts']) assert.match(help.stdout, new RegExp(`^\\s+${group} `, 'm'), `${group} in payctl --help`);
     const captureHelp = await payctl(['holds', 'capture', '--help']);
     assert.match(captureHelp.stdout, /--amount <amount>[\s\S]*--to <email>[\s\S]*--final[\s\S]*--idempotency-key <key>/);
 
@@ -171,6 +171,18 @@ describe('payctl, the command-line tool', function () {
 
     const batch = await json(['batches', 'create', '--pay', `${friend.email}:5.00:USD`, '--pay', `${friend.email}:2.50:USD`, '--atomic']);
     assert.deepEqual([batch.atomic, batch.status, batch.items.map((i: { status: string }) => i.status)], [true, 'completed', ['created', 'created']]);
+    // Transfers found again by recipient, and one reversed in part: 1.00 of the 5.00 comes back.
+    const toFriend = (await json(['transfers', 'list', '--recipient-email', friend.email.toUpperCase(), '--currency', 'USD'])).data.map((t: { transfer_id: string }) => t.transfer_id);
+    const paidFriend = [captured.captures[0].transfer_id, ...batch.items.map((i: { transfer_id: string }) => i.transfer_id)];
+    assert.deepEqual(toFriend.slice().sort(), paidFriend.sort(), 'the capture\'s transfer and the batch\'s, no other');
+    const first = batch.items[0].transfer_id;
+    const reversal = await json(['transfers', 'reverse', first, '--amount', '1.00', '--reason', 'one too many']);
+    assert.deepEqual([reversal.transfer_id, reversal.amount, reversal.status, reversal.reason], [first, '1.00', 'completed', 'one too many']);
+    assert.deepEqual((await json(['transfers', 'reversals', first])).data.map((r: { id: string }) => r.id), [reversal.id]);
+    assert.equal((await json(['transfers', 'get', first])).reversed_amount, '1.00');
+    const tooMuch = await payctl(['transfers', 'reverse', first, '--amount', '4.01']);
+    assert.equal(tooMuch.code, 1);
+    assert.match(tooMuch.stderr, /Error 422 reversal_exceeded: .*\(amount\)/);
     assert.deepEqual((await json(['batches', 'get', batch.id])).items.map((i: { transfer_id: string }) => i.transfer_id), batch.items.map((i: { transfer_id: string }) => i.transfer_id));
     const file = path.join(home, 'batch.json');
     fs.writeFileSync(file, JSON.stringify([{ recipient_email: friend.email, amount: '1.00', currency: 'USD', note: 'from a file' }]));
@@ -188,7 +200,7 @@ describe('payctl, the command-line tool', function () {
     assert.equal(both.code, 1);
     assert.match(both.stderr, /give exactly one of --below or --above/);
 
-    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '61.50', held: '0.00', pending: '0.00' }]);
+    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '62.50', held: '0.00', pending: '0.00' }]);
     const notEmpty = await payctl(['wallets', 'close', wallet.id]);
     assert.match(notEmpty.stderr, /Error 409 wallet_not_empty/);
     await json(['wallets', 'move', '--from', wallet.id, '--to', 'main', '--amount', '18.00', '--currency', 'USD']);
