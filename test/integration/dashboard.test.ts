@@ -158,6 +158,22 @@ describe('the dashboard in a browser', function () {
     await filters.getByLabel('From (UTC day)').fill('');
     await rows.getByRole('cell', { name: friend.email }).waitFor();
 
+    // Reversed from its details: 4.00 back, then a refusal naming the amount for more than is left.
+    await rows.getByRole('button', { name: /^Details of the transfer of 10.00 USD/ }).first().click();
+    const details = page.getByRole('region', { name: 'Transfer details' });
+    await details.getByLabel('Amount to give back (empty: all that is left)').fill('4.00');
+    await details.getByLabel('Reason').fill('sent too much');
+    await details.getByRole('button', { name: 'Reverse' }).click();
+    await details.getByRole('status').filter({ hasText: 'Reversed: 4.00 USD given back to you.' }).waitFor();
+    await details.getByText(/4\.00 USD given back .*: sent too much/).waitFor();
+    const back = await call(base(), 'GET', '/v1/accounts/me/balance', undefined, { token: friend.token });
+    assert.equal(back.body.breakdown.find((b: { currency: string }) => b.currency === 'USD').available, '6.00');
+    await details.getByLabel('Amount to give back (empty: all that is left)').fill('7.00');
+    await details.getByRole('button', { name: 'Reverse' }).click();
+    await details.locator('#field-reverse-amount-error').waitFor();
+    assert.match(await details.locator('#field-reverse-amount-error').textContent() ?? '', /at most 6\.00 USD/);
+    await expectAccessible('a transfer\'s details with its reversals');
+
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('log', { name: 'Activity' }).getByText('transfer.completed').waitFor();
   });

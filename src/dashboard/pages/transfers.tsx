@@ -1,8 +1,9 @@
 // Transfers: send one (its status follows the account's events live, from pending to
 // completed), many at once from a CSV file, and the account's transfers, filtered by status,
-// currency, UTC days (from, to: that day included) and recipient, a page at a time.
-import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
+// currency, UTC days (from, to: that day included) and recipient, a page at a time; a transfer's
+// details, with its reversals and a form to reverse it in part or in full.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ledgerWrite, RetryKeys } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { CURRENCIES } from './overview';
@@ -104,10 +105,13 @@ function TransferList({ refreshOn }: { refreshOn: number }) {
   );
 }
 
-interface TransferWithHistory extends Transfer { status_history: StatusChange[]; failure: { code: string; message: string } | null; note: string | null }
+interface TransferWithHistory extends Transfer { status_history: StatusChange[]; failure: { code: string; message: string } | null; note: string | null; reversed_amount: string }
+interface Reversal { id: string; amount: string; currency: string; status: string; reason: string | null; created_at: string }
 
 function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
-  const transfer = useFetched<TransferWithHistory>(`/v1/transfers/${id}`, refreshOn);
+  const [changed, setChanged] = useState(0);
+  const transfer = useFetched<TransferWithHistory>(`/v1/transfers/${id}`, refreshOn + changed);
+  const reversals = useFetched<{ data: Reversal[] }>(`/v1/transfers/${id}/reversals`, refreshOn + changed);
   return (
     <Section title="Transfer details">
       {transfer === null ? <p>Loading…</p> : (
@@ -121,8 +125,42 @@ function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
           </dl>
           <h3>Status history</h3>
           <StatusHistory history={transfer.status_history} />
+          <h3>Reversals</h3>
+          {reversals && reversals.data.length > 0 ? (
+            <ul class="reversals">
+              {reversals.data.map((r) => <li key={r.id}><span class="amount">{r.amount} {r.currency}</span> given back <When at={r.created_at} />{r.reason ? `: ${r.reason}` : ''}</li>)}
+            </ul>
+          ) : <p>None: {transfer.reversed_amount} {transfer.currency} given back.</p>}
+          {transfer.status === 'completed' && transfer.type === 'internal' ? <ReverseForm transfer={transfer} onDone={() => setChanged((n) => n + 1)} /> : null}
         </>
       )}
     </Section>
+  );
+}
+
+/** Gives back part or all of what is left of a completed internal transfer (empty amount: all of it). */
+function ReverseForm({ transfer, onDone }: { transfer: TransferWithHistory; onDone: () => void }) {
+  const [form, setForm] = useState({ amount: '', reason: '' });
+  const [done, setDone] = useState<string | null>(null);
+  const keys = useRef(new RetryKeys());
+  const reverse = useSubmit((details) => ({ amount: 'amount', reason: 'reason' })[details ?? ''] ?? null);
+  return (
+    <form aria-labelledby="reverse-heading" onSubmit={(e) => {
+      e.preventDefault();
+      void reverse.submit(async () => {
+        const body = { ...(form.amount.trim() ? { amount: form.amount.trim() } : {}), ...(form.reason.trim() ? { reason: form.reason.trim() } : {}) };
+        const reversal = await ledgerWrite<Reversal>(keys.current, `/v1/transfers/${transfer.transfer_id}/reversals`, body);
+        setDone(`Reversed: ${reversal.amount} ${reversal.currency} given back to you.`);
+        setForm({ amount: '', reason: '' });
+        onDone();
+      });
+    }}>
+      <h3 id="reverse-heading">Reverse</h3>
+      <FormError message={reverse.errors.form} />
+      <Field label="Amount to give back (empty: all that is left)" name="reverse-amount" inputMode="decimal" value={form.amount} onInput={(value) => setForm({ ...form, amount: value })} error={reverse.errors.fields.amount} required={false} />
+      <Field label="Reason" name="reverse-reason" value={form.reason} onInput={(value) => setForm({ ...form, reason: value })} error={reverse.errors.fields.reason} required={false} />
+      <p><button type="submit" disabled={reverse.busy}>Reverse</button></p>
+      {done ? <p role="status" class="result">{done}</p> : null}
+    </form>
   );
 }
