@@ -2,6 +2,9 @@
 import { canonicalEmail } from '../../ledger/emails';
 import type { TransferRecord, TransferStatus } from '../../ledger/transfers';
 import type { Db } from '../db';
+import { DomainError } from '../domain-error';
+import { assertOwnResource } from '../http/acting-account';
+import type { RouteRequest } from '../http/route';
 import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
 
 /** What a transfers list keeps: one status, a window on created_at, one currency, one recipient's email (any case). */
@@ -28,4 +31,12 @@ export class TransferReads {
     if (filter.recipientEmail !== undefined) query.whereRaw("lower(transfers.recipient->>'email') = ?", [canonicalEmail(filter.recipientEmail)]);
     return keysetPage(query, 'transfers', page, view, { scope });
   }
+}
+
+/** The transfer a route names (`:id`), the caller's own: 404 when there is none, 403 another account's. */
+export async function ownTransfer(reads: TransferReads, request: RouteRequest): Promise<StoredTransfer> {
+  const row = await reads.byId(request.params.id);
+  if (!row) throw new DomainError('transfer_not_found', 'no such transfer', request.params.id);
+  assertOwnResource(request, row.account_id, row.id);
+  return row;
 }

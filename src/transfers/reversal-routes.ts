@@ -6,15 +6,13 @@ import { amountSchema, formatAmount, parseAmount } from '../../ledger/money';
 import type { TransferReverse } from '../../ledger/messages';
 import type { TransferRecord, TransferReversal } from '../../ledger/transfers';
 import type { FromSchema } from 'json-schema-to-ts';
-import { DomainError } from '../domain-error';
-import { assertOwnResource } from '../http/acting-account';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
 import { idParams } from '../http/validation';
 import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer } from '../ledger-client/answers';
 import type { LedgerClient } from '../ledger-client/client';
-import type { TransferReads } from './reads';
+import { ownTransfer, type TransferReads } from './reads';
 
 const reverseBody = {
   type: 'object', additionalProperties: false,
@@ -45,14 +43,9 @@ const reversalView = (transfer: Pick<TransferRecord, 'id' | 'currency'>, reversa
 const lateDecision = (reversalId: string): RouteResult => ({ status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { id: reversalId, status: 'pending' } });
 
 export function reversalRoutes(reads: TransferReads, ledger: LedgerClient, replyTimeoutMs: number): RouteDef[] {
-  const ownTransfer = async (request: RouteRequest) => {
-    const row = await reads.byId(request.params.id);
-    if (!row) throw new DomainError('transfer_not_found', 'no such transfer', 'id');
-    assertOwnResource(request, row.account_id, row.id);
-    return row;
-  };
+  const own = (request: RouteRequest) => ownTransfer(reads, request);
   const commandOf = async (request: RouteRequest<FromSchema<typeof reverseBody>>) => {
-    const transfer = await ownTransfer(request);
+    const transfer = await own(request);
     const commandId = idempotentCommandId(transfer.account_id, request.idempotencyKey!);
     const command: TransferReverse = {
       transfer_id: transfer.id, reversal_id: derivedUuid('transfer-reversal', commandId),
@@ -90,7 +83,7 @@ export function reversalRoutes(reads: TransferReads, ledger: LedgerClient, reply
       response: { status: 200, description: 'its reversals', schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: reversalSchema } } } },
       errors: ['transfer_not_found', 'cross_account_access_denied'],
       handler: async (request) => {
-        const transfer = await ownTransfer(request);
+        const transfer = await own(request);
         return { status: 200, body: { data: (transfer.reversals ?? []).map((r) => reversalView(transfer, r)) } };
       },
     },

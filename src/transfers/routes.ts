@@ -5,7 +5,7 @@ import { formatAmount } from '../../ledger/money';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
-import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
+import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listFilterOf, listFilterSchemas, listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
 import { idParams } from '../http/validation';
@@ -14,7 +14,7 @@ import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer, transferAnswer, transferView } from '../ledger-client/answers';
 import { type LedgerClient } from '../ledger-client/client';
 import { createBodySchema, CreateTransferBody, emailSchema, transferCommand } from './commands';
-import type { StoredTransfer, TransferReads } from './reads';
+import { ownTransfer, type TransferReads } from './reads';
 
 const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'];
 const nullableString = { type: ['string', 'null'] };
@@ -106,12 +106,7 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
     const command = transferCommand(request.body, derivedUuid('transfer', commandId));
     return { accountId, commandId, command: request.sandboxScenario ? { ...command, scenario: request.sandboxScenario } : command };
   };
-  const getOwn = async (request: RouteRequest): Promise<StoredTransfer> => {
-    const row = await reads.byId(request.params.id);
-    if (!row) throw new DomainError('transfer_not_found', 'no such transfer', request.params.id);
-    assertOwnResource(request, row.account_id, row.id);
-    return row;
-  };
+  const getOwn = (request: RouteRequest) => ownTransfer(reads, request);
   return [
     withBody(createBodySchema, {
       method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
