@@ -39,6 +39,14 @@ export interface ReadinessReport {
 /** Connects everything, runs migrations, creates topics and registers schemas. */
 export async function openRuntime(config: Config): Promise<Runtime> {
   const phases = new OpeningPhases();
+  try {
+    return await openPhases(config, phases);
+  } finally {
+    phases.end();
+  }
+}
+
+async function openPhases(config: Config, phases: OpeningPhases): Promise<Runtime> {
   await ensureDatabase(config.databaseUrl);
   // The connections warmed before the process says it is ready stay open (src/warm-up.ts).
   const db = createDb(config.databaseUrl, 20, WARM_CONNECTIONS);
@@ -75,16 +83,29 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   };
 }
 
+/** The order openPhases opens the dependencies in: the phase under way is the first not done. */
+const PHASES = ['postgres', 'redis', 'kafka', 'schema_registry'] as const;
+/** A phase that outlasts this is reported while it goes on, so an opening that hangs says where. */
+const SLOW_PHASE_MS = 10_000;
+
 /** How long each dependency took to open; reported as a warning when the whole took long. */
 class OpeningPhases {
   private readonly started = performance.now();
   private last = this.started;
   private readonly ms: Record<string, number> = {};
+  private readonly slow = setInterval(() => {
+    const phase = PHASES.find((name) => !(name in this.ms));
+    log.warn({ phase, ms: Math.round(performance.now() - this.last) }, 'runtime still opening');
+  }, SLOW_PHASE_MS);
 
-  done(phase: string): void {
+  done(phase: (typeof PHASES)[number]): void {
     const now = performance.now();
     this.ms[phase] = Math.round(now - this.last);
     this.last = now;
+  }
+
+  end(): void {
+    clearInterval(this.slow);
   }
 
   report(): void {

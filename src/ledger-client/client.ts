@@ -16,6 +16,8 @@ import { TOPICS } from '../kafka/topics';
 import type { Runtime } from '../runtime';
 
 export const PENDING_REPLIES_MAX = 50_000;
+/** A new group of one member joins in well under a second here; a minute means it will not. */
+const JOIN_WAIT_MS_MAX = 60_000;
 /**
  * How long a request waits for Kafka to acknowledge its command. The producer itself retries for
  * about 50 s, far past what a client waits for; past this the request answers 503. A command
@@ -70,13 +72,28 @@ export class LedgerClient {
       onGroupJoin: () => markJoined(),
     });
     // Replies sent before this process joined its group would be missed: wait for the join. A
-    // consumer that stopped for good before joining fails the start, never hangs it.
+    // consumer that stopped for good, or did not join within JOIN_WAIT_MS_MAX, fails the start
+    // (naming what it last did), never hangs it.
+    const consumer = this.consumer;
+    let lastEvent = 'connected';
+    const watching = [consumer.events.REBALANCING, consumer.events.CRASH, consumer.events.DISCONNECT, consumer.events.REQUEST_TIMEOUT].map((event) =>
+      consumer.on(event, ({ type, payload }) => { lastEvent = `${type} ${JSON.stringify(payload ?? {}).slice(0, 300)}`; }));
+    let timer: NodeJS.Timeout | undefined;
     const stopped = new Promise<never>((_, reject) => {
-      this.consumer!.on(this.consumer!.events.CRASH, ({ payload }) => {
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
         if (!payload.restart) reject(new Error(`the ledger reply consumer stopped before joining its group: ${payload.error.message}`));
       });
+      timer = setTimeout(() => reject(new Error(`the ledger reply consumer did not join its group within ${JOIN_WAIT_MS_MAX} ms; last: ${lastEvent}`)), JOIN_WAIT_MS_MAX);
     });
-    await Promise.race([joined, stopped]);
+    try {
+      await Promise.race([joined, stopped]);
+    } catch (error) {
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      for (const stopWatching of watching) stopWatching();
+    }
     // A ledger in this process hands its replies over directly; the topic carries the others'.
     this.stopReceivingInProcess = receiveRepliesInProcess(this.instanceId, (reply) => this.receive(reply));
   }

@@ -26,7 +26,9 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 
 export async function startApi(runtime: Runtime, context: ProcessContext): Promise<RunningRole> {
   const { config } = runtime;
+  context.step = 'the request log thread';
   const recorder = await RequestLogRecorder.start(kafkaThreadSettings(config));
+  context.step = 'the ledger reply consumer joining its group';
   const ledger = new LedgerClient(runtime);
   await ledger.start();
   const { guards, limiter } = apiGuards(runtime, recorder);
@@ -38,6 +40,7 @@ export async function startApi(runtime: Runtime, context: ProcessContext): Promi
   // Warm-up requests are served apart, neither limited nor logged: they are not clients'.
   const warmUpApp = createApp({ routes, guards: { ...guards, rateLimit: async () => undefined, credentialAttempt: undefined, recordRequest: () => undefined }, bodyLimitBytes: config.bodyLimitBytes, environment: config.environment });
   // Before it listens: its first clients meet a process as fast as it will be.
+  context.step = 'warming up';
   await warmUp('api', [
     () => fillPool(runtime.db),
     () => knowTopics(runtime, [TOPICS.ledgerCommands]),

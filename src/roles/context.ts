@@ -8,4 +8,6 @@ export interface ProcessContext {
   hub: NotificationHub;
   /** This process's own mock rails, when it runs them (they may have taken a free port). */
   rails: MockRails | undefined;
+  /** What the role now starting is waiting for, named in the warning of a start that takes long. */
+  step: string;
 }

@@ -37,10 +37,10 @@ const STARTERS: Record<Role, (runtime: Runtime, context: ProcessContext) => Prom
 
 /** Starts the roles in dependency order: rails before their callers, the API last. */
 export async function startRoles(runtime: Runtime, roles: Role[]): Promise<RunningRole[]> {
-  const context: ProcessContext = { hub: new NotificationHub(), rails: undefined };
+  const context: ProcessContext = { hub: new NotificationHub(), rails: undefined, step: '' };
   const running: RunningRole[] = [];
   for (const role of Object.keys(STARTERS) as Role[]) {
-    if (roles.includes(role)) running.push(await timedStart(role, () => STARTERS[role](runtime, context)));
+    if (roles.includes(role)) running.push(await timedStart(role, context, () => STARTERS[role](runtime, context)));
   }
   return running;
 }
@@ -48,9 +48,10 @@ export async function startRoles(runtime: Runtime, roles: Role[]): Promise<Runni
 /** A role's start that outlasts this is reported while it goes on, so a start that hangs says where. */
 const SLOW_START_MS = 10_000;
 
-async function timedStart(role: Role, start: () => Promise<RunningRole>): Promise<RunningRole> {
+async function timedStart(role: Role, context: ProcessContext, start: () => Promise<RunningRole>): Promise<RunningRole> {
   const started = performance.now();
-  const slow = setInterval(() => log.warn({ role, ms: Math.round(performance.now() - started) }, 'role still starting'), SLOW_START_MS);
+  context.step = '';
+  const slow = setInterval(() => log.warn({ role, step: context.step, ms: Math.round(performance.now() - started) }, 'role still starting'), SLOW_START_MS);
   try {
     const running = await start();
     const ms = Math.round(performance.now() - started);
