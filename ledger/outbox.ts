@@ -6,7 +6,8 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { DomainEventEnvelope } from './messages';
 import { copyIntoClient } from './pg/copy';
-import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, numberAccountEvents, outboxRoundRows, type OutboxWrite } from './round-write';
+import type { OutboxWrite } from './ports';
+import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, numberAccountEvents, outboxRoundRows } from './store/round-write';
 
 type Db = Knex | Knex.Transaction;
 

@@ -1,10 +1,10 @@
 // A round of the ledger: its commands decided in order, each by its module (ledger/commands), on
-// the records and balances locked in one Postgres transaction, and written with everything they
-// change (entries, balances, records, processed commands and the outbox round) in that transaction.
+// the records and balances locked in one transaction of its store (ports.ts; Postgres in
+// ledger/store/), and written with everything they change (entries, balances, records, processed
+// commands and the outbox round) in that transaction.
 // The consumer (consumers/ledger) reads Kafka, gathers the round's facts, calls this, and answers
 // and publishes once it committed; how an outbox row is shaped for Kafka is its business (OutboxRows).
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
 import { thresholdCrossings } from './alerts';
 import { BalanceBook } from './balances';
 import { held, type LedgerAccountRef } from './chart';
@@ -13,9 +13,8 @@ import { emptyDecision, type Decision, type EventDraft } from './decide';
 import type { HoldRecord } from './holds';
 import type { TransferExecute } from './messages';
 import type { PaymentRecord } from './payments';
-import { LedgerRound } from './round-transaction';
 import { isCanonicalUuid, unstorable } from './screen';
-import { ensureLedgerAccounts, type BatchWrite, type EntryWrite, type OutboxWrite } from './store';
+import type { BatchWrite, EntryWrite, LedgerStore, OutboxWrite } from './ports';
 import type { TransferRecord } from './transfers';
 
 /** How the round's messages become outbox rows (their topics and envelopes are the publisher's). */
@@ -31,7 +30,7 @@ export interface RoundSettings {
   knownLedgerAccounts: Set<string>;
   /** Told each new hold's expiry once its round committed (the hold expiry's next sweep). */
   holdsDue?: (expiresAt: Date) => void;
-  /** The server's bound on each statement of a round (round-transaction.ts); none: the default. Tests shorten it. */
+  /** The server's bound on each statement of a round (store/round-transaction.ts); none: the default. Tests shorten it. */
   statementTimeoutMs?: number;
 }
 
@@ -55,10 +54,10 @@ function decide(command: ParsedCommand, facts: BatchFacts, locked: Locked, book:
 const KNOWN_LEDGER_ACCOUNTS_MAX = 200_000;
 
 /** Creates the ledger accounts this round needs that were not seen before. */
-async function ensureAccounts(db: Knex, settings: RoundSettings, refs: LedgerAccountRef[]): Promise<void> {
+async function ensureAccounts(store: LedgerStore, settings: RoundSettings, refs: LedgerAccountRef[]): Promise<void> {
   const unseen = refs.filter((r) => !settings.knownLedgerAccounts.has(r.code));
   if (unseen.length === 0) return;
-  await ensureLedgerAccounts(db, unseen);
+  await store.ensureAccounts(unseen);
   if (settings.knownLedgerAccounts.size > KNOWN_LEDGER_ACCOUNTS_MAX) settings.knownLedgerAccounts.clear();
   for (const ref of unseen) settings.knownLedgerAccounts.add(ref.code);
 }
@@ -78,11 +77,11 @@ function heldBeside(refs: LedgerAccountRef[]): LedgerAccountRef[] {
 const alertAccountsOf = (refs: LedgerAccountRef[]) => [...new Set(refs.flatMap((r) => ((r.kind === 'available' || r.kind === 'wallet_available') && r.accountId ? [r.accountId] : [])))];
 
 /** Decides and writes a round of fresh commands (none decided before); `publishedRounds` are marked published in its transaction. */
-export async function runRound(db: Knex, settings: RoundSettings, commands: ParsedCommand[], facts: BatchFacts, publishedRounds: string[]): Promise<RoundOutcome> {
+export async function runRound(store: LedgerStore, settings: RoundSettings, commands: ParsedCommand[], facts: BatchFacts, publishedRounds: string[]): Promise<RoundOutcome> {
   const refs = commands.flatMap((c) => (c.type === 'refused' ? [] : c.command.accounts(c.payload, c.envelope.account_id, facts)));
-  await ensureAccounts(db, settings, refs);
+  await ensureAccounts(store, settings, refs);
   const { rows } = settings;
-  return LedgerRound.run(db, async (round) => {
+  return store.inRound(async (round) => {
     const { transfers, quotes, payments, wallets, holds, balances, alerts } = await round.lock({
       transferIds: [...facts.transfers.keys()], quoteIds: [...facts.quotes.keys()], paymentIds: [...facts.payments.keys()],
       holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs: [...refs, ...heldBeside(refs)], alertAccountIds: alertAccountsOf(refs),

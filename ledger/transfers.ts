@@ -59,7 +59,7 @@ export interface LateCompletion {
 /**
  * What finance is told of a late completion: the ledger opens a `late_completion` exception in
  * the reconciliation exceptions queue from it, in the round that completes the transfer
- * (round-write.ts). Amounts are in the transfer's currency, at its scale.
+ * (store/round-write.ts). Amounts are in the transfer's currency, at its scale.
  */
 export interface LateCompletionException {
   transferId: string;

@@ -1,4 +1,4 @@
-// A ledger round is written by one statement sent together with its COMMIT (ledger/round-write.ts):
+// A ledger round is written by one statement sent together with its COMMIT (ledger/store/round-write.ts):
 // a check the statement must pass (every executed quote found unconsumed) is made inside it, so a
 // failed check aborts the transaction before COMMIT runs.
 import type { Knex } from 'knex';

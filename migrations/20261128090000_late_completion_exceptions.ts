@@ -1,5 +1,5 @@
 // A transfer a partner paid after the ledger had failed it (a late completion) is an exception
-// for finance: the ledger opens it in the round that completes the transfer (ledger/round-write.ts),
+// for finance: the ledger opens it in the round that completes the transfer (ledger/store/round-write.ts),
 // once per transfer. Such an exception comes from no reconciliation report, so the report is
 // optional for it; it names the transfer, what was held again from the sender's available balance
 // and what is owed through the late-completion receivable.

@@ -1,7 +1,7 @@
 // Holds (DESIGN.md section 5g): authorize now, capture or void later. A hold moves its amount from
 // the main balance's or a wallet's available to its held ledger account; captures pay recipients
 // from there, a void or the expiry releases what is left. The ledger alone writes this table, in
-// the round that moves the money (ledger/round-write.ts). `captures` keeps each capture in order.
+// the round that moves the money (ledger/store/round-write.ts). `captures` keeps each capture in order.
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {

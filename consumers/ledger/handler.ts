@@ -6,8 +6,9 @@
 // is another request under the same Idempotency-Key, with a conflict (DESIGN.md section 5f).
 import type { BatchFacts } from '../../ledger/commands';
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import type { LedgerStore } from '../../ledger/ports';
 import { runRound, type OutboxRows, type RoundOutcome } from '../../ledger/round';
-import { accountFactsByBank, readPayments, readQuotes, readTransfers, readWallets, readHolds, roundFacts, faucetCreditedToday, type KnownCommand } from '../../ledger/store';
+import { accountFactsByBank, readPayments, readQuotes, readTransfers, readWallets, readHolds, roundFacts, faucetCreditedToday, type KnownCommand } from '../../ledger/store/reads';
 import type { Delivered } from '../../src/kafka/consumer';
 import type { Runtime } from '../../src/runtime';
 import { entryRow, eventRow, partnerCommandRow } from './outbox';
@@ -49,13 +50,15 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
 
 /** What the ledger keeps between rounds. */
 export interface LedgerState {
+  /** Where rounds are locked and written (Postgres: ledger/store/postgres.ts). */
+  store: LedgerStore;
   publisher: RoundPublisher;
   replies: ReplySender;
   /** Codes of ledger accounts known to exist (they are never deleted): no insert is tried for them. */
   knownLedgerAccounts: Set<string>;
   /** Told each new hold's expiry once its round committed (the hold expiry's next sweep). */
   holdsDue?: (expiresAt: Date) => void;
-  /** The server's bound on each statement of a round (ledger/round-transaction.ts); none: the default. Tests shorten it. */
+  /** The server's bound on each statement of a round (ledger/store/round-transaction.ts); none: the default. Tests shorten it. */
   statementTimeoutMs?: number;
 }
 
@@ -104,7 +107,7 @@ export async function handleLedgerBatch(runtime: Runtime, state: LedgerState, me
     event: (event, now) => eventRow(event, environment, now), entry: entryRow, partnerCommand: partnerCommandRow,
   };
   try {
-    outcome = await runRound(runtime.db, { ...state, rows }, fresh, facts, published);
+    outcome = await runRound(state.store, { ...state, rows }, fresh, facts, published);
   } catch (error) {
     publisher.returnAcknowledged(published);
     throw error;

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Message, TopicMessages } from 'kafkajs';
 import type { EventDraft } from '../../ledger/decide';
 import type { DomainEventEnvelope, PartnerCommandEnvelope, TransferExecute } from '../../ledger/messages';
-import type { EntryWrite, OutboxWrite } from '../../ledger/store';
+import type { EntryWrite, OutboxWrite } from '../../ledger/ports';
 import type { AvroCodec } from '../../src/kafka/registry';
 import { domainEventHeaders, TOPICS, type TopicNames } from '../../src/kafka/topics';
 
@@ -12,7 +12,7 @@ export function eventRow(event: EventDraft, environment: string, now: Date): Out
   const envelope: DomainEventEnvelope = {
     id: randomUUID(), type: event.type, created_at: now.toISOString(), environment,
     resource_type: event.resourceType, resource_id: event.resourceId, account_id: event.accountId,
-    account_seq: 0, // numbered when the round is written (ledger/store.ts)
+    account_seq: 0, // numbered when the round is written (ledger/store/round-write.ts)
     data: {
       id: event.resourceId, status: event.status, amount: event.amount, currency: event.currency,
       attributes: event.attributes ? JSON.stringify(event.attributes) : null,

@@ -4,7 +4,8 @@ import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import type { RunningRole, Runtime } from '../../src/runtime';
-import { LedgerRound } from '../../ledger/round-transaction';
+import { postgresLedgerStore } from '../../ledger/store/postgres';
+import { LedgerRound } from '../../ledger/store/round-transaction';
 import { fillPool, knowTopics, warmUp, WARM_CONNECTIONS } from '../../src/warm-up';
 import { GroupCommit } from './group-commit';
 import { handleLedgerBatch } from './handler';
@@ -18,7 +19,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
   const replies = new ReplySender(runtime);
   const holdExpiry = new HoldExpiry(runtime);
-  const state = { publisher, replies, knownLedgerAccounts: new Set<string>(), holdsDue: (at: Date) => holdExpiry.dueAt(at) };
+  const state = { store: postgresLedgerStore(runtime.db), publisher, replies, knownLedgerAccounts: new Set<string>(), holdsDue: (at: Date) => holdExpiry.dueAt(at) };
   const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
   let markJoined: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => { markJoined = resolve; });

@@ -1,5 +1,5 @@
 // Publishes outbox rounds that a crashed ledger process committed but never published. A round is
-// claimed by a lease (ledger/store.ts claimUnpublishedRound), sent, then its mark removed: each a
+// claimed by a lease (ledger/outbox.ts claimUnpublishedRound), sent, then its mark removed: each a
 // short statement of its own, so no lock is held while Kafka takes its time. A ledger round that
 // removes the same mark (the writer's publisher had the round acknowledged meanwhile) holds its
 // ledger-account locks while it does, and waited on the sweeper's send when the claim was a row

@@ -7,7 +7,7 @@ import type { HoldRecord } from '../holds';
 import type { HoldCaptureCommand, TransferCreate } from '../messages';
 import type { Amount } from '../money';
 import type { PaymentRecord } from '../payments';
-import { bankKey } from '../store';
+import { bankKey } from '../store/reads';
 import type { TransferRecord } from '../transfers';
 import type { WalletRecord } from '../wallets';
 

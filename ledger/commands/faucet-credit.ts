@@ -3,7 +3,7 @@ import { available, faucetEquity } from '../chart';
 import { decideFaucetCredit } from '../decide';
 import type { FaucetCredit } from '../messages';
 import { Money } from '../money';
-import { faucetKey } from '../store';
+import { faucetKey } from '../store/reads';
 import { asScreened, type LedgerCommand } from './command';
 
 export const faucetCredit: LedgerCommand<FaucetCredit> = {

@@ -2,7 +2,7 @@
 // round trip. That protocol takes no parameters, so values are set into the text as literals,
 // escaped by pg's own escapeLiteral. Only for the service's own statement constants, whose only
 // `$n` are placeholders: a ledger round begins with its locks in one such message and ends with
-// its write and COMMIT in another (ledger/round-transaction.ts).
+// its write and COMMIT in another (ledger/store/round-transaction.ts).
 import pg from 'pg';
 
 /** A value as an SQL literal: text (escaped), a number, a boolean, NULL, or an ARRAY[...] of them. */

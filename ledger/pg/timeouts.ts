@@ -4,7 +4,7 @@
 export const QUERY_TIMEOUT_MS = 30_000;
 
 /**
- * The server's own bound on each statement of a ledger round (ledger/round-transaction.ts), set
+ * The server's own bound on each statement of a ledger round (ledger/store/round-transaction.ts), set
  * for the round's transaction by its first message. The client's QUERY_TIMEOUT_MS is not the
  * server's: a statement the client gave up on goes on running. With `SET LOCAL statement_timeout`
  * the server cancels a write that waits (on a lock) too long itself, and the round's COMMIT, sent

@@ -6,7 +6,7 @@
 // runs again. Routes whose answer is the ledger's decision keep no record here: the ledger's
 // processed command is their key's record (section 5f). Keys are the account's across both
 // kinds of route, so a claim here is refused when the ledger holds the key, and the ledger
-// refuses a key held here (ledger/store.ts roundFacts).
+// refuses a key held here (ledger/store/reads.ts roundFacts).
 import type { Db } from '../db';
 import { DomainError, errorBody, isDomainError } from '../domain-error';
 import type { RouteDef, RouteRequest, RouteResult } from '../http/route';

@@ -1,4 +1,4 @@
-// Payments as the ledger stored them (ledger/store.ts), status history included.
+// Payments as the ledger stored them (ledger/store/reads.ts), status history included.
 import type { PaymentRecord, PaymentStatus } from '../../ledger/payments';
 import type { Db } from '../db';
 import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';

@@ -3,7 +3,7 @@
 // in its own transaction: it first closes the open ones its matching now settles (a line that
 // came days late), then opens the new ones; a movement or line already known keeps its exception.
 // One category comes from no report: `late_completion`, a transfer a partner paid after the ledger
-// had failed it, opened by the ledger in the round that completes it (ledger/round-write.ts).
+// had failed it, opened by the ledger in the round that completes it (ledger/store/round-write.ts).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { formatAmount, isCurrency, Money, type Amount } from '../../ledger/money';

@@ -108,7 +108,7 @@ async function stageNearMovements(trx: Knex.Transaction, run: StagedRun): Promis
      SELECT row_number() OVER (ORDER BY day, entry_id) AS seq, * FROM ( -- a uuid sorts as its text does, cheaper
        ${MOVEMENT}
          FROM postings p
-         -- An entry and its postings are written in one round at one instant (ledger/round-write.ts):
+         -- An entry and its postings are written in one round at one instant (ledger/store/round-write.ts):
          -- the days' entries are read by that index, not every entry looked up (or scanned) for them.
          JOIN journal_entries e ON e.id = p.entry_id AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1
          LEFT JOIN payments pay ON pay.id = e.payment_id

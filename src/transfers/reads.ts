@@ -1,4 +1,4 @@
-// Transfers as the ledger stored them (ledger/store.ts), status history included.
+// Transfers as the ledger stored them (ledger/store/reads.ts), status history included.
 import { canonicalEmail } from '../../ledger/emails';
 import type { TransferRecord, TransferStatus } from '../../ledger/transfers';
 import type { Db } from '../db';

@@ -1,7 +1,7 @@
 // Wallets' life outside the ledger: created, renamed, closed. Closing is the one step that must
 // agree with the ledger: a wallet closes only when empty, and no round may move money into it
 // after it was found empty. The wallet's row is locked first and its ledger accounts after, in
-// code order, as a ledger round locks them (ledger/round-transaction.ts), and a round reads the
+// code order, as a ledger round locks them (ledger/store/round-transaction.ts), and a round reads the
 // wallet under its lock before it decides: one of the two waits for the other.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db';

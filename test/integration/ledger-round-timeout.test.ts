@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { handleLedgerBatch, type LedgerState } from '../../consumers/ledger/handler';
+import { postgresLedgerStore } from '../../ledger/store/postgres';
 import { RoundPublisher } from '../../consumers/ledger/publisher';
 import { ReplySender } from '../../consumers/ledger/replies';
 import { available } from '../../ledger/chart';
@@ -40,7 +41,7 @@ describe('ledger round past its statement timeout', function () {
   let state: LedgerState;
 
   before(async () => {
-    state = { publisher: await RoundPublisher.start(runtime()), replies: new ReplySender(runtime()), knownLedgerAccounts: new Set(), statementTimeoutMs: STATEMENT_TIMEOUT_MS };
+    state = { store: postgresLedgerStore(runtime().db), publisher: await RoundPublisher.start(runtime()), replies: new ReplySender(runtime()), knownLedgerAccounts: new Set(), statementTimeoutMs: STATEMENT_TIMEOUT_MS };
   });
   after(async () => {
     await state?.publisher.stop();

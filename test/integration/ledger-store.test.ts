@@ -1,4 +1,4 @@
-// The ledger store (ledger/store.ts), a round's transaction (ledger/round-transaction.ts) and the
+// The ledger store (ledger/store/reads.ts), a round's transaction (ledger/store/round-transaction.ts) and the
 // handler's outbox rows (consumers/ledger/outbox.ts) against the real Postgres: ledger accounts
 // are created idempotently, locked with their balances, a decided round is written whole, a
 // redelivered command cannot be recorded twice, and rounds that lock the same ledger accounts in
@@ -13,8 +13,9 @@ import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decis
 import type { TransferCreate } from '../../ledger/messages';
 import { Money, type Currency } from '../../ledger/money';
 import { markRoundsPublished } from '../../ledger/outbox';
-import { LedgerRound } from '../../ledger/round-transaction';
-import { ensureLedgerAccounts, type BatchWrite, type EntryWrite } from '../../ledger/store';
+import { LedgerRound } from '../../ledger/store/round-transaction';
+import type { BatchWrite, EntryWrite } from '../../ledger/ports';
+import { ensureLedgerAccounts } from '../../ledger/store/reads';
 import { createDb } from '../../src/db';
 import { db, testService } from '../hooks';
 import { accountRow } from '../support/seed-ledger';

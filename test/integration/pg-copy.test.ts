@@ -1,4 +1,4 @@
-// COPY ... FROM STDIN (ledger/pg-copy.ts), the ledger's bulk write: every value comes back as it
+// COPY ... FROM STDIN (ledger/pg/copy.ts), the ledger's bulk write: every value comes back as it
 // went in, a refused row refuses the whole statement, and the connection stays usable.
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
@@ -12,7 +12,7 @@ const rolledBack = <T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> 
 const COLUMNS = ['name', 'note', 'amount', 'doc', 'at'] as const;
 const CREATE = 'CREATE TEMP TABLE copy_probe (name text NOT NULL, note text, amount numeric(38, 6), doc jsonb, at timestamptz) ON COMMIT DROP';
 
-describe('COPY into a table (ledger/pg-copy.ts)', () => {
+describe('COPY into a table (ledger/pg/copy.ts)', () => {
   it('writes text format: tabs, newlines and backslashes escaped, null as \\N, objects as JSON', () => {
     assert.equal(copyText(['a', 'b', 'c'], [{ a: 'x\ty\nz\\w\r', b: null, c: { k: 'v' } }]), 'x\\ty\\nz\\\\w\\r\t\\N\t{"k":"v"}\n');
   });

@@ -3,16 +3,16 @@
 // and writes in its own transaction (round-transaction.ts).
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
-import { faucetEquity, type LedgerAccountRef } from './chart';
-import type { AccountFacts } from './decide';
-import { canonicalEmail } from './emails';
-import type { FxQuoteRecord } from './fx-quotes';
-import type { HoldRecord } from './holds';
-import { Money, type Amount, type Currency } from './money';
-import type { PaymentRecord } from './payments';
-import { isCanonicalUuid } from './screen';
-import type { TransferRecord } from './transfers';
-import type { WalletRecord } from './wallets';
+import { faucetEquity, type LedgerAccountRef } from '../chart';
+import type { AccountFacts } from '../decide';
+import { canonicalEmail } from '../emails';
+import type { FxQuoteRecord } from '../fx-quotes';
+import type { HoldRecord } from '../holds';
+import { Money, type Amount, type Currency } from '../money';
+import type { PaymentRecord } from '../payments';
+import { isCanonicalUuid } from '../screen';
+import type { TransferRecord } from '../transfers';
+import type { WalletRecord } from '../wallets';
 
 type Db = Knex | Knex.Transaction;
 
@@ -149,4 +149,3 @@ export async function roundFacts(db: Db, commands: CommandRef[], ids: string[], 
   return facts;
 }
 
-export type { BatchWrite, EntryWrite, OutboxWrite } from './round-write';

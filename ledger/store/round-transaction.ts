@@ -12,43 +12,17 @@
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { localStatementTimeout } from './pg/timeouts';
-import { inlineSql } from './pg/inline';
-import type { LedgerAccountState } from './balances';
-import type { LedgerAccountRef } from './chart';
-import type { FxQuoteRecord } from './fx-quotes';
-import { Money } from './money';
-import type { PaymentRecord } from './payments';
-import { oneStatementRound, ONE_STATEMENT_COMMANDS_MAX, writeLargeRound, type BatchWrite } from './round-write';
-import type { TransferRecord } from './transfers';
-import type { WalletRecord } from './wallets';
-import type { HoldRecord } from './holds';
-import type { BalanceAlertRecord } from './alerts';
-
-/** What a round locks: the records its commands decide on, and the ledger accounts they may post to. */
-export interface LockRequest {
-  transferIds?: string[];
-  quoteIds?: string[];
-  paymentIds?: string[];
-  holdIds?: string[];
-  /** Wallets the round moves money into or out of: locked shared, so none is closed under it. */
-  walletIds?: string[];
-  refs: LedgerAccountRef[];
-  /** Accounts whose balance alerts the round reads (ledger/alerts.ts): read after the locks, so an alert created before them is seen. */
-  alertAccountIds?: string[];
-}
-
-export interface Locked {
-  transfers: Map<string, TransferRecord>;
-  quotes: Map<string, FxQuoteRecord>;
-  payments: Map<string, PaymentRecord>;
-  wallets: Map<string, WalletRecord>;
-  holds: Map<string, HoldRecord>;
-  /** The ledger accounts in code order, with their balances. */
-  balances: LedgerAccountState[];
-  /** The balance alerts of `alertAccountIds`. */
-  alerts: BalanceAlertRecord[];
-}
+import { localStatementTimeout } from '../pg/timeouts';
+import { inlineSql } from '../pg/inline';
+import type { FxQuoteRecord } from '../fx-quotes';
+import { Money } from '../money';
+import type { PaymentRecord } from '../payments';
+import { oneStatementRound, ONE_STATEMENT_COMMANDS_MAX, writeLargeRound } from './round-write';
+import type { BatchWrite, Locked, LockRequest, RoundTransaction } from '../ports';
+import type { TransferRecord } from '../transfers';
+import type { WalletRecord } from '../wallets';
+import type { HoldRecord } from '../holds';
+import type { BalanceAlertRecord } from '../alerts';
 
 const lockById = (table: string) => `SELECT * FROM ${table} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`;
 const LOCK_WALLETS = 'SELECT id, account_id, closed_at FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE';
@@ -72,7 +46,7 @@ const EMPTY_ROUND = (): BatchWrite => ({
 
 const byId = <Row extends { id: string }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]));
 
-export class LedgerRound {
+export class LedgerRound implements RoundTransaction {
   /** BEGIN was sent and neither COMMIT nor ROLLBACK since. */
   private open = false;
 

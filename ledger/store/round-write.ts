@@ -8,58 +8,9 @@
 // CTEs does not matter. Updates are one statement per table either way.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { copyIntoClient } from './pg/copy';
-import type { AppliedPosting, LedgerAccountState } from './balances';
-import type { FxQuoteRecord } from './fx-quotes';
-import type { PaymentRecord, PaymentStatus } from './payments';
-import type { HoldRecord } from './holds';
-import type { LateCompletionException, TransferRecord, TransferStatus } from './transfers';
-
-export interface EntryWrite {
-  id: string;
-  kind: string;
-  commandId: string;
-  transferId: string | null;
-  quoteId: string | null;
-  paymentId: string | null;
-  postings: AppliedPosting[];
-}
-
-export interface OutboxWrite {
-  id: string;
-  topic: string;
-  key: string;
-  accountId: string | null;
-  payload: unknown;
-  /** Kafka headers of the message. */
-  headers?: Record<string, string>;
-  /** For an account's domain event: its number in the account's sequence, set by writeBatch. */
-  accountSeq?: number;
-}
-
-export interface BatchWrite {
-  entries: EntryWrite[];
-  balances: LedgerAccountState[];
-  newTransfers: TransferRecord[];
-  changedTransfers: TransferRecord[];
-  transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
-  /** Quotes executed in this batch, with their consumed_at. */
-  consumedQuotes: FxQuoteRecord[];
-  newPayments: PaymentRecord[];
-  changedPayments: PaymentRecord[];
-  paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
-  /** Each decided command with its outcome's JSON text, and the Idempotency-Key it is the record of (DESIGN.md section 5f). */
-  processed: Array<{ commandId: string; type: string; outcome: string; accountId: string | null; idempotencyKey: string | null; fingerprint: string | null }>;
-  outbox: OutboxWrite[];
-  /** Transfers completed late in this round: each opens its exception in finance's queue. */
-  lateCompletions: LateCompletionException[];
-  /** Holds created in this round (in their latest state), and the others it changed; absent: none. */
-  newHolds?: HoldRecord[];
-  changedHolds?: HoldRecord[];
-  /** The round (transaction) the outbox rows belong to, for tracking their publication. */
-  roundId: string;
-  now: Date;
-}
+import { copyIntoClient } from '../pg/copy';
+import type { BatchWrite, OutboxWrite } from '../ports';
+import type { LateCompletionException } from '../transfers';
 
 /** A round of at most this many commands is written by one statement. */
 export const ONE_STATEMENT_COMMANDS_MAX = 64;
