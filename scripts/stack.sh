@@ -13,7 +13,7 @@
 #   down    Stops, in reverse order, only what this script started (pid files / markers in
 #           $STACK_DIR/run). Servers that were already running when `up` ran are left alone.
 #   status  One line per component: up/down, address, pid and resident memory. Exit 0 if all up.
-#   tools   Installs what the test suite needs beside the servers (shellcheck, chromium), when missing.
+#   tools   Installs what the tests need beside the servers (shellcheck, chromium, libfaketime), when missing.
 #
 # Each component lives in scripts/stack/<name>.sh; this file holds the commands.
 # Settings and their defaults: scripts/stack.env (variables already set in the environment win).
@@ -133,6 +133,8 @@ cmd_status() {
 # What the test suite uses beside the servers: shellcheck, which checks these scripts.
 cmd_tools() {
   have shellcheck || apt_install shellcheck
+  # The simulation steps a process's wall clock (its clock_step fault) with libfaketime.
+  compgen -G '/usr/lib/*/faketime/libfaketime.so.1' > /dev/null || apt_install libfaketime
   # The browser tests drive the partners' pages (consent, claim) in Debian's Chromium.
   have chromium || apt_install chromium
 }

@@ -83,10 +83,13 @@ export class RoleProcess {
   service: BenchService | null = null;
   constructor(readonly spec: RoleSpec, private readonly databaseUrl: string) {}
 
-  /** `readyTimeoutMs`: longer for a first start right after a broker restart, which may still be recovering its logs. */
-  async start(readyTimeoutMs?: number): Promise<void> {
+  /**
+   * `readyTimeoutMs`: longer for a first start right after a broker restart, which may still be
+   * recovering its logs. `env`: settings of this start only (a clock step's libfaketime).
+   */
+  async start(readyTimeoutMs?: number, env: Record<string, string> = {}): Promise<void> {
     // LOG_LEVEL info: a process without HTTP is ready once it logs "service started".
-    const extraEnv = { LOG_LEVEL: this.spec.http ? 'warn' : 'info', ...this.spec.extraEnv };
+    const extraEnv = { LOG_LEVEL: this.spec.http ? 'warn' : 'info', ...this.spec.extraEnv, ...env };
     this.service = startService({ port: this.spec.port, roles: this.spec.roles, databaseUrl: this.databaseUrl, extraEnv }, 'chaos');
     await waitReady(this.service, this.spec.http, readyTimeoutMs);
   }

@@ -1,8 +1,10 @@
 // Runs the seed's fault schedule, each fault once the clients have begun its count of operations:
 // against the run's own processes (SIGKILL then restart with the same settings; SIGSTOP past the
-// consumers' session timeout, then SIGCONT), their links (a proxy cut, or one that stalls every
+// consumers' session timeout, then SIGCONT; a restart with the wall clock stepped, then one on
+// the right time), their links (a proxy cut, or one that stalls every
 // reply, then whole again) and, with faults "on", against the shared stack's servers
 // (test/chaos/components.ts: SIGKILL then the stack script, or SIGSTOP then SIGCONT).
+import { existsSync } from 'node:fs';
 import { sleep } from '../bench/harness';
 import { killServer, pauseServer, restartStack, type RoleProcess } from '../chaos/components';
 import type { TcpProxy } from '../support/tcp-proxy';
@@ -14,6 +16,18 @@ export interface FaultLog { done: number; lines: string[] }
 
 /** How long after a fault the service may still be recovering (consumer groups rejoin, retries come due). */
 const RECOVERY_MS = 15_000;
+
+/**
+ * The settings that run a process `stepMs` off the wall clock: libfaketime (scripts/stack.sh
+ * tools installs it) shifts what the process reads as the time of day, not its monotonic clock,
+ * so its timers keep their pace as under a real step of the system clock.
+ */
+function steppedClock(stepMs: number): Record<string, string> {
+  const library = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib'].map((dir) => `${dir}/faketime/libfaketime.so.1`).find((file) => existsSync(file));
+  if (!library) throw new Error('libfaketime is missing: run bash scripts/stack.sh tools');
+  const seconds = (stepMs / 1000).toFixed(3);
+  return { LD_PRELOAD: library, FAKETIME: stepMs < 0 ? seconds : `+${seconds}`, DONT_FAKE_MONOTONIC: '1' };
+}
 
 /** What a fault acts on: the run's processes, the proxies of its links, its Redis keys and the mock rails' control. */
 export interface FaultTargets { roles: Record<ProcessTarget, RoleProcess>; links: Record<LinkTarget, TcpProxy>; flushRedisKeys: () => Promise<void>; railsUrl: string }
@@ -44,7 +58,13 @@ export async function runFault(fault: Fault, targets: FaultTargets): Promise<voi
   } else {
     const role = targets.roles[fault.target as ProcessTarget];
     const child = role.service?.child;
-    if (fault.action === 'stop' && child) {
+    if (fault.action === 'clock_step') {
+      role.kill();
+      await role.start(undefined, steppedClock(fault.stepMs ?? 0));
+      await sleep(fault.downMs);
+      role.kill();
+      await role.start();
+    } else if (fault.action === 'stop' && child) {
       child.kill('SIGSTOP');
       await sleep(fault.downMs);
       child.kill('SIGCONT');

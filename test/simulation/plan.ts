@@ -199,7 +199,9 @@ export const PARTNERS = ['fiat', 'chain', 'claimless', 'openbank'] as const;
 export interface Fault {
   /** When it fires: once the clients have begun this many operations (after the set-up). */
   atOp: number; target: ProcessTarget | ServerTarget | LinkTarget | 'redis_keys' | (typeof PARTNERS)[number];
-  action: 'kill' | 'stop' | 'flush' | 'outage' | 'partition' | 'stall'; downMs: number;
+  action: 'kill' | 'stop' | 'flush' | 'outage' | 'partition' | 'stall' | 'clock_step'; downMs: number;
+  /** A clock step's size: the process runs this far ahead (or behind, below zero) of the wall clock for `downMs`. */
+  stepMs?: number;
 }
 
 /** About what the clients of a run together do in a second here: the schedule's times become counts of operations at this pace. */
@@ -208,51 +210,85 @@ export const NOMINAL_OPS_PER_S = 50;
 /** The longest a partner is down in any run (runs of ten minutes or more; shorter ones, a minute). */
 export const PARTNER_OUTAGE_MS_MAX = 180_000;
 
+/** The largest clock step: as far as a process's wall clock may be off while the model stays exact (world.ts clockMarginMs). */
+export const CLOCK_STEP_MS_MAX = 6_000;
+
+/** The kinds of fault a run can inject; `--short` injects each at least once. */
+export const FAULT_CLASSES = ['process_kill', 'process_stop', 'server_kill', 'server_stop', 'partition', 'stall', 'flush', 'outage', 'clock_step'] as const;
+export type FaultClass = (typeof FAULT_CLASSES)[number];
+
+export function classOf(fault: Fault): FaultClass {
+  if (fault.action === 'kill' || fault.action === 'stop') return `${(SERVERS as readonly string[]).includes(fault.target) ? 'server' : 'process'}_${fault.action}`;
+  return fault.action === 'clock_step' ? 'clock_step' : fault.action;
+}
+
+const SERVERS: readonly ServerTarget[] = ['kafka', 'redis', 'postgres'];
+const PROCESSES: readonly ProcessTarget[] = ['ledger', 'ledger2', 'api', 'workers', 'rails'];
+/** The processes whose clock steps: those that decide with time (the rails' books keep the wall's). */
+const STEPPED: readonly ProcessTarget[] = ['ledger', 'ledger2', 'api', 'workers'];
+const LINKS: readonly LinkTarget[] = ['api_kafka', 'ledger_postgres'];
+
+/** One fault of `kind`, its target and duration drawn from `random`. */
+function faultOf(kind: FaultClass, atOp: number, random: () => number, outageMsMax: number): Fault {
+  const pickOf = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)];
+  switch (kind) {
+    // The run's own Redis keys flushed (rate-limit buckets, caches, leases): safe beside other runs.
+    case 'flush': return { atOp, target: 'redis_keys', action: 'flush', downMs: 0 };
+    // A partner down for ten seconds to a minute, up to three minutes in a run of ten minutes or
+    // more (longer than the dispatcher's retries): nothing it may have made is failed meanwhile.
+    case 'outage': return { atOp, target: pickOf(PARTNERS), action: 'outage', downMs: Math.round(10_000 + random() * (outageMsMax - 10_000)) };
+    // A link cut or stalled for two to fifteen seconds: the process lives, its peer is gone.
+    case 'partition': case 'stall': return { atOp, target: pickOf(LINKS), action: kind, downMs: Math.round(2_000 + random() * 13_000) };
+    // Paused past the consumers' session timeout (10 s), so the group rebalances without it.
+    case 'process_stop': return { atOp, target: pickOf(PROCESSES.filter((p) => p !== 'rails')), action: 'stop', downMs: 12_000 + Math.round(random() * 3_000) };
+    case 'server_stop': return { atOp, target: pickOf(SERVERS), action: 'stop', downMs: 12_000 + Math.round(random() * 3_000) };
+    case 'process_kill': return { atOp, target: pickOf(PROCESSES), action: 'kill', downMs: Math.round(500 + random() * 4_000) };
+    case 'server_kill': return { atOp, target: pickOf(SERVERS), action: 'kill', downMs: Math.round(500 + random() * 4_000) };
+    // A process restarted with its wall clock stepped ahead or behind (an NTP step, a VM resumed),
+    // for ten to thirty seconds, then restarted on the right time.
+    case 'clock_step': {
+      const stepMs = Math.round((random() < 0.5 ? -1 : 1) * (1_000 + random() * (CLOCK_STEP_MS_MAX - 1_000)));
+      return { atOp, target: pickOf(STEPPED), action: 'clock_step', downMs: Math.round(10_000 + random() * 20_000), stepMs };
+    }
+  }
+}
+
 /**
  * The faults of a run of `durationMs` at the nominal pace: bursts (two to four faults a few seconds
- * apart) between quiet stretches, so recovery itself meets faults and also gets time to finish. A
- * paused process or server stays stopped past the consumers' session timeout (10 s), so the group
- * rebalances without it. The run's own Redis keys are flushed now and then (never the server's
- * other keys). Times are counted in operations, so a seed's faults meet the same operations
+ * apart) between quiet stretches, so recovery itself meets faults and also gets time to finish. With
+ * `everyClass` (--short), each class of fault the mode allows comes first, once, in a seeded order,
+ * spread over the run. Times are counted in operations, so a seed's faults meet the same operations
  * however fast the machine is.
  */
-export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode): Fault[] {
+export function faultSchedule(seed: number, durationMs: number, mode: FaultsMode, everyClass = false): Fault[] {
   if (mode === 'off') return [];
   const random = prng(streamSeed(seed, 999_999));
-  const processes: ProcessTarget[] = ['ledger', 'ledger2', 'api', 'workers', 'rails'];
-  const links: LinkTarget[] = ['api_kafka', 'ledger_postgres'];
-  const servers: ServerTarget[] = ['kafka', 'redis', 'postgres'];
   const faults: Fault[] = [];
   const atOp = (ms: number): number => Math.round((ms * NOMINAL_OPS_PER_S) / 1_000);
+  const outageMsMax = durationMs >= 600_000 ? PARTNER_OUTAGE_MS_MAX : 60_000;
+  const allowed = FAULT_CLASSES.filter((kind) => mode === 'on' || !kind.startsWith('server_'));
   let at = 8_000 + random() * 10_000;
   const lastAt = durationMs - 10_000;
-  const outageMsMax = durationMs >= 600_000 ? PARTNER_OUTAGE_MS_MAX : 60_000;
+  if (everyClass) {
+    const tour = [...allowed];
+    for (let i = tour.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [tour[i], tour[j]] = [tour[j], tour[i]];
+    }
+    const step = Math.max(0, lastAt - at) / tour.length;
+    for (const kind of tour) {
+      faults.push(faultOf(kind, atOp(at), random, outageMsMax));
+      at += step;
+    }
+    return faults;
+  }
   while (at < lastAt) {
     const burst = 2 + Math.floor(random() * 3);
     for (let i = 0; i < burst && at < lastAt; i++) {
-      // The run's own Redis keys flushed (rate-limit buckets, caches, leases): safe beside other runs.
-      if (random() < 0.1) {
-        faults.push({ atOp: atOp(at), target: 'redis_keys', action: 'flush', downMs: 0 });
-        at += 2_000 + random() * 6_000;
-        continue;
-      }
-      // A partner down for ten seconds to a minute, up to three minutes in a run of ten minutes or
-      // more (longer than the dispatcher's retries): nothing it may have made is failed meanwhile.
-      if (random() < 0.15) {
-        faults.push({ atOp: atOp(at), target: PARTNERS[Math.floor(random() * PARTNERS.length)], action: 'outage', downMs: Math.round(10_000 + random() * (outageMsMax - 10_000)) });
-        at += 2_000 + random() * 6_000;
-        continue;
-      }
-      // A link cut or stalled for two to fifteen seconds: the process lives, its peer is gone.
-      if (random() < 0.15) {
-        faults.push({ atOp: atOp(at), target: links[Math.floor(random() * links.length)], action: random() < 0.5 ? 'partition' : 'stall', downMs: Math.round(2_000 + random() * 13_000) });
-        at += 2_000 + random() * 6_000;
-        continue;
-      }
-      const server = mode === 'on' && random() < 0.25;
-      const target = server ? servers[Math.floor(random() * servers.length)] : processes[Math.floor(random() * processes.length)];
-      const stop = target !== 'rails' && random() < 0.2;
-      faults.push({ atOp: atOp(at), target, action: stop ? 'stop' : 'kill', downMs: stop ? 12_000 + Math.round(random() * 3_000) : Math.round(500 + random() * 4_000) });
+      const roll = random();
+      const kind: FaultClass = roll < 0.1 ? 'flush' : roll < 0.23 ? 'outage' : roll < 0.36 ? (random() < 0.5 ? 'partition' : 'stall') : roll < 0.44 ? 'clock_step'
+        : mode === 'on' && random() < 0.25 ? (random() < 0.2 ? 'server_stop' : 'server_kill') : (random() < 0.2 ? 'process_stop' : 'process_kill');
+      faults.push(faultOf(kind, atOp(at), random, outageMsMax));
       at += 2_000 + random() * 6_000;
     }
     at += 20_000 + random() * 30_000; // a quiet stretch

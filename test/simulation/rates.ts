@@ -28,6 +28,8 @@ export interface ShownPrice { rate: string; mid_rate: string; spread: string }
 export class RateBook {
   /** Per quoted pair (its published direction), the latest observations. */
   private readonly seen = new Map<string, Observation[]>();
+  /** How far the service's clocks may be from ours: more while a run steps a process's clock (plan.ts clock_step). */
+  skewMs = SKEW_MS;
   constructor(private readonly findings: Findings) {}
 
   /** Checks a price shown for `from` → `to` somewhere between `fromMs` and `toMs` against the table and every earlier observation of the pair. */
@@ -47,7 +49,7 @@ export class RateBook {
     findings.expect(published.isGreaterThanOrEqualTo(low) && published.isLessThanOrEqualTo(high), "a mid-rate within the published band around its pair's base",
       () => `${label}: ${from}->${to} mid ${price.mid_rate} (${published.toFixed(6)} in the published direction), band ${low.toFixed(6)} to ${high.toFixed(6)}`, [client]);
     const pair = direct ? `${from}/${to}` : `${to}/${from}`;
-    const observation: Observation = { mid: published, from: fromMs - SKEW_MS, to: toMs + SKEW_MS, label };
+    const observation: Observation = { mid: published, from: fromMs - this.skewMs, to: toMs + this.skewMs, label };
     const earlier = this.seen.get(pair) ?? [];
     // One check against every earlier observation: the first it is too far from fails it.
     const tooFar = earlier.map((other) => {

@@ -12,7 +12,7 @@ import { Findings } from './findings';
 import { isFinal, type Sent } from './http';
 import { createWorld, killStage, setUp, startStage, stopStage } from './stage';
 import { Names, readTrace, type TraceLine } from './trace';
-import type { World } from './world';
+import { CLOCK_MARGIN_MS, type World } from './world';
 
 type Request = Extract<TraceLine, { t: 'req' }>;
 type Traced = Extract<TraceLine, { t: 'ans' }>;
@@ -47,6 +47,9 @@ export async function replay(file: string): Promise<number> {
     for (const line of lines) {
       if (line.t === 'fault') {
         console.log(`  fault: ${line.fault.action} ${line.fault.target} for ${line.fault.downMs} ms`);
+        // From a clock step on, the model allows what it shifts, as the run did.
+        world.clockMarginMs = Math.max(world.clockMarginMs, CLOCK_MARGIN_MS + Math.abs(line.fault.stepMs ?? 0));
+        world.rates.skewMs = Math.max(world.rates.skewMs, world.clockMarginMs);
         await runFault(line.fault, faultTargets);
       } else if (line.t === 'req') {
         requests.set(line.seq, line);

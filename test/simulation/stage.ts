@@ -18,7 +18,7 @@ import { Latencies } from './latency';
 import { Model } from './model';
 import { RateBook } from './rates';
 import type { Trace } from './trace';
-import type { Member, World } from './world';
+import { CLOCK_MARGIN_MS, type Member, type World } from './world';
 
 const PORT = 4800;
 export const baseUrl = `http://127.0.0.1:${PORT + 30}`;
@@ -81,7 +81,7 @@ export function createWorld(findings: Findings, trace: Trace | null, members: Me
   const latencies = new Latencies();
   return {
     http: new Http(baseUrl, findings, trace, latencies), model: new Model(), rates: new RateBook(findings), latencies, findings, members,
-    unlearned: [], partnerBook: new Map(), open: [], stats: { ops: 0, faults: 0, crossings: 0 },
+    unlearned: [], partnerBook: new Map(), open: [], clockMarginMs: CLOCK_MARGIN_MS, stats: { ops: 0, faults: 0, crossings: 0 },
   };
 }
 

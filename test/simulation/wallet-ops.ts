@@ -12,9 +12,6 @@ import type { Misbehaviour, WalletOp } from './plan';
 import type { Member, SimHold, World } from './world';
 import { delta, fundsCheck, money, unexpected, write } from './writes';
 
-/** How far the ledger's clock and ours may differ around a hold's expires_at. */
-const CLOCK_MARGIN_MS = 2_000;
-
 /** The model's key of a side's available balance: the account's id for "main" (as every other operation keys it), else the wallet's. */
 export const availableKey = (member: Pick<Member, 'accountId'>, side: string): string => (side === 'main' ? member.accountId : `wallet:${side}`);
 export const heldKey = (member: Pick<Member, 'accountId'>, side: string): string => `${availableKey(member, side)}:held`;
@@ -34,9 +31,9 @@ function captured(hold: SimHold, except?: Command): { certain: Amount; possible:
 }
 
 /** Whether the hold may have ended before `except` was decided: an answer said so, a void or final capture may have been decided, it was due, or captures may have used it up. */
-function mayHaveEnded(hold: SimHold, except: Command): boolean {
+function mayHaveEnded(world: World, hold: SimHold, except: Command): boolean {
   return hold.ended !== null || hold.enders.some((c) => c !== except && c.state !== 'refused')
-    || Date.now() >= hold.expiresAt - CLOCK_MARGIN_MS || captured(hold, except).possible.isGreaterThanOrEqualTo(hold.amount);
+    || Date.now() >= hold.expiresAt - world.clockMarginMs || captured(hold, except).possible.isGreaterThanOrEqualTo(hold.amount);
 }
 
 /** The hold ended as an answer or read says: what was released goes back to available, once. */
@@ -112,7 +109,7 @@ async function holdCreate(world: World, member: Member, op: Extract<WalletOp, { 
       fundsCheck(world, command, member, op.currency, new Money(amount), answer, availableKey(member, side));
       if (!created(answer)) {
         // A short hold whose request is repeated past its expires_at is refused naming it.
-        const late = answer.body?.error === 'invalid_request' && answer.body?.details === 'expires_at' && Date.now() >= expiresAt - CLOCK_MARGIN_MS;
+        const late = answer.body?.error === 'invalid_request' && answer.body?.details === 'expires_at' && Date.now() >= expiresAt - world.clockMarginMs;
         if (!late) unexpected(world, command, member, answer, ['insufficient_funds']);
         world.model.refuse(command);
         // An earlier attempt under the key may have made the hold (its answer lost): the route
@@ -156,12 +153,12 @@ function capture(world: World, member: Member, hold: SimHold, payee: Member, cen
         world.model.refuse(command);
         const allowed = [
           ...(paid.isGreaterThan(hold.amount.minus(captured(hold, command).possible)) ? ['hold_exceeded'] : []),
-          ...(mayHaveEnded(hold, command) ? ['hold_not_active'] : []),
+          ...(mayHaveEnded(world, hold, command) ? ['hold_not_active'] : []),
         ];
         unexpected(world, command, member, answer, allowed);
         return;
       }
-      world.findings.expect(endedAtSend === null && sentAt < hold.expiresAt + CLOCK_MARGIN_MS, 'a hold that ended takes no capture',
+      world.findings.expect(endedAtSend === null && sentAt < hold.expiresAt + world.clockMarginMs, 'a hold that ended takes no capture',
         () => `${command.label}: captured, but the hold had ended (${endedAtSend ?? `expired at ${new Date(hold.expiresAt).toISOString()}`})`, [member.index]);
       world.findings.expect(paid.plus(captured(hold, command).certain).isLessThanOrEqualTo(hold.amount), 'captures never exceed the hold',
         () => `${command.label}: ${paid.toFixed()} captured beside ${captured(hold, command).certain.toFixed()} of ${hold.amount.toFixed()}`, [member.index]);
@@ -182,10 +179,10 @@ function voidHold(world: World, member: Member, hold: SimHold, misbehave: Misbeh
     learn: (command, answer) => {
       if (!created(answer)) {
         world.model.refuse(command);
-        unexpected(world, command, member, answer, mayHaveEnded(hold, command) ? ['hold_not_active'] : []);
+        unexpected(world, command, member, answer, mayHaveEnded(world, hold, command) ? ['hold_not_active'] : []);
         return;
       }
-      world.findings.expect(endedAtSend === null && sentAt < hold.expiresAt + CLOCK_MARGIN_MS && answer.body?.status === 'voided', 'a hold that ended takes no void',
+      world.findings.expect(endedAtSend === null && sentAt < hold.expiresAt + world.clockMarginMs && answer.body?.status === 'voided', 'a hold that ended takes no void',
         () => `${command.label}: ${answer.body?.status}, the model's ${endedAtSend ?? `expiring at ${new Date(hold.expiresAt).toISOString()}`}`, [member.index]);
       checkHoldBody(world, hold, answer.body, command.label);
       world.model.answer(command, []);

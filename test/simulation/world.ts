@@ -12,6 +12,9 @@ import type { Latencies } from './latency';
 import type { RateBook } from './rates';
 import type { SimInternal } from './reversal-ops';
 
+/** How far the ledger's clock and ours may differ around a hold's expires_at, when no fault steps a clock. */
+export const CLOCK_MARGIN_MS = 2_000;
+
 /**
  * A hold as the model knows it: what it took, what its captures certainly paid, and the commands
  * that may still end it. `command` is the hold's own: its creation moved the amount from available
@@ -115,6 +118,8 @@ export interface World {
   partnerBook: Map<string, PartnerEntry>;
   /** Commands answered as created whose final state is read once the system is quiet. */
   open: Array<{ command: Command; member: Member; resolve: (body: any) => void }>;
+  /** How far the ledger's clock and ours may differ around a hold's expires_at: more in a run that steps clocks. */
+  clockMarginMs: number;
   /** `crossings`: the balance.threshold_crossed events the final checks found. */
   stats: { ops: number; faults: number; crossings: number };
 }

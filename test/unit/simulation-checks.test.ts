@@ -9,7 +9,7 @@ import { Findings } from '../simulation/findings';
 import { checkAnswer, errorBodyProblem } from '../simulation/http';
 import { idInForm, ILLEGAL_FORMS, LEGAL_FORMS } from '../simulation/ids';
 import { Model } from '../simulation/model';
-import { clientOps, faultSchedule, PARTNERS } from '../simulation/plan';
+import { classOf, clientOps, CLOCK_STEP_MS_MAX, FAULT_CLASSES, faultSchedule, NOMINAL_OPS_PER_S, PARTNERS } from '../simulation/plan';
 import { availableKey, endHold, heldKey } from '../simulation/wallet-ops';
 
 const A = '0f8fad5b-d9cb-469f-a165-70867728950e';
@@ -105,6 +105,20 @@ describe('simulation checks', () => {
     // Without servers: the processes, the run's Redis keys and partner outages.
     assert.ok(faultSchedule(7, 600_000, 'processes').every((f) => ['ledger', 'ledger2', 'api', 'workers', 'rails', 'api_kafka', 'ledger_postgres', 'redis_keys', ...PARTNERS].includes(f.target)));
     for (const op of first(clientOps(7, 2, 6), 500)) if ('to' in op && typeof op.to === 'number') assert.ok(op.to !== 2 && op.to >= 0 && op.to < 6);
+  });
+
+  it('--short injects every class of fault once, in a seeded order within the run; a long run draws clock steps among the rest', () => {
+    const shortMs = (6_000 * 1_000) / NOMINAL_OPS_PER_S;
+    for (let seed = 1; seed <= 20; seed++) {
+      const tour = faultSchedule(seed, shortMs, 'on', true);
+      assert.deepEqual(tour.map(classOf).sort(), [...FAULT_CLASSES].sort(), `seed ${seed}`);
+      assert.ok(tour.every((f, i) => f.atOp > 0 && f.atOp < 6_000 && (i === 0 || f.atOp > tour[i - 1].atOp)), `seed ${seed}: in order, within the run`);
+      assert.deepEqual(faultSchedule(seed, shortMs, 'processes', true).map(classOf).sort(), FAULT_CLASSES.filter((c) => !c.startsWith('server_')).sort());
+    }
+    assert.notDeepEqual(faultSchedule(1, shortMs, 'on', true).map(classOf), faultSchedule(2, shortMs, 'on', true).map(classOf));
+    const steps = faultSchedule(11, 3_600_000, 'on').filter((f) => f.action === 'clock_step');
+    assert.ok(steps.length >= 3 && steps.some((f) => f.stepMs! < 0) && steps.some((f) => f.stepMs! > 0), 'steps both ways in an hour');
+    assert.ok(steps.every((f) => Math.abs(f.stepMs!) >= 1_000 && Math.abs(f.stepMs!) <= CLOCK_STEP_MS_MAX && f.target !== 'rails'));
   });
 
   it('a seed sends wallets and holds among its traffic: creation, transfers, holds short and long, captures, voids and races', () => {
