@@ -6,7 +6,8 @@
 //
 // The sweep starts with the process, so an occurrence that fell due while no ledger ran is run as
 // soon as one is back; one missed several times runs each occurrence once, in order, each run
-// recording the time it actually ran.
+// recording the time it actually ran. The sweep reads the wall's now (src/clock.ts): an account on
+// a test clock is to have its due runs made as its clock advances, not by this sweep.
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { now } from '../../src/clock';
 import { sendBatches } from '../../src/kafka/send-batches';

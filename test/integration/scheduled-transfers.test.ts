@@ -17,6 +17,7 @@ import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { balances, fund } from '../support/money';
 import { startService, type TestService } from '../support/service';
+import { openEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
 
 const base = () => testService().baseUrl;
@@ -192,9 +193,10 @@ describe('scheduled transfers', () => {
     assert.equal((await balances(base(), recipient.token)).USD.available, '6.00');
   });
 
-  it('records a run the ledger refuses (insufficient_funds) with its error, goes on to the next, and announces every run', async () => {
+  it('records a run the ledger refuses (insufficient_funds) with its error, goes on to the next, and announces every run (event list, stream, webhook)', async () => {
     await fund(base(), sender.key, 'USD', '10.00');
     const receiver = await startReceiver();
+    const stream = await openEventStream(base(), sender.token);
     try {
       const endpoint = await call(base(), 'POST', '/v1/webhooks', { url: receiver.url, events: ['scheduled_transfer.run'] }, { token: sender.key, idempotencyKey: randomUUID() });
       assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
@@ -214,7 +216,15 @@ describe('scheduled transfers', () => {
       })));
       const delivered = await receiver.waitFor(3, (r) => r.event.type === 'scheduled_transfer.run');
       assert.deepEqual(delivered.map((r) => r.event.id).sort(), events.map((e: any) => e.id).sort(), 'each run delivered to the webhook');
+      const streamed: any[] = [];
+      while (streamed.length < 3) {
+        const frame = await stream.nextEvent(20_000);
+        if (frame.event === 'scheduled_transfer.run') streamed.push(JSON.parse(frame.data));
+      }
+      assert.deepEqual(streamed.map((e) => [e.id, e.data.occurrence, e.data.status, e.data.error?.error ?? null]),
+        events.map((e: any) => [e.id, JSON.parse(e.data.attributes).occurrence, e.data.status, e.data.status === 'refused' ? 'insufficient_funds' : null]), 'each run on the event stream');
     } finally {
+      stream.close();
       await receiver.close();
     }
   });
