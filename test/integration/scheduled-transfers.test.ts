@@ -229,7 +229,7 @@ describe('scheduled transfers', () => {
     }
   });
 
-  it('runs each occurrence missed while the ledger was down once, in order, when it is back, and records when each ran @system', async function () {
+  it('runs each occurrence missed while the ledger was down once, in order, when it is back, and records when each ran', async function () {
     this.timeout(120_000);
     await fund(base(), sender.key, 'USD', '20.00');
     await withLedgerStopped(async (restart) => {
@@ -249,7 +249,7 @@ describe('scheduled transfers', () => {
     });
   });
 
-  it('makes one transfer per occurrence when a worker died after claiming it, before or after sending its transfer @system', async function () {
+  it('makes one transfer per occurrence when a worker died after claiming it, before or after sending its transfer', async function () {
     this.timeout(120_000);
     await fund(base(), sender.key, 'USD', '20.00');
     await withLedgerStopped(async (restart) => {
@@ -276,7 +276,7 @@ describe('scheduled transfers', () => {
     });
   });
 
-  it('makes one transfer per occurrence while two more service processes race on the due runs @system', async function () {
+  it('makes one transfer per occurrence while two more service processes race on the due runs', async function () {
     this.timeout(180_000);
     // Two more workers beside the shared service's, sending again every run not decided within 100 ms.
     const racing = { ROLES: 'ledger', SCHEDULED_RUNS_SWEEP_MS: '50', SCHEDULED_RUN_RESEND_AFTER_MS: '100' };
