@@ -40,24 +40,20 @@ async function send(runtime: Runtime, commands: LedgerCommandEnvelope[]): Promis
 /**
  * One sweep: the runs the ledger decided recorded, due occurrences claimed and sent (one claim
  * after the other, so a schedule's occurrences reach the ledger in order), and the runs left
- * undecided sent again. Returns how many occurrences it claimed and runs it recorded.
+ * undecided sent again.
  */
-export async function sweepScheduledRunsOnce(runtime: Runtime, settings: ScheduledRunSettings): Promise<{ claimed: number; recorded: number }> {
+async function sweepScheduledRunsOnce(runtime: Runtime, settings: ScheduledRunSettings): Promise<void> {
   const at = await now();
   const waiting = await workWaiting(runtime.db, at);
-  let recorded = 0;
-  let claimed = 0;
-  if (waiting.pending) recorded = await recordDecidedRuns(runtime, at, RUNS_PER_SWEEP_MAX);
+  if (waiting.pending) await recordDecidedRuns(runtime, at, RUNS_PER_SWEEP_MAX);
   if (waiting.due) {
     for (let claim = 0; claim < CLAIMS_PER_SWEEP_MAX; claim++) {
       const commands = await claimDueOccurrences(runtime.db, at, settings.dayMs, CLAIMED_PER_CLAIM_MAX);
       if (commands.length === 0) break;
       await send(runtime, commands);
-      claimed += commands.length;
     }
   }
   if (waiting.pending) await send(runtime, await runsToSendAgain(runtime.db, at, new Date(at.getTime() - settings.resendAfterMs), RUNS_PER_SWEEP_MAX));
-  return { claimed, recorded };
 }
 
 /** Sweeps every `sweepMs`, one sweep at a time; a failed sweep is tried again by the next. */

@@ -17,7 +17,7 @@ export const DAY_MS = 86_400_000;
 const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
 
 /** run_at moved `months` calendar months on, its day clamped to the target month's last. */
-export function monthsAfter(runAt: Date, months: number): Date {
+function monthsAfter(runAt: Date, months: number): Date {
   const target = new Date(Date.UTC(runAt.getUTCFullYear(), runAt.getUTCMonth() + months, 1));
   const day = Math.min(runAt.getUTCDate(), daysInMonth(target.getUTCFullYear(), target.getUTCMonth()));
   target.setUTCDate(day);

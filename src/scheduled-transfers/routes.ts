@@ -26,7 +26,7 @@ const transferSchema = { ...createBodySchema, properties: transferProperties, de
  * clock a little behind ours, its request a moment on the way) means "run it at once", not a
  * mistake; anything older is refused.
  */
-export const RUN_AT_PAST_TOLERANCE_MS = 60_000;
+const RUN_AT_PAST_TOLERANCE_MS = 60_000;
 
 const createBody = {
   type: 'object', additionalProperties: false, required: ['transfer', 'run_at'],

@@ -30,11 +30,11 @@ import { transferCommand, type CreateTransferBody } from '../transfers/commands'
 import { occurrenceAt } from './occurrences';
 import type { RunError, RunRow, RunStatus, ScheduleRow } from './schedules';
 
-export const runCommandId = (scheduleId: string, occurrence: number): string => `scheduled_transfer.run:${scheduleId}:${occurrence}`;
+const runCommandId = (scheduleId: string, occurrence: number): string => `scheduled_transfer.run:${scheduleId}:${occurrence}`;
 export const runTransferId = (scheduleId: string, occurrence: number): string => derivedUuid('scheduled-transfer-run', scheduleId, String(occurrence));
 
 /** A run's transfer.create, as the ledger is sent it (again and again, the same message). */
-export function runCommand(run: Pick<RunRow, 'account_id' | 'command_id' | 'transfer_id'>, transfer: ScheduleRow['transfer'], at: Date): LedgerCommandEnvelope {
+function runCommand(run: Pick<RunRow, 'account_id' | 'command_id' | 'transfer_id'>, transfer: ScheduleRow['transfer'], at: Date): LedgerCommandEnvelope {
   const payload: TransferCreate = transferCommand(transfer as CreateTransferBody, run.transfer_id);
   return {
     id: run.command_id, type: 'transfer.create', account_id: run.account_id, reply_to: null, issued_at: at.toISOString(),
@@ -81,17 +81,22 @@ export async function claimDueOccurrences(db: Db, at: Date, dayMs: number, max: 
   });
 }
 
+/** Runs by schedule, then occurrence. */
+const byOccurrence = (a: Pick<RunRow, 'schedule_id' | 'occurrence'>, b: Pick<RunRow, 'schedule_id' | 'occurrence'>): number =>
+  (a.schedule_id === b.schedule_id ? a.occurrence - b.occurrence : a.schedule_id < b.schedule_id ? -1 : 1);
+
 /** Up to `max` runs still pending, sent before `sentBefore`: marked sent at `at`, and their commands to send again. */
 export async function runsToSendAgain(db: Db, at: Date, sentBefore: Date, max: number): Promise<LedgerCommandEnvelope[]> {
   const { rows } = await db.raw(
     `UPDATE scheduled_transfer_runs r SET sent_at = ? FROM scheduled_transfers s
       WHERE s.id = r.schedule_id AND (r.schedule_id, r.occurrence) IN (
         SELECT schedule_id, occurrence FROM scheduled_transfer_runs WHERE status = 'pending' AND sent_at < ?
-         ORDER BY sent_at LIMIT ? FOR UPDATE SKIP LOCKED)
-      RETURNING r.account_id, r.command_id, r.transfer_id, s.transfer`,
+         ORDER BY sent_at, schedule_id, occurrence LIMIT ? FOR UPDATE SKIP LOCKED)
+      RETURNING r.schedule_id, r.occurrence, r.account_id, r.command_id, r.transfer_id, s.transfer`,
     [at, sentBefore, max],
   );
-  return (rows as Array<Pick<RunRow, 'account_id' | 'command_id' | 'transfer_id'> & { transfer: ScheduleRow['transfer'] }>).map((r) => runCommand(r, r.transfer, at));
+  // Each schedule's runs in the order of their occurrences, as they were claimed.
+  return (rows as Array<RunRow & { transfer: ScheduleRow['transfer'] }>).sort(byOccurrence).map((r) => runCommand(r, r.transfer, at));
 }
 
 type DecidedRow = RunRow & { outcome: string; amount: string; currency: Currency };
@@ -120,20 +125,23 @@ function runEvent(run: DecidedRow, status: RunStatus, error: RunError | null, at
 
 /**
  * Records what the ledger decided of up to `max` pending runs, each once with its event (one
- * outbox round for them all), and publishes the round. Returns how many it recorded.
+ * outbox round for them all), and publishes the round.
  */
-export async function recordDecidedRuns(runtime: Runtime, at: Date, max: number): Promise<number> {
+export async function recordDecidedRuns(runtime: Runtime, at: Date, max: number): Promise<void> {
   const { rows } = await runtime.db.raw(
     `SELECT r.*, p.outcome::text AS outcome, s.transfer->>'amount' AS amount, s.transfer->>'currency' AS currency
        FROM scheduled_transfer_runs r JOIN processed_commands p ON p.command_id = r.command_id JOIN scheduled_transfers s ON s.id = r.schedule_id
       WHERE r.status = 'pending' ORDER BY r.sent_at LIMIT ?`,
     [max],
   );
-  if (rows.length === 0) return 0;
+  if (rows.length === 0) return;
   const roundId = randomUUID();
+  // Updated in the order of their keys: two workers recording the same runs lock them in one order,
+  // never in a circle (a run sent again meanwhile moves in the order of sent_at).
+  const decided = (rows as DecidedRow[]).sort(byOccurrence);
   const events = await runtime.db.transaction(async (trx) => {
     const written: DomainEventEnvelope[] = [];
-    for (const run of rows as DecidedRow[]) {
+    for (const run of decided) {
       const { status, error } = decision(run.outcome);
       // Only a pending run passes: a run another worker recorded first is left as it is, and announced once.
       const updated = await trx('scheduled_transfer_runs').where({ schedule_id: run.schedule_id, occurrence: run.occurrence, status: 'pending' })
@@ -145,5 +153,4 @@ export async function recordDecidedRuns(runtime: Runtime, at: Date, max: number)
     return written;
   });
   if (events.length > 0) await publishRound(runtime, roundId, events);
-  return events.length;
 }

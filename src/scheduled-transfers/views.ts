@@ -4,13 +4,13 @@ import { RUN_STATUSES, SCHEDULE_STATUSES, type RunRow, type Schedule } from './s
 
 const dateTime = { type: 'string', format: 'date-time' } as const;
 
-export const runErrorSchema = {
+const runErrorSchema = {
   type: ['object', 'null'], required: ['success', 'error', 'message', 'details'],
   description: 'why the ledger refused the run\'s transfer: the error body of POST /v1/transfers (insufficient_funds, recipient_not_found, ...); null unless refused',
   properties: { success: { type: 'boolean', const: false }, error: { type: 'string' }, message: { type: 'string' }, details: { type: ['string', 'null'] } },
 };
 
-export const runSchema = {
+const runSchema = {
   type: 'object', required: ['occurrence', 'scheduled_for', 'run_at', 'transfer_id', 'status', 'error'],
   properties: {
     occurrence: { type: 'integer', minimum: 1, maximum: RUNS_MAX, description: 'which run of the schedule: 1 is the run at run_at' },
@@ -58,7 +58,7 @@ export const scheduleSchema = {
 
 const iso = (at: Date | null) => (at === null ? null : at.toISOString());
 
-export const runView = (run: RunRow) => ({
+const runView = (run: RunRow) => ({
   occurrence: run.occurrence, scheduled_for: run.scheduled_for.toISOString(), run_at: run.run_at.toISOString(),
   transfer_id: run.status === 'refused' ? null : run.transfer_id, status: run.status, error: run.error,
 });
