@@ -77,7 +77,6 @@ function runAtOf(text: string, at: Date): Date {
 function checkedTransfer(transfer: CreateTransferBody, scheduleId: string): Schedule['transfer'] {
   try {
     transferCommand(transfer, scheduleId); // for its checks: each run's command is made with the run's own transfer id
-
     const currency = requireCurrency(transfer.currency);
     return { ...transfer, amount: formatAmount(parseAmount(transfer.amount, currency), currency) };
   } catch (error) {
