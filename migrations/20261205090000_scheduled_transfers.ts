@@ -50,8 +50,11 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('transfer_id').notNullable();
     t.text('status').notNullable();
     t.jsonb('error');
-    // When its command was last sent to the ledger: one not decided some time after is sent again.
+    // When its command was last sent to the ledger, and how many times: one not decided some time
+    // after is sent again, each time waiting twice as long (a ledger behind a backlog is not sent
+    // more and more copies of what it has yet to reach).
     t.timestamp('sent_at', { useTz: true }).notNullable();
+    t.integer('sends').notNullable().defaultTo(1);
     t.timestamp('decided_at', { useTz: true });
     t.primary(['schedule_id', 'occurrence']);
   });

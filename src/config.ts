@@ -93,7 +93,7 @@ export interface Config {
   fxQuoteLifetimeMs: number;
   /** How often the due-runs worker of scheduled transfers looks for due occurrences and decided runs. */
   scheduledRunsSweepMs: number;
-  /** A scheduled run the ledger has not decided this long after its transfer was sent is sent again (the same command). */
+  /** A scheduled run the ledger has not decided this long after its transfer was sent is sent again (the same command); each later wait is twice the one before. */
   scheduledRunResendAfterMs: number;
   /** The length of a scheduled transfer's `day` step (a `week` is seven): a day, shortened by a sandbox's tests. */
   scheduledTransferDayMs: number;

@@ -25,7 +25,7 @@ const RUNS_PER_SWEEP_MAX = 500;
 export interface ScheduledRunSettings {
   /** How often the worker looks for due occurrences and decided runs. */
   sweepMs: number;
-  /** A run the ledger has not decided this long after it was sent is sent again. */
+  /** A run the ledger has not decided this long after it was sent is sent again (then twice as long, ...). */
   resendAfterMs: number;
   /** The length of a `day` step (a week is seven). */
   dayMs: number;
@@ -53,7 +53,7 @@ async function sweepScheduledRunsOnce(runtime: Runtime, settings: ScheduledRunSe
       await send(runtime, commands);
     }
   }
-  if (waiting.pending) await send(runtime, await runsToSendAgain(runtime.db, at, new Date(at.getTime() - settings.resendAfterMs), RUNS_PER_SWEEP_MAX));
+  if (waiting.pending) await send(runtime, await runsToSendAgain(runtime.db, at, settings.resendAfterMs, RUNS_PER_SWEEP_MAX));
 }
 
 /** Sweeps every `sweepMs`, one sweep at a time; a failed sweep is tried again by the next. */

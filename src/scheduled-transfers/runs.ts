@@ -10,7 +10,7 @@
 //    id once (processed_commands, in the transaction that moves the money; a duplicate in a later
 //    round is answered from it, one in the same round is dropped), so sending it again changes
 //    nothing: a run still pending some time after it was sent (its worker died before or after
-//    sending, or Kafka lost it) is simply sent again, by any worker.
+//    sending, or Kafka lost it) is simply sent again, by any worker, waiting longer each time.
 // 3. Record: the worker does not wait for the ledger's reply. It reads the decision where the
 //    ledger keeps it, the processed command, and records it on the run with its
 //    scheduled_transfer.run event, in one transaction whose update only a pending run passes: the
@@ -85,15 +85,22 @@ export async function claimDueOccurrences(db: Db, at: Date, dayMs: number, max: 
 const byOccurrence = (a: Pick<RunRow, 'schedule_id' | 'occurrence'>, b: Pick<RunRow, 'schedule_id' | 'occurrence'>): number =>
   (a.schedule_id === b.schedule_id ? a.occurrence - b.occurrence : a.schedule_id < b.schedule_id ? -1 : 1);
 
-/** Up to `max` runs still pending, sent before `sentBefore`: marked sent at `at`, and their commands to send again. */
-export async function runsToSendAgain(db: Db, at: Date, sentBefore: Date, max: number): Promise<LedgerCommandEnvelope[]> {
+/** A run's wait before it is sent again doubles with each send, up to this many times its first wait. */
+const RESEND_BACKOFF_MAX = 64;
+
+/**
+ * Up to `max` runs still pending `resendAfterMs` after they were last sent (twice that after a
+ * second send, four times after a third, ...): marked sent at `at`, and their commands to send again.
+ */
+export async function runsToSendAgain(db: Db, at: Date, resendAfterMs: number, max: number): Promise<LedgerCommandEnvelope[]> {
   const { rows } = await db.raw(
-    `UPDATE scheduled_transfer_runs r SET sent_at = ? FROM scheduled_transfers s
+    `UPDATE scheduled_transfer_runs r SET sent_at = ?, sends = r.sends + 1 FROM scheduled_transfers s
       WHERE s.id = r.schedule_id AND (r.schedule_id, r.occurrence) IN (
-        SELECT schedule_id, occurrence FROM scheduled_transfer_runs WHERE status = 'pending' AND sent_at < ?
+        SELECT schedule_id, occurrence FROM scheduled_transfer_runs
+         WHERE status = 'pending' AND sent_at < ?::timestamptz - make_interval(secs => ? * least(power(2, sends - 1), ?))
          ORDER BY sent_at, schedule_id, occurrence LIMIT ? FOR UPDATE SKIP LOCKED)
       RETURNING r.schedule_id, r.occurrence, r.account_id, r.command_id, r.transfer_id, s.transfer`,
-    [at, sentBefore, max],
+    [at, at, resendAfterMs / 1000, RESEND_BACKOFF_MAX, max],
   );
   // Each schedule's runs in the order of their occurrences, as they were claimed.
   return (rows as Array<RunRow & { transfer: ScheduleRow['transfer'] }>).sort(byOccurrence).map((r) => runCommand(r, r.transfer, at));
