@@ -8,4 +8,6 @@ export const WEBHOOK_EVENT_TYPES = [
   'hold.created', 'hold.captured', 'hold.released',
   // Balance alerts (DESIGN.md section 5g).
   'balance.threshold_crossed',
+  // Scheduled transfers (DESIGN.md section 5i): each run, created or refused.
+  'scheduled_transfer.run',
 ] as const;

@@ -91,6 +91,12 @@ export interface Config {
   idempotencySweepMs: number;
   /** How long an FX quote holds its rate (SPEC.md section 8: 30 s); tests shorten it. */
   fxQuoteLifetimeMs: number;
+  /** How often the due-runs worker of scheduled transfers looks for due occurrences and decided runs. */
+  scheduledRunsSweepMs: number;
+  /** A scheduled run the ledger has not decided this long after its transfer was sent is sent again (the same command); each later wait is twice the one before. */
+  scheduledRunResendAfterMs: number;
+  /** The length of a scheduled transfer's `day` step (a `week` is seven): a day, shortened by a sandbox's tests. */
+  scheduledTransferDayMs: number;
   logLevel: string;
 }
 
@@ -118,6 +124,19 @@ function ratePerSecond(env: NodeJS.ProcessEnv, name: string, fallback: number): 
 const PAYMENT_RESUBMIT_AFTER_MS_DEFAULT = 10_000;
 
 const PASSWORD_HASH_COST_DEFAULT = 16_384;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * SCHEDULED_TRANSFER_DAY_MS: how long a scheduled transfer's `day` step lasts. Tests shorten it to
+ * watch a daily schedule run several times in seconds; a live server's day is a day.
+ */
+function scheduledTransferDayMs(env: NodeJS.ProcessEnv, environment: Environment): number {
+  const dayMs = integer(env, 'SCHEDULED_TRANSFER_DAY_MS', DAY_MS);
+  if (dayMs < 1) throw new Error('setting SCHEDULED_TRANSFER_DAY_MS must be at least 1');
+  if (environment === 'live' && dayMs !== DAY_MS) throw new Error(`setting SCHEDULED_TRANSFER_DAY_MS other than ${DAY_MS} is for sandboxes only`);
+  return dayMs;
+}
 
 /**
  * PASSWORD_HASH_COST, scrypt's N: a power of two from 1024 (a sandbox that signs up hundreds of
@@ -224,6 +243,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
     idempotencySweepMs: integer(env, 'IDEMPOTENCY_SWEEP_MS', 600_000),
     fxQuoteLifetimeMs: integer(env, 'FX_QUOTE_LIFETIME_MS', 30_000),
+    scheduledRunsSweepMs: Math.max(1, integer(env, 'SCHEDULED_RUNS_SWEEP_MS', 1_000)),
+    scheduledRunResendAfterMs: integer(env, 'SCHEDULED_RUN_RESEND_AFTER_MS', 10_000),
+    scheduledTransferDayMs: scheduledTransferDayMs(env, environment),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
   };
 }

@@ -1,5 +1,5 @@
-// Runs the ledger consumer as a member of the ledger consumer group, with the outbox sweeper and
-// the sweep that expires holds.
+// Runs the ledger consumer as a member of the ledger consumer group, with the outbox sweeper, the
+// sweep that expires holds, and the due-runs worker of scheduled transfers.
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
@@ -14,6 +14,7 @@ import { refuseAlone } from './refuse';
 import { ReplySender } from './replies';
 import { startOutboxSweeper } from './sweeper';
 import { HoldExpiry } from './hold-expiry';
+import { startScheduledRuns } from './scheduled-runs';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
@@ -43,9 +44,12 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   ]);
   const sweeper = startOutboxSweeper(runtime);
   holdExpiry.start();
+  const { config } = runtime;
+  const scheduledRuns = startScheduledRuns(runtime, { sweepMs: config.scheduledRunsSweepMs, resendAfterMs: config.scheduledRunResendAfterMs, dayMs: config.scheduledTransferDayMs });
   return {
     role: 'ledger',
     stop: async () => {
+      await scheduledRuns.stop();
       await holdExpiry.stop();
       await sweeper.stop();
       await consumer.disconnect();

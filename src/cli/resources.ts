@@ -1,35 +1,17 @@
-// payctl's commands for transfers (their lists and reversals), wallets, holds, transfer batches and balance alerts: each a route of /v1
-// with its fields as options, printed as `payctl get|post|patch|delete` print (calls.ts). What they
+// payctl's commands for transfers (their lists and reversals; scheduled ones in scheduled-transfers.ts), wallets, holds, transfer batches
+// and balance alerts: each a route of /v1 with its fields as options, printed as `payctl get|post|patch|delete` print (calls.ts). What they
 // do not cover (a capture to bank details, a batch item's every field) those generic commands
 // send as it is.
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from './api';
-import { callAndPrint, type Common } from './calls';
-
-type CommonOf = (command: Command) => Common;
+import { callAndPrint } from './calls';
+import { bodyOf, collect, KEY_HELP, query, segment, type CommonOf } from './command-options';
+import { addScheduledTransferCommands } from './scheduled-transfers';
 
 const WALLET = '"main" (the main balance) or a wallet id';
 const FROM = 'created at or after: a date (YYYY-MM-DD, from its 00:00 UTC) or an ISO 8601 instant';
 const TO = 'created before: a date (YYYY-MM-DD, that UTC day included) or an ISO 8601 instant (excluded)';
-const KEY_HELP = 'the Idempotency-Key of the write (default: a new one, printed): repeat it to repeat the request, never doing it twice';
-
-/** Commander's repeatable option: every value given, in order. */
-const collect = (value: string, all: string[]): string[] => [...all, value];
-
-/** A path segment from the command line: an id as typed, never a path of its own. */
-const segment = (id: string): string => encodeURIComponent(id);
-
-/** The query of a list: the options given, in order; none gives none. */
-function query(params: Record<string, string | undefined>): string {
-  const given = Object.entries(params).filter((pair): pair is [string, string] => pair[1] !== undefined);
-  return given.length === 0 ? '' : `?${new URLSearchParams(given).toString()}`;
-}
-
-/** A body without the options not given: the API applies its own defaults to what is absent. */
-function bodyOf(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-}
 
 /** `--metadata key=value`, repeated: a wallet's metadata (string values). */
 function metadataOf(pairs: string[]): Record<string, string> | undefined {
@@ -209,6 +191,7 @@ function addTransferCommands(cli: Command, common: CommonOf): void {
 /** Adds the resource commands to payctl; `common` reads a command's global options (--profile, --json). */
 export function addResourceCommands(cli: Command, common: CommonOf): void {
   addTransferCommands(cli, common);
+  addScheduledTransferCommands(cli, common);
   addWalletCommands(cli, common);
   addHoldCommands(cli, common);
   addBatchCommands(cli, common);

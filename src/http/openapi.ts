@@ -170,7 +170,7 @@ export const WEBHOOK_EVENT_SCHEMA: JsonSchema = {
     type: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES, 'webhook.test'] },
     created_at: { type: 'string', format: 'date-time' },
     environment: { type: 'string', enum: ['sandbox', 'live'] },
-    resource_type: { type: 'string', enum: ['transfer', 'payment', 'balance', 'hold', 'webhook_endpoint'] },
+    resource_type: { type: 'string', enum: ['transfer', 'payment', 'balance', 'hold', 'balance_alert', 'webhook_endpoint', 'scheduled_transfer'] },
     resource_id: { type: 'string' },
     account_seq: { type: ['integer', 'null'], description: 'the event\'s number in its account\'s sequence (1, 2, 3, ... without gaps, in commit order): a gap means a missed event; null for webhook.test' },
     data: {

@@ -37,6 +37,8 @@ import { reconciliationRoutes } from '../reconciliation/routes';
 import { RequestLogReads } from '../request-logs/reads';
 import { requestLogRoutes } from '../request-logs/routes';
 import type { Runtime } from '../runtime';
+import { scheduledTransferRoutes } from '../scheduled-transfers/routes';
+import { ScheduledTransfers } from '../scheduled-transfers/schedules';
 import { financeRoutes } from '../statements/routes';
 import { TransferBatchReads } from '../transfer-batches/reads';
 import { transferBatchRoutes } from '../transfer-batches/routes';
@@ -87,6 +89,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...requestLogRoutes(new RequestLogReads(db)),
     ...transferRoutes(db, new TransferReads(db), deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...reversalRoutes(new TransferReads(db), deps.ledger, config.ledgerReplyTimeoutMs),
+    ...scheduledTransferRoutes(db, new ScheduledTransfers(db)),
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...fxRoutes({

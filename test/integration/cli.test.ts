@@ -3,7 +3,7 @@
 // 0600 file; listen forwards each event, signed as a webhook delivery that a stock Standard
 // Webhooks library verifies, once each even across a restart of the service under it; logs tail
 // shows requests made after it started; an API error says its code and exits 1. The wallets,
-// holds, batches and alerts commands call their routes with their fields as options.
+// holds, batches, alerts and scheduled-transfers commands call their routes with their fields as options.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -130,6 +130,42 @@ describe('payctl, the command-line tool', function () {
     const nowhere = await payctl(['get', '/v1/transfers'], { PAYCTL_BASE_URL: 'http://127.0.0.1:9' });
     assert.equal(nowhere.code, 1);
     assert.match(nowhere.stderr, /cannot reach http:\/\/127\.0\.0\.1:9 .*is the service running/);
+  });
+
+  it('schedules, lists, reads and cancels scheduled transfers, and says what is wrong with a repeat', async () => {
+    const [account, friend] = await Promise.all([signUp(base()), signUp(base())]);
+    await fund(base(), account.key, 'USD', '10.00');
+    assert.equal((await payctl(['login', '--api-key', account.key, '--base-url', base()])).code, 0);
+    const json = async (args: string[]) => {
+      const run = await payctl([...args, '--json']);
+      assert.equal(run.code, 0, `payctl ${args.join(' ')}: ${run.stderr}`);
+      return JSON.parse(run.stdout);
+    };
+    assert.match((await payctl(['--help'])).stdout, /^\s+scheduled-transfers /m);
+    const runAt = new Date(Date.now() + 3_600_000).toISOString();
+    const key = randomUUID();
+    const create = ['scheduled-transfers', 'create', '--to', friend.email, '--amount', '2.5', '--currency', 'USD', '--run-at', runAt, '--every', 'month', '--count', '3', '--note', 'rent', '--idempotency-key', key];
+    const made = await json(create);
+    assert.deepEqual([made.status, made.transfer, made.run_at, made.next_run_at, made.repeat], ['scheduled', { recipient_email: friend.email, amount: '2.50', currency: 'USD', note: 'rent' }, runAt, runAt, { every: 'month', count: 3 }]);
+    assert.equal((await json(create)).id, made.id, 'the key repeats the request');
+    const soon = await json(['scheduled-transfers', 'create', '--to', friend.email, '--amount', '1.00', '--currency', 'USD', '--run-at', new Date(Date.now() + 500).toISOString()]);
+    assert.deepEqual((await json(['scheduled-transfers', 'list', '--status', 'scheduled'])).data.map((s: { id: string }) => s.id).sort(), [made.id, soon.id].sort());
+    assert.match((await payctl(['scheduled-transfers', 'list'])).stdout, /^ID\s+STATUS\s+RUN_AT\s+NEXT_RUN_AT/m, 'a list is a table');
+    const ran = await eventually(async () => {
+      const schedule = await json(['scheduled-transfers', 'get', soon.id]);
+      return schedule.runs[0]?.status === 'created' ? schedule : undefined;
+    }, 20_000, 'the run of the schedule due in half a second');
+    assert.equal(ran.status, 'completed');
+    const cancelled = await json(['scheduled-transfers', 'cancel', made.id]);
+    assert.deepEqual([cancelled.status, cancelled.next_run_at], ['cancelled', null]);
+    const late = await payctl(['scheduled-transfers', 'cancel', soon.id]);
+    assert.equal(late.code, 1);
+    assert.match(late.stderr, /Error 409 scheduled_transfer_completed: /);
+    const half = await payctl(['scheduled-transfers', 'create', '--to', friend.email, '--amount', '1.00', '--currency', 'USD', '--run-at', runAt, '--every', 'day']);
+    assert.equal(half.code, 1);
+    assert.match(half.stderr, /give --every and --count together/);
+    const past = await payctl(['scheduled-transfers', 'create', '--to', friend.email, '--amount', '1.00', '--currency', 'USD', '--run-at', '2020-01-01T00:00:00Z']);
+    assert.match(past.stderr, /Error 400 invalid_request: .*\(run_at\)/);
   });
 
   it('names the wallets, holds, transfer batches and balance alerts routes, with --help for each, and answers as the routes do', async () => {

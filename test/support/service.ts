@@ -18,6 +18,8 @@ export const WEBHOOK_TEST_SETTINGS = {
   WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_MS: '100', WEBHOOK_DISABLE_AFTER_MS: '2500',
 };
 
+const SCHEDULED_TRANSFER_TEST_SETTINGS = { SCHEDULED_TRANSFER_DAY_MS: '1000', SCHEDULED_RUNS_SWEEP_MS: '250', SCHEDULED_RUN_RESEND_AFTER_MS: '2000' };
+
 export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<TestService> {
   // Tests count the rails' round trips: spurious "Invalid token" answers only where a test asks for them.
   // Webhook retries, timeouts and disabling in seconds, not hours, so tests can watch them happen;
@@ -25,10 +27,12 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
   // The deadline of executing transfers is a day: the files that test it backdate transfers by an
   // hour and drive a checker of their own, which the service's own must not race. The settler
   // takes a pending payment over after 4 s, not 10: the tests' partners answer a refusal at once,
-  // so a request's own retries are over long before.
+  // so a request's own retries are over long before. A scheduled transfer's day lasts a second and
+  // its worker looks for due runs every 250 ms, so a daily schedule runs several times within a
+  // test; a run left undecided is sent again after 2 s (the tests that stop the ledger see it).
   const config = loadConfig({
     ...process.env, PORT: '0', MOCK_RAILS_PORT: '0', MOCK_RAILS_INVALID_TOKEN_PER_MILLE: '0', TRANSFER_EXECUTING_DEADLINE_MS: String(24 * 3_600_000), PAYMENT_RESUBMIT_AFTER_MS: '4000',
-    ...WEBHOOK_TEST_SETTINGS, ...overrides,
+    ...WEBHOOK_TEST_SETTINGS, ...SCHEDULED_TRANSFER_TEST_SETTINGS, ...overrides,
   });
   const runtime = await openRuntime(config);
   const roles = await startRoles(runtime, config.roles);

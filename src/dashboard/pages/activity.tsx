@@ -1,5 +1,6 @@
 // The account's live activity: its events as they arrive, newest first, each as its type and
-// amount, and in words where the type alone says too little (a balance alert's crossing).
+// amount, and in words where the type alone says too little (a balance alert's crossing, a
+// scheduled transfer's run).
 import type { DomainEvent } from '../events';
 import { Section } from '../forms';
 
@@ -11,6 +12,14 @@ export function crossingInWords(event: DomainEvent): string | null {
   return `${currency ?? ''} ${where} went ${direction === 'above' ? 'above' : 'below'} ${threshold}: ${before} → ${after}`.trim();
 }
 
+/** A scheduled_transfer.run event in words: which run, of what, and how the ledger decided it. */
+export function scheduledRunInWords(event: DomainEvent): string | null {
+  const { occurrence, error } = event.data;
+  if (event.type !== 'scheduled_transfer.run' || typeof occurrence !== 'number') return null;
+  const code = (error as { error?: unknown } | null)?.error;
+  return `run ${occurrence} of ${event.data.amount ?? ''} ${event.data.currency ?? ''}: ${event.data.status}${typeof code === 'string' ? ` (${code})` : ''}`;
+}
+
 export function Activity({ events }: { events: DomainEvent[] }) {
   return (
     <Section title="Activity">
@@ -18,7 +27,7 @@ export function Activity({ events }: { events: DomainEvent[] }) {
       <div role="log" aria-live="polite" aria-label="Activity" class="activity" tabIndex={0}>
         <ol>
         {events.length === 0 ? <li class="hint">Events appear here as they happen.</li> : events.map((event) => {
-          const words = crossingInWords(event);
+          const words = crossingInWords(event) ?? scheduledRunInWords(event);
           return (
             <li key={event.id}>
               <span class="event-type">{event.type}</span>{' '}

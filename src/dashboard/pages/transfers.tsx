@@ -1,5 +1,6 @@
 // Transfers: send one (its status follows the account's events live, from pending to
-// completed), many at once from a CSV file, and the account's transfers, filtered by status,
+// completed) or schedule it (scheduled-transfers.tsx), many at once from a CSV file, the
+// scheduled ones with each run's outcome, and the account's transfers, filtered by status,
 // currency, UTC days (from, to: that day included) and recipient, a page at a time; a transfer's
 // details, with its reversals and a form to reverse it in part or in full.
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -8,6 +9,7 @@ import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { CURRENCIES } from './overview';
 import { ScrollTable, useFetched, type StatusChange, StatusHistory, usePaged, When } from '../lists';
+import { isScheduled, NO_SCHEDULE, schedule, ScheduledList, scheduleFieldOf, ScheduleFields, type ScheduledTransfer } from './scheduled-transfers';
 import { TransferBatches } from './transfer-batches';
 
 interface Transfer { transfer_id: string; status: string; amount: string; currency: string; type: string; created_at: string; recipient?: { email?: string } | null }
@@ -31,14 +33,23 @@ function queryOf(filters: ListFilters): Record<string, string | undefined> {
   };
 }
 
-/** The API names the body's fields; the form names them the same but for the recipient. */
-const fieldOf = (details: string | null) => (details === 'recipient_email' ? 'email' : details);
+/**
+ * The API names the body's fields (under `transfer.` when scheduling); the form names them the
+ * same but for the recipient and the schedule's own.
+ */
+function fieldOf(details: string | null): string | null {
+  const field = details?.startsWith('transfer.') ? details.slice('transfer.'.length) : details;
+  return field === 'recipient_email' ? 'email' : scheduleFieldOf(field) ?? field;
+}
 
 export function Transfers({ events }: { events: DomainEvent[] }) {
   const [form, setForm] = useState({ email: '', amount: '', currency: 'USD' });
+  const [when, setWhen] = useState(NO_SCHEDULE);
   const [sent, setSent] = useState<Transfer | null>(null);
+  const [scheduled, setScheduled] = useState<ScheduledTransfer | null>(null);
   const [batches, setBatches] = useState(0);
   const send = useSubmit(fieldOf);
+  const scheduleKeys = useRef(new RetryKeys());
   const set = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
   // The latest event about the transfer just sent says its status now; while it is not final the
   // transfer is also read again each second, so a dropped event stream cannot leave it pending.
@@ -55,17 +66,30 @@ export function Transfers({ events }: { events: DomainEvent[] }) {
         <form onSubmit={(e) => {
           e.preventDefault();
           void send.submit(async () => {
-            setSent(await api<Transfer>('POST', '/v1/transfers', { recipient_email: form.email, amount: form.amount, currency: form.currency }));
+            const transfer = { recipient_email: form.email, amount: form.amount, currency: form.currency };
+            if (!isScheduled(when)) {
+              setSent(await api<Transfer>('POST', '/v1/transfers', transfer));
+              setScheduled(null);
+              return;
+            }
+            setScheduled(await schedule(scheduleKeys.current, transfer, when));
+            setSent(null);
+            setWhen(NO_SCHEDULE);
           });
         }}>
           <FormError message={send.errors.form} />
           <Field label="Recipient email" name="email" type="email" value={form.email} onInput={set('email')} error={send.errors.fields.email} />
           <Field label="Amount" name="amount" inputMode="decimal" value={form.amount} onInput={set('amount')} error={send.errors.fields.amount} />
           <Select label="Currency" name="currency" value={form.currency} options={CURRENCIES} onInput={set('currency')} />
-          <button type="submit" disabled={send.busy}>Send</button>
+          <ScheduleFields choice={when} onChange={setWhen} errors={send.errors.fields} />
+          <button type="submit" disabled={send.busy}>{isScheduled(when) ? 'Schedule' : 'Send'}</button>
         </form>
         {sent ? <p role="status" class="result">Transfer of {sent.amount} {sent.currency}: <strong data-testid="sent-status">{status}</strong></p> : null}
+        {scheduled ? (
+          <p role="status" class="result">Scheduled {scheduled.transfer.amount} {scheduled.transfer.currency}: first run <When at={scheduled.run_at} />{scheduled.repeat ? `, ${scheduled.repeat.count} runs` : ''}.</p>
+        ) : null}
       </Section>
+      <ScheduledList events={events} made={scheduled?.id ?? ''} />
       <TransferBatches onCreated={() => setBatches((n) => n + 1)} />
       <TransferList refreshOn={events.filter((e) => e.resource_type === 'transfer').length + batches} />
     </>
