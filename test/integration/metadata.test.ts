@@ -31,7 +31,7 @@ const TRIES_MAX = 20;
  * A request as a SPEC.md section 7 client sends it: a 429 waits its Retry-After, and a write the
  * ledger has not decided yet (202) is sent again under the same Idempotency-Key, a bounded number of times.
  */
-async function send(owner: SignedUp, method: string, path: string, body?: unknown, idempotencyKey = method === 'GET' ? undefined : randomUUID()): Promise<JsonResponse> {
+async function send(owner: SignedUp, method: string, path: string, body?: unknown, idempotencyKey: string | undefined = method === 'GET' ? undefined : randomUUID()): Promise<JsonResponse> {
   for (let tries = 1; ; tries++) {
     const response = await call(base(), method, path, body, { token: owner.key, idempotencyKey });
     if ((response.status !== 429 && response.status !== 202) || tries === TRIES_MAX) return response;
