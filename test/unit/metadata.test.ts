@@ -2,11 +2,12 @@
 // order they are checked, a patch's effect, and a seeded generator of metadata objects near the
 // bounds that the pure check and the API's validation of the published JSON Schema must judge
 // alike, naming the same field (the ledger screens commands with the first, clients and the API's
-// edge read the second). TEST_SEED=n replays one seed.
+// edge read the second); and the query's metadata[<key>]=<value> gathered into one object.
+// TEST_SEED=n replays one seed.
 import assert from 'node:assert/strict';
 import { metadataPatchSchema, metadataProblem, metadataSchema, patchMetadata, type Metadata } from '../../ledger/metadata';
 import { isDomainError } from '../../src/domain-error';
-import { bodyValidator } from '../../src/http/validation';
+import { bodyValidator, gatherDeepObjects } from '../../src/http/validation';
 import { prng } from '../support/prng';
 import { replayOf, seeds } from '../support/seeds';
 
@@ -104,6 +105,26 @@ describe('metadata: generated objects (seeded)', () => {
         const what = `${replayOf(seed)}, object ${n} (${patch ? 'patch' : 'create'}): ${JSON.stringify(value).slice(0, 200)}`;
         assert.equal(metadataProblem(value, patch)?.field ?? null, apiVerdict(value, patch), what);
       }
+    });
+  }
+});
+
+describe('metadata in a query: metadata[<key>]=<value> (OpenAPI deepObject)', () => {
+  const schema = { type: 'object', properties: { metadata: { type: 'object' }, limit: { type: 'integer' }, other: { type: 'string' } } };
+  // [what, the query as parsed, as the schema reads it]
+  const table: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    ['pairs gathered under their name, the other parameters kept', { 'metadata[order_id]': 'A-17', 'metadata[the key]': '', limit: '5' }, { metadata: { order_id: 'A-17', 'the key': '' }, limit: '5' }],
+    ['a key holding brackets: all between the first [ and the last ]', { 'metadata[a[b]]': 'x' }, { metadata: { 'a[b]': 'x' } }],
+    ['an empty key', { 'metadata[]': 'x' }, { metadata: { '': 'x' } }],
+    ['a key sent twice keeps both values, for the schema to refuse', { 'metadata[a]': ['1', '2'] }, { metadata: { a: ['1', '2'] } }],
+    ['metadata given as one value leaves the pairs as they are', { metadata: 'x', 'metadata[a]': '1' }, { metadata: 'x', 'metadata[a]': '1' }],
+    ['brackets on a parameter that is no object: left as sent', { 'other[a]': '1', 'unknown[b]': '2' }, { 'other[a]': '1', 'unknown[b]': '2' }],
+    ['"__proto__" is a key like any other', { 'metadata[__proto__]': 'x' }, { metadata: JSON.parse('{"__proto__":"x"}') }],
+  ];
+  for (const [what, query, expected] of table) {
+    it(what, () => {
+      const gathered = gatherDeepObjects(query, schema);
+      assert.deepEqual(JSON.parse(JSON.stringify(gathered)), JSON.parse(JSON.stringify(expected)));
     });
   }
 });
