@@ -341,6 +341,17 @@ describe('metadata against a model (seeded)', function () {
   }
 });
 
+describe('metadata: transactions found by the metadata of their own transfer or payment', () => {
+  it('finds the movements of the account\'s own transfer, never those of another account\'s transfer to it', async () => {
+    const world = await makeWorld();
+    const sent = await send(world.owner, 'POST', '/v1/transfers', { recipient_email: world.payee.email, amount: '3.00', currency: 'USD', metadata: { order_id: 'A-17' } });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+    const movements = (owner: SignedUp) => send(owner, 'GET', '/v1/transactions?metadata%5Border_id%5D=A-17').then((r) => r.body.data.map((t: { transfer_id: string; direction: string }) => [t.transfer_id, t.direction]));
+    assert.deepEqual(await movements(world.owner), [[sent.body.transfer_id, 'debit']]);
+    assert.deepEqual(await movements(world.payee), [], 'the payee received it, but the metadata is the sender\'s');
+  });
+});
+
 describe('metadata: a customer created again by email', () => {
   it('answers the existing customer with its metadata as it is: a create does not change it', async () => {
     const owner = await signUp(base());
