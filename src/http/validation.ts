@@ -202,15 +202,16 @@ export const bodyValidator = (schema: JsonSchema): Validator => build(bodyAjv, s
  */
 export function gatherDeepObjects(query: Record<string, unknown>, schema: JsonSchema): Record<string, unknown> {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const gathered: Record<string, unknown> = {};
+  // Without prototypes: a name or key such as "__proto__" is one like any other.
+  const gathered: Record<string, unknown> = Object.create(null);
   for (const [name, value] of Object.entries(query)) {
     const bracket = name.indexOf('[');
     const object = bracket > 0 && name.endsWith(']') ? name.slice(0, bracket) : null;
-    if (object === null || properties[object]?.type !== 'object' || typeof query[object] === 'string') {
+    // The object sent whole as well (metadata=x) is refused as it is, not mixed with the pairs.
+    if (object === null || properties[object]?.type !== 'object' || query[object] !== undefined) {
       gathered[name] = value;
       continue;
     }
-    // Without a prototype: a key such as "__proto__" is a key like any other.
     const into = (gathered[object] ??= Object.create(null)) as Record<string, unknown>;
     into[name.slice(bracket + 1, -1)] = value;
   }
