@@ -28,6 +28,7 @@ function holdEvent(hold: HoldRecord, type: 'hold.created' | 'hold.captured' | 'h
       wallet_id: sideOf(hold), captured_amount: formatAmount(hold.captured_amount, hold.currency),
       released_amount: formatAmount(hold.released_amount, hold.currency), expires_at: hold.expires_at.toISOString(), ...extra,
     },
+    metadata: hold.metadata,
   };
 }
 
@@ -79,7 +80,7 @@ export function decideHoldCreate(commandId: string, accountId: string, command: 
   const amount = new Money(command.amount);
   const hold: HoldRecord = {
     id: command.hold_id, account_id: accountId, wallet_id: command.wallet_id, command_id: commandId, status: 'active', currency: command.currency,
-    amount: amount.toFixed(), captured_amount: '0', released_amount: '0', description: command.description, captures: [],
+    amount: amount.toFixed(), captured_amount: '0', released_amount: '0', description: command.description, metadata: command.metadata ?? {}, captures: [],
     expires_at: new Date(command.expires_at), created_at: now, updated_at: now,
   };
   const decision = holdDecision(hold, true);
@@ -148,7 +149,7 @@ export function decideHoldCapture(commandId: string, accountId: string, command:
     id: command.transfer_id, account_id: accountId, from_wallet_id: hold.wallet_id, command_id: commandId, type, status: 'pending',
     amount: amount.toFixed(), currency: hold.currency, payout_amount: amount.toFixed(), payout_currency: hold.currency, fx_rate: null, fx_mid_rate: null, fx_spread: null,
     recipient_account_id: recipient.id, recipient: command.recipient ? (command.recipient as unknown as Record<string, unknown>) : { email: command.recipient_email },
-    note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
+    note: command.note, metadata: {}, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
     estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
   };
   decision.transfer = transfer;

@@ -25,6 +25,7 @@ function paymentEvent(payment: PaymentRecord, status: PaymentStatus): EventDraft
     type: EVENT_TYPE[status]!, resourceType: 'payment', resourceId: payment.id, accountId: payment.account_id, status,
     amount: formatAmount(payment.amount, payment.currency), currency: payment.currency,
     attributes: { partner: payment.partner, kind: payment.kind, customer_id: payment.customer_id, external_id: payment.external_id, failure_code: payment.failure_code },
+    metadata: payment.metadata,
   };
 }
 
@@ -40,7 +41,7 @@ export function decidePaymentCreate(commandId: string, command: PaymentCreate, a
     id: command.payment_id, account_id: account.id, command_id: commandId, customer_id: command.customer_id, partner: command.partner,
     direction: outbound ? 'outbound' : 'inbound', kind: command.kind, amount: amount.toFixed(), currency: command.currency, status: 'pending',
     external_id: null, claim_link: null, idempotency_key: command.idempotency_key, retry_count: 0, submissions: 0, funding_method_external_id: command.funding_method_external_id,
-    payee: command.payee ?? null, purpose: command.purpose ?? null,
+    payee: command.payee ?? null, purpose: command.purpose ?? null, metadata: command.metadata ?? {},
     failure_code: null, failure_message: null, created_at: now, updated_at: now, completed_at: null,
   };
   const decision = emptyDecision({ kind: 'payment', created: true, payment });

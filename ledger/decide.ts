@@ -9,6 +9,7 @@ import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
 import { isSupportedPair, price } from './fx-rates';
 import { formatAmount, Money, STABLECOINS, type Amount, type Currency } from './money';
 import type { EntryDraft } from './entry';
+import type { Metadata } from './metadata';
 import { faucetCredit, fxConversion, holdForTransfer, internalTransfer } from './postings';
 import { refused, type Outcome, type RefusalCode } from './outcome';
 import type { PaymentRecord, PaymentStatus } from './payments';
@@ -33,6 +34,8 @@ export interface EventDraft {
   amount: string | null;
   currency: Currency | null;
   attributes: Record<string, unknown> | null;
+  /** The resource's metadata, carried by the event (DESIGN.md section 5h); absent for a resource that has none (a balance). */
+  metadata?: Metadata;
 }
 
 export interface PostedEntry {
@@ -123,7 +126,7 @@ function transferEvent(record: TransferRecord, status: TransferStatus): EventDra
   return {
     type: `transfer.${status}`, resourceType: 'transfer', resourceId: record.id, accountId: record.account_id, status,
     amount: formatAmount(record.amount, record.currency), currency: record.currency,
-    attributes: { partner_payment_id: record.partner_payment_id, failure_code: record.failure_code },
+    attributes: { partner_payment_id: record.partner_payment_id, failure_code: record.failure_code }, metadata: record.metadata,
   };
 }
 
@@ -260,7 +263,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
     id: command.transfer_id, account_id: sender.id, from_wallet_id: command.from_wallet_id ?? null, command_id: commandId, type: command.type, status: 'pending',
     amount: command.amount, currency: command.currency, ...payout, recipient_account_id: recipient.id,
     recipient: command.type === 'internal' ? { email: command.recipient_email } : (command.recipient as unknown as Record<string, unknown>),
-    note: command.note, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
+    note: command.note, metadata: command.metadata ?? {}, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
     estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
   };
   const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });

@@ -3,6 +3,7 @@
 // held for the recipients, what is released (void, expiry, a final capture's rest) goes back to
 // available. captured_amount + released_amount never exceeds amount (Postgres checks it too), and
 // a hold is active exactly while some of it is left.
+import type { Metadata } from './metadata';
 import type { Currency } from './money';
 
 export const HOLD_STATUSES = ['active', 'captured', 'voided', 'expired'] as const;
@@ -38,6 +39,8 @@ export interface HoldRecord {
   captured_amount: string;
   released_amount: string;
   description: string | null;
+  /** The client's own values (DESIGN.md section 5h): set on create, changed by hold.update. */
+  metadata: Metadata;
   captures: HoldCapture[];
   expires_at: Date;
   created_at: Date;

@@ -1,9 +1,10 @@
 // The messages that cross the Kafka backbone around the ledger. Commands and partner
 // instructions carry their specific fields as a JSON payload (schemas/*.avsc document the
 // envelopes); these types are that payload's shape.
+import type { Metadata, MetadataPatch } from './metadata';
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire', 'transfer.batch', 'transfer.reverse'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire', 'transfer.batch', 'transfer.reverse', 'transfer.update', 'hold.update'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v3.avsc). */
@@ -48,6 +49,8 @@ export interface TransferCreate {
   recipient_email?: string;
   recipient?: BankRecipient;
   note: string | null;
+  /** The client's own values (DESIGN.md section 5h); absent in a command sent before transfers had them: none. */
+  metadata?: Metadata;
   /** The sender's wallet the money comes out of (DESIGN.md section 5g); absent or null: the main balance. */
   from_wallet_id?: string | null;
   /** A sandbox failure the client asked the rail to act out (Sandbox-Scenario header); absent: none. */
@@ -86,6 +89,8 @@ export interface PaymentCreate {
   funding_method_external_id: string | null;
   payee?: Record<string, unknown> | null;
   purpose?: string | null;
+  /** The client's own values; absent: none. */
+  metadata?: Metadata;
 }
 
 /**
@@ -124,6 +129,8 @@ export interface HoldCreate {
   wallet_id: string | null;
   expires_at: string;
   description: string | null;
+  /** The client's own values; absent: none. */
+  metadata?: Metadata;
 }
 
 /**
@@ -150,6 +157,25 @@ export interface TransferReverse {
   reversal_id: string;
   amount: string | null;
   reason: string | null;
+  /** The reversal's own values; absent: none. */
+  metadata?: Metadata;
+}
+
+/**
+ * Changes the metadata of a transfer of the commanding account, or of one of its reversals
+ * (`reversal_id`), by a patch (DESIGN.md section 5h): decided on the locked record, so two changes
+ * of one transfer apply one after the other and neither loses the other's keys.
+ */
+export interface TransferUpdate {
+  transfer_id: string;
+  reversal_id: string | null;
+  metadata: MetadataPatch;
+}
+
+/** Changes the metadata of a hold of the commanding account by a patch, as transfer.update a transfer's. */
+export interface HoldUpdate {
+  hold_id: string;
+  metadata: MetadataPatch;
 }
 
 /** Releases what is left of a hold: `hold.void` from its owner, `hold.expire` from the ledger's own expiry sweep. */
@@ -222,7 +248,7 @@ export interface TransferExecute {
   scenario?: string | null;
 }
 
-/** The event envelope of SPEC.md section 6 (schemas/domain.events.v5.avsc). */
+/** The event envelope of SPEC.md section 6 (schemas/domain.events.v7.avsc). */
 export interface DomainEventEnvelope {
   id: string;
   type: string;
@@ -234,5 +260,9 @@ export interface DomainEventEnvelope {
   account_id: string | null;
   /** The event's number in its account's sequence: 1, 2, 3, ... gapless, in commit order (0 outside any account's). */
   account_seq: number;
-  data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null };
+  /**
+   * `metadata`: the client's own values of the resource (a transfer's, a hold's, a payment's); null
+   * or absent for a resource that has none (a balance) and in events written before metadata existed.
+   */
+  data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null; metadata?: Metadata | null };
 }

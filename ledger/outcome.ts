@@ -88,7 +88,8 @@ const dateOrNull = (text: unknown): Date | null => (text ? new Date(text as stri
 /**
  * An outcome from its JSON text, with the records' timestamps as dates again. A transfer decided
  * before transfers had payouts paid out its own amount in its own currency; one decided before
- * transfers named their wallet came from the main balance.
+ * transfers named their wallet came from the main balance; a record decided before records had
+ * metadata has none.
  */
 export function parseOutcome(text: string): Outcome {
   const outcome = JSON.parse(text) as Outcome;
@@ -99,6 +100,7 @@ export function parseOutcome(text: string): Outcome {
       payout_amount: String(transfer.payout_amount ?? transfer.amount), payout_currency: (transfer.payout_currency ?? transfer.currency) as Currency,
       fx_rate: (transfer.fx_rate ?? null) as string | null, fx_mid_rate: (transfer.fx_mid_rate ?? null) as string | null, fx_spread: (transfer.fx_spread ?? null) as string | null,
       created_at: new Date(transfer.created_at as string), updated_at: new Date(transfer.updated_at as string), completed_at: dateOrNull(transfer.completed_at),
+      metadata: outcome.transfer.metadata ?? {},
     };
   }
   if (outcome.kind === 'payment') {
@@ -106,6 +108,7 @@ export function parseOutcome(text: string): Outcome {
     outcome.payment = {
       ...outcome.payment,
       created_at: new Date(payment.created_at as string), updated_at: new Date(payment.updated_at as string), completed_at: dateOrNull(payment.completed_at),
+      metadata: outcome.payment.metadata ?? {},
     };
   }
   if (outcome.kind === 'hold') {
@@ -113,6 +116,7 @@ export function parseOutcome(text: string): Outcome {
     outcome.hold = {
       ...outcome.hold,
       expires_at: new Date(hold.expires_at as string), created_at: new Date(hold.created_at as string), updated_at: new Date(hold.updated_at as string),
+      metadata: outcome.hold.metadata ?? {},
     };
   }
   if (outcome.kind === 'fx_execution') {

@@ -2,6 +2,7 @@
 // DESIGN.md section 5c). Add funds brings money in from a customer's partner account; the
 // ledger credits it only once the partner has settled.
 import type { PaymentUpdate } from './messages';
+import type { Metadata } from './metadata';
 import type { Currency } from './money';
 
 export const PAYMENT_STATUSES = ['pending', 'sent', 'authorized', 'completed', 'failed', 'cancelled'] as const;
@@ -33,6 +34,8 @@ export interface PaymentRecord {
   /** Who an outbound payment pays (SPEC.md section 4, send), as the request gave it. */
   payee: Record<string, unknown> | null;
   purpose: string | null;
+  /** The client's own values (DESIGN.md section 5h), set on create. */
+  metadata: Metadata;
   failure_code: string | null;
   failure_message: string | null;
   created_at: Date;

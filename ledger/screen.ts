@@ -4,6 +4,7 @@
 // with others, and one value Postgres refuses would fail the whole round. A command that fails
 // here is refused alone, with a final answer, and the rest of its round goes on.
 import { BATCH_ITEMS_MAX, type CommandType } from './messages';
+import { metadataProblem } from './metadata';
 import { isCurrency } from './money';
 import { refused, type Refused } from './outcome';
 
@@ -66,7 +67,14 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   'transfer.batch': { ids: [], amounts: [], currencies: [], accountIsUuid: true },
   // amount may be null (what is left): ledger/commands/transfer-reverse.ts checks it.
   'transfer.reverse': { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: true },
+  // reversal_id may be null (the transfer's own metadata): screenMetadata checks it.
+  'transfer.update': { ids: ['transfer_id'], amounts: [], currencies: [], accountIsUuid: true },
+  'hold.update': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
 };
+
+/** The commands that carry metadata: as set on create (absent: none), or as a patch (required). */
+const CREATES_METADATA: readonly CommandType[] = ['transfer.create', 'hold.create', 'transfer.reverse', 'payment.create'];
+const PATCHES_METADATA: readonly CommandType[] = ['transfer.update', 'hold.update'];
 
 const invalid = (field: string, message: string): Refused => refused('invalid_request', message, field);
 
@@ -93,7 +101,22 @@ export function screenPayload(type: CommandType, accountId: string, payload: unk
     if (typeof currency !== 'string' || !isCurrency(currency)) return invalid(field, `${field} must be a supported currency code`);
   }
   if (type === 'transfer.batch') return screenBatch(fields);
-  return screenWalletsAndHolds(type, fields);
+  return screenMetadata(type, fields) ?? screenWalletsAndHolds(type, fields);
+}
+
+/**
+ * A command's metadata within the bounds of DESIGN.md section 5h (ledger/metadata.ts), as the API
+ * checked it: an object of strings would store whatever it is, and every reader of the record
+ * (its views, the list filters, the events' Avro map) takes one.
+ */
+function screenMetadata(type: CommandType, fields: Record<string, unknown>): Refused | null {
+  const patch = PATCHES_METADATA.includes(type);
+  if (!patch && (!CREATES_METADATA.includes(type) || fields.metadata === undefined)) return null;
+  if (type === 'transfer.update' && fields.reversal_id !== null && !isCanonicalUuid(fields.reversal_id)) {
+    return invalid('reversal_id', 'reversal_id must be null (the transfer itself) or a reversal id');
+  }
+  const problem = metadataProblem(fields.metadata, patch);
+  return problem ? invalid(problem.field, problem.message) : null;
 }
 
 /**

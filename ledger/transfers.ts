@@ -1,4 +1,5 @@
 // Transfers as the ledger records them (SPEC.md sections 2 and 3).
+import type { Metadata } from './metadata';
 import { STABLECOINS, type Currency } from './money';
 
 export const TRANSFER_STATUSES = ['pending', 'quoting', 'executing', 'completed', 'failed', 'rolled_back'] as const;
@@ -28,6 +29,8 @@ export interface TransferRecord {
   recipient_account_id: string | null;
   recipient: Record<string, unknown>;
   note: string | null;
+  /** The client's own values (DESIGN.md section 5h): set on create, changed by transfer.update. */
+  metadata: Metadata;
   partner: Rail;
   partner_payment_id: string | null;
   failure_code: string | null;
@@ -45,7 +48,11 @@ export interface TransferRecord {
 }
 
 /** A reversal of a transfer, as the transfer's record keeps it. */
-export interface TransferReversal { id: string; amount: string; reason: string | null; status: 'completed'; created_at: string }
+export interface TransferReversal {
+  id: string; amount: string; reason: string | null; status: 'completed'; created_at: string;
+  /** The client's own values; absent on a reversal decided before reversals had them. */
+  metadata?: Metadata;
+}
 
 export interface LateCompletion {
   /** The failure the partner's payment overturned. */

@@ -15,7 +15,7 @@ export function eventRow(event: EventDraft, environment: string, now: Date): Out
     account_seq: 0, // numbered when the round is written (ledger/store/round-write.ts)
     data: {
       id: event.resourceId, status: event.status, amount: event.amount, currency: event.currency,
-      attributes: event.attributes ? JSON.stringify(event.attributes) : null,
+      attributes: event.attributes ? JSON.stringify(event.attributes) : null, metadata: event.metadata ?? null,
     },
   };
   return { id: envelope.id, topic: TOPICS.domainEvents, key: event.resourceId, accountId: event.accountId, payload: envelope, headers: domainEventHeaders(event.accountId) };

@@ -8,6 +8,7 @@ import { fxExecute } from './fx-execute';
 import { holdCapture } from './hold-capture';
 import { holdCreate } from './hold-create';
 import { holdExpire, holdVoid } from './hold-release';
+import { holdUpdate } from './hold-update';
 import { paymentCreate } from './payment-create';
 import { paymentUpdate } from './payment-update';
 import { reconciliationAdjust } from './reconciliation-adjust';
@@ -15,6 +16,7 @@ import { transferBatch } from './transfer-batch';
 import { transferCreate } from './transfer-create';
 import { transferPartnerResult } from './transfer-partner-result';
 import { transferReverse } from './transfer-reverse';
+import { transferUpdate } from './transfer-update';
 import { walletTransfer } from './wallet-transfer';
 
 export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } = {
@@ -32,6 +34,8 @@ export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } =
   'hold.void': holdVoid,
   'hold.expire': holdExpire,
   'transfer.reverse': transferReverse,
+  'transfer.update': transferUpdate,
+  'hold.update': holdUpdate,
 };
 
 export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';

@@ -53,7 +53,10 @@ export const transferReverse: LedgerCommand<TransferReverse> = {
     if (book.balance(available(recipientId, transfer.currency)).isLessThan(amount)) {
       return refusal('insufficient_funds', 'the recipient no longer has the amount to give back', 'amount');
     }
-    const reversal = { id: payload.reversal_id, amount: formatAmount(amount, transfer.currency), reason: payload.reason, status: 'completed' as const, created_at: now.toISOString() };
+    const reversal = {
+      id: payload.reversal_id, amount: formatAmount(amount, transfer.currency), reason: payload.reason, status: 'completed' as const, created_at: now.toISOString(),
+      metadata: payload.metadata ?? {},
+    };
     const record: TransferRecord = {
       ...transfer, updated_at: now,
       reversed_amount: new Money(transfer.reversed_amount ?? 0).plus(amount).toFixed(), reversals: [...(transfer.reversals ?? []), reversal],
@@ -63,7 +66,8 @@ export const transferReverse: LedgerCommand<TransferReverse> = {
     post(decision, book, transferReversal(randomUUID(), transfer.id, accountId, recipientId, transfer.currency, amount));
     decision.events.push({
       type: 'transfer.reversed', resourceType: 'transfer', resourceId: transfer.id, accountId, status: 'completed',
-      amount: reversal.amount, currency: transfer.currency, attributes: { reversal_id: reversal.id, reversed_amount: formatAmount(record.reversed_amount!, transfer.currency), reason: reversal.reason },
+      amount: reversal.amount, currency: transfer.currency, metadata: record.metadata,
+      attributes: { reversal_id: reversal.id, reversed_amount: formatAmount(record.reversed_amount!, transfer.currency), reason: reversal.reason, reversal_metadata: reversal.metadata },
     }, balanceEvent(book, accountId, transfer.currency), balanceEvent(book, recipientId, transfer.currency));
     return decision;
   },

@@ -17,11 +17,12 @@ export const ONE_STATEMENT_COMMANDS_MAX = 64;
 
 const TRANSFER_COLUMNS = [
   'id', 'account_id', 'from_wallet_id', 'command_id', 'type', 'status', 'amount', 'currency', 'payout_amount', 'payout_currency', 'fx_rate', 'fx_mid_rate', 'fx_spread', 'recipient_account_id', 'recipient', 'note', 'partner',
-  'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at', 'status_history', 'late_completion',
+  'partner_payment_id', 'failure_code', 'failure_message', 'estimated_arrival', 'created_at', 'updated_at', 'completed_at', 'status_history', 'late_completion', 'metadata',
 ] as const;
 const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'command_id', 'partner', 'direction', 'kind', 'amount', 'currency', 'status', 'external_id', 'claim_link',
   'idempotency_key', 'retry_count', 'submissions', 'funding_method_external_id', 'payee', 'purpose', 'failure_code', 'failure_message', 'created_at', 'updated_at', 'completed_at', 'status_history',
+  'metadata',
 ] as const;
 const ENTRY_COLUMNS = ['id', 'kind', 'command_id', 'transfer_id', 'fx_quote_id', 'payment_id', 'created_at'] as const;
 const POSTING_COLUMNS = ['id', 'entry_id', 'ledger_account_id', 'account_id', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'] as const;
@@ -32,6 +33,7 @@ const EXCEPTION_COLUMNS = [
 ] as const;
 const HOLD_COLUMNS = [
   'id', 'account_id', 'wallet_id', 'command_id', 'status', 'currency', 'amount', 'captured_amount', 'released_amount', 'description', 'captures', 'expires_at', 'created_at', 'updated_at',
+  'metadata',
 ] as const;
 export const ACCOUNT_EVENT_COLUMNS = ['account_id', 'account_seq', 'id', 'payload'] as const;
 
@@ -53,10 +55,10 @@ const updatePayments = (param: string) => `UPDATE payments AS p SET status = v.s
 const updateTransfers = (param: string) => `UPDATE transfers AS t SET status = v.status, partner_payment_id = v.partner_payment_id, failure_code = v.failure_code,
     failure_message = v.failure_message, updated_at = v.updated_at, completed_at = v.completed_at, late_completion = v.late_completion,
     status_history = t.status_history || v.status_history,
-    reversed_amount = coalesce(v.reversed_amount, t.reversed_amount), reversals = coalesce(v.reversals, t.reversals)
+    reversed_amount = coalesce(v.reversed_amount, t.reversed_amount), reversals = coalesce(v.reversals, t.reversals), metadata = coalesce(v.metadata, t.metadata)
   FROM jsonb_populate_recordset(NULL::transfers, ${param}::jsonb) AS v WHERE t.id = v.id`;
 const updateHolds = (param: string) => `UPDATE holds AS h SET status = v.status, captured_amount = v.captured_amount, released_amount = v.released_amount,
-    captures = v.captures, updated_at = v.updated_at
+    captures = v.captures, updated_at = v.updated_at, metadata = coalesce(v.metadata, h.metadata)
   FROM jsonb_populate_recordset(NULL::holds, ${param}::jsonb) AS v WHERE h.id = v.id`;
 const updateBalances = (param: string) => `UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ${param}::jsonb) AS v WHERE la.id = v.id`;
 // Executed quotes were locked and found unconsumed: the count returned must be theirs.

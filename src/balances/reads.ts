@@ -3,7 +3,7 @@
 import type { Currency } from '../../ledger/money';
 import { balancesAt } from './at';
 import type { Db } from '../db';
-import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
+import { keysetPage, whereCreated, whereMetadata, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
 
 export interface TransactionRow {
   id: string; seq: string; entry_id: string; kind: string; transfer_id: string | null; account_id: string; currency: Currency;
@@ -45,7 +45,22 @@ export class LedgerReads {
     const query = whereCreated(scope.clone(), 'p', filter);
     if (filter.from || filter.to || filter.currency) query.where('la.account_id', accountId);
     if (filter.currency) query.where('la.currency', filter.currency);
+    if (filter.metadata) query.whereRaw('p.entry_id = ANY(ARRAY(?))', [this.entriesWithMetadata(accountId, filter.metadata)]);
     return keysetPage(query, 'p', page, view, { orderColumns: ['seq'], scope });
+  }
+
+  /**
+   * The journal entries of the account's own transfers and payments whose metadata holds
+   * `metadata` (a transaction is a transfer's or a payment's movement; another account's transfer
+   * to this one is that account's, and so is its metadata): found on their GIN indexes
+   * (whereMetadata), then by journal_entries' transfer_id and payment_id indexes. As an array
+   * (= ANY(ARRAY(...))), so the postings are read by entry_id from these few entries, never by
+   * walking the account's history for them.
+   */
+  private entriesWithMetadata(accountId: string, metadata: Record<string, string>) {
+    const own = (table: 'transfers' | 'payments') => whereMetadata(this.db(table).where(`${table}.account_id`, accountId).select(`${table}.id`), `${table}.metadata`, metadata);
+    return this.db('journal_entries').whereIn('transfer_id', own('transfers')).select('id')
+      .unionAll((union) => union.from('journal_entries').whereIn('payment_id', own('payments')).select('id'));
   }
 
   /** The account's ledger accounts with their balances now, or at the instant `at` (src/balances/at.ts). */

@@ -55,7 +55,7 @@ export function ledgerReadRoutes(reads: LedgerReads): RouteDef[] {
     {
       method: 'GET', path: '/v1/transactions', operationId: 'listTransactions', tag: 'transactions',
       summary: 'Ledger records of the account, newest first; the filters combine', auth: { kind: 'key', scope: 'transactions:read' },
-      query: listQuerySchema({ ...listFilterSchemas('transactions'), account_id: accountIdQuerySchema }),
+      query: listQuerySchema({ ...listFilterSchemas('transactions', 'movements of the account\'s own transfers and payments'), account_id: accountIdQuerySchema }),
       response: { status: 200, description: 'a page of transactions', schema: listResponseSchema(transactionSchema) },
       handler: async (request) => {
         return { status: 200, body: await reads.transactionPage(actingAccountId(request), listFilterOf(request.query), request.query, transactionView) };

@@ -1,7 +1,8 @@
-// payctl's commands for transfers (their lists and reversals; scheduled ones in scheduled-transfers.ts), wallets, holds, transfer batches
-// and balance alerts: each a route of /v1 with its fields as options, printed as `payctl get|post|patch|delete` print (calls.ts). What they
-// do not cover (a capture to bank details, a batch item's every field) those generic commands
-// send as it is.
+// payctl's commands for transfers (their lists and reversals; scheduled ones in scheduled-transfers.ts),
+// wallets, holds, transfer batches and balance alerts: each a route of /v1 with its fields as options
+// (metadata as --metadata key=value, repeated: on a create, and as a list's filter), printed as
+// `payctl get|post|patch|delete` print (calls.ts). What they do not cover (a capture to bank details,
+// a batch item's every field, a PATCH of metadata) those generic commands send as it is.
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from './api';
@@ -13,7 +14,10 @@ const WALLET = '"main" (the main balance) or a wallet id';
 const FROM = 'created at or after: a date (YYYY-MM-DD, from its 00:00 UTC) or an ISO 8601 instant';
 const TO = 'created before: a date (YYYY-MM-DD, that UTC day included) or an ISO 8601 instant (excluded)';
 
-/** `--metadata key=value`, repeated: a wallet's metadata (string values). */
+const METADATA_HELP = 'a metadata entry key=value (the value may hold "="); repeat for more';
+const METADATA_FILTER_HELP = 'only those whose metadata has key=value exactly; repeat: all must hold';
+
+/** `--metadata key=value`, repeated: an object's metadata (string values); the first "=" ends the key. */
 function metadataOf(pairs: string[]): Record<string, string> | undefined {
   if (pairs.length === 0) return undefined;
   return Object.fromEntries(pairs.map((pair) => {
@@ -23,6 +27,11 @@ function metadataOf(pairs: string[]): Record<string, string> | undefined {
   }));
 }
 
+/** `--metadata key=value` of a list: the filter metadata[key]=value, each pair a parameter. */
+function metadataQuery(pairs: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(metadataOf(pairs) ?? {}).map(([key, value]) => [`metadata[${key}]`, value]));
+}
+
 function addWalletCommands(cli: Command, common: CommonOf): void {
   const wallets = cli.command('wallets').description('wallets: named pockets of your account, with balances of their own (README "Wallets and holds")');
   wallets.command('list').description('your wallets, newest first (closed ones too)')
@@ -30,7 +39,7 @@ function addWalletCommands(cli: Command, common: CommonOf): void {
     .action(async (options: { limit?: string; before?: string }, command: Command) => callAndPrint('GET', `/v1/wallets${query(options)}`, common(command)));
   wallets.command('create').description('a new wallet, empty')
     .requiredOption('--name <name>', 'what to call it')
-    .option('--metadata <key=value>', 'a metadata entry; repeat for more', collect, [] as string[])
+    .option('--metadata <key=value>', METADATA_HELP, collect, [] as string[])
     .option('--idempotency-key <key>', KEY_HELP)
     .action(async (options: { name: string; metadata: string[]; idempotencyKey?: string }, command: Command) =>
       callAndPrint('POST', '/v1/wallets', { ...common(command), idempotencyKey: options.idempotencyKey, body: bodyOf({ name: options.name, metadata: metadataOf(options.metadata) }) }));
@@ -63,21 +72,26 @@ function addHoldCommands(cli: Command, common: CommonOf): void {
   holds.command('list').description('your holds, newest first')
     .option('--status <status>', 'active, captured, voided or expired').option('--wallet <wallet_id>', WALLET)
     .option('--from <date|instant>', FROM).option('--to <date|instant>', TO).option('--currency <currency>', 'holds in this currency')
+    .option('--metadata <key=value>', METADATA_FILTER_HELP, collect, [] as string[])
     .option('--limit <n>', 'at most this many').option('--before <cursor>', 'the page after this cursor')
-    .action(async (options: { status?: string; wallet?: string; from?: string; to?: string; currency?: string; limit?: string; before?: string }, command: Command) =>
+    .action(async (options: { status?: string; wallet?: string; from?: string; to?: string; currency?: string; metadata: string[]; limit?: string; before?: string }, command: Command) =>
       callAndPrint('GET', `/v1/holds${query({
-        status: options.status, wallet_id: options.wallet, from: options.from, to: options.to, currency: options.currency, limit: options.limit, before: options.before,
+        status: options.status, wallet_id: options.wallet, from: options.from, to: options.to, currency: options.currency, ...metadataQuery(options.metadata),
+        limit: options.limit, before: options.before,
       })}`, common(command)));
   holds.command('create').description('take an amount out of available until it is captured, voided or expires')
     .requiredOption('--amount <amount>', 'a decimal string, e.g. 20.00').requiredOption('--currency <currency>', 'e.g. USD')
     .option('--wallet <wallet_id>', `${WALLET} (default main)`)
     .option('--expires-at <instant>', 'when the ledger releases it by itself, ISO 8601 (default: in 7 days; at most 30)')
     .option('--description <text>', 'a note kept with it')
+    .option('--metadata <key=value>', METADATA_HELP, collect, [] as string[])
     .option('--idempotency-key <key>', KEY_HELP)
-    .action(async (options: { amount: string; currency: string; wallet?: string; expiresAt?: string; description?: string; idempotencyKey?: string }, command: Command) =>
+    .action(async (options: { amount: string; currency: string; wallet?: string; expiresAt?: string; description?: string; metadata: string[]; idempotencyKey?: string }, command: Command) =>
       callAndPrint('POST', '/v1/holds', {
         ...common(command), idempotencyKey: options.idempotencyKey,
-        body: bodyOf({ amount: options.amount, currency: options.currency, wallet_id: options.wallet, expires_at: options.expiresAt, description: options.description }),
+        body: bodyOf({
+          amount: options.amount, currency: options.currency, wallet_id: options.wallet, expires_at: options.expiresAt, description: options.description, metadata: metadataOf(options.metadata),
+        }),
       }));
   holds.command('get').description('one hold, with its captures').argument('<hold_id>')
     .action(async (holdId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/holds/${segment(holdId)}`, common(command)));
@@ -168,10 +182,11 @@ function addTransferCommands(cli: Command, common: CommonOf): void {
     .option('--status <status>', 'pending, quoting, executing, completed, failed or rolled_back')
     .option('--from <when>', FROM).option('--to <when>', TO).option('--currency <currency>', 'e.g. USD')
     .option('--recipient-email <email>', 'sent to this email')
+    .option('--metadata <key=value>', METADATA_FILTER_HELP, collect, [] as string[])
     .option('--limit <n>', 'at most this many').option('--before <cursor>', 'the page after this cursor')
-    .action(async (options: { status?: string; from?: string; to?: string; currency?: string; recipientEmail?: string; limit?: string; before?: string }, command: Command) => {
-      const { recipientEmail, ...rest } = options;
-      await callAndPrint('GET', `/v1/transfers${query({ ...rest, recipient_email: recipientEmail })}`, common(command));
+    .action(async (options: { status?: string; from?: string; to?: string; currency?: string; recipientEmail?: string; metadata: string[]; limit?: string; before?: string }, command: Command) => {
+      const { recipientEmail, metadata, ...rest } = options;
+      await callAndPrint('GET', `/v1/transfers${query({ ...rest, recipient_email: recipientEmail, ...metadataQuery(metadata) })}`, common(command));
     });
   transfers.command('get').description('one transfer, with its status history').argument('<transfer_id>')
     .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}`, common(command)));
@@ -179,10 +194,11 @@ function addTransferCommands(cli: Command, common: CommonOf): void {
     .argument('<transfer_id>')
     .option('--amount <amount>', 'at most what is left to reverse (default: all of it)')
     .option('--reason <text>', 'why, kept with the reversal')
+    .option('--metadata <key=value>', METADATA_HELP, collect, [] as string[])
     .option('--idempotency-key <key>', KEY_HELP)
-    .action(async (transferId: string, options: { amount?: string; reason?: string; idempotencyKey?: string }, command: Command) =>
+    .action(async (transferId: string, options: { amount?: string; reason?: string; metadata: string[]; idempotencyKey?: string }, command: Command) =>
       callAndPrint('POST', `/v1/transfers/${segment(transferId)}/reversals`, {
-        ...common(command), idempotencyKey: options.idempotencyKey, body: bodyOf({ amount: options.amount, reason: options.reason }),
+        ...common(command), idempotencyKey: options.idempotencyKey, body: bodyOf({ amount: options.amount, reason: options.reason, metadata: metadataOf(options.metadata) }),
       }));
   transfers.command('reversals').description('the reversals of a transfer, oldest first').argument('<transfer_id>')
     .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}/reversals`, common(command)));

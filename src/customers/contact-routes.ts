@@ -1,5 +1,7 @@
-// Contacts (beneficiaries) of an account: create, list, get, update, delete.
+// Contacts (beneficiaries) of an account: create, list, get, update, delete; their metadata
+// (DESIGN.md section 5h) is set on create and changed by PATCH, key by key.
 import { randomUUID } from 'node:crypto';
+import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
@@ -8,8 +10,9 @@ import { keysetPage } from '../db/keyset-pages';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 import { idParams } from '../http/validation';
+import { updateWithMetadata } from './metadata-updates';
 
-interface ContactRow { id: string; account_id: string; name: string; email: string; bank: unknown; note: string | null; created_at: Date; updated_at: Date }
+interface ContactRow { id: string; account_id: string; name: string; email: string; bank: unknown; note: string | null; metadata: Metadata; created_at: Date; updated_at: Date }
 
 const bankSchema = {
   type: 'object', additionalProperties: false, required: ['country', 'bank_name', 'account_number', 'currency'],
@@ -26,12 +29,15 @@ const contactProperties = {
   note: { type: 'string', maxLength: 500 },
 } as const;
 const contactSchema = {
-  type: 'object', required: ['id', 'name', 'email', 'bank', 'note', 'created_at', 'updated_at'],
-  properties: { id: { type: 'string', format: 'uuid' }, ...contactProperties, bank: { type: ['object', 'null'] }, note: { type: ['string', 'null'] }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
+  type: 'object', required: ['id', 'name', 'email', 'bank', 'note', 'metadata', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string', format: 'uuid' }, ...contactProperties, bank: { type: ['object', 'null'] }, note: { type: ['string', 'null'] }, metadata: metadataViewSchema,
+    created_at: { type: 'string' }, updated_at: { type: 'string' },
+  },
 };
 
 const view = (row: ContactRow) => ({
-  id: row.id, name: row.name, email: row.email, bank: row.bank ?? null, note: row.note,
+  id: row.id, name: row.name, email: row.email, bank: row.bank ?? null, note: row.note, metadata: row.metadata,
   created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString(),
 });
 
@@ -43,14 +49,17 @@ export function contactRoutes(db: Db): RouteDef[] {
     return row;
   };
   return [
-    withBody({ type: 'object', additionalProperties: false, required: ['name', 'email'], properties: { ...contactProperties, account_id: { type: 'string', format: 'uuid', description: 'master key only' } } }, {
+    withBody({
+      type: 'object', additionalProperties: false, required: ['name', 'email'],
+      properties: { ...contactProperties, metadata: metadataSchema, account_id: { type: 'string', format: 'uuid', description: 'master key only' } },
+    }, {
       method: 'POST', path: '/v1/contacts', operationId: 'createContact', tag: 'contacts',
       summary: 'Save a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true,
       response: { status: 201, description: 'the contact', schema: contactSchema },
       handler: async (request) => {
-        const { name, email, bank = null, note = null } = request.body;
+        const { name, email, bank = null, note = null, metadata = {} } = request.body;
         const accountId = await actingAccountIdForWrite(request, db);
-        const [row] = await db('contacts').insert({ id: randomUUID(), account_id: accountId, name, email, bank: bank ? JSON.stringify(bank) : null, note }).returning('*');
+        const [row] = await db('contacts').insert({ id: randomUUID(), account_id: accountId, name, email, bank: bank ? JSON.stringify(bank) : null, note, metadata: JSON.stringify(metadata) }).returning('*');
         return { status: 201, body: view(row) };
       },
     }),
@@ -70,16 +79,17 @@ export function contactRoutes(db: Db): RouteDef[] {
       response: { status: 200, description: 'the contact', schema: contactSchema },
       handler: async (request) => ({ status: 200, body: view(await ownContact(request)) }),
     },
-    withBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: contactProperties }, {
+    withBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { ...contactProperties, metadata: metadataPatchSchema } }, {
       method: 'PATCH', path: '/v1/contacts/{id}', operationId: 'updateContact', tag: 'contacts',
-      summary: 'Change fields of a beneficiary', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true, params: idParams,
+      summary: 'Change fields of a beneficiary; metadata key by key (null removes a key, the others are kept)', auth: { kind: 'key', scope: 'contacts:write' }, idempotent: true, params: idParams,
       response: { status: 200, description: 'the contact', schema: contactSchema },
+      errorNotes: { invalid_request: 'among others: details names the metadata key at fault (metadata.crm_id), also the first key past 50 after the change; nothing changes' },
       handler: async (request) => {
         await ownContact(request);
-        const changes: Record<string, unknown> = { ...request.body, updated_at: db.fn.now() };
-        if (request.body.bank) changes.bank = JSON.stringify(request.body.bank);
-        const [row] = await db('contacts').where('id', request.params.id).update(changes).returning('*');
-        return { status: 200, body: view(row) };
+        const { metadata, ...fields } = request.body;
+        const changes: Record<string, unknown> = { ...fields, updated_at: db.fn.now() };
+        if (fields.bank) changes.bank = JSON.stringify(fields.bank);
+        return { status: 200, body: view(await updateWithMetadata<ContactRow>(db, 'contacts', request.params.id, metadata as MetadataPatch | undefined, changes)) };
       },
     }),
     {

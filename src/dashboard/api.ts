@@ -85,16 +85,16 @@ const PENDING_RETRY_MS = 1000;
 const PENDING_TRIES = 15;
 
 /**
- * A write the ledger decides (wallet transfers, holds): sent under `keys`' key for this request,
- * and while the ledger has not decided yet (202, status pending) sent again under that key until
- * it answers what it decided; the key outlives a failure, for the person's next try.
+ * A write the ledger decides (wallet transfers, holds, a transfer's metadata): sent under `keys`'
+ * key for this request, and while the ledger has not decided yet (202, status pending) sent again
+ * under that key until it answers what it decided; the key outlives a failure, for the person's next try.
  */
-export async function ledgerWrite<T extends { status: string }>(keys: RetryKeys, path: string, body?: Record<string, unknown>): Promise<T> {
-  const signature = JSON.stringify([path, body ?? null]);
+export async function ledgerWrite<T extends { status: string }>(keys: RetryKeys, path: string, body?: Record<string, unknown>, method: 'POST' | 'PATCH' = 'POST'): Promise<T> {
+  const signature = JSON.stringify([method, path, body ?? null]);
   const idempotencyKey = keys.keyFor(signature);
   try {
     for (let attempt = 1; ; attempt += 1) {
-      const answer = await api<T>('POST', path, body, { idempotencyKey });
+      const answer = await api<T>(method, path, body, { idempotencyKey });
       if (answer.status !== 'pending') { keys.settled(signature); return answer; }
       if (attempt >= PENDING_TRIES) throw new Error('the ledger has not decided yet: press the button again in a moment (it is not done twice)');
       await new Promise((resolve) => setTimeout(resolve, PENDING_RETRY_MS));

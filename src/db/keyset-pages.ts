@@ -16,8 +16,11 @@ function unknownCursor(): DomainError {
   return new DomainError('invalid_request', 'before names no item of this list', 'before');
 }
 
-/** A list's window on created_at (`from` inclusive, `to` exclusive) and its currency, each absent when not asked (http/pagination.ts listFilterOf). */
-export interface CreatedFilter { from?: Date; to?: Date; currency?: string }
+/**
+ * A list's window on created_at (`from` inclusive, `to` exclusive), its currency, and the metadata
+ * its items must hold (each pair, exactly), each absent when not asked (http/pagination.ts listFilterOf).
+ */
+export interface CreatedFilter { from?: Date; to?: Date; currency?: string; metadata?: Record<string, string> }
 
 /**
  * Narrows `query` to the rows of `filter`: `table`.created_at within the window, `table`.currency
@@ -29,6 +32,17 @@ export function whereCreated(query: Knex.QueryBuilder, table: string, filter: Cr
   if (filter.to) query.where(`${table}.created_at`, '<', filter.to);
   if (filter.currency) query.where(`${table}.currency`, filter.currency);
   return query;
+}
+
+/**
+ * Narrows `query` to the rows whose jsonb `column` holds every pair of `metadata` (containment,
+ * @>), answered from the column's GIN index (migrations/20261205100000_metadata.ts), whose
+ * predicate the first condition repeats: the index holds only rows with metadata, and a filter
+ * of at least one pair never keeps a row without.
+ */
+export function whereMetadata(query: Knex.QueryBuilder, column: string, metadata: Record<string, string> | undefined): Knex.QueryBuilder {
+  if (metadata === undefined) return query;
+  return query.whereRaw(`${column} <> '{}'::jsonb AND ${column} @> ?::jsonb`, [JSON.stringify(metadata)]);
 }
 
 export interface Page<T> {

@@ -3,7 +3,8 @@
 // ledger as on POST /v1/transfers; the ledger expires holds by itself (consumers/ledger/hold-expiry.ts).
 // Another account's hold is 404, as if it did not exist.
 import { HOLD_LIFETIME_DEFAULT_MS, HOLD_LIFETIME_MAX_MS, HOLD_STATUSES, type HoldRecord } from '../../ledger/holds';
-import type { HoldCaptureCommand, HoldCreate, HoldRelease } from '../../ledger/messages';
+import type { HoldCaptureCommand, HoldCreate, HoldRelease, HoldUpdate } from '../../ledger/messages';
+import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { HoldOutcome } from '../../ledger/outcome';
 import type { Db } from '../db';
@@ -27,14 +28,14 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 const holdSchema = {
   type: 'object',
-  required: ['id', 'status', 'amount', 'currency', 'captured_amount', 'released_amount', 'wallet_id', 'description', 'captures', 'expires_at', 'created_at', 'updated_at'],
+  required: ['id', 'status', 'amount', 'currency', 'captured_amount', 'released_amount', 'wallet_id', 'description', 'metadata', 'captures', 'expires_at', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: [...HOLD_STATUSES], description: 'active; captured (nothing left to capture); voided; expired (released by the ledger at expires_at)' },
     amount: { type: 'string', description: 'what the hold took from available' }, currency: { type: 'string' },
     captured_amount: { type: 'string', description: 'paid to recipients so far' },
     released_amount: { type: 'string', description: 'given back to available (void, expiry, the rest after a final capture)' },
-    wallet_id: { type: 'string', description: '"main" or the wallet the hold is on' }, description: { type: ['string', 'null'] },
+    wallet_id: { type: 'string', description: '"main" or the wallet the hold is on' }, description: { type: ['string', 'null'] }, metadata: metadataViewSchema,
     captures: {
       type: 'array', description: 'each capture, oldest first, with the transfer that paid it',
       items: {
@@ -49,9 +50,9 @@ const provisionalSchema = { type: 'object', required: ['id', 'status'], properti
 
 const createBody = {
   type: 'object', additionalProperties: false, required: ['amount', 'currency'], ...amountScaleRule(),
-  examples: [{ amount: '40.00', currency: 'USD', description: 'table 12' }],
+  examples: [{ amount: '40.00', currency: 'USD', description: 'table 12', metadata: { booking: 'B-12' } }],
   properties: {
-    amount: amountSchema, currency: currencySchema, wallet_id: walletIdSchema,
+    amount: amountSchema, currency: currencySchema, wallet_id: walletIdSchema, metadata: metadataSchema,
     expires_at: { ...dateTime, description: `when the ledger releases the hold by itself: in the future, at most ${HOLD_LIFETIME_MAX_MS / DAY_MS} days ahead (default ${HOLD_LIFETIME_DEFAULT_MS / DAY_MS} days)` },
     description: { type: 'string', maxLength: 500 }, account_id: { type: 'string', format: 'uuid', description: 'master key only' },
   },
@@ -72,6 +73,11 @@ const captureBody = {
     final: { type: 'boolean', default: false, description: 'release what is left after this capture' },
     note: { type: 'string', maxLength: 500 },
   },
+} as const;
+const updateBody = {
+  type: 'object', additionalProperties: false, required: ['metadata'],
+  examples: [{ metadata: { booking: 'B-13', table: null } }],
+  properties: { metadata: metadataPatchSchema },
 } as const;
 type CreateBody = BodyOf<typeof createBody>;
 type CaptureBody = BodyOf<typeof captureBody>;
@@ -118,6 +124,7 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     const command: HoldCreate = {
       hold_id: derivedUuid('hold', commandId), amount: parseAmount(request.body.amount, currency).toFixed(), currency, wallet_id: walletId,
       expires_at: expiryOf(request.body.expires_at, new Date()), description: request.body.description ?? null,
+      ...(request.body.metadata === undefined ? {} : { metadata: request.body.metadata as Metadata }),
     };
     return { accountId, commandId, command };
   };
@@ -195,5 +202,21 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
       response: { status: 200, description: 'the hold', schema: holdSchema }, errors: ['hold_not_found'],
       handler: async (request) => ({ status: 200, body: holdView(await ownHold(request)) }),
     },
+    withBody(updateBody, {
+      method: 'PATCH', path: '/v1/holds/{hold_id}', operationId: 'updateHold', tag: 'holds',
+      summary: 'Change a hold\'s metadata (whatever its status): a key set to a string is set, a key set to null removed, the others kept',
+      auth: WRITE, idempotent: 'ledger', params: holdParams,
+      response: { status: 200, description: 'the hold, its metadata changed', schema: holdSchema },
+      errors: ['hold_not_found'],
+      errorNotes: { invalid_request: 'among others: details names the metadata key at fault (metadata.booking), also the first key past 50 after the change; nothing changes' },
+      provisional: async (request) => lateDecision((await ownHold(request)).id), provisionalSchema,
+      handler: async (request) => {
+        const hold = await ownHold(request);
+        const command: HoldUpdate = { hold_id: hold.id, metadata: request.body.metadata as MetadataPatch };
+        const commandId = idempotentCommandId(hold.account_id, request.idempotencyKey!);
+        const decision = await ledger.execute('hold.update', commandId, hold.account_id, command, replyTimeoutMs, keyed(request));
+        return decision ? decisionAnswer(decision, 'hold', holdAnswer) : lateDecision(hold.id);
+      },
+    }),
   ];
 }

@@ -14,7 +14,7 @@ import { assertStorableText, readJsonBody } from './body';
 import { errorMiddleware } from './errors';
 import { canonicalPath, koaPath, requestFingerprint, type RouteDef, type RouteRequest, type RouteResult } from './route';
 import { StageTiming } from './server-timing';
-import { bodyValidator, textValidator, type Validator } from './validation';
+import { bodyValidator, gatherDeepObjects, textValidator, type Validator } from './validation';
 
 /** The cross-cutting services a route runs through; each later concern plugs in here. */
 export interface Guards {
@@ -121,10 +121,13 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     const sandboxScenario = route.sandboxScenario ? readSandboxScenario(ctx, environment) : null;
 
     const params = { ...ctx.params };
-    const query = { ...ctx.query };
+    let query: Record<string, unknown> = { ...ctx.query };
     // Parameters a route does not declare are never read, so only declared ones are checked.
     if (route.params) assertStorableText(params, 'path');
-    if (route.query) assertStorableText(query, 'query');
+    if (route.query) {
+      assertStorableText(query, 'query');
+      query = gatherDeepObjects(query, route.query);
+    }
     try {
       validateParams?.(params);
     } catch (error) {

@@ -27,6 +27,8 @@ function parameters(schema: JsonSchema | undefined, location: 'path' | 'query'):
     in: location,
     required: location === 'path' || required.has(name),
     ...(property.description ? { description: property.description } : {}),
+    // An object in the query is sent as name[key]=value (validation.ts gatherDeepObjects).
+    ...(property.type === 'object' ? { style: 'deepObject', explode: true } : {}),
     schema: publicSchema(property),
   }));
 }
@@ -175,8 +177,11 @@ export const WEBHOOK_EVENT_SCHEMA: JsonSchema = {
     account_seq: { type: ['integer', 'null'], description: 'the event\'s number in its account\'s sequence (1, 2, 3, ... without gaps, in commit order): a gap means a missed event; null for webhook.test' },
     data: {
       type: 'object', required: ['id', 'status'], additionalProperties: true,
-      properties: { id: { type: 'string' }, status: { type: 'string' }, amount: { type: 'string' }, currency: { type: 'string' } },
-      description: 'the resource: its id and status, amount and currency where it has them, and its further fields',
+      properties: {
+        id: { type: 'string' }, status: { type: 'string' }, amount: { type: 'string' }, currency: { type: 'string' },
+        metadata: { type: 'object', additionalProperties: { type: 'string' }, description: 'the client\'s own values of a transfer, hold or payment ({} when none)' },
+      },
+      description: 'the resource: its id and status, amount and currency where it has them, its metadata where it has it, and its further fields',
     },
   },
 };

@@ -3,8 +3,9 @@
 // the last row of the previous page, or `offset` rows to skip (at most OFFSET_MAX: deeper pages
 // are the cursor's job). The paging itself is src/db/keyset-pages.ts. The filters every list of
 // an account's things takes (DESIGN.md section 5h, "Finding things"): `from`/`to` on created_at
-// with the one meaning of dates.ts, and `currency`; they combine with a route's own filters and
-// page with the same cursor.
+// with the one meaning of dates.ts, `currency`, and `metadata[<key>]=<value>` (exact, each pair
+// given); they combine with a route's own filters and page with the same cursor.
+import { metadataFilterSchema } from '../../ledger/metadata';
 import { CURRENCIES } from '../../ledger/money';
 import type { CreatedFilter } from '../db/keyset-pages';
 import { windowBound, windowOf } from './dates';
@@ -30,11 +31,12 @@ export function listResponseSchema(item: JsonSchema): JsonSchema {
   };
 }
 
-/** `from`, `to` and `currency` of a list of `things`, whose created_at the window bounds. */
-export function listFilterSchemas(things: string): Record<string, JsonSchema> {
+/** `from`, `to`, `currency` and `metadata` of a list of `things`, whose created_at the window bounds. */
+export function listFilterSchemas(things: string, metadataOf = things): Record<string, JsonSchema> {
   return {
     from: windowBound('from', `${things} created at or after`), to: windowBound('to', `${things} created before`),
     currency: { type: 'string', enum: [...CURRENCIES], description: `${things} in this currency` },
+    metadata: { ...metadataFilterSchema, description: `metadata[<key>]=<value>: ${metadataOf} whose metadata has each key given with exactly that value; several combine (all must hold)` },
   };
 }
 
@@ -42,6 +44,7 @@ export function listFilterSchemas(things: string): Record<string, JsonSchema> {
  * The filters of a query that listFilterSchemas validated.
  * @throws DomainError invalid_request naming from (from not before to) or a date that is no calendar date
  */
-export function listFilterOf(query: { from?: string; to?: string; currency?: string }): CreatedFilter {
-  return { ...windowOf(query), currency: query.currency };
+export function listFilterOf(query: { from?: string; to?: string; currency?: string; metadata?: Record<string, string> }): CreatedFilter {
+  const metadata = query.metadata && Object.keys(query.metadata).length > 0 ? { ...query.metadata } : undefined;
+  return { ...windowOf(query), currency: query.currency, metadata };
 }

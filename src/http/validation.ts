@@ -80,18 +80,52 @@ const FORMAT_EXAMPLES: Record<string, string> = {
   uri: 'an absolute URL, e.g. https://example.com/hook',
 };
 
-/** An instance path in the form `details` names fields: dotted, an array's item by its index (transfers[3].amount). */
-const dotted = (instancePath: string): string => instancePath.split('/').filter(Boolean).reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+/**
+ * An instance path (a JSON Pointer) in the form `details` names fields: dotted, an array's item by
+ * its index (transfers[3].amount), read against the data validated so that an object's key of
+ * digits stays a key (metadata.17), and its keys unescaped (metadata.a/b).
+ */
+function dotted(instancePath: string, root: unknown): string {
+  let path = '';
+  let at = root;
+  for (const escaped of instancePath.split('/').slice(1)) {
+    const part = escaped.replaceAll('~1', '/').replaceAll('~0', '~');
+    path = Array.isArray(at) ? `${path}[${part}]` : path ? `${path}.${part}` : part;
+    at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined;
+  }
+  return path;
+}
 
-function fieldPath(error: ErrorObject, location: string): string {
-  const base = dotted(error.instancePath);
+/**
+ * The key of an object a rule on its keys names: the key that breaks `propertyNames` (empty ones
+ * too), or the first key past `maxProperties`, in the order sent (metadata.order_id).
+ */
+function keyAtFault(error: ErrorObject): string | null {
+  if (error.propertyName !== undefined) return error.propertyName;
+  if (error.keyword === 'maxProperties' && error.data !== null && typeof error.data === 'object') {
+    return Object.keys(error.data)[(error.params as { limit: number }).limit] ?? null;
+  }
+  return null;
+}
+
+function fieldPath(error: ErrorObject, location: string, root: unknown): string {
+  const base = dotted(error.instancePath, root);
   let field = base;
   if (error.keyword === 'required') field = [base, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
   if (error.keyword === 'additionalProperties') field = [base, (error.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
+  const key = keyAtFault(error);
+  if (key !== null) field = `${base || location}.${key}`;
   return field || location;
 }
 
-function describe(error: ErrorObject, field: string): string {
+function describe(error: ErrorObject, field: string, root: unknown): string {
+  const key = keyAtFault(error);
+  if (key !== null) {
+    const object = dotted(error.instancePath, root) || 'the object';
+    return error.keyword === 'maxProperties'
+      ? `${object} has at most ${(error.params as { limit: number }).limit} keys: "${key}" is one too many`
+      : `the key "${key}" of ${object} ${error.message ?? 'is invalid'}`;
+  }
   switch (error.keyword) {
     case 'required': return `${field} is required`;
     case 'additionalProperties': return `${field} is not a recognised field`;
@@ -115,16 +149,16 @@ function describe(error: ErrorObject, field: string): string {
   }
 }
 
-function toDomainError(error: ErrorObject, location: string): DomainError {
+function toDomainError(error: ErrorObject, location: string, root: unknown): DomainError {
   const parent = error.parentSchema as Record<string, unknown> | undefined;
   // A rule's own field is named within the object it checks (an item of an array, for one).
-  const within = dotted(error.instancePath);
-  const field = typeof parent?.['x-field'] === 'string' ? (within ? `${within}.${parent['x-field']}` : parent['x-field']) : fieldPath(error, location);
+  const within = dotted(error.instancePath, root);
+  const field = typeof parent?.['x-field'] === 'string' ? (within ? `${within}.${parent['x-field']}` : parent['x-field']) : fieldPath(error, location, root);
   const override = parent?.['x-error'];
   const code: ErrorCode = typeof override === 'string' && override in ERROR_STATUS && error.keyword !== 'required' && error.keyword !== 'type'
     ? (override as ErrorCode)
     : 'invalid_request';
-  return new DomainError(code, typeof parent?.['x-message'] === 'string' ? parent['x-message'] : describe(error, field), field);
+  return new DomainError(code, typeof parent?.['x-message'] === 'string' ? parent['x-message'] : describe(error, field, root), field);
 }
 
 /**
@@ -153,11 +187,36 @@ function build(ajv: Ajv, schema: JsonSchema, location: string): Validator {
     const acrossFields = (error: ErrorObject) => error.keyword === 'if' || error.schemaPath.includes('/then/');
     const first = errors.find((e) => !acrossFields(e)) ?? errors.find((e) => e.keyword !== 'if')!;
     const whole = first.schemaPath.includes('/anyOf/') ? errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath) : undefined;
-    throw toDomainError(whole ?? first, location);
+    throw toDomainError(whole ?? first, location, data);
   };
 }
 
 export const bodyValidator = (schema: JsonSchema): Validator => build(bodyAjv, schema, 'body');
+
+/**
+ * The query as a route's schema reads it: the `name[key]=value` parameters of each parameter the
+ * schema declares as an object (OpenAPI style deepObject, exploded: `metadata[order_id]=A-17`)
+ * gathered into one object under `name`; the key is all between the first `[` and the last `]`,
+ * so a key may hold brackets itself. A key sent twice keeps both values, which the schema refuses.
+ * Other parameters are left as they are (an undeclared `x[y]` is refused as not recognised).
+ */
+export function gatherDeepObjects(query: Record<string, unknown>, schema: JsonSchema): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  // Without prototypes: a name or key such as "__proto__" is one like any other.
+  const gathered: Record<string, unknown> = Object.create(null);
+  for (const [name, value] of Object.entries(query)) {
+    const bracket = name.indexOf('[');
+    const object = bracket > 0 && name.endsWith(']') ? name.slice(0, bracket) : null;
+    // The object sent whole as well (metadata=x) is refused as it is, not mixed with the pairs.
+    if (object === null || properties[object]?.type !== 'object' || query[object] !== undefined) {
+      gathered[name] = value;
+      continue;
+    }
+    const into = (gathered[object] ??= Object.create(null)) as Record<string, unknown>;
+    into[name.slice(bracket + 1, -1)] = value;
+  }
+  return gathered;
+}
 export const textValidator = (schema: JsonSchema, location: string): Validator => build(textAjv, schema, location);
 
 export const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } };

@@ -3,6 +3,7 @@
 // command created it. Returned, not thrown, so the idempotency guard keeps them as final answers.
 import { quoteStatus, type FxQuoteRecord } from '../../ledger/fx-quotes';
 import { RATE_DECIMALS } from '../../ledger/fx-rates';
+import { metadataOf } from '../../ledger/metadata';
 import { formatAmount, Money } from '../../ledger/money';
 import type { FaucetCredited, FxExecuted, Outcome, Refused, TransferOutcome } from '../../ledger/outcome';
 import type { PaymentRecord } from '../../ledger/payments';
@@ -26,6 +27,7 @@ export function transferView(record: TransferRecord) {
     },
     recipient: record.recipient,
     note: record.note,
+    metadata: metadataOf(record),
     estimated_arrival: record.estimated_arrival,
     partner_payment_id: record.partner_payment_id,
     failure: record.failure_code ? { code: record.failure_code, message: record.failure_message } : null,
@@ -66,7 +68,7 @@ export function paymentView(payment: PaymentRecord) {
     amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, status: payment.status,
     external_id: payment.external_id, claim_link: payment.claim_link, idempotency_key: payment.idempotency_key, retry_count: payment.retry_count,
     customer_id: payment.customer_id, source_funding_method_external_id: payment.funding_method_external_id,
-    purpose: payment.purpose, payee: payment.payee,
+    purpose: payment.purpose, payee: payment.payee, metadata: metadataOf(payment),
     failure: payment.failure_code ? { code: payment.failure_code, message: payment.failure_message } : null,
     created_at: payment.created_at.toISOString(), completed_at: payment.completed_at ? payment.completed_at.toISOString() : null,
   };

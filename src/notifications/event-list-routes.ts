@@ -25,6 +25,10 @@ const EVENT_SCHEMA = {
       properties: {
         id: { type: 'string' }, status: { type: 'string' }, amount: { type: ['string', 'null'] }, currency: { type: ['string', 'null'] },
         attributes: { type: ['string', 'null'], description: 'the resource\'s further fields, as JSON text' },
+        metadata: {
+          type: ['object', 'null'], additionalProperties: { type: 'string' },
+          description: 'the client\'s own values of the resource (a transfer, a hold, a payment; {} when none); null or absent for a resource without them and for events made before metadata existed',
+        },
       },
     },
   },

@@ -35,12 +35,16 @@ function parseAttributes(attributes: string | null): Record<string, unknown> {
   }
 }
 
-/** `data` is `id`, `status`, `amount` and `currency` when set, then the attributes; the named fields win. */
+/**
+ * `data` is `id`, `status`, `amount` and `currency` when set, the resource's `metadata` when it has
+ * any (DESIGN.md section 5h: {} for a transfer without), then the attributes; the named fields win.
+ */
 export function toPublicEvent(envelope: DomainEventEnvelope): PublicEvent {
-  const { id, status, amount, currency, attributes } = envelope.data;
+  const { id, status, amount, currency, attributes, metadata } = envelope.data;
   const data: Record<string, unknown> = { id, status };
   if (amount !== null && amount !== undefined) data.amount = amount;
   if (currency !== null && currency !== undefined) data.currency = currency;
+  if (metadata !== null && metadata !== undefined) data.metadata = metadata;
   for (const [field, value] of Object.entries(parseAttributes(attributes ?? null))) {
     if (!(field in data)) data[field] = value;
   }

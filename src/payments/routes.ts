@@ -2,6 +2,7 @@
 // (credited only when the partner settles, consumers/partners/settler.ts), send (payment-send.ts)
 // and the reads. How a payment is recorded and submitted: payment-submission.ts.
 import type { PaymentCreate } from '../../ledger/messages';
+import { metadataSchema, type Metadata } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { PAYMENT_STATUSES } from '../../ledger/payments';
 import { accountIdQuerySchema, actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
@@ -28,6 +29,7 @@ const addFundsBodySchema = {
     amount: amountSchema,
     currency: { type: 'string', enum: [...PAY_IN_CURRENCIES.openbank!], 'x-error': 'invalid_currency', description: 'a currency openbank brings in' },
     source_funding_method_external_id: { type: 'string', minLength: 1, maxLength: 200, description: 'optional: the customer\'s default funding method in the currency otherwise' },
+    metadata: metadataSchema,
   },
 } as const;
 
@@ -58,6 +60,7 @@ export function paymentRoutes(deps: PaymentRouteDeps, environment: Environment, 
         const create: PaymentCreate = {
           payment_id: paymentId, customer_id: customer.id, partner, kind: 'add_funds', amount: amount.toFixed(), currency,
           idempotency_key: request.idempotencyKey!, funding_method_external_id: await fundingMethodFor(links, link, body.source_funding_method_external_id, currency),
+          ...(body.metadata === undefined ? {} : { metadata: body.metadata as Metadata }),
         };
         return createAndSubmit(deps, accountId, commandId, create, link, { scenario: request.sandboxScenario });
       },

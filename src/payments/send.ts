@@ -4,6 +4,7 @@
 // link, chain pays stablecoins. Every payee field is checked before anything moves.
 import type { JSONSchema } from 'json-schema-to-ts';
 import type { PaymentCreate } from '../../ledger/messages';
+import { metadataSchema, type Metadata } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, CURRENCIES, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { accountIdQuerySchema, actingAccountIdForWrite } from '../http/acting-account';
 import { countryCodeSchema } from '../countries';
@@ -96,7 +97,7 @@ const sendBodySchema = {
     amount: amountSchema, currency: currencySchema, purpose: text(200),
     source_funding_method_external_id: { type: 'string', minLength: 1, maxLength: 200, description: 'optional: the customer\'s default funding method in the currency otherwise' },
     source_funding_method_kind: { type: 'string', enum: ['wallet', 'bank', 'viban'] },
-    payee: payeeSchema,
+    payee: payeeSchema, metadata: metadataSchema,
   },
 } as const;
 
@@ -146,7 +147,7 @@ export function sendRoute(deps: PaymentRouteDeps): RouteDef {
       const create: PaymentCreate = {
         payment_id: paymentId, customer_id: customer.id, partner, kind: corridor.kind, amount: amount.toFixed(), currency,
         idempotency_key: request.idempotencyKey!, funding_method_external_id: await fundingMethodFor(links, link, body.source_funding_method_external_id, currency),
-        payee: body.payee as Record<string, unknown>, purpose: body.purpose,
+        payee: body.payee as Record<string, unknown>, purpose: body.purpose, ...(body.metadata === undefined ? {} : { metadata: body.metadata as Metadata }),
       };
       return createAndSubmit(deps, accountId, commandId, create, link, { scenario: request.sandboxScenario });
     },

@@ -92,7 +92,7 @@ function itemCommands(body: BatchBody, commandId: string): TransferCreate[] {
 /**
  * The most a batch's command may weigh as JSON: the batch goes to the ledger as one Kafka message,
  * and the broker takes at most 1 MiB (message.max.bytes); its Avro form is smaller than its JSON.
- * A batch beyond it (1,000 items with 500-character notes is about 1.7 MB) is refused before it
+ * A batch beyond it (1,000 items with 500-character notes is about 1.7 MB; metadata weighs as much as it holds) is refused before it
  * is sent, so it is never answered 503 for ever, and never fails the commands produced with it.
  */
 export const BATCH_COMMAND_BYTES_MAX = 768 * 1024;
@@ -100,7 +100,7 @@ export const BATCH_COMMAND_BYTES_MAX = 768 * 1024;
 function assertOneMessage(command: TransferBatch): void {
   const bytes = Buffer.byteLength(JSON.stringify(command));
   if (bytes > BATCH_COMMAND_BYTES_MAX) {
-    throw new DomainError('invalid_request', `the batch is too large for one message to the ledger (${bytes} bytes, at most ${BATCH_COMMAND_BYTES_MAX}): send it as smaller batches, or with shorter notes`, 'transfers');
+    throw new DomainError('invalid_request', `the batch is too large for one message to the ledger (${bytes} bytes, at most ${BATCH_COMMAND_BYTES_MAX}): send it as smaller batches, or with shorter notes or less metadata`, 'transfers');
   }
 }
 

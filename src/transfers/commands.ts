@@ -3,6 +3,7 @@
 import { MAIN_WALLET } from '../../ledger/chart';
 import { conversionRules, isSupportedPair } from '../../ledger/fx-rates';
 import type { TransferCreate } from '../../ledger/messages';
+import { metadataSchema, type Metadata } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { countryCodeSchema } from '../countries';
 import { DomainError } from '../domain-error';
@@ -35,7 +36,7 @@ export const EITHER_FORM = 'either recipient_email (an internal transfer) or rec
 export const createBodySchema = {
   type: 'object', additionalProperties: false, required: ['amount', 'currency'],
   description: EITHER_FORM,
-  examples: [{ recipient_email: 'friend@example.com', amount: '10.00', currency: 'USD', note: 'dinner' }],
+  examples: [{ recipient_email: 'friend@example.com', amount: '10.00', currency: 'USD', note: 'dinner', metadata: { order_id: 'A-17' } }],
   // Exactly one form: without recipient, recipient_email is required; with it, recipient is not allowed.
   allOf: [
     { if: { not: { required: ['recipient'] } }, then: { required: ['recipient_email'], 'x-message': `give ${EITHER_FORM}` } },
@@ -49,6 +50,7 @@ export const createBodySchema = {
     amount: amountSchema,
     currency: currencySchema,
     note: { type: 'string', maxLength: 500 },
+    metadata: metadataSchema,
     from_wallet_id: fromWalletSchema,
     account_id: { type: 'string', format: 'uuid', description: 'master key only' },
   },
@@ -66,7 +68,9 @@ export function transferCommand(body: CreateTransferBody, transferId: string): T
     throw new DomainError('invalid_request', 'give either recipient_email (internal transfer) or recipient with bank details (external transfer)', hasEmail ? 'recipient' : 'recipient_email');
   }
   const fromWallet = body.from_wallet_id === undefined || body.from_wallet_id === MAIN_WALLET ? {} : { from_wallet_id: body.from_wallet_id };
-  const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null, ...fromWallet };
+  // Metadata only when given: a batch's command weighs what its items carry (transfer-batches/routes.ts).
+  const metadata = body.metadata === undefined ? {} : { metadata: body.metadata as Metadata };
+  const base = { transfer_id: transferId, amount: amount.toFixed(), currency, note: body.note ?? null, ...metadata, ...fromWallet };
   if (hasEmail) return { ...base, type: 'internal', recipient_email: body.recipient_email };
   const recipient = body.recipient!;
   const bankCurrency = requireCurrency(recipient.bank.currency, 'recipient.bank.currency');

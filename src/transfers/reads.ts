@@ -5,9 +5,9 @@ import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { assertOwnResource } from '../http/acting-account';
 import type { RouteRequest } from '../http/route';
-import { keysetPage, whereCreated, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
+import { keysetPage, whereCreated, whereMetadata, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
 
-/** What a transfers list keeps: one status, a window on created_at, one currency, one recipient's email (any case). */
+/** What a transfers list keeps: one status, a window on created_at, one currency, metadata, one recipient's email (any case). */
 export interface TransferFilter extends CreatedFilter { status?: TransferStatus; recipientEmail?: string }
 
 export type StoredTransfer = TransferRecord & { status_history: Array<{ from: TransferStatus | null; to: TransferStatus; at: string }> };
@@ -23,10 +23,11 @@ export class TransferReads {
    * The account's transfers, newest first, those of `filter` alone. The recipient is the email the
    * transfer shows (recipient.email, stored as the client wrote it, ASCII): compared lower-cased
    * with the one form of an address (ledger/emails.ts), on the index transfers_account_recipient.
+   * Metadata is looked up on transfers_metadata (whereMetadata).
    */
   page<Item>(accountId: string, filter: TransferFilter, page: PageRequest, view: (row: TransferRecord) => Item): Promise<Page<Item>> {
     const scope = this.db('transfers').where('account_id', accountId).select('*');
-    const query = whereCreated(scope.clone(), 'transfers', filter);
+    const query = whereMetadata(whereCreated(scope.clone(), 'transfers', filter), 'transfers.metadata', filter.metadata);
     if (filter.status) query.where('status', filter.status);
     if (filter.recipientEmail !== undefined) query.whereRaw("lower(transfers.recipient->>'email') = ?", [canonicalEmail(filter.recipientEmail)]);
     return keysetPage(query, 'transfers', page, view, { scope });

@@ -1,13 +1,14 @@
 // Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
 // returns its decision. It never reads a balance to decide.
-import type { TransferCreate } from '../../ledger/messages';
+import type { TransferCreate, TransferUpdate } from '../../ledger/messages';
+import { metadataPatchSchema, metadataViewSchema, type MetadataPatch } from '../../ledger/metadata';
 import { formatAmount } from '../../ledger/money';
 import type { Environment } from '../config';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listFilterOf, listFilterSchemas, listQuerySchema, listResponseSchema } from '../http/pagination';
-import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
+import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
 import { idParams } from '../http/validation';
 import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
 import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
@@ -22,7 +23,7 @@ const nullableString = { type: ['string', 'null'] };
 const provisionalRequired = ['transfer_id', 'type', 'status', 'amount', 'currency', 'estimated_arrival', 'partner_payment_id'];
 const transferSchema = {
   type: 'object',
-  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'failure', 'late_completion', 'reversed_amount', 'created_at', 'updated_at', 'completed_at'],
+  required: [...provisionalRequired, 'payout', 'fx', 'recipient', 'note', 'metadata', 'failure', 'late_completion', 'reversed_amount', 'created_at', 'updated_at', 'completed_at'],
   properties: {
     transfer_id: { type: 'string', format: 'uuid' },
     type: { type: 'string', enum: ['internal', 'external'] },
@@ -49,6 +50,7 @@ const transferSchema = {
       },
     },
     note: nullableString,
+    metadata: metadataViewSchema,
     estimated_arrival: { type: 'string' }, partner_payment_id: nullableString,
     failure: {
       type: ['object', 'null'], required: ['code', 'message'], properties: { code: { type: 'string' }, message: nullableString },
@@ -90,10 +92,23 @@ function lateDecision(command: TransferCreate): RouteResult {
     headers: { 'Retry-After': RETRY_AFTER_SECONDS },
     body: {
       transfer_id: command.transfer_id, type: command.type, status: 'pending', amount: formatAmount(command.amount, command.currency),
-      currency: command.currency, estimated_arrival: 'pending the ledger decision', partner_payment_id: null,
+      currency: command.currency, estimated_arrival: 'pending the ledger decision', partner_payment_id: null, metadata: command.metadata ?? {},
     },
   };
 }
+
+const updateBody = {
+  type: 'object', additionalProperties: false, required: ['metadata'],
+  examples: [{ metadata: { order_id: 'A-17', gift: null } }],
+  properties: { metadata: metadataPatchSchema },
+} as const;
+
+/** The 202 of a change the ledger has not decided yet: repeat it with the same Idempotency-Key. */
+const updatePending = (transferId: string): RouteResult => ({ status: 202, final: false, headers: { 'Retry-After': RETRY_AFTER_SECONDS }, body: { transfer_id: transferId, status: 'pending' } });
+const updatePendingSchema = {
+  type: 'object', required: ['transfer_id', 'status'],
+  properties: { transfer_id: { type: 'string', format: 'uuid' }, status: { type: 'string', const: 'pending', description: 'the change, not yet decided (a transfer itself is never pending once decided)' } },
+};
 
 export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClient, environment: Environment, replyTimeoutMs: number): RouteDef[] {
   // Ids derive from the account and the Idempotency-Key: a retry names the same command and transfer.
@@ -107,6 +122,12 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
     return { accountId, commandId, command: request.sandboxScenario ? { ...command, scenario: request.sandboxScenario } : command };
   };
   const getOwn = (request: RouteRequest) => ownTransfer(reads, request);
+  // The ledger alone writes a transfer: its metadata changes as a command, decided on the locked record.
+  const updateOf = async (request: RouteRequest<BodyOf<typeof updateBody>>) => {
+    const transfer = await getOwn(request);
+    const command: TransferUpdate = { transfer_id: transfer.id, reversal_id: null, metadata: request.body.metadata as MetadataPatch };
+    return { accountId: transfer.account_id, commandId: idempotentCommandId(transfer.account_id, request.idempotencyKey!), command };
+  };
   return [
     withBody(createBodySchema, {
       method: 'POST', path: '/v1/transfers', operationId: 'createTransfer', tag: 'transfers',
@@ -148,5 +169,19 @@ export function transferRoutes(db: Db, reads: TransferReads, ledger: LedgerClien
         return { status: 200, body: { ...transferView(row), status_history: row.status_history } };
       },
     },
+    withBody(updateBody, {
+      method: 'PATCH', path: '/v1/transfers/{id}', operationId: 'updateTransfer', tag: 'transfers',
+      summary: 'Change a transfer\'s metadata: a key set to a string is set, a key set to null removed, the others kept',
+      auth: { kind: 'key', scope: 'transfers:write' }, idempotent: 'ledger', params: idParams,
+      response: { status: 200, description: 'the transfer, its metadata changed', schema: transferSchema },
+      errors: ['transfer_not_found', 'cross_account_access_denied'],
+      errorNotes: { invalid_request: 'among others: details names the metadata key at fault (metadata.order_id), also the first key past 50 after the change; nothing changes' },
+      provisional: async (request) => updatePending((await getOwn(request)).id), provisionalSchema: updatePendingSchema,
+      handler: async (request) => {
+        const { accountId, commandId, command } = await updateOf(request);
+        const decision = await ledger.execute('transfer.update', commandId, accountId, command, replyTimeoutMs, { key: request.idempotencyKey!, fingerprint: request.fingerprint! });
+        return decision ? decisionAnswer(decision, 'transfer', transferAnswer) : updatePending(command.transfer_id);
+      },
+    }),
   ];
 }

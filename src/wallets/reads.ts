@@ -2,13 +2,14 @@
 // currency from its ledger accounts, and the postings on them, paged. The main balance is read
 // here too under the wallet id "main": its available, held and pending ledger accounts.
 import { MAIN_WALLET } from '../../ledger/chart';
+import type { Metadata } from '../../ledger/metadata';
 import { CURRENCIES, formatAmount, type Currency } from '../../ledger/money';
 import { balancesAt } from '../balances/at';
 import type { Db } from '../db';
 import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
 
 export interface WalletRow {
-  id: string; account_id: string; name: string; metadata: Record<string, string>;
+  id: string; account_id: string; name: string; metadata: Metadata;
   created_at: Date; updated_at: Date; closed_at: Date | null;
 }
 

@@ -5,6 +5,7 @@
 // it did not exist, except as a wallet transfer's destination.
 import { MAIN_WALLET } from '../../ledger/chart';
 import type { WalletTransfer } from '../../ledger/messages';
+import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
 import type { WalletTransferred } from '../../ledger/outcome';
 import { atQuerySchema, instantOf } from '../balances/at';
@@ -24,17 +25,13 @@ import { LOWER_CASE_UUID, walletSideSchema } from '../http/validation';
 const EXAMPLE_WALLET = '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13';
 const walletIdSchema = { type: 'string', pattern: `^${LOWER_CASE_UUID}$`, examples: [EXAMPLE_WALLET], description: 'a wallet id (a UUID in lower case)' } as const;
 const sideSchema = walletSideSchema('"main" (the account\'s main balance) or a wallet id (a UUID in lower case)');
-const metadataSchema = {
-  type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 500 },
-  propertyNames: { minLength: 1, maxLength: 40 }, description: 'up to 20 string values of your own, keys of 1..40 characters',
-} as const;
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
 
 const walletSchema = {
   type: 'object', required: ['id', 'name', 'metadata', 'status', 'created_at', 'updated_at', 'closed_at'],
   properties: {
-    id: { type: 'string', format: 'uuid' }, name: { type: 'string' }, metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    id: { type: 'string', format: 'uuid' }, name: { type: 'string' }, metadata: metadataViewSchema,
     status: { type: 'string', enum: ['open', 'closed'] }, created_at: dateTime, updated_at: dateTime, closed_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };
@@ -137,7 +134,7 @@ export function walletRoutes({ db, reads, wallets, ledger, replyTimeoutMs }: Wal
       response: { status: 201, description: 'the wallet', schema: walletSchema },
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
-        return { status: 201, body: walletView(await wallets.create(accountId, request.body.name, (request.body.metadata ?? {}) as Record<string, string>)) };
+        return { status: 201, body: walletView(await wallets.create(accountId, request.body.name, (request.body.metadata ?? {}) as Metadata)) };
       },
     }),
     {
@@ -153,13 +150,14 @@ export function walletRoutes({ db, reads, wallets, ledger, replyTimeoutMs }: Wal
       response: { status: 200, description: 'the wallet', schema: walletSchema }, errors: ['wallet_not_found'],
       handler: async (request) => ({ status: 200, body: walletView(await ownWallet(request)) }),
     },
-    withBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { name: nameSchema, metadata: metadataSchema } }, {
+    withBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { name: nameSchema, metadata: metadataPatchSchema } }, {
       method: 'PATCH', path: '/v1/wallets/{wallet_id}', operationId: 'updateWallet', tag: 'wallets',
-      summary: 'Rename a wallet or replace its metadata', auth: WRITE, idempotent: true, params: walletParams,
+      summary: 'Rename a wallet, or change its metadata key by key (null removes a key, the others are kept)', auth: WRITE, idempotent: true, params: walletParams,
       response: { status: 200, description: 'the wallet', schema: walletSchema }, errors: ['wallet_not_found', 'wallet_closed'],
+      errorNotes: { invalid_request: 'among others: details names the metadata key at fault (metadata.goal), also the first key past 50 after the change; nothing changes' },
       handler: async (request) => {
         const wallet = await ownWallet(request);
-        return { status: 200, body: walletView(await wallets.update(wallet.id, request.body as { name?: string; metadata?: Record<string, string> })) };
+        return { status: 200, body: walletView(await wallets.update(wallet.id, request.body as { name?: string; metadata?: MetadataPatch })) };
       },
     }),
     {

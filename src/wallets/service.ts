@@ -4,6 +4,7 @@
 // code order, as a ledger round locks them (ledger/store/round-transaction.ts), and a round reads the
 // wallet under its lock before it decides: one of the two waits for the other.
 import { randomUUID } from 'node:crypto';
+import { patchMetadata, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import type { WalletRow } from './reads';
@@ -11,19 +12,30 @@ import type { WalletRow } from './reads';
 export class Wallets {
   constructor(private readonly db: Db) {}
 
-  async create(accountId: string, name: string, metadata: Record<string, string>): Promise<WalletRow> {
+  async create(accountId: string, name: string, metadata: Metadata): Promise<WalletRow> {
     const [row] = await this.db('wallets').insert({ id: randomUUID(), account_id: accountId, name, metadata: JSON.stringify(metadata) }).returning('*');
     return row;
   }
 
-  /** @throws DomainError wallet_not_found (closed wallets cannot be renamed) */
-  async update(id: string, changes: { name?: string; metadata?: Record<string, string> }): Promise<WalletRow> {
-    const values: Record<string, unknown> = { updated_at: this.db.fn.now() };
-    if (changes.name !== undefined) values.name = changes.name;
-    if (changes.metadata !== undefined) values.metadata = JSON.stringify(changes.metadata);
-    const [row] = await this.db('wallets').where('id', id).whereNull('closed_at').update(values).returning('*');
-    if (!row) throw new DomainError('wallet_closed', 'the wallet is closed: it can no longer change', 'wallet_id');
-    return row;
+  /**
+   * Renames the wallet and changes its metadata key by key (DESIGN.md section 5h: null removes a
+   * key), on the row locked, so two changes at once each keep the other's keys.
+   * @throws DomainError wallet_closed (a closed wallet no longer changes), invalid_request naming the first metadata key past 50
+   */
+  async update(id: string, changes: { name?: string; metadata?: MetadataPatch }): Promise<WalletRow> {
+    return this.db.transaction(async (trx) => {
+      const wallet: WalletRow = await trx('wallets').where('id', id).forUpdate().first();
+      if (wallet.closed_at) throw new DomainError('wallet_closed', 'the wallet is closed: it can no longer change', 'wallet_id');
+      const values: Record<string, unknown> = { updated_at: trx.fn.now() };
+      if (changes.name !== undefined) values.name = changes.name;
+      if (changes.metadata !== undefined) {
+        const result = patchMetadata(wallet.metadata, changes.metadata);
+        if ('problem' in result) throw new DomainError('invalid_request', result.problem.message, result.problem.field);
+        values.metadata = JSON.stringify(result.metadata);
+      }
+      const [row] = await trx('wallets').where('id', id).update(values).returning('*');
+      return row;
+    });
   }
 
   /**

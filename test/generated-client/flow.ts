@@ -185,6 +185,21 @@ async function main(): Promise<void> {
   assert.deepEqual(reversals.data.map((r) => r.id), [reversal.id]);
   assert.equal(answered('getTransfer', 200, await api.GET('/v1/transfers/{id}', { params: { path: { id: batchTransfer } } })).reversed_amount, '0.50');
 
+  // Metadata: set with a transfer, found again by the list filter (metadata[order_id]=..., the
+  // document's deepObject, as the client serializes an object in a query), changed with PATCH.
+  const order = `A-${randomUUID()}`;
+  const taggedKey = keyed();
+  const tagged = answered('createTransfer', 201, await decided(() => api.POST('/v1/transfers', {
+    params: taggedKey, body: { ...transferBody, amount: '0.10', metadata: { order_id: order, channel: 'web' } },
+  })));
+  const found = answered('listTransfers', 200, await api.GET('/v1/transfers', { params: { query: { metadata: { order_id: order }, currency: 'USD' } } }));
+  assert.deepEqual(found.data.map((t) => [t.transfer_id, t.metadata.channel]), [[tagged.transfer_id, 'web']]);
+  const changeKey = keyed();
+  const changed = answered('updateTransfer', 200, await decided(() => api.PATCH('/v1/transfers/{id}', {
+    params: { ...changeKey, path: { id: tagged.transfer_id } }, body: { metadata: { channel: null, note: 'a gift' } },
+  })));
+  assert.deepEqual(changed.metadata, { order_id: order, note: 'a gift' });
+
   // A vIBAN's details are a transfer's bank details as they are: the types agree without a cast.
   const mine = answered('listMyVibans', 200, await dashboard.GET('/v1/accounts/me/vibans'));
   assert.deepEqual(mine.data.map((viban) => viban.bank_country).filter((country) => country.length !== 2), []);

@@ -189,9 +189,10 @@ describe('payctl, the command-line tool', function () {
     assert.equal((await json(['wallets', 'entries', wallet.id, '--order', 'asc'])).data.length, 1);
 
     const holdKey = randomUUID();
-    const hold = await json(['holds', 'create', '--amount', '20.00', '--currency', 'USD', '--wallet', wallet.id, '--description', 'deposit', '--idempotency-key', holdKey]);
-    assert.deepEqual([hold.status, hold.amount, hold.wallet_id, hold.description], ['active', '20.00', wallet.id, 'deposit']);
-    assert.equal((await json(['holds', 'create', '--amount', '20.00', '--currency', 'USD', '--wallet', wallet.id, '--description', 'deposit', '--idempotency-key', holdKey])).id, hold.id, 'the key repeats the request');
+    const holdArgs = ['holds', 'create', '--amount', '20.00', '--currency', 'USD', '--wallet', wallet.id, '--description', 'deposit', '--metadata', 'booking=B-12', '--idempotency-key', holdKey];
+    const hold = await json(holdArgs);
+    assert.deepEqual([hold.status, hold.amount, hold.wallet_id, hold.description, hold.metadata], ['active', '20.00', wallet.id, 'deposit', { booking: 'B-12' }]);
+    assert.equal((await json(holdArgs)).id, hold.id, 'the key repeats the request');
     assert.deepEqual((await json(['wallets', 'balances', wallet.id])).balances, [{ currency: 'USD', available: '10.00', held: '20.00', pending: '0.00' }]);
     const captured = await json(['holds', 'capture', hold.id, '--amount', '12.00', '--to', friend.email, '--final', '--note', 'table 12']);
     assert.deepEqual([captured.status, captured.captured_amount, captured.released_amount, captured.captures[0].recipient_email], ['captured', '12.00', '8.00', friend.email]);
@@ -200,6 +201,8 @@ describe('payctl, the command-line tool', function () {
     const listed = (args: string[]) => json(['holds', 'list', '--wallet', wallet.id, ...args]).then((page) => page.data.map((h: { id: string }) => h.id));
     assert.deepEqual(await listed(['--from', hold.created_at, '--to', today, '--currency', 'USD']), [hold.id], 'the hold of its instant, day and currency');
     assert.deepEqual(await listed(['--currency', 'EUR']), [], 'no hold in EUR');
+    assert.deepEqual(await listed(['--metadata', 'booking=B-12', '--currency', 'USD']), [hold.id], 'the hold of its metadata');
+    assert.deepEqual(await listed(['--metadata', 'booking=B-12', '--metadata', 'table=7']), [], 'every pair must hold');
     assert.match((await payctl(['holds', 'get', hold.id])).stdout, /^status\s+captured$/m);
     const voided = await payctl(['holds', 'void', hold.id]);
     assert.equal(voided.code, 1);
@@ -212,8 +215,16 @@ describe('payctl, the command-line tool', function () {
     const paidFriend = [captured.captures[0].transfer_id, ...batch.items.map((i: { transfer_id: string }) => i.transfer_id)];
     assert.deepEqual(toFriend.slice().sort(), paidFriend.sort(), 'the capture\'s transfer and the batch\'s, no other');
     const first = batch.items[0].transfer_id;
-    const reversal = await json(['transfers', 'reverse', first, '--amount', '1.00', '--reason', 'one too many']);
-    assert.deepEqual([reversal.transfer_id, reversal.amount, reversal.status, reversal.reason], [first, '1.00', 'completed', 'one too many']);
+    const reversal = await json(['transfers', 'reverse', first, '--amount', '1.00', '--reason', 'one too many', '--metadata', 'ticket=T-1=a']);
+    assert.deepEqual([reversal.transfer_id, reversal.amount, reversal.status, reversal.reason, reversal.metadata], [first, '1.00', 'completed', 'one too many', { ticket: 'T-1=a' }]);
+    // A transfer with metadata (sent by the generic post), found again by it.
+    const tagged = await json(['post', '/v1/transfers', '-d', `recipient_email=${friend.email}`, '-d', 'amount=0.50', '-d', 'currency=USD', '-d', 'metadata.order_id=A-17']);
+    assert.deepEqual(tagged.metadata, { order_id: 'A-17' });
+    assert.deepEqual((await json(['transfers', 'list', '--metadata', 'order_id=A-17'])).data.map((t: { transfer_id: string }) => t.transfer_id), [tagged.transfer_id]);
+    assert.deepEqual((await json(['transfers', 'list', '--metadata', 'order_id=A-17', '--currency', 'EUR'])).data, []);
+    const badPair = await payctl(['transfers', 'list', '--metadata', 'order_id']);
+    assert.equal(badPair.code, 1);
+    assert.match(badPair.stderr, /--metadata takes key=value/);
     assert.deepEqual((await json(['transfers', 'reversals', first])).data.map((r: { id: string }) => r.id), [reversal.id]);
     assert.equal((await json(['transfers', 'get', first])).reversed_amount, '1.00');
     const tooMuch = await payctl(['transfers', 'reverse', first, '--amount', '4.01']);
@@ -236,7 +247,7 @@ describe('payctl, the command-line tool', function () {
     assert.equal(both.code, 1);
     assert.match(both.stderr, /give exactly one of --below or --above/);
 
-    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '62.50', held: '0.00', pending: '0.00' }]);
+    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '62.00', held: '0.00', pending: '0.00' }]);
     const notEmpty = await payctl(['wallets', 'close', wallet.id]);
     assert.match(notEmpty.stderr, /Error 409 wallet_not_empty/);
     await json(['wallets', 'move', '--from', wallet.id, '--to', 'main', '--amount', '18.00', '--currency', 'USD']);

@@ -174,6 +174,37 @@ describe('the dashboard in a browser', function () {
     assert.match(await details.locator('#field-reverse-amount-error').textContent() ?? '', /at most 6\.00 USD/);
     await expectAccessible('a transfer\'s details with its reversals');
 
+    // Its metadata, from the keyboard: a key added, its value changed, a key past 40 characters
+    // refused next to the key in the API's words, a key removed by its row's button.
+    const transferId = (await details.locator('dd code').first().textContent())!;
+    const metadata = details.getByRole('region', { name: 'Metadata of the transfer' });
+    const saveKey = async (key: string, value: string) => {
+      await details.getByLabel('Key (1 to 40 characters)').focus();
+      await page.keyboard.type(key);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(value);
+      await page.keyboard.press('Enter');
+    };
+    await saveKey('order_id', 'A-17');
+    await details.getByRole('status').filter({ hasText: 'Saved order_id.' }).waitFor();
+    await metadata.getByRole('row', { name: /order_id\s+A-17/ }).waitFor();
+    await saveKey('channel', 'web');
+    await metadata.getByRole('row', { name: /channel\s+web/ }).waitFor();
+    await saveKey('order_id', 'A-18');
+    await metadata.getByRole('row', { name: /order_id\s+A-18/ }).waitFor();
+    await saveKey('k'.repeat(41), 'too long a key');
+    await details.locator('#field-transfer-metadata-key-error').waitFor();
+    assert.match(await details.locator('#field-transfer-metadata-key-error').textContent() ?? '', /the key "k{41}" of metadata must NOT have more than 40 characters/);
+    await details.getByLabel('Key (1 to 40 characters)').fill('');
+    await details.getByLabel('Value (up to 500 characters)').fill('');
+    await metadata.getByRole('button', { name: 'Remove the key channel' }).focus();
+    await page.keyboard.press('Enter');
+    await details.getByRole('status').filter({ hasText: 'Removed channel.' }).waitFor();
+    await metadata.getByRole('row', { name: /channel/ }).waitFor({ state: 'detached' });
+    const session = JSON.parse(await page.evaluate('sessionStorage.getItem("dashboard.session")') as string) as { token: string };
+    assert.deepEqual((await call(base(), 'GET', `/v1/transfers/${transferId}`, undefined, { token: session.token })).body.metadata, { order_id: 'A-18' });
+    await expectAccessible('a transfer\'s details with its metadata');
+
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('log', { name: 'Activity' }).getByText('transfer.completed').waitFor();
   });

@@ -1,14 +1,21 @@
 // The Kafka plumbing on the real broker and schema registry: Avro round trip, commit after
-// success, and poison messages set aside in the dead-letter topic without stopping the consumer.
+// success, poison messages set aside in the dead-letter topic without stopping the consumer, and
+// domain.events evolved compatibly (v7's metadata over v6).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { Consumer } from 'kafkajs';
+import { SCHEMAS_DIRECTORY } from '../../src/kafka/registry';
+import { toPublicEvent } from '../../src/notifications/frame';
+import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS, deadLetterTopic } from '../../src/kafka/topics';
 import { testService } from '../hooks';
 import { eventually } from '../support/http';
 
-interface EventValue { id: string; type: string; resource_id: string; data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null } }
+interface EventValue { id: string; type: string; resource_id: string; data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null; metadata?: Record<string, string> | null } }
 
 function sampleEvent(status: string, amount: string | null = '10.00'): EventValue & Record<string, unknown> {
   const id = randomUUID();
@@ -36,6 +43,7 @@ describe('Kafka plumbing on the real broker and registry', () => {
   it('sends an event through the broker and reads it back decoded', async () => {
     const { runtime } = testService();
     const event = sampleEvent('completed');
+    event.data.metadata = { order_id: 'A-17', 'a key': '' };
     const received: Array<Delivered<EventValue>> = [];
     consumers.push(await startConsumer<EventValue>(runtime, {
       groupId: `${runtime.names.prefix}roundtrip.${randomUUID()}`,
@@ -49,7 +57,22 @@ describe('Kafka plumbing on the real broker and registry', () => {
 
     const got = await eventually(async () => received.find((m) => m.value.id === event.id), 20_000, 'the event');
     assert.equal(got.key, event.resource_id);
-    assert.deepEqual({ ...got.value.data }, event.data);
+    assert.deepEqual({ ...got.value.data, metadata: { ...got.value.data.metadata } }, event.data);
+  });
+
+  it('evolves domain.events compatibly: v7 (metadata, default null) registers over v6 under BACKWARD, and an event written with v6 reads as one without metadata', async () => {
+    const { runtime } = testService();
+    const subject = `${runtime.names.prefix}compatibility-${randomUUID()}-value`;
+    const schema = (version: number) => ({ type: SchemaType.AVRO as const, schema: fs.readFileSync(path.join(SCHEMAS_DIRECTORY, `domain.events.v${version}.avsc`), 'utf8') });
+    const { id: v6 } = await runtime.codec.registry.register(schema(6), { subject, compatibility: COMPATIBILITY.BACKWARD });
+    const { id: v7 } = await runtime.codec.registry.register(schema(7), { subject });
+    assert.notEqual(v7, v6);
+    const event = { ...sampleEvent('completed'), account_seq: 1 };
+    const written = await runtime.codec.decode<DomainEventEnvelope>(await runtime.codec.registry.encode(v6, event));
+    assert.equal(written.data.metadata ?? null, null);
+    assert.equal('metadata' in toPublicEvent(written).data, false, 'a v6 event shows no metadata');
+    const withMetadata = await runtime.codec.decode<DomainEventEnvelope>(await runtime.codec.registry.encode(v7, { ...event, data: { ...event.data, metadata: { order_id: 'A-17' } } }));
+    assert.deepEqual(toPublicEvent(withMetadata).data.metadata, { order_id: 'A-17' });
   });
 
   it('sets poison messages aside in the dead-letter topic and keeps consuming', async () => {

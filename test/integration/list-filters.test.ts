@@ -1,11 +1,12 @@
 // The list filters of DESIGN.md section 5h ("Finding things"): GET /v1/transfers, /v1/transactions,
 // /v1/payments and /v1/holds take `from` and `to` on created_at (a date is that UTC day, so `to`
-// includes its day; an instant is exact, `to` exclusive) and `currency`, transfers also
+// includes its day; an instant is exact, `to` exclusive), `currency` and `metadata[<key>]=<value>`
+// (exact; several all hold; a transaction has its own transfer's or payment's), transfers also
 // `recipient_email` (any case); they combine with the routes' own filters and page with the same
 // cursor. A seeded generator makes one account's transfers, holds and payments across currencies,
-// recipients and times, recording instants between them (created_at cannot be set through the API),
-// then reads each list under generated filter combinations, a page of a small `limit` at a time,
-// against the model: the account's items kept by the filters, newest first. Bad values are 400
+// recipients, metadata and times, recording instants between them (created_at cannot be set through
+// the API), then reads each list under generated filter combinations, a page of a small `limit` at a
+// time, against the model: the account's items kept by the filters, newest first. Bad values are 400
 // invalid_request naming the parameter. Each seed of support/seeds.ts is a run of its own; a
 // failure names its seed, and TEST_SEED=N replays it.
 import assert from 'node:assert/strict';
@@ -21,14 +22,16 @@ import { namingSeed, replayOf, seeds } from '../support/seeds';
 
 const base = () => testService().baseUrl;
 const FIAT = ['USD', 'EUR', 'GBP'];
+const ORDERS = ['A-17', 'A-18', 'B-1'];
+const CHANNELS = ['web', 'app'];
 const ALL = [...FIAT, 'USDC'];
 const OPERATIONS = 48;
 const COMBINATIONS = 16;
 const RATE_LIMITED_TRIES_MAX = 10;
 const DAY_MS = 86_400_000;
 
-/** What the filters see of an item: its id, created_at (ms), currency, and the route's own fields. */
-interface Item { id: string; at: number; currency: string; status?: string; recipient?: string; customer?: string }
+/** What the filters see of an item: its id, created_at (ms), currency, metadata, and the route's own fields. */
+interface Item { id: string; at: number; currency: string; metadata: Record<string, string>; status?: string; recipient?: string; customer?: string }
 type Query = Record<string, string | undefined>;
 type Resource = 'transfers' | 'holds' | 'payments' | 'transactions';
 
@@ -44,15 +47,23 @@ function windowOf(query: Query): { from: number; to: number } {
   return { from, to };
 }
 
+/** The metadata pairs a query asks for (its `metadata[<key>]` parameters). */
+const metadataOf = (query: Query): Array<[string, string]> => Object.entries(query).flatMap(([name, value]) => {
+  const key = /^metadata\[(.*)\]$/.exec(name)?.[1];
+  return key === undefined || value === undefined ? [] : [[key, value] as [string, string]];
+});
+
 /** The items of `list` (newest first) the query keeps, after its `before` when it names one: what the pages must give, in order. */
 function expected(list: Item[], query: Query): string[] {
   const { from, to } = windowOf(query);
+  const pairs = metadataOf(query);
   const start = query.before === undefined ? 0 : list.findIndex((item) => item.id === query.before) + 1;
   return list.slice(start).filter((item) => item.at >= from && item.at < to
     && (query.currency === undefined || item.currency === query.currency)
     && (query.status === undefined || item.status === query.status)
     && (query.customer_id === undefined || item.customer === query.customer_id)
-    && (query.recipient_email === undefined || item.recipient === query.recipient_email.toLowerCase())).map((item) => item.id);
+    && (query.recipient_email === undefined || item.recipient === query.recipient_email.toLowerCase())
+    && pairs.every(([key, value]) => Object.hasOwn(item.metadata, key) && item.metadata[key] === value)).map((item) => item.id);
 }
 
 const path = (resource: Resource, query: Query) => {
@@ -99,6 +110,10 @@ async function makeWorld(seed: number): Promise<World> {
   const random = prng(seed);
   const choose = <T>(items: readonly T[]): T => pick(random, items);
   const amount = () => `${1 + Math.floor(random() * 9)}.${String(Math.floor(random() * 100)).padStart(2, '0')}`;
+  // Metadata from a small vocabulary, so filters keep some items and not others; a third have none.
+  const metadata = (): Record<string, string> => (random() < 0.33 ? {} : {
+    order: choose(ORDERS), ...(random() < 0.5 ? { channel: choose(CHANNELS) } : {}), ...(random() < 0.2 ? { 'the key': 'the value' } : {}),
+  });
   const { owner, customerId } = await ownerWithCustomer(base(), ['openbank'], { chain_wallet: true });
   const second = (await createCustomer(base(), owner.key)).body.id;
   await linkCustomer(base(), owner.key, second, 'openbank');
@@ -124,14 +139,16 @@ async function makeWorld(seed: number): Promise<World> {
       const currency = choose(FIAT);
       // The recipient written in any case: the filter finds it in any other.
       const written = choose([payee.email, payee.email.toUpperCase(), payee.email.replace(/^./, (c) => c.toUpperCase())]);
-      const made = await transfer(base(), owner.key, { recipient_email: written, amount: amount(), currency });
+      const given = metadata();
+      const made = await transfer(base(), owner.key, { recipient_email: written, amount: amount(), currency, metadata: given });
       assert.equal(made.status, 201, JSON.stringify(made.body));
-      transfers.push({ id: made.body.transfer_id, at: Date.parse(made.body.created_at), currency, status: made.body.status, recipient: payee.email.toLowerCase() });
+      transfers.push({ id: made.body.transfer_id, at: Date.parse(made.body.created_at), currency, metadata: given, status: made.body.status, recipient: payee.email.toLowerCase() });
     } else if (draw < 0.7) {
       const currency = choose(ALL);
-      const made = await call(base(), 'POST', '/v1/holds', { amount: amount(), currency }, { token: owner.key, idempotencyKey: randomUUID() });
+      const given = metadata();
+      const made = await call(base(), 'POST', '/v1/holds', { amount: amount(), currency, metadata: given }, { token: owner.key, idempotencyKey: randomUUID() });
       assert.equal(made.status, 201, JSON.stringify(made.body));
-      const hold: Item = { id: made.body.id, at: Date.parse(made.body.created_at), currency, status: 'active' };
+      const hold: Item = { id: made.body.id, at: Date.parse(made.body.created_at), currency, metadata: given, status: 'active' };
       if (random() < 0.3) {
         const voided = await call(base(), 'POST', `/v1/holds/${hold.id}/void`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
         assert.equal(voided.status, 200, JSON.stringify(voided.body));
@@ -141,10 +158,11 @@ async function makeWorld(seed: number): Promise<World> {
     } else {
       const currency = choose(FIAT);
       const customer = choose(customers);
-      const made = await call(base(), 'POST', '/v1/payments/add-funds', { customer_id: customer, partner: 'openbank', amount: amount(), currency },
+      const given = metadata();
+      const made = await call(base(), 'POST', '/v1/payments/add-funds', { customer_id: customer, partner: 'openbank', amount: amount(), currency, metadata: given },
         { token: owner.key, idempotencyKey: randomUUID() });
       assert.equal(made.status, 201, JSON.stringify(made.body));
-      payments.push({ id: made.body.id, at: Date.parse(made.body.created_at), currency, customer });
+      payments.push({ id: made.body.id, at: Date.parse(made.body.created_at), currency, metadata: given, customer });
     }
     if (random() < 0.3) await boundary();
   }
@@ -158,22 +176,33 @@ async function makeWorld(seed: number): Promise<World> {
     }, 30_000, `payment ${payment.id} to complete`);
   }
   const newestFirst = (items: Item[]) => [...items].reverse();
-  const transactions = await transactionsOf(owner, transfers);
+  const transactions = await transactionsOf(owner, transfers, payments);
   return { owner, payees, customers, boundaries, lists: { transfers: newestFirst(transfers), holds: newestFirst(holds), payments: newestFirst(payments), transactions } };
 }
 
-/** The account's transactions, read whole without filters (the model's list: it cannot be made through the API), each transfer's debit in it once. */
-async function transactionsOf(owner: SignedUp, transfers: Item[]): Promise<Item[]> {
-  const items: Item[] = [];
+/**
+ * The account's transactions, read whole without filters (the model's list: it cannot be made
+ * through the API), each transfer's debit in it once, each with the metadata of the transfer or
+ * payment it moved (a payment's movement names no payment: its entry's payment is read from Postgres).
+ */
+async function transactionsOf(owner: SignedUp, transfers: Item[], payments: Item[]): Promise<Item[]> {
+  const items: Array<Item & { transfer: string | null }> = [];
   let before: string | undefined;
   for (let pages = 0; pages < 20; pages++) {
     const response = await read(owner.key, path('transactions', { limit: '200', before }));
     assert.equal(response.status, 200, JSON.stringify(response.body));
-    items.push(...response.body.data.map((t: any) => ({ id: t.id, at: Date.parse(t.created_at), currency: t.currency, transfer: t.transfer_id })));
+    items.push(...response.body.data.map((t: any) => ({ id: t.id, at: Date.parse(t.created_at), currency: t.currency, transfer: t.transfer_id, metadata: {} })));
     if (!response.body.has_more) break;
     before = response.body.next_cursor;
   }
-  for (const t of transfers) assert.equal(items.filter((item: any) => item.transfer === t.id).length, 1, `transfer ${t.id} has one movement`);
+  for (const t of transfers) assert.equal(items.filter((item) => item.transfer === t.id).length, 1, `transfer ${t.id} has one movement`);
+  const { rows } = await testService().runtime.db.raw(
+    'SELECT p.id, je.payment_id FROM postings p JOIN journal_entries je ON je.id = p.entry_id WHERE p.account_id = ? AND je.payment_id IS NOT NULL', [owner.account.id]);
+  const paymentOf = new Map((rows as Array<{ id: string; payment_id: string }>).map((r) => [r.id, r.payment_id]));
+  for (const item of items) {
+    const owned = transfers.find((t) => t.id === item.transfer) ?? payments.find((p) => p.id === paymentOf.get(item.id));
+    item.metadata = owned?.metadata ?? {};
+  }
   return items;
 }
 
@@ -196,6 +225,11 @@ function drawQuery(world: World, resource: Resource, random: () => number): Quer
     }, 0.4);
   }
   if (resource === 'holds') query.status = maybe(() => choose(['active', 'voided']), 0.3);
+  // One pair or two, each from the vocabulary or one nobody has.
+  if (random() < 0.5) {
+    query[`metadata[order]`] = choose([...ORDERS, 'Z-0']);
+    if (random() < 0.4) query[`metadata[${choose(['channel', 'the key'])}]`] = choose([...CHANNELS, 'the value']);
+  }
   if (resource === 'payments') {
     query.status = maybe(() => choose(['completed', 'authorized']), 0.2);
     query.customer_id = maybe(() => choose(world.customers), 0.3);
@@ -214,7 +248,7 @@ async function checkLists(world: World, seed: number): Promise<void> {
     const list = world.lists[resource];
     // Each filter alone first, then combinations drawn from the seed.
     const first = world.boundaries[1] === undefined ? undefined : new Date(world.boundaries[1]).toISOString();
-    const fixed: Query[] = [{}, { currency: 'USD' }, { from: today, to: today }, { from: first }, { to: first }];
+    const fixed: Query[] = [{}, { currency: 'USD' }, { from: today, to: today }, { from: first }, { to: first }, { 'metadata[order]': 'A-17' }, { 'metadata[order]': 'A-18', 'metadata[channel]': 'web' }];
     const queries = [...fixed, ...Array.from({ length: COMBINATIONS }, () => drawQuery(world, resource, random))];
     for (const query of queries) {
       const what = `${path(resource, query)} (${replayOf(seed)})`;
@@ -230,7 +264,7 @@ async function checkLists(world: World, seed: number): Promise<void> {
   }
 }
 
-describe('list filters: from, to, currency, recipient_email (seeded)', () => {
+describe('list filters: from, to, currency, metadata, recipient_email (seeded)', () => {
   for (const seed of seeds([1, 2])) {
     it(`each list under generated filters, paged, is the model's (${replayOf(seed)})`, async function () {
       this.timeout(240_000);
@@ -254,6 +288,14 @@ describe('list filters: from, to, currency, recipient_email (seeded)', () => {
       }
       // recipient_email is the transfers' own: elsewhere it is no parameter.
       if (resource !== 'transfers') expectError(await call(base(), 'GET', path(resource, { recipient_email: owner.email }), undefined, { token: owner.key }), 400, 'invalid_request', 'recipient_email');
+      // metadata[<key>]=<value>: one value a key, a key of 1..40 characters, a value of at most 500, never metadata alone.
+      const metadataRefusals: Array<[string, string]> = [
+        ['metadata[order]=A-17&metadata[order]=A-18', 'metadata.order'], [`metadata[${'k'.repeat(41)}]=v`, `metadata.${'k'.repeat(41)}`],
+        [`metadata[note]=${'x'.repeat(501)}`, 'metadata.note'], ['metadata[]=v', 'metadata.'], ['metadata=A-17', 'metadata'],
+      ];
+      for (const [query, details] of metadataRefusals) {
+        expectError(await call(base(), 'GET', `/v1/${resource}?${query}`, undefined, { token: owner.key }), 400, 'invalid_request', details, `${resource}?${query.slice(0, 60)}`);
+      }
     }
     // A date's day is in: from and to the same day is that day, not an empty window.
     const [credit] = before.body.data;

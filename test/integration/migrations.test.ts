@@ -101,6 +101,39 @@ describe('migrations', () => {
     assert.deepEqual(await named(), { [fromWallet]: wallet, [fromMain]: null, [plain]: null }, 'down and up again name it again');
   });
 
+  it('gives the rows made before metadata {} (a transfer, a customer, a contact), indexes transfers, holds and payments that have some, and drops both on the way down', async () => {
+    const metadataMigration = { ...migrationConfig(), name: '20261205100000_metadata.js' };
+    await db.migrate.latest(migrationConfig());
+    await db.migrate.down(metadataMigration);
+    const account = randomUUID();
+    const [before, after] = [randomUUID(), randomUUID()];
+    const at = '2026-12-01T10:00:00.000Z';
+    const transfer = (id: string) => ({
+      id, account_id: account, command_id: `c-${id}`, type: 'internal', status: 'completed', amount: '5', currency: 'USD', payout_amount: '5', payout_currency: 'USD',
+      recipient: { email: 'r@example.com' }, partner: 'book', estimated_arrival: 'instant', created_at: at, updated_at: at,
+    });
+    await db('accounts').insert({ id: account, email: `${account}@example.com`, password_hash: 'x', business_name: 'Before Metadata Ltd', country_code: 'GB', environment: 'sandbox' });
+    await db('transfers').insert(transfer(before));
+    await db('customers').insert({ id: randomUUID(), account_id: account, email: 'c@example.com', business_name: 'C', country_code: 'DE' });
+    await db('contacts').insert({ id: randomUUID(), account_id: account, name: 'Ada', email: 'ada@example.com' });
+
+    await db.migrate.up(metadataMigration);
+    for (const table of ['transfers', 'customers', 'contacts']) {
+      assert.deepEqual((await db(table).where('account_id', account).select('metadata')).map((r) => r.metadata), [{}], `${table}: {} for a row made before`);
+    }
+    await db('transfers').insert({ ...transfer(after), metadata: JSON.stringify({ order_id: 'A-17' }) });
+    const indexes = await db.raw(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN ('transfers_metadata', 'holds_metadata', 'payments_metadata') ORDER BY 1`);
+    assert.deepEqual(indexes.rows.map((r: { indexname: string }) => r.indexname), ['holds_metadata', 'payments_metadata', 'transfers_metadata']);
+    for (const { indexdef } of indexes.rows) assert.match(indexdef, /USING gin \(metadata jsonb_path_ops\) WITH \(fastupdate='?off'?\) WHERE \(metadata <> '\{\}'::jsonb\)/);
+    const found = await db('transfers').whereRaw(`metadata <> '{}'::jsonb AND metadata @> ?::jsonb`, [JSON.stringify({ order_id: 'A-17' })]).select('id');
+    assert.deepEqual(found.map((r) => r.id), [after]);
+
+    await db.migrate.down(metadataMigration);
+    for (const table of ['transfers', 'holds', 'payments', 'customers', 'contacts']) assert.ok(!(await db.schema.hasColumn(table, 'metadata')), `${table} has no metadata`);
+    await db.migrate.latest(migrationConfig());
+    assert.deepEqual((await db('transfers').where('account_id', account).orderBy('command_id').select('id', 'metadata')).map((r) => r.metadata), [{}, {}], 'down and up again: none, as for any row made before');
+  });
+
   it('moves account events to account_events and unpublished rounds to outbox_rounds, and back', async () => {
     const roundsMigration = { ...migrationConfig(), name: '20261124130000_account_events_and_outbox_rounds.js' };
     await db.migrate.latest(migrationConfig());

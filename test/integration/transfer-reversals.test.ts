@@ -47,7 +47,7 @@ describe('transfer reversals', () => {
     const key = randomUUID();
     const first = await reverse(sender.key, id, { amount: '4.00', reason: 'sent too much' }, key);
     assert.equal(first.status, 201, JSON.stringify(first.body));
-    assert.deepEqual({ ...first.body, id: undefined, created_at: undefined }, { id: undefined, transfer_id: id, amount: '4.00', currency: 'USD', status: 'completed', reason: 'sent too much', created_at: undefined });
+    assert.deepEqual({ ...first.body, id: undefined, created_at: undefined }, { id: undefined, transfer_id: id, amount: '4.00', currency: 'USD', status: 'completed', reason: 'sent too much', metadata: {}, created_at: undefined });
     const again = await reverse(sender.key, id, { amount: '4.00', reason: 'sent too much' }, key);
     assert.deepEqual([again.status, again.headers.get('idempotent-replayed'), again.body], [200, 'true', first.body], 'the same key answers the same reversal');
     expectError(await reverse(sender.key, id, { amount: '5.00' }, key), 409, 'idempotency_conflict');

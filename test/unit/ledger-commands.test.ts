@@ -1,12 +1,17 @@
 // The ledger's command table (ledger/commands/index.ts): every kind of command on ledger.commands
 // has its module and its row, every module in the folder is in the table, and a module answers
-// what the round asks of it without Postgres. And a hold's one rule in time (holdStatus).
+// what the round asks of it without Postgres. And a hold's one rule in time (holdStatus), and the
+// metadata commands (transfer.update, hold.update) as tables of what they decide, screened first.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { COMMANDS } from '../../ledger/commands';
-import { holdStatus } from '../../ledger/holds';
-import { COMMAND_TYPES } from '../../ledger/messages';
+import { BalanceBook } from '../../ledger/balances';
+import { COMMANDS, type BatchFacts, type Locked } from '../../ledger/commands';
+import type { Decision } from '../../ledger/decide';
+import { holdStatus, type HoldRecord } from '../../ledger/holds';
+import { COMMAND_TYPES, type CommandType } from '../../ledger/messages';
+import { screenPayload } from '../../ledger/screen';
+import type { TransferRecord } from '../../ledger/transfers';
 
 const FOLDER = path.join(__dirname, '..', '..', '..', 'ledger', 'commands');
 const ACCOUNT = '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13';
@@ -42,5 +47,68 @@ describe('ledger commands', () => {
     assert.equal(holdStatus({ status: 'active', expires_at: at }, new Date(at.getTime() - 1)), 'active');
     assert.equal(holdStatus({ status: 'active', expires_at: at }, at), 'expired');
     for (const status of ['captured', 'voided', 'expired'] as const) assert.equal(holdStatus({ status, expires_at: at }, new Date(at.getTime() + 1)), status);
+  });
+});
+
+describe('metadata commands: transfer.update and hold.update', () => {
+  const OTHER = '9b2f6a9e-4c1d-4f7e-8a51-0d3c2b1a0f99';
+  const TRANSFER = '24b8cad4-a7df-5b1d-aea1-2ad0f0ea70e6';
+  const REVERSAL = '6f1d2c3b-4a59-4e8f-9a7b-1c2d3e4f5a6b';
+  const HOLD = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+  const then = new Date('2026-11-28T12:00:00.000Z');
+  const now = new Date('2026-11-28T12:00:05.000Z');
+  const transfer = { id: TRANSFER, account_id: ACCOUNT, status: 'completed', metadata: { a: '1', b: '2' }, updated_at: then,
+    reversals: [{ id: REVERSAL, amount: '1.00', reason: null, status: 'completed', created_at: then.toISOString() }] } as unknown as TransferRecord;
+  const hold = { id: HOLD, account_id: ACCOUNT, status: 'voided', metadata: { a: '1' }, updated_at: then } as unknown as HoldRecord;
+  const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, 'v']));
+
+  const decide = (type: CommandType, payload: unknown, accountId = ACCOUNT, records: { transfers?: TransferRecord[]; holds?: HoldRecord[] } = { transfers: [transfer], holds: [hold] }): Decision => {
+    const locked = { transfers: new Map((records.transfers ?? []).map((t) => [t.id, t])), holds: new Map((records.holds ?? []).map((h) => [h.id, h])) } as unknown as Locked;
+    return COMMANDS[type].decide({ commandId: 'c', accountId, payload, facts: {} as BatchFacts, locked, book: new BalanceBook([]), now });
+  };
+  const refusalOf = (decision: Decision) => (decision.outcome.kind === 'refused' ? [decision.outcome.code, decision.outcome.field] : null);
+
+  // [what, type, payload, account, records, the refusal (code, field) or null], in order of precedence.
+  const refusals: Array<[string, CommandType, unknown, string, { transfers?: TransferRecord[]; holds?: HoldRecord[] } | undefined, [string, string] ]> = [
+    ['an unknown transfer', 'transfer.update', { transfer_id: TRANSFER, reversal_id: null, metadata: { c: '3' } }, ACCOUNT, {}, ['transfer_not_found', 'transfer_id']],
+    ['another account\'s transfer', 'transfer.update', { transfer_id: TRANSFER, reversal_id: null, metadata: { c: '3' } }, OTHER, undefined, ['transfer_not_found', 'transfer_id']],
+    ['a reversal the transfer does not have', 'transfer.update', { transfer_id: TRANSFER, reversal_id: OTHER, metadata: { c: '3' } }, ACCOUNT, undefined, ['resource_not_found', 'reversal_id']],
+    ['a transfer\'s 51st key', 'transfer.update', { transfer_id: TRANSFER, reversal_id: null, metadata: { ...fifty, c: '3' } }, ACCOUNT, { transfers: [{ ...transfer, metadata: {} }] }, ['invalid_request', 'metadata.c']],
+    ['an unknown hold', 'hold.update', { hold_id: HOLD, metadata: { c: '3' } }, ACCOUNT, {}, ['hold_not_found', 'hold_id']],
+    ['another account\'s hold', 'hold.update', { hold_id: HOLD, metadata: { c: '3' } }, OTHER, undefined, ['hold_not_found', 'hold_id']],
+    ['a hold\'s 51st key', 'hold.update', { hold_id: HOLD, metadata: fifty }, ACCOUNT, undefined, ['invalid_request', 'metadata.k49']],
+  ];
+  for (const [what, type, payload, accountId, records, expected] of refusals) {
+    it(`refuses ${what}: ${expected.join(' naming ')}, changing no record`, () => {
+      const decision = decide(type, payload, accountId, records);
+      assert.deepEqual(refusalOf(decision), expected);
+      assert.deepEqual([decision.transfer, decision.hold, decision.entries, decision.events], [null, null, [], []]);
+    });
+  }
+
+  it('patches a transfer\'s metadata, a reversal\'s apart from it, and a hold\'s whatever its status: no money moves, no event', () => {
+    const own = decide('transfer.update', { transfer_id: TRANSFER, reversal_id: null, metadata: { b: null, c: '3' } });
+    assert.deepEqual([own.transfer?.metadata, own.transfer?.updated_at, own.transferIsNew, own.entries, own.events], [{ a: '1', c: '3' }, now, false, [], []]);
+    assert.deepEqual(own.outcome.kind === 'transfer' && own.outcome.created, false);
+    const reversal = decide('transfer.update', { transfer_id: TRANSFER, reversal_id: REVERSAL, metadata: { ticket: 'T-1' } });
+    assert.deepEqual([reversal.transfer?.metadata, reversal.transfer?.reversals?.[0].metadata], [{ a: '1', b: '2' }, { ticket: 'T-1' }]);
+    const held = decide('hold.update', { hold_id: HOLD, metadata: { a: null, b: '2' } });
+    assert.deepEqual([held.hold?.metadata, held.hold?.status, held.holdIsNew, held.entries, held.events], [{ b: '2' }, 'voided', false, [], []]);
+    assert.deepEqual(transfer.metadata, { a: '1', b: '2' }, 'the locked record itself is left as it was');
+  });
+
+  it('is screened before the round: ids, the reversal named, and metadata within its bounds, a batch item\'s by its index', () => {
+    // [type, payload, the field refused, or null]
+    const table: Array<[CommandType, Record<string, unknown>, string | null]> = [
+      ['transfer.update', { transfer_id: TRANSFER, reversal_id: null, metadata: { a: null } }, null],
+      ['transfer.update', { transfer_id: TRANSFER, reversal_id: 'not-a-uuid', metadata: {} }, 'reversal_id'],
+      ['transfer.update', { transfer_id: TRANSFER, reversal_id: null }, 'metadata'],
+      ['hold.update', { hold_id: HOLD, metadata: { ['k'.repeat(41)]: 'v' } }, `metadata.${'k'.repeat(41)}`],
+      ['hold.create', { hold_id: HOLD, amount: '1.00', currency: 'USD', wallet_id: null, expires_at: now.toISOString(), description: null, metadata: { a: null } }, 'metadata.a'],
+      ['transfer.create', { transfer_id: TRANSFER, type: 'internal', recipient_email: 'a@example.test', amount: '1.00', currency: 'USD', note: null }, null],
+      ['transfer.create', { transfer_id: TRANSFER, type: 'internal', recipient_email: 'a@example.test', amount: '1.00', currency: 'USD', note: null, metadata: { a: 1 } }, 'metadata.a'],
+      ['transfer.batch', { atomic: true, items: [{ transfer_id: TRANSFER, type: 'internal', recipient_email: 'a@example.test', amount: '1.00', currency: 'USD', note: null, metadata: { a: 'x'.repeat(501) } }] }, 'transfers[0].metadata.a'],
+    ];
+    for (const [type, payload, field] of table) assert.equal(screenPayload(type, ACCOUNT, payload)?.field ?? null, field, `${type} ${JSON.stringify(payload).slice(0, 120)}`);
   });
 });

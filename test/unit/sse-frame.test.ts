@@ -54,6 +54,10 @@ describe('toSseFrame: one event as a server-sent event (SPEC.md section 6)', () 
     ['nothing from attributes that are not a JSON object', { attributes: '[1,2]' }, { status: 'completed', amount: '10.00', currency: 'USD' }],
     ['nothing from attributes that are not JSON', { attributes: '{not json' }, { status: 'completed', amount: '10.00', currency: 'USD' }],
     ['nothing from JSON null attributes', { attributes: 'null' }, { status: 'completed', amount: '10.00', currency: 'USD' }],
+    ['the resource\'s metadata when it has it', { metadata: { order_id: 'A-17' } }, { status: 'completed', amount: '10.00', currency: 'USD', metadata: { order_id: 'A-17' } }],
+    ['metadata {} when it has none', { metadata: {} }, { status: 'completed', amount: '10.00', currency: 'USD', metadata: {} }],
+    ['no metadata for a resource without (null)', { metadata: null }, { status: 'completed', amount: '10.00', currency: 'USD' }],
+    ['the metadata winning over an attribute of its name', { metadata: { a: 'b' }, attributes: '{"metadata":{"forged":"x"}}' }, { status: 'completed', amount: '10.00', currency: 'USD', metadata: { a: 'b' } }],
   ];
   for (const [what, overrides, expected] of dataTable) {
     it(`data has ${what}`, () => {

@@ -2,13 +2,15 @@
 // completed) or schedule it (scheduled-transfers.tsx), many at once from a CSV file, the
 // scheduled ones with each run's outcome, and the account's transfers, filtered by status,
 // currency, UTC days (from, to: that day included) and recipient, a page at a time; a transfer's
-// details, with its reversals and a form to reverse it in part or in full.
+// details, with its metadata (changed key by key), its reversals and a form to reverse it in part
+// or in full.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ledgerWrite, RetryKeys } from '../api';
 import type { DomainEvent } from '../events';
 import { Field, FormError, Section, Select, useSubmit } from '../forms';
 import { CURRENCIES } from './overview';
 import { ScrollTable, useFetched, type StatusChange, StatusHistory, usePaged, When } from '../lists';
+import { MetadataEditor } from './metadata-editor';
 import { isScheduled, NO_SCHEDULE, schedule, ScheduledList, scheduleFieldOf, ScheduleFields, type ScheduledTransfer } from './scheduled-transfers';
 import { TransferBatches } from './transfer-batches';
 
@@ -129,7 +131,9 @@ function TransferList({ refreshOn }: { refreshOn: number }) {
   );
 }
 
-interface TransferWithHistory extends Transfer { status_history: StatusChange[]; failure: { code: string; message: string } | null; note: string | null; reversed_amount: string }
+interface TransferWithHistory extends Transfer {
+  status_history: StatusChange[]; failure: { code: string; message: string } | null; note: string | null; reversed_amount: string; metadata: Record<string, string>;
+}
 interface Reversal { id: string; amount: string; currency: string; status: string; reason: string | null; created_at: string }
 
 function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
@@ -147,6 +151,7 @@ function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
             <dt>Status</dt><dd>{transfer.status}</dd>
             {transfer.failure ? <><dt>Failure</dt><dd>{transfer.failure.message}</dd></> : null}
           </dl>
+          <MetadataEditor path={`/v1/transfers/${transfer.transfer_id}`} metadata={transfer.metadata} what="transfer" onChanged={() => setChanged((n) => n + 1)} />
           <h3>Status history</h3>
           <StatusHistory history={transfer.status_history} />
           <h3>Reversals</h3>

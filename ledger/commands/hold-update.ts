@@ -1,0 +1,23 @@
+// hold.update: a hold's metadata changed by a patch (DESIGN.md section 5h), decided on the hold as
+// locked for the round, as transfer.update a transfer's: no money moves, and a capture or void
+// decided after it in the round carries the new metadata in its event.
+import { emptyDecision, refusal } from '../decide';
+import type { HoldUpdate } from '../messages';
+import { patchMetadata } from '../metadata';
+import { asScreened, type LedgerCommand } from './command';
+
+export const holdUpdate: LedgerCommand<HoldUpdate> = {
+  parse: asScreened,
+  needs: (payload) => ({ holds: [payload.hold_id] }),
+  accounts: () => [],
+  decide({ accountId, payload, locked, now }) {
+    const current = locked.holds.get(payload.hold_id);
+    if (!current || current.account_id !== accountId) return refusal('hold_not_found', 'no such hold', 'hold_id');
+    const result = patchMetadata(current.metadata, payload.metadata);
+    if ('problem' in result) return refusal('invalid_request', result.problem.message, result.problem.field);
+    const hold = { ...current, metadata: result.metadata, updated_at: now };
+    const decision = emptyDecision({ kind: 'hold', created: false, hold });
+    decision.hold = hold;
+    return decision;
+  },
+};

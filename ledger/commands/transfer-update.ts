@@ -1,0 +1,40 @@
+// transfer.update: the metadata of a transfer, or of one of its reversals, changed by a patch
+// (DESIGN.md section 5h). No money moves; the ledger decides it because the ledger alone writes a
+// transfer's record: the patch applies to the record as locked for the round, after the round's
+// earlier commands on it, so two changes racing on one transfer each keep the other's keys, and an
+// event decided later (transfer.reversed) carries what the transfer holds by then.
+import { emptyDecision, refusal, type Decision } from '../decide';
+import type { TransferUpdate } from '../messages';
+import { metadataOf, patchMetadata } from '../metadata';
+import type { TransferRecord } from '../transfers';
+import { asScreened, type LedgerCommand } from './command';
+
+/** The transfer (or the reversal of it that `update` names) with its metadata patched, or why not. */
+function patched(transfer: TransferRecord, update: TransferUpdate, now: Date): TransferRecord | Decision {
+  if (update.reversal_id === null) {
+    const result = patchMetadata(transfer.metadata, update.metadata);
+    return 'problem' in result ? refusal('invalid_request', result.problem.message, result.problem.field) : { ...transfer, metadata: result.metadata, updated_at: now };
+  }
+  const reversals = transfer.reversals ?? [];
+  const index = reversals.findIndex((r) => r.id === update.reversal_id);
+  if (index === -1) return refusal('resource_not_found', 'no such reversal of the transfer', 'reversal_id');
+  const result = patchMetadata(metadataOf(reversals[index]), update.metadata);
+  if ('problem' in result) return refusal('invalid_request', result.problem.message, result.problem.field);
+  const changed = reversals.map((r, i) => (i === index ? { ...r, metadata: result.metadata } : r));
+  return { ...transfer, reversals: changed, updated_at: now };
+}
+
+export const transferUpdate: LedgerCommand<TransferUpdate> = {
+  parse: asScreened,
+  needs: (payload) => ({ transfers: [payload.transfer_id] }),
+  accounts: () => [],
+  decide({ accountId, payload, locked, now }) {
+    const current = locked.transfers.get(payload.transfer_id);
+    if (!current || current.account_id !== accountId) return refusal('transfer_not_found', 'no such transfer', 'transfer_id');
+    const result = patched(current, payload, now);
+    if ('outcome' in result) return result;
+    const decision = emptyDecision({ kind: 'transfer', created: false, transfer: result });
+    decision.transfer = result;
+    return decision;
+  },
+};
