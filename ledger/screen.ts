@@ -66,6 +66,8 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   'transfer.batch': { ids: [], amounts: [], currencies: [], accountIsUuid: true },
   // amount may be null (what is left): ledger/commands/transfer-reverse.ts checks it.
   'transfer.reverse': { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: true },
+  // A partner dispatcher's, as transfer.partner_result is.
+  'transfer.return_result': { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: false },
 };
 
 const invalid = (field: string, message: string): Refused => refused('invalid_request', message, field);

@@ -44,8 +44,29 @@ export interface TransferRecord {
   reversals?: TransferReversal[];
 }
 
-/** A reversal of a transfer, as the transfer's record keeps it. */
-export interface TransferReversal { id: string; amount: string; reason: string | null; status: 'completed'; created_at: string }
+/**
+ * A reversal of a transfer, as the transfer's record keeps it. A book transfer's completes in the
+ * entry that makes it; one paid through a partner is a return the partner makes, `pending` until
+ * it answers (ledger/decide-returns.ts).
+ */
+export interface TransferReversal {
+  id: string;
+  amount: string;
+  reason: string | null;
+  status: ReversalStatus;
+  created_at: string;
+  /** A return: what the recipient gives back, in the payout currency (held from its available while pending). */
+  payout_amount?: string;
+  /** A return of a conversion: what the FX desk's spread gives back, in the payout currency. */
+  spread_amount?: string;
+  /** A return: the partner's id of it, once it answered. */
+  partner_return_id?: string | null;
+  failure_code?: string | null;
+  failure_message?: string | null;
+}
+
+export const REVERSAL_STATUSES = ['pending', 'completed', 'failed'] as const;
+export type ReversalStatus = (typeof REVERSAL_STATUSES)[number];
 
 export interface LateCompletion {
   /** The failure the partner's payment overturned. */

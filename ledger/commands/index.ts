@@ -14,6 +14,7 @@ import { reconciliationAdjust } from './reconciliation-adjust';
 import { transferBatch } from './transfer-batch';
 import { transferCreate } from './transfer-create';
 import { transferPartnerResult } from './transfer-partner-result';
+import { transferReturnResult } from './transfer-return-result';
 import { transferReverse } from './transfer-reverse';
 import { walletTransfer } from './wallet-transfer';
 
@@ -32,6 +33,7 @@ export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } =
   'hold.void': holdVoid,
   'hold.expire': holdExpire,
   'transfer.reverse': transferReverse,
+  'transfer.return_result': transferReturnResult,
 };
 
 export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';
