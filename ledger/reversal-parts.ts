@@ -7,8 +7,9 @@
 //
 // where cum_k is the sum of the transfer's live reversals (pending or completed) with this one.
 // Reversals that add up to the whole transfer then give back exactly the original legs, however it
-// was divided; each part is within one unit of the scale of its exact proportion (a failed
-// reversal frees its part, and the next ones make up for it, never below zero).
+// was divided; while none failed, each part is within one unit of the scale of its exact
+// proportion. A failed reversal frees its part, and the next ones make up the difference (never
+// below zero), so the whole still comes back exactly.
 import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
 import { conversionOf, conversionSpread } from './postings';
 import type { TransferRecord, TransferReversal } from './transfers';
