@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from './api';
-import { callAndPrint, type Common } from './calls';
+import { callAndPrint, printedCall, type Common } from './calls';
+import { note } from './output';
 
 type CommonOf = (command: Command) => Common;
 
@@ -193,15 +194,19 @@ function addTransferCommands(cli: Command, common: CommonOf): void {
     });
   transfers.command('get').description('one transfer, with its status history').argument('<transfer_id>')
     .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}`, common(command)));
-  transfers.command('reverse').description('give back part or all of a completed transfer between two accounts of the sandbox')
+  transfers.command('reverse').description('give back part or all of a completed transfer: at once between two accounts of the sandbox, as a return the partner makes for a bank or chain transfer')
     .argument('<transfer_id>')
     .option('--amount <amount>', 'at most what is left to reverse (default: all of it)')
     .option('--reason <text>', 'why, kept with the reversal')
+    .option('--scenario <name>', 'a Sandbox-Scenario for the partner to act out on a return (e.g. decline)')
     .option('--idempotency-key <key>', KEY_HELP)
-    .action(async (transferId: string, options: { amount?: string; reason?: string; idempotencyKey?: string }, command: Command) =>
-      callAndPrint('POST', `/v1/transfers/${segment(transferId)}/reversals`, {
-        ...common(command), idempotencyKey: options.idempotencyKey, body: bodyOf({ amount: options.amount, reason: options.reason }),
-      }));
+    .action(async (transferId: string, options: { amount?: string; reason?: string; scenario?: string; idempotencyKey?: string }, command: Command) => {
+      const reversal = await printedCall('POST', `/v1/transfers/${segment(transferId)}/reversals`, {
+        ...common(command), idempotencyKey: options.idempotencyKey, scenario: options.scenario, body: bodyOf({ amount: options.amount, reason: options.reason }),
+      }) as { status?: string } | null;
+      // A return waits on the partner: say how to see how it ends.
+      if (reversal?.status === 'pending') note(`pending: the partner is asked to return it; payctl transfers reversals ${transferId} shows when it completes or fails`);
+    });
   transfers.command('reversals').description('the reversals of a transfer, oldest first').argument('<transfer_id>')
     .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}/reversals`, common(command)));
 }
