@@ -6,9 +6,10 @@
 // Each answer counts once however often it comes, and an answer after the failure changes nothing.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import type { DomainEventEnvelope, LedgerCommandEnvelope } from '../../ledger/messages';
 import { Money, type Amount } from '../../ledger/money';
 import { cumulativePart } from '../../ledger/reversal-parts';
+import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
@@ -18,6 +19,9 @@ import { violations } from '../support/load';
 import { balances, fund, transferReaches } from '../support/money';
 import { prng } from '../support/prng';
 import { namingSeed, replayOf, seeds } from '../support/seeds';
+import { openEventStream } from '../support/sse';
+import { startReceiver } from '../support/webhook-receiver';
+import { subscribe } from '../support/webhooks';
 
 const base = () => testService().baseUrl;
 const db = () => testService().runtime.db;
@@ -211,6 +215,48 @@ describe('transfer returns through the partner', function () {
     assert.equal((await eventsOf(sender, sent.transfer_id, 'reversal.failed')).length, 1);
     assert.deepEqual((await journalOf(sent.transfer_id)).map((e) => e.kind).filter((k) => k.startsWith('return_')),
       ['return_hold', 'return_settle', 'return_hold', 'return_release', 'return_hold', 'return_settle']);
+  });
+
+  it('announces a completed return as transfer.reversed and a failed one as reversal.failed: on the stream, to webhooks and on Kafka', async () => {
+    const receiver = await startReceiver();
+    try {
+      await subscribe(sender, receiver.url, ['transfer.reversed', 'reversal.failed']);
+      const stream = await openEventStream(base(), sender.token);
+      const onKafka: DomainEventEnvelope[] = [];
+      const reader = await startConsumer<DomainEventEnvelope>(testService().runtime, {
+        groupId: `${testService().runtime.names.prefix}returns-events.${randomUUID()}`, topic: TOPICS.domainEvents, fromBeginning: true,
+        handleBatch: async (messages) => { for (const { value } of messages) if (value.account_id === sender.account.id) onKafka.push(value); },
+      });
+      try {
+        const sent = await bankTransfer(sender, payee, '12.00', 'USD');
+        const failed = await reverse(sender.key, sent.transfer_id, { amount: '2.00', reason: 'try' }, 'decline');
+        await reversalReaches(sender.key, sent.transfer_id, failed.body.id, 'failed');
+        const completed = await reverse(sender.key, sent.transfer_id, { amount: '3.00' });
+        await reversalReaches(sender.key, sent.transfer_id, completed.body.id, 'completed');
+        const expected = [['reversal.failed', 'failed', '2.00', failed.body.id], ['transfer.reversed', 'completed', '3.00', completed.body.id]];
+        const said = (type: string, data: { status: string; amount: string | null; attributes: string | null }) => [type, data.status, data.amount, JSON.parse(data.attributes!).reversal_id];
+        const streamed: unknown[] = [];
+        while (streamed.length < 2) {
+          const frame = await stream.nextEvent(30_000);
+          const envelope = JSON.parse(frame.data);
+          if (frame.event === 'reversal.failed' || frame.event === 'transfer.reversed') streamed.push(said(frame.event, { ...envelope.data, attributes: JSON.stringify(envelope.data) }));
+        }
+        assert.deepEqual(streamed, expected, 'on the stream');
+        const delivered = await receiver.waitFor(2, undefined, 30_000);
+        assert.deepEqual(delivered.map((d) => said(d.event.type, { ...d.event.data, attributes: JSON.stringify(d.event.data) })), expected, 'to the webhook endpoint');
+        const kafka = await eventually(async () => {
+          const found = onKafka.filter((e) => e.type === 'reversal.failed' || e.type === 'transfer.reversed');
+          return found.length >= 2 ? found : undefined;
+        }, 30_000, 'the events on Kafka');
+        assert.deepEqual(kafka.map((e) => said(e.type, e.data)), expected, 'on Kafka');
+        assert.equal(JSON.parse(kafka[0].data.attributes!).failure_code, 'partner_declined');
+      } finally {
+        stream.close();
+        await reader.disconnect();
+      }
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('decides returns racing on one transfer one after the other: their sum never passes it, and the partner makes each once', async () => {
