@@ -38,7 +38,7 @@ export interface TransferRecord {
   completed_at: Date | null;
   /** Set when a partner paid the transfer after the ledger had failed it (ledger/decide.ts decideLateCompletion). */
   late_completion?: LateCompletion | null;
-  /** What its reversals gave back to the sender so far, never more than `amount` (absent: none yet). */
+  /** What its reversals give back to the sender, pending ones included and failed ones not, never more than `amount` (absent: none yet). */
   reversed_amount?: string;
   /** Its reversals, in the order they were decided (DESIGN.md section 5h). */
   reversals?: TransferReversal[];
