@@ -80,6 +80,7 @@ export async function carry(client: PartnerClient, followed: Followed, pollMsMax
     if (decision.kind === 'poll') decision = await poll(client, followed, decision.paymentId, pollMsMax);
   }
   if (decision.kind === 'confirm') {
+    // Fail only on the partner's word that it holds nothing; if it holds it, follow it.
     const confirmed = await lookUp(client, followed);
     if (!('payment' in confirmed)) decision = { kind: 'requeue' };
     else if (confirmed.payment !== null) decision = await follow(client, followed, confirmed.payment, pollMsMax);

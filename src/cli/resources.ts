@@ -203,9 +203,9 @@ function addTransferCommands(cli: Command, common: CommonOf): void {
     .action(async (transferId: string, options: { amount?: string; reason?: string; scenario?: string; idempotencyKey?: string }, command: Command) => {
       const reversal = await printedCall('POST', `/v1/transfers/${segment(transferId)}/reversals`, {
         ...common(command), idempotencyKey: options.idempotencyKey, scenario: options.scenario, body: bodyOf({ amount: options.amount, reason: options.reason }),
-      }) as { status?: string } | null;
-      // A return waits on the partner: say how to see how it ends.
-      if (reversal?.status === 'pending') note(`pending: the partner is asked to return it; payctl transfers reversals ${transferId} shows when it completes or fails`);
+      }) as { status?: string; payout?: unknown } | null;
+      // A return waits on the partner: say how to see how it ends (a late answer of the ledger, a 202, names no payout).
+      if (reversal?.status === 'pending' && reversal.payout) note(`pending: the partner is asked to return it; payctl transfers reversals ${transferId} shows when it completes or fails`);
     });
   transfers.command('reversals').description('the reversals of a transfer, oldest first').argument('<transfer_id>')
     .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}/reversals`, common(command)));
