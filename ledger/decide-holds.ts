@@ -164,7 +164,7 @@ export function decideHoldCapture(commandId: string, accountId: string, command:
     post(decision, book, entry(command.capture_id, 'hold_capture', { transferId: transfer.id }, [{ account: from, amount: amount.negated() }, { account: pending(accountId, hold.currency), amount }]));
     walk(transfer, ['pending', 'quoting', 'executing'], now, decision);
     decision.partnerCommand = {
-      partner: rail, accountId,
+      partner: rail, accountId, type: 'transfer.execute',
       payload: { transfer_id: transfer.id, amount: formatAmount(amount, hold.currency), currency: hold.currency, attempt: 0, beneficiary: { ...transfer.recipient, account_id: recipient.id }, scenario: null },
     };
   }

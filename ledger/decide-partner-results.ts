@@ -10,18 +10,9 @@ import type { BalanceBook } from './balances';
 import { balanceEvent, emptyDecision, post, refusal, senderBalanceEvents, walk, type Decision } from './decide';
 import type { TransferPartnerResult } from './messages';
 import { formatAmount, Money } from './money';
-import { releaseTransfer, reholdLateTransfer, settleTransfer, type Conversion } from './postings';
+import { conversionOf, releaseTransfer, reholdLateTransfer, settleTransfer } from './postings';
 import { TERMINAL_STATUSES, type TransferRecord } from './transfers';
 import type { WalletRecord } from './wallets';
-
-/** The conversion a cross-currency transfer settles through, at the price it was quoted. */
-function conversionOf(record: TransferRecord): Conversion | null {
-  if (record.payout_currency === record.currency) return null;
-  return {
-    from: record.currency, to: record.payout_currency, fromAmount: new Money(record.amount),
-    toAmount: new Money(record.payout_amount), midRate: new Money(record.fx_mid_rate!),
-  };
-}
 
 /**
  * Where a transfer's money goes back to, and is held again from on a late completion: the wallet

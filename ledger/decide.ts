@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { available, heldBy, MAIN_WALLET, pending, spendable } from './chart';
 import type { AppliedPosting, BalanceBook } from './balances';
-import type { FaucetCredit, FxExecute, TransferCreate, TransferExecute } from './messages';
+import type { FaucetCredit, FxExecute, PartnerInstruction, TransferCreate } from './messages';
 import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
 import { isSupportedPair, price } from './fx-rates';
 import { formatAmount, Money, STABLECOINS, type Amount, type Currency } from './money';
@@ -51,7 +51,7 @@ export interface Decision {
   transferIsNew: boolean;
   transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
   events: EventDraft[];
-  partnerCommand: { partner: string; accountId: string; payload: TransferExecute } | null;
+  partnerCommand: ({ partner: string; accountId: string } & PartnerInstruction) | null;
   /** A quote this command executed, with its consumed_at set. */
   consumedQuote: FxQuoteRecord | null;
   /** A payment created by this command, or the new state of an existing one, with the statuses it passed through. */
@@ -282,7 +282,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
     walk(record, ['pending', 'quoting', 'executing'], now, decision);
     decision.events.push(...senderBalanceEvents(book, sender.id, senderSide, command.currency, true));
     decision.partnerCommand = {
-      partner: rail, accountId: sender.id,
+      partner: rail, accountId: sender.id, type: 'transfer.execute',
       payload: {
         transfer_id: record.id, amount: formatAmount(record.payout_amount, record.payout_currency), currency: record.payout_currency, attempt: 0,
         beneficiary: { ...record.recipient, account_id: recipient.id }, scenario: command.scenario ?? null,

@@ -4,6 +4,8 @@
 export const WEBHOOK_EVENT_TYPES = [
   'transfer.pending', 'transfer.executing', 'transfer.completed', 'transfer.failed', 'transfer.rolled_back', 'transfer.reversed',
   'payment.sent', 'payment.completed', 'payment.failed', 'balance.updated', 'webhook_endpoint.disabled',
+  // A return through a partner the partner did not make (DESIGN.md section 5h).
+  'reversal.failed',
   // Holds (DESIGN.md section 5g).
   'hold.created', 'hold.captured', 'hold.released',
   // Balance alerts (DESIGN.md section 5g).

@@ -4,7 +4,7 @@
 import type { Metadata, MetadataPatch } from './metadata';
 import type { Currency } from './money';
 
-export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire', 'transfer.batch', 'transfer.reverse', 'transfer.update', 'hold.update'] as const;
+export const COMMAND_TYPES = ['faucet.credit', 'transfer.create', 'transfer.partner_result', 'fx.execute', 'payment.create', 'payment.update', 'reconciliation.adjust', 'wallet.transfer', 'hold.create', 'hold.capture', 'hold.void', 'hold.expire', 'transfer.batch', 'transfer.reverse', 'transfer.update', 'hold.update', 'transfer.return_result'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 /** Envelope on ledger.commands (schemas/ledger.commands.v3.avsc). */
@@ -157,6 +157,8 @@ export interface TransferReverse {
   reversal_id: string;
   amount: string | null;
   reason: string | null;
+  /** A sandbox failure the client asked the partner to act out on a return (Sandbox-Scenario header); absent: none. */
+  scenario?: string | null;
   /** The reversal's own values; absent: none. */
   metadata?: Metadata;
 }
@@ -207,6 +209,17 @@ export interface TransferPartnerResult {
   failure_message: string | null;
 }
 
+/** A partner's final word on a return (DESIGN.md section 5h), fed back to the ledger by a partner dispatcher. */
+export interface TransferReturnResult {
+  transfer_id: string;
+  reversal_id: string;
+  outcome: 'completed' | 'failed';
+  /** The partner's id of the return, when it made one. */
+  partner_return_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
+
 /**
  * The Kafka header on a reply naming the API process it is for (the envelope's reply_to): each
  * API process reads every reply and skips the others' without decoding them.
@@ -228,7 +241,7 @@ export interface LedgerReplyEnvelope {
 /** Envelope on partner.commands (schemas/partner.commands.v1.avsc). */
 export interface PartnerCommandEnvelope {
   id: string;
-  type: 'transfer.execute';
+  type: PartnerInstruction['type'];
   partner: string;
   resource_id: string;
   account_id: string;
@@ -246,6 +259,38 @@ export interface TransferExecute {
   attempt: number;
   /** The sandbox scenario of the transfer, passed on to the rail; absent: none. */
   scenario?: string | null;
+}
+
+/**
+ * Payload of a transfer.return partner command: the partner is asked to return `amount` of the
+ * payment `payment_id` it made for the transfer, under the reversal's id as reference.
+ */
+export interface TransferReturn {
+  transfer_id: string;
+  reversal_id: string;
+  /** The partner's id of the transfer's payment. */
+  payment_id: string;
+  /** The recipient's part, in the payout currency, at its scale. */
+  amount: string;
+  currency: Currency;
+  /** How many times this instruction was re-queued because the partner had no final answer yet. */
+  attempt: number;
+  scenario?: string | null;
+}
+
+/** What the ledger asks a partner dispatcher to do: pay a transfer out, or return part of one. */
+export type PartnerInstruction = { type: 'transfer.execute'; payload: TransferExecute } | { type: 'transfer.return'; payload: TransferReturn };
+
+/**
+ * The partner command of an instruction. Its id names the instruction's resource (the transfer, or
+ * a return's reversal) and attempt, so a copy of it is known as one; it is keyed by that resource.
+ */
+export function partnerEnvelope(partner: string, accountId: string, instruction: PartnerInstruction, now: Date): PartnerCommandEnvelope {
+  const [verb, resourceId] = instruction.type === 'transfer.execute' ? ['execute', instruction.payload.transfer_id] : ['return', instruction.payload.reversal_id];
+  return {
+    id: `${verb}:${resourceId}:${instruction.payload.attempt}`, type: instruction.type, partner, resource_id: resourceId,
+    account_id: accountId, issued_at: now.toISOString(), payload: JSON.stringify(instruction.payload),
+  };
 }
 
 /** The event envelope of SPEC.md section 6 (schemas/domain.events.v7.avsc). */

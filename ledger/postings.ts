@@ -6,6 +6,7 @@ import { available, faucetEquity, fxPosition, fxSpread, lateCompletionReceivable
 import type { EntryDraft, EntryKind, PostingDraft } from './entry';
 import { assertEntryBalances } from './invariants';
 import { CURRENCY_SCALE, Money, type Amount, type Currency } from './money';
+import type { TransferRecord } from './transfers';
 
 /** A conversion at a fixed price: `fromAmount` of `from` buys `toAmount` of `to`; `midRate` is the market rate it was priced from. */
 export interface Conversion {
@@ -21,12 +22,27 @@ export interface Conversion {
  * `to`: its position takes `fromAmount`, pays out what that is worth at the mid-rate (at the
  * `to` scale), and the difference from what the customer receives is the spread it earned.
  */
-function conversionLegs({ from, to, fromAmount, toAmount, midRate }: Conversion): PostingDraft[] {
-  const atMid = fromAmount.times(midRate).decimalPlaces(CURRENCY_SCALE[to], Money.ROUND_HALF_EVEN);
-  const spread = atMid.minus(toAmount);
+function conversionLegs(conversion: Conversion): PostingDraft[] {
+  const { from, to, fromAmount, toAmount } = conversion;
+  const spread = conversionSpread(conversion);
+  const atMid = toAmount.plus(spread);
   assert.ok(!spread.isNegative(), `a conversion pays out ${toAmount.toFixed()} ${to}, more than ${atMid.toFixed()} at the mid-rate`);
   const legs = [{ account: fxPosition(from), amount: fromAmount }, { account: fxPosition(to), amount: atMid.negated() }];
   return spread.isZero() ? legs : [...legs, { account: fxSpread(to), amount: spread }];
+}
+
+/** What the FX desk keeps of a conversion: `fromAmount` at the mid-rate (at the `to` scale, half-even) less what the customer receives. */
+export function conversionSpread({ to, fromAmount, toAmount, midRate }: Conversion): Amount {
+  return fromAmount.times(midRate).decimalPlaces(CURRENCY_SCALE[to], Money.ROUND_HALF_EVEN).minus(toAmount);
+}
+
+/** The conversion a cross-currency transfer settles through, at the price it was quoted; null in one currency. */
+export function conversionOf(record: TransferRecord): Conversion | null {
+  if (record.payout_currency === record.currency) return null;
+  return {
+    from: record.currency, to: record.payout_currency, fromAmount: new Money(record.amount),
+    toAmount: new Money(record.payout_amount), midRate: new Money(record.fx_mid_rate!),
+  };
 }
 
 /** What an entry moves money for: a transfer, an executed quote, a partner payment, or none of them. */
@@ -59,6 +75,45 @@ export function transferReversal(id: string, transferId: string, senderId: strin
   return entry(id, 'transfer_reversal', { transferId }, [
     { account: available(recipientId, currency), amount: amount.negated() },
     { account: available(senderId, currency), amount },
+  ]);
+}
+
+/**
+ * A return of a transfer paid through a partner (DESIGN.md section 5h): while the partner makes it,
+ * the recipient's part, in the payout currency, is held from its available.
+ */
+export function holdReturn(id: string, transferId: string, recipientId: string, payoutCurrency: Currency, payout: Amount): EntryDraft {
+  return entry(id, 'return_hold', { transferId }, [
+    { account: available(recipientId, payoutCurrency), amount: payout.negated() },
+    { account: pending(recipientId, payoutCurrency), amount: payout },
+  ]);
+}
+
+/**
+ * The partner made the return: the recipient's held `payout` leaves, and the sender is credited
+ * `amount` in the currency it sent. Across currencies the legs of the transfer's settlement are
+ * reversed in their parts (ledger/reversal-parts.ts), at the transfer's own rate: the FX desk's
+ * position gives back `amount` in the sent currency and takes `payout` + `spread` in the payout
+ * currency, and its spread gives back `spread`. A part of zero has no posting.
+ */
+export function settleReturn(id: string, transferId: string, senderId: string, recipientId: string, currency: Currency, amount: Amount,
+  payoutCurrency: Currency, payout: Amount, spread: Amount): EntryDraft {
+  const legs: PostingDraft[] = [
+    { account: pending(recipientId, payoutCurrency), amount: payout.negated() },
+    { account: available(senderId, currency), amount },
+  ];
+  if (payoutCurrency !== currency) {
+    legs.push({ account: fxPosition(currency), amount: amount.negated() }, { account: fxPosition(payoutCurrency), amount: payout.plus(spread) });
+    legs.push({ account: fxSpread(payoutCurrency), amount: spread.negated() });
+  }
+  return entry(id, 'return_settle', { transferId }, legs.filter((leg) => !leg.amount.isZero()));
+}
+
+/** The partner did not make the return: the recipient's held part goes back to its available. */
+export function releaseReturn(id: string, transferId: string, recipientId: string, payoutCurrency: Currency, payout: Amount): EntryDraft {
+  return entry(id, 'return_release', { transferId }, [
+    { account: pending(recipientId, payoutCurrency), amount: payout.negated() },
+    { account: available(recipientId, payoutCurrency), amount: payout },
   ]);
 }
 

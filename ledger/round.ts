@@ -11,7 +11,7 @@ import { held, type LedgerAccountRef } from './chart';
 import type { BatchFacts, Locked, ParsedCommand } from './commands';
 import { emptyDecision, type Decision, type EventDraft } from './decide';
 import type { HoldRecord } from './holds';
-import type { TransferExecute } from './messages';
+import type { PartnerInstruction } from './messages';
 import type { PaymentRecord } from './payments';
 import { isCanonicalUuid, unstorable } from './screen';
 import type { BatchWrite, EntryWrite, LedgerStore, OutboxWrite } from './ports';
@@ -21,7 +21,7 @@ import type { TransferRecord } from './transfers';
 export interface OutboxRows {
   event(event: EventDraft, now: Date): OutboxWrite;
   entry(entry: EntryWrite, now: Date): OutboxWrite;
-  partnerCommand(partner: string, accountId: string, payload: TransferExecute, now: Date): OutboxWrite;
+  partnerCommand(partner: string, accountId: string, instruction: PartnerInstruction, now: Date): OutboxWrite;
 }
 
 export interface RoundSettings {
@@ -137,8 +137,8 @@ export async function runRound(store: LedgerStore, settings: RoundSettings, comm
       write.transitions.push(...decision.transitions);
       write.outbox.push(...decision.events.map((e) => rows.event(e, now)));
       if (decision.partnerCommand) {
-        const { partner, accountId, payload } = decision.partnerCommand;
-        write.outbox.push(rows.partnerCommand(partner, accountId, payload, now));
+        const { partner, accountId, ...instruction } = decision.partnerCommand;
+        write.outbox.push(rows.partnerCommand(partner, accountId, instruction as PartnerInstruction, now));
       }
     };
     for (const command of commands) {

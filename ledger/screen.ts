@@ -70,6 +70,8 @@ const SHAPES: Record<CommandType, { ids: string[]; amounts: string[]; currencies
   // reversal_id may be null (the transfer's own metadata): screenMetadata checks it.
   'transfer.update': { ids: ['transfer_id'], amounts: [], currencies: [], accountIsUuid: true },
   'hold.update': { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
+  // A partner dispatcher's, as transfer.partner_result is.
+  'transfer.return_result': { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: false },
 };
 
 /** The commands that carry metadata: as set on create (absent: none), or as a patch (required). */

@@ -41,18 +41,37 @@ export interface TransferRecord {
   completed_at: Date | null;
   /** Set when a partner paid the transfer after the ledger had failed it (ledger/decide.ts decideLateCompletion). */
   late_completion?: LateCompletion | null;
-  /** What its reversals gave back to the sender so far, never more than `amount` (absent: none yet). */
+  /** What its reversals give back to the sender, pending ones included and failed ones not, never more than `amount` (absent: none yet). */
   reversed_amount?: string;
   /** Its reversals, in the order they were decided (DESIGN.md section 5h). */
   reversals?: TransferReversal[];
 }
 
-/** A reversal of a transfer, as the transfer's record keeps it. */
+/**
+ * A reversal of a transfer, as the transfer's record keeps it. A book transfer's completes in the
+ * entry that makes it; one paid through a partner is a return the partner makes, `pending` until
+ * it answers (ledger/decide-returns.ts).
+ */
 export interface TransferReversal {
-  id: string; amount: string; reason: string | null; status: 'completed'; created_at: string;
+  id: string;
+  amount: string;
+  reason: string | null;
+  status: ReversalStatus;
+  created_at: string;
   /** The client's own values; absent on a reversal decided before reversals had them. */
   metadata?: Metadata;
+  /** A return: what the recipient gives back, in the payout currency (held from its available while pending). */
+  payout_amount?: string;
+  /** A return of a conversion: what the FX desk's spread gives back, in the payout currency. */
+  spread_amount?: string;
+  /** A return: the partner's id of it, once it answered. */
+  partner_return_id?: string | null;
+  failure_code?: string | null;
+  failure_message?: string | null;
 }
+
+export const REVERSAL_STATUSES = ['pending', 'completed', 'failed'] as const;
+export type ReversalStatus = (typeof REVERSAL_STATUSES)[number];
 
 export interface LateCompletion {
   /** The failure the partner's payment overturned. */

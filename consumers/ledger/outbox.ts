@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, TopicMessages } from 'kafkajs';
 import type { EventDraft } from '../../ledger/decide';
-import type { DomainEventEnvelope, PartnerCommandEnvelope, TransferExecute } from '../../ledger/messages';
+import { partnerEnvelope, type DomainEventEnvelope, type PartnerInstruction } from '../../ledger/messages';
 import type { EntryWrite, OutboxWrite } from '../../ledger/ports';
 import type { AvroCodec } from '../../src/kafka/registry';
 import { domainEventHeaders, TOPICS, type TopicNames } from '../../src/kafka/topics';
@@ -34,12 +34,9 @@ export function entryRow(entry: EntryWrite, now: Date): OutboxWrite {
   };
 }
 
-export function partnerCommandRow(partner: string, accountId: string, payload: TransferExecute, now: Date): OutboxWrite {
-  const envelope: PartnerCommandEnvelope = {
-    id: `execute:${payload.transfer_id}:${payload.attempt}`, type: 'transfer.execute', partner, resource_id: payload.transfer_id,
-    account_id: accountId, issued_at: now.toISOString(), payload: JSON.stringify(payload),
-  };
-  return { id: randomUUID(), topic: TOPICS.partnerCommands, key: payload.transfer_id, accountId: null, payload: envelope };
+export function partnerCommandRow(partner: string, accountId: string, instruction: PartnerInstruction, now: Date): OutboxWrite {
+  const envelope = partnerEnvelope(partner, accountId, instruction, now);
+  return { id: randomUUID(), topic: TOPICS.partnerCommands, key: envelope.resource_id, accountId: null, payload: envelope };
 }
 
 /** A message the ledger sends: a topic's base name, the message key, the payload to encode, and Kafka headers. */

@@ -8,7 +8,8 @@
 //                               `unreachable_since` (partner_instructions), its checks counted, each
 //                               round logs the count, and the operator lists it (GET /v1/unreachable-transfers)
 // A partner that answers again clears the mark, whatever it answered.
-// Never silently failed: only the partner's "none" fails a transfer.
+// Never silently failed: only the partner's "none" fails a transfer. A pending return has a deadline
+// of the same length, checked in the same rounds (return-deadline.ts).
 // Each partner is checked on its own, side by side, and a partner found away is not asked again
 // in the same round (its other overdue transfers are marked with the same reason): a partner that
 // is down, with any number of transfers waiting on it, delays no other partner's deadline.
@@ -21,6 +22,7 @@ import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
 import type { Runtime } from '../../src/runtime';
 import { resultCommand } from './dispatcher';
+import { ReturnDeadline } from './return-deadline';
 
 /** Overdue transfers taken per partner in one round. */
 const OVERDUE_BATCH_MAX = 100;
@@ -44,12 +46,17 @@ export class ExecutingDeadline {
   /** Aborted by stop(): a stop does not wait out the interval. */
   private readonly wake = new AbortController();
 
-  constructor(private readonly runtime: Runtime, private readonly clients: ReadonlyMap<string, PartnerClient>, private readonly settings: DeadlineSettings) {}
+  private readonly returns: ReturnDeadline;
+
+  constructor(private readonly runtime: Runtime, private readonly clients: ReadonlyMap<string, PartnerClient>, private readonly settings: DeadlineSettings) {
+    this.returns = new ReturnDeadline(runtime, clients, settings);
+  }
 
   start(): void {
     this.loop = (async () => {
       while (!this.stopped) {
         await this.round().catch((error) => log.warn({ err: error }, 'an executing-deadline round failed; the next one retries'));
+        await this.returns.round().catch((error) => log.warn({ err: error }, 'a return-deadline round failed; the next one retries'));
         await sleep(this.settings.intervalMs, undefined, { signal: this.wake.signal }).catch(() => undefined);
       }
     })();

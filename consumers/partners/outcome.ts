@@ -1,5 +1,5 @@
-// What a partner dispatcher does next with a transfer.execute instruction, given what the
-// partner answered (DESIGN.md section 3: partner results go back to the ledger as commands).
+// What a partner dispatcher does next with an instruction (a transfer.execute, or a
+// transfer.return: returns.ts), given what the partner answered (DESIGN.md section 3: partner results go back to the ledger as commands).
 // Pure: no HTTP, no Kafka, no clock. The dispatcher (dispatcher.ts) does the I/O around it.
 //
 // The partner's truth decides: a transfer fails only when the partner confirms it holds no
@@ -48,6 +48,13 @@ export const ATTEMPTS_MAX = 20;
  */
 export const UNEXPECTED_CHECKS_MAX = 3;
 
+/**
+ * An instruction as the partner is followed on it: the reference it is submitted under (a
+ * transfer's id; a return's reversal id, returns.ts) and its attempt. A result names it by that
+ * reference.
+ */
+export type Followed = Pick<TransferExecute, 'transfer_id' | 'attempt'>;
+
 export type PartnerDecision =
   | { kind: 'result'; result: TransferPartnerResult }
   | { kind: 'poll'; paymentId: string }
@@ -73,7 +80,7 @@ const FAILURE_BY_ERROR_KIND: Readonly<Record<Exclude<PartnerErrorKind, 'unavaila
 };
 
 function result(
-  command: TransferExecute,
+  command: Followed,
   outcome: TransferPartnerResult['outcome'],
   partnerPaymentId: string | null,
   failure: { code: string; message: string } | null,
@@ -96,13 +103,13 @@ function withPartnerReason(failure: { code: string; message: string }, error: Pa
 }
 
 /** A failure to be confirmed by the partner before it is sent (the dispatcher asks by reference). */
-function confirmFailure(command: TransferExecute, failure: { code: string; message: string }): PartnerDecision {
+function confirmFailure(command: Followed, failure: { code: string; message: string }): PartnerDecision {
   const decided = result(command, 'failed', null, failure) as { kind: 'result'; result: TransferPartnerResult };
   return { kind: 'confirm', result: decided.result };
 }
 
 /** Requeue while attempts remain; past ATTEMPTS_MAX the failure waits for the partner's confirmation. */
-function requeueOrConfirm(command: TransferExecute, failure: { code: string; message: string }): PartnerDecision {
+function requeueOrConfirm(command: Followed, failure: { code: string; message: string }): PartnerDecision {
   if (command.attempt < ATTEMPTS_MAX) return { kind: 'requeue' };
   return confirmFailure(command, {
     code: failure.code,
@@ -110,7 +117,7 @@ function requeueOrConfirm(command: TransferExecute, failure: { code: string; mes
   });
 }
 
-function decideOnPayment(command: TransferExecute, payment: PartnerPayment): PartnerDecision {
+function decideOnPayment(command: Followed, payment: PartnerPayment): PartnerDecision {
   switch (payment.status) {
     case 'completed':
       return result(command, 'completed', payment.id, null);
@@ -125,7 +132,7 @@ function decideOnPayment(command: TransferExecute, payment: PartnerPayment): Par
 }
 
 /** @throws the error itself when it is not a PartnerError: a bug, for the dead-letter topic. */
-function decideOnError(command: TransferExecute, error: unknown, paymentId: string | null): PartnerDecision {
+function decideOnError(command: Followed, error: unknown, paymentId: string | null): PartnerDecision {
   if (!isPartnerError(error)) throw error;
   // The partner holds the payment: we follow it until the partner says how it ended.
   if (paymentId !== null && (error.kind === 'unavailable' || error.kind === 'unexpected')) return { kind: 'requeue' };
@@ -144,7 +151,7 @@ function decideOnError(command: TransferExecute, error: unknown, paymentId: stri
  * The next step for `command` after `answer` (table above).
  * @throws the answer's error when it is not a PartnerError.
  */
-export function decidePartnerOutcome(command: TransferExecute, answer: PartnerAnswer): PartnerDecision {
+export function decidePartnerOutcome(command: Followed, answer: PartnerAnswer): PartnerDecision {
   switch (answer.kind) {
     case 'payment':
       return decideOnPayment(command, answer.payment);

@@ -15,6 +15,7 @@ import { reconciliationAdjust } from './reconciliation-adjust';
 import { transferBatch } from './transfer-batch';
 import { transferCreate } from './transfer-create';
 import { transferPartnerResult } from './transfer-partner-result';
+import { transferReturnResult } from './transfer-return-result';
 import { transferReverse } from './transfer-reverse';
 import { transferUpdate } from './transfer-update';
 import { walletTransfer } from './wallet-transfer';
@@ -36,6 +37,7 @@ export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } =
   'transfer.reverse': transferReverse,
   'transfer.update': transferUpdate,
   'hold.update': holdUpdate,
+  'transfer.return_result': transferReturnResult,
 };
 
 export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';

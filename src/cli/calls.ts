@@ -16,6 +16,11 @@ export interface CallOptions extends Common {
 }
 
 export async function callAndPrint(method: string, path: string, options: CallOptions): Promise<void> {
+  await printedCall(method, path, options);
+}
+
+/** The call of callAndPrint, its answer's body returned for a command that says more about it. */
+export async function printedCall(method: string, path: string, options: CallOptions): Promise<unknown> {
   const connection = connect(options.profile);
   const headers: Record<string, string> = {};
   if (method !== 'GET') {
@@ -25,4 +30,5 @@ export async function callAndPrint(method: string, path: string, options: CallOp
   if (options.scenario) headers['sandbox-scenario'] = options.scenario;
   const answer = await request(connection, method, path, { token: requireToken(connection, options.profile), body: options.body, headers });
   out(options.json ? JSON.stringify(answer.body, null, 2) : human(answer.body));
+  return answer.body;
 }

@@ -6,8 +6,9 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from './api';
-import { callAndPrint } from './calls';
+import { callAndPrint, printedCall } from './calls';
 import { bodyOf, collect, KEY_HELP, query, segment, type CommonOf } from './command-options';
+import { note } from './output';
 import { addScheduledTransferCommands } from './scheduled-transfers';
 
 const WALLET = '"main" (the main balance) or a wallet id';
@@ -190,16 +191,21 @@ function addTransferCommands(cli: Command, common: CommonOf): void {
     });
   transfers.command('get').description('one transfer, with its status history').argument('<transfer_id>')
     .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}`, common(command)));
-  transfers.command('reverse').description('give back part or all of a completed transfer between two accounts of the sandbox')
+  transfers.command('reverse').description('give back part or all of a completed transfer: at once between two accounts of the sandbox, as a return the partner makes for a bank or chain transfer')
     .argument('<transfer_id>')
     .option('--amount <amount>', 'at most what is left to reverse (default: all of it)')
     .option('--reason <text>', 'why, kept with the reversal')
     .option('--metadata <key=value>', METADATA_HELP, collect, [] as string[])
+    .option('--scenario <name>', 'a Sandbox-Scenario for the partner to act out on a return (e.g. decline)')
     .option('--idempotency-key <key>', KEY_HELP)
-    .action(async (transferId: string, options: { amount?: string; reason?: string; metadata: string[]; idempotencyKey?: string }, command: Command) =>
-      callAndPrint('POST', `/v1/transfers/${segment(transferId)}/reversals`, {
-        ...common(command), idempotencyKey: options.idempotencyKey, body: bodyOf({ amount: options.amount, reason: options.reason, metadata: metadataOf(options.metadata) }),
-      }));
+    .action(async (transferId: string, options: { amount?: string; reason?: string; metadata: string[]; scenario?: string; idempotencyKey?: string }, command: Command) => {
+      const reversal = await printedCall('POST', `/v1/transfers/${segment(transferId)}/reversals`, {
+        ...common(command), idempotencyKey: options.idempotencyKey, scenario: options.scenario,
+        body: bodyOf({ amount: options.amount, reason: options.reason, metadata: metadataOf(options.metadata) }),
+      }) as { status?: string; payout?: unknown } | null;
+      // A return waits on the partner: say how to see how it ends (a late answer of the ledger, a 202, names no payout).
+      if (reversal?.status === 'pending' && reversal.payout) note(`pending: the partner is asked to return it; payctl transfers reversals ${transferId} shows when it completes or fails`);
+    });
   transfers.command('reversals').description('the reversals of a transfer, oldest first').argument('<transfer_id>')
     .action(async (transferId: string, _options: unknown, command: Command) => callAndPrint('GET', `/v1/transfers/${segment(transferId)}/reversals`, common(command)));
 }

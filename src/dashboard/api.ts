@@ -38,13 +38,18 @@ async function refusal(response: Response, options: CallOptions): Promise<ApiErr
 }
 
 export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
+  return (await answered<T>(method, path, body, options)).body;
+}
+
+/** A call's answer with its HTTP status: a 202 is a request not decided yet, whatever its body says. */
+async function answered<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown, options: CallOptions): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = { ...authorization(options), Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET') headers['Idempotency-Key'] = options.idempotencyKey ?? crypto.randomUUID();
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   if (!response.ok) throw await refusal(response, options);
   const text = await response.text();
-  return (text ? JSON.parse(text) : null) as T;
+  return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
 /** Saves what `path` answers as CSV to a file named `filename`, as the browser saves any download. */
@@ -85,17 +90,18 @@ const PENDING_RETRY_MS = 1000;
 const PENDING_TRIES = 15;
 
 /**
- * A write the ledger decides (wallet transfers, holds, a transfer's metadata): sent under `keys`'
- * key for this request, and while the ledger has not decided yet (202, status pending) sent again
- * under that key until it answers what it decided; the key outlives a failure, for the person's next try.
+ * A write the ledger decides (wallet transfers, holds, reversals, a transfer's metadata): sent under
+ * `keys`' key for this request, and while the ledger has not decided yet (202) sent again under that
+ * key until it answers what it decided (a return through a partner is decided `pending`: the
+ * partner's answer comes later, by events); the key outlives a failure, for the person's next try.
  */
 export async function ledgerWrite<T extends { status: string }>(keys: RetryKeys, path: string, body?: Record<string, unknown>, method: 'POST' | 'PATCH' = 'POST'): Promise<T> {
   const signature = JSON.stringify([method, path, body ?? null]);
   const idempotencyKey = keys.keyFor(signature);
   try {
     for (let attempt = 1; ; attempt += 1) {
-      const answer = await api<T>(method, path, body, { idempotencyKey });
-      if (answer.status !== 'pending') { keys.settled(signature); return answer; }
+      const answer = await answered<T>(method, path, body, { idempotencyKey });
+      if (answer.status !== 202) { keys.settled(signature); return answer.body; }
       if (attempt >= PENDING_TRIES) throw new Error('the ledger has not decided yet: press the button again in a moment (it is not done twice)');
       await new Promise((resolve) => setTimeout(resolve, PENDING_RETRY_MS));
     }

@@ -1,23 +1,21 @@
 // One partner's payment book: validation, idempotency by the caller's reference, the sandbox
 // failure scenarios a caller asks for by name (src/partners/scenarios.ts) and the status a
-// payment reaches over time. Kept in the partner's books (schema.ts), so that a restart changes no
-// payment and no statement.
+// payment reaches over time. A return of part of a completed payment is a payment of its own
+// (`returns` names the payment it gives back), on the statement as a line of its own. Kept in the
+// partner's books (schema.ts), so that a restart changes no payment and no statement.
 import { randomBytes } from 'node:crypto';
 import BigNumber from 'bignumber.js';
 import type { Knex } from 'knex';
 import { SCHEMA, type PartnerBook } from './schema';
 import { RailError } from './http';
-import { isSandboxScenario, SANDBOX_SCENARIOS, type SandboxScenario } from '../partners/scenarios';
+import type { SandboxScenario } from '../partners/scenarios';
+import { amountOf, invalid, parseSubmit, replay, type SubmitRequest } from './payment-requests';
 import { currencyScale, type PartnerProfile, type PaymentStatus } from './partners';
 
 /** Submits of a reference in the outage scenario that fail before one succeeds. */
 export const OUTAGE_FAILURES = 2;
-export const REFERENCE_LENGTH_MAX = 128;
 /** An unclaimed claim link expires this long after the payment was made. */
 export const CLAIM_TTL_MS_DEFAULT = 24 * 60 * 60 * 1000;
-
-const DECIMAL_AMOUNT = /^\d{1,20}(?:\.\d{1,18})?$/;
-const CURRENCY_CODE = /^[A-Z]{3,4}$/;
 
 /** The payment as the partner API shows it. */
 export interface PaymentView {
@@ -29,6 +27,8 @@ export interface PaymentView {
   created_at: string;
   tx_hash?: string;
   claim_link?: string;
+  /** A return: the partner's id of the payment it gives back part of. */
+  returns?: string;
   /** What the caller said to pay with it, as it said it. */
   beneficiary?: object;
   metadata?: object;
@@ -42,6 +42,8 @@ export interface SettledPayment {
   amount: string;
   currency: string;
   scenario: SandboxScenario | null;
+  /** A return: the payment it gives back part of; null for a payment. */
+  returns: string | null;
   /** ISO 8601, to the microsecond. */
   settled_at: string;
 }
@@ -60,15 +62,6 @@ export interface StatementDay {
   late: { scenario: SandboxScenario; fromMs: number; toMs: number };
 }
 
-interface SubmitRequest {
-  reference: string;
-  amount: string;
-  currency: string;
-  scenario: SandboxScenario | null;
-  beneficiary: object | null;
-  metadata: object | null;
-}
-
 export interface PaymentBookOptions {
   chainConfirmMs: number;
   /** Base of claim links, e.g. http://127.0.0.1:4000 (known only once the server listens). */
@@ -76,35 +69,6 @@ export interface PaymentBookOptions {
   /** How long a claim link can be claimed; unclaimed, the payment expires. */
   claimTtlMs?: number;
   nowMs?: () => number;
-}
-
-function isPlainObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalid(message: string): RailError {
-  return new RailError(400, 'invalid_request', message);
-}
-
-function parseSubmit(body: Record<string, unknown>): SubmitRequest {
-  const { reference, amount, currency, beneficiary, metadata, scenario } = body;
-  if (typeof reference !== 'string' || reference.length === 0 || reference.length > REFERENCE_LENGTH_MAX) {
-    throw invalid(`reference must be a string of 1 to ${REFERENCE_LENGTH_MAX} characters`);
-  }
-  if (typeof amount !== 'string' || !DECIMAL_AMOUNT.test(amount)) {
-    throw invalid('amount must be a decimal string such as "10.00"');
-  }
-  if (!new BigNumber(amount).isGreaterThan(0)) throw invalid('amount must be greater than zero');
-  if (typeof currency !== 'string' || !CURRENCY_CODE.test(currency)) {
-    throw invalid('currency must be an upper-case currency code such as "USD"');
-  }
-  if (beneficiary !== undefined && !isPlainObject(beneficiary)) throw invalid('beneficiary must be an object');
-  if (metadata !== undefined && !isPlainObject(metadata)) throw invalid('metadata must be an object');
-  if (scenario !== undefined && !isSandboxScenario(scenario)) throw invalid(`scenario must be one of ${SANDBOX_SCENARIOS.join(', ')}`);
-  return {
-    reference, amount, currency, scenario: scenario ?? null,
-    beneficiary: (beneficiary as object | undefined) ?? null, metadata: (metadata as object | undefined) ?? null,
-  };
 }
 
 interface PaymentRow {
@@ -121,6 +85,7 @@ interface PaymentRow {
   settled_at: Date | null;
   beneficiary: object | null;
   metadata: object | null;
+  returns: string | null;
 }
 
 function viewOf(row: PaymentRow): PaymentView {
@@ -129,12 +94,13 @@ function viewOf(row: PaymentRow): PaymentView {
   };
   if (row.tx_hash !== null) view.tx_hash = row.tx_hash;
   if (row.claim_link !== null) view.claim_link = row.claim_link;
+  if (row.returns !== null) view.returns = row.returns;
   if (row.beneficiary !== null) view.beneficiary = row.beneficiary;
   if (row.metadata !== null) view.metadata = row.metadata;
   return view;
 }
 
-const COLUMNS = 'id, reference, amount, currency, status, created_at, tx_hash, claim_link, owner_user_id, scenario, settled_at, beneficiary, metadata';
+const COLUMNS = 'id, reference, amount, currency, status, created_at, tx_hash, claim_link, owner_user_id, scenario, settled_at, beneficiary, metadata, returns';
 
 export class PaymentBook {
   private readonly nowMs: () => number;
@@ -152,18 +118,40 @@ export class PaymentBook {
    */
   async submit(body: Record<string, unknown>, ownerUserId: number): Promise<{ created: boolean; payment: PaymentView }> {
     const request = parseSubmit(body);
-    if (!this.profile.currencies.includes(request.currency)) {
-      throw new RailError(400, 'unsupported_currency', `${this.profile.slug} does not handle ${request.currency}`);
-    }
-    const amount = new BigNumber(request.amount);
+    return this.make(request, amountOf(this.profile, request), ownerUserId, null);
+  }
+
+  /**
+   * POST /v1/payments/{id}/returns: part of a completed payment of the caller's given back, a
+   * payment of its own under the caller's reference. The checks run in this order: request shape
+   * (400), the payment (404 not_found, also another user's; 409 not_returnable unless it completed
+   * and is no return itself), the payment's currency (400 invalid_request), then as a payment: an
+   * earlier return under the reference, more than is left of the payment (422 return_exceeded, so a
+   * caller's error is a decline), the scenario asked for, a new return. Two returns of one payment
+   * racing are not held apart here: the ledger sends one at a time.
+   */
+  async submitReturn(paymentId: string, body: Record<string, unknown>, ownerUserId: number): Promise<{ created: boolean; payment: PaymentView }> {
+    const request = parseSubmit(body);
+    await this.advanceDue(paymentId);
+    const payment = await this.payments().where({ id: paymentId }).first(COLUMNS.split(', ')) as PaymentRow | undefined;
+    if (!payment || Number(payment.owner_user_id) !== ownerUserId) throw new RailError(404, 'not_found', `no payment ${paymentId}`);
+    if (payment.status !== 'completed' || payment.returns !== null) throw new RailError(409, 'not_returnable', `payment ${paymentId} is ${payment.returns === null ? payment.status : 'a return'}: only a completed payment is returned`);
+    if (request.currency !== payment.currency) throw invalid(`a return of payment ${paymentId} is in its currency, ${payment.currency}`);
+    return this.make(request, amountOf(this.profile, request), ownerUserId, payment);
+  }
+
+  /** A payment (or a return of `returned`) made under the request's reference, or the one made under it already. */
+  private async make(request: SubmitRequest, amount: BigNumber, ownerUserId: number, returned: PaymentRow | null): Promise<{ created: boolean; payment: PaymentView }> {
     const scale = currencyScale(request.currency);
-    if ((amount.decimalPlaces() ?? 0) > scale) {
-      throw invalid(`${request.currency} amounts have at most ${scale} decimal places`);
-    }
     const existing = await this.byReference(request.reference);
     if (existing !== undefined) return { created: false, payment: replay(existing, request, amount) };
+    if (returned !== null) {
+      const { sum } = await this.payments().where({ returns: returned.id }).whereNot('status', 'reversed').first(this.books.db.raw('coalesce(sum(amount), 0)::text AS sum')) as { sum: string };
+      const left = new BigNumber(returned.amount).minus(sum);
+      if (amount.isGreaterThan(left)) throw new RailError(422, 'return_exceeded', `${left.toFixed(scale)} ${returned.currency} of payment ${returned.id} is left to return`);
+    }
     await this.actOut(request);
-    const created = await this.create(request, amount.toFixed(scale), ownerUserId);
+    const created = await this.create(request, amount.toFixed(scale), ownerUserId, returned?.id ?? null);
     // A submit racing this one with the same reference made the payment first: this is its retry.
     if (created === undefined) return { created: false, payment: replay(await this.find(await this.idOfReference(request.reference)), request, amount) };
     if (request.scenario === 'lost_answer') {
@@ -240,12 +228,12 @@ export class PaymentBook {
   /** Payments settled from `fromMs` (inclusive) to `toMs` (exclusive). */
   private settledIn(fromMs: number, toMs: number) {
     return this.payments().where('settled_at', '>=', new Date(fromMs)).where('settled_at', '<', new Date(toMs))
-      .select('id', 'reference', 'amount', 'currency', 'scenario', 'settled_at');
+      .select('id', 'reference', 'amount', 'currency', 'scenario', 'returns', 'settled_at');
   }
 
   private async settled(query: Knex.QueryBuilder): Promise<SettledPayment[]> {
     // The instant as text to the microsecond (a page's cursor), never parsed as a date.
-    return await query.clearSelect().select('id', 'reference', this.books.db.raw('amount::text AS amount'), 'currency', 'scenario',
+    return await query.clearSelect().select('id', 'reference', this.books.db.raw('amount::text AS amount'), 'currency', 'scenario', 'returns',
       this.books.db.raw(`to_char(settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS settled_at`)) as SettledPayment[];
   }
 
@@ -320,22 +308,24 @@ export class PaymentBook {
     }
   }
 
-  /** A new payment, or undefined when its reference was taken meanwhile. */
-  private async create(request: SubmitRequest, amount: string, ownerUserId: number): Promise<PaymentView | undefined> {
+  /** A new payment (a return of the payment `returns`), or undefined when its reference was taken meanwhile. */
+  private async create(request: SubmitRequest, amount: string, ownerUserId: number, returns: string | null): Promise<PaymentView | undefined> {
     const nowMs = this.nowMs();
     const id = `${this.profile.slug}_${randomBytes(12).toString('hex')}`;
     const reversed = request.scenario === 'reverse';
     // A payment that will be reversed is never final at submission, even on fiat.
     const status = reversed ? 'pending' : this.profile.submitStatus;
     const laterStatus = reversed ? 'reversed' : this.profile.settledStatus;
+    // A return goes back to the client's own account: no payee claims it.
+    const claimed = this.profile.issuesClaimLink && returns === null;
     const due = laterStatus !== null ? { status: laterStatus, atMs: nowMs + this.options.chainConfirmMs }
-      : this.profile.issuesClaimLink ? { status: 'expired' as const, atMs: nowMs + (this.options.claimTtlMs ?? CLAIM_TTL_MS_DEFAULT) }
+      : claimed ? { status: 'expired' as const, atMs: nowMs + (this.options.claimTtlMs ?? CLAIM_TTL_MS_DEFAULT) }
         : null;
     const [row] = await this.books.db(`${SCHEMA}.payments`).insert({
       book: this.books.book, partner: this.books.partner, id, reference: request.reference, amount, currency: request.currency, status,
       created_at: new Date(nowMs),
       tx_hash: this.profile.issuesTxHash ? `0x${randomBytes(32).toString('hex')}` : null,
-      claim_link: this.profile.issuesClaimLink ? `${this.options.publicUrl()}/${this.profile.slug}/claim/${id}` : null,
+      claim_link: claimed ? `${this.options.publicUrl()}/${this.profile.slug}/claim/${id}` : null, returns,
       due_status: due?.status ?? null, due_at: due === null ? null : new Date(due.atMs),
       owner_user_id: ownerUserId, scenario: request.scenario, settled_at: status === 'completed' ? new Date(nowMs) : null,
       beneficiary: request.beneficiary === null ? null : JSON.stringify(request.beneficiary),
@@ -349,11 +339,4 @@ export class PaymentBook {
   private payments() {
     return this.books.db(`${SCHEMA}.payments`).where({ book: this.books.book, partner: this.books.partner });
   }
-}
-
-function replay(view: PaymentView, request: SubmitRequest, amount: BigNumber): PaymentView {
-  if (view.currency !== request.currency || !amount.isEqualTo(view.amount)) {
-    throw new RailError(409, 'reference_conflict', `reference ${request.reference} was used for ${view.amount} ${view.currency}`);
-  }
-  return view;
 }

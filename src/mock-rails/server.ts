@@ -14,6 +14,8 @@
 //   POST /<slug>/v1/payments                   Bearer token; JSON body (payments.ts; `scenario`: src/partners/scenarios.ts)
 //   GET  /<slug>/v1/payments?reference=<ref>   Bearer token: the payment made under the caller's reference (404 if none)
 //   GET  /<slug>/v1/payments/<id>              Bearer token
+//   POST /<slug>/v1/payments/<id>/returns      Bearer token: part of a completed payment given back, a
+//                                              payment of its own under the caller's reference (payments.ts)
 //   GET  /<slug>/v1/funding-methods            Bearer token: the user's funding methods
 //   GET  /<slug>/v1/statements/<YYYY-MM-DD>    the client's token: the daily settlement statement (statements.ts)
 //   GET  /claimless/claim/<id>                 the claim page a payee opens (no token: it is a link)
@@ -55,6 +57,7 @@ import { dailyStatement, statementPage } from './statements';
 import { FailureMessage } from './failure-message';
 import { cancelPayment, expireClaim, expireTokens, goDown, readStats, refuseNextTokens, setFailureMessage, settlePayment, startOutage, waitOutOutage } from './controls';
 import type { Exchange, PartnerRail, Route } from './rail';
+import { claimPage, claimPayment, escapeHtml } from './claim-pages';
 
 export interface MockRailsOptions {
   /** The Postgres database the books are kept in (schema mock_rails). */
@@ -98,9 +101,6 @@ export interface MockRails {
 /** The books of the sandbox's own rails; tests name books of their own. */
 export const DEFAULT_BOOK = 'sandbox';
 
-
-
-
 const ROUTES: Route[] = [
   { method: 'GET', segments: ['healthz'], handle: ({ res }) => sendJson(res, 200, { status: 'ok' }) },
   { method: 'POST', segments: ['oauth', 'token'], handle: issueToken },
@@ -109,6 +109,7 @@ const ROUTES: Route[] = [
   { method: 'POST', segments: ['v1', 'payments'], handle: submitPayment },
   { method: 'GET', segments: ['v1', 'payments'], handle: findPayment },
   { method: 'GET', segments: ['v1', 'payments', ':id'], handle: getPayment },
+  { method: 'POST', segments: ['v1', 'payments', ':id', 'returns'], handle: submitReturn },
   { method: 'GET', segments: ['v1', 'funding-methods'], handle: listFundingMethods },
   { method: 'GET', segments: ['v1', 'statements', ':id'], handle: getStatement },
   { method: 'GET', segments: ['claim', ':id'], handle: claimPage },
@@ -131,8 +132,6 @@ async function issueToken({ rail, req, res, query }: Exchange): Promise<void> {
   const form = await readForm(req);
   sendJson(res, 200, await rail.tokens.grant(form, query));
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The consent page: who asks for what, and a form to approve or deny, posted to this same address. */
 async function authorize({ rail, res, query }: Exchange): Promise<void> {
@@ -199,6 +198,18 @@ async function submitPayment({ rail, req, res }: Exchange): Promise<void> {
   sendJson(res, created ? 201 : 200, payment);
 }
 
+/** A return of part of a payment: submitted, counted and answered as a payment is. */
+async function submitReturn({ rail, req, res, id }: Exchange): Promise<void> {
+  const { userId } = await authenticate(rail, req);
+  rail.stats.submitAttempts += 1;
+  const body = await readJsonObject(req);
+  const { created, payment } = await rail.payments.submitReturn(id, body, userId).catch((error: unknown) => {
+    throw rail.failureMessage.answer(error);
+  });
+  if (body.scenario === 'slow_answer') await sleep(rail.slowAnswerMs);
+  sendJson(res, created ? 201 : 200, payment);
+}
+
 /** The funding methods of the user the token acts for: where its payments come from. */
 async function listFundingMethods({ rail, req, res }: Exchange): Promise<void> {
   const { userId } = await authenticate(rail, req);
@@ -235,35 +246,6 @@ async function findPayment({ rail, req, res, query }: Exchange): Promise<void> {
 async function getPayment({ rail, req, res, id }: Exchange): Promise<void> {
   await authenticate(rail, req);
   sendJson(res, 200, await rail.payments.get(id));
-}
-
-function htmlPage(res: ServerResponse, status: number, title: string, body: string): void {
-  const page = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(page), 'cache-control': 'no-store', 'x-frame-options': 'DENY' });
-  res.end(page);
-}
-
-/** The page a payee opens from a claim link: the amount, and a form to claim it (posted to this same address). */
-async function claimPage({ rail, res, id }: Exchange): Promise<void> {
-  if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
-  const payment = await rail.payments.claimable(id);
-  const amount = `${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)}`;
-  if (payment.status !== 'pending') {
-    htmlPage(res, 410, 'This link can no longer be claimed', `<p>The payment of ${amount} is ${escapeHtml(payment.status)}.</p>`);
-    return;
-  }
-  htmlPage(res, 200, `You have been sent ${amount}`, `<p>${escapeHtml(rail.profile.displayName)} holds ${amount} for you.</p>
-<form method="post"><button type="submit" name="decision" value="claim">Claim ${amount}</button></form>`);
-}
-
-async function claimPayment({ rail, req, res, id }: Exchange): Promise<void> {
-  if (!rail.profile.issuesClaimLink) throw new RailError(404, 'not_found', 'no such route');
-  const form = await readForm(req);
-  if (form.get('decision') !== 'claim') throw new RailError(400, 'invalid_request', 'decision must be claim');
-  const payment = await rail.payments.claim(id);
-  htmlPage(res, 200, 'Claimed', `<p>${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)} are on their way to you.</p>`);
 }
 
 function matches(route: Route, segments: string[]): string | null {

@@ -2,8 +2,9 @@
 // a real partner publishes it for the client's finance team. It lists every movement on the
 // client's accounts with the partner: the payments its customers made through their partner links
 // (pay-ins credited to the client, payouts debited) and the transfers the client sends under its
-// own credentials (payouts, debited; `client_reference` is the transfer's id). The statement
-// scenarios (src/partners/scenarios.ts) make it disagree with the payments on purpose.
+// own credentials (payouts, debited; `client_reference` is the transfer's id), and the returns of
+// them (credited back; `client_reference` is the reversal's id, `returns` the payment returned).
+// The statement scenarios (src/partners/scenarios.ts) make it disagree with the payments on purpose.
 import BigNumber from 'bignumber.js';
 import { RailError } from './http';
 import { PAY_IN_CURRENCIES, type PartnerSlug } from '../partners/registry';
@@ -14,7 +15,7 @@ import type { PaymentBook, SettledCursor, SettledPayment, StatementDay } from '.
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-export type StatementLineType = 'pay_in' | 'payout' | 'batch';
+export type StatementLineType = 'pay_in' | 'payout' | 'return' | 'batch';
 
 export interface StatementLine {
   id: string;
@@ -23,7 +24,7 @@ export interface StatementLine {
   reference: string;
   /** The client's reference the payment was submitted with; null on a batch line. */
   client_reference: string | null;
-  /** Signed: positive credits the client (a pay-in), negative debits it (a payout). */
+  /** Signed: positive credits the client (a pay-in, a payout's return), negative debits it (a payout, a pay-in's return). */
   amount: string;
   /** What the partner kept, never negative. */
   fee: string;
@@ -31,6 +32,8 @@ export interface StatementLine {
   net: string;
   currency: string;
   value_date: string;
+  /** A return line: the partner's id of the payment it gives back part of. */
+  returns?: string;
   /** A batch line: how many payments it settles. */
   batch_size?: number;
   /** A batch line: the partner's payment ids it settles, as a settlement detail lists them. */
@@ -61,15 +64,17 @@ function dayStartMs(date: string): number {
 function paymentLine(profile: PartnerProfile, payment: SettledPayment, date: string): StatementLine {
   const scale = currencyScale(payment.currency);
   const payIn = PAY_IN_CURRENCIES[profile.slug] !== undefined;
+  // A return moves the money the other way from the payment it returns.
+  const credit = payIn === (payment.returns === null);
   const fee = payment.scenario === 'statement_fee' ? STATEMENT_FEE : '0';
   const dot = payment.amount.indexOf('.');
   // Most lines: the amount as it was made, nothing kept, so no arithmetic for 100,000 of them.
   const asMade = fee === '0' && dot >= 0 && payment.amount.length - dot - 1 === scale;
-  const amount = asMade ? (payIn ? payment.amount : `-${payment.amount}`) : new BigNumber(payment.amount).times(payIn ? 1 : -1).toFixed(scale);
+  const amount = asMade ? (credit ? payment.amount : `-${payment.amount}`) : new BigNumber(payment.amount).times(credit ? 1 : -1).toFixed(scale);
   return {
-    id: `stl_${payment.id}`, type: payIn ? 'pay_in' : 'payout', reference: payment.id, client_reference: payment.reference,
+    id: `stl_${payment.id}`, type: payment.returns !== null ? 'return' : payIn ? 'pay_in' : 'payout', reference: payment.id, client_reference: payment.reference,
     amount, fee: asMade ? `0.${'0'.repeat(scale)}` : new BigNumber(fee).toFixed(scale), net: asMade ? amount : new BigNumber(amount).minus(fee).toFixed(scale),
-    currency: payment.currency, value_date: date,
+    currency: payment.currency, value_date: date, ...(payment.returns !== null ? { returns: payment.returns } : {}),
   };
 }
 

@@ -13,7 +13,7 @@ const EVENT_SCHEMA = {
   type: 'object', required: ['id', 'type', 'created_at', 'environment', 'resource_type', 'resource_id', 'account_id', 'account_seq', 'data'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    type: { type: 'string', description: 'transfer.*, payment.*, balance.updated, hold.*, balance.threshold_crossed, scheduled_transfer.run, webhook_endpoint.disabled' },
+    type: { type: 'string', description: 'transfer.*, reversal.failed, payment.*, balance.updated, hold.*, balance.threshold_crossed, scheduled_transfer.run, webhook_endpoint.disabled' },
     created_at: { type: 'string', format: 'date-time' },
     environment: { type: 'string' },
     resource_type: { type: 'string' },

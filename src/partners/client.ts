@@ -45,6 +45,9 @@ export interface PartnerPaymentRequest {
   scenario?: SandboxScenario;
 }
 
+/** A return of part of a payment the partner made: `amount` in its currency, under our reference. */
+export type PartnerReturnRequest = Omit<PartnerPaymentRequest, 'beneficiary' | 'metadata'>;
+
 export interface PartnerClientOptions {
   /** The partner's base address, e.g. http://127.0.0.1:4000/fiat (no trailing slash needed). */
   baseUrl: string;
@@ -129,6 +132,17 @@ export class PartnerClient {
   async submitPayment(request: PartnerPaymentRequest): Promise<PartnerPayment> {
     const what = `submit payment ${request.reference}`;
     return parsePayment(what, await this.callApi(what, 'POST', '/v1/payments', request), request.reference);
+  }
+
+  /**
+   * Asks the partner to return part of the payment `paymentId` it made (or finds the return already
+   * asked for under `request.reference`): a payment of its own, followed as any. Raises PartnerError
+   * as submitPayment does; a return the partner refuses (more than is left of the payment, a
+   * payment not completed) is `rejected`.
+   */
+  async submitReturn(paymentId: string, request: PartnerReturnRequest): Promise<PartnerPayment> {
+    const what = `submit return ${request.reference}`;
+    return parsePayment(what, await this.callApi(what, 'POST', `/v1/payments/${encodeURIComponent(paymentId)}/returns`, request), request.reference);
   }
 
   /**

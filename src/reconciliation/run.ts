@@ -121,7 +121,17 @@ async function stageNearMovements(trx: Knex.Transaction, run: StagedRun): Promis
          FROM journal_entries e
          JOIN transfers t ON t.id = e.transfer_id AND t.partner = :partner
          JOIN postings p ON p.entry_id = e.id AND p.account_id = t.recipient_account_id AND p.currency = t.payout_currency AND p.amount > 0
-        WHERE e.kind = 'transfer_settle' AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1) AS m`,
+        WHERE e.kind = 'transfer_settle' AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1
+       UNION ALL
+       -- Their returns: the partner credits them back to our account (a return line, its reference
+       -- the return's), and the ledger's side is the return's debit of the payee's held part, in the
+       -- entry named after its reversal (ledger/decide-returns.ts).
+       SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, r.value->>'partner_return_id' AS reference
+         FROM journal_entries e
+         JOIN transfers t ON t.id = e.transfer_id AND t.partner = :partner
+         JOIN postings p ON p.entry_id = e.id AND p.account_id = t.recipient_account_id AND p.currency = t.payout_currency AND p.amount < 0
+         JOIN LATERAL jsonb_array_elements(t.reversals) r ON r.value->>'id' = e.id::text
+        WHERE e.kind = 'return_settle' AND e.created_at >= :nearFrom::date AND e.created_at < :nearTo::date + 1) AS m`,
     { ...settlementParams(run), partner: run.partner, nearFrom: run.nearFrom, nearTo: run.nearTo },
   ));
   await analyzed(trx, 'recon_moves', []);

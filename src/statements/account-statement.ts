@@ -29,6 +29,7 @@ const KIND: Record<CustomerEntryKind, StatementLineKind> = {
   faucet_credit: 'faucet', internal_transfer: 'transfer', transfer_hold: 'transfer', transfer_settle: 'transfer', transfer_release: 'transfer', transfer_rehold: 'transfer',
   fx_conversion: 'fx', payment_settle: 'payment', payment_hold: 'payment', payment_release: 'payment',
   wallet_transfer: 'wallet', hold_create: 'hold', hold_capture: 'hold', hold_release: 'hold', transfer_reversal: 'transfer',
+  return_hold: 'transfer', return_settle: 'transfer', return_release: 'transfer',
 };
 
 function describe(kind: CustomerEntryKind, credit: boolean): string {
@@ -48,6 +49,9 @@ function describe(kind: CustomerEntryKind, credit: boolean): string {
     case 'hold_capture': return credit ? 'hold captured: payment received' : 'hold captured';
     case 'hold_release': return 'hold voided or expired: released';
     case 'transfer_reversal': return credit ? 'transfer reversed: given back' : 'transfer reversed: returned to its sender';
+    case 'return_hold': return 'transfer reversed: held while the partner returns it to its sender';
+    case 'return_settle': return 'transfer reversed: returned by the partner';
+    case 'return_release': return 'transfer reversal failed: released';
   }
 }
 

@@ -1,13 +1,14 @@
 // Reversals of transfers (DESIGN.md section 5h): POST /v1/transfers/{id}/reversals gives back part
-// or all of a completed transfer between two accounts of this service, decided by the ledger
-// (ledger/commands/transfer-reverse.ts), so the reversals of a transfer never add up to more than
-// it; GET lists them, or reads one. Transfers paid through a partner are answered 409
-// transfer_not_reversible. A reversal's metadata is kept in its transfer's record, so it changes as
-// the transfer's does: a transfer.update command naming the reversal (PATCH).
+// or all of a completed transfer, decided by the ledger (ledger/commands/transfer-reverse.ts), so
+// the reversals of a transfer never add up to more than it: between two accounts of this service at
+// once, through the partner (a return, pending until it answers) for a transfer it paid out, with
+// the Sandbox-Scenario a test asks the partner to act out. GET lists them, or reads one. A
+// reversal's metadata is kept in its transfer's record, so it changes as the transfer's does: a
+// transfer.update command naming the reversal (PATCH).
 import { metadataOf, metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountSchema, formatAmount, parseAmount } from '../../ledger/money';
 import type { TransferReverse, TransferUpdate } from '../../ledger/messages';
-import type { TransferRecord, TransferReversal } from '../../ledger/transfers';
+import { REVERSAL_STATUSES, type TransferRecord, type TransferReversal } from '../../ledger/transfers';
 import type { FromSchema } from 'json-schema-to-ts';
 import { DomainError } from '../domain-error';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
@@ -35,21 +36,31 @@ const updateBody = {
 } as const;
 
 const reversalSchema = {
-  type: 'object', required: ['id', 'transfer_id', 'amount', 'currency', 'status', 'reason', 'metadata', 'created_at'],
+  type: 'object', required: ['id', 'transfer_id', 'amount', 'currency', 'status', 'reason', 'metadata', 'created_at', 'payout', 'failure'],
   properties: {
     id: { type: 'string', format: 'uuid' }, transfer_id: { type: 'string', format: 'uuid' },
     amount: { type: 'string', description: 'given back to the sender, in the transfer\'s currency' }, currency: { type: 'string' },
-    status: { type: 'string', enum: ['completed'], description: 'a reversal between two accounts of this service completes in the ledger entry that makes it' },
+    status: {
+      type: 'string', enum: [...REVERSAL_STATUSES],
+      description: 'a reversal between two accounts of this service is completed in the ledger entry that makes it; a transfer paid through a partner is returned by it: pending (the recipient\'s part held) until the partner answers, then completed (the sender credited) or failed (the part back with the recipient)',
+    },
     reason: { type: ['string', 'null'] }, metadata: metadataViewSchema, created_at: { type: 'string', format: 'date-time' },
+    payout: {
+      type: ['object', 'null'], required: ['amount', 'currency'], description: 'a return through the partner: what the recipient gives back, in the transfer\'s payout currency, at the transfer\'s own rate; null between two accounts of this service',
+      properties: { amount: { type: 'string' }, currency: { type: 'string' } },
+    },
+    failure: { type: ['object', 'null'], required: ['code', 'message'], description: 'why a return failed', properties: { code: { type: 'string' }, message: { type: ['string', 'null'] } } },
   },
 };
 const reversalParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' }, reversal_id: { type: 'string', format: 'uuid' } } };
 
 const provisionalSchema = { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string', format: 'uuid' }, status: { type: 'string', const: 'pending' } } };
 
-const reversalView = (transfer: Pick<TransferRecord, 'id' | 'currency'>, reversal: TransferReversal) => ({
+const reversalView = (transfer: Pick<TransferRecord, 'id' | 'currency' | 'payout_currency'>, reversal: TransferReversal) => ({
   id: reversal.id, transfer_id: transfer.id, amount: formatAmount(reversal.amount, transfer.currency), currency: transfer.currency,
   status: reversal.status, reason: reversal.reason, metadata: metadataOf(reversal), created_at: reversal.created_at,
+  payout: reversal.payout_amount === undefined ? null : { amount: formatAmount(reversal.payout_amount, transfer.payout_currency), currency: transfer.payout_currency },
+  failure: reversal.status === 'failed' ? { code: reversal.failure_code ?? 'partner_error', message: reversal.failure_message ?? null } : null,
 });
 
 /** The reversal a route names (`:reversal_id`) among its transfer's. @throws DomainError resource_not_found */
@@ -70,6 +81,7 @@ export function reversalRoutes(reads: TransferReads, ledger: LedgerClient, reply
       transfer_id: transfer.id, reversal_id: derivedUuid('transfer-reversal', commandId),
       amount: request.body.amount === undefined ? null : parseAmount(request.body.amount, transfer.currency).toFixed(), reason: request.body.reason ?? null,
       ...(request.body.metadata === undefined ? {} : { metadata: request.body.metadata as Metadata }),
+      ...(request.sandboxScenario ? { scenario: request.sandboxScenario } : {}),
     };
     return { accountId: transfer.account_id, commandId, command };
   };
@@ -82,14 +94,14 @@ export function reversalRoutes(reads: TransferReads, ledger: LedgerClient, reply
   return [
     withBody(reverseBody, {
       method: 'POST', path: '/v1/transfers/{id}/reversals', operationId: 'reverseTransfer', tag: 'transfers',
-      summary: 'Reverse a completed transfer between two accounts of this service, in full or in part: the recipient\'s available back to the sender\'s',
-      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger', params: idParams,
-      response: { status: 201, description: 'the reversal, completed', schema: reversalSchema },
+      summary: 'Reverse a completed transfer, in full or in part: between two accounts of this service the recipient\'s available back to the sender\'s at once; paid through a partner, a return the partner makes (pending until it answers), a conversion at the transfer\'s own rate',
+      auth: { kind: 'key', scope: 'transfers:write', moneyMoving: true }, idempotent: 'ledger', sandboxScenario: true, params: idParams,
+      response: { status: 201, description: 'the reversal: completed, or pending while the partner returns it', schema: reversalSchema },
       errors: ['transfer_not_found', 'cross_account_access_denied', 'transfer_not_reversible', 'reversal_exceeded', 'insufficient_funds'],
       errorNotes: {
-        transfer_not_reversible: 'the transfer is not completed, or was paid through a partner: nothing changes',
-        reversal_exceeded: 'the amount is more than is left to reverse: nothing changes',
-        insufficient_funds: 'the recipient no longer has the amount: nothing changes',
+        transfer_not_reversible: 'the transfer is not completed: nothing changes',
+        reversal_exceeded: 'the amount is more than is left to reverse, its pending reversals counted: nothing changes',
+        insufficient_funds: 'the recipient no longer has the amount (its part in the payout currency): nothing changes',
       },
       provisional: async (request) => lateDecision((await commandOf(request)).command.reversal_id), provisionalSchema,
       handler: async (request) => {

@@ -64,7 +64,7 @@ const transferSchema = {
         + 'the failure it overturned, and what the sender\'s available balance did not cover (owed, "0.00" when covered)',
       properties: { failure_code: nullableString, failure_message: nullableString, failed_at: { type: 'string', format: 'date-time' }, receivable: { type: 'string' } },
     },
-    reversed_amount: { type: 'string', description: 'what its reversals gave back to the sender so far (POST /v1/transfers/{id}/reversals); "0.00" when none' },
+    reversed_amount: { type: 'string', description: 'what its reversals give back to the sender (POST /v1/transfers/{id}/reversals), returns the partner has not answered yet included, failed ones not; "0.00" when none' },
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };

@@ -15,8 +15,8 @@ import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
-import { eventually } from '../support/http';
-import { fund } from '../support/money';
+import { call, eventually } from '../support/http';
+import { fund, transferReaches } from '../support/money';
 import { startApi, stopApi } from '../support/api-process';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
@@ -231,6 +231,17 @@ describe('payctl, the command-line tool', function () {
     const tooMuch = await payctl(['transfers', 'reverse', first, '--amount', '4.01']);
     assert.equal(tooMuch.code, 1);
     assert.match(tooMuch.stderr, /Error 422 reversal_exceeded: .*\(amount\)/);
+    // A bank transfer is returned by its partner: the reversal prints pending and says how to follow it.
+    const viban = friend.vibans.find((v) => v.currency === 'USD') as Record<string, string>;
+    const bank = await call(base(), 'POST', '/v1/transfers', { recipient: { email: friend.email, name: 'Friend', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, currency: 'USD' } }, amount: '3.00', currency: 'USD' },
+      { token: account.key, idempotencyKey: randomUUID() });
+    await transferReaches(base(), account.key, bank.body.transfer_id, 'completed', 30_000);
+    const returning = await payctl(['transfers', 'reverse', bank.body.transfer_id, '--amount', '1.00', '--scenario', 'decline']);
+    assert.equal(returning.code, 0, returning.stderr);
+    assert.match(returning.stdout, /^status\s+pending$/m);
+    assert.match(returning.stderr, /pending: the partner is asked to return it; payctl transfers reversals /);
+    await eventually(async () => (await json(['transfers', 'reversals', bank.body.transfer_id])).data[0]?.status === 'failed' || undefined, 30_000, 'the declined return fails');
+    assert.match((await payctl(['transfers', 'reversals', bank.body.transfer_id])).stdout, /^ID\s+TRANSFER_ID[\s\S]*\s1\.00\s+USD\s+failed/m);
     assert.deepEqual((await json(['batches', 'get', batch.id])).items.map((i: { transfer_id: string }) => i.transfer_id), batch.items.map((i: { transfer_id: string }) => i.transfer_id));
     const file = path.join(home, 'batch.json');
     fs.writeFileSync(file, JSON.stringify([{ recipient_email: friend.email, amount: '1.00', currency: 'USD', note: 'from a file' }]));
@@ -248,7 +259,8 @@ describe('payctl, the command-line tool', function () {
     assert.equal(both.code, 1);
     assert.match(both.stderr, /give exactly one of --below or --above/);
 
-    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '62.00', held: '0.00', pending: '0.00' }]);
+    // What is left after the 3.00 to the friend's bank account, whose return the partner declined.
+    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '59.00', held: '0.00', pending: '0.00' }]);
     const notEmpty = await payctl(['wallets', 'close', wallet.id]);
     assert.match(notEmpty.stderr, /Error 409 wallet_not_empty/);
     await json(['wallets', 'move', '--from', wallet.id, '--to', 'main', '--amount', '18.00', '--currency', 'USD']);

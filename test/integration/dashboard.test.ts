@@ -6,6 +6,7 @@
 // no inline script, with no violation reported. Screenshots go to DASHBOARD_SCREENSHOTS_DIR
 // (the README's were taken so), else to a temporary folder.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -204,9 +205,22 @@ describe('the dashboard in a browser', function () {
     const session = JSON.parse(await page.evaluate('sessionStorage.getItem("dashboard.session")') as string) as { token: string };
     assert.deepEqual((await call(base(), 'GET', `/v1/transfers/${transferId}`, undefined, { token: session.token })).body.metadata, { order_id: 'A-18' });
     await expectAccessible('a transfer\'s details with its metadata');
+    // A bank transfer is returned by its partner: the form says the partner is asked, and the list follows the return until it is given back.
+    const viban = friend.vibans.find((v) => v.currency === 'USD') as Record<string, string>;
+    const bank = await call(base(), 'POST', '/v1/transfers', { recipient: { email: friend.email, name: 'Friend', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, currency: 'USD' } }, amount: '3.00', currency: 'USD' },
+      { token: session.token, idempotencyKey: randomUUID() });
+    assert.equal(bank.status, 201, JSON.stringify(bank.body));
+    await eventually(async () => (await call(base(), 'GET', `/v1/transfers/${bank.body.transfer_id}`, undefined, { token: session.token })).body.status === 'completed' || undefined, 30_000, 'the bank transfer completes');
+    await rows.getByRole('button', { name: /^Details of the transfer of 3\.00 USD/ }).first().click();
+    await details.getByLabel('Amount to give back (empty: all that is left)').fill('2.00');
+    await details.getByRole('button', { name: 'Reverse' }).click();
+    await details.getByRole('status').filter({ hasText: 'Asked the partner to return 2.00 USD: pending until it answers.' }).waitFor().catch(async (error: Error) => {
+      throw new Error(`${error.message}\nthe details show: ${await details.innerText().catch(() => '(nothing)')}`);
+    });
+    await details.getByText(/2\.00 USD given back/).waitFor();
 
     await page.getByRole('link', { name: 'Overview' }).click();
-    await page.getByRole('log', { name: 'Activity' }).getByText('transfer.completed').waitFor();
+    await page.getByRole('log', { name: 'Activity' }).getByText('transfer.completed').first().waitFor();
   });
 
   it('is usable at 375 px: nothing wider than the screen, every area reachable', async () => {

@@ -481,6 +481,37 @@ describe('mock rails: payments', () => {
     });
   }
 
+  it('returns part of a completed payment as a payment of its own, up to the payment, refusing in order what it cannot return', async () => {
+    const returnOf = (slug: string, id: string, body: Record<string, unknown>) => call(`${rails.url}/${slug}`, 'POST', `/v1/payments/${id}/returns`, body, { token: tokens[slug] });
+    const paid = (await submit('fiat', { reference: uniqueReference(), amount: '10.00', currency: 'USD' })).body;
+    const first = await returnOf('fiat', paid.id, { reference: uniqueReference(), amount: '6.00', currency: 'USD' });
+    assert.deepEqual([first.status, first.body.status, first.body.returns, first.body.amount], [201, 'completed', paid.id, '6.00'], JSON.stringify(first.body));
+    assert.deepEqual((await returnOf('fiat', paid.id, { reference: first.body.reference, amount: '6.00', currency: 'USD' })).body, first.body, 'the same reference answers the same return');
+    const pending = (await submit('fiat', { reference: uniqueReference(), amount: '5.00', currency: 'USD', scenario: 'reverse' })).body;
+    const refusals: Array<[why: string, id: string, body: Record<string, unknown>, status: number, error: string]> = [
+      ['a missing reference', paid.id, { amount: '1.00', currency: 'USD' }, 400, 'invalid_request'],
+      ['a payment it never made', 'fiat_ffffffffffffffffffffffff', { reference: uniqueReference(), amount: '1.00', currency: 'USD' }, 404, 'not_found'],
+      ['a payment not completed', pending.id, { reference: uniqueReference(), amount: '1.00', currency: 'USD' }, 409, 'not_returnable'],
+      ['a return itself', first.body.id, { reference: uniqueReference(), amount: '1.00', currency: 'USD' }, 409, 'not_returnable'],
+      ['another currency than the payment\'s', paid.id, { reference: uniqueReference(), amount: '1.00', currency: 'EUR' }, 400, 'invalid_request'],
+      ['more than is left of the payment', paid.id, { reference: uniqueReference(), amount: '4.01', currency: 'USD' }, 422, 'return_exceeded'],
+    ];
+    for (const [why, id, body, status, error] of refusals) {
+      const refused = await returnOf('fiat', id, body);
+      assert.deepEqual([refused.status, refused.body.error], [status, error], `${why}: ${JSON.stringify(refused.body)}`);
+    }
+    assert.equal((await returnOf('fiat', paid.id, { reference: uniqueReference(), amount: '4.00', currency: 'USD' })).status, 201, 'all that is left');
+
+    const coins = (await submit('chain', { reference: uniqueReference(), amount: '3.000000', currency: 'USDC' })).body;
+    await statusBecomes('chain', coins.id, 'completed');
+    const back = await returnOf('chain', coins.id, { reference: uniqueReference(), amount: '1.500000', currency: 'USDC' });
+    assert.deepEqual([back.status, back.body.status], [201, 'pending'], 'a chain return waits for its confirmation, as a payment does');
+    await statusBecomes('chain', back.body.id, 'completed');
+    const statement = await call(`${rails.url}/chain`, 'GET', `/v1/statements/${new Date().toISOString().slice(0, 10)}`, undefined, { token: tokens.chain });
+    const line = statement.body.lines.find((l: { reference: string }) => l.reference === back.body.id);
+    assert.deepEqual([line?.type, line?.amount, line?.returns, line?.client_reference], ['return', '1.500000', coins.id, back.body.reference], 'a return credits the client');
+  });
+
   it('answers 404 not_found for a payment id it never issued', async () => {
     const response = await payment('fiat', 'fiat_ffffffffffffffffffffffff');
     assert.equal(response.status, 404);

@@ -149,6 +149,16 @@ export const LEDGER_INVARIANTS: Record<string, string> = {
      HAVING count(je.id) FILTER (WHERE je.kind = 'payment_hold') <> CASE WHEN p.direction = 'outbound' THEN 1 ELSE 0 END
          OR count(je.id) FILTER (WHERE je.kind IN ('payment_settle', 'payment_release')) <> CASE
               WHEN p.status = 'completed' THEN 1 WHEN p.status IN ('failed', 'cancelled') AND p.direction = 'outbound' THEN 1 ELSE 0 END`,
+  "a transfer's reversed_amount is the sum of its reversals not failed":
+    `SELECT t.id FROM transfers t WHERE t.reversed_amount <> (
+       SELECT coalesce(sum((r->>'amount')::numeric) FILTER (WHERE r->>'status' <> 'failed'), 0) FROM jsonb_array_elements(t.reversals) r)`,
+  // A return with a part to give back is held when asked for; it is settled once completed, released once failed.
+  'a return is held once, and settled or released once it ends':
+    `SELECT t.id FROM transfers t WHERE t.partner <> 'book' AND jsonb_array_length(t.reversals) > 0 AND (
+       SELECT (count(*) FILTER (WHERE (r->>'payout_amount')::numeric > 0), count(*) FILTER (WHERE r->>'status' = 'completed'), count(*) FILTER (WHERE r->>'status' = 'failed'))
+         FROM jsonb_array_elements(t.reversals) r) IS DISTINCT FROM (
+       SELECT (count(*) FILTER (WHERE kind = 'return_hold'), count(*) FILTER (WHERE kind = 'return_settle'), count(*) FILTER (WHERE kind = 'return_release'))
+         FROM journal_entries je WHERE je.transfer_id = t.id)`,
   'a terminal transfer has its final entry':
     `SELECT t.id FROM transfers t WHERE t.partner <> 'book' AND t.status IN ('completed', 'failed', 'rolled_back')
      AND NOT EXISTS (SELECT 1 FROM journal_entries je WHERE je.transfer_id = t.id AND je.kind IN ('transfer_settle', 'transfer_release'))`,

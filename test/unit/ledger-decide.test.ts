@@ -303,7 +303,7 @@ describe('ledger decide: transfer.create accepted', () => {
     assert.deepEqual(decision.events[2].attributes, { available: '60.00', held: '0.00', pending: '40.00' });
     assert.equal(decision.events[2].amount, '100.00');
     assert.deepEqual(decision.partnerCommand, {
-      partner: 'fiat', accountId: SENDER,
+      partner: 'fiat', accountId: SENDER, type: 'transfer.execute',
       payload: { transfer_id: transfer.id, amount: '40.00', currency: 'USD', attempt: 0, beneficiary: { ...command.recipient, account_id: RECIPIENT }, scenario: null },
     });
     assert.equal(decision.entries[0].entry.kind, 'transfer_hold');

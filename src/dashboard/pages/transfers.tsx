@@ -134,7 +134,18 @@ function TransferList({ refreshOn }: { refreshOn: number }) {
 interface TransferWithHistory extends Transfer {
   status_history: StatusChange[]; failure: { code: string; message: string } | null; note: string | null; reversed_amount: string; metadata: Record<string, string>;
 }
-interface Reversal { id: string; amount: string; currency: string; status: string; reason: string | null; created_at: string }
+interface Reversal {
+  id: string; amount: string; currency: string; status: 'pending' | 'completed' | 'failed'; reason: string | null; created_at: string;
+  payout: { amount: string; currency: string } | null; failure: { code: string; message: string | null } | null;
+}
+
+/** A reversal in words: given back, on its way back through the partner (the payee's part, when converted), or why the partner did not return it. */
+function reversalWords(r: Reversal): string {
+  const part = r.payout && r.payout.currency !== r.currency ? ` (${r.payout.amount} ${r.payout.currency} from the recipient)` : '';
+  if (r.status === 'pending') return `being returned by the partner${part}`;
+  if (r.status === 'failed') return `not returned: ${r.failure?.message ?? r.failure?.code ?? 'the partner did not return it'}`;
+  return `given back${part}`;
+}
 
 function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
   const [changed, setChanged] = useState(0);
@@ -157,17 +168,21 @@ function TransferDetail({ id, refreshOn }: { id: string; refreshOn: number }) {
           <h3>Reversals</h3>
           {reversals && reversals.data.length > 0 ? (
             <ul class="reversals">
-              {reversals.data.map((r) => <li key={r.id}><span class="amount">{r.amount} {r.currency}</span> given back <When at={r.created_at} />{r.reason ? `: ${r.reason}` : ''}</li>)}
+              {reversals.data.map((r) => <li key={r.id}><span class="amount">{r.amount} {r.currency}</span> {reversalWords(r)} <When at={r.created_at} />{r.reason ? `: ${r.reason}` : ''}</li>)}
             </ul>
           ) : <p>None: {transfer.reversed_amount} {transfer.currency} given back.</p>}
-          {transfer.status === 'completed' && transfer.type === 'internal' ? <ReverseForm transfer={transfer} onDone={() => setChanged((n) => n + 1)} /> : null}
+          {transfer.status === 'completed' ? <ReverseForm transfer={transfer} onDone={() => setChanged((n) => n + 1)} /> : null}
         </>
       )}
     </Section>
   );
 }
 
-/** Gives back part or all of what is left of a completed internal transfer (empty amount: all of it). */
+/**
+ * Gives back part or all of what is left of a completed transfer (empty amount: all of it): at once
+ * between two accounts of the service, through the partner for a transfer it paid out (pending
+ * until the partner answers; the list above follows it by the transfer's events).
+ */
 function ReverseForm({ transfer, onDone }: { transfer: TransferWithHistory; onDone: () => void }) {
   const [form, setForm] = useState({ amount: '', reason: '' });
   const [done, setDone] = useState<string | null>(null);
@@ -179,7 +194,9 @@ function ReverseForm({ transfer, onDone }: { transfer: TransferWithHistory; onDo
       void reverse.submit(async () => {
         const body = { ...(form.amount.trim() ? { amount: form.amount.trim() } : {}), ...(form.reason.trim() ? { reason: form.reason.trim() } : {}) };
         const reversal = await ledgerWrite<Reversal>(keys.current, `/v1/transfers/${transfer.transfer_id}/reversals`, body);
-        setDone(`Reversed: ${reversal.amount} ${reversal.currency} given back to you.`);
+        setDone(reversal.status === 'pending'
+          ? `Asked the partner to return ${reversal.amount} ${reversal.currency}: pending until it answers.`
+          : `Reversed: ${reversal.amount} ${reversal.currency} given back to you.`);
         setForm({ amount: '', reason: '' });
         onDone();
       });
