@@ -108,7 +108,7 @@ describe('transfer returns through the partner', function () {
     const part = await reverse(sender.key, sent.transfer_id, { amount: '15.00', reason: 'overpaid' });
     assert.equal(part.status, 201, JSON.stringify(part.body));
     assert.deepEqual({ ...part.body, id: undefined, created_at: undefined }, {
-      id: undefined, created_at: undefined, transfer_id: sent.transfer_id, amount: '15.00', currency: 'USD', status: 'pending', reason: 'overpaid',
+      id: undefined, created_at: undefined, transfer_id: sent.transfer_id, amount: '15.00', currency: 'USD', status: 'pending', reason: 'overpaid', metadata: {},
       payout: { amount: '15.00', currency: 'USD' }, failure: null,
     });
     await reversalReaches(sender.key, sent.transfer_id, part.body.id, 'completed');

@@ -100,7 +100,7 @@ function world(amount: string, to: Currency = 'EUR'): World {
   const transfer: TransferRecord = {
     id: randomUUID(), account_id: SENDER, from_wallet_id: null, command_id: randomUUID(), type: 'external', status: 'completed', amount, currency: 'USD',
     payout_amount: quoted.toAmount, payout_currency: to, fx_rate: quoted.rate, fx_mid_rate: quoted.midRate, fx_spread: quoted.spread,
-    recipient_account_id: PAYEE, recipient: {}, note: null, partner: 'fiat', partner_payment_id: 'fiat_0001', failure_code: null, failure_message: null,
+    recipient_account_id: PAYEE, recipient: {}, note: null, metadata: {}, partner: 'fiat', partner_payment_id: 'fiat_0001', failure_code: null, failure_message: null,
     estimated_arrival: 'within a minute', created_at: NOW, updated_at: NOW, completed_at: NOW, reversed_amount: '0', reversals: [],
   };
   book.apply(faucetCredit(randomUUID(), SENDER, 'USD', new Money(amount)));
