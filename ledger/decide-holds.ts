@@ -34,8 +34,7 @@ function holdEvent(hold: HoldRecord, type: 'hold.created' | 'hold.captured' | 'h
 
 function holdDecision(hold: HoldRecord, created: boolean): Decision {
   const decision = emptyDecision({ kind: 'hold', created, hold });
-  decision.hold = hold;
-  decision.holdIsNew = created;
+  decision.changes.push({ kind: 'hold', hold, isNew: created });
   return decision;
 }
 
@@ -152,8 +151,7 @@ export function decideHoldCapture(commandId: string, accountId: string, command:
     note: command.note, metadata: {}, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
     estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
   };
-  decision.transfer = transfer;
-  decision.transferIsNew = true;
+  decision.changes.push({ kind: 'transfer', transfer, isNew: true });
   const from = heldBy(accountId, hold.wallet_id, hold.currency);
   if (rail === 'book') {
     post(decision, book, entry(command.capture_id, 'hold_capture', { transferId: transfer.id }, [{ account: from, amount: amount.negated() }, { account: available(recipient.id, hold.currency), amount }]));
@@ -163,10 +161,10 @@ export function decideHoldCapture(commandId: string, accountId: string, command:
   } else {
     post(decision, book, entry(command.capture_id, 'hold_capture', { transferId: transfer.id }, [{ account: from, amount: amount.negated() }, { account: pending(accountId, hold.currency), amount }]));
     walk(transfer, ['pending', 'quoting', 'executing'], now, decision);
-    decision.partnerCommand = {
-      partner: rail, accountId, type: 'transfer.execute',
+    decision.changes.push({
+      kind: 'partner_instruction', partner: rail, accountId, type: 'transfer.execute',
       payload: { transfer_id: transfer.id, amount: formatAmount(amount, hold.currency), currency: hold.currency, attempt: 0, beneficiary: { ...transfer.recipient, account_id: recipient.id }, scenario: null },
-    };
+    });
   }
   hold.captured_amount = new Money(hold.captured_amount).plus(amount).toFixed();
   hold.captures.push({ id: command.capture_id, amount: amount.toFixed(), transfer_id: transfer.id, recipient_email: recipientEmailOf(command), final: command.final, created_at: now.toISOString() });

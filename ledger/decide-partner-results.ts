@@ -36,7 +36,7 @@ function decideLateCompletion(result: TransferPartnerResult, current: TransferRe
     failure_code: null, failure_message: null,
   };
   const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
-  decision.transfer = record;
+  decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   const amount = new Money(record.amount);
   const walletId = returnWalletOf(record, wallets);
   const left = book.balance(spendable(record.account_id, walletId, record.currency));
@@ -48,11 +48,14 @@ function decideLateCompletion(result: TransferPartnerResult, current: TransferRe
     failure_code: current.failure_code, failure_message: current.failure_message, failed_at: current.updated_at.toISOString(),
     receivable: formatAmount(amount.minus(covered), record.currency),
   };
-  decision.lateCompletion = {
-    transferId: record.id, partner: record.partner, currency: record.currency, amount: formatAmount(amount, record.currency),
-    reheld: formatAmount(covered, record.currency), receivable: record.late_completion.receivable, entryId: reholdId,
-    partnerPaymentId: record.partner_payment_id, overturned: record.late_completion,
-  };
+  decision.changes.push({
+    kind: 'late_completion',
+    exception: {
+      transferId: record.id, partner: record.partner, currency: record.currency, amount: formatAmount(amount, record.currency),
+      reheld: formatAmount(covered, record.currency), receivable: record.late_completion.receivable, entryId: reholdId,
+      partnerPaymentId: record.partner_payment_id, overturned: record.late_completion,
+    },
+  });
   walk(record, ['completed'], now, decision);
   decision.events.push(...senderBalanceEvents(book, record.account_id, walletId, record.currency, true), balanceEvent(book, record.recipient_account_id!, record.payout_currency));
   return decision;
@@ -71,7 +74,7 @@ export function decidePartnerResult(result: TransferPartnerResult, current: Tran
   if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision({ kind: 'transfer', created: false, transfer: current });
   const record: TransferRecord = { ...current, updated_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id };
   const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
-  decision.transfer = record;
+  decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   const amount = new Money(record.amount);
   const entryId = randomUUID();
   if (result.outcome === 'completed') {

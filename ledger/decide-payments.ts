@@ -49,9 +49,7 @@ export function decidePaymentCreate(commandId: string, command: PaymentCreate, a
     post(decision, book, paymentHold(randomUUID(), payment.id, account.id, payment.currency, amount));
     decision.events.push(balanceEvent(book, account.id, payment.currency));
   }
-  decision.payment = payment;
-  decision.paymentIsNew = true;
-  decision.paymentTransitions.push({ paymentId: payment.id, from: null, to: 'pending', at: now });
+  decision.changes.push({ kind: 'payment', payment, isNew: true }, { kind: 'payment_transition', paymentId: payment.id, from: null, to: 'pending', at: now });
   return decision;
 }
 
@@ -65,7 +63,7 @@ export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecor
     if (submissions === (current.submissions ?? 0)) return emptyDecision({ kind: 'payment', created: false, payment: current });
     const counted: PaymentRecord = { ...current, ...counts, updated_at: now };
     const decision = emptyDecision({ kind: 'payment', created: false, payment: counted });
-    decision.payment = counted;
+    decision.changes.push({ kind: 'payment', payment: counted, isNew: false });
     return decision;
   }
   const payment: PaymentRecord = {
@@ -77,10 +75,10 @@ export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecor
     payment.failure_message = update.failure_message;
   }
   const decision = emptyDecision({ kind: 'payment', created: false, payment });
-  decision.payment = payment;
+  decision.changes.push({ kind: 'payment', payment, isNew: false });
   let from: PaymentStatus = current.status;
   for (const to of path) {
-    decision.paymentTransitions.push({ paymentId: payment.id, from, to, at: now });
+    decision.changes.push({ kind: 'payment_transition', paymentId: payment.id, from, to, at: now });
     from = to;
   }
   payment.status = update.status;

@@ -78,19 +78,19 @@ export function decideReturnRequest(transfer: TransferRecord, payload: TransferR
     reversed_amount: new Money(transfer.reversed_amount ?? 0).plus(amount).toFixed(), reversals: [...(transfer.reversals ?? []), reversal],
   };
   const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });
-  decision.transfer = record;
+  decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   if (reversal.status === 'completed') {
     complete(decision, record, reversal, book);
     return decision;
   }
   post(decision, book, holdReturn(randomUUID(), transfer.id, recipientId, transfer.payout_currency, parts.payout));
-  decision.partnerCommand = {
-    partner: transfer.partner, accountId: transfer.account_id, type: 'transfer.return',
+  decision.changes.push({
+    kind: 'partner_instruction', partner: transfer.partner, accountId: transfer.account_id, type: 'transfer.return',
     payload: {
       transfer_id: transfer.id, reversal_id: reversal.id, payment_id: transfer.partner_payment_id!, amount: reversal.payout_amount!,
       currency: transfer.payout_currency, attempt: 0, scenario: payload.scenario ?? null,
     },
-  };
+  });
   decision.events.push(balanceEvent(book, recipientId, transfer.payout_currency));
   return decision;
 }
@@ -106,7 +106,7 @@ export function decideReturnResult(result: TransferReturnResult, current: Transf
     const reversal: TransferReversal = { ...asked, status: 'completed', partner_return_id: partnerReturnId };
     const record = { ...withReversal(current, reversal), updated_at: now };
     const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
-    decision.transfer = record;
+    decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
     complete(decision, record, reversal, book);
     return decision;
   }
@@ -115,7 +115,7 @@ export function decideReturnResult(result: TransferReturnResult, current: Transf
     ...withReversal(current, reversal), updated_at: now, reversed_amount: new Money(current.reversed_amount ?? 0).minus(asked.amount).toFixed(),
   };
   const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
-  decision.transfer = record;
+  decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   const recipientId = record.recipient_account_id!;
   post(decision, book, releaseReturn(randomUUID(), record.id, recipientId, record.payout_currency, new Money(asked.payout_amount)));
   decision.events.push(reversalEvent(record, reversal), balanceEvent(book, recipientId, record.payout_currency));

@@ -3,18 +3,14 @@
 // invariant is an assertion failure.
 import { randomUUID } from 'node:crypto';
 import { available, heldBy, MAIN_WALLET, pending, spendable } from './chart';
-import type { AppliedPosting, BalanceBook } from './balances';
-import type { FaucetCredit, FxExecute, PartnerInstruction, TransferCreate } from './messages';
+import type { BalanceBook } from './balances';
+import { emptyDecision, post, refusal, type Decision, type EventDraft } from './decision';
+import type { FaucetCredit, FxExecute, TransferCreate } from './messages';
 import { quoteStatus, type FxQuoteRecord } from './fx-quotes';
 import { isSupportedPair, price } from './fx-rates';
 import { formatAmount, Money, STABLECOINS, type Amount, type Currency } from './money';
-import type { EntryDraft } from './entry';
-import type { Metadata } from './metadata';
 import { faucetCredit, fxConversion, holdForTransfer, internalTransfer } from './postings';
-import { refused, type Outcome, type RefusalCode } from './outcome';
-import type { PaymentRecord, PaymentStatus } from './payments';
-import type { HoldRecord } from './holds';
-import { ESTIMATED_ARRIVAL, railFor, type LateCompletionException, type TransferRecord, type TransferStatus } from './transfers';
+import { ESTIMATED_ARRIVAL, railFor, type TransferRecord, type TransferStatus } from './transfers';
 import type { WalletRecord } from './wallets';
 
 /** What the ledger knows about an account when it decides. */
@@ -25,61 +21,7 @@ export interface AccountFacts {
   hasChainWallet: boolean;
 }
 
-export interface EventDraft {
-  type: string;
-  resourceType: 'transfer' | 'balance' | 'payment' | 'hold' | 'balance_alert';
-  resourceId: string;
-  accountId: string;
-  status: string;
-  amount: string | null;
-  currency: Currency | null;
-  attributes: Record<string, unknown> | null;
-  /** The resource's metadata, carried by the event (DESIGN.md section 5h); absent for a resource that has none (a balance). */
-  metadata?: Metadata;
-}
-
-export interface PostedEntry {
-  entry: EntryDraft;
-  postings: AppliedPosting[];
-}
-
-export interface Decision {
-  outcome: Outcome;
-  entries: PostedEntry[];
-  /** A transfer created by this command, or the new state of an existing one. */
-  transfer: TransferRecord | null;
-  transferIsNew: boolean;
-  transitions: Array<{ transferId: string; from: TransferStatus | null; to: TransferStatus; at: Date }>;
-  events: EventDraft[];
-  partnerCommand: ({ partner: string; accountId: string } & PartnerInstruction) | null;
-  /** A quote this command executed, with its consumed_at set. */
-  consumedQuote: FxQuoteRecord | null;
-  /** A payment created by this command, or the new state of an existing one, with the statuses it passed through. */
-  payment: PaymentRecord | null;
-  paymentIsNew: boolean;
-  paymentTransitions: Array<{ paymentId: string; from: PaymentStatus | null; to: PaymentStatus; at: Date }>;
-  /** A transfer completed after the ledger had failed it: the exception finance is to work. */
-  lateCompletion: LateCompletionException | null;
-  /** A hold created by this command, or the new state of an existing one (decide-holds.ts). */
-  hold: HoldRecord | null;
-  holdIsNew: boolean;
-  /** A batch's transfers, each decided as transfer.create decides one (decide-batches.ts); the round writes each as its own. */
-  parts?: Decision[];
-}
-
-export const emptyDecision = (outcome: Outcome): Decision => ({
-  outcome, entries: [], transfer: null, transferIsNew: false, transitions: [], events: [], partnerCommand: null, consumedQuote: null,
-  payment: null, paymentIsNew: false, paymentTransitions: [], lateCompletion: null, hold: null, holdIsNew: false,
-});
-
-export function refusal(code: RefusalCode, message: string, field: string | null = null): Decision {
-  return emptyDecision(refused(code, message, field));
-}
-
-/** Applies an entry to the batch's balances and records it in the decision. */
-export function post(decision: Decision, book: BalanceBook, entry: EntryDraft): void {
-  decision.entries.push({ entry, postings: book.apply(entry) });
-}
+export { emptyDecision, post, refusal, type Decision, type EventDraft, type PostedEntry, type RecordChange } from './decision';
 
 /**
  * The main balance's balance.updated event: `amount` is the money the account owns, available +
@@ -134,9 +76,10 @@ function transferEvent(record: TransferRecord, status: TransferStatus): EventDra
 const EMITTED_STATUSES: readonly TransferStatus[] = ['pending', 'executing', 'completed', 'failed', 'rolled_back'];
 
 export function walk(record: TransferRecord, path: TransferStatus[], at: Date, decision: Decision): void {
-  let from: TransferStatus | null = decision.transferIsNew ? null : record.status;
+  const isNew = decision.changes.some((c) => c.kind === 'transfer' && c.isNew && c.transfer.id === record.id);
+  let from: TransferStatus | null = isNew ? null : record.status;
   for (const to of path) {
-    decision.transitions.push({ transferId: record.id, from, to, at });
+    decision.changes.push({ kind: 'transfer_transition', transferId: record.id, from, to, at });
     if (EMITTED_STATUSES.includes(to)) decision.events.push(transferEvent({ ...record, status: to }, to));
     from = to;
   }
@@ -267,8 +210,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
     estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
   };
   const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });
-  decision.transfer = record;
-  decision.transferIsNew = true;
+  decision.changes.push({ kind: 'transfer', transfer: record, isNew: true });
   const entryId = randomUUID();
   const senderSide = record.from_wallet_id ?? MAIN_WALLET;
   if (rail === 'book') {
@@ -281,13 +223,14 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
     post(decision, book, holdForTransfer(entryId, record.id, sender.id, record.from_wallet_id, command.currency, amount));
     walk(record, ['pending', 'quoting', 'executing'], now, decision);
     decision.events.push(...senderBalanceEvents(book, sender.id, senderSide, command.currency, true));
-    decision.partnerCommand = {
+    decision.changes.push({
+      kind: 'partner_instruction',
       partner: rail, accountId: sender.id, type: 'transfer.execute',
       payload: {
         transfer_id: record.id, amount: formatAmount(record.payout_amount, record.payout_currency), currency: record.payout_currency, attempt: 0,
         beneficiary: { ...record.recipient, account_id: recipient.id }, scenario: command.scenario ?? null,
       },
-    };
+    });
   }
   return decision;
 }
@@ -328,7 +271,7 @@ export function decideFxExecute(accountId: string, command: FxExecute, facts: Fx
     debit_transaction_id: onAvailable(quote.from_currency), credit_transaction_id: onAvailable(quote.to_currency),
   });
   decision.entries.push({ entry, postings });
-  decision.consumedQuote = quote;
+  decision.changes.push({ kind: 'quote_consumed', quote });
   decision.events.push(balanceEvent(book, accountId, quote.from_currency), balanceEvent(book, accountId, quote.to_currency));
   return decision;
 }

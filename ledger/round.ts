@@ -113,32 +113,47 @@ export async function runRound(store: LedgerStore, settings: RoundSettings, comm
         write.outbox.push(rows.entry(applied, now));
       }
       write.outbox.push(...thresholdCrossings(alerts, decision.entries).map((e) => rows.event(e, now)));
-      if (decision.transfer) {
-        if (decision.transferIsNew) write.newTransfers.push(decision.transfer);
-        else changed.set(decision.transfer.id, decision.transfer);
-        transfers.set(decision.transfer.id, decision.transfer);
-      }
-      if (decision.payment) {
-        if (decision.paymentIsNew) createdPayments.add(decision.payment.id);
-        else if (!createdPayments.has(decision.payment.id)) changedPayments.set(decision.payment.id, decision.payment);
-        payments.set(decision.payment.id, decision.payment);
-        write.paymentTransitions.push(...decision.paymentTransitions);
-      }
-      if (decision.hold) {
-        if (decision.holdIsNew) createdHolds.add(decision.hold.id);
-        else if (!createdHolds.has(decision.hold.id)) changedHolds.set(decision.hold.id, decision.hold);
-        holds.set(decision.hold.id, decision.hold);
-      }
-      if (decision.consumedQuote) {
-        write.consumedQuotes.push(decision.consumedQuote);
-        quotes.set(decision.consumedQuote.id, decision.consumedQuote);
-      }
-      if (decision.lateCompletion) write.lateCompletions.push(decision.lateCompletion);
-      write.transitions.push(...decision.transitions);
       write.outbox.push(...decision.events.map((e) => rows.event(e, now)));
-      if (decision.partnerCommand) {
-        const { partner, accountId, ...instruction } = decision.partnerCommand;
-        write.outbox.push(rows.partnerCommand(partner, accountId, instruction as PartnerInstruction, now));
+      for (const change of decision.changes) {
+        switch (change.kind) {
+          case 'transfer':
+            if (change.isNew) write.newTransfers.push(change.transfer);
+            else changed.set(change.transfer.id, change.transfer);
+            transfers.set(change.transfer.id, change.transfer);
+            break;
+          case 'transfer_transition': {
+            const { transferId, from, to, at } = change;
+            write.transitions.push({ transferId, from, to, at });
+            break;
+          }
+          case 'payment':
+            if (change.isNew) createdPayments.add(change.payment.id);
+            else if (!createdPayments.has(change.payment.id)) changedPayments.set(change.payment.id, change.payment);
+            payments.set(change.payment.id, change.payment);
+            break;
+          case 'payment_transition': {
+            const { paymentId, from, to, at } = change;
+            write.paymentTransitions.push({ paymentId, from, to, at });
+            break;
+          }
+          case 'hold':
+            if (change.isNew) createdHolds.add(change.hold.id);
+            else if (!createdHolds.has(change.hold.id)) changedHolds.set(change.hold.id, change.hold);
+            holds.set(change.hold.id, change.hold);
+            break;
+          case 'quote_consumed':
+            write.consumedQuotes.push(change.quote);
+            quotes.set(change.quote.id, change.quote);
+            break;
+          case 'late_completion':
+            write.lateCompletions.push(change.exception);
+            break;
+          case 'partner_instruction': {
+            const { kind: _kind, partner, accountId, ...instruction } = change;
+            write.outbox.push(rows.partnerCommand(partner, accountId, instruction as PartnerInstruction, now));
+            break;
+          }
+        }
       }
     };
     for (const command of commands) {

@@ -17,7 +17,7 @@ export const holdUpdate: LedgerCommand<HoldUpdate> = {
     if ('problem' in result) return refusal('invalid_request', result.problem.message, result.problem.field);
     const hold = { ...current, metadata: result.metadata, updated_at: now };
     const decision = emptyDecision({ kind: 'hold', created: false, hold });
-    decision.hold = hold;
+    decision.changes.push({ kind: 'hold', hold, isNew: false });
     return decision;
   },
 };

@@ -44,7 +44,7 @@ function decideBookReversal(transfer: TransferRecord, payload: TransferReverse, 
     reversed_amount: new Money(transfer.reversed_amount ?? 0).plus(amount).toFixed(), reversals: [...(transfer.reversals ?? []), reversal],
   };
   const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });
-  decision.transfer = record;
+  decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   post(decision, book, transferReversal(randomUUID(), transfer.id, transfer.account_id, recipientId, transfer.currency, amount));
   decision.events.push(reversalEvent(record, reversal), balanceEvent(book, transfer.account_id, transfer.currency), balanceEvent(book, recipientId, transfer.currency));
   return decision;

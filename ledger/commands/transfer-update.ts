@@ -34,7 +34,7 @@ export const transferUpdate: LedgerCommand<TransferUpdate> = {
     const result = patched(current, payload, now);
     if ('outcome' in result) return result;
     const decision = emptyDecision({ kind: 'transfer', created: false, transfer: result });
-    decision.transfer = result;
+    decision.changes.push({ kind: 'transfer', transfer: result, isNew: false });
     return decision;
   },
 };

@@ -19,6 +19,7 @@ import { ensureLedgerAccounts } from '../../ledger/store/reads';
 import { createDb } from '../../src/db';
 import { db, testService } from '../hooks';
 import { accountRow } from '../support/seed-ledger';
+import { decidedTransfer, transferIsNew, transitionsOf } from '../support/decisions';
 
 const CONCURRENT_PAIRS = 50;
 
@@ -49,8 +50,8 @@ function batchOf(decided: Decided[], book: BalanceBook, now: Date, withOutbox: b
       write.entries.push(applied);
       if (withOutbox) write.outbox.push(entryRow(applied, now));
     }
-    if (decision.transfer) (decision.transferIsNew ? write.newTransfers : write.changedTransfers).push(decision.transfer);
-    write.transitions.push(...decision.transitions);
+    if (decidedTransfer(decision)) (transferIsNew(decision) ? write.newTransfers : write.changedTransfers).push(decidedTransfer(decision)!);
+    write.transitions.push(...transitionsOf(decision));
     if (withOutbox) write.outbox.push(...decision.events.map((e) => eventRow(e, 'sandbox', now)));
     write.processed.push({ commandId, type, outcome: JSON.stringify(decision.outcome), accountId: null, idempotencyKey: null, fingerprint: null });
   }
@@ -368,7 +369,7 @@ describe('ledger store: lock order', () => {
       const decision = decideTransferCreate(commandId, internal('0.01', 'USD', recipient.id), { sender, recipient }, book, new Date());
       assert.equal(decision.outcome.kind, 'transfer', JSON.stringify(decision.outcome));
       await round.commit(batchOf([{ commandId, type: 'transfer.create', decision }], book, new Date(), false));
-      return decision.transfer!.id;
+      return decidedTransfer(decision)!.id;
     });
 
     const outcomes = await Promise.allSettled(Array.from({ length: CONCURRENT_PAIRS }, () => [send(a, b, aToB), send(b, a, bToA)]).flat());

@@ -12,6 +12,7 @@ import { holdStatus, type HoldRecord } from '../../ledger/holds';
 import { COMMAND_TYPES, type CommandType } from '../../ledger/messages';
 import { screenPayload } from '../../ledger/screen';
 import type { TransferRecord } from '../../ledger/transfers';
+import { decidedHold, decidedTransfer, holdIsNew, transferIsNew } from '../support/decisions';
 
 const FOLDER = path.join(__dirname, '..', '..', '..', 'ledger', 'commands');
 const ACCOUNT = '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13';
@@ -82,18 +83,18 @@ describe('metadata commands: transfer.update and hold.update', () => {
     it(`refuses ${what}: ${expected.join(' naming ')}, changing no record`, () => {
       const decision = decide(type, payload, accountId, records);
       assert.deepEqual(refusalOf(decision), expected);
-      assert.deepEqual([decision.transfer, decision.hold, decision.entries, decision.events], [null, null, [], []]);
+      assert.deepEqual([decidedTransfer(decision), decidedHold(decision), decision.entries, decision.events], [null, null, [], []]);
     });
   }
 
   it('patches a transfer\'s metadata, a reversal\'s apart from it, and a hold\'s whatever its status: no money moves, no event', () => {
     const own = decide('transfer.update', { transfer_id: TRANSFER, reversal_id: null, metadata: { b: null, c: '3' } });
-    assert.deepEqual([own.transfer?.metadata, own.transfer?.updated_at, own.transferIsNew, own.entries, own.events], [{ a: '1', c: '3' }, now, false, [], []]);
+    assert.deepEqual([decidedTransfer(own)?.metadata, decidedTransfer(own)?.updated_at, transferIsNew(own), own.entries, own.events], [{ a: '1', c: '3' }, now, false, [], []]);
     assert.deepEqual(own.outcome.kind === 'transfer' && own.outcome.created, false);
     const reversal = decide('transfer.update', { transfer_id: TRANSFER, reversal_id: REVERSAL, metadata: { ticket: 'T-1' } });
-    assert.deepEqual([reversal.transfer?.metadata, reversal.transfer?.reversals?.[0].metadata], [{ a: '1', b: '2' }, { ticket: 'T-1' }]);
+    assert.deepEqual([decidedTransfer(reversal)?.metadata, decidedTransfer(reversal)?.reversals?.[0].metadata], [{ a: '1', b: '2' }, { ticket: 'T-1' }]);
     const held = decide('hold.update', { hold_id: HOLD, metadata: { a: null, b: '2' } });
-    assert.deepEqual([held.hold?.metadata, held.hold?.status, held.holdIsNew, held.entries, held.events], [{ b: '2' }, 'voided', false, [], []]);
+    assert.deepEqual([decidedHold(held)?.metadata, decidedHold(held)?.status, holdIsNew(held), held.entries, held.events], [{ b: '2' }, 'voided', false, [], []]);
     assert.deepEqual(transfer.metadata, { a: '1', b: '2' }, 'the locked record itself is left as it was');
   });
 

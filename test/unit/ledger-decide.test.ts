@@ -16,6 +16,7 @@ import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../
 import type { WalletRecord } from '../../ledger/wallets';
 import { faucetAnswer, fxExecutionAnswer, paymentView, refusalAnswer, transferAnswer } from '../../src/ledger-client/answers';
 import { prng } from '../support/prng';
+import { decidedTransfer, lateCompletionOf, partnerCommandOf, transferIsNew, transitionsOf } from '../support/decisions';
 
 /** The answer the API gives for a decision's outcome (src/ledger-client/answers.ts). */
 function answer(decision: Decision): { status: number; body: unknown } {
@@ -122,10 +123,10 @@ function assertEntriesBalance(decision: Decision, book: BalanceBook): void {
 function assertNothingHappened(decision: Decision): void {
   assert.deepEqual(decision.entries, []);
   assert.deepEqual(decision.events, []);
-  assert.deepEqual(decision.transitions, []);
-  assert.equal(decision.transfer, null);
-  assert.equal(decision.transferIsNew, false);
-  assert.equal(decision.partnerCommand, null);
+  assert.deepEqual(transitionsOf(decision), []);
+  assert.equal(decidedTransfer(decision), null);
+  assert.equal(transferIsNew(decision), false);
+  assert.equal(partnerCommandOf(decision), null);
 }
 
 const facts = (id: string, kybStatus: string, hasVibans: boolean, hasChainWallet: boolean): AccountFacts => ({ id, kybStatus, hasVibans, hasChainWallet });
@@ -234,8 +235,8 @@ describe('ledger decide: transfer.create accepted', () => {
     const decision = decideTransferCreate(commandId, command, { sender, recipient }, ledger.book, NOW);
 
     assert.equal(answer(decision).status, 201);
-    const transfer = decision.transfer!;
-    assert.equal(decision.transferIsNew, true);
+    const transfer = decidedTransfer(decision)!;
+    assert.equal(transferIsNew(decision), true);
     assert.equal(transfer.id, command.transfer_id);
     assert.equal(transfer.command_id, commandId);
     assert.equal(transfer.status, 'completed');
@@ -252,8 +253,8 @@ describe('ledger decide: transfer.create accepted', () => {
     assert.equal(body.completed_at, NOW.toISOString());
     assert.equal(body.failure, null);
 
-    assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
-    assert.ok(decision.transitions.every((t) => t.transferId === transfer.id && t.at === NOW));
+    assert.deepEqual(transitionsOf(decision).map((t) => [t.from, t.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing'], ['executing', 'completed']]);
+    assert.ok(transitionsOf(decision).every((t) => t.transferId === transfer.id && t.at === NOW));
     assert.deepEqual(decision.events.map((e) => [e.type, e.accountId]), [
       ['transfer.pending', SENDER], ['transfer.executing', SENDER], ['transfer.completed', SENDER],
       ['balance.updated', SENDER], ['balance.updated', RECIPIENT],
@@ -261,7 +262,7 @@ describe('ledger decide: transfer.create accepted', () => {
     assert.deepEqual(decision.events[3].attributes, { available: '59.50', held: '0.00', pending: '0.00' });
     assert.deepEqual(decision.events[4].attributes, { available: '40.50', held: '0.00', pending: '0.00' });
     assert.equal(decision.events[4].amount, '40.50');
-    assert.equal(decision.partnerCommand, null);
+    assert.equal(partnerCommandOf(decision), null);
 
     assert.equal(decision.entries.length, 1);
     assert.equal(decision.entries[0].entry.kind, 'internal_transfer');
@@ -290,7 +291,7 @@ describe('ledger decide: transfer.create accepted', () => {
     const decision = decideTransferCreate(randomUUID(), command, { sender, recipient }, ledger.book, NOW);
 
     assert.equal(answer(decision).status, 201);
-    const transfer = decision.transfer!;
+    const transfer = decidedTransfer(decision)!;
     assert.equal(transfer.status, 'executing');
     assert.equal(transfer.type, 'external');
     assert.equal(transfer.partner, 'fiat');
@@ -298,11 +299,11 @@ describe('ledger decide: transfer.create accepted', () => {
     assert.equal(transfer.completed_at, null);
     assert.equal(transfer.estimated_arrival, 'within a minute');
     assert.deepEqual(transfer.recipient, command.recipient);
-    assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing']]);
+    assert.deepEqual(transitionsOf(decision).map((t) => [t.from, t.to]), [[null, 'pending'], ['pending', 'quoting'], ['quoting', 'executing']]);
     assert.deepEqual(decision.events.map((e) => e.type), ['transfer.pending', 'transfer.executing', 'balance.updated']);
     assert.deepEqual(decision.events[2].attributes, { available: '60.00', held: '0.00', pending: '40.00' });
     assert.equal(decision.events[2].amount, '100.00');
-    assert.deepEqual(decision.partnerCommand, {
+    assert.deepEqual(partnerCommandOf(decision), {
       partner: 'fiat', accountId: SENDER, type: 'transfer.execute',
       payload: { transfer_id: transfer.id, amount: '40.00', currency: 'USD', attempt: 0, beneficiary: { ...command.recipient, account_id: RECIPIENT }, scenario: null },
     });
@@ -319,12 +320,12 @@ describe('ledger decide: transfer.create accepted', () => {
     const decision = decideTransferCreate(randomUUID(), internal('12.5', 'USDC'), { sender, recipient }, ledger.book, NOW);
 
     assert.equal(answer(decision).status, 201);
-    assert.equal(decision.transfer!.status, 'executing');
-    assert.equal(decision.transfer!.partner, 'chain');
+    assert.equal(decidedTransfer(decision)!.status, 'executing');
+    assert.equal(decidedTransfer(decision)!.partner, 'chain');
     assert.equal((answer(decision).body as Record<string, unknown>).amount, '12.500000');
-    assert.equal(decision.partnerCommand!.partner, 'chain');
-    assert.equal(decision.partnerCommand!.payload.amount, '12.500000');
-    assert.equal(decision.partnerCommand!.payload.currency, 'USDC');
+    assert.equal(partnerCommandOf(decision)!.partner, 'chain');
+    assert.equal(partnerCommandOf(decision)!.payload.amount, '12.500000');
+    assert.equal(partnerCommandOf(decision)!.payload.currency, 'USDC');
     assertEntriesBalance(decision, ledger.book);
 
     assert.equal(ledger.balance(available(SENDER, 'USDC')), '7.5');
@@ -356,7 +357,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
   beforeEach(() => {
     ledger = new Ledger([SENDER, RECIPIENT], ['USD']);
     ledger.fund(SENDER, 'USD', '100.00');
-    executing = decideTransferCreate(randomUUID(), external('40', 'USD'), { sender, recipient }, ledger.book, NOW).transfer!;
+    executing = decidedTransfer(decideTransferCreate(randomUUID(), external('40', 'USD'), { sender, recipient }, ledger.book, NOW))!;
     assert.equal(executing.status, 'executing');
   });
 
@@ -365,15 +366,15 @@ describe('ledger decide: partner results on an executing transfer', () => {
     const decision = decidePartnerResult(result(executing, 'completed'), executing, MAIN_ONLY, ledger.book, LATER);
 
     assert.equal(answer(decision).status, 200);
-    const transfer = decision.transfer!;
-    assert.equal(decision.transferIsNew, false);
+    const transfer = decidedTransfer(decision)!;
+    assert.equal(transferIsNew(decision), false);
     assert.equal(transfer.status, 'completed');
     assert.deepEqual(transfer.completed_at, LATER);
     assert.deepEqual(transfer.updated_at, LATER);
     assert.equal(transfer.partner_payment_id, `fiat_${executing.id.slice(0, 8)}`);
     assert.equal(transfer.failure_code, null);
     assert.deepEqual(executing, frozen, 'the current record is not mutated');
-    assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [['executing', 'completed']]);
+    assert.deepEqual(transitionsOf(decision).map((t) => [t.from, t.to]), [['executing', 'completed']]);
     assert.deepEqual(decision.events.map((e) => [e.type, e.accountId]), [
       ['transfer.completed', SENDER], ['balance.updated', SENDER], ['balance.updated', RECIPIENT],
     ]);
@@ -397,12 +398,12 @@ describe('ledger decide: partner results on an executing transfer', () => {
       const decision = decidePartnerResult(result(executing, outcome, failureCode), executing, MAIN_ONLY, ledger.book, LATER);
 
       assert.equal(answer(decision).status, 200);
-      const transfer = decision.transfer!;
+      const transfer = decidedTransfer(decision)!;
       assert.equal(transfer.status, outcome);
       assert.equal(transfer.failure_code, expectedCode);
       assert.equal(transfer.completed_at, null);
       assert.deepEqual((answer(decision).body as { failure: unknown }).failure, { code: expectedCode, message: failureCode ? `partner said ${failureCode}` : null });
-      assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [['executing', outcome]]);
+      assert.deepEqual(transitionsOf(decision).map((t) => [t.from, t.to]), [['executing', outcome]]);
       assert.deepEqual(decision.events.map((e) => e.type), [`transfer.${outcome}`, 'balance.updated']);
       assert.deepEqual(decision.events[1].attributes, { available: '100.00', held: '0.00', pending: '0.00' });
       assert.equal(decision.entries[0].entry.kind, 'transfer_release');
@@ -434,7 +435,7 @@ describe('ledger decide: partner results on an executing transfer', () => {
 
   /** The transfer failed by the ledger, its hold released: what a late completion finds. */
   const failedAndReleased = (): TransferRecord => {
-    const failed = decidePartnerResult(result(executing, 'failed', 'partner_unavailable'), executing, MAIN_ONLY, ledger.book, LATER).transfer!;
+    const failed = decidedTransfer(decidePartnerResult(result(executing, 'failed', 'partner_unavailable'), executing, MAIN_ONLY, ledger.book, LATER))!;
     assert.equal(failed.status, 'failed');
     assert.equal(ledger.balance(available(SENDER, 'USD')), '100');
     return failed;
@@ -443,13 +444,13 @@ describe('ledger decide: partner results on an executing transfer', () => {
   it('a completed result for a transfer already failed completes it late: held again from available, settled, the failure kept', () => {
     const failed = failedAndReleased();
     const decision = decidePartnerResult(result(failed, 'completed'), failed, MAIN_ONLY, ledger.book, LATER);
-    const transfer = decision.transfer!;
+    const transfer = decidedTransfer(decision)!;
     assert.equal(transfer.status, 'completed');
     assert.equal(transfer.failure_code, null);
     assert.deepEqual(transfer.late_completion, { failure_code: 'partner_unavailable', failure_message: failed.failure_message, failed_at: LATER.toISOString(), receivable: '0.00' });
     assert.deepEqual(decision.entries.map((e) => e.entry.kind), ['transfer_rehold', 'transfer_settle']);
-    assert.deepEqual(decision.transitions.map((t) => [t.from, t.to]), [['failed', 'completed']]);
-    assert.deepEqual([decision.lateCompletion!.reheld, decision.lateCompletion!.receivable], ['40.00', '0.00']);
+    assert.deepEqual(transitionsOf(decision).map((t) => [t.from, t.to]), [['failed', 'completed']]);
+    assert.deepEqual([lateCompletionOf(decision)!.reheld, lateCompletionOf(decision)!.receivable], ['40.00', '0.00']);
     assertEntriesBalance(decision, ledger.book);
     assert.equal(ledger.balance(available(SENDER, 'USD')), '60');
     assert.equal(ledger.balance(pending(SENDER, 'USD')), '0');
@@ -463,10 +464,10 @@ describe('ledger decide: partner results on an executing transfer', () => {
     const spent = decideTransferCreate(randomUUID(), internal('75.00', 'USD'), { sender, recipient }, ledger.book, LATER);
     assert.equal(answer(spent).status, 201);
     const decision = decidePartnerResult(result(failed, 'completed'), failed, MAIN_ONLY, ledger.book, LATER);
-    assert.equal(decision.transfer!.status, 'completed');
-    assert.equal(decision.transfer!.late_completion!.receivable, '15.00', '40 paid by the partner, 25 left to hold: 15 owed');
+    assert.equal(decidedTransfer(decision)!.status, 'completed');
+    assert.equal(decidedTransfer(decision)!.late_completion!.receivable, '15.00', '40 paid by the partner, 25 left to hold: 15 owed');
     const rehold = decision.entries.find((e) => e.entry.kind === 'transfer_rehold')!.entry;
-    const late = decision.lateCompletion!;
+    const late = lateCompletionOf(decision)!;
     assert.deepEqual([late.transferId, late.currency, late.amount, late.reheld, late.receivable, late.entryId], [failed.id, 'USD', '40.00', '25.00', '15.00', rehold.id],
       'finance is told: the transfer, what was held again and what is owed');
     assertEntriesBalance(decision, ledger.book);
@@ -527,7 +528,7 @@ describe('ledger decide: a seeded random walk keeps the invariants', () => {
         const index = Math.floor(random() * executing.length);
         const [current] = executing.splice(index, 1);
         decision = decidePartnerResult(result(current, pick(['completed', 'failed', 'rolled_back'] as const)), current, MAIN_ONLY, ledger.book, LATER);
-        count(`result ${decision.transfer!.status}`);
+        count(`result ${decidedTransfer(decision)!.status}`);
       } else if (finished.length > 0) {
         const current = pick(finished);
         // A completion of a failed transfer is the late completion, tested on its own above.
@@ -545,10 +546,8 @@ describe('ledger decide: a seeded random walk keeps the invariants', () => {
         assert.ok(['insufficient_funds', 'invalid_request'].includes((answer(decision).body as { error: string }).error));
       }
       assertEntriesBalance(decision, ledger.book);
-      if (decision.transfer) {
-        const list = TERMINAL_STATUSES.includes(decision.transfer.status) ? finished : executing;
-        list.push(decision.transfer);
-      }
+      const decided = decidedTransfer(decision);
+      if (decided) (TERMINAL_STATUSES.includes(decided.status) ? finished : executing).push(decided);
       ledger.assertInvariants();
     }
 

@@ -20,6 +20,7 @@ import { Money } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { WalletRecord } from '../../ledger/wallets';
 import { prng } from '../support/prng';
+import { decidedHold, decidedTransfer, lateCompletionOf, partnerCommandOf } from '../support/decisions';
 
 const NOW = new Date('2026-11-29T12:00:00.000Z');
 const HOUR_LATER = new Date(NOW.getTime() + 3_600_000).toISOString();
@@ -49,7 +50,8 @@ class World {
 
   /** Keeps the hold a decision wrote, as the round does. */
   keep(decision: Decision): Decision {
-    if (decision.hold) this.holds.set(decision.hold.id, decision.hold);
+    const hold = decidedHold(decision);
+    if (hold) this.holds.set(hold.id, hold);
     return decision;
   }
 
@@ -124,7 +126,7 @@ describe('ledger decisions on holds and wallet transfers', () => {
 
   it('refuses a capture or void in order of precedence, changing nothing', () => {
     const world = new World('10');
-    const id = world.hold('5').hold!.id;
+    const id = decidedHold(world.hold('5'))!.id;
     const before = world.snapshot();
     const cases: Array<[string, () => Decision, unknown[]]> = [
       ['no such hold', () => world.capture(randomUUID(), '1'), ['hold_not_found', 'hold_id']],
@@ -199,7 +201,7 @@ describe('ledger decisions on holds and wallet transfers', () => {
     const each = world.batch(false, [world.send('20', world.wallet.id), world.send('10.01', world.wallet.id), world.send('10', world.wallet.id, 'external')], wallets);
     assert.deepEqual(each.outcome.kind === 'transfer_batch' && each.outcome.batch.items.map((i) => i.status), ['created', 'refused', 'created']);
     assert.deepEqual(balancesOf(world), { main: '70', pending: '10', wallet: '0', walletHeld: '0' });
-    assert.deepEqual(each.parts!.map((p) => p.transfer!.from_wallet_id), [world.wallet.id, world.wallet.id]);
+    assert.deepEqual(each.parts!.map((p) => decidedTransfer(p)!.from_wallet_id), [world.wallet.id, world.wallet.id]);
     world.assertInvariants();
   });
 
@@ -211,12 +213,12 @@ describe('ledger decisions on holds and wallet transfers', () => {
       const world = new World('100');
       decideWalletTransfer(world.payer, { wallet_transfer_id: randomUUID(), from_wallet_id: 'main', to_wallet_id: world.wallet.id, amount: '40', currency: 'USD', description: null },
         { account: facts(world.payer), wallets: world.wallets }, world.book, NOW);
-      const holdId = world.hold('30', world.wallet.id).hold!.id;
+      const holdId = decidedHold(world.hold('30', world.wallet.id))!.id;
       const captured = world.keep(decideHoldCapture(randomUUID(), world.payer, {
         hold_id: holdId, capture_id: randomUUID(), transfer_id: randomUUID(), amount: '12', final: false, recipient: bank, note: null,
       }, world.holds.get(holdId)!, { recipient: facts(world.payee) }, world.book, NOW));
-      const transfer = captured.transfer!;
-      assert.deepEqual([transfer.status, transfer.from_wallet_id, captured.partnerCommand?.partner], ['executing', world.wallet.id, 'fiat']);
+      const transfer = decidedTransfer(captured)!;
+      assert.deepEqual([transfer.status, transfer.from_wallet_id, partnerCommandOf(captured)?.partner], ['executing', world.wallet.id, 'fiat']);
       return { world, transfer };
     };
     const result = (transfer: TransferRecord, outcome: TransferPartnerResult['outcome'], failureCode: string | null): TransferPartnerResult =>
@@ -228,7 +230,7 @@ describe('ledger decisions on holds and wallet transfers', () => {
         const { world, transfer } = executingCapture();
         assert.deepEqual(balancesOf(world), { main: '60', pending: '12', wallet: '10', walletHeld: '18' });
         const decision = decidePartnerResult(result(transfer, outcome, failureCode), transfer, world.wallets, world.book, LATER);
-        assert.deepEqual([decision.transfer!.status, decision.transfer!.failure_code], [outcome, failureCode]);
+        assert.deepEqual([decidedTransfer(decision)!.status, decidedTransfer(decision)!.failure_code], [outcome, failureCode]);
         assert.deepEqual(decision.entries.map((e) => e.entry.kind), ['transfer_release']);
         assert.deepEqual(balancesOf(world), { main: '60', pending: '0', wallet: '22', walletHeld: '18' }, 'the main balance is as it was; the wallet has its 12 back');
         const balanceEvents = decision.events.filter((e) => e.type === 'balance.updated').map((e) => e.attributes);
@@ -248,9 +250,9 @@ describe('ledger decisions on holds and wallet transfers', () => {
 
     it('a late completion holds the amount again from the wallet it went back to', () => {
       const { world, transfer } = executingCapture();
-      const failed = decidePartnerResult(result(transfer, 'failed', 'partner_error'), transfer, world.wallets, world.book, LATER).transfer!;
+      const failed = decidedTransfer(decidePartnerResult(result(transfer, 'failed', 'partner_error'), transfer, world.wallets, world.book, LATER))!;
       const decision = decidePartnerResult(result(failed, 'completed', null), failed, world.wallets, world.book, LATER);
-      assert.deepEqual([decision.transfer!.status, decision.lateCompletion!.reheld, decision.lateCompletion!.receivable], ['completed', '12.00', '0.00']);
+      assert.deepEqual([decidedTransfer(decision)!.status, lateCompletionOf(decision)!.reheld, lateCompletionOf(decision)!.receivable], ['completed', '12.00', '0.00']);
       assert.deepEqual(balancesOf(world), { main: '60', pending: '0', wallet: '10', walletHeld: '18' });
       assert.equal(world.book.balance(available(world.payee, 'USD')).toFixed(), '12');
       world.assertInvariants();

@@ -20,6 +20,7 @@ import { cumulativePart, roundedQuotient } from '../../ledger/reversal-parts';
 import type { TransferRecord } from '../../ledger/transfers';
 import { prng } from '../support/prng';
 import { namingSeed, replayOf, seeds } from '../support/seeds';
+import { decidedTransfer, partnerCommandOf } from '../support/decisions';
 
 const NOW = new Date('2026-12-05T12:00:00.000Z');
 const SENDER = '11111111-1111-4111-8111-111111111111';
@@ -116,14 +117,14 @@ const locked = (transfer: TransferRecord): Locked => ({
 function reverse(w: World, amount: string | null, accountId = SENDER): Decision {
   const payload: TransferReverse = { transfer_id: w.transfer.id, reversal_id: randomUUID(), amount, reason: null };
   const decision = COMMANDS['transfer.reverse'].decide({ commandId: randomUUID(), accountId, payload, facts: {} as never, locked: locked(w.transfer), book: w.book, now: NOW });
-  if (decision.transfer) w.transfer = decision.transfer;
+  w.transfer = decidedTransfer(decision) ?? w.transfer;
   return decision;
 }
 
 function answer(w: World, reversalId: string, outcome: TransferReturnResult['outcome']): Decision {
   const result: TransferReturnResult = { transfer_id: w.transfer.id, reversal_id: reversalId, outcome, partner_return_id: `fiat_r_${reversalId}`, failure_code: outcome === 'failed' ? 'partner_declined' : null, failure_message: null };
   const decision = decideReturnResult(result, w.transfer, w.book, NOW);
-  if (decision.transfer) w.transfer = decision.transfer;
+  w.transfer = decidedTransfer(decision) ?? w.transfer;
   return decision;
 }
 
@@ -157,7 +158,7 @@ describe('returns decided by the ledger', () => {
       const before = w.refs.map((ref) => balance(w, ref));
       const decision = decide();
       assert.equal(code(decision), expected);
-      assert.deepEqual([decision.entries, decision.partnerCommand, w.refs.map((ref) => balance(w, ref))], [[], null, before]);
+      assert.deepEqual([decision.entries, partnerCommandOf(decision), w.refs.map((ref) => balance(w, ref))], [[], null, before]);
     }
   });
 
@@ -165,7 +166,7 @@ describe('returns decided by the ledger', () => {
     const w = world('50.00');
     const asked = reverse(w, '20.00');
     const reversal = w.transfer.reversals![0];
-    assert.deepEqual([reversal.status, w.transfer.reversed_amount, asked.partnerCommand?.type, asked.partnerCommand?.payload.amount], ['pending', '20', 'transfer.return', reversal.payout_amount]);
+    assert.deepEqual([reversal.status, w.transfer.reversed_amount, partnerCommandOf(asked)?.type, partnerCommandOf(asked)?.payload.amount], ['pending', '20', 'transfer.return', reversal.payout_amount]);
     assert.equal(balance(w, pending(PAYEE, 'EUR')), reversal.payout_amount);
     const completed = answer(w, reversal.id, 'completed');
     assert.deepEqual(completed.events.map((e) => e.type), ['transfer.reversed', 'balance.updated', 'balance.updated']);
@@ -174,7 +175,7 @@ describe('returns decided by the ledger', () => {
     for (const again of [answer(w, reversal.id, 'completed'), answer(w, reversal.id, 'failed')]) assert.deepEqual([again.entries, again.events], [[], []], 'an answer after the end changes nothing');
     const declined = reverse(w, null);
     const failed = answer(w, w.transfer.reversals![1].id, 'failed');
-    assert.ok(declined.partnerCommand);
+    assert.ok(partnerCommandOf(declined));
     assert.deepEqual(failed.events.map((e) => e.type), ['reversal.failed', 'balance.updated']);
     assert.deepEqual([w.transfer.reversed_amount, balance(w, pending(PAYEE, 'EUR'))], ['20', '0']);
     assertInvariants(w);
