@@ -30,6 +30,7 @@ async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'i
   } else {
     base.recipient_email = to.email;
   }
+  if (op.order) base.metadata = { order: op.order };
   const scenario = op.kind === 'bank' ? op.scenario : null;
   const maxPayout = payout === currency ? new Money(amount) : new Money(amount).times(MAX_RATE);
   const label = `c${member.index} ${op.kind} ${amount} ${currency}${payout !== currency ? `->${payout}` : ''} to c${op.to}${scenario ? ` [${scenario}]` : ''}`;
@@ -51,6 +52,9 @@ async function transfer(world: World, member: Member, op: Extract<Op, { kind: 'i
       }
       const id: string = answer.body.transfer_id;
       command.resource = { type: 'transfer', id };
+      world.findings.expect(JSON.stringify(answer.body.metadata) === JSON.stringify(op.order ? { order: op.order } : {}), 'a transfer answers the metadata it was made with',
+        () => `${label}: metadata ${JSON.stringify(answer.body.metadata)}, made with ${op.order ?? 'none'}`, [member.index]);
+      if (op.order && !world.ordered.some((o) => o.id === id)) world.ordered.push({ client: member.index, order: op.order, id });
       member.transfers.push(id);
       if (op.kind === 'internal' && !member.internals.some((t) => t.id === id)) {
         member.internals.push({ id, client: member.index, to: op.to, currency, amount: new Money(amount), reversals: [] });

@@ -19,9 +19,9 @@ export type Misbehaviour =
 
 export type Op =
   | { kind: 'faucet'; currency: Fiat | 'USDC'; cents: number; misbehave: Misbehaviour }
-  | { kind: 'internal'; to: number; currency: Fiat; cents: number; misbehave: Misbehaviour }
-  | { kind: 'chain'; to: number; cents: number; misbehave: Misbehaviour }
-  | { kind: 'bank'; to: number; currency: Fiat; payout: Fiat; cents: number; scenario: string | null; misbehave: Misbehaviour }
+  | { kind: 'internal'; to: number; currency: Fiat; cents: number; order: string | null; misbehave: Misbehaviour }
+  | { kind: 'chain'; to: number; cents: number; order: string | null; misbehave: Misbehaviour }
+  | { kind: 'bank'; to: number; currency: Fiat; payout: Fiat; cents: number; scenario: string | null; order: string | null; misbehave: Misbehaviour }
   | { kind: 'fx'; from: Fiat; to: Fiat; cents: number; execute: 'once' | 'twice' | 'never'; quoteForm: IdForm; misbehave: Misbehaviour }
   | { kind: 'add_funds'; cents: number; scenario: string | null; customerForm: IdForm; misbehave: Misbehaviour }
   | { kind: 'send'; cents: number; scenario: string | null; customerForm: IdForm; misbehave: Misbehaviour }
@@ -107,6 +107,8 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
   const other = (): number => (index + 1 + Math.floor(random() * (clients - 1))) % clients;
   // Mostly small amounts; one in twelve larger than any balance can cover, so refusals happen.
   const cents = (): number => (random() < 1 / 12 ? 100_000 + Math.floor(random() * 100_000) : 1 + Math.floor(random() * 5_000));
+  // An integrator's own order id on two transfers in five, found again by metadata at the end (metadata-checks.ts).
+  const order = (): string | null => (random() < 0.4 ? `A-${Math.floor(random() * 1e9)}` : null);
   const misbehave = (): Misbehaviour => {
     if (random() >= profile.misbehaviourRate) return null;
     return pick(['replay', 'other_body', 'concurrent', 'new_key_after_timeout'] as const);
@@ -171,11 +173,11 @@ export function* clientOps(seed: number, index: number, clients: number): Genera
     }
     const roll = random();
     if (roll < 0.08) yield { kind: 'faucet', currency: pick([...FIAT, 'USDC'] as const), cents: 1 + Math.floor(random() * 20_000), misbehave: misbehave() };
-    else if (roll < 0.30) yield { kind: 'internal', to: other(), currency: pick(FIAT), cents: cents(), misbehave: misbehave() };
-    else if (roll < 0.36) yield { kind: 'chain', to: other(), cents: cents(), misbehave: misbehave() };
+    else if (roll < 0.30) yield { kind: 'internal', to: other(), currency: pick(FIAT), cents: cents(), order: order(), misbehave: misbehave() };
+    else if (roll < 0.36) yield { kind: 'chain', to: other(), cents: cents(), order: order(), misbehave: misbehave() };
     else if (roll < 0.50) {
       const currency = pick(FIAT);
-      yield { kind: 'bank', to: other(), currency, payout: random() < 0.6 ? currency : pick(FIAT.filter((c) => c !== currency)), cents: cents(), scenario: random() < 0.5 ? null : pick(Object.keys(TRANSFER_SCENARIOS).filter((s) => s !== 'none')), misbehave: misbehave() };
+      yield { kind: 'bank', to: other(), currency, payout: random() < 0.6 ? currency : pick(FIAT.filter((c) => c !== currency)), cents: cents(), scenario: random() < 0.5 ? null : pick(Object.keys(TRANSFER_SCENARIOS).filter((s) => s !== 'none')), order: order(), misbehave: misbehave() };
     } else if (roll < 0.62) {
       const [from, to] = pair();
       yield { kind: 'fx', from, to, cents: cents(), execute: random() < 0.8 ? 'once' : pick(['twice', 'never'] as const), quoteForm: idForm(), misbehave: misbehave() };

@@ -24,6 +24,7 @@ import { replay } from './replay';
 import { createWorld, killStage, names, setUp, startStage, stopStage } from './stage';
 import { Names, Trace } from './trace';
 import type { Member, World } from './world';
+import { metadataChecks } from './metadata-checks';
 
 const settings = parseArgs(process.argv.slice(2));
 const traceFile = path.join(process.cwd(), '.simulation', `trace-seed-${settings.seed}.jsonl`);
@@ -140,6 +141,7 @@ async function main(): Promise<void> {
     await holdChecks(db, world, ended);
     await finalChecks(db, world);
     await walletBalanceChecks(db, world);
+    await metadataChecks(world);
     await eventsAsModelled(db, world, ended);
     await kafkaEventsAgree(db, world, names.kafkaTopicPrefix);
     latencyBounded(world);

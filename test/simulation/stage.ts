@@ -81,7 +81,7 @@ export function createWorld(findings: Findings, trace: Trace | null, members: Me
   const latencies = new Latencies();
   return {
     http: new Http(baseUrl, findings, trace, latencies), model: new Model(), rates: new RateBook(findings), latencies, findings, members,
-    unlearned: [], partnerBook: new Map(), open: [], clockMarginMs: CLOCK_MARGIN_MS, stats: { ops: 0, faults: 0, crossings: 0 },
+    unlearned: [], partnerBook: new Map(), open: [], ordered: [], clockMarginMs: CLOCK_MARGIN_MS, stats: { ops: 0, faults: 0, crossings: 0 },
   };
 }
 

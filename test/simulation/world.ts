@@ -120,6 +120,8 @@ export interface World {
   open: Array<{ command: Command; member: Member; resolve: (body: any) => void }>;
   /** How far the ledger's clock and ours may differ around a hold's expires_at: more in a run that steps clocks. */
   clockMarginMs: number;
+  /** Transfers made with an order id in their metadata, to be found again by it at the end. */
+  ordered: Array<{ client: number; order: string; id: string }>;
   /** `crossings`: the balance.threshold_crossed events the final checks found. */
   stats: { ops: number; faults: number; crossings: number };
 }
