@@ -15,6 +15,7 @@ import { Overview } from './pages/overview';
 import { Payments } from './pages/payments';
 import { RequestLogs } from './pages/request-logs';
 import { SignIn, SignUp } from './pages/sign-in';
+import { Transactions } from './pages/transactions';
 import { Transfers } from './pages/transfers';
 import { Wallets } from './pages/wallets';
 import { Webhooks } from './pages/webhooks';
@@ -24,6 +25,7 @@ type Area = { hash: string; label: string; page: (events: DomainEvent[]) => JSX.
 const AREAS: Area[] = [
   { hash: '#/overview', label: 'Overview', page: (events) => <Overview events={events} /> },
   { hash: '#/transfers', label: 'Transfers', page: (events) => <Transfers events={events} /> },
+  { hash: '#/transactions', label: 'Transactions', page: () => <Transactions /> },
   { hash: '#/wallets', label: 'Wallets', page: (events) => <Wallets events={events} /> },
   { hash: '#/holds', label: 'Holds', page: (events) => <Holds events={events} /> },
   { hash: '#/alerts', label: 'Alerts', page: (events) => <BalanceAlerts events={events} /> },

@@ -3,9 +3,11 @@
 // linked with partners through their consent pages, money added and sent, payments with their
 // history and claim link, API keys created and revoked (and then refused by the API), request
 // logs with their bodies, a webhook endpoint receiving a test event and a replay, the event list,
-// and the Finance area's statement, CSV, trial balance and reconciliation report. axe-core checks
+// the Finance area's statement, CSV, trial balance and reconciliation report, and the transactions
+// narrowed by currency and by a transfer's metadata. axe-core checks
 // each area; the Content-Security-Policy is never broken.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -263,5 +265,29 @@ describe('the dashboard\'s areas in a browser', function () {
     await reconcile.getByRole('row', { name: /openbank/ }).first().waitFor();
     await expectAccessible('the finance area');
     await screenshot(page, 'finance');
+  });
+  it('lists the account\'s transactions, narrowed by currency and by a transfer\'s metadata', async () => {
+    const friend = await signUp(base());
+    await fund(base(), owner.key, 'EUR', '20.00');
+    const sent = await call(base(), 'POST', '/v1/transfers', { recipient_email: friend.email, amount: '12.00', currency: 'USD', metadata: { order_id: 'T-7' } }, { token: owner.key, idempotencyKey: randomUUID() });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+    await area('Transactions');
+    const list = page.getByRole('region', { name: 'Transactions list' });
+    const rows = list.locator('tbody tr');
+    await eventually(async () => ((await rows.count()) >= 3 ? true : undefined), 10_000, 'the three movements listed');
+    await page.getByLabel('Currency').selectOption('EUR');
+    // EUR movements alone: the test funds, and the conversion the FX area made.
+    const eurOnly = async () => {
+      const texts = await rows.allInnerTexts();
+      return texts.length > 0 && texts.every((t) => / EUR\b/.test(t) && !/ USD\b/.test(t)) && texts.some((t) => /faucet credit\s+\+20\.00 EUR/.test(t)) ? texts : undefined;
+    };
+    await eventually(eurOnly, 10_000, 'the EUR movements alone');
+    await page.getByLabel('Currency').selectOption('');
+    await page.getByLabel('Metadata key').fill('order_id');
+    await page.getByLabel('Metadata value').fill('T-7');
+    await eventually(async () => ((await rows.count()) === 1 && /−12\.00 USD/.test(await rows.first().innerText()) ? true : undefined), 10_000, 'the transfer of order T-7 alone');
+    await page.getByLabel('Metadata value').fill('T-8');
+    await page.getByText('No transactions match these filters.').waitFor();
+    await expectAccessible('the Transactions area');
   });
 });
