@@ -13,11 +13,15 @@ import { ProducerBatcher, SendDeadlineExceeded } from '../kafka/batcher';
 import { startConsumer } from '../kafka/consumer';
 import { receiveRepliesInProcess, type InProcessReply } from '../kafka/local-replies';
 import { TOPICS } from '../kafka/topics';
+import { log } from '../log';
 import type { Runtime } from '../runtime';
 
 export const PENDING_REPLIES_MAX = 50_000;
-/** A new group of one member joins in well under a second here; a minute means it will not. */
-const JOIN_WAIT_MS_MAX = 60_000;
+/** A new group of one member joins in well under a second here; thirty seconds means it will not. */
+const JOIN_WAIT_MS = 30_000;
+const JOIN_ATTEMPTS = 2;
+
+class JoinTimeout extends Error {}
 /**
  * How long a request waits for Kafka to acknowledge its command. The producer itself retries for
  * about 50 s, far past what a client waits for; past this the request answers 503. A command
@@ -51,10 +55,31 @@ export class LedgerClient {
     this.batcher = new ProducerBatcher(runtime.producer);
   }
 
+  /**
+   * Starts the reply consumer and waits until it joined its group: replies sent before would be
+   * missed. A consumer whose join does not come within JOIN_WAIT_MS (a join can stay stuck in a
+   * rebalance the coordinator no longer runs) is replaced by a new one, once; a consumer that
+   * stopped for good, or a second that does not join either, fails the start (naming what it last
+   * did), never hangs it.
+   */
   async start(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.consumer = await this.joinedConsumer();
+        break;
+      } catch (error) {
+        if (!(error instanceof JoinTimeout) || attempt >= JOIN_ATTEMPTS) throw error;
+        log.warn({ err: error }, 'the ledger reply consumer did not join its group: starting a new one');
+      }
+    }
+    // A ledger in this process hands its replies over directly; the topic carries the others'.
+    this.stopReceivingInProcess = receiveRepliesInProcess(this.instanceId, (reply) => this.receive(reply));
+  }
+
+  private async joinedConsumer(): Promise<Consumer> {
     let markJoined: () => void = () => undefined;
     const joined = new Promise<void>((resolve) => { markJoined = resolve; });
-    this.consumer = await startConsumer<LedgerReplyEnvelope>(this.runtime, {
+    const consumer = await startConsumer<LedgerReplyEnvelope>(this.runtime, {
       groupId: `${this.runtime.names.prefix}api-replies.${this.instanceId}`,
       topic: TOPICS.ledgerReplies,
       fromBeginning: false,
@@ -71,10 +96,6 @@ export class LedgerClient {
       },
       onGroupJoin: () => markJoined(),
     });
-    // Replies sent before this process joined its group would be missed: wait for the join. A
-    // consumer that stopped for good, or did not join within JOIN_WAIT_MS_MAX, fails the start
-    // (naming what it last did), never hangs it.
-    const consumer = this.consumer;
     let lastEvent = 'connected';
     const watching = [consumer.events.REBALANCING, consumer.events.CRASH, consumer.events.DISCONNECT, consumer.events.REQUEST_TIMEOUT].map((event) =>
       consumer.on(event, ({ type, payload }) => { lastEvent = `${type} ${JSON.stringify(payload ?? {}).slice(0, 300)}`; }));
@@ -83,10 +104,11 @@ export class LedgerClient {
       consumer.on(consumer.events.CRASH, ({ payload }) => {
         if (!payload.restart) reject(new Error(`the ledger reply consumer stopped before joining its group: ${payload.error.message}`));
       });
-      timer = setTimeout(() => reject(new Error(`the ledger reply consumer did not join its group within ${JOIN_WAIT_MS_MAX} ms; last: ${lastEvent}`)), JOIN_WAIT_MS_MAX);
+      timer = setTimeout(() => reject(new JoinTimeout(`the ledger reply consumer did not join its group within ${JOIN_WAIT_MS} ms; last: ${lastEvent}`)), JOIN_WAIT_MS);
     });
     try {
       await Promise.race([joined, stopped]);
+      return consumer;
     } catch (error) {
       await consumer.disconnect().catch(() => undefined);
       throw error;
@@ -94,8 +116,6 @@ export class LedgerClient {
       clearTimeout(timer);
       for (const stopWatching of watching) stopWatching();
     }
-    // A ledger in this process hands its replies over directly; the topic carries the others'.
-    this.stopReceivingInProcess = receiveRepliesInProcess(this.instanceId, (reply) => this.receive(reply));
   }
 
   private receive(reply: LedgerReplyEnvelope | InProcessReply): void {
