@@ -67,7 +67,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   // The browser dashboard is a client of the public API only: of the service, that reader alone.
   'src/dashboard': ['src/event-stream'],
   // What surfaces share: the ledger's client, idempotency, the HTTP plumbing, authentication.
-  'src/ledger-client': ['ledger', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/runtime'],
+  'src/ledger-client': ['ledger', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/log', 'src/runtime'],
   'src/idempotency': ['ledger', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/log', 'src/redaction', 'src/redis'],
   'src/http': ['ledger', 'src/auth', 'src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/partners', 'src/redaction', 'src/transient'],
   'src/auth': ['src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/redis'],
