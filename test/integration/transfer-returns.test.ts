@@ -5,13 +5,16 @@
 // the transfer's own rate, its legs in proportion) or fails it (the part back with the recipient).
 // Each answer counts once however often it comes, and an answer after the failure changes nothing.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { DomainEventEnvelope, LedgerCommandEnvelope } from '../../ledger/messages';
 import { Money, type Amount } from '../../ledger/money';
 import { cumulativePart } from '../../ledger/reversal-parts';
 import { startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
-import { testService } from '../hooks';
+import { startPartnerDispatcher } from '../../consumers/partners/runner';
+import { railsUrl, testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually, type JsonResponse } from '../support/http';
@@ -215,6 +218,37 @@ describe('transfer returns through the partner', function () {
     assert.equal((await eventsOf(sender, sent.transfer_id, 'reversal.failed')).length, 1);
     assert.deepEqual((await journalOf(sent.transfer_id)).map((e) => e.kind).filter((k) => k.startsWith('return_')),
       ['return_hold', 'return_settle', 'return_hold', 'return_release', 'return_hold', 'return_settle']);
+  });
+
+  it('makes a return once when the partner dispatcher is killed while the partner is answering: the next dispatcher finds it by its reference @system', async () => {
+    const service = testService();
+    const index = service.roles.findIndex((role) => role.role === 'partners');
+    const sent = await bankTransfer(sender, payee, '30.00', 'USD');
+    await service.roles[index].stop();
+    // A dispatcher of its own, killed once the partner made the return and before it answered (slow_answer).
+    const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'src', 'main.js')], {
+      env: { ...process.env, ROLES: 'partners', MOCK_RAILS_URL: railsUrl() }, stdio: 'ignore',
+    });
+    let restarted = false;
+    try {
+      const asked = await reverse(sender.key, sent.transfer_id, { amount: '12.00' }, 'slow_answer');
+      assert.equal(asked.status, 201, JSON.stringify(asked.body));
+      assert.equal(asked.body.status, 'pending');
+      await eventually(async () => ((await railReturns(sent.partner_payment_id)).length === 1 ? true : undefined), 30_000, 'the partner made the return');
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      service.roles[index] = await startPartnerDispatcher(service.runtime, { railsUrl: railsUrl() });
+      restarted = true;
+      await reversalReaches(sender.key, sent.transfer_id, asked.body.id, 'completed');
+      const made = await railReturns(sent.partner_payment_id);
+      assert.deepEqual(made.map((r) => [r.reference, r.amount]), [[asked.body.id, '12.00']], 'one return at the partner, under its reversal');
+      assert.deepEqual([await figures(sender, 'USD'), await figures(payee, 'USD')], [['82.00', '0.00'], ['18.00', '0.00']]);
+      assert.equal((await eventsOf(sender, sent.transfer_id, 'transfer.reversed')).length, 1, 'announced once');
+      assert.deepEqual((await journalOf(sent.transfer_id)).map((e) => e.kind).filter((k) => k.startsWith('return_')), ['return_hold', 'return_settle']);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      if (!restarted) service.roles[index] = await startPartnerDispatcher(service.runtime, { railsUrl: railsUrl() });
+    }
   });
 
   it('announces a completed return as transfer.reversed and a failed one as reversal.failed: on the stream, to webhooks and on Kafka', async () => {
