@@ -37,7 +37,7 @@ async function round(store: MemoryLedgerStore, accounts: Account[], sent: Sent[]
   } satisfies LedgerCommandEnvelope));
   const named = parsed.flatMap((p) => (p.type === 'refused' ? [] : [(p.payload as { transfer_id?: string }).transfer_id ?? '']));
   const facts: BatchFacts = {
-    accountsById: new Map(accounts.map((a) => [a.facts.id, a.facts])), accountsByEmail: new Map(accounts.map((a) => [a.email, a.facts])), accountsByBank: new Map(),
+    accountsById: new Map(accounts.map((a) => [a.facts.id, a.facts])), accountsByEmail: new Map(accounts.map((a) => [a.email, a.facts])), accountsByBank: new Map(), clockTimes: new Map(),
     transfers: new Map(named.flatMap((id) => (store.transfers.has(id) ? [[id, store.transfers.get(id)!] as const] : []))),
     quotes: new Map(), payments: new Map(), faucetToday: new Map(), wallets: new Map(), holds: new Map(),
   };

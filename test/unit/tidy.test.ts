@@ -28,9 +28,10 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/balance-alerts',
     'src/balances', 'src/config', 'src/customers', 'src/dashboard-host', 'src/fx', 'src/guards', 'src/holds', 'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log',
     'src/mock-rails', 'src/notifications', 'src/operations', 'src/partner-links', 'src/partners', 'src/payments', 'src/reconciliation', 'src/request-logs', 'src/runtime',
-    'src/scheduled-transfers', 'src/statements', 'src/transfer-batches', 'src/transfers', 'src/vault', 'src/wallets', 'src/warm-up', 'src/webhooks'],
+    'src/scheduled-transfers', 'src/statements', 'src/test-clocks', 'src/transfer-batches', 'src/transfers', 'src/vault', 'src/wallets', 'src/warm-up', 'src/webhooks'],
   // The ledger's consumer runs the due runs of scheduled transfers beside it (the surface's runs.ts).
-  'consumers/ledger': ['ledger', 'src/clock', 'src/kafka', 'src/log', 'src/runtime', 'src/scheduled-transfers', 'src/warm-up'],
+  // ... and advances test clocks, doing what fell due for their accounts (the surface's clocks.ts).
+  'consumers/ledger': ['ledger', 'src/clock', 'src/kafka', 'src/log', 'src/runtime', 'src/scheduled-transfers', 'src/test-clocks', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/domain-error', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/reconciliation', 'src/runtime'],
   'consumers/webhooks': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/outbox', 'src/runtime', 'src/vault', 'src/webhooks'],
@@ -43,6 +44,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/transfer-batches': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
   // Its runs are written with their events (src/outbox) by the worker beside the ledger.
   'src/scheduled-transfers': ['ledger', 'src/clock', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/outbox', 'src/runtime', 'src/transfers'],
+  'src/test-clocks': ['src/clock', 'src/config', 'src/db', 'src/domain-error', 'src/http'],
   'src/fx': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client'],
   'src/payments': ['ledger', 'src/config', 'src/countries', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partner-links',
     'src/partners'],
@@ -79,7 +81,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   // The domain: it owns what it needs of Postgres (ledger/pg) and depends on nothing in src/.
   ledger: [],
   // The plumbing under everything.
-  'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis', 'src/warm-up'],
+  'src/runtime': ['src/clock', 'src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis', 'src/warm-up'],
   'src/warm-up': ['src/db', 'src/kafka', 'src/log'],
   // Dead letters are recorded in Postgres beside their topic, for the operator's routes.
   'src/kafka': ['src/config', 'src/db', 'src/domain-error', 'src/log', 'src/transient'],
