@@ -6,6 +6,7 @@ import { HOLD_LIFETIME_DEFAULT_MS, HOLD_LIFETIME_MAX_MS, HOLD_STATUSES, type Hol
 import type { HoldCaptureCommand, HoldCreate, HoldRelease } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { HoldOutcome } from '../../ledger/outcome';
+import { now } from '../clock';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
@@ -117,7 +118,7 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     const walletId = request.body.wallet_id === undefined || request.body.wallet_id === 'main' ? null : request.body.wallet_id;
     const command: HoldCreate = {
       hold_id: derivedUuid('hold', commandId), amount: parseAmount(request.body.amount, currency).toFixed(), currency, wallet_id: walletId,
-      expires_at: expiryOf(request.body.expires_at, new Date()), description: request.body.description ?? null,
+      expires_at: expiryOf(request.body.expires_at, await now(accountId)), description: request.body.description ?? null,
     };
     return { accountId, commandId, command };
   };

@@ -87,3 +87,41 @@ export class TestClocks {
     });
   }
 }
+
+// The advancing worker's side (consumers/ledger/clock-advance.ts). A clock is advanced by one
+// worker at a time, under a lease: claimed with FOR UPDATE SKIP LOCKED (two workers never claim
+// one clock), renewed at each step, and taken over by another worker once it ran out (its worker
+// died). Each write names the claim, so a worker that lost its lease changes nothing.
+
+/** Claims one advancing clock whose lease is free or ran out, for `leaseMs` from `wallAt`. */
+export async function claimAdvancingClock(db: Db, wallAt: Date, leaseMs: number): Promise<TestClockRow | undefined> {
+  const { rows } = await db.raw(
+    `UPDATE test_clocks SET claim_id = ?, claimed_until = ?
+      WHERE id = (SELECT id FROM test_clocks WHERE status = 'advancing' AND (claimed_until IS NULL OR claimed_until < ?)
+                   ORDER BY updated_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [randomUUID(), new Date(wallAt.getTime() + leaseMs), wallAt],
+  );
+  return rows[0];
+}
+
+/** Whether any clock is advancing: the worker's idle question, on the partial index. */
+export async function anyClockAdvancing(db: Db): Promise<boolean> {
+  const { rows } = await db.raw(`SELECT EXISTS (SELECT 1 FROM test_clocks WHERE status = 'advancing') AS advancing`);
+  return rows[0].advancing;
+}
+
+/** Moves a claimed clock's time to `at` (never back) and renews the lease; false: the claim was lost. */
+export async function stepClock(db: Db, clock: Pick<TestClockRow, 'id' | 'claim_id'>, at: Date, leaseUntil: Date): Promise<boolean> {
+  const updated = await db('test_clocks').where({ id: clock.id, claim_id: clock.claim_id, status: 'advancing' }).andWhere('frozen_time', '<=', at)
+    .update({ frozen_time: at, claimed_until: leaseUntil });
+  return updated === 1;
+}
+
+/** Ends an advance: the clock ready at its target; false: the claim was lost. */
+export async function finishAdvance(db: Db, clock: Pick<TestClockRow, 'id' | 'claim_id'>, wallAt: Date): Promise<boolean> {
+  const updated = await db('test_clocks').where({ id: clock.id, claim_id: clock.claim_id, status: 'advancing' }).update({
+    status: 'ready', frozen_time: db.raw('advancing_to'), advancing_to: null, claim_id: null, claimed_until: null, updated_at: wallAt,
+  });
+  return updated === 1;
+}
