@@ -9,7 +9,7 @@
 // fixed beat (HoldExpiry). Holds of accounts on a test clock expire as their clock advances
 // (clock-advance.ts), never by this sweep.
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
-import { inClockScope, wallNow, type ClockScope } from '../../src/clock';
+import { wallNowMs, inClockScope, wallNow, type ClockScope } from '../../src/clock';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { sendCommands } from './send-commands';
@@ -73,7 +73,7 @@ export class HoldExpiry {
   /** A hold made in this process that expires at `at`: the next sweep comes no later than then. */
   dueAt(at: Date): void {
     if (this.stopped || at.getTime() >= this.nextAt) return;
-    this.schedule(at.getTime() - Date.now());
+    this.schedule(at.getTime() - wallNowMs());
   }
 
   async stop(): Promise<void> {
@@ -85,7 +85,7 @@ export class HoldExpiry {
   private schedule(delayMs: number): void {
     if (this.timer) clearTimeout(this.timer);
     const delay = Math.max(0, delayMs);
-    this.nextAt = Date.now() + delay;
+    this.nextAt = wallNowMs() + delay;
     this.timer = setTimeout(() => this.sweep(), delay);
   }
 
@@ -112,10 +112,10 @@ export class HoldExpiry {
     })().then((earliest) => {
       this.running = null;
       if (this.stopped) return;
-      const delay = this.again ? 0 : nextSweepDelayMs(earliest, Date.now(), this.everyMsMin, this.everyMsMax);
+      const delay = this.again ? 0 : nextSweepDelayMs(earliest, wallNowMs(), this.everyMsMin, this.everyMsMax);
       this.again = false;
       // A hold made during the sweep may have asked for an earlier one already.
-      if (Date.now() + delay < this.nextAt) this.schedule(delay);
+      if (wallNowMs() + delay < this.nextAt) this.schedule(delay);
     });
   }
 }

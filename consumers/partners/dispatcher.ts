@@ -23,6 +23,7 @@ import { isSandboxScenario } from '../../src/partners/scenarios';
 import { log } from '../../src/log';
 import { claimInstruction, transferState, type TransferState } from './claims';
 import { ATTEMPTS_MAX, decidePartnerOutcome, type PartnerDecision } from './outcome';
+import { wallNow, wallNowMs } from '../../src/clock';
 
 /** Longest one poll of a pending payment runs before the instruction is re-queued. */
 export const POLL_MS_MAX_DEFAULT = 5_000;
@@ -132,9 +133,9 @@ async function ask(command: TransferExecute, paymentId: string | null, call: () 
 
 /** Looks at a pending payment with a bounded backoff until it is final or pollMsMax elapses. */
 async function poll(client: PartnerClient, command: TransferExecute, paymentId: string, pollMsMax: number): Promise<PartnerDecision> {
-  const deadlineMs = Date.now() + pollMsMax;
+  const deadlineMs = wallNowMs() + pollMsMax;
   for (let backoffMs = POLL_BACKOFF_MS_INITIAL; ; backoffMs = Math.min(POLL_BACKOFF_MS_MAX, backoffMs * 2)) {
-    const waitMs = Math.min(backoffMs, deadlineMs - Date.now());
+    const waitMs = Math.min(backoffMs, deadlineMs - wallNowMs());
     if (waitMs <= 0) return decidePartnerOutcome(command, { kind: 'poll_timeout', paymentId });
     await sleep(waitMs);
     const decision = await ask(command, paymentId, () => client.getPayment(paymentId));
@@ -264,7 +265,7 @@ export function resultCommand(accountId: string, result: TransferPartnerResult):
     type: 'transfer.partner_result',
     account_id: accountId,
     reply_to: null,
-    issued_at: new Date().toISOString(),
+    issued_at: wallNow().toISOString(),
     payload: JSON.stringify(result),
   };
 }
@@ -300,12 +301,12 @@ async function encodeOutputs(deps: PartnerDispatcherDeps, instructions: Instruct
  * runner re-applies its messages one by one, dead-lettering the bad one.
  */
 export async function handlePartnerBatch(deps: PartnerDispatcherDeps, messages: Delivered<PartnerCommandEnvelope>[]): Promise<void> {
-  const budgetEndsMs = Date.now() + deps.batchMsMax;
+  const budgetEndsMs = wallNowMs() + deps.batchMsMax;
   // Every command is parsed before any claims its transfer: a bad one fails the batch untouched.
   const instructions = messages.map((message) => parseInstruction(message.value));
   const outputs: Output[] = new Array(instructions.length);
   await forEachBounded(instructions, deps.concurrencyMax, async (instruction, index) => {
-    outputs[index] = Date.now() < budgetEndsMs
+    outputs[index] = wallNowMs() < budgetEndsMs
       ? await execute(deps, instruction, `${messages[index].partition}:${messages[index].offset}`)
       : { kind: 'requeue', attempt: instruction.command.attempt };
   });
