@@ -6,17 +6,19 @@
 // Which clock an account lives on is fixed when the account is made, so it is cached; the clock's
 // time is read each time (one row by its key), since an advance may move it at any moment.
 // Operational reads (timers, latencies, logs, leases) take wallNow() and wallNowMs(): this module is
-// the one place that reads the wall (test/unit/tidy.test.ts holds every other file to that).
+// with ledger/clock.ts (the ledger imports nothing of src/), the one place that reads the wall
+// (test/unit/tidy.test.ts holds every other file to that).
 
-/** Runs one parameterised SQL statement (the runtime's Postgres). */
-export type ClockQuery = (sql: string, params: unknown[]) => Promise<{ rows: Array<Record<string, unknown>> }>;
+/** What the clock reads Postgres through: the runtime's knex (src/db), named by its shape alone. */
+export interface ClockDb {
+  raw(sql: string, bindings: readonly string[]): PromiseLike<{ rows: Array<Record<string, unknown>> }>;
+}
 
-/** Accounts whose clock (or its absence) is cached; past this the cache starts again. */
+/** Accounts whose clock (or its absence) is cached, per database; past this the cache starts again. */
 const CACHED_ACCOUNTS_MAX = 50_000;
 
-let query: ClockQuery | null = null;
-/** Account id → its clock's id, or null: on the wall. */
-const clockOfAccount = new Map<string, string | null>();
+/** Per database (a process may hold several, as the tests do): account id → its clock's id, or null: on the wall. */
+const clocksOfAccounts = new WeakMap<ClockDb, Map<string, string | null>>();
 
 /** The wall's time: for operational reads, and for every account not on a test clock. */
 export function wallNow(): Date {
@@ -28,37 +30,27 @@ export function wallNowMs(): number {
   return Date.now();
 }
 
-/** Where this process reads clocks from; without it (unit tests, tools) every account is on the wall. */
-export function readClocksFrom(run: ClockQuery): void {
-  query = run;
-  clockOfAccount.clear();
-}
-
-async function clockIdOf(run: ClockQuery, accountId: string): Promise<string | null | undefined> {
-  if (clockOfAccount.has(accountId)) return clockOfAccount.get(accountId);
-  const { rows } = await run('SELECT test_clock_id FROM accounts WHERE id = ?', [accountId]);
+async function clockIdOf(db: ClockDb, accountId: string): Promise<string | null | undefined> {
+  let cached = clocksOfAccounts.get(db);
+  if (!cached) clocksOfAccounts.set(db, cached = new Map());
+  if (cached.has(accountId)) return cached.get(accountId);
+  const { rows } = await db.raw('SELECT test_clock_id FROM accounts WHERE id = ?', [accountId]);
   if (rows.length === 0) return undefined; // no such account: nothing to remember
-  if (clockOfAccount.size >= CACHED_ACCOUNTS_MAX) clockOfAccount.clear();
+  if (cached.size >= CACHED_ACCOUNTS_MAX) cached.clear();
   const clockId = (rows[0].test_clock_id as string | null) ?? null;
-  clockOfAccount.set(accountId, clockId);
+  cached.set(accountId, clockId);
   return clockId;
-}
-
-/** The time of a test clock, or null when there is no such clock. */
-export async function clockTime(clockId: string): Promise<Date | null> {
-  if (!query) return null;
-  const { rows } = await query('SELECT frozen_time FROM test_clocks WHERE id = ?', [clockId]);
-  return rows.length === 0 ? null : new Date(rows[0].frozen_time as Date);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The time now for `accountId`'s rules: its test clock's when it lives on one, else the wall's. */
-export async function now(accountId?: string): Promise<Date> {
-  if (!query || accountId === undefined || !UUID.test(accountId)) return wallNow();
-  const clockId = await clockIdOf(query, accountId);
+export async function now(db: ClockDb, accountId: string): Promise<Date> {
+  if (!UUID.test(accountId)) return wallNow();
+  const clockId = await clockIdOf(db, accountId);
   if (!clockId) return wallNow();
-  return (await clockTime(clockId)) ?? wallNow();
+  const { rows } = await db.raw('SELECT frozen_time FROM test_clocks WHERE id = ?', [clockId]);
+  return rows.length === 0 ? wallNow() : new Date(rows[0].frozen_time as Date);
 }
 
 /**

@@ -1,7 +1,6 @@
 // The shared resources of one process: connections to Postgres, Redis, Kafka and the schema
 // registry, created once and closed in reverse order on shutdown.
 import type { Admin, Kafka, Producer } from 'kafkajs';
-import { readClocksFrom } from './clock';
 import type { Config, Role } from './config';
 import { createDb, ensureDatabase, migrateLatest, type Db } from './db';
 import { createKafka, createProducer } from './kafka/client';
@@ -52,8 +51,6 @@ async function openPhases(config: Config, phases: OpeningPhases): Promise<Runtim
   // The connections warmed before the process says it is ready stay open (src/warm-up.ts).
   const db = createDb(config.databaseUrl, 20, WARM_CONNECTIONS);
   const applied = await migrateLatest(db);
-  // Accounts on a test clock read its time from here (src/clock.ts).
-  readClocksFrom((sql, params) => db.raw(sql, params as any[]) as Promise<{ rows: Array<Record<string, unknown>> }>);
   phases.done('postgres');
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
 

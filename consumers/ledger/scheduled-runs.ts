@@ -8,7 +8,7 @@
 // soon as one is back; one missed several times runs each occurrence once, in order, each run
 // recording the time it actually ran. The sweep reads the wall's now (src/clock.ts) and leaves out
 // the accounts on a test clock: their runs are made as their clock advances (src/test-clocks/advance.ts).
-import { now } from '../../src/clock';
+import { wallNow } from '../../src/clock';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { sendCommands } from './send-commands';
@@ -35,7 +35,7 @@ export interface ScheduledRunSettings {
  * undecided sent again.
  */
 async function sweepScheduledRunsOnce(runtime: Runtime, settings: ScheduledRunSettings): Promise<void> {
-  const at = await now();
+  const at = wallNow();
   const waiting = await workWaiting(runtime.db, at);
   if (waiting.pending) await recordDecidedRuns(runtime, at, RUNS_PER_SWEEP_MAX);
   if (waiting.due) {

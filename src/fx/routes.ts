@@ -8,7 +8,7 @@ import { conversionRules, isSupportedPair, price, RATE_DECIMALS, type PricedConv
 import type { FxExecute } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
 import type { Environment } from '../config';
-import { now } from '../clock';
+import { now, wallNow } from '../clock';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountIdForWrite } from '../http/acting-account';
@@ -122,7 +122,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       response: { status: 200, description: 'the price', schema: quoteSchema },
       errors: ['invalid_currency', 'unsupported_pair'],
       handler: async ({ body }) => {
-        const { from, to, fromAmount, price: quote, at } = priceRequest(body, await now());
+        const { from, to, fromAmount, price: quote, at } = priceRequest(body, wallNow());
         return {
           status: 200,
           body: {
@@ -141,7 +141,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
         // Priced and locked on the account's time: a quote made on a test clock expires on the clock.
-        const at = await now(accountId);
+        const at = await now(db, accountId);
         return { status: 201, body: quoteView(await quotes.create(accountId, priceRequest(request.body, at)), at) };
       },
     }),
@@ -180,7 +180,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       errors: ['quote_not_found'],
       handler: async (request) => {
         const quote = await ownQuote(request);
-        return { status: 200, body: quoteView(quote, await now(quote.account_id)) };
+        return { status: 200, body: quoteView(quote, await now(db, quote.account_id)) };
       },
     },
     {
@@ -193,7 +193,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       handler: async (request) => {
         if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
         const row = await ownQuote(request);
-        const at = await now(row.account_id);
+        const at = await now(db, row.account_id);
         return { status: 200, body: quoteView((await quotes.expireNow(row.id, at))!, at) };
       },
     },

@@ -118,7 +118,7 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     const walletId = request.body.wallet_id === undefined || request.body.wallet_id === 'main' ? null : request.body.wallet_id;
     const command: HoldCreate = {
       hold_id: derivedUuid('hold', commandId), amount: parseAmount(request.body.amount, currency).toFixed(), currency, wallet_id: walletId,
-      expires_at: expiryOf(request.body.expires_at, await now(accountId)), description: request.body.description ?? null,
+      expires_at: expiryOf(request.body.expires_at, await now(db, accountId)), description: request.body.description ?? null,
     };
     return { accountId, commandId, command };
   };
