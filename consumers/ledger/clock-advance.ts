@@ -15,6 +15,7 @@ import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { wallNow, wallNowMs, inClockScope } from '../../src/clock';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
+import { DAY_MS } from '../../src/scheduled-transfers/occurrences';
 import { claimDueOccurrences, pendingRunsOfClock, recordDecidedRuns } from '../../src/scheduled-transfers/runs';
 import { anyClockAdvancing, claimAdvancingClock, finishAdvance, stepClock, type TestClockRow } from '../../src/test-clocks/clocks';
 import { dueHoldExpiries } from './hold-expiry';
@@ -32,8 +33,6 @@ const STEPS_PER_ADVANCE_MAX = 100_000;
 /** Occurrences claimed per claim, and runs recorded per step. */
 const CLAIMED_PER_CLAIM_MAX = 100;
 const RUNS_PER_RECORD_MAX = 500;
-/** A clock's `day` is a real day: SCHEDULED_TRANSFER_DAY_MS shortens the wall's days only (tests without a clock). */
-const CLOCK_DAY_MS = 86_400_000;
 
 /** The earliest instant at which something of the clock's accounts is due: an active hold's expiry or a schedule's next run. */
 async function nextDue(runtime: Runtime, clockId: string): Promise<Date | null> {
@@ -59,11 +58,14 @@ async function decided(runtime: Runtime, commands: LedgerCommandEnvelope[]): Pro
   }
 }
 
-/** Every occurrence of the clock's schedules due by `at`, claimed as runs made at `at`. */
+/**
+ * Every occurrence of the clock's schedules due by `at`, claimed as runs made at `at`. A clock's
+ * `day` is a real day: SCHEDULED_TRANSFER_DAY_MS shortens the wall's days only.
+ */
 async function claimDueRuns(runtime: Runtime, clockId: string, at: Date): Promise<LedgerCommandEnvelope[]> {
   const claimed: LedgerCommandEnvelope[] = [];
   for (;;) {
-    const commands = await claimDueOccurrences(runtime.db, at, CLOCK_DAY_MS, CLAIMED_PER_CLAIM_MAX, clockId);
+    const commands = await claimDueOccurrences(runtime.db, at, DAY_MS, CLAIMED_PER_CLAIM_MAX, clockId);
     claimed.push(...commands);
     if (commands.length < CLAIMED_PER_CLAIM_MAX) return claimed;
   }

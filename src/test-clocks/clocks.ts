@@ -21,7 +21,7 @@ export interface TestClockRow {
   updated_at: Date;
 }
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 /**
  * The furthest one advance may move a clock: two years (730 days). Every schedule runs at most 120
  * times and a hold lasts at most 30 days, so nothing a clock's accounts can make needs more in one

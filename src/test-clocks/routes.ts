@@ -8,9 +8,7 @@ import type { Environment } from '../config';
 import { DomainError } from '../domain-error';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 import { idParams } from '../http/validation';
-import { ADVANCE_MAX_MS, TEST_CLOCK_STATUSES, testClockView, type TestClockRow, type TestClocks } from './clocks';
-
-const DAY_MS = 86_400_000;
+import { ADVANCE_MAX_MS, DAY_MS, TEST_CLOCK_STATUSES, testClockView, type TestClockRow, type TestClocks } from './clocks';
 
 const testClockSchema = {
   type: 'object', required: ['id', 'name', 'status', 'frozen_time', 'advancing_to', 'created_at'],
