@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { thresholdCrossings } from './alerts';
 import { BalanceBook } from './balances';
 import { held, type LedgerAccountRef } from './chart';
+import { wallNow } from './clock';
 import type { BatchFacts, Locked, ParsedCommand } from './commands';
 import { emptyDecision, type Decision, type EventDraft } from './decide';
 import type { HoldRecord } from './holds';
@@ -87,7 +88,11 @@ export async function runRound(store: LedgerStore, settings: RoundSettings, comm
       holdIds: [...facts.holds.keys()], walletIds: [...facts.wallets.keys()], refs: [...refs, ...heldBeside(refs)], alertAccountIds: alertAccountsOf(refs),
     });
     const book = new BalanceBook(balances);
-    const now = new Date();
+    // The round's time: its entries', and every command's whose account is on no test clock.
+    const now = wallNow();
+    // A command of an account on a test clock is decided at the clock's time (DESIGN.md section 5i):
+    // its records, status changes and events carry it, as they would have at that instant.
+    const nowOf = (command: ParsedCommand): Date => facts.clockTimes.get(command.envelope.account_id) ?? now;
     const roundId = randomUUID();
     const write: BatchWrite = {
       entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [],
@@ -102,9 +107,9 @@ export async function runRound(store: LedgerStore, settings: RoundSettings, comm
     // Holds likewise: one created in this batch is inserted once, in its latest state.
     const createdHolds = new Set<string>();
     const changedHolds = new Map<string, HoldRecord>();
-    const absorb = (command: ParsedCommand, decision: Decision): void => {
+    const absorb = (command: ParsedCommand, decision: Decision, at: Date): void => {
       // A batch's transfers are written as if each were a command of its own.
-      for (const part of decision.parts ?? []) absorb(command, part);
+      for (const part of decision.parts ?? []) absorb(command, part, at);
       for (const { entry, postings } of decision.entries) {
         const applied: EntryWrite = {
           id: entry.id, kind: entry.kind, commandId: command.envelope.id, transferId: entry.transferId, quoteId: entry.quoteId, paymentId: entry.paymentId, postings,
@@ -112,8 +117,8 @@ export async function runRound(store: LedgerStore, settings: RoundSettings, comm
         write.entries.push(applied);
         write.outbox.push(rows.entry(applied, now));
       }
-      write.outbox.push(...thresholdCrossings(alerts, decision.entries).map((e) => rows.event(e, now)));
-      write.outbox.push(...decision.events.map((e) => rows.event(e, now)));
+      write.outbox.push(...thresholdCrossings(alerts, decision.entries).map((e) => rows.event(e, at)));
+      write.outbox.push(...decision.events.map((e) => rows.event(e, at)));
       for (const change of decision.changes) {
         switch (change.kind) {
           case 'transfer':
@@ -150,15 +155,16 @@ export async function runRound(store: LedgerStore, settings: RoundSettings, comm
             break;
           case 'partner_instruction': {
             const { kind: _kind, partner, accountId, ...instruction } = change;
-            write.outbox.push(rows.partnerCommand(partner, accountId, instruction as PartnerInstruction, now));
+            write.outbox.push(rows.partnerCommand(partner, accountId, instruction as PartnerInstruction, at));
             break;
           }
         }
       }
     };
     for (const command of commands) {
-      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets, holds }, book, now);
-      absorb(command, decision);
+      const at = nowOf(command);
+      const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets, holds }, book, at);
+      absorb(command, decision, at);
       const outcome = JSON.stringify(decision.outcome);
       const { envelope } = command;
       // A refused command keeps its key's record only when its account and key can be stored.
@@ -176,7 +182,8 @@ export async function runRound(store: LedgerStore, settings: RoundSettings, comm
     write.changedHolds = [...changedHolds.values()];
     write.balances = book.changedAccounts();
     await round.commit(write, publishedRounds);
-    for (const hold of write.newHolds) settings.holdsDue?.(hold.expires_at);
+    // A hold on a test clock expires as its clock advances, not by the wall's sweep.
+    for (const hold of write.newHolds) if (!facts.clockTimes.has(hold.account_id)) settings.holdsDue?.(hold.expires_at);
     return { outcomes, roundId, outbox: write.outbox };
   }, settings.statementTimeoutMs);
 }

@@ -33,7 +33,7 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   const refs = commands.map(({ envelope, type }) => (type === 'refused'
     ? { id: envelope.id, accountId: '', idempotencyKey: null } // only its own earlier answer matters
     : { id: envelope.id, accountId: envelope.account_id, idempotencyKey: envelope.idempotency_key ?? null }));
-  const [{ known, byId: accountsById, byEmail: accountsByEmail }, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds] = await Promise.all([
+  const [{ known, byId: accountsById, byEmail: accountsByEmail, clockTimes }, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds] = await Promise.all([
     roundFacts(runtime.db, refs, needs.senders, needs.emails),
     accountFactsByBank(runtime.db, needs.banks),
     readTransfers(runtime.db, needs.transfers),
@@ -45,7 +45,7 @@ async function gatherFacts(runtime: Runtime, commands: ParsedCommand[]): Promise
   ]);
   // Read once the transfers are known: rare (a payout from a wallet), so the common round waits for nothing more.
   for (const [id, wallet] of await readWallets(runtime.db, walletIdsOfTransfers(transfers).filter((id) => !wallets.has(id)))) wallets.set(id, wallet);
-  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds } };
+  return { known, facts: { accountsById, accountsByEmail, accountsByBank, transfers, quotes, payments, faucetToday, wallets, holds, clockTimes } };
 }
 
 /** What the ledger keeps between rounds. */

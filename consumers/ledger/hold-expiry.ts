@@ -6,12 +6,13 @@
 // decides it once (processed_commands), and a hold that is no longer active is left as it is.
 // The sweep runs at the start too, so a hold that expired while no ledger process ran is released
 // as soon as one is back; after that it runs when the earliest active hold falls due, not on a
-// fixed beat (HoldExpiry).
+// fixed beat (HoldExpiry). Holds of accounts on a test clock expire as their clock advances
+// (clock-advance.ts), never by this sweep.
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import { wallNowMs, inClockScope, wallNow, type ClockScope } from '../../src/clock';
 import { log } from '../../src/log';
-import { sendBatches } from '../../src/kafka/send-batches';
-import { TOPICS } from '../../src/kafka/topics';
 import type { Runtime } from '../../src/runtime';
+import { sendCommands } from './send-commands';
 
 /** Sweeps are at least this far apart: expiry commands sent and not yet decided are sent again by the next. */
 const SWEEP_EVERY_MS = 1_000;
@@ -22,20 +23,25 @@ const HOLDS_PER_SWEEP_MAX = 500;
 
 export const holdExpiryCommandId = (holdId: string): string => `hold.expire:${holdId}`;
 
-/** Sends the expiry command of every due hold (at most HOLDS_PER_SWEEP_MAX); returns how many. */
-export async function sweepExpiredHoldsOnce(runtime: Runtime, now = new Date()): Promise<number> {
-  const due: Array<{ id: string; account_id: string }> = await runtime.db('holds').where('status', 'active').andWhere('expires_at', '<=', now)
-    .orderBy('expires_at').limit(HOLDS_PER_SWEEP_MAX).select('id', 'account_id');
-  if (due.length === 0) return 0;
-  const messages = await Promise.all(due.map(async (hold) => {
-    const envelope: LedgerCommandEnvelope = {
-      id: holdExpiryCommandId(hold.id), type: 'hold.expire', account_id: hold.account_id, reply_to: null, issued_at: now.toISOString(),
-      payload: JSON.stringify({ hold_id: hold.id }), idempotency_key: null, fingerprint: null, request_id: null,
-    };
-    return { key: hold.account_id, value: await runtime.codec.encode(TOPICS.ledgerCommands, envelope) };
+/**
+ * The expiry commands of the active holds due by `at` of the accounts in the scope (the wall's, or
+ * a test clock's), the earliest first, at most HOLDS_PER_SWEEP_MAX.
+ */
+export async function dueHoldExpiries(runtime: Runtime, at: Date, clockId: ClockScope): Promise<LedgerCommandEnvelope[]> {
+  const scope = inClockScope('holds.account_id', clockId);
+  const due: Array<{ id: string; account_id: string }> = await runtime.db('holds').where('status', 'active').andWhere('expires_at', '<=', at)
+    .andWhereRaw(scope.sql, scope.bindings).orderBy('expires_at').limit(HOLDS_PER_SWEEP_MAX).select('id', 'account_id');
+  return due.map((hold) => ({
+    id: holdExpiryCommandId(hold.id), type: 'hold.expire', account_id: hold.account_id, reply_to: null, issued_at: at.toISOString(),
+    payload: JSON.stringify({ hold_id: hold.id }), idempotency_key: null, fingerprint: null, request_id: null,
   }));
-  await sendBatches(runtime.producer, [{ topic: runtime.names.full(TOPICS.ledgerCommands), messages }]);
-  return due.length;
+}
+
+/** Sends the expiry command of every due hold of the accounts on no test clock (at most HOLDS_PER_SWEEP_MAX); returns how many. */
+export async function sweepExpiredHoldsOnce(runtime: Runtime, now = wallNow()): Promise<number> {
+  const commands = await dueHoldExpiries(runtime, now, null);
+  await sendCommands(runtime, commands);
+  return commands.length;
 }
 
 /** The time of the next sweep, given when the earliest active hold expires (null: none is active). */
@@ -67,7 +73,7 @@ export class HoldExpiry {
   /** A hold made in this process that expires at `at`: the next sweep comes no later than then. */
   dueAt(at: Date): void {
     if (this.stopped || at.getTime() >= this.nextAt) return;
-    this.schedule(at.getTime() - Date.now());
+    this.schedule(at.getTime() - wallNowMs());
   }
 
   async stop(): Promise<void> {
@@ -79,7 +85,7 @@ export class HoldExpiry {
   private schedule(delayMs: number): void {
     if (this.timer) clearTimeout(this.timer);
     const delay = Math.max(0, delayMs);
-    this.nextAt = Date.now() + delay;
+    this.nextAt = wallNowMs() + delay;
     this.timer = setTimeout(() => this.sweep(), delay);
   }
 
@@ -96,7 +102,8 @@ export class HoldExpiry {
       let earliest: Date | null = new Date(0); // a failed sweep tries again after everyMsMin
       try {
         await sweepExpiredHoldsOnce(this.runtime);
-        const row = await this.runtime.db('holds').where('status', 'active').min({ earliest: 'expires_at' }).first();
+        const scope = inClockScope('holds.account_id', null);
+        const row = await this.runtime.db('holds').where('status', 'active').andWhereRaw(scope.sql, scope.bindings).min({ earliest: 'expires_at' }).first();
         earliest = row?.earliest ? new Date(row.earliest) : null;
       } catch (error) {
         log.error({ err: error }, 'hold expiry sweep failed; the next sweep tries again');
@@ -105,10 +112,10 @@ export class HoldExpiry {
     })().then((earliest) => {
       this.running = null;
       if (this.stopped) return;
-      const delay = this.again ? 0 : nextSweepDelayMs(earliest, Date.now(), this.everyMsMin, this.everyMsMax);
+      const delay = this.again ? 0 : nextSweepDelayMs(earliest, wallNowMs(), this.everyMsMin, this.everyMsMax);
       this.again = false;
       // A hold made during the sweep may have asked for an earlier one already.
-      if (Date.now() + delay < this.nextAt) this.schedule(delay);
+      if (wallNowMs() + delay < this.nextAt) this.schedule(delay);
     });
   }
 }

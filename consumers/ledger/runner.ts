@@ -1,5 +1,6 @@
 // Runs the ledger consumer as a member of the ledger consumer group, with the outbox sweeper, the
-// sweep that expires holds, and the due-runs worker of scheduled transfers.
+// sweep that expires holds, the due-runs worker of scheduled transfers, and the advancing worker
+// of test clocks.
 import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
@@ -15,6 +16,7 @@ import { ReplySender } from './replies';
 import { startOutboxSweeper } from './sweeper';
 import { HoldExpiry } from './hold-expiry';
 import { startScheduledRuns } from './scheduled-runs';
+import { startClockAdvances } from './clock-advance';
 
 export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
@@ -46,9 +48,11 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   holdExpiry.start();
   const { config } = runtime;
   const scheduledRuns = startScheduledRuns(runtime, { sweepMs: config.scheduledRunsSweepMs, resendAfterMs: config.scheduledRunResendAfterMs, dayMs: config.scheduledTransferDayMs });
+  const clockAdvances = startClockAdvances(runtime);
   return {
     role: 'ledger',
     stop: async () => {
+      await clockAdvances.stop();
       await scheduledRuns.stop();
       await holdExpiry.stop();
       await sweeper.stop();

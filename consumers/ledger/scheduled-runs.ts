@@ -6,14 +6,12 @@
 //
 // The sweep starts with the process, so an occurrence that fell due while no ledger ran is run as
 // soon as one is back; one missed several times runs each occurrence once, in order, each run
-// recording the time it actually ran. The sweep reads the wall's now (src/clock.ts): an account on
-// a test clock is to have its due runs made as its clock advances, not by this sweep.
-import type { LedgerCommandEnvelope } from '../../ledger/messages';
-import { now } from '../../src/clock';
-import { sendBatches } from '../../src/kafka/send-batches';
-import { TOPICS } from '../../src/kafka/topics';
+// recording the time it actually ran. The sweep reads the wall's now (src/clock.ts) and leaves out
+// the accounts on a test clock: their runs are made as their clock advances (src/test-clocks/advance.ts).
+import { wallNow } from '../../src/clock';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
+import { sendCommands } from './send-commands';
 import { claimDueOccurrences, recordDecidedRuns, runsToSendAgain, workWaiting } from '../../src/scheduled-transfers/runs';
 
 /** Occurrences claimed per transaction, and claims per sweep: the rest wait for the next sweep. */
@@ -31,29 +29,23 @@ export interface ScheduledRunSettings {
   dayMs: number;
 }
 
-async function send(runtime: Runtime, commands: LedgerCommandEnvelope[]): Promise<void> {
-  if (commands.length === 0) return;
-  const messages = await Promise.all(commands.map(async (command) => ({ key: command.account_id, value: await runtime.codec.encode(TOPICS.ledgerCommands, command) })));
-  await sendBatches(runtime.producer, [{ topic: runtime.names.full(TOPICS.ledgerCommands), messages }]);
-}
-
 /**
  * One sweep: the runs the ledger decided recorded, due occurrences claimed and sent (one claim
  * after the other, so a schedule's occurrences reach the ledger in order), and the runs left
  * undecided sent again.
  */
 async function sweepScheduledRunsOnce(runtime: Runtime, settings: ScheduledRunSettings): Promise<void> {
-  const at = await now();
+  const at = wallNow();
   const waiting = await workWaiting(runtime.db, at);
   if (waiting.pending) await recordDecidedRuns(runtime, at, RUNS_PER_SWEEP_MAX);
   if (waiting.due) {
     for (let claim = 0; claim < CLAIMS_PER_SWEEP_MAX; claim++) {
       const commands = await claimDueOccurrences(runtime.db, at, settings.dayMs, CLAIMED_PER_CLAIM_MAX);
       if (commands.length === 0) break;
-      await send(runtime, commands);
+      await sendCommands(runtime, commands);
     }
   }
-  if (waiting.pending) await send(runtime, await runsToSendAgain(runtime.db, at, settings.resendAfterMs, RUNS_PER_SWEEP_MAX));
+  if (waiting.pending) await sendCommands(runtime, await runsToSendAgain(runtime.db, at, settings.resendAfterMs, RUNS_PER_SWEEP_MAX));
 }
 
 /** Sweeps every `sweepMs`, one sweep at a time; a failed sweep is tried again by the next. */

@@ -23,6 +23,7 @@ import { isPartnerError } from '../../src/partners/errors';
 import type { Runtime } from '../../src/runtime';
 import { resultCommand } from './dispatcher';
 import { ReturnDeadline } from './return-deadline';
+import { wallNow, wallNowMs } from '../../src/clock';
 
 /** Overdue transfers taken per partner in one round. */
 const OVERDUE_BATCH_MAX = 100;
@@ -79,7 +80,7 @@ export class ExecutingDeadline {
 
   private async partnerRound(partner: string): Promise<DeadlineRound> {
     const { db } = this.runtime;
-    const cutoff = new Date(Date.now() - this.settings.deadlineMs);
+    const cutoff = new Date(wallNowMs() - this.settings.deadlineMs);
     const overdue: OverdueRow[] = await db('transfers as t')
       .leftJoin('partner_instructions as c', 'c.transfer_id', db.raw('t.id::text'))
       .where('t.status', 'executing').where('t.partner', partner).where('t.updated_at', '<', cutoff)
@@ -154,7 +155,7 @@ export class ExecutingDeadline {
     };
     const envelope: PartnerCommandEnvelope = {
       id: `execute:${transfer.id}:${attempt}`, type: 'transfer.execute', partner: transfer.partner, resource_id: transfer.id,
-      account_id: transfer.account_id, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
+      account_id: transfer.account_id, issued_at: wallNow().toISOString(), payload: JSON.stringify(payload),
     };
     await this.runtime.producer.send({
       topic: this.runtime.names.full(TOPICS.partnerCommands), acks: -1,

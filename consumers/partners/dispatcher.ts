@@ -24,6 +24,7 @@ import { claimInstruction, transferState, type TransferState } from './claims';
 import { carry, follow, lookUp, outputOf, type CarryDeps, type Output } from './follow';
 import { ATTEMPTS_MAX, decidePartnerOutcome } from './outcome';
 import { executeReturn, parseReturn } from './returns';
+import { wallNow, wallNowMs } from '../../src/clock';
 
 /** Longest one poll of a pending payment runs before the instruction is re-queued. */
 export const POLL_MS_MAX_DEFAULT = 5_000;
@@ -189,7 +190,7 @@ export function resultCommand(accountId: string, result: TransferPartnerResult):
     type: 'transfer.partner_result',
     account_id: accountId,
     reply_to: null,
-    issued_at: new Date().toISOString(),
+    issued_at: wallNow().toISOString(),
     payload: JSON.stringify(result),
   };
 }
@@ -227,13 +228,13 @@ async function encodeOutputs(deps: PartnerDispatcherDeps, instructions: Instruct
  * runner re-applies its messages one by one, dead-lettering the bad one.
  */
 export async function handlePartnerBatch(deps: PartnerDispatcherDeps, messages: Delivered<PartnerCommandEnvelope>[]): Promise<void> {
-  const budgetEndsMs = Date.now() + deps.batchMsMax;
+  const budgetEndsMs = wallNowMs() + deps.batchMsMax;
   // Every command is parsed before any claims its transfer: a bad one fails the batch untouched.
   const instructions = messages.map((message) => parseInstruction(message.value));
   const outputs: Output[] = new Array(instructions.length);
   await forEachBounded(instructions, deps.concurrencyMax, async (instruction, index) => {
     const source = `${messages[index].partition}:${messages[index].offset}`;
-    if (Date.now() >= budgetEndsMs) outputs[index] = { kind: 'requeue', attempt: instruction.command.attempt };
+    if (wallNowMs() >= budgetEndsMs) outputs[index] = { kind: 'requeue', attempt: instruction.command.attempt };
     else if (instruction.type === 'transfer.return') outputs[index] = await executeReturn(deps, instruction.envelope, instruction.command, source);
     else outputs[index] = await execute(deps, instruction.envelope, instruction.command, source);
   });

@@ -9,6 +9,7 @@ import type { LedgerCommandEnvelope, TransferPartnerResult } from '../../ledger/
 import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
 import { decidePartnerOutcome, type Followed, type PartnerDecision } from './outcome';
+import { wallNowMs } from '../../src/clock';
 
 /** Poll backoff: 25, 50, 100, 200, 400, 500, 500... ms between looks at a pending payment. */
 export const POLL_BACKOFF_MS_INITIAL = 25;
@@ -38,9 +39,9 @@ export async function ask(followed: Followed, paymentId: string | null, call: ()
 
 /** Looks at a pending payment with a bounded backoff until it is final or pollMsMax elapses. */
 export async function poll(client: PartnerClient, followed: Followed, paymentId: string, pollMsMax: number): Promise<PartnerDecision> {
-  const deadlineMs = Date.now() + pollMsMax;
+  const deadlineMs = wallNowMs() + pollMsMax;
   for (let backoffMs = POLL_BACKOFF_MS_INITIAL; ; backoffMs = Math.min(POLL_BACKOFF_MS_MAX, backoffMs * 2)) {
-    const waitMs = Math.min(backoffMs, deadlineMs - Date.now());
+    const waitMs = Math.min(backoffMs, deadlineMs - wallNowMs());
     if (waitMs <= 0) return decidePartnerOutcome(followed, { kind: 'poll_timeout', paymentId });
     await sleep(waitMs);
     const decision = await ask(followed, paymentId, () => client.getPayment(paymentId));

@@ -14,6 +14,7 @@ import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
 import type { Runtime } from '../../src/runtime';
 import { returnResultCommand } from './returns';
+import { wallNow, wallNowMs } from '../../src/clock';
 
 /** Overdue returns taken per partner in one round. */
 const OVERDUE_BATCH_MAX = 100;
@@ -35,7 +36,7 @@ export class ReturnDeadline {
   }
 
   private async partnerRound(partner: string): Promise<ReturnDeadlineRound> {
-    const cutoff = new Date(Date.now() - this.settings.deadlineMs);
+    const cutoff = new Date(wallNowMs() - this.settings.deadlineMs);
     // The partial index transfers_pending_returns holds the transfers with a pending return.
     const { rows: overdue } = await this.runtime.db.raw<{ rows: OverdueReturn[] }>(`
       SELECT t.id AS transfer_id, t.account_id, t.partner_payment_id AS payment_id, r->>'id' AS reversal_id, r->>'payout_amount' AS amount,
@@ -96,7 +97,7 @@ export class ReturnDeadline {
 
   /** A new instruction: the dispatcher finds the return by its reference and follows it. */
   private async followAgain(partner: string, accountId: string, command: TransferReturn): Promise<void> {
-    const envelope: PartnerCommandEnvelope = partnerEnvelope(partner, accountId, { type: 'transfer.return', payload: command }, new Date());
+    const envelope: PartnerCommandEnvelope = partnerEnvelope(partner, accountId, { type: 'transfer.return', payload: command }, wallNow());
     await this.runtime.producer.send({
       topic: this.runtime.names.full(TOPICS.partnerCommands), acks: -1,
       messages: [{ key: envelope.resource_id, value: await this.runtime.codec.encode(TOPICS.partnerCommands, envelope) }],

@@ -17,6 +17,7 @@ import { isSandboxScenario } from '../../src/partners/scenarios';
 import { claimInstruction, reversalState } from './claims';
 import { carry, outputOf, type CarryDeps, type Output } from './follow';
 import { ATTEMPTS_MAX, decidePartnerOutcome, type Followed } from './outcome';
+import { wallNow } from '../../src/clock';
 
 const isText = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
@@ -42,7 +43,7 @@ export function returnResultCommand(accountId: string, command: TransferReturn, 
   };
   return {
     id: `return_result:${result.reversal_id}:${result.outcome}`, type: 'transfer.return_result', account_id: accountId, reply_to: null,
-    issued_at: new Date().toISOString(), payload: JSON.stringify(result),
+    issued_at: wallNow().toISOString(), payload: JSON.stringify(result),
   };
 }
 

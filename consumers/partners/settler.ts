@@ -35,6 +35,7 @@ import { isPartnerError } from '../../src/partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../../src/partners/payment-request';
 import { PARTNER_SLUGS, type PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
+import { wallNow, wallNowMs } from '../../src/clock';
 
 /** Payments a lane takes in one round. */
 const LANE_BATCH_MAX = 100;
@@ -161,11 +162,11 @@ export class PaymentSettler {
 
   /** Polls the payments, a few at once, within the lane's budget; what each said to the ledger. */
   private async followAll(due: DuePayment[]): Promise<PaymentUpdate[]> {
-    const stopStartingAt = Date.now() + (this.settings.budgetMs ?? LANE_BUDGET_MS_DEFAULT);
+    const stopStartingAt = wallNowMs() + (this.settings.budgetMs ?? LANE_BUDGET_MS_DEFAULT);
     const updates: PaymentUpdate[] = [];
     let next = 0;
     const worker = async () => {
-      while (next < due.length && Date.now() < stopStartingAt && !this.stopped) {
+      while (next < due.length && wallNowMs() < stopStartingAt && !this.stopped) {
         const payment = due[next++];
         const update = await this.follow(payment).catch((error) => {
           log.debug({ paymentId: payment.id, err: (error as Error).message }, 'could not follow a payment at its partner; it is due again later');
@@ -182,10 +183,10 @@ export class PaymentSettler {
     // A resubmission is counted with the answer it got, or alone when it got none (the ledger adds it once).
     const sent = { submissions: 0 };
     const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count, submissions: 0 };
-    const ageMs = Date.now() - payment.created_at.getTime();
+    const ageMs = wallNowMs() - payment.created_at.getTime();
     if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
     // Time the partner could not be reached is not counted against it: the deadline runs from its return.
-    const reachableForMs = Math.min(ageMs, Date.now() - (payment.partner_unreachable_at?.getTime() ?? 0));
+    const reachableForMs = Math.min(ageMs, wallNowMs() - (payment.partner_unreachable_at?.getTime() ?? 0));
     const client = this.clients(payment.partner as PartnerSlug);
     const link = await this.linkOf(payment);
     let seen: PartnerPayment | null;
@@ -237,7 +238,7 @@ export class PaymentSettler {
       const envelope: LedgerCommandEnvelope = {
         id: update.status === 'pending' ? paymentSubmissionsCommandId(update.payment_id, randomUUID()) : paymentUpdateCommandId(update.payment_id, update.status),
         type: 'payment.update', account_id: accountOf.get(update.payment_id)!,
-        reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(update),
+        reply_to: null, issued_at: wallNow().toISOString(), payload: JSON.stringify(update),
       };
       return { key: envelope.account_id, value: await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope) };
     }));

@@ -10,11 +10,12 @@ import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import type { WebhookEndpointRow } from '../../src/webhooks/endpoints';
+import { wallNow } from '../../src/clock';
 
 /** Disables the endpoint if it is enabled; true when this call did it (and announced it). */
 export async function disableEndpoint(runtime: Runtime, endpointId: string, reason: string): Promise<boolean> {
   const roundId = randomUUID();
-  const now = new Date();
+  const now = wallNow();
   const envelope = await runtime.db.transaction(async (trx) => {
     const [endpoint]: WebhookEndpointRow[] = await trx('webhook_endpoints').where({ id: endpointId, enabled: true })
       .update({ enabled: false, disabled_reason: reason, updated_at: now }).returning('*');

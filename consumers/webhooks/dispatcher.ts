@@ -16,6 +16,7 @@ import { postWebhook, type AttemptResult } from '../../src/webhooks/post';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule';
 import { signatureHeaders } from '../../src/webhooks/signing';
 import { disableEndpoint } from './disabling';
+import { wallNow, wallNowMs } from '../../src/clock';
 
 export interface DispatcherSettings {
   timeoutMs: number;
@@ -163,7 +164,7 @@ export class WebhookDispatcher {
   }
 
   private async attempt(row: DeliveryRow, endpoint: WebhookEndpointRow): Promise<void> {
-    const timestamp = Math.floor(Date.now() / 1000);
+    const timestamp = Math.floor(wallNowMs() / 1000);
     const headers = signatureHeaders(this.endpoints.signingSecrets(endpoint), row.event_id, timestamp, row.body);
     const result = await postWebhook({ url: endpoint.url, headers, body: row.body, timeoutMs: this.settings.timeoutMs, publicOnly: this.settings.publicOnly });
     // The merchant's delivery log says only connection_failed or timeout; the operator's says why.
@@ -175,7 +176,7 @@ export class WebhookDispatcher {
   private nextState(row: DeliveryRow, result: AttemptResult): AttemptOutcome['next'] {
     if (isSuccess(result)) return { status: 'delivered' };
     if (result.status === 410) return { status: 'failed' };
-    const now = new Date();
+    const now = wallNow();
     const delay = retryDelayMs(row.attempts, this.settings.scheduleMs, retryAfterMs(result.retryAfter, now));
     return delay === null ? { status: 'failed' } : { status: 'pending', at: new Date(now.getTime() + delay) };
   }
@@ -200,7 +201,7 @@ export class WebhookDispatcher {
     const healthy = new Set(batch.filter((o) => o.next.status === 'delivered').map((o) => o.delivery.endpoint_id));
     const failing = [...new Set(batch.filter((o) => o.next.status !== 'delivered').map((o) => o.delivery.endpoint_id))].filter((id) => !healthy.has(id));
     await this.endpoints.markHealthy([...healthy]);
-    const now = new Date();
+    const now = wallNow();
     const overdue = await this.endpoints.markFailing(failing, now, new Date(now.getTime() - this.settings.disableAfterMs));
     const gone = new Set(batch.filter((o) => o.result.status === 410).map((o) => o.delivery.endpoint_id));
     for (const id of gone) await disableEndpoint(this.runtime, id, 'the endpoint answered 410 Gone');

@@ -26,6 +26,8 @@ export interface BatchFacts {
   wallets: Map<string, WalletRecord>;
   /** The holds hold commands name, as read before the round locks them. */
   holds: Map<string, HoldRecord>;
+  /** The time of each command's account that lives on a test clock, by account id: its commands are decided at it. */
+  clockTimes: Map<string, Date>;
 }
 
 /**

@@ -110,14 +110,21 @@ export interface RoundFacts {
   /** The accounts named by id, and those named by email (keyed by canonicalEmail). */
   byId: Map<string, AccountFacts>;
   byEmail: Map<string, AccountFacts>;
+  /** The time of each command's account that lives on a test clock (DESIGN.md section 5i), by account id. */
+  clockTimes: Map<string, Date>;
 }
+
+/** A command's account id that may be cast to a uuid (an unscreened one is refused, never cast). */
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 
 /**
  * What a round needs to know before it locks anything, in one statement: what was decided
- * before of its commands, and the facts of the accounts its commands name by id or by email.
+ * before of its commands, the time of each command's test clock (where its account lives on one:
+ * the round decides that command at the clock's time), and the facts of the accounts its commands
+ * name by id or by email.
  */
 export async function roundFacts(db: Db, commands: CommandRef[], ids: string[], emails: string[]): Promise<RoundFacts> {
-  const facts: RoundFacts = { known: new Map(), byId: new Map(), byEmail: new Map() };
+  const facts: RoundFacts = { known: new Map(), byId: new Map(), byEmail: new Map(), clockTimes: new Map() };
   if (commands.length === 0 && ids.length === 0 && emails.length === 0) return facts;
   const wantedEmails = emails.map(canonicalEmail);
   const { rows } = await db.raw(
@@ -125,22 +132,27 @@ export async function roundFacts(db: Db, commands: CommandRef[], ids: string[], 
             c.key IS NOT NULL AND EXISTS (
               SELECT 1 FROM idempotency_records r WHERE r.scope = c.account_id AND r.idempotency_key = c.key AND r.expires_at > now()
             ) AS key_held_by_api,
+            (SELECT t.frozen_time FROM accounts a JOIN test_clocks t ON t.id = a.test_clock_id
+              WHERE a.id = CASE WHEN c.account_id ~* '${UUID_PATTERN}' THEN c.account_id::uuid END) AS clock_time,
             NULL::text AS email_key, NULL::uuid AS id, NULL::text AS kyb_status, NULL::boolean AS has_vibans, NULL::boolean AS has_chain_wallet
        FROM unnest(?::text[], ?::text[], ?::text[]) AS c(command_id, account_id, key)
        LEFT JOIN processed_commands p ON p.command_id = c.command_id
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, lower(a.email), ${FACTS_COLUMNS}
+     SELECT NULL, NULL, NULL, NULL, NULL, lower(a.email), ${FACTS_COLUMNS}
        FROM accounts a WHERE a.id = ANY(?::uuid[]) OR lower(a.email) = ANY(?::text[])`,
     [commands.map((c) => c.id), commands.map((c) => c.accountId), commands.map((c) => c.idempotencyKey) as string[], ids, wantedEmails],
   );
+  const commandsById = new Map(commands.map((c) => [c.id, c]));
   const idSet = new Set(ids);
   const emailSet = new Set(wantedEmails);
-  type Row = FactsRow & { command_id: string | null; outcome: string | null; fingerprint: string | null; key_held_by_api: boolean | null; email_key: string | null };
+  type Row = FactsRow & { command_id: string | null; outcome: string | null; fingerprint: string | null; key_held_by_api: boolean | null; clock_time: Date | null; email_key: string | null };
   for (const row of rows as Row[]) {
     if (row.command_id !== null) {
       facts.known.set(row.command_id, {
         decided: row.outcome === null ? null : { outcome: row.outcome, fingerprint: row.fingerprint }, keyHeldByApi: row.key_held_by_api === true,
       });
+      const ref = commandsById.get(row.command_id);
+      if (row.clock_time !== null && ref) facts.clockTimes.set(ref.accountId, new Date(row.clock_time));
       continue;
     }
     if (idSet.has(row.id)) facts.byId.set(row.id, toFacts(row));

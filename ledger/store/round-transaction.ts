@@ -23,6 +23,7 @@ import type { TransferRecord } from '../transfers';
 import type { WalletRecord } from '../wallets';
 import type { HoldRecord } from '../holds';
 import type { BalanceAlertRecord } from '../alerts';
+import { wallNow } from '../clock';
 
 const lockById = (table: string) => `SELECT * FROM ${table} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`;
 const LOCK_WALLETS = 'SELECT id, account_id, closed_at FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE';
@@ -41,7 +42,7 @@ const GENERIC_PLANS = 'SET LOCAL plan_cache_mode = force_generic_plan';
 const NO_ID = '00000000-0000-0000-0000-000000000000';
 const EMPTY_ROUND = (): BatchWrite => ({
   entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], newPayments: [], changedPayments: [],
-  paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId: randomUUID(), now: new Date(),
+  paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId: randomUUID(), now: wallNow(),
 });
 
 const byId = <Row extends { id: string }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]));

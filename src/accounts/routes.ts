@@ -52,6 +52,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
         kyb_status: { type: 'string', enum: [...KYB_STATUSES] },
         chain_wallet: { type: 'boolean', default: false, description: 'provision a stablecoin wallet' },
         vibans: { type: 'boolean', default: true, description: 'provision USD, EUR and GBP virtual accounts' },
+        test_clock_id: { type: 'string', format: 'uuid', description: 'the account lives on this test clock (POST /v1/sandbox/test-clocks): its rules that depend on time read the clock\'s time' },
       },
     }, {
       method: 'POST', path: '/v1/sandbox/accounts', operationId: 'createSandboxAccount', tag: 'sandbox',
@@ -65,7 +66,7 @@ export function accountRoutes(accounts: AccountService, environment: Environment
         },
       },
       errors: ['resource_already_exists', 'invalid_country_code'],
-      errorNotes: { rate_limit_exceeded: ATTEMPTS_NOTE },
+      errorNotes: { rate_limit_exceeded: ATTEMPTS_NOTE, invalid_request: 'details names the field; test_clock_id: no such test clock' },
       handler: async ({ body }) => {
         sandboxOnly();
         return { status: 201, body: await accounts.createSandboxAccount(body) };

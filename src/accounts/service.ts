@@ -18,6 +18,8 @@ export interface SandboxAccountInput {
   kyb_status?: KybStatus;
   chain_wallet?: boolean;
   vibans?: boolean;
+  /** The test clock the account lives on (DESIGN.md section 5i); fixed for the account's life. */
+  test_clock_id?: string;
 }
 
 export class AccountService {
@@ -29,10 +31,14 @@ export class AccountService {
     const accountId = randomUUID();
     const key = generateApiKey('secret', this.config.environment);
     const created = await this.db.transaction(async (trx) => {
+      // The account must name a clock that exists (the foreign key would say so as a 500).
+      if (input.test_clock_id !== undefined && !(await trx('test_clocks').where('id', input.test_clock_id).forShare().first('id'))) {
+        throw new DomainError('invalid_request', 'no such test clock', 'test_clock_id');
+      }
       const inserted = await trx.raw(
-        `INSERT INTO accounts (id, email, password_hash, business_name, country_code, kyb_status, environment)
-         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT ((lower(email))) DO NOTHING RETURNING *`,
-        [accountId, input.email, passwordHash, input.business_name, input.country_code, input.kyb_status ?? 'active', this.config.environment],
+        `INSERT INTO accounts (id, email, password_hash, business_name, country_code, kyb_status, environment, test_clock_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT ((lower(email))) DO NOTHING RETURNING *`,
+        [accountId, input.email, passwordHash, input.business_name, input.country_code, input.kyb_status ?? 'active', this.config.environment, input.test_clock_id ?? null],
       );
       if (inserted.rowCount === 0) {
         throw new DomainError('resource_already_exists', 'an account with this email already exists', 'email');

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { DomainError } from '../domain-error';
 import type { Environment } from '../config';
+import { wallNow } from '../clock';
 
 const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number }) => Promise<Buffer>;
 
@@ -108,7 +109,7 @@ export class SessionTokens {
     this.secret = new TextEncoder().encode(secret);
   }
 
-  async issue(accountId: string, now = new Date()): Promise<{ token: string; expires_at: string }> {
+  async issue(accountId: string, now = wallNow()): Promise<{ token: string; expires_at: string }> {
     const issuedAt = Math.floor(now.getTime() / 1000);
     const expiresAt = issuedAt + this.ttlSeconds;
     const token = await new SignJWT({ env: this.environment })

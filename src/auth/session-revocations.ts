@@ -7,6 +7,7 @@
 import type { Db } from '../db';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
+import { wallNowMs } from '../clock';
 
 const markerKey = (sessionId: string) => `auth:session:revoked:${sessionId}`;
 /** Expired sign-outs removed by each sign-out, at most: a token past its expiry is refused anyway. */
@@ -39,7 +40,7 @@ export class SessionRevocations {
 
   /** The cache's marker, best effort: Postgres answers without it. */
   private async mark(sessionId: string, expiresAtSeconds: number): Promise<void> {
-    const ttlSeconds = Math.max(1, expiresAtSeconds - Math.floor(Date.now() / 1000) + 1);
+    const ttlSeconds = Math.max(1, expiresAtSeconds - Math.floor(wallNowMs() / 1000) + 1);
     try {
       await this.redis.set(markerKey(sessionId), '1', 'EX', ttlSeconds);
     } catch (error) {
@@ -48,8 +49,8 @@ export class SessionRevocations {
   }
 
   private cacheUnavailable(error: unknown): void {
-    if (Date.now() - this.lastCacheLogMs > 10_000) {
-      this.lastCacheLogMs = Date.now();
+    if (wallNowMs() - this.lastCacheLogMs > 10_000) {
+      this.lastCacheLogMs = wallNowMs();
       log.warn({ err: error }, 'session sign-outs cannot be cached in Redis: read from Postgres');
     }
   }

@@ -6,12 +6,13 @@
 // whatever the length of the history.
 import { DomainError } from '../domain-error';
 import type { Db } from '../db';
+import { wallNow } from '../clock';
 
 /** The `at` query parameter as the routes declare it. */
 export const atQuerySchema = { type: 'string', format: 'date-time', examples: ['2026-01-15T12:00:00Z'], description: 'an ISO 8601 instant, not in the future: the balances as they were then' };
 
 /** The instant of `?at=`, or null without one; an instant in the future is refused naming `at`. */
-export function instantOf(at: string | undefined, now = new Date()): Date | null {
+export function instantOf(at: string | undefined, now = wallNow()): Date | null {
   if (at === undefined) return null;
   const instant = new Date(at);
   if (Number.isNaN(instant.getTime())) throw new DomainError('invalid_request', 'at must be an ISO 8601 instant', 'at');

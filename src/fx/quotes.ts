@@ -30,10 +30,10 @@ export class FxQuotes {
     return this.db('fx_quotes').where('id', id).first();
   }
 
-  /** Sandbox time: the quote expires now, unless consumed (by this service's clock, as it was created). */
-  async expireNow(id: string): Promise<FxQuoteRecord | undefined> {
+  /** Sandbox time: the quote expires at `now` (its account's), unless consumed. */
+  async expireNow(id: string, now: Date): Promise<FxQuoteRecord | undefined> {
     const [row] = await this.db('fx_quotes').where('id', id).whereNull('consumed_at')
-      .update({ expires_at: this.db.raw('least(expires_at, ?::timestamptz)', [new Date()]) }).returning('*');
+      .update({ expires_at: this.db.raw('least(expires_at, ?::timestamptz)', [now]) }).returning('*');
     return row ?? this.byId(id);
   }
 }

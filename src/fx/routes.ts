@@ -8,6 +8,7 @@ import { conversionRules, isSupportedPair, price, RATE_DECIMALS, type PricedConv
 import type { FxExecute } from '../../ledger/messages';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
 import type { Environment } from '../config';
+import { now, wallNow } from '../clock';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountIdForWrite } from '../http/acting-account';
@@ -60,15 +61,14 @@ const persistedQuoteSchema = {
   },
 };
 
-/** A quote request checked and priced now: @throws DomainError */
-function priceRequest(body: { from_currency: string; to_currency: string; from_amount: string }): PricedConversion {
+/** A quote request checked and priced at `at` (the wall's now, or the account's test clock's): @throws DomainError */
+function priceRequest(body: { from_currency: string; to_currency: string; from_amount: string }, at: Date): PricedConversion {
   const from = requireCurrency(body.from_currency, 'from_currency');
   const to = requireCurrency(body.to_currency, 'to_currency');
   if (!isSupportedPair(from, to)) {
     throw new DomainError('unsupported_pair', `${from} to ${to} is not a supported pair; USD, EUR and GBP convert among themselves`, 'to_currency');
   }
   const fromAmount = parseAmount(body.from_amount, from, 'from_amount');
-  const at = new Date();
   const priced = price(from, to, fromAmount, at);
   if (new Money(priced.toAmount).isZero()) {
     throw new DomainError('invalid_request', `from_amount is too small to buy any ${to}`, 'from_amount');
@@ -122,7 +122,7 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       response: { status: 200, description: 'the price', schema: quoteSchema },
       errors: ['invalid_currency', 'unsupported_pair'],
       handler: async ({ body }) => {
-        const { from, to, fromAmount, price: quote, at } = priceRequest(body);
+        const { from, to, fromAmount, price: quote, at } = priceRequest(body, wallNow());
         return {
           status: 200,
           body: {
@@ -139,9 +139,10 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       response: { status: 201, description: 'the quote', schema: persistedQuoteSchema },
       errors: ['invalid_currency', 'unsupported_pair'],
       handler: async (request) => {
-        const priced = priceRequest(request.body);
         const accountId = await actingAccountIdForWrite(request, db);
-        return { status: 201, body: quoteView(await quotes.create(accountId, priced)) };
+        // Priced and locked on the account's time: a quote made on a test clock expires on the clock.
+        const at = await now(db, accountId);
+        return { status: 201, body: quoteView(await quotes.create(accountId, priceRequest(request.body, at)), at) };
       },
     }),
     withBody({
@@ -177,7 +178,10 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       params: idParams,
       response: { status: 200, description: 'the quote', schema: persistedQuoteSchema },
       errors: ['quote_not_found'],
-      handler: async (request) => ({ status: 200, body: quoteView(await ownQuote(request)) }),
+      handler: async (request) => {
+        const quote = await ownQuote(request);
+        return { status: 200, body: quoteView(quote, await now(db, quote.account_id)) };
+      },
     },
     {
       method: 'POST', path: '/v1/sandbox/fx/quotes/{id}/expire', operationId: 'expireFxQuote', tag: 'sandbox',
@@ -189,7 +193,8 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
       handler: async (request) => {
         if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
         const row = await ownQuote(request);
-        return { status: 200, body: quoteView((await quotes.expireNow(row.id))!) };
+        const at = await now(db, row.account_id);
+        return { status: 200, body: quoteView((await quotes.expireNow(row.id, at))!, at) };
       },
     },
   ];

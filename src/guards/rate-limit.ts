@@ -9,6 +9,7 @@ import { canonicalEmail } from '../../ledger/emails';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
+import { wallNowMs } from '../clock';
 
 // KEYS[1] bucket, KEYS[2] the caller's address's bucket of credential attempts (peeked, not
 // taken from), KEYS[3..] keys to read in the same call; ARGV rate per second, burst, then the
@@ -131,8 +132,8 @@ export class RateLimiter {
   }
 
   private failOpen(error: unknown): void {
-    if (Date.now() - this.lastFailOpenLogMs > 10_000) {
-      this.lastFailOpenLogMs = Date.now();
+    if (wallNowMs() - this.lastFailOpenLogMs > 10_000) {
+      this.lastFailOpenLogMs = wallNowMs();
       log.warn({ err: error }, 'rate limiter cannot reach Redis: failing open, requests are not limited');
     }
   }

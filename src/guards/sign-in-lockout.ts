@@ -9,6 +9,7 @@ import { canonicalEmail } from '../../ledger/emails';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
+import { wallNowMs } from '../clock';
 
 export interface LockoutSettings {
   /** The failure that starts the first lockout (each later one doubles it). */
@@ -70,8 +71,8 @@ export class SignInLockout {
   }
 
   private failOpen(error: unknown): void {
-    if (Date.now() - this.lastFailOpenLogMs > 10_000) {
-      this.lastFailOpenLogMs = Date.now();
+    if (wallNowMs() - this.lastFailOpenLogMs > 10_000) {
+      this.lastFailOpenLogMs = wallNowMs();
       log.warn({ err: error }, 'sign-in lockout cannot reach Redis: sign-in is not locked');
     }
   }

@@ -7,6 +7,7 @@ import type { HoldCaptureCommand, HoldCreate, HoldRelease, HoldUpdate } from '..
 import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { HoldOutcome } from '../../ledger/outcome';
+import { now } from '../clock';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
@@ -123,7 +124,7 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     const walletId = request.body.wallet_id === undefined || request.body.wallet_id === 'main' ? null : request.body.wallet_id;
     const command: HoldCreate = {
       hold_id: derivedUuid('hold', commandId), amount: parseAmount(request.body.amount, currency).toFixed(), currency, wallet_id: walletId,
-      expires_at: expiryOf(request.body.expires_at, new Date()), description: request.body.description ?? null,
+      expires_at: expiryOf(request.body.expires_at, await now(db, accountId)), description: request.body.description ?? null,
       ...(request.body.metadata === undefined ? {} : { metadata: request.body.metadata as Metadata }),
     };
     return { accountId, commandId, command };

@@ -16,6 +16,7 @@ import type { RedisClient } from '../redis';
 import { idempotentCommandId } from './derived-ids';
 import { IDEMPOTENCY_TTL_SECONDS, idempotencyConflict, idempotencyScope, KeyReservations, routeName } from './key-reservations';
 import { TickBatch } from './tick-batch';
+import { wallNowMs } from '../clock';
 
 export { IDEMPOTENCY_TTL_SECONDS };
 // An in-progress claim is leased, and its holder renews the lease while it runs: a claim whose
@@ -133,7 +134,7 @@ export class IdempotencyGuard {
     const key = request.idempotencyKey!;
     const print = request.fingerprint!;
     const name = routeName(route);
-    const deadline = Date.now() + this.waitMsMax;
+    const deadline = wallNowMs() + this.waitMsMax;
     // A request that reserved the key gives it back when the key proves to be another's: Redis
     // had lost the owner's reservation, and the owner's own retry must not be refused by this one.
     let reserved = false;
@@ -163,7 +164,7 @@ export class IdempotencyGuard {
       }
       // Never 409 for "still running": SPEC.md section 7 tells clients not to retry a 409, so
       // they would never learn the outcome (DESIGN.md section 5). Answer as a late decision.
-      if (Date.now() >= deadline) return this.stillRunning(request, route);
+      if (wallNowMs() >= deadline) return this.stillRunning(request, route);
       await sleep(POLL_MS);
     }
 

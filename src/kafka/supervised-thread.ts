@@ -3,6 +3,7 @@
 import type { Worker } from 'node:worker_threads';
 import { log } from '../log';
 import { startKafkaThread, type KafkaThreadSettings } from './thread';
+import { wallNowMs } from '../clock';
 
 export interface ThreadHealth { ok: boolean; restarts: number; error?: string }
 
@@ -108,7 +109,7 @@ export class SupervisedThread<M extends { kind: string } = { kind: string }> {
   }
 
   private async restart(): Promise<void> {
-    const now = Date.now();
+    const now = wallNowMs();
     this.restartTimes = [...this.restartTimes.filter((at) => now - at < this.options.windowMs), now];
     if (this.restartTimes.length > this.options.restartsMax) {
       this.options.onExhausted(this.role);

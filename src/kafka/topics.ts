@@ -1,6 +1,7 @@
 // The topics of the Kafka backbone (DESIGN.md section 3). Names carry a configurable prefix so
 // a test run has topics of its own.
 import type { Admin } from 'kafkajs';
+import { wallNowMs } from '../clock';
 
 export const TOPICS = {
   ledgerCommands: 'ledger.commands',
@@ -50,15 +51,15 @@ export async function ensureTopics(admin: Admin, topics: string[], partitions: n
       topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
     });
   }
-  const deadline = Date.now() + LEADERS_WAIT_MS_MAX;
+  const deadline = wallNowMs() + LEADERS_WAIT_MS_MAX;
   for (;;) {
     try {
       const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
       if (metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return missing;
     } catch (error) {
-      if (Date.now() >= deadline) throw error;
+      if (wallNowMs() >= deadline) throw error;
     }
-    if (Date.now() >= deadline) throw new Error(`topics have no leader after ${LEADERS_WAIT_MS_MAX} ms: ${topics.join(', ')}`);
+    if (wallNowMs() >= deadline) throw new Error(`topics have no leader after ${LEADERS_WAIT_MS_MAX} ms: ${topics.join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

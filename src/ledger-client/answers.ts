@@ -39,10 +39,10 @@ export function transferView(record: TransferRecord) {
   };
 }
 
-/** A persisted FX quote as the API shows it. */
-export function quoteView(quote: FxQuoteRecord) {
+/** A persisted FX quote as the API shows it, its status at `now` (its account's: the wall's, or its test clock's). */
+export function quoteView(quote: FxQuoteRecord, now: Date) {
   return {
-    id: quote.id, status: quoteStatus(quote),
+    id: quote.id, status: quoteStatus(quote, now),
     from_currency: quote.from_currency, to_currency: quote.to_currency,
     from_amount: formatAmount(quote.from_amount, quote.from_currency), to_amount: formatAmount(quote.to_amount, quote.to_currency),
     rate: new Money(quote.rate).toFixed(RATE_DECIMALS), mid_rate: new Money(quote.mid_rate).toFixed(RATE_DECIMALS), spread: new Money(quote.spread).toFixed(),
@@ -55,7 +55,7 @@ export function fxExecutionAnswer(outcome: FxExecuted): RouteResult {
   return {
     status: 201,
     body: {
-      quote: quoteView(outcome.quote), entry_id: outcome.entry_id,
+      quote: quoteView(outcome.quote, outcome.quote.consumed_at!), entry_id: outcome.entry_id,
       debit_transaction_id: outcome.debit_transaction_id, credit_transaction_id: outcome.credit_transaction_id,
     },
   };

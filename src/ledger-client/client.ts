@@ -15,6 +15,7 @@ import { receiveRepliesInProcess, type InProcessReply } from '../kafka/local-rep
 import { TOPICS } from '../kafka/topics';
 import { log } from '../log';
 import type { Runtime } from '../runtime';
+import { wallNow } from '../clock';
 
 export const PENDING_REPLIES_MAX = 50_000;
 /** A new group of one member joins in well under a second here; thirty seconds means it will not. */
@@ -156,7 +157,7 @@ export class LedgerClient {
     }
     const requestId = randomUUID();
     const envelope: LedgerCommandEnvelope = {
-      id: commandId, type, account_id: accountId, reply_to: this.instanceId, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
+      id: commandId, type, account_id: accountId, reply_to: this.instanceId, issued_at: wallNow().toISOString(), payload: JSON.stringify(payload),
       idempotency_key: idempotency?.key ?? null, fingerprint: idempotency?.fingerprint ?? null, request_id: requestId,
     };
     const reply = new Promise<LedgerDecision | null>((resolve) => {

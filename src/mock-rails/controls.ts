@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RailError, readJsonObject, sendJson } from './http';
 import type { Exchange, PartnerRail } from './rail';
+import { wallNowMs } from '../clock';
 
 /** The longest outage the control route makes. */
 const OUTAGE_MS_MAX = 60 * 60 * 1000;
@@ -40,7 +41,7 @@ export async function setFailureMessage({ rail, req, res, query }: Exchange): Pr
 export function goDown({ rail, res, query }: Exchange): void {
   const seconds = Number(query.get('seconds') ?? '0');
   if (!Number.isFinite(seconds) || seconds < 0 || seconds > 300) throw new RailError(400, 'invalid_request', 'seconds must be a number from 0 to 300');
-  rail.outage = { untilMs: Date.now() + seconds * 1000, hangs: true };
+  rail.outage = { untilMs: wallNowMs() + seconds * 1000, hangs: true };
   sendJson(res, 200, { down_until: new Date(rail.outage.untilMs).toISOString() });
 }
 
@@ -48,14 +49,14 @@ export function goDown({ rail, res, query }: Exchange): void {
 export function startOutage({ rail, res, query }: Exchange): void {
   const ms = Number.parseInt(query.get('ms') ?? '', 10);
   if (!Number.isSafeInteger(ms) || ms < 0 || ms > OUTAGE_MS_MAX) throw new RailError(400, 'invalid_request', `ms must be an integer from 0 to ${OUTAGE_MS_MAX}`);
-  rail.outage = { untilMs: Date.now() + ms, hangs: false };
+  rail.outage = { untilMs: wallNowMs() + ms, hangs: false };
   sendJson(res, 200, { down_until: new Date(rail.outage.untilMs).toISOString() });
 }
 
 /** A call to a partner that is down is refused: at once, or once a hanging outage is over (ended early by `seconds=0`). */
 export async function waitOutOutage(rail: PartnerRail): Promise<void> {
-  if (rail.outage.untilMs <= Date.now()) return;
-  while (rail.outage.hangs && rail.outage.untilMs > Date.now()) await sleep(Math.min(100, rail.outage.untilMs - Date.now()));
+  if (rail.outage.untilMs <= wallNowMs()) return;
+  while (rail.outage.hangs && rail.outage.untilMs > wallNowMs()) await sleep(Math.min(100, rail.outage.untilMs - wallNowMs()));
   throw new RailError(503, 'temporarily_unavailable', 'the partner is down (sandbox control)');
 }
 

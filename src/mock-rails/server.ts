@@ -58,6 +58,7 @@ import { FailureMessage } from './failure-message';
 import { cancelPayment, expireClaim, expireTokens, goDown, readStats, refuseNextTokens, setFailureMessage, settlePayment, startOutage, waitOutOutage } from './controls';
 import type { Exchange, PartnerRail, Route } from './rail';
 import { claimPage, claimPayment, escapeHtml } from './claim-pages';
+import { wallNowMs } from '../clock';
 
 export interface MockRailsOptions {
   /** The Postgres database the books are kept in (schema mock_rails). */
@@ -226,13 +227,10 @@ async function getStatement({ rail, req, res, id, query }: Exchange): Promise<vo
   const { userId } = await authenticate(rail, req);
   if (userId !== CLIENT_USER_ID) throw new RailError(403, 'insufficient_scope', 'settlement statements are the client\'s: use a client-credentials token');
   const limitText = query.get('limit');
-  if (limitText === null) {
-    sendJson(res, 200, await dailyStatement(rail.profile, rail.payments, id, Date.now()));
-    return;
-  }
+  if (limitText === null) return sendJson(res, 200, await dailyStatement(rail.profile, rail.payments, id, wallNowMs()));
   const limit = Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > STATEMENT_PAGE_MAX) throw new RailError(400, 'invalid_request', `limit must be 1 to ${STATEMENT_PAGE_MAX}`);
-  sendJson(res, 200, await statementPage(rail.profile, rail.payments, id, Date.now(), limit, query.get('cursor')));
+  sendJson(res, 200, await statementPage(rail.profile, rail.payments, id, wallNowMs(), limit, query.get('cursor')));
 }
 
 /** The payment made under the caller's idempotency reference: how a caller learns whether an unanswered submission was made. */

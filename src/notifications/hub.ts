@@ -6,6 +6,7 @@
 // subscriber drops the ids it has recently delivered.
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { DomainError } from '../domain-error';
+import { wallNowMs } from '../clock';
 
 export interface HubLimits {
   /** Events waiting for one subscriber; one more closes it with `queue_full`. */
@@ -104,7 +105,7 @@ export class Subscription {
 
   /** As next(), or 'timeout' when nothing arrived within `timeoutMs` (undefined: no bound). */
   async nextWithin(timeoutMs: number | undefined): Promise<DomainEventEnvelope | null | 'timeout'> {
-    const deadline = timeoutMs === undefined ? null : Date.now() + timeoutMs;
+    const deadline = timeoutMs === undefined ? null : wallNowMs() + timeoutMs;
     for (;;) {
       if (this.reason !== null) return null;
       const event = this.queue.shift();
@@ -112,10 +113,10 @@ export class Subscription {
         if (this.recent.add(event.id)) return event;
         continue;
       }
-      if (deadline !== null && Date.now() >= deadline) return 'timeout';
+      if (deadline !== null && wallNowMs() >= deadline) return 'timeout';
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        if (deadline !== null) setTimeout(resolve, deadline - Date.now());
+        if (deadline !== null) setTimeout(resolve, deadline - wallNowMs());
       });
       this.wake = null;
     }

@@ -3,6 +3,7 @@ import type { Runtime } from '../runtime';
 import { checkReadiness, type ReadinessReport } from '../runtime';
 import { openApiDocument } from '../http/openapi';
 import type { RouteDef } from '../http/route';
+import { wallNowMs } from '../clock';
 
 const readinessSchema = {
   type: 'object', required: ['ready', 'checks'],
@@ -21,9 +22,9 @@ export function metaRoutes(runtime: Runtime, allRoutes: () => RouteDef[]): Route
   // often it is called, and callers meanwhile (concurrent ones too) share the last answer.
   let readiness: { atMs: number; report: Promise<ReadinessReport> } | null = null;
   const ready = (): Promise<ReadinessReport> => {
-    if (readiness === null || Date.now() - readiness.atMs >= runtime.config.readinessCacheMs) {
+    if (readiness === null || wallNowMs() - readiness.atMs >= runtime.config.readinessCacheMs) {
       const report = checkReadiness(runtime);
-      readiness = { atMs: Date.now(), report };
+      readiness = { atMs: wallNowMs(), report };
       report.catch(() => { readiness = null; });
     }
     return readiness.report;

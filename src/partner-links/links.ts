@@ -13,6 +13,7 @@ import { isPartnerError } from '../partners/errors';
 import type { PartnerSlug } from '../partners/registry';
 import { isPartnerSlug, PARTNER_SLUGS } from '../partners/registry';
 import type { SecretVault } from '../vault';
+import { wallNow, wallNowMs } from '../clock';
 
 export const STATE_TTL_MS = 15 * 60_000;
 /** Refresh an access token this long before the partner said it expires. */
@@ -53,7 +54,7 @@ export class PartnerLinks {
   /** A pending link and the partner page where the customer gives consent. */
   async create(accountId: string, customerId: string, partner: PartnerSlug): Promise<{ link: PartnerLinkRow; authorizeUrl: string }> {
     const state = randomBytes(32).toString('base64url');
-    const now = new Date();
+    const now = wallNow();
     const [link] = await this.db('partner_links').insert({
       id: randomUUID(), account_id: accountId, customer_id: customerId, partner, status: 'pending',
       state_hash: hashState(state), state_expires_at: new Date(now.getTime() + STATE_TTL_MS), created_at: now, updated_at: now,
@@ -70,9 +71,9 @@ export class PartnerLinks {
     if (!answer.state) return { kind: 'unknown_state' };
     const [spent]: PartnerLinkRow[] = await this.db('partner_links')
       .where({ state_hash: hashState(answer.state), status: 'pending' })
-      .update({ state_hash: null, updated_at: new Date() }).returning('*');
+      .update({ state_hash: null, updated_at: wallNow() }).returning('*');
     if (!spent) return { kind: 'unknown_state' };
-    if (spent.state_expires_at!.getTime() <= Date.now()) return this.fail(spent, 'link_request_expired', 'the link request expired before the partner answered; create a new link');
+    if (spent.state_expires_at!.getTime() <= wallNowMs()) return this.fail(spent, 'link_request_expired', 'the link request expired before the partner answered; create a new link');
     if (answer.error) {
       return this.fail(spent, answer.error === 'access_denied' ? 'access_denied' : 'partner_refused',
         answer.error === 'access_denied' ? 'consent was denied on the partner\'s page' : `the partner answered ${answer.error}`);
@@ -87,7 +88,7 @@ export class PartnerLinks {
         // Nothing was decided: the state is given back, so reloading the page exchanges the code again.
         log.warn({ linkId: spent.id, err: error.message }, 'the partner did not answer a link code exchange; the link request stands');
         await this.db('partner_links').where({ id: spent.id, status: 'pending' }).whereNull('state_hash')
-          .update({ state_hash: hashState(answer.state), updated_at: new Date() });
+          .update({ state_hash: hashState(answer.state), updated_at: wallNow() });
         return { kind: 'partner_unavailable' };
       }
       log.warn({ linkId: spent.id, err: error.message }, 'the partner refused to exchange a link code');
@@ -98,7 +99,7 @@ export class PartnerLinks {
 
   /** Active with sealed tokens; a customer's earlier active link with the partner is replaced. */
   private async activate(link: PartnerLinkRow, tokens: UserTokens): Promise<PartnerLinkRow> {
-    const now = new Date();
+    const now = wallNow();
     return this.db.transaction(async (trx) => {
       await trx('partner_links').where({ customer_id: link.customer_id, partner: link.partner, status: 'active' })
         .update({ status: 'revoked', revoked_at: now, updated_at: now, access_token_sealed: null, refresh_token_sealed: null, access_token_expires_at: null });
@@ -112,13 +113,13 @@ export class PartnerLinks {
   private sealed(tokens: UserTokens) {
     return {
       access_token_sealed: this.vault.seal(tokens.accessToken), refresh_token_sealed: this.vault.seal(tokens.refreshToken),
-      access_token_expires_at: new Date(Date.now() + tokens.expiresInMs),
+      access_token_expires_at: new Date(wallNowMs() + tokens.expiresInMs),
     };
   }
 
   private async fail(link: PartnerLinkRow, code: string, message: string): Promise<CallbackOutcome> {
     const [failed] = await this.db('partner_links').where('id', link.id)
-      .update({ status: 'failed', failure_code: code, failure_message: message, updated_at: new Date() }).returning('*');
+      .update({ status: 'failed', failure_code: code, failure_message: message, updated_at: wallNow() }).returning('*');
     return { kind: 'failed', link: failed };
   }
 
@@ -139,7 +140,7 @@ export class PartnerLinks {
 
   /** Revoked: its tokens are forgotten. Revoking a link that is not active changes nothing. */
   async revoke(id: string): Promise<PartnerLinkRow> {
-    const now = new Date();
+    const now = wallNow();
     const [revoked] = await this.db('partner_links').where('id', id).whereIn('status', ['active', 'pending']).update({
       status: 'revoked', revoked_at: now, updated_at: now, state_hash: null, access_token_sealed: null, refresh_token_sealed: null, access_token_expires_at: null,
     }).returning('*');
@@ -153,7 +154,7 @@ export class PartnerLinks {
    * one link at once would leave one of them with a dead token.
    */
   async accessToken(link: PartnerLinkRow, refused: string | null = null): Promise<string> {
-    const fresh = (row: PartnerLinkRow) => row.access_token_expires_at!.getTime() - REFRESH_EARLY_MS > Date.now();
+    const fresh = (row: PartnerLinkRow) => row.access_token_expires_at!.getTime() - REFRESH_EARLY_MS > wallNowMs();
     if (refused === null && fresh(link)) return this.vault.open(link.access_token_sealed!);
     return this.db.transaction(async (trx) => {
       const current: PartnerLinkRow | undefined = await trx('partner_links').where({ id: link.id, status: 'active' }).forUpdate().first();
@@ -162,7 +163,7 @@ export class PartnerLinks {
       const stored = this.vault.open(current.access_token_sealed!);
       if (fresh(current) && stored !== refused) return stored;
       const tokens = await this.settings.clients(current.partner).refreshUserTokens(this.vault.open(current.refresh_token_sealed!));
-      await trx('partner_links').where('id', current.id).update({ ...this.sealed(tokens), updated_at: new Date() });
+      await trx('partner_links').where('id', current.id).update({ ...this.sealed(tokens), updated_at: wallNow() });
       return tokens.accessToken;
     });
   }

@@ -12,6 +12,7 @@ import { isPartnerError, PartnerError } from './errors';
 import { isRecord, parsePayment, unexpectedAnswer, type PartnerPayment } from './answers';
 import { screenedCurrency, screenedId, screenedText } from './screen';
 import type { SandboxScenario } from './scenarios';
+import { wallNowMs } from '../clock';
 
 export type { PartnerPayment, PartnerPaymentStatus } from './answers';
 
@@ -309,7 +310,7 @@ export class PartnerClient {
 
   /** The cached token while it is fresh; otherwise the one shared renewal. */
   private currentToken(): Promise<CachedToken> {
-    if (this.token !== null && Date.now() < this.token.renewAtMs) return Promise.resolve(this.token);
+    if (this.token !== null && wallNowMs() < this.token.renewAtMs) return Promise.resolve(this.token);
     if (this.tokenInFlight === null) {
       const refreshToken = this.token?.refreshToken ?? null;
       this.tokenInFlight = this.renewToken(refreshToken)
@@ -345,7 +346,7 @@ export class PartnerClient {
   private async requestToken(form: URLSearchParams, refreshToken: string | null): Promise<CachedToken> {
     const grant = await this.tokenEndpoint(form, refreshToken);
     const earlyMs = Math.min(RENEW_EARLY_MS_MAX, grant.expiresInMs * RENEW_EARLY_SHARE);
-    return { accessToken: grant.accessToken, refreshToken: grant.refreshToken, renewAtMs: Date.now() + grant.expiresInMs - earlyMs };
+    return { accessToken: grant.accessToken, refreshToken: grant.refreshToken, renewAtMs: wallNowMs() + grant.expiresInMs - earlyMs };
   }
 
   /**

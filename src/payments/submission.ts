@@ -25,6 +25,7 @@ import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
 import type { PaymentReads } from './reads';
 import { paymentSchema } from './schema';
+import { wallNowMs } from '../clock';
 
 export interface PaymentRouteDeps {
   db: Db;
@@ -104,7 +105,7 @@ export async function createAndSubmit(
   // A repeated request finds the payment as it is now; only one the partner has not accepted is submitted (again).
   const current = (await reads.byId(create.payment_id)) ?? created.payment;
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
-  if (Date.now() - current.created_at.getTime() >= deps.resubmitAfterMs) return resubmittedAnswer(current);
+  if (wallNowMs() - current.created_at.getTime() >= deps.resubmitAfterMs) return resubmittedAnswer(current);
   const partner = current.partner as PartnerSlug;
   // Every submission is counted by the ledger, with the answer it got or, when it got none to
   // record (503, an unknown outcome), on its own: retry_count is all of them less the first.

@@ -27,6 +27,7 @@ import {
     differenceOf, EXCEPTION_COLUMNS, historyEntry, resolvedEvent, viewOfException,
     type ExceptionCategory, type ExceptionRow, type ExceptionStatus, type ExceptionView, type PendingResolution,
 } from './run-exceptions';
+import { wallNow } from '../clock';
 
 /** `from` inclusive, `to` exclusive: the route turns a calendar date in `to` into the start of the next day. */
 export interface ExceptionFilter { partner?: string; status?: ExceptionStatus; category?: ExceptionCategory; from?: Date; to?: Date }
@@ -161,7 +162,7 @@ export class ExceptionDesk {
     if (difference === null || !isCurrency(row.currency)) {
       throw new DomainError('nothing_to_adjust', `the sides do not disagree on an amount (${row.category}${row.field ? ` on ${row.field}` : ''}): explain it, or match it by hand`, 'resolution');
     }
-    const at = new Date();
+    const at = wallNow();
     const pending: PendingResolution = {
       fingerprint: print, resolution: 'adjusted', note: resolution.note, by: resolution.by, entry_id: adjustmentEntryId(row.id), amount: formatAmount(difference, row.currency), at: at.toISOString(),
     };
@@ -187,7 +188,7 @@ export class ExceptionDesk {
         await this.runtime.db.transaction(async (trx) => {
           const now = await this.locked(trx, row.id);
           if (now.status !== 'resolving') return;
-          const at = new Date();
+          const at = wallNow();
           await trx('reconciliation_exceptions').where({ id: row.id }).update({
             status: 'open', pending_resolution: null, history: trx.raw('history || ?::jsonb', [historyEntry(at, 'reopened', 'ledger', `the ledger refused the adjustment: ${message}`)]),
           });

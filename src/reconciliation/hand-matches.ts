@@ -7,6 +7,7 @@ import { Money } from '../../ledger/money';
 import { DomainError } from '../domain-error';
 import { recordHandMatch } from './matches';
 import { EXCEPTION_COLUMNS, historyEntry, type ExceptionResolution, type ExceptionRow } from './run-exceptions';
+import { wallNow } from '../clock';
 
 /** A resolution as finance asks for it. */
 export interface Resolution {
@@ -25,7 +26,7 @@ export interface Resolution {
 export async function closeException(
   trx: Knex.Transaction, row: ExceptionRow, resolution: Omit<Resolution, 'statementLineId' | 'ledgerEntryId'>, links: { counterpart?: string; entry?: string }, print: string | null, historyNote = resolution.note,
 ): Promise<ExceptionRow> {
-  const at = new Date();
+  const at = wallNow();
   const [closed]: ExceptionRow[] = await trx('reconciliation_exceptions').where({ id: row.id }).whereIn('status', ['open', 'resolving']).update({
     status: 'resolved', resolution: resolution.resolution, note: resolution.note, resolved_by: resolution.by, resolved_at: at,
     counterpart_exception_id: links.counterpart ?? null, adjustment_entry_id: links.entry ?? null, pending_resolution: null, resolution_fingerprint: print,
@@ -62,7 +63,7 @@ export async function matchByHand(trx: Knex.Transaction, row: ExceptionRow, reso
   }
   await recordHandMatch(trx, {
     partner: row.partner, ledgerEntryIds: [ledgerSide.ledger_entry_id!], statementLineId: statementSide.statement_line_id!,
-    reconciliationId: (row.reconciliation_id ?? other.reconciliation_id)!, lineNet: statementSide.statement_amount!, currency: row.currency, at: new Date(),
+    reconciliationId: (row.reconciliation_id ?? other.reconciliation_id)!, lineNet: statementSide.statement_amount!, currency: row.currency, at: wallNow(),
   });
   return [await closeException(trx, row, resolution, { counterpart: other.id }, print), await closeException(trx, other, resolution, { counterpart: row.id }, null)];
 }
@@ -99,7 +100,7 @@ async function choose(trx: Knex.Transaction, row: ExceptionRow, resolution: Reso
     .where({ partner: row.partner, status: 'open', [side]: named }).where(aloneOnItsSide(side)).forUpdate().first(...EXCEPTION_COLUMNS);
   const choice = `${resolution.note} (matched with ${side === 'ledger_entry_id' ? 'ledger entry' : 'statement line'} ${named})`;
   const [ledgerEntryId, statementLineId, lineNet] = side === 'ledger_entry_id' ? [named, row.statement_line_id!, row.statement_amount!] : [row.ledger_entry_id!, named, chosen.amount];
-  await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: [ledgerEntryId], statementLineId, reconciliationId: row.reconciliation_id!, lineNet, currency: row.currency, at: new Date() });
+  await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: [ledgerEntryId], statementLineId, reconciliationId: row.reconciliation_id!, lineNet, currency: row.currency, at: wallNow() });
   const closed = await closeException(trx, row, resolution, { counterpart: alone?.id }, print, choice);
   return alone ? [closed, await closeException(trx, alone, resolution, { counterpart: row.id }, null, choice)] : [closed];
 }
@@ -125,7 +126,7 @@ async function chooseSet(trx: Knex.Transaction, row: ExceptionRow, resolution: R
   if (gap.isGreaterThan(row.amount_tolerance)) {
     throw new DomainError('exception_pair_mismatch', `the set chosen adds up to ${sum.toFixed()}, ${gap.toFixed()} from the line's ${row.statement_amount}, beyond the tolerance of ${row.amount_tolerance}`, 'amount');
   }
-  await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: named, statementLineId: row.statement_line_id, reconciliationId: row.reconciliation_id!, lineNet: row.statement_amount!, currency: row.currency, at: new Date() });
+  await recordHandMatch(trx, { partner: row.partner, ledgerEntryIds: named, statementLineId: row.statement_line_id, reconciliationId: row.reconciliation_id!, lineNet: row.statement_amount!, currency: row.currency, at: wallNow() });
   const choice = `${resolution.note} (matched with ledger entries ${named.join(', ')})`;
   const closed = [await closeException(trx, row, resolution, {}, print, choice)];
   const alone: ExceptionRow[] = await trx('reconciliation_exceptions')

@@ -26,6 +26,7 @@ import { ITEM_COLUMNS, reconcileStaged, type StagedReport } from './run';
 import { SEARCH_BUDGET, type RunBudget } from './run-leftovers';
 import { openedEvent, recordExceptions, resolvedEvent } from './run-exceptions';
 import { statementCsvChunks } from './statement-csv';
+import { wallNow } from '../clock';
 
 export const RANGE_DAYS_MAX = 31;
 /** Items of a report shown in its JSON form; the CSV form has them all. */
@@ -152,7 +153,7 @@ export class Reconciliations {
     const row: ReconciliationRow = {
       id: randomUUID(), partner: request.partner, from_date: request.from, to_date: request.to, trigger: request.trigger, source: uploaded ? 'upload' : 'partner',
       amount_tolerance: request.amountTolerance, date_tolerance_days: request.dateToleranceDays, summary: emptySummary(),
-      totals: [], created_at: new Date(), exceptions: { opened: 0, resolved: 0 }, not_examined: 0,
+      totals: [], created_at: wallNow(), exceptions: { opened: 0, resolved: 0 }, not_examined: 0,
       idempotency_key: request.dryRun ? null : request.idempotencyKey ?? null, request_fingerprint: print,
     };
     const lines = uploaded ?? statementDays(this.clients(request.partner), request.partner, nearFrom, nearTo);

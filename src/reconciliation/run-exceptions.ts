@@ -10,6 +10,7 @@ import { formatAmount, isCurrency, Money, type Amount } from '../../ledger/money
 import { bulkRaw } from '../db';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import type { Candidate, MovementSide } from './match';
+import { wallNow } from '../clock';
 
 export type ExceptionCategory = 'ledger_only' | 'statement_only' | 'mismatched' | 'late_completion' | 'ambiguous' | 'batch';
 export type ExceptionResolution = 'matched' | 'explained' | 'adjusted';
@@ -80,7 +81,7 @@ const eventOf = (row: ExceptionRow, type: string, environment: string, at: Date,
 
 /** The event a resolution announces, on domain.events like every event; operator events belong to no account. */
 export function resolvedEvent(row: ExceptionRow, environment: string, adjustment: string | null): DomainEventEnvelope {
-  return eventOf(row, 'reconciliation.exception_resolved', environment, row.resolved_at ?? new Date(), adjustment, {
+  return eventOf(row, 'reconciliation.exception_resolved', environment, row.resolved_at ?? wallNow(), adjustment, {
     partner: row.partner, category: row.category, resolution: row.resolution, note: row.note, resolved_by: row.resolved_by,
     reconciliation_id: row.reconciliation_id, transfer_id: row.transfer_id, resolved_by_reconciliation_id: row.resolved_by_reconciliation_id,
     ledger_entry_id: row.ledger_entry_id, statement_line_id: row.statement_line_id,

@@ -8,6 +8,7 @@ import { copyTextInto } from '../../ledger/pg/copy';
 import { NOT_EXAMINED, REASONS, type MatchRules } from './match';
 import { fmt, ITEM_COLUMNS, MOVEMENT_JSON, named } from './run-sql';
 import { searchInWorker } from './search-thread';
+import { wallNowMs } from '../clock';
 
 /**
  * What a run may spend searching (search.ts), in a worker thread: the API never waits on it
@@ -132,7 +133,7 @@ export async function searchLeftovers(trx: Knex.Transaction, run: LeftoverRun, s
   const columns = ['reconciliation_id', 'seq', ...ITEM_COLUMNS, 'movements', 'candidates'];
   const searched = await searchInWorker({
     movementsJson: movements.json, linesJson: openLines.json, rules: { ...run.rules, amountTolerance: run.rules.amountTolerance.toFixed() },
-    budget: { steps: budget.steps, deadline: Date.now() + budget.ms }, graceMs: budget.graceMs, target: { reconciliationId: run.reconciliationId, seqFrom, columns },
+    budget: { steps: budget.steps, deadline: wallNowMs() + budget.ms }, graceMs: budget.graceMs, target: { reconciliationId: run.reconciliationId, seqFrom, columns },
   });
   if (!searched) {
     await leftoversAlone(trx, run, seqFrom, openLines.count * movements.count);

@@ -11,6 +11,7 @@ import { PARTNER_SLUGS, type PartnerSlug } from '../partners/registry';
 import type { Runtime } from '../runtime';
 import type { Reconciliations } from './reports';
 import { addDays, daysOf } from './partner-statements';
+import { wallNow } from '../clock';
 
 /** How far back the schedule fills in: the statements partners keep, and a bound on one check's work. */
 export const CATCH_UP_DAYS_MAX = 31;
@@ -38,7 +39,7 @@ export class ReconciliationSchedule {
   }
 
   /** The days each partner is due, oldest first: after its last scheduled report, up to yesterday (UTC). */
-  async dueDays(now = new Date()): Promise<Map<string, string[]>> {
+  async dueDays(now = wallNow()): Promise<Map<string, string[]>> {
     const yesterday = addDays(now.toISOString().slice(0, 10), -1);
     const { rows }: { rows: Array<{ partner: string; last: string }> } = await this.runtime.db.raw(
       `SELECT partner, to_char(max(to_date), 'YYYY-MM-DD') AS last FROM reconciliations WHERE trigger = 'schedule' GROUP BY partner`);
@@ -52,7 +53,7 @@ export class ReconciliationSchedule {
   }
 
   /** Reconciles every due day of every partner, oldest first. */
-  async check(now = new Date()): Promise<void> {
+  async check(now = wallNow()): Promise<void> {
     for (const [partner, days] of await this.dueDays(now)) {
       for (const day of days) {
         if (this.stopped) return;

@@ -12,6 +12,7 @@ import { copyText } from '../../ledger/pg/copy';
 import { searchLeftovers } from './match-in-memory';
 import type { LedgerMovement, MatchRules, ReportItem, StatementEntry } from './match';
 import type { SearchBudget } from './search';
+import { wallNowMs } from '../clock';
 
 /** The sides as they cross to the worker: amounts as exact decimal text. */
 export interface SearchJob {
@@ -84,7 +85,7 @@ export function searchInWorker(job: SearchTextJob): Promise<SearchTextAnswer | n
     const timer = setTimeout(() => {
       void worker.terminate();
       resolve(null);
-    }, Math.max(0, job.budget.deadline - Date.now()) + job.graceMs);
+    }, Math.max(0, job.budget.deadline - wallNowMs()) + job.graceMs);
     worker.once('message', (answer: SearchTextAnswer) => { clearTimeout(timer); resolve(answer); void worker.terminate(); });
     worker.once('error', (error) => { clearTimeout(timer); reject(error); });
     worker.once('exit', (code) => { clearTimeout(timer); if (code !== 0) reject(new Error(`the matching worker stopped with code ${code}`)); });

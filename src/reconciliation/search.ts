@@ -9,6 +9,7 @@
 import { CURRENCY_SCALE, Money, type Currency } from '../../ledger/money';
 import { subsetsAddingUpTo } from './batch-subsets';
 import { format, MATCHED_BY, NOT_EXAMINED, REASONS, type Candidate, type LedgerMovement, type Matcher, type StatementEntry } from './match';
+import { wallNowMs } from '../clock';
 
 /** What one run may spend searching: steps of the subset search, and a wall-clock deadline (epoch ms). */
 export interface SearchBudget { steps: number; deadline: number }
@@ -40,7 +41,7 @@ export function searchPass(matcher: Matcher, movements: LedgerMovement[], lines:
     const near = open.filter((m) => m.currency === line.currency && compatible(m, line) && matcher.closeDate(m.date, line.valueDate));
     if (near.length === 0) continue;
     const target = unitsOf(line.net, line.currency);
-    if (target === null || near.some((m) => units.get(m) === null) || steps >= budget.steps || Date.now() >= budget.deadline) {
+    if (target === null || near.some((m) => units.get(m) === null) || steps >= budget.steps || wallNowMs() >= budget.deadline) {
       unreached.push(line);
       continue;
     }

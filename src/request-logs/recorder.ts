@@ -12,6 +12,7 @@ import type { Principal } from '../auth/rules';
 import { loggedBody } from './body-text';
 import { redactedQuery } from '../redaction';
 import { SHIPPER_ROLE, type FromShipper, type RequestLogRecord, type ToShipper } from './messages';
+import { wallNow } from '../clock';
 
 
 const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']); // probes, not client requests
@@ -92,7 +93,7 @@ export class RequestLogRecorder {
       request_body: requestBody.json,
       response_body: responseBody.json,
       error_code: body && body.success === false && typeof body.error === 'string' ? body.error : null,
-      created_at: new Date().toISOString(),
+      created_at: wallNow().toISOString(),
       truncated: requestBody.truncated || responseBody.truncated,
     });
     if (this.queue.length >= this.batchSizeMax) this.handOver();

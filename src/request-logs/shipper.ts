@@ -9,6 +9,7 @@ import { readSchemaFiles } from '../kafka/registry';
 import { runKafkaThread } from '../kafka/thread';
 import { TOPICS } from '../kafka/topics';
 import { SHIPPER_ROLE, type FromShipper, type ToShipper } from './messages';
+import { wallNowMs } from '../clock';
 
 runKafkaThread<ToShipper>(SHIPPER_ROLE, async ({ kafka, names, codec, producer, report }) => {
   const topic = names.full(TOPICS.requestLogs);
@@ -86,12 +87,12 @@ async function sendSplitting(logs: EncodedLog[], send: (logs: EncodedLog[]) => P
 const SEND_RETRY_MS_MAX = 60_000;
 
 async function retrying(send: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + SEND_RETRY_MS_MAX;
+  const deadline = wallNowMs() + SEND_RETRY_MS_MAX;
   for (let delayMs = 200; ; delayMs = Math.min(delayMs * 2, 5_000)) {
     try {
       return await send();
     } catch (error) {
-      if (isTooLarge(error) || Date.now() + delayMs > deadline) throw error;
+      if (isTooLarge(error) || wallNowMs() + delayMs > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }

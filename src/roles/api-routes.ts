@@ -38,6 +38,8 @@ import { RequestLogReads } from '../request-logs/reads';
 import { requestLogRoutes } from '../request-logs/routes';
 import type { Runtime } from '../runtime';
 import { scheduledTransferRoutes } from '../scheduled-transfers/routes';
+import { TestClocks } from '../test-clocks/clocks';
+import { testClockRoutes } from '../test-clocks/routes';
 import { ScheduledTransfers } from '../scheduled-transfers/schedules';
 import { financeRoutes } from '../statements/routes';
 import { TransferBatchReads } from '../transfer-batches/reads';
@@ -90,6 +92,7 @@ export function apiRoutes(runtime: Runtime, deps: ApiDeps = {
     ...transferRoutes(db, new TransferReads(db), deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...reversalRoutes(new TransferReads(db), deps.ledger, config.ledgerReplyTimeoutMs),
     ...scheduledTransferRoutes(db, new ScheduledTransfers(db)),
+    ...testClockRoutes(new TestClocks(db), config.environment),
     ...ledgerReadRoutes(new LedgerReads(db)),
     ...faucetRoutes(db, deps.ledger, config.environment, config.ledgerReplyTimeoutMs),
     ...fxRoutes({

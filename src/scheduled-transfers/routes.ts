@@ -102,7 +102,7 @@ export function scheduledTransferRoutes(db: Db, schedules: ScheduledTransfers): 
       errorNotes: { invalid_request: 'details names the field: run_at (in the past, or more than a year ahead), repeat.count, transfer.amount, transfer.recipient_email, ...: nothing is stored' },
       handler: async (request: RouteRequest<CreateBody>) => {
         const accountId = await actingAccountIdForWrite(request, db);
-        const at = await now(accountId);
+        const at = await now(db, accountId);
         const runAt = runAtOf(request.body.run_at, at);
         // The id derives from the account and the key: a repeated request names the same schedule.
         const id = derivedUuid('scheduled-transfer', idempotentCommandId(accountId, request.idempotencyKey!));
@@ -139,7 +139,7 @@ export function scheduledTransferRoutes(db: Db, schedules: ScheduledTransfers): 
       errorNotes: { scheduled_transfer_completed: 'every run of the schedule has run: nothing is left to cancel, and nothing changes' },
       handler: async (request) => {
         const schedule = await own(request);
-        return { status: 200, body: scheduleView(await schedules.cancel(schedule.id, await now(schedule.account_id))) };
+        return { status: 200, body: scheduleView(await schedules.cancel(schedule.id, await now(db, schedule.account_id))) };
       },
     },
   ];

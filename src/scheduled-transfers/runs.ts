@@ -21,6 +21,7 @@ import { writeOutboxRound } from '../../ledger/outbox';
 import type { DomainEventEnvelope, LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
 import { formatAmount, type Currency } from '../../ledger/money';
 import { parseOutcome } from '../../ledger/outcome';
+import { inClockScope, type ClockScope } from '../clock';
 import type { Db } from '../db';
 import { derivedUuid } from '../idempotency/derived-ids';
 import { domainEventHeaders, TOPICS } from '../kafka/topics';
@@ -43,24 +44,27 @@ function runCommand(run: Pick<RunRow, 'account_id' | 'command_id' | 'transfer_id
 }
 
 /** What the worker has to do now: occurrences due by `at`, runs waiting for the ledger. One statement, as the idle sweep is. */
-export async function workWaiting(db: Db, at: Date): Promise<{ due: boolean; pending: boolean }> {
+export async function workWaiting(db: Db, at: Date, clockId: ClockScope = null): Promise<{ due: boolean; pending: boolean }> {
+  const schedules = inClockScope('s.account_id', clockId);
+  const runs = inClockScope('r.account_id', clockId);
   const { rows } = await db.raw(
-    `SELECT EXISTS (SELECT 1 FROM scheduled_transfers WHERE status = 'scheduled' AND next_run_at <= ?) AS due,
-            EXISTS (SELECT 1 FROM scheduled_transfer_runs WHERE status = 'pending') AS pending`,
-    [at],
+    `SELECT EXISTS (SELECT 1 FROM scheduled_transfers s WHERE s.status = 'scheduled' AND s.next_run_at <= ? AND ${schedules.sql}) AS due,
+            EXISTS (SELECT 1 FROM scheduled_transfer_runs r WHERE r.status = 'pending' AND ${runs.sql}) AS pending`,
+    [at, ...schedules.bindings, ...runs.bindings],
   );
   return rows[0];
 }
 
 /**
- * Claims the next due occurrence of up to `max` schedules, the longest due first, as runs made at
+ * Claims the next due occurrence of up to `max` schedules in the scope, the longest due first, as runs made at
  * `at`; a schedule missed several times has its next one claimed by the next call (each due
  * occurrence runs once, in order). Returns their commands, in the order claimed.
  */
-export async function claimDueOccurrences(db: Db, at: Date, dayMs: number, max: number): Promise<LedgerCommandEnvelope[]> {
+export async function claimDueOccurrences(db: Db, at: Date, dayMs: number, max: number, clockId: ClockScope = null): Promise<LedgerCommandEnvelope[]> {
+  const scope = inClockScope('scheduled_transfers.account_id', clockId);
   return db.transaction(async (trx) => {
     const due: ScheduleRow[] = await trx('scheduled_transfers').where('status', 'scheduled').andWhere('next_run_at', '<=', at)
-      .orderBy('next_run_at').limit(max).forUpdate().skipLocked();
+      .andWhereRaw(scope.sql, scope.bindings).orderBy('next_run_at').limit(max).forUpdate().skipLocked();
     const commands: LedgerCommandEnvelope[] = [];
     for (const schedule of due) {
       const occurrence = schedule.next_occurrence;
@@ -93,16 +97,33 @@ const RESEND_BACKOFF_MAX = 64;
  * second send, four times after a third, ...): marked sent at `at`, and their commands to send again.
  */
 export async function runsToSendAgain(db: Db, at: Date, resendAfterMs: number, max: number): Promise<LedgerCommandEnvelope[]> {
+  const scope = inClockScope('p.account_id', null);
   const { rows } = await db.raw(
     `UPDATE scheduled_transfer_runs r SET sent_at = ?, sends = r.sends + 1 FROM scheduled_transfers s
       WHERE s.id = r.schedule_id AND (r.schedule_id, r.occurrence) IN (
-        SELECT schedule_id, occurrence FROM scheduled_transfer_runs
-         WHERE status = 'pending' AND sent_at < ?::timestamptz - make_interval(secs => ? * least(power(2, sends - 1), ?))
+        SELECT schedule_id, occurrence FROM scheduled_transfer_runs p
+         WHERE status = 'pending' AND sent_at < ?::timestamptz - make_interval(secs => ? * least(power(2, sends - 1), ?)) AND ${scope.sql}
          ORDER BY sent_at, schedule_id, occurrence LIMIT ? FOR UPDATE SKIP LOCKED)
       RETURNING r.schedule_id, r.occurrence, r.account_id, r.command_id, r.transfer_id, s.transfer`,
-    [at, at, resendAfterMs / 1000, RESEND_BACKOFF_MAX, max],
+    [at, at, resendAfterMs / 1000, RESEND_BACKOFF_MAX, ...scope.bindings, max],
   );
   // Each schedule's runs in the order of their occurrences, as they were claimed.
+  return (rows as Array<RunRow & { transfer: ScheduleRow['transfer'] }>).sort(byOccurrence).map((r) => runCommand(r, r.transfer, at));
+}
+
+/**
+ * The commands of every run of a clock's accounts still pending (sent, not yet decided), in the
+ * order of their occurrences: an advance taken over after a crash sends them again before it steps
+ * on (the ledger decides each once).
+ */
+export async function pendingRunsOfClock(db: Db, clockId: string, at: Date): Promise<LedgerCommandEnvelope[]> {
+  const scope = inClockScope('r.account_id', clockId);
+  const { rows } = await db.raw(
+    `SELECT r.schedule_id, r.occurrence, r.account_id, r.command_id, r.transfer_id, s.transfer
+       FROM scheduled_transfer_runs r JOIN scheduled_transfers s ON s.id = r.schedule_id
+      WHERE r.status = 'pending' AND ${scope.sql}`,
+    scope.bindings,
+  );
   return (rows as Array<RunRow & { transfer: ScheduleRow['transfer'] }>).sort(byOccurrence).map((r) => runCommand(r, r.transfer, at));
 }
 
@@ -131,15 +152,16 @@ function runEvent(run: DecidedRow, status: RunStatus, error: RunError | null, at
 }
 
 /**
- * Records what the ledger decided of up to `max` pending runs, each once with its event (one
+ * Records what the ledger decided of up to `max` pending runs in the scope, each once with its event (one
  * outbox round for them all), and publishes the round.
  */
-export async function recordDecidedRuns(runtime: Runtime, at: Date, max: number): Promise<void> {
+export async function recordDecidedRuns(runtime: Runtime, at: Date, max: number, clockId: ClockScope = null): Promise<void> {
+  const scope = inClockScope('r.account_id', clockId);
   const { rows } = await runtime.db.raw(
     `SELECT r.*, p.outcome::text AS outcome, s.transfer->>'amount' AS amount, s.transfer->>'currency' AS currency
        FROM scheduled_transfer_runs r JOIN processed_commands p ON p.command_id = r.command_id JOIN scheduled_transfers s ON s.id = r.schedule_id
-      WHERE r.status = 'pending' ORDER BY r.sent_at LIMIT ?`,
-    [max],
+      WHERE r.status = 'pending' AND ${scope.sql} ORDER BY r.sent_at LIMIT ?`,
+    [...scope.bindings, max],
   );
   if (rows.length === 0) return;
   const roundId = randomUUID();

@@ -11,13 +11,14 @@ import { csvText, streamed, wantsCsv } from '../http/streamed-answers';
 import { AccountStatement, type AccountStatementLine } from './account-statement';
 import { csvRow } from './formats';
 import { journal, JOURNAL_CSV_COLUMNS, trialBalance } from './trial-balance';
+import { wallNow } from '../clock';
 
 const DAY_MS = 86_400_000;
 const decimal = { type: 'string', description: 'a decimal amount at the currency\'s scale' };
 
 /** The `from`/`to` of a query (dates.ts: a date in `to` includes that day), `to` after `from`; by default the `defaultSpanMs` up to now. */
 function period(query: { from?: string; to?: string }, defaultSpanMs: number): { from: Date; to: Date } {
-  const to = query.to ? windowEndOf(query.to, 'to') : new Date();
+  const to = query.to ? windowEndOf(query.to, 'to') : wallNow();
   const from = query.from ? instantOf(query.from, 'from') : new Date(to.getTime() - defaultSpanMs);
   if (from.getTime() >= to.getTime()) throw new DomainError('invalid_request', 'from must be before to', 'from');
   return { from, to };
@@ -124,7 +125,7 @@ export function financeRoutes(db: Db): RouteDef[] {
       response: { status: 200, description: 'the trial balance', schema: TRIAL_BALANCE_SCHEMA },
       handler: async (request) => {
         const { at } = request.query as { at?: string };
-        return { status: 200, body: await trialBalance(db, at ? instantOf(at, 'at') : new Date()) };
+        return { status: 200, body: await trialBalance(db, at ? instantOf(at, 'at') : wallNow()) };
       },
     },
     {

@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../db';
 import type { AttemptResult } from './post';
 import type { WebhookEndpointRow } from './endpoints';
+import { wallNow } from '../clock';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -46,7 +47,7 @@ export function wants(endpoint: WebhookEndpointRow, event: EventToDeliver): bool
 }
 
 /** The event `POST /v1/webhooks/{id}/test` sends: outside the account's sequence, so no account_seq. */
-export function testEvent(endpoint: WebhookEndpointRow, environment: string, now = new Date()): EventToDeliver {
+export function testEvent(endpoint: WebhookEndpointRow, environment: string, now = wallNow()): EventToDeliver {
   const id = randomUUID();
   const body = {
     id, type: 'webhook.test', created_at: now.toISOString(), environment, resource_type: 'webhook_endpoint', resource_id: endpoint.id,
@@ -68,7 +69,7 @@ export class WebhookDeliveries {
    * Records new deliveries; one already recorded (its event read again from Kafka) is left as it
    * is. Returns the rows written, the claimed ones with their first attempt leased.
    */
-  async insert(deliveries: NewDelivery[], now = new Date()): Promise<DeliveryRow[]> {
+  async insert(deliveries: NewDelivery[], now = wallNow()): Promise<DeliveryRow[]> {
     if (deliveries.length === 0) return [];
     const lease = new Date(now.getTime() + this.leaseMs);
     return this.db('webhook_deliveries').insert(deliveries.map(({ event, endpointId, claim }) => ({

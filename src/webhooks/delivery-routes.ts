@@ -12,6 +12,7 @@ import { idParams } from '../http/validation';
 import { testEvent, type AttemptRow, type DeliveryRow, type DeliveryStatus, type WebhookDeliveries } from './deliveries';
 import type { WebhookEndpointRow, WebhookEndpoints } from './endpoints';
 import { ownEndpoint, WEBHOOKS_READ, WEBHOOKS_WRITE } from './endpoints';
+import { wallNow } from '../clock';
 
 const attemptSchema = {
   type: 'object', required: ['attempt', 'started_at', 'duration_ms', 'response_status', 'response_body', 'error'],
@@ -140,7 +141,7 @@ export function webhookDeliveryRoutes(endpoints: WebhookEndpoints, deliveries: W
       handler: async (request) => {
         const endpoint = await enabled(request);
         const since = new Date(request.body.since);
-        if (since > new Date()) throw new DomainError('invalid_request', 'since must not be in the future', 'since');
+        if (since > wallNow()) throw new DomainError('invalid_request', 'since must not be in the future', 'since');
         return { status: 202, body: { webhook_id: endpoint.id, since: since.toISOString(), recovered: await deliveries.recover(endpoint.id, since) } };
       },
     }),

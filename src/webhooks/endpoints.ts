@@ -9,6 +9,7 @@ import { DomainError } from '../domain-error';
 import { assertOwnResource } from '../http/acting-account';
 import type { RouteRequest } from '../http/route';
 import type { SecretVault } from '../vault';
+import { wallNow } from '../clock';
 
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
@@ -26,7 +27,7 @@ export class WebhookEndpoints {
   /** A new endpoint and its secret, in the clear this once. */
   async create(accountId: string, fields: { url: string; events: string[]; description: string | null }): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
     const secret = newSecret();
-    const now = new Date();
+    const now = wallNow();
     const [endpoint] = await this.db('webhook_endpoints').insert({
       id: randomUUID(), account_id: accountId, url: fields.url, description: fields.description, events: fields.events,
       secret_sealed: this.vault.seal(secret), created_at: now, updated_at: now,
@@ -43,7 +44,7 @@ export class WebhookEndpoints {
   }
 
   async update(id: string, fields: Partial<{ url: string; events: string[]; description: string | null; enabled: boolean }>): Promise<WebhookEndpointRow> {
-    const changes: Record<string, unknown> = { ...fields, updated_at: new Date() };
+    const changes: Record<string, unknown> = { ...fields, updated_at: wallNow() };
     if (fields.enabled === true) Object.assign(changes, { disabled_reason: null, failing_since: null });
     if (fields.enabled === false) changes.disabled_reason = 'disabled by the account';
     const [endpoint] = await this.db('webhook_endpoints').where('id', id).update(changes).returning('*');
@@ -57,7 +58,7 @@ export class WebhookEndpoints {
   /** A new secret; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
   async rotate(id: string): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
     const secret = newSecret();
-    const now = new Date();
+    const now = wallNow();
     const [endpoint] = await this.db('webhook_endpoints').where('id', id).update({
       previous_secret_sealed: this.db.ref('secret_sealed'), previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
       secret_sealed: this.vault.seal(secret), updated_at: now,
@@ -79,7 +80,7 @@ export class WebhookEndpoints {
   }
 
   /** The secrets that sign a delivery now: the current one, and the previous one during its overlap. */
-  signingSecrets(endpoint: WebhookEndpointRow, now = new Date()): string[] {
+  signingSecrets(endpoint: WebhookEndpointRow, now = wallNow()): string[] {
     const secrets = [this.vault.open(endpoint.secret_sealed)];
     if (endpoint.previous_secret_sealed && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now) {
       secrets.push(this.vault.open(endpoint.previous_secret_sealed));

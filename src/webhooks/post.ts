@@ -12,6 +12,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { connectionHost, isPrivateAddress, publicOnlyLookup } from './addresses';
+import { wallNow } from '../clock';
 
 /** What an attempt keeps of the receiver's answer: enough to debug it, never a whole page. */
 export const RESPONSE_BODY_KEPT = 1024;
@@ -38,7 +39,7 @@ export interface PostOptions {
 }
 
 export function postWebhook({ url, headers, body, timeoutMs, publicOnly }: PostOptions): Promise<AttemptResult> {
-  const startedAt = new Date();
+  const startedAt = wallNow();
   const started = process.hrtime.bigint();
   const elapsed = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
   return new Promise((resolve) => {

@@ -15,6 +15,7 @@ import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 import { idParams } from '../http/validation';
 import { refusedDestination } from './addresses';
 import { ownEndpoint, WEBHOOKS_READ, WEBHOOKS_WRITE, type WebhookEndpointRow, type WebhookEndpoints } from './endpoints';
+import { wallNow } from '../clock';
 
 const urlSchema = {
   type: 'string', minLength: 1, maxLength: 2048, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', examples: ['https://example.com/webhooks'],
@@ -41,7 +42,7 @@ const withSecretSchema = {
 };
 
 function endpointView(endpoint: WebhookEndpointRow) {
-  const rotating = endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > new Date();
+  const rotating = endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > wallNow();
   return {
     id: endpoint.id, url: endpoint.url, description: endpoint.description, events: endpoint.events, enabled: endpoint.enabled,
     disabled_reason: endpoint.disabled_reason, secret_rotation_ends_at: rotating ? endpoint.previous_secret_expires_at!.toISOString() : null,

@@ -18,8 +18,11 @@ interface WriteOperation { method: string; path: string; rule: Rule; scope: stri
 
 /** The only reads a publishable key may make: what a page may show (README, "Keys"). */
 const PUBLISHABLE_READS = ['GET /v1/accounts/me', 'GET /v1/fx/quotes/{id}'];
-/** The only API-key routes that need no scope: any credential of the account reads its own account. */
-const UNSCOPED = ['GET /v1/accounts/me'];
+/**
+ * The only API-key routes that need no scope: any credential of the account reads its own account,
+ * and the sandbox test clock it lives on (a part of the account, as its time).
+ */
+const UNSCOPED = ['GET /v1/accounts/me', 'GET /v1/sandbox/test-clocks/{id}'];
 
 /** The codes by which a credential is refused for what it is; any other answer is the route's own. */
 const CREDENTIAL_REFUSALS = new Set(['authentication_required', 'invalid_api_key', 'publishable_key_write_denied', 'insufficient_scope', 'dashboard_access_denied']);

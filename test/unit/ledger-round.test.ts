@@ -31,13 +31,13 @@ function newAccount(): Account {
 }
 
 /** Runs one round of `sent` on `store` with the facts the consumer would gather; the outcomes in order. */
-async function round(store: MemoryLedgerStore, accounts: Account[], sent: Sent[], settings: Partial<RoundSettings> = {}): Promise<Outcome[]> {
+async function round(store: MemoryLedgerStore, accounts: Account[], sent: Sent[], settings: Partial<RoundSettings> = {}, clockTimes = new Map<string, Date>()): Promise<Outcome[]> {
   const parsed = sent.map(({ type, accountId, payload }) => parseCommand({
     id: randomUUID(), type, account_id: accountId, reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
   } satisfies LedgerCommandEnvelope));
   const named = parsed.flatMap((p) => (p.type === 'refused' ? [] : [(p.payload as { transfer_id?: string }).transfer_id ?? '']));
   const facts: BatchFacts = {
-    accountsById: new Map(accounts.map((a) => [a.facts.id, a.facts])), accountsByEmail: new Map(accounts.map((a) => [a.email, a.facts])), accountsByBank: new Map(),
+    accountsById: new Map(accounts.map((a) => [a.facts.id, a.facts])), accountsByEmail: new Map(accounts.map((a) => [a.email, a.facts])), accountsByBank: new Map(), clockTimes,
     transfers: new Map(named.flatMap((id) => (store.transfers.has(id) ? [[id, store.transfers.get(id)!] as const] : []))),
     quotes: new Map(), payments: new Map(), faucetToday: new Map(), wallets: new Map(), holds: new Map(),
   };
@@ -75,6 +75,24 @@ describe('a ledger round on its store port, in memory', () => {
     assert.deepEqual([availableUsd(store, alice), availableUsd(store, bob), store.transfers.size, store.processed.size], ['10', '0', 0, 1]);
     assert.deepEqual((await round(store, [alice, bob], [transfer(alice, bob, '4.00')])).map(codeOf), ['transfer']);
     assert.deepEqual([availableUsd(store, alice), availableUsd(store, bob)], ['6', '4']);
+  });
+
+  it('decides a command of an account on a test clock at the clock\'s time, its records and events with it, and the others at the wall\'s', async () => {
+    const store = new MemoryLedgerStore();
+    const [alice, bob] = [newAccount(), newAccount()];
+    const clockTime = new Date('2031-05-01T12:00:00.000Z');
+    const told: Array<{ resourceId: string; at: string }> = [];
+    const rows: OutboxRows = { ...ROWS, event: (event, at) => { told.push({ resourceId: event.resourceId, at: at.toISOString() }); return ROWS.event(event, at); } };
+    const [onClock, onWall] = [randomUUID(), randomUUID()];
+    const before = Date.now();
+    await round(store, [alice, bob], [faucet(alice, '5.00'), faucet(bob, '5.00'), transfer(alice, bob, '1.00', onClock), transfer(bob, alice, '1.00', onWall)],
+      { rows }, new Map([[alice.facts.id, clockTime]]));
+    assert.equal(store.transfers.get(onClock)!.created_at.toISOString(), clockTime.toISOString());
+    const wall = store.transfers.get(onWall)!.created_at.getTime();
+    assert.ok(wall >= before && wall <= Date.now(), 'a transfer of an account on no clock is made at the wall\'s time');
+    const at = (transferId: string) => [...new Set(told.filter((e) => e.resourceId === transferId).map((e) => e.at))];
+    assert.deepEqual(at(onClock), [clockTime.toISOString()], 'the events of the clock\'s command carry its time');
+    assert.deepEqual(at(onWall), [new Date(wall).toISOString()], 'the others the round\'s own');
   });
 
   for (const seed of seeds([1, 2, 3])) {

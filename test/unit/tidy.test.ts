@@ -28,9 +28,10 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/balance-alerts',
     'src/balances', 'src/config', 'src/customers', 'src/dashboard-host', 'src/fx', 'src/guards', 'src/holds', 'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log',
     'src/mock-rails', 'src/notifications', 'src/operations', 'src/partner-links', 'src/partners', 'src/payments', 'src/reconciliation', 'src/request-logs', 'src/runtime',
-    'src/scheduled-transfers', 'src/statements', 'src/transfer-batches', 'src/transfers', 'src/vault', 'src/wallets', 'src/warm-up', 'src/webhooks'],
+    'src/scheduled-transfers', 'src/statements', 'src/test-clocks', 'src/transfer-batches', 'src/transfers', 'src/vault', 'src/wallets', 'src/warm-up', 'src/webhooks'],
   // The ledger's consumer runs the due runs of scheduled transfers beside it (the surface's runs.ts).
-  'consumers/ledger': ['ledger', 'src/clock', 'src/kafka', 'src/log', 'src/runtime', 'src/scheduled-transfers', 'src/warm-up'],
+  // ... and advances test clocks, doing what fell due for their accounts (the surface's clocks.ts).
+  'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime', 'src/scheduled-transfers', 'src/test-clocks', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/domain-error', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/reconciliation', 'src/runtime'],
   'consumers/webhooks': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/outbox', 'src/runtime', 'src/vault', 'src/webhooks'],
@@ -42,7 +43,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/transfers': ['ledger', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partners'],
   'src/transfer-batches': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
   // Its runs are written with their events (src/outbox) by the worker beside the ledger.
-  'src/scheduled-transfers': ['ledger', 'src/clock', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/outbox', 'src/runtime', 'src/transfers'],
+  'src/scheduled-transfers': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/outbox', 'src/runtime', 'src/transfers'],
+  'src/test-clocks': ['src/config', 'src/db', 'src/domain-error', 'src/http'],
   'src/fx': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client'],
   'src/payments': ['ledger', 'src/config', 'src/countries', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partner-links',
     'src/partners'],
@@ -86,10 +88,24 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/db': ['src/domain-error', 'src/log'],
   // A process's secrets are settings that say when they were generated (src/secrets.ts).
   'src/config': ['src/secrets'], 'src/secrets': ['src/log'],
-  // "Now" for the rules that depend on time: the wall's, or an account's test clock's.
+  // "Now" for the rules that depend on time: the wall's, or an account's test clock's. Every
+  // folder of the server may import it (CLOCK_READERS): it is the one place that reads the wall.
   'src/clock': [],
   'src/countries': [], 'src/domain-error': [], 'src/event-stream': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
 };
+
+/** The clients of /v1 (the browser dashboard, the CLI): they import nothing of the server, src/clock included; their time is their user's. */
+const CLIENTS = ['src/dashboard', 'src/cli'];
+/** Whether a folder may import src/clock: every folder of the server (the ledger has its own, ledger/clock.ts). */
+const readsClock = (folder: string): boolean => folder !== 'ledger' && folder !== 'src/clock' && !CLIENTS.includes(folder);
+
+/**
+ * The files that read the wall's time themselves: the two clock modules. Everything else asks
+ * them: now(accountId) for a rule that depends on time (an account may live on a test clock),
+ * wallNow()/wallNowMs() for operational reads (timers, latencies, leases, logs), so a rule that
+ * reads the wall behind an account's clock shows as a wallNow() to question, never a Date.now().
+ */
+const WALL_READERS = ['src/clock.ts', 'ledger/clock.ts'];
 
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */
 function importsOf(file: string, text: string): string[] {
@@ -110,6 +126,12 @@ describe('house rules', () => {
     assert.deepEqual(offenders, []);
   });
 
+  it('reads the wall\'s time in the clock modules alone: no Date.now() or new Date() elsewhere in the server', () => {
+    const offenders = code.filter(({ file }) => !WALL_READERS.includes(file) && !CLIENTS.includes(folderOf(file.replace(/\.tsx?$/, ''))))
+      .flatMap(({ file, text }) => text.split('\n').flatMap((line, i) => (/Date\.now\(\)|new Date\(\s*\)/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+    assert.deepEqual(offenders, []);
+  });
+
   it('keeps ledger/ free of HTTP and Kafka', () => {
     const offenders = code.filter(({ file, text }) => file.startsWith('ledger') && /from '(koa|@koa\/router|kafkajs|ioredis)'/.test(text)).map((s) => s.file);
     assert.deepEqual(offenders, []);
@@ -118,8 +140,8 @@ describe('house rules', () => {
   it('imports across folders only what the map allows', () => {
     const offenders = code.flatMap(({ file, text }) => {
       const from = folderOf(file.replace(/\.tsx?$/, ''));
-      const allowed = MAY_IMPORT[from];
-      if (!allowed) return [`${file}: its folder ${from} is not in the map`];
+      if (!MAY_IMPORT[from]) return [`${file}: its folder ${from} is not in the map`];
+      const allowed = readsClock(from) ? [...MAY_IMPORT[from], 'src/clock'] : MAY_IMPORT[from];
       return importsOf(file, text).map(folderOf).filter((to) => to !== from && !allowed.includes(to)).map((to) => `${file} imports ${to}`);
     });
     assert.deepEqual(offenders, []);
