@@ -271,18 +271,17 @@ describe('the dashboard\'s areas in a browser', function () {
     await fund(base(), owner.key, 'EUR', '20.00');
     const sent = await call(base(), 'POST', '/v1/transfers', { recipient_email: friend.email, amount: '12.00', currency: 'USD', metadata: { order_id: 'T-7' } }, { token: owner.key, idempotencyKey: randomUUID() });
     assert.equal(sent.status, 201, JSON.stringify(sent.body));
-    await area('Transactions');
-    const list = page.getByRole('region', { name: 'Transactions list' });
-    const rows = list.locator('tbody tr');
+    await area('Overview');
+    const rows = page.getByRole('list', { name: 'Transactions list' }).getByRole('listitem');
     await eventually(async () => ((await rows.count()) >= 3 ? true : undefined), 10_000, 'the three movements listed');
-    await page.getByLabel('Currency').selectOption('EUR');
+    await page.getByLabel('Transactions in currency').selectOption('EUR');
     // EUR movements alone: the test funds, and the conversion the FX area made.
     const eurOnly = async () => {
       const texts = await rows.allInnerTexts();
       return texts.length > 0 && texts.every((t) => / EUR\b/.test(t) && !/ USD\b/.test(t)) && texts.some((t) => /faucet credit\s+\+20\.00 EUR/.test(t)) ? texts : undefined;
     };
     await eventually(eurOnly, 10_000, 'the EUR movements alone');
-    await page.getByLabel('Currency').selectOption('');
+    await page.getByLabel('Transactions in currency').selectOption('');
     await page.getByLabel('Metadata key').fill('order_id');
     await page.getByLabel('Metadata value').fill('T-7');
     await eventually(async () => ((await rows.count()) === 1 && /−12\.00 USD/.test(await rows.first().innerText()) ? true : undefined), 10_000, 'the transfer of order T-7 alone');

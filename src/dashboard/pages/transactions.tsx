@@ -3,12 +3,12 @@
 // or payment a record belongs to, a page at a time; the filters combine and page with the cursor.
 import { useState } from 'preact/hooks';
 import { Field, FormError, Section, Select } from '../forms';
-import { ScrollTable, usePaged, When } from '../lists';
+import { usePaged, When } from '../lists';
 import { CURRENCIES } from './overview';
 
 const ANY_CURRENCY = [{ value: '', label: 'Any currency' }, ...CURRENCIES];
 
-interface Transaction { id: string; type: string; direction: 'credit' | 'debit'; amount: string; currency: string; status: string; balance_after: string; created_at: string }
+interface Transaction { id: string; type: string; direction: 'credit' | 'debit'; amount: string; currency: string; status: string; created_at: string }
 interface Filters { currency: string; from: string; to: string; key: string; value: string }
 
 /** The filters as the route takes them: a metadata pair only once both halves are given. */
@@ -29,23 +29,21 @@ export function Transactions() {
   return (
     <Section title="Transactions">
       <div class="filters" role="group" aria-label="Filter the transactions">
-        <Select label="Currency" name="transactions-currency" value={filters.currency} options={ANY_CURRENCY} onInput={set('currency')} />
-        <Field label="From (UTC day)" name="transactions-from" type="date" required={false} value={filters.from} onInput={set('from')} />
-        <Field label="To (UTC day)" name="transactions-to" type="date" required={false} value={filters.to} onInput={set('to')} />
+        <Select label="Transactions in currency" name="transactions-currency" value={filters.currency} options={ANY_CURRENCY} onInput={set('currency')} />
+        <Field label="Transactions from (UTC day)" name="transactions-from" type="date" required={false} value={filters.from} onInput={set('from')} />
+        <Field label="Transactions to (UTC day)" name="transactions-to" type="date" required={false} value={filters.to} onInput={set('to')} />
         <Field label="Metadata key" name="transactions-metadata-key" required={false} autoComplete="off" value={filters.key} onInput={set('key')} />
         <Field label="Metadata value" name="transactions-metadata-value" required={false} autoComplete="off" value={filters.value} onInput={set('value')} />
       </div>
       <FormError message={error} />
       {page === null ? <p>Loading…</p> : page.data.length === 0 ? <p>{filtered ? 'No transactions match these filters.' : 'No transactions yet.'}</p> : (
-        <ScrollTable label="Transactions list" columns={['Created', 'Type', 'Amount', 'Status', 'Balance after']}>{page.data.map((t) => (
-          <tr key={t.id}>
-            <td><When at={t.created_at} /></td>
-            <td>{t.type.replace(/_/g, ' ')}</td>
-            <td class="amount">{t.direction === 'debit' ? '−' : '+'}{t.amount} {t.currency}</td>
-            <td>{t.status}</td>
-            <td class="amount">{t.balance_after} {t.currency}</td>
-          </tr>
-        ))}</ScrollTable>
+        // A list, not a table: each movement's line wraps in the narrowest card.
+        <ol class="history" aria-label="Transactions list">{page.data.map((t) => (
+          <li key={t.id}>
+            <When at={t.created_at} />{' '}{t.type.replace(/_/g, ' ')}{t.status === 'completed' ? '' : ` (${t.status})`}{' '}
+            <strong class="amount">{t.direction === 'debit' ? '−' : '+'}{t.amount} {t.currency}</strong>
+          </li>
+        ))}</ol>
       )}
       {pager}
     </Section>
