@@ -39,8 +39,14 @@ const STARTERS: Record<Role, (runtime: Runtime, context: ProcessContext) => Prom
 export async function startRoles(runtime: Runtime, roles: Role[]): Promise<RunningRole[]> {
   const context: ProcessContext = { hub: new NotificationHub(), rails: undefined, step: '' };
   const running: RunningRole[] = [];
-  for (const role of Object.keys(STARTERS) as Role[]) {
-    if (roles.includes(role)) running.push(await timedStart(role, context, () => STARTERS[role](runtime, context)));
+  try {
+    for (const role of Object.keys(STARTERS) as Role[]) {
+      if (roles.includes(role)) running.push(await timedStart(role, context, () => STARTERS[role](runtime, context)));
+    }
+  } catch (error) {
+    // A start that fails midway leaves none of its roles running (a ledger left behind would go on deciding).
+    for (const started of running.reverse()) await started.stop().catch((stopError: unknown) => log.warn({ err: stopError, role: started.role }, 'a role did not stop'));
+    throw error;
   }
   return running;
 }

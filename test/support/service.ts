@@ -35,7 +35,11 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
     ...WEBHOOK_TEST_SETTINGS, ...SCHEDULED_TRANSFER_TEST_SETTINGS, ...overrides,
   });
   const runtime = await openRuntime(config);
-  const roles = await startRoles(runtime, config.roles);
+  // Roles that failed to start stopped themselves (startRoles); the connections go with them.
+  const roles = await startRoles(runtime, config.roles).catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
   const api = roles.find((r) => r.role === 'api');
   return {
     baseUrl: api?.url ?? '',
