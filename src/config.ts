@@ -9,6 +9,16 @@ export type Environment = 'sandbox' | 'live';
 export const ALL_ROLES = ['api', 'ledger', 'partners', 'notifier', 'webhooks', 'request-logs', 'mock-rails'] as const;
 export type Role = (typeof ALL_ROLES)[number];
 
+/**
+ * How long a request waits for Kafka to acknowledge its command by default
+ * (LEDGER_COMMAND_SEND_DEADLINE_MS). The producer itself retries for about 50 s, far past what a
+ * client waits for; past this the request answers 503. A command still queued behind the batch in
+ * flight is then never sent; one in that batch may still land once Kafka returns (a send cannot be called back), so that 503 says the outcome is unknown, as
+ * any 5xx is (SPEC.md section 7): the client repeats with the same Idempotency-Key, which names
+ * the same command, and learns the one decision the ledger made.
+ */
+const LEDGER_COMMAND_SEND_DEADLINE_MS_DEFAULT = 5_000;
+
 export interface Config {
   port: number;
   host: string;
@@ -87,6 +97,8 @@ export interface Config {
   readinessCacheMs: number;
   bodyLimitBytes: number;
   ledgerReplyTimeoutMs: number;
+  /** How long a POST waits for Kafka to take its command before it answers 503 (its outcome unknown). */
+  ledgerCommandSendDeadlineMs: number;
   /** How often the api role removes expired idempotency records (0: never). */
   idempotencySweepMs: number;
   /** How long an FX quote holds its rate (SPEC.md section 8: 30 s); tests shorten it. */
@@ -241,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readinessCacheMs: integer(env, 'READINESS_CACHE_MS', 2_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024),
     ledgerReplyTimeoutMs: integer(env, 'LEDGER_REPLY_TIMEOUT_MS', 2000),
+    ledgerCommandSendDeadlineMs: integer(env, 'LEDGER_COMMAND_SEND_DEADLINE_MS', LEDGER_COMMAND_SEND_DEADLINE_MS_DEFAULT),
     idempotencySweepMs: integer(env, 'IDEMPOTENCY_SWEEP_MS', 600_000),
     fxQuoteLifetimeMs: integer(env, 'FX_QUOTE_LIFETIME_MS', 30_000),
     scheduledRunsSweepMs: Math.max(1, integer(env, 'SCHEDULED_RUNS_SWEEP_MS', 1_000)),

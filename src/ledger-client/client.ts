@@ -23,16 +23,6 @@ const JOIN_WAIT_MS = 30_000;
 const JOIN_ATTEMPTS = 2;
 
 class JoinTimeout extends Error {}
-/**
- * How long a request waits for Kafka to acknowledge its command. The producer itself retries for
- * about 50 s, far past what a client waits for; past this the request answers 503. A command
- * still queued behind the batch in flight is then never sent; one in that batch may still land
- * once Kafka returns (a send cannot be called back), so that 503 says the outcome is unknown, as
- * any 5xx is (SPEC.md section 7): the client repeats with the same Idempotency-Key, which names
- * the same command, and learns the one decision the ledger made.
- */
-export const COMMAND_SEND_DEADLINE_MS = 5_000;
-
 /** The ledger's answer to one message: the decision, and whether it was made before this message. */
 export interface LedgerDecision { outcome: Outcome; replayed: boolean }
 
@@ -165,7 +155,7 @@ export class LedgerClient {
     });
     try {
       const value = await this.runtime.codec.encode(TOPICS.ledgerCommands, envelope);
-      await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value }, COMMAND_SEND_DEADLINE_MS);
+      await this.batcher.send(this.runtime.names.full(TOPICS.ledgerCommands), { key: accountId, value }, this.runtime.config.ledgerCommandSendDeadlineMs);
     } catch (error) {
       this.giveUp(requestId); // nobody waits for this decision now
       if (error instanceof SendDeadlineExceeded) throw kafkaTooSlow(error.sent);

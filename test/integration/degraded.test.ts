@@ -15,6 +15,8 @@ import { call, eventually, type JsonResponse } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const ANSWER_MS_MAX = 8_000;
+/** The Kafka part's send deadline: a POST without Kafka answers 503 once it passed. */
+const SEND_DEADLINE_MS = 1_000;
 
 /** /readyz answers 503, with the missing dependency's check failed and the other one passed. */
 async function expectNotReady(baseUrl: string, missing: string, present: string): Promise<void> {
@@ -102,7 +104,10 @@ describe('degraded dependencies: Kafka', function () {
     const [host, port] = listener.split(':');
     kafka = await TcpProxy.start(host, Number(port), proxyPort);
     // The API alone, bootstrapped through the proxy; the suite's own service runs the ledger.
-    service = await startService({ KAFKA_BROKERS: `127.0.0.1:${proxyPort}`, ROLES: 'api', LOG_LEVEL: 'fatal', READINESS_CACHE_MS: '0' }).catch((error) => {
+    // A send deadline of a second, not five: the test waits it out twice.
+    service = await startService({
+      KAFKA_BROKERS: `127.0.0.1:${proxyPort}`, ROLES: 'api', LOG_LEVEL: 'fatal', READINESS_CACHE_MS: '0', LEDGER_COMMAND_SEND_DEADLINE_MS: String(SEND_DEADLINE_MS),
+    }).catch((error) => {
       throw new Error(`the API did not start through Kafka's fault listener (${listener}); a broker started before the ` +
         `listener existed lacks it: restart it with 'npm run stack:down && npm run stack:up'. ${error}`);
     });
