@@ -12,6 +12,7 @@ import { FINAL_PAYMENT_STATUSES, updateFromPartner, type PaymentRecord, type Pay
 import type { Environment } from '../config';
 import { DomainError } from '../domain-error';
 import { isPartnerError } from '../partners/errors';
+import { tellPartnerControl, type SandboxControl } from '../partners/sandbox-control';
 import type { PartnerSlug } from '../partners/registry';
 import { assertOwnResource } from '../http/acting-account';
 import { paymentView } from '../ledger-client/answers';
@@ -36,7 +37,7 @@ const MOVES: Record<Action, { to: PaymentStatus; from: readonly PaymentStatus[];
 };
 
 /** The rail's sandbox control an action is told to the partner by: settle, or end the payment (its claim link expires, or it is stopped). */
-const controlOf = (action: Action, payment: PaymentRecord): string => (action === 'settle' ? 'settle' : payment.claim_link !== null ? 'expire-claim' : 'cancel');
+const controlOf = (action: Action, payment: PaymentRecord): SandboxControl => (action === 'settle' ? 'settle' : payment.claim_link !== null ? 'expire-claim' : 'cancel');
 
 /**
  * Tells the partner the action first. True when the partner did it, false when it will not (409:
@@ -46,12 +47,9 @@ const controlOf = (action: Action, payment: PaymentRecord): string => (action ==
  */
 async function tellPartner(railsUrl: string, controlSecret: string, payment: PaymentRecord, action: Action): Promise<boolean> {
   if (payment.external_id === null) return action !== 'settle';
-  const answer = await fetch(`${railsUrl}/${payment.partner}/_control/${controlOf(action, payment)}/${encodeURIComponent(payment.external_id)}`, {
-    method: 'POST', headers: { authorization: `Bearer ${controlSecret}` },
-  }).catch(() => null);
-  if (answer?.ok) return true;
-  if (answer?.status === 409) return false;
-  throw new DomainError('partner_unavailable', `${payment.partner} could not ${action} the payment`, payment.id);
+  const answer = await tellPartnerControl(railsUrl, controlSecret, payment.partner, controlOf(action, payment), payment.external_id);
+  if (answer === 'unreachable') throw new DomainError('partner_unavailable', `${payment.partner} could not ${action} the payment`, payment.id);
+  return answer === 'done';
 }
 
 /**
