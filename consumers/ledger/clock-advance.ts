@@ -6,6 +6,10 @@
 // worker waits for the ledger to decide it before it steps on, so each is decided at its own
 // instant (the ledger decides a clock account's command at its clock's time) and its events carry
 // it. Quotes need nothing: a quote reads as expired once the clock is past its expires_at.
+// Payments fall due too (a claim link's expiry, a pending payment's deadline), but what they
+// record depends on their partner, asked or told first: the partners' side does that
+// (consumers/partners/clock-payments.ts) and is handed in as a ClockDueWork, so the worker itself
+// calls no partner. The clock stays `advancing` until that work is done as well.
 //
 // Exactly once: a hold's expiry and a run's transfer have ids derived from the hold and the
 // occurrence, and the ledger decides an id once; an occurrence is claimed once (its run's key). A
@@ -34,8 +38,23 @@ const STEPS_PER_ADVANCE_MAX = 100_000;
 const CLAIMED_PER_CLAIM_MAX = 100;
 const RUNS_PER_RECORD_MAX = 500;
 
-/** The earliest instant at which something of the clock's accounts is due: an active hold's expiry or a schedule's next run. */
-async function nextDue(runtime: Runtime, clockId: string): Promise<Date | null> {
+/**
+ * What else falls due on a clock's accounts as it advances, done by another part of the service:
+ * its payments (consumers/partners/clock-payments.ts ClockPayments). Each command's id is derived
+ * from what it decides, so sending one again changes nothing.
+ */
+export interface ClockDueWork {
+  /** The earliest instant at which something of it falls due on the clock's accounts, or null. */
+  earliestDue(clockId: string): Promise<Date | null>;
+  /** The ledger commands of what is due by `at`, each told to whoever must know it first; throws when that cannot be done now. */
+  commandsDue(clockId: string, at: Date): Promise<LedgerCommandEnvelope[]>;
+}
+
+/** The earlier of two instants, either of which may be absent. */
+const earlier = (a: Date | null, b: Date | null): Date | null => (a === null ? b : b === null || a.getTime() <= b.getTime() ? a : b);
+
+/** The earliest instant at which something of the clock's accounts is due: an active hold's expiry, a schedule's next run, the other work's. */
+async function nextDue(runtime: Runtime, clockId: string, work: ClockDueWork | null): Promise<Date | null> {
   const holds = inClockScope('h.account_id', clockId);
   const schedules = inClockScope('s.account_id', clockId);
   const { rows } = await runtime.db.raw(
@@ -43,7 +62,8 @@ async function nextDue(runtime: Runtime, clockId: string): Promise<Date | null> 
                   (SELECT min(s.next_run_at) FROM scheduled_transfers s WHERE s.status = 'scheduled' AND ${schedules.sql})) AS due`,
     [...holds.bindings, ...schedules.bindings],
   );
-  return rows[0].due === null ? null : new Date(rows[0].due);
+  const own = rows[0].due === null ? null : new Date(rows[0].due);
+  return earlier(own, work === null ? null : await work.earliestDue(clockId));
 }
 
 /** Waits until the ledger has decided every command; throws past DECIDED_WAIT_MS_MAX. */
@@ -72,21 +92,23 @@ async function claimDueRuns(runtime: Runtime, clockId: string, at: Date): Promis
 }
 
 /** What is due at the clock's instant `at`, sent, decided by the ledger, and the runs recorded. */
-async function doDue(runtime: Runtime, clockId: string, at: Date, leftOver: LedgerCommandEnvelope[]): Promise<void> {
-  const commands = [...leftOver, ...await dueHoldExpiries(runtime, at, clockId), ...await claimDueRuns(runtime, clockId, at)];
+async function doDue(runtime: Runtime, clockId: string, at: Date, leftOver: LedgerCommandEnvelope[], work: ClockDueWork | null): Promise<void> {
+  const commands = [
+    ...leftOver, ...await dueHoldExpiries(runtime, at, clockId), ...await claimDueRuns(runtime, clockId, at), ...(work === null ? [] : await work.commandsDue(clockId, at)),
+  ];
   await sendCommands(runtime, commands);
   await decided(runtime, commands);
   await recordDecidedRuns(runtime, at, RUNS_PER_RECORD_MAX, clockId);
 }
 
 /** Advances a claimed clock to its target, step by step; returns when done or when the claim was lost. */
-export async function advanceClaimedClock(runtime: Runtime, clock: TestClockRow): Promise<void> {
+export async function advanceClaimedClock(runtime: Runtime, clock: TestClockRow, work: ClockDueWork | null = null): Promise<void> {
   const target = clock.advancing_to!;
   let at = clock.frozen_time;
   // Taken over after a crash: the runs sent and left undecided go first (the ledger decides each once).
   let leftOver = await pendingRunsOfClock(runtime.db, clock.id, at);
   for (let step = 0; step < STEPS_PER_ADVANCE_MAX; step++) {
-    const due = await nextDue(runtime, clock.id);
+    const due = await nextDue(runtime, clock.id, work);
     if ((due === null || due.getTime() > target.getTime()) && leftOver.length === 0) {
       await finishAdvance(runtime.db, clock, wallNow());
       return;
@@ -95,27 +117,30 @@ export async function advanceClaimedClock(runtime: Runtime, clock: TestClockRow)
       at = due;
       if (!(await stepClock(runtime.db, clock, at, new Date(wallNowMs() + LEASE_MS)))) return; // another worker has it
     }
-    await doDue(runtime, clock.id, at, leftOver);
+    await doDue(runtime, clock.id, at, leftOver, work);
     leftOver = [];
   }
   throw new Error(`test clock ${clock.id}: more than ${STEPS_PER_ADVANCE_MAX} steps in one advance`);
 }
 
 /** Claims and advances advancing clocks, one at a time, until none is left to claim. */
-async function sweepOnce(runtime: Runtime): Promise<void> {
+async function sweepOnce(runtime: Runtime, work: ClockDueWork | null): Promise<void> {
   if (!(await anyClockAdvancing(runtime.db))) return;
   for (;;) {
     const clock = await claimAdvancingClock(runtime.db, wallNow(), LEASE_MS);
     if (!clock) return;
-    await advanceClaimedClock(runtime, clock);
+    await advanceClaimedClock(runtime, clock, work);
   }
 }
 
-/** Sweeps every SWEEP_EVERY_MS, one sweep at a time; a failed advance is taken up again once its lease ran out. */
-export function startClockAdvances(runtime: Runtime): { stop(): Promise<void> } {
+/**
+ * Sweeps every SWEEP_EVERY_MS, one sweep at a time; a failed advance is taken up again once its
+ * lease ran out. Without `work` (a ledger started alone, as some tests do) payments are not stepped to.
+ */
+export function startClockAdvances(runtime: Runtime, work: ClockDueWork | null = null): { stop(): Promise<void> } {
   let running: Promise<unknown> | null = null;
   const sweep = () => {
-    running ??= sweepOnce(runtime)
+    running ??= sweepOnce(runtime, work)
       .catch((error) => log.error({ err: error }, 'test clock advance failed; it is taken up again once its lease runs out'))
       .finally(() => { running = null; });
   };

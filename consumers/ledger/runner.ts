@@ -16,9 +16,14 @@ import { ReplySender } from './replies';
 import { startOutboxSweeper } from './sweeper';
 import { HoldExpiry } from './hold-expiry';
 import { startScheduledRuns } from './scheduled-runs';
-import { startClockAdvances } from './clock-advance';
+import { startClockAdvances, type ClockDueWork } from './clock-advance';
 
-export async function startLedger(runtime: Runtime): Promise<RunningRole> {
+export interface LedgerOptions {
+  /** What a test clock's advance does beside holds and runs: its accounts' payments (src/roles wires the partners' side in). */
+  clockWork?: ClockDueWork;
+}
+
+export async function startLedger(runtime: Runtime, options: LedgerOptions = {}): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
   const replies = new ReplySender(runtime);
   const holdExpiry = new HoldExpiry(runtime);
@@ -48,7 +53,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   holdExpiry.start();
   const { config } = runtime;
   const scheduledRuns = startScheduledRuns(runtime, { sweepMs: config.scheduledRunsSweepMs, resendAfterMs: config.scheduledRunResendAfterMs, dayMs: config.scheduledTransferDayMs });
-  const clockAdvances = startClockAdvances(runtime);
+  const clockAdvances = startClockAdvances(runtime, options.clockWork ?? null);
   return {
     role: 'ledger',
     stop: async () => {

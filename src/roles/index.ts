@@ -1,6 +1,7 @@
 // Process roles (DESIGN.md section 3): one codebase, one process per role or all in one. The
 // API's wiring is in api.ts and its route tables in api-routes.ts; the consumers' in consumers/.
 import { startLedger } from '../../consumers/ledger/runner';
+import { clockPayments } from '../../consumers/partners/clock-payments';
 import { startNotifier } from '../../consumers/notifier/runner';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
 import { startRequestLogWriter } from '../../consumers/request-logs/runner';
@@ -27,7 +28,8 @@ const STARTERS: Record<Role, (runtime: Runtime, context: ProcessContext) => Prom
     context.rails = role.rails;
     return role;
   },
-  ledger: startLedger,
+  // A test clock's advance tells the partners of payments that fell due: this process's own rails, when it runs them.
+  ledger: (runtime, context) => startLedger(runtime, { clockWork: clockPayments(runtime, context.rails?.url) }),
   partners: (runtime, context) => startPartnerDispatcher(runtime, { railsUrl: context.rails?.url }),
   notifier: (runtime, context) => startNotifier(runtime, context.hub),
   webhooks: startWebhookDispatcher,

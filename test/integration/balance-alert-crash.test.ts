@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { startLedger } from '../../consumers/ledger/runner';
+import { restartLedger } from '../support/service';
 import { Money, type Amount } from '../../ledger/money';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
@@ -107,7 +107,7 @@ describe('a balance alert across a ledger crash @system', () => {
       child.kill('SIGKILL');
       await new Promise((resolve) => child!.once('exit', resolve));
       child = null;
-      service.roles[index] = await startLedger(service.runtime);
+      service.roles[index] = await restartLedger(service);
       restarted = true;
 
       const statuses = await Promise.all(sent);
@@ -140,7 +140,7 @@ describe('a balance alert across a ledger crash @system', () => {
     } finally {
       child?.kill('SIGKILL');
       await receiver.close();
-      if (!restarted) service.roles[index] = await startLedger(service.runtime);
+      if (!restarted) service.roles[index] = await restartLedger(service);
     }
   });
 });

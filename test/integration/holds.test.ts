@@ -6,7 +6,7 @@
 // when it was down at expires_at.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startLedger } from '../../consumers/ledger/runner';
+import { restartLedger } from '../support/service';
 import { Money } from '../../ledger/money';
 import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
@@ -258,7 +258,7 @@ describe('holds', () => {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       assert.equal((await getHold(erin.key, id)).status, 'active', 'nobody released it while the ledger was down');
     } finally {
-      service.roles[index] = await startLedger(service.runtime);
+      service.roles[index] = await restartLedger(service);
     }
     const expired = await eventually(async () => { const h = await getHold(erin.key, id); return h.status === 'expired' ? h : undefined; }, 20_000, 'the expiry after the restart');
     assert.equal(expired.released_amount, '5.00');

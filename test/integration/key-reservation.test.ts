@@ -6,7 +6,7 @@
 import Redis from 'ioredis';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startLedger } from '../../consumers/ledger/runner';
+import { restartLedger } from '../support/service';
 import { KEY_CONFLICT } from '../../ledger/outcome';
 import { idempotentCommandId } from '../../src/idempotency/derived-ids';
 import { db, testService } from '../hooks';
@@ -43,7 +43,7 @@ describe('one reservation per (account, Idempotency-Key) across every idempotent
     try {
       return await during();
     } finally {
-      service.roles[index] = await startLedger(service.runtime);
+      service.roles[index] = await restartLedger(service);
     }
   }
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startLedger } from '../../consumers/ledger/runner';
+import { restartLedger } from '../support/service';
 import type { RunningRole } from '../../src/runtime';
 import { testService } from '../hooks';
 import type { SignedUp } from '../support/accounts';
@@ -139,7 +139,7 @@ describe('ledger invariants under load @system', function () {
       const { acknowledged } = await load;
       await assertLedgerInvariants(group, acknowledged, streams);
     } finally {
-      const restarted: RunningRole = await startLedger(service.runtime);
+      const restarted: RunningRole = await restartLedger(service);
       service.roles[inProcess] = restarted;
     }
   });

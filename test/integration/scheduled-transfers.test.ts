@@ -6,7 +6,6 @@
 // within a test.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startLedger } from '../../consumers/ledger/runner';
 import { sendBatches } from '../../src/kafka/send-batches';
 import { TOPICS } from '../../src/kafka/topics';
 import { claimDueOccurrences, runTransferId } from '../../src/scheduled-transfers/runs';
@@ -16,7 +15,7 @@ import { expectCredentialRules } from '../support/access';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { balances, fund } from '../support/money';
-import { startService, type TestService } from '../support/service';
+import { restartLedger, startService, type TestService } from '../support/service';
 import { openEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
 
@@ -76,7 +75,7 @@ async function withLedgerStopped(work: (restart: () => Promise<void>) => Promise
   await service.roles[index].stop();
   let running = false;
   const restart = async () => {
-    service.roles[index] = await startLedger(service.runtime);
+    service.roles[index] = await restartLedger(service);
     running = true;
   };
   try {

@@ -1,6 +1,8 @@
 // Starts the whole service in this process against the real stack, with the test settings
 // exported by scripts/test.sh (own database, topic prefix and Redis prefix).
 import { randomUUID } from 'node:crypto';
+import { startLedger } from '../../consumers/ledger/runner';
+import { clockPayments } from '../../consumers/partners/clock-payments';
 import { loadConfig, type Config } from '../../src/config';
 import { startRoles, type RunningRole } from '../../src/roles';
 import { openRuntime, type Runtime } from '../../src/runtime';
@@ -51,6 +53,12 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
       await runtime.close();
     },
   };
+}
+
+/** The ledger role of `service` started again, as startRoles starts it: its test clocks' payments told to the service's own rails. */
+export function restartLedger(service: TestService): Promise<RunningRole> {
+  const rails = service.roles.find((r) => r.role === 'mock-rails');
+  return startLedger(service.runtime, { clockWork: clockPayments(service.runtime, rails?.url) });
 }
 
 /** Books of their own for mock rails a test starts beside the service's (src/mock-rails/schema.ts). */
