@@ -53,6 +53,12 @@ export async function now(db: ClockDb, accountId: string): Promise<Date> {
   return rows.length === 0 ? wallNow() : new Date(rows[0].frozen_time as Date);
 }
 
+/** The id of the test clock `accountId` lives on, or null: it reads the wall (as does an account that does not exist). */
+export async function testClockOf(db: ClockDb, accountId: string): Promise<string | null> {
+  if (!UUID.test(accountId)) return null;
+  return (await clockIdOf(db, accountId)) ?? null;
+}
+
 /**
  * Which accounts a time-driven worker serves: null, those on no test clock (the wall's workers:
  * hold expiry, scheduled runs); a clock's id, the accounts on that clock, served as it advances.

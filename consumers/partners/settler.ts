@@ -35,7 +35,7 @@ import { isPartnerError } from '../../src/partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../../src/partners/payment-request';
 import { PARTNER_SLUGS, type PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
-import { wallNow, wallNowMs } from '../../src/clock';
+import { testClockOf, wallNow, wallNowMs } from '../../src/clock';
 
 /** Payments a lane takes in one round. */
 const LANE_BATCH_MAX = 100;
@@ -185,6 +185,10 @@ export class PaymentSettler {
     const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count, submissions: 0 };
     const ageMs = wallNowMs() - payment.created_at.getTime();
     if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
+    // A payment of an account on a test clock was made at the clock's time, and its deadline is on
+    // the clock: the clock's advance asks the partner for it at that instant (clock-payments.ts).
+    // Resubmitted here meanwhile, it could reach the partner after the advance found none there.
+    if (payment.external_id === null && (await testClockOf(this.runtime.db, payment.account_id)) !== null) return null;
     // Time the partner could not be reached is not counted against it: the deadline runs from its return.
     const reachableForMs = Math.min(ageMs, wallNowMs() - (payment.partner_unreachable_at?.getTime() ?? 0));
     const client = this.clients(payment.partner as PartnerSlug);
