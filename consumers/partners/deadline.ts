@@ -81,9 +81,14 @@ export class ExecutingDeadline {
   private async partnerRound(partner: string): Promise<DeadlineRound> {
     const { db } = this.runtime;
     const cutoff = new Date(wallNowMs() - this.settings.deadlineMs);
+    // The transfer's own deadline is on its account's time: a test clock's for an account on one
+    // (its updated_at is the clock's), the wall's otherwise. The last claim is the wall's, as the
+    // retry chain that made it runs on the wall: a chain still at work is never asked about.
     const overdue: OverdueRow[] = await db('transfers as t')
       .leftJoin('partner_instructions as c', 'c.transfer_id', db.raw('t.id::text'))
-      .where('t.status', 'executing').where('t.partner', partner).where('t.updated_at', '<', cutoff)
+      .where('t.status', 'executing').where('t.partner', partner)
+      .whereRaw(`t.updated_at < coalesce((SELECT k.frozen_time FROM accounts a JOIN test_clocks k ON k.id = a.test_clock_id WHERE a.id = t.account_id), ?::timestamptz) - ? * interval '1 millisecond'`,
+        [wallNow(), this.settings.deadlineMs])
       .where((q) => q.whereNull('c.claimed_at').orWhere('c.claimed_at', '<', cutoff))
       .orderBy('t.updated_at').limit(OVERDUE_BATCH_MAX)
       .select('t.id', 't.account_id', 't.partner', db.raw('t.payout_amount::text AS payout_amount'), 't.payout_currency', 't.recipient', 't.recipient_account_id', 'c.attempt');

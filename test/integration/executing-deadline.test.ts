@@ -51,16 +51,16 @@ describe('the deadline of an executing transfer', function () {
    * decides it (the dispatcher drops the instruction as a copy of one already run), then the
    * transfer and its claim are dated past the deadline. Returns the sender and the transfer id.
    */
-  async function lostTransfer(amount: string): Promise<{ sender: SignedUp; transferId: string }> {
+  async function lostTransfer(amount: string, signUpBody: Record<string, unknown> = {}, backdate = true): Promise<{ sender: SignedUp; transferId: string }> {
     const { db } = testService().runtime;
-    const sender = await signUp(base());
+    const sender = await signUp(base(), signUpBody);
     await fund(base(), sender.key, 'USD', '100.00');
     const key = randomUUID();
     const transferId = derivedUuid('transfer', idempotentCommandId(sender.account.id, key));
     await db('partner_instructions').insert({ transfer_id: transferId, attempt: 0, source: 'lost', claimed_at: LONG_AGO() });
     const sent = await call(base(), 'POST', '/v1/transfers', { recipient: bankOf(bob), amount, currency: 'USD' }, { token: sender.key, idempotencyKey: key });
     assert.deepEqual([sent.status, sent.body.transfer_id, sent.body.status], [201, transferId, 'executing'], JSON.stringify(sent.body));
-    await db('transfers').where('id', transferId).update({ updated_at: LONG_AGO() });
+    if (backdate) await db('transfers').where('id', transferId).update({ updated_at: LONG_AGO() });
     const held = await balances(base(), sender.token);
     assert.deepEqual([held.USD.available, held.USD.pending], [new Money('100').minus(amount).toFixed(2), amount], 'the funds are held');
     return { sender, transferId };
@@ -75,6 +75,26 @@ describe('the deadline of an executing transfer', function () {
     const after = await balances(base(), sender.token);
     assert.deepEqual([after.USD.available, after.USD.pending], ['100.00', '0.00'], 'the hold released');
     assert.equal(await fiat().findPaymentByReference(transferId), null, 'nothing was paid');
+  });
+
+  it('counts the deadline of a transfer of an account on a test clock on the clock: not due a second before it, failed once the clock is past it', async () => {
+    const frozen = Math.floor(Date.now() / 1000) * 1000 + 365 * 86_400_000; // a year ahead of the wall
+    const clock = await call(base(), 'POST', '/v1/sandbox/test-clocks', { frozen_time: new Date(frozen).toISOString() });
+    assert.equal(clock.status, 201, JSON.stringify(clock.body));
+    const { sender, transferId } = await lostTransfer('7.00', { test_clock_id: clock.body.id }, false);
+    const advanceTo = async (ms: number) => {
+      const answer = await call(base(), 'POST', `/v1/sandbox/test-clocks/${clock.body.id}/advance`, { frozen_time: new Date(ms).toISOString() }, { token: sender.key });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      await eventually(async () => ((await call(base(), 'GET', `/v1/sandbox/test-clocks/${clock.body.id}`, undefined, { token: sender.key })).body.status === 'ready' ? true : undefined), 30_000, 'the clock ready');
+    };
+    await advanceTo(frozen + DEADLINE_MS - 1_000);
+    assert.deepEqual(await checker().round(), { failed: 0, followed: 0, unreachable: 0 }, 'a second before its deadline on the clock');
+    assert.equal(await statusOf(sender, transferId), 'executing');
+    await advanceTo(frozen + DEADLINE_MS + 1_000);
+    assert.deepEqual(await checker().round(), { failed: 1, followed: 0, unreachable: 0 }, 'past its deadline on the clock, though the wall is a year short of it');
+    const failed = await transferReaches(base(), sender.key, transferId, 'failed');
+    assert.equal(failed.failure.code, 'execution_deadline');
+    assert.deepEqual((await balances(base(), sender.token)).USD.available, '100.00', 'the hold released');
   });
 
   it('follows a transfer the partner does hold to completed, never failing it', async () => {
