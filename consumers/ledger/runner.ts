@@ -22,7 +22,7 @@ export async function startLedger(runtime: Runtime): Promise<RunningRole> {
   const publisher = await RoundPublisher.start(runtime);
   const replies = new ReplySender(runtime);
   const holdExpiry = new HoldExpiry(runtime);
-  const state = { store: postgresLedgerStore(runtime.db), publisher, replies, knownLedgerAccounts: new Set<string>(), holdsDue: (at: Date) => holdExpiry.dueAt(at) };
+  const state = { store: postgresLedgerStore(runtime.db), publisher, replies, holdsDue: (at: Date) => holdExpiry.dueAt(at) };
   const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
   let markJoined: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => { markJoined = resolve; });
