@@ -15,6 +15,7 @@ import { emptyDecision, type Decision, type EventDraft } from './decide';
 import type { HoldRecord } from './holds';
 import type { PartnerInstruction } from './messages';
 import type { PaymentRecord } from './payments';
+import { shown } from './outcome';
 import { isCanonicalUuid, unstorable } from './screen';
 import type { BatchWrite, CommandRef, EntryWrite, KnownCommand, LedgerStore, OutboxWrite, RoundTransaction } from './ports';
 import type { TransferRecord } from './transfers';
@@ -197,7 +198,7 @@ async function decideRound(round: RoundTransaction, settings: RoundSettings, all
     const at = nowOf(command);
     const decision = decide(command, facts, { transfers, quotes, payments, faucetToday, wallets, holds }, book, at);
     absorb(command, decision, at);
-    const outcome = JSON.stringify(decision.outcome);
+    const outcome = JSON.stringify(shown(decision.outcome));
     const { envelope } = command;
     // A refused command keeps its key's record only when its account and key can be stored.
     const keyed = Boolean(envelope.idempotency_key) && (command.type !== 'refused' || (isCanonicalUuid(envelope.account_id) && command.refusal.field !== 'idempotency_key' && command.refusal.field !== 'fingerprint'));
