@@ -9,7 +9,7 @@ import type { KnownCommand, LedgerStore } from '../../ledger/ports';
 import { runRound, type OutboxRows, type RoundOutcome } from '../../ledger/round';
 import type { Delivered } from '../../src/kafka/consumer';
 import type { Runtime } from '../../src/runtime';
-import { entryRow, eventRow, partnerCommandRow } from './outbox';
+import { entryRow, eventRow, partnerCommandRow } from '../../src/outbox/rows';
 import type { RoundPublisher } from './publisher';
 import { answerTo, conflictWith, type Reply, type ReplySender } from './replies';
 import { parseCommand, type ParsedCommand } from './plan';

@@ -13,7 +13,7 @@ import { handleLedgerBatch } from './handler';
 import { RoundPublisher } from './publisher';
 import { refuseAlone } from './refuse';
 import { ReplySender } from './replies';
-import { startOutboxSweeper } from './sweeper';
+import { startOutboxSweeper } from '../../src/outbox/sweeper';
 import { HoldExpiry } from './hold-expiry';
 import { startScheduledRuns } from './scheduled-runs';
 import { startClockAdvances } from './clock-advance';
