@@ -190,10 +190,27 @@ describe('house rules', () => {
     assert.deepEqual(long, []);
   });
 
-  it("leaves the round to the ledger: the consumer's handler reads Kafka, gathers, answers and publishes, in 120 lines", () => {
+  it("leaves the round to the ledger: the consumer's handler reads Kafka, calls the round, answers and publishes, in 120 lines", () => {
     const handler = code.find((s) => s.file === 'consumers/ledger/handler.ts');
     assert.ok(handler, 'consumers/ledger/handler.ts');
     assert.ok(handler.text.split('\n').length <= 120, `${handler.text.split('\n').length} lines`);
     assert.ok(!/from '\.\.\/\.\.\/ledger\/(round-transaction|balances|decide[^']*|alerts)'/.test(handler.text), 'no round built in the consumer');
+    // The round reads its facts once, under its locks (ledger/store/round-transaction.ts gather): none read before.
+    assert.ok(!/from '\.\.\/\.\.\/ledger\/store\//.test(handler.text), 'no facts read by the consumer');
+  });
+
+  it('keeps each command in its module with its row: every module of ledger/commands is in the table (index.ts)', () => {
+    const SHARED = ['command', 'facts', 'needs', 'index'];
+    const index = code.find((s) => s.file === 'ledger/commands/index.ts');
+    assert.ok(index, 'ledger/commands/index.ts');
+    const rows = new Set(importsOf(index.file, index.text));
+    const modules = code.filter(({ file }) => path.dirname(file) === 'ledger/commands').map(({ file }) => file.replace(/\.ts$/, ''));
+    assert.deepEqual(modules.filter((m) => !SHARED.includes(path.basename(m)) && !rows.has(m)), []);
+  });
+
+  it("keeps the outbox in one folder: only src/outbox, and the round's own write (ledger/store/round-write.ts), touch its tables", () => {
+    const touches = /\b(?:FROM|INTO|UPDATE|JOIN)\s+outbox_(?:rounds|set_aside)\b|\('outbox_(?:rounds|set_aside)'\)/;
+    const offenders = code.filter(({ file, text }) => touches.test(text) && !file.startsWith('src/outbox/') && file !== 'ledger/store/round-write.ts').map(({ file }) => file);
+    assert.deepEqual(offenders, []);
   });
 });
