@@ -4,6 +4,7 @@
 // and no more; a hold no longer active takes no capture and no void; and all of it is decided in
 // the ledger's rounds, against the round's locked hold and balances, so two commands racing on
 // one hold are decided one after the other and the second sees the first's outcome.
+import { holdOutcome } from './outcome';
 import { randomUUID } from 'node:crypto';
 import { available, heldBy, MAIN_WALLET, pending, spendable, type LedgerAccountRef } from './chart';
 import type { BalanceBook } from './balances';
@@ -33,7 +34,7 @@ function holdEvent(hold: HoldRecord, type: 'hold.created' | 'hold.captured' | 'h
 }
 
 function holdDecision(hold: HoldRecord, created: boolean): Decision {
-  const decision = emptyDecision({ kind: 'hold', created, hold });
+  const decision = emptyDecision(holdOutcome(hold, created));
   decision.changes.push({ kind: 'hold', hold, isNew: created });
   return decision;
 }

@@ -4,6 +4,7 @@
 // back to the sender, where it came from: the wallet a capture of a hold on it paid from
 // (DESIGN.md section 5g), the main balance otherwise. A wallet closed since takes no money, and
 // the main balance takes it instead.
+import { transferOutcome } from './outcome';
 import { randomUUID } from 'node:crypto';
 import { MAIN_WALLET, spendable } from './chart';
 import type { BalanceBook } from './balances';
@@ -35,7 +36,7 @@ function decideLateCompletion(result: TransferPartnerResult, current: TransferRe
     ...current, updated_at: now, completed_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id,
     failure_code: null, failure_message: null,
   };
-  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
+  const decision = emptyDecision(transferOutcome(record, false));
   decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   const amount = new Money(record.amount);
   const walletId = returnWalletOf(record, wallets);
@@ -71,9 +72,9 @@ export function decidePartnerResult(result: TransferPartnerResult, current: Tran
   if (current.status === 'failed' && result.outcome === 'completed' && current.recipient_account_id !== null) {
     return decideLateCompletion(result, current, wallets, book, now);
   }
-  if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision({ kind: 'transfer', created: false, transfer: current });
+  if (TERMINAL_STATUSES.includes(current.status)) return emptyDecision(transferOutcome(current, false));
   const record: TransferRecord = { ...current, updated_at: now, partner_payment_id: result.partner_payment_id ?? current.partner_payment_id };
-  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
+  const decision = emptyDecision(transferOutcome(record, false));
   decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   const amount = new Money(record.amount);
   const entryId = randomUUID();

@@ -2,6 +2,7 @@
 // API submits it to the partner, then moves as the partner answers. A pay-in credits the
 // account once, when it completes; a payout is held when recorded, leaves when it completes and
 // is released when it fails or is cancelled; an answer about a finished payment changes nothing.
+import { paymentOutcome } from './outcome';
 import { randomUUID } from 'node:crypto';
 import { balanceEvent, emptyDecision, post, refusal, type AccountFacts, type Decision, type EventDraft } from './decide';
 import type { PaymentCreate, PaymentUpdate } from './messages';
@@ -44,7 +45,7 @@ export function decidePaymentCreate(commandId: string, command: PaymentCreate, a
     payee: command.payee ?? null, purpose: command.purpose ?? null, metadata: command.metadata ?? {},
     failure_code: null, failure_message: null, created_at: now, updated_at: now, completed_at: null,
   };
-  const decision = emptyDecision({ kind: 'payment', created: true, payment });
+  const decision = emptyDecision(paymentOutcome(payment, true));
   if (outbound) {
     post(decision, book, paymentHold(randomUUID(), payment.id, account.id, payment.currency, amount));
     decision.events.push(balanceEvent(book, account.id, payment.currency));
@@ -60,9 +61,9 @@ export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecor
   const submissions = (current.submissions ?? 0) + Math.max(0, Math.trunc(update.submissions ?? 0));
   const counts = { submissions, retry_count: Math.max(current.retry_count, update.retry_count ?? 0, submissions - 1) };
   if (path.length === 0) {
-    if (submissions === (current.submissions ?? 0)) return emptyDecision({ kind: 'payment', created: false, payment: current });
+    if (submissions === (current.submissions ?? 0)) return emptyDecision(paymentOutcome(current, false));
     const counted: PaymentRecord = { ...current, ...counts, updated_at: now };
-    const decision = emptyDecision({ kind: 'payment', created: false, payment: counted });
+    const decision = emptyDecision(paymentOutcome(counted, false));
     decision.changes.push({ kind: 'payment', payment: counted, isNew: false });
     return decision;
   }
@@ -74,7 +75,7 @@ export function decidePaymentUpdate(update: PaymentUpdate, current: PaymentRecor
     payment.failure_code = update.failure_code ?? (update.status === 'cancelled' ? 'cancelled' : 'partner_error');
     payment.failure_message = update.failure_message;
   }
-  const decision = emptyDecision({ kind: 'payment', created: false, payment });
+  const decision = emptyDecision(paymentOutcome(payment, false));
   decision.changes.push({ kind: 'payment', payment, isNew: false });
   let from: PaymentStatus = current.status;
   for (const to of path) {

@@ -11,6 +11,7 @@
 // An answer for a reversal no longer pending (a duplicate, or a late one after the failure) changes
 // nothing. A part that rounds to nothing to return has nothing for the partner to move: it
 // completes in the round that decides it.
+import { transferOutcome } from './outcome';
 import { randomUUID } from 'node:crypto';
 import { available, fxPosition, fxSpread, pending, type LedgerAccountRef } from './chart';
 import type { BalanceBook } from './balances';
@@ -77,7 +78,7 @@ export function decideReturnRequest(transfer: TransferRecord, payload: TransferR
     ...transfer, updated_at: now,
     reversed_amount: new Money(transfer.reversed_amount ?? 0).plus(amount).toFixed(), reversals: [...(transfer.reversals ?? []), reversal],
   };
-  const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });
+  const decision = emptyDecision(transferOutcome(record, true));
   decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   if (reversal.status === 'completed') {
     complete(decision, record, reversal, book);
@@ -100,12 +101,12 @@ export function decideReturnResult(result: TransferReturnResult, current: Transf
   if (!current) return refusal('transfer_not_found', 'no such transfer', 'transfer_id');
   const asked = (current.reversals ?? []).find((r) => r.id === result.reversal_id);
   if (!asked || asked.payout_amount === undefined) return refusal('resource_not_found', 'the transfer has no such return', 'reversal_id');
-  if (asked.status !== 'pending') return emptyDecision({ kind: 'transfer', created: false, transfer: current });
+  if (asked.status !== 'pending') return emptyDecision(transferOutcome(current, false));
   const partnerReturnId = result.partner_return_id ?? null;
   if (result.outcome === 'completed') {
     const reversal: TransferReversal = { ...asked, status: 'completed', partner_return_id: partnerReturnId };
     const record = { ...withReversal(current, reversal), updated_at: now };
-    const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
+    const decision = emptyDecision(transferOutcome(record, false));
     decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
     complete(decision, record, reversal, book);
     return decision;
@@ -114,7 +115,7 @@ export function decideReturnResult(result: TransferReturnResult, current: Transf
   const record: TransferRecord = {
     ...withReversal(current, reversal), updated_at: now, reversed_amount: new Money(current.reversed_amount ?? 0).minus(asked.amount).toFixed(),
   };
-  const decision = emptyDecision({ kind: 'transfer', created: false, transfer: record });
+  const decision = emptyDecision(transferOutcome(record, false));
   decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   const recipientId = record.recipient_account_id!;
   post(decision, book, releaseReturn(randomUUID(), record.id, recipientId, record.payout_currency, new Money(asked.payout_amount)));

@@ -1,6 +1,7 @@
 // The ledger's decisions, one command at a time, against the balances of the batch. Expected
 // refusals (insufficient funds, unknown recipient...) are outcomes (outcome.ts); a broken
 // invariant is an assertion failure.
+import { transferOutcome } from './outcome';
 import { randomUUID } from 'node:crypto';
 import { available, heldBy, MAIN_WALLET, pending, spendable } from './chart';
 import type { BalanceBook } from './balances';
@@ -209,7 +210,7 @@ export function decideTransferCreate(commandId: string, command: TransferCreate,
     note: command.note, metadata: command.metadata ?? {}, partner: rail, partner_payment_id: null, failure_code: null, failure_message: null,
     estimated_arrival: ESTIMATED_ARRIVAL[rail], created_at: now, updated_at: now, completed_at: null,
   };
-  const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });
+  const decision = emptyDecision(transferOutcome(record, true));
   decision.changes.push({ kind: 'transfer', transfer: record, isNew: true });
   const entryId = randomUUID();
   const senderSide = record.from_wallet_id ?? MAIN_WALLET;

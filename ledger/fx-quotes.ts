@@ -10,7 +10,7 @@ export interface FxQuoteRecord {
   mid_rate: string; spread: string; to_amount: string; created_at: Date; expires_at: Date; consumed_at: Date | null;
 }
 
-export function quoteStatus(quote: FxQuoteRecord, now: Date): QuoteStatus {
+export function quoteStatus(quote: Pick<FxQuoteRecord, 'consumed_at' | 'expires_at'>, now: Date): QuoteStatus {
   if (quote.consumed_at) return 'consumed';
   return now.getTime() >= quote.expires_at.getTime() ? 'expired' : 'created';
 }

@@ -1,11 +1,12 @@
 // The storage a round of the ledger needs, stated by the ledger (as a controller owns its store's
-// interface): lock the records and ledger accounts the round's commands name, then write what
-// they decided, atomically. ledger/store/ implements it on Postgres (ledger/store/postgres.ts);
+// interface): lock the records the round's commands name and read its facts under those locks,
+// lock the ledger accounts they post to, then write what they decided, atomically. ledger/store/ implements it on Postgres (ledger/store/postgres.ts);
 // the round (round.ts) knows only this, so the round and its decisions run in the unit suite on
 // a store held in memory (test/support/memory-ledger-store.ts).
 import type { BalanceAlertRecord } from './alerts';
 import type { AppliedPosting, LedgerAccountState } from './balances';
 import type { LedgerAccountRef } from './chart';
+import type { BatchFacts, RoundNeeds } from './commands';
 import type { FxQuoteRecord } from './fx-quotes';
 import type { HoldRecord } from './holds';
 import type { PaymentRecord, PaymentStatus } from './payments';
@@ -23,10 +24,40 @@ export interface LedgerStore {
 }
 
 export interface RoundTransaction {
-  /** Locks (in one global order, so rounds never wait on each other in a circle) and reads what `request` names. */
+  /**
+   * Begins the round: locks the records `request` names (in the global lock order) and reads,
+   * after those locks and in the same transaction, what the round knows of its commands and the
+   * facts they need. Every fact a decision rests on is read here, once.
+   */
+  gather(request: FactsRequest): Promise<Gathered>;
+  /**
+   * Locks (in one global order, so rounds never wait on each other in a circle) and reads what
+   * `request` names: the round's ledger accounts, after gather; or, begun with it, a whole round's.
+   */
   lock(request: LockRequest): Promise<Locked>;
   /** Writes the round and marks `publishedRounds` published, then commits. */
   commit(write: BatchWrite, publishedRounds: string[]): Promise<void>;
+}
+
+/** A command as the store looks it up: its id, and the account and key its answer is kept under. */
+export interface CommandRef { id: string; accountId: string; idempotencyKey: string | null }
+
+/** What a round begins with: its commands, and what they name (ledger/commands/needs.ts). */
+export type FactsRequest = RoundNeeds & { commands: CommandRef[] };
+
+/** What the ledger already knows of a command it is handed. */
+export interface KnownCommand {
+  /** The outcome (its JSON text, outcome.ts) and the request fingerprint of a command decided before. */
+  decided: { outcome: string; fingerprint: string | null } | null;
+  /** The command's Idempotency-Key is held by a request of a route the API keeps the record of (DESIGN.md section 5). */
+  keyHeldByApi: boolean;
+}
+
+export interface Gathered {
+  /** For each command: whether it was decided before, and whether another route's request holds its key. */
+  known: Map<string, KnownCommand>;
+  /** The records as locked, and the accounts' facts. */
+  facts: BatchFacts;
 }
 
 /** What a round locks: the records its commands decide on, and the ledger accounts they may post to. */

@@ -1,11 +1,9 @@
 // Reads the commands of a round: each parsed and screened as its kind's module says
-// (ledger/commands), or refused as it is; and what the round must read before it locks anything,
-// merged from what each command names.
-import { COMMANDS, type Needs, type ParsedCommand } from '../../ledger/commands';
+// (ledger/commands), or refused as it is.
+import { COMMANDS, type ParsedCommand } from '../../ledger/commands';
 import { COMMAND_TYPES, type LedgerCommandEnvelope } from '../../ledger/messages';
 import { refused, type Refused } from '../../ledger/outcome';
 import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
-import type { TransferRecord } from '../../ledger/transfers';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 
 export type { ParsedCommand };
@@ -35,32 +33,4 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
   const command = COMMANDS[envelope.type];
   const parsed = command.parse(payload);
   return 'refusal' in parsed ? refuse(parsed.refusal) : { envelope, type: envelope.type, payload: parsed.payload, command };
-}
-
-/** What a round's commands name, merged: each list without repeats. */
-export interface RoundNeeds { senders: string[]; transfers: string[]; quotes: string[]; payments: string[]; wallets: string[]; holds: string[]; emails: string[]; banks: Required<Needs>['banks']; faucets: Array<{ accountId: string; currency: string }> }
-
-export function needsOf(commands: ParsedCommand[]): RoundNeeds {
-  const needs: RoundNeeds = { senders: [], transfers: [], quotes: [], payments: [], wallets: [], holds: [], emails: [], banks: [], faucets: [] };
-  for (const parsed of commands) {
-    if (parsed.type === 'refused') continue;
-    const accountId = parsed.envelope.account_id;
-    const named = parsed.command.needs(parsed.payload, accountId);
-    if (named.sender) needs.senders.push(accountId);
-    needs.transfers.push(...named.transfers ?? []);
-    needs.quotes.push(...named.quotes ?? []);
-    needs.payments.push(...named.payments ?? []);
-    needs.wallets.push(...named.wallets ?? []);
-    needs.holds.push(...named.holds ?? []);
-    needs.emails.push(...named.emails ?? []);
-    needs.banks.push(...named.banks ?? []);
-    if (named.faucet) needs.faucets.push({ accountId, currency: named.faucet });
-  }
-  const unique = (list: string[]) => [...new Set(list)];
-  return { ...needs, senders: unique(needs.senders), emails: unique(needs.emails) };
-}
-
-/** The wallets the transfers of partner results came from: an answer may give the money back to one. */
-export function walletIdsOfTransfers(transfers: Map<string, TransferRecord>): string[] {
-  return [...transfers.values()].flatMap((t) => (t.from_wallet_id === null ? [] : [t.from_wallet_id]));
 }

@@ -1,6 +1,6 @@
 // What the ledger's main thread (publisher.ts) and its outbox publisher thread
 // (publisher-thread.ts, a worker's entry file) say to each other, apart from both.
-import type { OutboxMessage } from './outbox';
+import type { OutboxMessage } from '../../src/outbox/encode';
 
 export const PUBLISHER_ROLE = 'outbox';
 

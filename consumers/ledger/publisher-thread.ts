@@ -5,7 +5,7 @@
 // thread reports it sent (publisher.ts); a round it could not send is left to the sweeper.
 import { sendBatches } from '../../src/kafka/send-batches';
 import { runKafkaThread } from '../../src/kafka/thread';
-import { toTopicMessages } from './outbox';
+import { toTopicMessages } from '../../src/outbox/encode';
 import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-messages';
 
 runKafkaThread<ToPublisher>(PUBLISHER_ROLE, async ({ names, codec, producer, report }) => {

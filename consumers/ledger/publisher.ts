@@ -1,15 +1,15 @@
 // Publishes committed rounds to Kafka, in commit order, from a thread of its own
 // (publisher-thread.ts) while the ledger goes on deciding the next round: Postgres and Kafka work
 // overlap, on two cores. A round is marked published once Kafka has acknowledged all of it; if
-// that fails, the sweeper publishes it later (sweeper.ts). A thread that dies is restarted
+// that fails, the sweeper publishes it later (src/outbox/sweeper.ts). A thread that dies is restarted
 // (supervised-thread.ts) and gets again the rounds it had not reported on.
 import path from 'node:path';
-import { markRoundsPublished } from '../../ledger/outbox';
+import { markRoundsPublished } from '../../src/outbox/rounds';
 import { SupervisedThread } from '../../src/kafka/supervised-thread';
 import { kafkaThreadSettings } from '../../src/kafka/thread';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
-import type { OutboxMessage } from './outbox';
+import type { OutboxMessage } from '../../src/outbox/encode';
 import { PUBLISHER_ROLE, type FromPublisher, type ToPublisher } from './publisher-messages';
 
 /** How long acknowledged rounds wait for a ledger round to remove their marks before a statement of their own does. */

@@ -13,7 +13,7 @@ import { handleLedgerBatch } from './handler';
 import { RoundPublisher } from './publisher';
 import { refuseAlone } from './refuse';
 import { ReplySender } from './replies';
-import { startOutboxSweeper } from './sweeper';
+import { startOutboxSweeper } from '../../src/outbox/sweeper';
 import { HoldExpiry } from './hold-expiry';
 import { startScheduledRuns } from './scheduled-runs';
 import { startClockAdvances, type ClockDueWork } from './clock-advance';
@@ -27,7 +27,7 @@ export async function startLedger(runtime: Runtime, options: LedgerOptions = {})
   const publisher = await RoundPublisher.start(runtime);
   const replies = new ReplySender(runtime);
   const holdExpiry = new HoldExpiry(runtime);
-  const state = { store: postgresLedgerStore(runtime.db), publisher, replies, knownLedgerAccounts: new Set<string>(), holdsDue: (at: Date) => holdExpiry.dueAt(at) };
+  const state = { store: postgresLedgerStore(runtime.db), publisher, replies, holdsDue: (at: Date) => holdExpiry.dueAt(at) };
   const rounds = new GroupCommit<Delivered<LedgerCommandEnvelope>>((messages) => handleLedgerBatch(runtime, state, messages));
   let markJoined: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => { markJoined = resolve; });

@@ -4,7 +4,7 @@
 // like every event, and reaches Kafka, the event streams and the account's other endpoints.
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { writeOutboxRound } from '../../ledger/outbox';
+import { writeOutboxRound } from '../../src/outbox/rounds';
 import { publishRound } from '../../src/outbox/publish-round';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';

@@ -1,6 +1,6 @@
 // What a ledger command is to the round (ledger/commands/index.ts holds the table of them): its
-// payload as screened, the records it names (read before the round locks), the ledger accounts it
-// may post to (locked up front), and its decision, made under the lock in the round's order. A new
+// payload as screened, the records it names (locked and read as the round begins), the ledger accounts
+// it may post to (locked next), and its decision, made under the lock in the round's order. A new
 // kind of money movement is a module of this shape and a row in the table.
 import type { BalanceBook } from '../balances';
 import type { LedgerAccountRef } from '../chart';
@@ -13,7 +13,7 @@ import type { BatchFacts, Locked } from './facts';
 /** Bank details a command pays to: the ledger looks for the account whose vIBAN they are. */
 export interface BankDetails { accountNumber: string; currency: string }
 
-/** What a command names, for the round to read before it locks (each list merged over the round's commands). */
+/** What a command names, for the round to lock and read as it begins (each list merged over the round's commands). */
 export interface Needs {
   /** The sending account's facts (its status, its email). */
   sender?: boolean;

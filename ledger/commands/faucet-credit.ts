@@ -3,8 +3,8 @@ import { available, faucetEquity } from '../chart';
 import { decideFaucetCredit } from '../decide';
 import type { FaucetCredit } from '../messages';
 import { Money } from '../money';
-import { faucetKey } from '../store/reads';
 import { asScreened, type LedgerCommand } from './command';
+import { faucetKey } from './facts';
 
 export const faucetCredit: LedgerCommand<FaucetCredit> = {
   parse: asScreened,

@@ -1,6 +1,7 @@
 // hold.update: a hold's metadata changed by a patch (DESIGN.md section 5h), decided on the hold as
 // locked for the round, as transfer.update a transfer's: no money moves, and a capture or void
 // decided after it in the round carries the new metadata in its event.
+import { holdOutcome } from '../outcome';
 import { emptyDecision, refusal } from '../decide';
 import type { HoldUpdate } from '../messages';
 import { patchMetadata } from '../metadata';
@@ -16,7 +17,7 @@ export const holdUpdate: LedgerCommand<HoldUpdate> = {
     const result = patchMetadata(current.metadata, payload.metadata);
     if ('problem' in result) return refusal('invalid_request', result.problem.message, result.problem.field);
     const hold = { ...current, metadata: result.metadata, updated_at: now };
-    const decision = emptyDecision({ kind: 'hold', created: false, hold });
+    const decision = emptyDecision(holdOutcome(hold, false));
     decision.changes.push({ kind: 'hold', hold, isNew: false });
     return decision;
   },

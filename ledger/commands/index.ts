@@ -42,3 +42,4 @@ export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } =
 
 export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';
 export { captureRecipientOf, recipientOf, type BatchFacts, type Locked } from './facts';
+export { needsOf, type RoundNeeds } from './needs';

@@ -11,7 +11,7 @@ import { balanceEvent, emptyDecision, post, refusal, type Decision } from '../de
 import { decideReturnRequest, returnAccounts, reversalEvent } from '../decide-returns';
 import type { TransferReverse } from '../messages';
 import { formatAmount, Money, type Amount } from '../money';
-import { refused } from '../outcome';
+import { refused, transferOutcome } from '../outcome';
 import { transferReversal } from '../postings';
 import { DECIMAL_AMOUNT } from '../screen';
 import type { TransferRecord, TransferReversal } from '../transfers';
@@ -43,7 +43,7 @@ function decideBookReversal(transfer: TransferRecord, payload: TransferReverse, 
     ...transfer, updated_at: now,
     reversed_amount: new Money(transfer.reversed_amount ?? 0).plus(amount).toFixed(), reversals: [...(transfer.reversals ?? []), reversal],
   };
-  const decision = emptyDecision({ kind: 'transfer', created: true, transfer: record });
+  const decision = emptyDecision(transferOutcome(record, true));
   decision.changes.push({ kind: 'transfer', transfer: record, isNew: false });
   post(decision, book, transferReversal(randomUUID(), transfer.id, transfer.account_id, recipientId, transfer.currency, amount));
   decision.events.push(reversalEvent(record, reversal), balanceEvent(book, transfer.account_id, transfer.currency), balanceEvent(book, recipientId, transfer.currency));

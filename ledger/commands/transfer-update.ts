@@ -3,6 +3,7 @@
 // transfer's record: the patch applies to the record as locked for the round, after the round's
 // earlier commands on it, so two changes racing on one transfer each keep the other's keys, and an
 // event decided later (transfer.reversed) carries what the transfer holds by then.
+import { transferOutcome } from '../outcome';
 import { emptyDecision, refusal, type Decision } from '../decide';
 import type { TransferUpdate } from '../messages';
 import { metadataOf, patchMetadata } from '../metadata';
@@ -33,7 +34,7 @@ export const transferUpdate: LedgerCommand<TransferUpdate> = {
     if (!current || current.account_id !== accountId) return refusal('transfer_not_found', 'no such transfer', 'transfer_id');
     const result = patched(current, payload, now);
     if ('outcome' in result) return result;
-    const decision = emptyDecision({ kind: 'transfer', created: false, transfer: result });
+    const decision = emptyDecision(transferOutcome(result, false));
     decision.changes.push({ kind: 'transfer', transfer: result, isNew: false });
     return decision;
   },

@@ -1,7 +1,9 @@
 // One ledger round's transaction, in as few round trips to Postgres as the decision allows: the
-// round's records and ledger accounts are locked by one message (BEGIN and every SELECT ... FOR
-// UPDATE, in the one global lock order), the round is decided in between, and written by one
-// prepared statement, then committed (a large round by COPY, then COMMIT). The small round's
+// round's records are locked and its facts read after them by one message (BEGIN, every SELECT ...
+// FOR UPDATE of its records, then the reads: gather), its ledger accounts locked by a second (the
+// accounts a command posts to follow from those facts: a recipient found by email), the round is
+// decided in between, and written by one prepared statement, then committed (a large round by
+// COPY, then COMMIT). The small round's
 // write is a named statement each connection plans once: planned afresh every round, its
 // sixteen CTEs were half of the round's time at light load. Concurrent rounds never wait on each
 // other in a circle: transfers, quotes, payments, holds and wallets by id, then ledger accounts by
@@ -23,10 +25,14 @@ import type { TransferRecord } from '../transfers';
 import type { WalletRecord } from '../wallets';
 import type { HoldRecord } from '../holds';
 import type { BalanceAlertRecord } from '../alerts';
+import type { LedgerAccountRef } from '../chart';
 import { wallNow } from '../clock';
+import { isCanonicalUuid } from '../screen';
+import { factsReads, noFacts } from './reads';
+import type { FactsRequest, Gathered } from '../ports';
 
 const lockById = (table: string) => `SELECT * FROM ${table} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`;
-const LOCK_WALLETS = 'SELECT id, account_id, closed_at FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE';
+const LOCK_WALLETS = 'SELECT * FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE';
 const READ_ALERTS = 'SELECT id, account_id, wallet_id, currency, direction, threshold::text AS threshold FROM balance_alerts WHERE account_id = ANY($1::uuid[])';
 const LOCK_LEDGER_ACCOUNTS = 'SELECT id, code, balance FROM ledger_accounts WHERE code = ANY($1::text[]) ORDER BY code FOR UPDATE';
 
@@ -47,6 +53,26 @@ const EMPTY_ROUND = (): BatchWrite => ({
 
 const byId = <Row extends { id: string }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]));
 
+type LockKind = 'transfers' | 'quotes' | 'payments' | 'holds' | 'wallets' | 'accounts' | 'alerts';
+interface LockStatement { kind: LockKind; sql: string }
+
+/** What lock statements found, by kind (`refsByCode`: the ledger accounts asked for). */
+function lockedOf(statements: LockStatement[], rows: unknown[][], refsByCode: Map<string, LedgerAccountRef>): Locked {
+  const rowsOf = (kind: LockKind) => {
+    const index = statements.findIndex((s) => s.kind === kind);
+    return index < 0 ? [] : rows[index];
+  };
+  return {
+    transfers: byId(rowsOf('transfers') as TransferRecord[]),
+    quotes: byId(rowsOf('quotes') as FxQuoteRecord[]),
+    payments: byId(rowsOf('payments') as PaymentRecord[]),
+    wallets: byId(rowsOf('wallets') as WalletRecord[]),
+    holds: byId(rowsOf('holds') as HoldRecord[]),
+    alerts: rowsOf('alerts') as BalanceAlertRecord[],
+    balances: (rowsOf('accounts') as Array<{ id: string; code: string; balance: string }>).map((r) => ({ id: r.id, ref: refsByCode.get(r.code)!, balance: new Money(r.balance) })),
+  };
+}
+
 export class LedgerRound implements RoundTransaction {
   /** BEGIN was sent and neither COMMIT nor ROLLBACK since. */
   private open = false;
@@ -64,7 +90,13 @@ export class LedgerRound implements RoundTransaction {
     const client = (await db.client.acquireConnection()) as pg.Client;
     const round = new LedgerRound(client, timeout);
     try {
-      return await work(round);
+      const result = await work(round);
+      // A round that found nothing to decide (every command decided before) writes nothing.
+      if (round.open) {
+        round.open = false;
+        await client.query('ROLLBACK');
+      }
+      return result;
     } catch (error) {
       if (round.open) await client.query('ROLLBACK').catch(() => undefined);
       throw error;
@@ -75,7 +107,7 @@ export class LedgerRound implements RoundTransaction {
 
   /**
    * Readies `connections` of the pool for their first rounds (before the ledger says it is
-   * ready): each takes the locks of a round that names nothing that exists and prepares the
+   * ready): each gathers and takes the locks of a round that names nothing that exists and prepares the
    * small round's write with nothing in it, in a transaction rolled back. Cold, the first round
    * on each connection planned the sixteen CTEs and filled that backend's catalog caches while
    * a client waited.
@@ -86,10 +118,11 @@ export class LedgerRound implements RoundTransaction {
       await Promise.all(clients.map(async (client) => {
         const round = new LedgerRound(client, localStatementTimeout());
         try {
-          await round.lock({
-            transferIds: [NO_ID], quoteIds: [NO_ID], paymentIds: [NO_ID], holdIds: [NO_ID], walletIds: [NO_ID], alertAccountIds: [NO_ID],
-            refs: [{ code: 'warm-up', accountId: null, kind: 'available', currency: 'USD' }],
+          await round.gather({
+            commands: [{ id: NO_ID, accountId: NO_ID, idempotencyKey: null }], senders: [NO_ID], transfers: [NO_ID], quotes: [NO_ID], payments: [NO_ID],
+            holds: [NO_ID], wallets: [NO_ID], emails: [], banks: [], faucets: [],
           });
+          await round.lock({ refs: [{ code: 'warm-up', accountId: null, kind: 'available', currency: 'USD' }], alertAccountIds: [NO_ID] });
           const { text, params } = oneStatementRound(EMPTY_ROUND(), []);
           await client.query({ name: ROUND_WRITE_STATEMENT, text, values: params });
         } finally {
@@ -101,11 +134,13 @@ export class LedgerRound implements RoundTransaction {
     }
   }
 
-  /** Begins the transaction and takes the round's locks, in one message. */
-  async lock(request: LockRequest): Promise<Locked> {
-    const statements: Array<{ kind: 'transfers' | 'quotes' | 'payments' | 'holds' | 'wallets' | 'accounts' | 'alerts'; sql: string }> = [];
-    const add = (kind: (typeof statements)[number]['kind'], sql: string, ids: string[] | undefined) => {
-      if (ids && ids.length > 0) statements.push({ kind, sql: inlineSql(sql, [[...new Set(ids)]]) });
+  /** The statements that lock what `request` names, in the global lock order. */
+  private static lockStatements(request: Partial<LockRequest>): LockStatement[] {
+    const statements: LockStatement[] = [];
+    const add = (kind: LockKind, sql: string, ids: string[] | undefined) => {
+      // Only a uuid can name a record: another id ("main" for a wallet, or a typo) names none.
+      const wanted = [...new Set(ids ?? [])].filter((id) => kind === 'accounts' || isCanonicalUuid(id));
+      if (wanted.length > 0) statements.push({ kind, sql: inlineSql(sql, [wanted]) });
     };
     add('transfers', lockById('transfers'), request.transferIds);
     add('quotes', lockById('fx_quotes'), request.quoteIds);
@@ -113,26 +148,48 @@ export class LedgerRound implements RoundTransaction {
     add('holds', lockById('holds'), request.holdIds);
     // Wallets before ledger accounts: closing a wallet takes them in this order too (src/wallets).
     add('wallets', LOCK_WALLETS, request.walletIds);
-    const refsByCode = new Map(request.refs.map((r) => [r.code, r]));
-    add('accounts', LOCK_LEDGER_ACCOUNTS, [...refsByCode.keys()]);
+    add('accounts', LOCK_LEDGER_ACCOUNTS, [...new Set((request.refs ?? []).map((r) => r.code))]);
     add('alerts', READ_ALERTS, request.alertAccountIds);
+    return statements;
+  }
+
+  /**
+   * Sends `statements` as one message, after BEGIN and the round's settings if the transaction is
+   * not open yet; the rows of each statement in order.
+   */
+  private async send(statements: string[]): Promise<unknown[][]> {
+    const prefix = this.open ? [] : ['BEGIN', this.timeout, GENERIC_PLANS];
     this.open = true;
     // SET LOCAL holds until the transaction ends: the large round's COPYs run under it too.
-    const answer = await this.client.query(['BEGIN', this.timeout, GENERIC_PLANS, ...statements.map((s) => s.sql)].join(';\n'));
+    const answer = await this.client.query([...prefix, ...statements].join(';\n'));
     const results = (Array.isArray(answer) ? answer : [answer]) as pg.QueryResult[];
-    const rowsOf = (kind: (typeof statements)[number]['kind']) => {
-      const index = statements.findIndex((s) => s.kind === kind);
-      return index < 0 ? [] : results[index + 3].rows;
-    };
+    return results.slice(prefix.length).map((r) => r.rows);
+  }
+
+  /** Begins the transaction, locks the records the round names and reads its facts after them, in one message. */
+  async gather(request: FactsRequest): Promise<Gathered> {
+    const locks = LedgerRound.lockStatements({
+      transferIds: request.transfers, quoteIds: request.quotes, paymentIds: request.payments, holdIds: request.holds, walletIds: request.wallets,
+    });
+    const reads = factsReads(request);
+    const rows = await this.send([...locks.map((l) => l.sql), ...reads.map((r) => inlineSql(r.sql, r.params))]);
+    const locked = lockedOf(locks, rows.slice(0, locks.length), new Map());
+    const read = noFacts();
+    reads.forEach((r, i) => r.keep(rows[locks.length + i], read));
     return {
-      transfers: byId(rowsOf('transfers') as TransferRecord[]),
-      quotes: byId(rowsOf('quotes') as FxQuoteRecord[]),
-      payments: byId(rowsOf('payments') as PaymentRecord[]),
-      wallets: byId(rowsOf('wallets') as WalletRecord[]),
-      holds: byId(rowsOf('holds') as HoldRecord[]),
-      alerts: rowsOf('alerts') as BalanceAlertRecord[],
-      balances: (rowsOf('accounts') as Array<{ id: string; code: string; balance: string }>).map((r) => ({ id: r.id, ref: refsByCode.get(r.code)!, balance: new Money(r.balance) })),
+      known: read.known,
+      facts: {
+        accountsById: read.byId, accountsByEmail: read.byEmail, accountsByBank: read.byBank, clockTimes: read.clockTimes, faucetToday: read.faucetToday,
+        transfers: locked.transfers, quotes: locked.quotes, payments: locked.payments, wallets: locked.wallets, holds: locked.holds,
+      },
     };
+  }
+
+  /** Takes the locks `request` names (and begins the transaction if gather did not), in one message. */
+  async lock(request: LockRequest): Promise<Locked> {
+    const statements = LedgerRound.lockStatements(request);
+    const rows = await this.send(statements.map((s) => s.sql));
+    return lockedOf(statements, rows, new Map(request.refs.map((r) => [r.code, r])));
   }
 
   /**

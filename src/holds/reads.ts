@@ -2,12 +2,14 @@
 // that moves their money; the API reads it here, and shows a hold as the API's view.
 import { MAIN_WALLET } from '../../ledger/chart';
 import type { HoldRecord } from '../../ledger/holds';
+import type { HoldShown } from '../../ledger/outcome';
 import { metadataOf } from '../../ledger/metadata';
 import { formatAmount } from '../../ledger/money';
 import type { Db } from '../db';
 import { keysetPage, whereCreated, whereMetadata, type CreatedFilter, type Page, type PageRequest } from '../db/keyset-pages';
 
-export const holdView = (hold: HoldRecord) => ({
+/** A hold as the API shows it: of the ledger's outcome, or of a row of this read model. */
+export const holdView = (hold: HoldShown) => ({
   id: hold.id, status: hold.status, amount: formatAmount(hold.amount, hold.currency), currency: hold.currency,
   captured_amount: formatAmount(hold.captured_amount, hold.currency), released_amount: formatAmount(hold.released_amount, hold.currency),
   wallet_id: hold.wallet_id ?? MAIN_WALLET, description: hold.description, metadata: metadataOf(hold),

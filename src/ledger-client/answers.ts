@@ -1,20 +1,22 @@
-// The ledger's outcomes (ledger/outcome.ts) as HTTP answers: a refusal is the error body of
+// The ledger's outcomes (ledger/outcome.ts) as HTTP answers, from the views of its records the
+// outcome carries (never a table's row): a refusal is the error body of
 // SPEC.md section 2 with its code's status; an accepted transfer is its API view, 201 when the
 // command created it. Returned, not thrown, so the idempotency guard keeps them as final answers.
-import { quoteStatus, type FxQuoteRecord } from '../../ledger/fx-quotes';
+import { quoteStatus } from '../../ledger/fx-quotes';
 import { RATE_DECIMALS } from '../../ledger/fx-rates';
 import { metadataOf } from '../../ledger/metadata';
 import { formatAmount, Money } from '../../ledger/money';
-import type { FaucetCredited, FxExecuted, Outcome, Refused, TransferOutcome } from '../../ledger/outcome';
-import type { PaymentRecord } from '../../ledger/payments';
-import type { TransferRecord } from '../../ledger/transfers';
+import type { FaucetCredited, FxExecuted, Outcome, PaymentShown, QuoteShown, Refused, TransferOutcome, TransferShown } from '../../ledger/outcome';
 import { DomainError, errorBody } from '../domain-error';
 import type { LedgerDecision } from './client';
 import { asReplay } from '../idempotency/guard';
 import type { RouteResult } from '../http/route';
 
-/** The API representation of a transfer (create response, GET, list). */
-export function transferView(record: TransferRecord) {
+/**
+ * The API representation of a transfer (create response, GET, list): of the ledger's outcome, or of
+ * a row of the read model (a row holds every field the ledger's view of it does).
+ */
+export function transferView(record: TransferShown) {
   return {
     transfer_id: record.id,
     type: record.type,
@@ -40,7 +42,7 @@ export function transferView(record: TransferRecord) {
 }
 
 /** A persisted FX quote as the API shows it, its status at `now` (its account's: the wall's, or its test clock's). */
-export function quoteView(quote: FxQuoteRecord, now: Date) {
+export function quoteView(quote: QuoteShown, now: Date) {
   return {
     id: quote.id, status: quoteStatus(quote, now),
     from_currency: quote.from_currency, to_currency: quote.to_currency,
@@ -62,7 +64,7 @@ export function fxExecutionAnswer(outcome: FxExecuted): RouteResult {
 }
 
 /** The Payment of SPEC.md section 2, every field present. */
-export function paymentView(payment: PaymentRecord) {
+export function paymentView(payment: PaymentShown) {
   return {
     id: payment.id, partner: payment.partner, direction: payment.direction, kind: payment.kind,
     amount: formatAmount(payment.amount, payment.currency), currency: payment.currency, status: payment.status,

@@ -1,7 +1,7 @@
 // The operator's set-aside outbox messages (master key): what the outbox sweeper could never put
 // on Kafka as it was, counted by topic, listed newest first, and each replayed after a fix
-// (src/kafka/outbox-set-aside.ts). Beside /v1/dead-letters, which lists what consumers set aside.
-import type { OutboxSetAside, SetAsideRow } from '../kafka/outbox-set-aside';
+// (src/outbox/set-aside.ts). Beside /v1/dead-letters, which lists what consumers set aside.
+import type { OutboxSetAside, SetAsideRow } from '../outbox/set-aside';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import type { RouteDef } from '../http/route';
 import { idParams } from '../http/validation';

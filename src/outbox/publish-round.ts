@@ -3,7 +3,7 @@
 // publishes such a round right after its commit, so readers need not wait for the outbox sweeper,
 // which publishes it anyway if Kafka refuses now.
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { markRoundsPublished } from '../../ledger/outbox';
+import { markRoundsPublished } from './rounds';
 import { log } from '../log';
 import type { Runtime } from '../runtime';
 import { domainEventHeaders, TOPICS } from '../kafka/topics';

@@ -41,7 +41,10 @@ export interface PaymentRouteDeps {
 /** Tells the ledger what became of a payment; the payment as the ledger then holds it. */
 export async function recordPaymentUpdate(deps: PaymentRouteDeps, payment: PaymentRecord, update: PaymentUpdate): Promise<PaymentRecord> {
   const decision = await deps.ledger.execute('payment.update', paymentUpdateCommandId(payment.id, update.status), payment.account_id, update, deps.replyTimeoutMs);
-  return decision?.outcome.kind === 'payment' ? decision.outcome.payment : (await deps.reads.byId(payment.id)) ?? payment;
+  // The ledger's answer shows what an answer shows (ledger/outcome.ts); what it does not show
+  // (the account, the command, the count of submissions) the routes read no further.
+  if (decision?.outcome.kind === 'payment') return { ...payment, ...decision.outcome.payment };
+  return (await deps.reads.byId(payment.id)) ?? payment;
 }
 
 /** The answer while the ledger has not recorded the payment yet: repeat with the same key. */
@@ -103,7 +106,9 @@ export async function createAndSubmit(
   if (created.kind === 'refused') return refusalAnswer(created);
   if (created.kind !== 'payment') return unexpectedOutcome(created);
   // A repeated request finds the payment as it is now; only one the partner has not accepted is submitted (again).
-  const current = (await reads.byId(create.payment_id)) ?? created.payment;
+  // The ledger wrote it before it answered: not found, it can only be shown as the ledger decided it.
+  const current = await reads.byId(create.payment_id);
+  if (!current) return { status: 201, body: paymentView(created.payment) };
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
   if (wallNowMs() - current.created_at.getTime() >= deps.resubmitAfterMs) return resubmittedAnswer(current);
   const partner = current.partner as PartnerSlug;

@@ -13,7 +13,7 @@
 import type { Knex } from 'knex';
 import { createHash, randomUUID } from 'node:crypto';
 import { formatAmount, isCurrency } from '../../ledger/money';
-import { writeOutboxRound } from '../../ledger/outbox';
+import { writeOutboxRound } from '../outbox/rounds';
 import type { Page, PageRequest } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
 import { derivedUuid } from '../idempotency/derived-ids';

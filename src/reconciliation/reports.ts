@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { Money } from '../../ledger/money';
-import { writeOutboxRound } from '../../ledger/outbox';
+import { writeOutboxRound } from '../outbox/rounds';
 import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
 import { idempotencyConflict } from '../idempotency/key-reservations';

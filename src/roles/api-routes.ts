@@ -19,7 +19,7 @@ import { holdRoutes } from '../holds/routes';
 import { metaRoutes } from '../operations/meta-routes';
 import type { RouteDef } from '../http/route';
 import { DeadLetters } from '../kafka/dead-letters';
-import { OutboxSetAside } from '../kafka/outbox-set-aside';
+import { OutboxSetAside } from '../outbox/set-aside';
 import { LedgerClient } from '../ledger-client/client';
 import { eventRoutes } from '../notifications/event-list-routes';
 import { NotificationHub } from '../notifications/hub';

@@ -17,7 +17,7 @@
 //    outcome and the event are written once. The path after a crash is the path without one (no
 //    reply to lose, no waiting request to resume), which is what keeps exactly-once simple.
 import { randomUUID } from 'node:crypto';
-import { writeOutboxRound } from '../../ledger/outbox';
+import { writeOutboxRound } from '../outbox/rounds';
 import type { DomainEventEnvelope, LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
 import { formatAmount, type Currency } from '../../ledger/money';
 import { parseOutcome } from '../../ledger/outcome';

@@ -41,7 +41,7 @@ describe('ledger round past its statement timeout', function () {
   let state: LedgerState;
 
   before(async () => {
-    state = { store: postgresLedgerStore(runtime().db), publisher: await RoundPublisher.start(runtime()), replies: new ReplySender(runtime()), knownLedgerAccounts: new Set(), statementTimeoutMs: STATEMENT_TIMEOUT_MS };
+    state = { store: postgresLedgerStore(runtime().db), publisher: await RoundPublisher.start(runtime()), replies: new ReplySender(runtime()), statementTimeoutMs: STATEMENT_TIMEOUT_MS };
   });
   after(async () => {
     await state?.publisher.stop();

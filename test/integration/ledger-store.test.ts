@@ -1,18 +1,18 @@
 // The ledger store (ledger/store/reads.ts), a round's transaction (ledger/store/round-transaction.ts) and the
-// handler's outbox rows (consumers/ledger/outbox.ts) against the real Postgres: ledger accounts
+// handler's outbox rows (src/outbox/rows.ts) against the real Postgres: ledger accounts
 // are created idempotently, locked with their balances, a decided round is written whole, a
 // redelivered command cannot be recorded twice, and rounds that lock the same ledger accounts in
 // opposite orders never deadlock.
 import type { Knex } from 'knex';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { entryRow, eventRow } from '../../consumers/ledger/outbox';
+import { entryRow, eventRow } from '../../src/outbox/rows';
 import { BalanceBook } from '../../ledger/balances';
 import { available, faucetEquity, pending, type LedgerAccountRef } from '../../ledger/chart';
 import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
 import type { TransferCreate } from '../../ledger/messages';
 import { Money, type Currency } from '../../ledger/money';
-import { markRoundsPublished } from '../../ledger/outbox';
+import { markRoundsPublished } from '../../src/outbox/rounds';
 import { LedgerRound } from '../../ledger/store/round-transaction';
 import type { BatchWrite, EntryWrite } from '../../ledger/ports';
 import { ensureLedgerAccounts } from '../../ledger/store/reads';

@@ -13,7 +13,7 @@ import { expectError } from '../support/expect';
 const base = () => testService().baseUrl;
 const master = () => ({ token: testService().runtime.config.masterKey });
 
-/** A transfer.execute instruction for the fiat rail, as the ledger writes it (consumers/ledger/outbox.ts). */
+/** A transfer.execute instruction for the fiat rail, as the ledger writes it (src/outbox/rows.ts). */
 function instruction(transferId: string, extra = ''): { topic: string; key: string; payload: Record<string, unknown> } {
   const payload = { transfer_id: transferId, amount: '1.00', currency: 'USD', beneficiary: { note: extra }, attempt: 0, scenario: null };
   return {

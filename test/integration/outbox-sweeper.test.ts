@@ -5,13 +5,13 @@
 import type { Producer } from 'kafkajs';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { entryRow, eventRow } from '../../consumers/ledger/outbox';
-import { sweepOutboxOnce } from '../../consumers/ledger/sweeper';
+import { entryRow, eventRow } from '../../src/outbox/rows';
+import { sweepOutboxOnce } from '../../src/outbox/sweeper';
 import { BalanceBook } from '../../ledger/balances';
 import { available, faucetEquity } from '../../ledger/chart';
 import { decideFaucetCredit } from '../../ledger/decide';
 import { Money } from '../../ledger/money';
-import { claimUnpublishedRound } from '../../ledger/outbox';
+import { claimUnpublishedRound } from '../../src/outbox/claims';
 import { LedgerRound } from '../../ledger/store/round-transaction';
 import type { BatchWrite } from '../../ledger/ports';
 import { ensureLedgerAccounts } from '../../ledger/store/reads';

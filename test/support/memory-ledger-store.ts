@@ -13,7 +13,9 @@ import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { HoldRecord } from '../../ledger/holds';
 import { Money, type Amount } from '../../ledger/money';
 import type { PaymentRecord } from '../../ledger/payments';
-import type { BatchWrite, EntryWrite, LedgerStore, Locked, LockRequest, RoundTransaction } from '../../ledger/ports';
+import type { AccountFacts } from '../../ledger/decide';
+import { canonicalEmail } from '../../ledger/emails';
+import type { BatchWrite, EntryWrite, FactsRequest, Gathered, KnownCommand, LedgerStore, Locked, LockRequest, RoundTransaction } from '../../ledger/ports';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { WalletRecord } from '../../ledger/wallets';
 
@@ -33,6 +35,9 @@ export class MemoryLedgerStore implements LedgerStore {
   /** Each decided command's outcome JSON, by command id (processed_commands). */
   readonly processed = new Map<string, string>();
   readonly published: string[] = [];
+  /** The customer accounts the ledger may find, by id and by email; those on a test clock with its time. */
+  readonly customers = new Map<string, { facts: AccountFacts; email: string }>();
+  readonly clockTimes = new Map<string, Date>();
   private queue: Promise<unknown> = Promise.resolve();
 
   async ensureAccounts(refs: LedgerAccountRef[]): Promise<void> {
@@ -51,6 +56,7 @@ export class MemoryLedgerStore implements LedgerStore {
 
   private transaction(): RoundTransaction {
     return {
+      gather: async (request: FactsRequest): Promise<Gathered> => this.gather(request),
       lock: async (request: LockRequest): Promise<Locked> => ({
         transfers: pick(this.transfers, request.transferIds), quotes: pick(this.quotes, request.quoteIds), payments: pick(this.payments, request.paymentIds),
         wallets: pick(this.wallets, request.walletIds), holds: pick(this.holds, request.holdIds),
@@ -58,6 +64,27 @@ export class MemoryLedgerStore implements LedgerStore {
         alerts: this.alerts.filter((a) => request.alertAccountIds?.includes(a.account_id)).map(copy),
       }),
       commit: async (write: BatchWrite, publishedRounds: string[]) => this.apply(write, publishedRounds),
+    };
+  }
+
+  /** What Postgres's gather reads, from what this store holds (no bank details, no faucet credits of earlier days' rounds). */
+  private gather(request: FactsRequest): Gathered {
+    const known = new Map<string, KnownCommand>(request.commands.map(({ id }) => [id, {
+      decided: this.processed.has(id) ? { outcome: this.processed.get(id)!, fingerprint: null } : null, keyHeldByApi: false,
+    }]));
+    const customers = [...this.customers.values()];
+    const emails = new Set(request.emails.map(canonicalEmail));
+    return {
+      known,
+      facts: {
+        accountsById: new Map(request.senders.flatMap((id) => (this.customers.has(id) ? [[id, this.customers.get(id)!.facts] as const] : []))),
+        accountsByEmail: new Map(customers.filter((c) => emails.has(canonicalEmail(c.email))).map((c) => [canonicalEmail(c.email), c.facts])),
+        accountsByBank: new Map(),
+        clockTimes: new Map(request.commands.flatMap((c) => (this.clockTimes.has(c.accountId) ? [[c.accountId, this.clockTimes.get(c.accountId)!] as const] : []))),
+        faucetToday: new Map(),
+        transfers: pick(this.transfers, request.transfers), quotes: pick(this.quotes, request.quotes), payments: pick(this.payments, request.payments),
+        wallets: pick(this.wallets, request.wallets), holds: pick(this.holds, request.holds),
+      },
     };
   }
 

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { parseCommand } from '../../consumers/ledger/plan';
 import type { AccountFacts } from '../../ledger/decide';
-import type { BatchFacts } from '../../ledger/commands';
 import type { CommandType, LedgerCommandEnvelope } from '../../ledger/messages';
 import { formatAmount, Money, type Amount } from '../../ledger/money';
 import type { Outcome } from '../../ledger/outcome';
@@ -30,18 +29,14 @@ function newAccount(): Account {
   return { facts: { id, kybStatus: 'active', hasVibans: true, hasChainWallet: false }, email: `${id.slice(0, 8)}@example.test` };
 }
 
-/** Runs one round of `sent` on `store` with the facts the consumer would gather; the outcomes in order. */
+/** Runs one round of `sent` on `store`, its accounts known to it; the outcomes in order. */
 async function round(store: MemoryLedgerStore, accounts: Account[], sent: Sent[], settings: Partial<RoundSettings> = {}, clockTimes = new Map<string, Date>()): Promise<Outcome[]> {
   const parsed = sent.map(({ type, accountId, payload }) => parseCommand({
     id: randomUUID(), type, account_id: accountId, reply_to: null, issued_at: new Date().toISOString(), payload: JSON.stringify(payload),
   } satisfies LedgerCommandEnvelope));
-  const named = parsed.flatMap((p) => (p.type === 'refused' ? [] : [(p.payload as { transfer_id?: string }).transfer_id ?? '']));
-  const facts: BatchFacts = {
-    accountsById: new Map(accounts.map((a) => [a.facts.id, a.facts])), accountsByEmail: new Map(accounts.map((a) => [a.email, a.facts])), accountsByBank: new Map(), clockTimes,
-    transfers: new Map(named.flatMap((id) => (store.transfers.has(id) ? [[id, store.transfers.get(id)!] as const] : []))),
-    quotes: new Map(), payments: new Map(), faucetToday: new Map(), wallets: new Map(), holds: new Map(),
-  };
-  const outcome = await runRound(store, { rows: ROWS, knownLedgerAccounts: new Set(), ...settings }, parsed, facts, []);
+  for (const account of accounts) store.customers.set(account.facts.id, account);
+  for (const [id, time] of clockTimes) store.clockTimes.set(id, time);
+  const outcome = await runRound(store, { rows: ROWS, ...settings }, parsed, []);
   return parsed.map((p) => JSON.parse(outcome.outcomes.get(p.envelope.id)!) as Outcome);
 }
 

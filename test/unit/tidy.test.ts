@@ -27,11 +27,12 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/main': ['src/config', 'src/log', 'src/roles', 'src/runtime'],
   'src/roles': ['consumers/ledger', 'consumers/notifier', 'consumers/partners', 'consumers/request-logs', 'consumers/webhooks', 'src/accounts', 'src/auth', 'src/balance-alerts',
     'src/balances', 'src/config', 'src/customers', 'src/dashboard-host', 'src/fx', 'src/guards', 'src/holds', 'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log',
-    'src/mock-rails', 'src/notifications', 'src/operations', 'src/partner-links', 'src/partners', 'src/payments', 'src/reconciliation', 'src/request-logs', 'src/runtime',
+    'src/mock-rails', 'src/notifications', 'src/operations', 'src/outbox', 'src/partner-links', 'src/partners', 'src/payments', 'src/reconciliation', 'src/request-logs', 'src/runtime',
     'src/scheduled-transfers', 'src/statements', 'src/test-clocks', 'src/transfer-batches', 'src/transfers', 'src/vault', 'src/wallets', 'src/warm-up', 'src/webhooks'],
   // The ledger's consumer runs the due runs of scheduled transfers beside it (the surface's runs.ts).
   // ... and advances test clocks, doing what fell due for their accounts (the surface's clocks.ts).
-  'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/runtime', 'src/scheduled-transfers', 'src/test-clocks', 'src/warm-up'],
+  // ... and publishes its rounds' outbox, sweeping what a crashed process left (src/outbox).
+  'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/outbox', 'src/runtime', 'src/scheduled-transfers', 'src/test-clocks', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/domain-error', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/reconciliation', 'src/runtime'],
   'consumers/webhooks': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/outbox', 'src/runtime', 'src/vault', 'src/webhooks'],
@@ -60,7 +61,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/reconciliation': ['ledger', 'src/auth', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/ledger-client', 'src/log', 'src/outbox', 'src/partners',
     'src/runtime', 'src/statements'],
   // The operator's routes: health and readiness, dead letters, outbox rounds set aside.
-  'src/operations': ['src/http', 'src/kafka', 'src/runtime'],
+  'src/operations': ['src/http', 'src/kafka', 'src/outbox', 'src/runtime'],
   'src/dashboard-host': [],
   'src/mock-rails': ['src/db', 'src/log', 'src/partners', 'src/runtime'],
   // The CLI is a client of /v1 alone (DESIGN.md section 3): nothing of the server, only the
@@ -76,8 +77,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/guards': ['ledger', 'src/domain-error', 'src/log', 'src/redis'],
   // A payment's request to its partner is built from the ledger's payment record.
   'src/partners': ['ledger', 'src/log', 'src/retry-after'],
-  // Events written outside the ledger's rounds, published right after their commit.
-  'src/outbox': ['ledger', 'src/kafka', 'src/log', 'src/runtime'],
+  // The outbox, one folder: rounds written and marked, the ledger's rows, their encoding, a round
+  // published after its commit, the sweeper and its claims, the messages set aside for an operator.
+  'src/outbox': ['ledger', 'src/db', 'src/domain-error', 'src/kafka', 'src/log', 'src/runtime'],
   // The domain: it owns what it needs of Postgres (ledger/pg) and depends on nothing in src/.
   ledger: [],
   // The plumbing under everything.
@@ -188,10 +190,27 @@ describe('house rules', () => {
     assert.deepEqual(long, []);
   });
 
-  it("leaves the round to the ledger: the consumer's handler reads Kafka, gathers, answers and publishes, in 120 lines", () => {
+  it("leaves the round to the ledger: the consumer's handler reads Kafka, calls the round, answers and publishes, in 120 lines", () => {
     const handler = code.find((s) => s.file === 'consumers/ledger/handler.ts');
     assert.ok(handler, 'consumers/ledger/handler.ts');
     assert.ok(handler.text.split('\n').length <= 120, `${handler.text.split('\n').length} lines`);
     assert.ok(!/from '\.\.\/\.\.\/ledger\/(round-transaction|balances|decide[^']*|alerts)'/.test(handler.text), 'no round built in the consumer');
+    // The round reads its facts once, under its locks (ledger/store/round-transaction.ts gather): none read before.
+    assert.ok(!/from '\.\.\/\.\.\/ledger\/store\//.test(handler.text), 'no facts read by the consumer');
+  });
+
+  it('keeps each command in its module with its row: every module of ledger/commands is in the table (index.ts)', () => {
+    const SHARED = ['command', 'facts', 'needs', 'index'];
+    const index = code.find((s) => s.file === 'ledger/commands/index.ts');
+    assert.ok(index, 'ledger/commands/index.ts');
+    const rows = new Set(importsOf(index.file, index.text));
+    const modules = code.filter(({ file }) => path.dirname(file) === 'ledger/commands').map(({ file }) => file.replace(/\.ts$/, ''));
+    assert.deepEqual(modules.filter((m) => !SHARED.includes(path.basename(m)) && !rows.has(m)), []);
+  });
+
+  it("keeps the outbox in one folder: only src/outbox, and the round's own write (ledger/store/round-write.ts), touch its tables", () => {
+    const touches = /\b(?:FROM|INTO|UPDATE|JOIN)\s+outbox_(?:rounds|set_aside)\b|\('outbox_(?:rounds|set_aside)'\)/;
+    const offenders = code.filter(({ file, text }) => touches.test(text) && !file.startsWith('src/outbox/') && file !== 'ledger/store/round-write.ts').map(({ file }) => file);
+    assert.deepEqual(offenders, []);
   });
 });

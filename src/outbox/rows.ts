@@ -1,12 +1,10 @@
-// Turns a decision's events, entries and partner instructions into outbox rows, and encodes
-// them for Kafka (publisher-thread.ts sends them once the transaction that wrote them committed).
+// Turns a ledger round's events, entries and partner instructions into outbox rows (ledger/round.ts
+// OutboxRows): their topics and envelopes; encode.ts makes Kafka records of them.
 import { randomUUID } from 'node:crypto';
-import type { Message, TopicMessages } from 'kafkajs';
 import type { EventDraft } from '../../ledger/decide';
 import { partnerEnvelope, type DomainEventEnvelope, type PartnerInstruction } from '../../ledger/messages';
 import type { EntryWrite, OutboxWrite } from '../../ledger/ports';
-import type { AvroCodec } from '../../src/kafka/registry';
-import { domainEventHeaders, TOPICS, type TopicNames } from '../../src/kafka/topics';
+import { domainEventHeaders, TOPICS } from '../kafka/topics';
 
 export function eventRow(event: EventDraft, environment: string, now: Date): OutboxWrite {
   const envelope: DomainEventEnvelope = {
@@ -37,32 +35,4 @@ export function entryRow(entry: EntryWrite, now: Date): OutboxWrite {
 export function partnerCommandRow(partner: string, accountId: string, instruction: PartnerInstruction, now: Date): OutboxWrite {
   const envelope = partnerEnvelope(partner, accountId, instruction, now);
   return { id: randomUUID(), topic: TOPICS.partnerCommands, key: envelope.resource_id, accountId: null, payload: envelope };
-}
-
-/** A message the ledger sends: a topic's base name, the message key, the payload to encode, and Kafka headers. */
-export interface OutboxMessage { topic: string; key: string; payload: unknown; headers?: Record<string, string> }
-
-/** Encodes messages for Kafka, grouped by topic, for sendBatches. */
-export async function toTopicMessages(kafka: { names: TopicNames; codec: AvroCodec }, rows: OutboxMessage[]): Promise<TopicMessages[]> {
-  const encoded: EncodedMessage[] = [];
-  for (const row of rows) encoded.push(await encodeMessage(kafka, row));
-  return byTopic(encoded);
-}
-
-/** A message and its Kafka record, its topic's full name. */
-export interface EncodedMessage { message: OutboxMessage; topic: string; record: Message }
-
-export async function encodeMessage(kafka: { names: TopicNames; codec: AvroCodec }, row: OutboxMessage): Promise<EncodedMessage> {
-  return { message: row, topic: kafka.names.full(row.topic), record: { key: row.key, value: await kafka.codec.encode(row.topic, row.payload), headers: row.headers } };
-}
-
-/** Groups records by topic, each topic's in their order. */
-export function byTopic(encoded: EncodedMessage[]): TopicMessages[] {
-  const topics = new Map<string, Message[]>();
-  for (const { topic, record } of encoded) {
-    const list = topics.get(topic) ?? [];
-    list.push(record);
-    topics.set(topic, list);
-  }
-  return [...topics].map(([topic, messages]) => ({ topic, messages }));
 }

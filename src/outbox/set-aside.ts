@@ -9,9 +9,9 @@ import type { Producer } from 'kafkajs';
 import type { Db } from '../db';
 import { keysetPage, type Page, type PageRequest } from '../db/keyset-pages';
 import { DomainError } from '../domain-error';
-import { permanentEncodingFailure, permanentSendFailure } from './permanent';
-import type { AvroCodec } from './registry';
-import type { TopicNames } from './topics';
+import { permanentEncodingFailure, permanentSendFailure } from '../kafka/permanent';
+import type { AvroCodec } from '../kafka/registry';
+import type { TopicNames } from '../kafka/topics';
 
 export interface SetAsideRow {
   id: string; round_id: string; topic: string; message_key: string; payload: unknown; headers: Record<string, string> | null;

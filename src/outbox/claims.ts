@@ -1,33 +1,7 @@
-// The outbox (DESIGN.md section 3): every event and message of a change is written in the change's own
-// transaction, as one round, and published to Kafka after the commit (at once by its writer, or later by
-// the sweeper). Its one writer: the ledger's rounds and every surface's own changes (a reconciliation,
-// an endpoint disabled) use it.
+// The sweeper's claims on outbox rounds left unpublished (sweeper.ts): a round claimed by a lease,
+// read back with its account events, and released when its send failed.
 import type { Knex } from 'knex';
-import type pg from 'pg';
-import type { DomainEventEnvelope } from './messages';
-import { copyIntoClient } from './pg/copy';
-import type { OutboxWrite } from './ports';
-import { ACCOUNT_EVENT_COLUMNS, INSERT_ROUND, numberAccountEvents, outboxRoundRows } from './store/round-write';
-
-type Db = Knex | Knex.Transaction;
-
-/**
- * Writes a round of messages to the outbox, its account events numbered, and marks it unpublished
- * until Kafka has it (the writer's publisher, or the sweeper). `at`: an ISO 8601 instant.
- */
-export async function writeOutboxRound(trx: Knex.Transaction, roundId: string, outbox: OutboxWrite[], at: string): Promise<void> {
-  // Inside a transaction knex hands out the connection the transaction runs on.
-  const client = (await trx.client.acquireConnection()) as pg.Client;
-  await numberAccountEvents(client, outbox);
-  const { accountEvents, rounds } = outboxRoundRows(roundId, outbox, at);
-  await copyIntoClient(client, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
-  await client.query(INSERT_ROUND, [JSON.stringify(rounds)]);
-}
-
-/** The rounds' messages reached Kafka. */
-export async function markRoundsPublished(db: Db, roundIds: string[]): Promise<void> {
-  await db('outbox_rounds').whereIn('round_id', roundIds).delete();
-}
+import type { DomainEventEnvelope } from '../../ledger/messages';
 
 export interface UnpublishedRound {
   roundId: string;

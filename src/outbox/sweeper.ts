@@ -1,5 +1,5 @@
 // Publishes outbox rounds that a crashed ledger process committed but never published. A round is
-// claimed by a lease (ledger/outbox.ts claimUnpublishedRound), sent, then its mark removed: each a
+// claimed by a lease (claims.ts claimUnpublishedRound), sent, then its mark removed: each a
 // short statement of its own, so no lock is held while Kafka takes its time. A ledger round that
 // removes the same mark (the writer's publisher had the round acknowledged meanwhile) holds its
 // ledger-account locks while it does, and waited on the sweeper's send when the claim was a row
@@ -20,14 +20,14 @@
 // back for a broken ledger entry beside it would leave a transfer executing, its funds held. The
 // sweep then goes on with the next rounds. Any other failure (Kafka or the registry away) may pass:
 // the round keeps its place and the sweep stops, to try again at the next.
-import { claimUnpublishedRound, releaseRoundClaim, type UnpublishedRound } from '../../ledger/outbox';
-import { setAsideMessages, type SetAsideMessage } from '../../src/kafka/outbox-set-aside';
-import { permanentEncodingFailure, permanentSendFailure } from '../../src/kafka/permanent';
-import { sendBatches } from '../../src/kafka/send-batches';
-import { domainEventHeaders, TOPICS } from '../../src/kafka/topics';
-import { log } from '../../src/log';
-import type { Runtime } from '../../src/runtime';
-import { byTopic, encodeMessage, type EncodedMessage, type OutboxMessage } from './outbox';
+import { permanentEncodingFailure, permanentSendFailure } from '../kafka/permanent';
+import { sendBatches } from '../kafka/send-batches';
+import { domainEventHeaders, TOPICS } from '../kafka/topics';
+import { log } from '../log';
+import type { Runtime } from '../runtime';
+import { claimUnpublishedRound, releaseRoundClaim, type UnpublishedRound } from './claims';
+import { byTopic, encodeMessage, type EncodedMessage, type OutboxMessage } from './encode';
+import { setAsideMessages, type SetAsideMessage } from './set-aside';
 
 const SWEEP_EVERY_MS = 1_000;
 const UNPUBLISHED_AGE_MS = 15_000; // younger rounds may still be on their way through the writer's publisher
