@@ -1,9 +1,9 @@
 // Reads the commands of a round: each parsed and screened as its kind's module says
 // (ledger/commands), or refused as it is.
-import { COMMANDS, type ParsedCommand } from '../../ledger/commands';
+import { COMMANDS, parsePayload, type ParsedCommand } from '../../ledger/commands';
 import { COMMAND_TYPES, type LedgerCommandEnvelope } from '../../ledger/messages';
 import { refused, type Refused } from '../../ledger/outcome';
-import { firstUnstorable, screenPayload, unstorable } from '../../ledger/screen';
+import { firstUnstorable, unstorable } from '../../ledger/screen';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 
 export type { ParsedCommand };
@@ -28,9 +28,6 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
   } catch {
     return refuse(refused('invalid_request', 'the command\'s payload is not JSON', 'payload'));
   }
-  const refusal = screenPayload(envelope.type, envelope.account_id, payload);
-  if (refusal) return refuse(refusal);
-  const command = COMMANDS[envelope.type];
-  const parsed = command.parse(payload);
-  return 'refusal' in parsed ? refuse(parsed.refusal) : { envelope, type: envelope.type, payload: parsed.payload, command };
+  const parsed = parsePayload(envelope.type, envelope.account_id, payload);
+  return 'refusal' in parsed ? refuse(parsed.refusal) : { envelope, type: envelope.type, payload: parsed.payload, command: COMMANDS[envelope.type] };
 }

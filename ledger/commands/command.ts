@@ -8,6 +8,7 @@ import type { Decision } from '../decide';
 import type { CommandType, LedgerCommandEnvelope } from '../messages';
 import type { Currency } from '../money';
 import type { Refused } from '../outcome';
+import type { PayloadShape } from '../screen';
 import type { BatchFacts, Locked } from './facts';
 
 /** Bank details a command pays to: the ledger looks for the account whose vIBAN they are. */
@@ -41,7 +42,9 @@ export interface DecideContext<P> {
 }
 
 export interface LedgerCommand<P> {
-  /** The payload (screened by its shape in screen.ts) as this command's, or refused with a final answer. */
+  /** What its payload must hold, checked before parse (screen.ts screenPayload). */
+  shape: PayloadShape;
+  /** The payload (its shape screened) as this command's, after the checks of its own, or refused with a final answer. */
   parse(payload: unknown): { payload: P } | { refusal: Refused };
   needs(payload: P, accountId: string): Needs;
   accounts(payload: P, accountId: string, facts: BatchFacts): LedgerAccountRef[];

@@ -7,6 +7,7 @@ import { asScreened, type LedgerCommand } from './command';
 import { faucetKey } from './facts';
 
 export const faucetCredit: LedgerCommand<FaucetCredit> = {
+  shape: { ids: ['entry_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true },
   parse: asScreened,
   needs: (payload) => ({ sender: true, faucet: payload.currency }),
   accounts: (payload, accountId) => [faucetEquity(payload.currency), available(accountId, payload.currency)],

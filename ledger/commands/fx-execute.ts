@@ -5,6 +5,7 @@ import type { FxExecute } from '../messages';
 import { asScreened, type LedgerCommand } from './command';
 
 export const fxExecute: LedgerCommand<FxExecute> = {
+  shape: { ids: ['quote_id', 'entry_id'], amounts: [], currencies: [], accountIsUuid: true },
   parse: asScreened,
   needs: (payload) => ({ sender: true, quotes: [payload.quote_id] }),
   accounts(payload, accountId, facts) {

@@ -2,11 +2,16 @@
 import { decideHoldCapture, holdAccounts } from '../decide-holds';
 import type { HoldCaptureCommand } from '../messages';
 import { refused } from '../outcome';
+import { invalid, isTextOrNull } from '../screen';
 import type { LedgerCommand } from './command';
 import { captureRecipientOf } from './facts';
 
 export const holdCapture: LedgerCommand<HoldCaptureCommand> = {
+  shape: { ids: ['hold_id', 'capture_id', 'transfer_id'], amounts: ['amount'], currencies: [], accountIsUuid: true },
   parse(payload) {
+    const fields = payload as Record<string, unknown>;
+    if (typeof fields.final !== 'boolean') return { refusal: invalid('final', 'final must be true or false') };
+    if (!isTextOrNull(fields.note)) return { refusal: invalid('note', 'note must be text') };
     // One recipient, of either form (the API checks the same): anything else names nobody to pay.
     const { recipient_email: email, recipient } = payload as HoldCaptureCommand;
     const internal = typeof email === 'string' && recipient === undefined;

@@ -3,10 +3,18 @@ import { MAIN_WALLET } from '../chart';
 import { decideHoldCreate } from '../decide-holds';
 import { sideAccounts } from '../decide-wallets';
 import type { HoldCreate } from '../messages';
-import { asScreened, type LedgerCommand } from './command';
+import { invalid, isCanonicalUuid, isTextOrNull } from '../screen';
+import type { LedgerCommand } from './command';
 
 export const holdCreate: LedgerCommand<HoldCreate> = {
-  parse: asScreened,
+  shape: { ids: ['hold_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true, metadata: 'create' },
+  parse(payload) {
+    const fields = payload as Record<string, unknown>;
+    if (fields.wallet_id !== null && !isCanonicalUuid(fields.wallet_id)) return { refusal: invalid('wallet_id', 'wallet_id must be null (the main balance) or a wallet id') };
+    if (typeof fields.expires_at !== 'string' || Number.isNaN(Date.parse(fields.expires_at))) return { refusal: invalid('expires_at', 'expires_at must be an ISO 8601 instant') };
+    if (!isTextOrNull(fields.description)) return { refusal: invalid('description', 'description must be text') };
+    return { payload: payload as HoldCreate };
+  },
   needs: (payload) => ({ sender: true, wallets: payload.wallet_id !== null ? [payload.wallet_id] : [] }),
   accounts({ wallet_id: walletId, currency }, accountId, facts) {
     if (!facts.accountsById.has(accountId)) return [];

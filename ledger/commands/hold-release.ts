@@ -5,6 +5,7 @@ import type { HoldRelease } from '../messages';
 import { asScreened, type LedgerCommand } from './command';
 
 const release = (decide: typeof decideHoldVoid): LedgerCommand<HoldRelease> => ({
+  shape: { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },
   parse: asScreened,
   needs: (payload) => ({ holds: [payload.hold_id] }),
   accounts(payload, accountId, facts) {

@@ -8,6 +8,7 @@ import { patchMetadata } from '../metadata';
 import { asScreened, type LedgerCommand } from './command';
 
 export const holdUpdate: LedgerCommand<HoldUpdate> = {
+  shape: { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true, metadata: 'patch' },
   parse: asScreened,
   needs: (payload) => ({ holds: [payload.hold_id] }),
   accounts: () => [],

@@ -1,7 +1,10 @@
 // The ledger's commands: each kind of command on ledger.commands and the module that decides it
 // (command.ts says what a module is). The round dispatches on this table alone: adding a kind of
-// money movement is its module and a row here (and its type in messages.ts and shape in screen.ts).
+// money movement is its module (its payload's shape and checks, what it names, its decision) and a
+// row here, with its payload's type in messages.ts (the API writes it too).
 import type { CommandType } from '../messages';
+import type { Refused } from '../outcome';
+import { screenPayload } from '../screen';
 import type { LedgerCommand } from './command';
 import { faucetCredit } from './faucet-credit';
 import { fxExecute } from './fx-execute';
@@ -39,6 +42,13 @@ export const COMMANDS: { readonly [T in CommandType]: LedgerCommand<unknown> } =
   'hold.update': holdUpdate,
   'transfer.return_result': transferReturnResult,
 };
+
+/** A command's payload as its module takes it (its shape screened, then its own checks), or refused with a final answer. */
+export function parsePayload(type: CommandType, accountId: string, payload: unknown): { payload: unknown } | { refusal: Refused } {
+  const command = COMMANDS[type];
+  const refusal = screenPayload(command.shape, accountId, payload);
+  return refusal ? { refusal } : command.parse(payload);
+}
 
 export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';
 export { captureRecipientOf, recipientOf, type BatchFacts, type Locked } from './facts';

@@ -5,6 +5,7 @@ import type { PaymentCreate } from '../messages';
 import { asScreened, type LedgerCommand } from './command';
 
 export const paymentCreate: LedgerCommand<PaymentCreate> = {
+  shape: { ids: ['payment_id', 'customer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true, metadata: 'create' },
   parse: asScreened,
   needs: () => ({ sender: true }),
   accounts: (payload, accountId, facts) => (payload.kind === 'add_funds' || !facts.accountsById.has(accountId) ? [] : [available(accountId, payload.currency), pending(accountId, payload.currency)]),

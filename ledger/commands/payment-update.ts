@@ -5,6 +5,7 @@ import type { PaymentUpdate } from '../messages';
 import { asScreened, type LedgerCommand } from './command';
 
 export const paymentUpdate: LedgerCommand<PaymentUpdate> = {
+  shape: { ids: ['payment_id'], amounts: [], currencies: [], accountIsUuid: false },
   parse: asScreened,
   needs: (payload) => ({ payments: [payload.payment_id] }),
   accounts(payload, _accountId, facts) {

@@ -6,6 +6,8 @@ import { isCurrency } from '../money';
 import { asScreened, type LedgerCommand } from './command';
 
 export const reconciliationAdjust: LedgerCommand<ReconciliationAdjust> = {
+  // Finance names the partner's settlement account (`reconciliation:<partner>`), not an account.
+  shape: { ids: ['exception_id', 'entry_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: false },
   parse: asScreened,
   needs: () => ({}),
   accounts: ({ partner, currency }) => (isCurrency(currency) ? [partnerSettlement(partner, currency), reconciliationSuspense(currency)] : []), // else refused: no such currency

@@ -4,7 +4,8 @@ import { available, pending, type LedgerAccountRef } from '../chart';
 import { decideTransferCreate, payoutCurrencyOf } from '../decide';
 import { sideAccounts } from '../decide-wallets';
 import type { TransferCreate } from '../messages';
-import { asScreened, type LedgerCommand, type Needs } from './command';
+import { isCanonicalUuid, invalid } from '../screen';
+import type { LedgerCommand, Needs } from './command';
 import { recipientOf, type BatchFacts } from './facts';
 
 /** What a transfer (alone or a batch's item) names: its recipient, and the wallet it is sent from. */
@@ -31,7 +32,12 @@ export function transferAccounts(accountId: string, transfer: TransferCreate, fa
 }
 
 export const transferCreate: LedgerCommand<TransferCreate> = {
-  parse: asScreened,
+  shape: { ids: ['transfer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true, metadata: 'create' },
+  parse(payload) {
+    const walletId = (payload as TransferCreate).from_wallet_id;
+    if (walletId !== undefined && walletId !== null && !isCanonicalUuid(walletId)) return { refusal: invalid('from_wallet_id', 'from_wallet_id must be null (the main balance) or a wallet id') };
+    return { payload: payload as TransferCreate };
+  },
   needs: transferNeeds,
   accounts: (payload, accountId, facts) => transferAccounts(accountId, payload, facts),
   decide: ({ commandId, accountId, payload, facts, locked, book, now }) => decideTransferCreate(commandId, payload, {

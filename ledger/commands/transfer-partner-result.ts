@@ -7,6 +7,7 @@ import type { TransferPartnerResult } from '../messages';
 import { asScreened, type LedgerCommand } from './command';
 
 export const transferPartnerResult: LedgerCommand<TransferPartnerResult> = {
+  shape: { ids: ['transfer_id'], amounts: [], currencies: [], accountIsUuid: false },
   parse: asScreened,
   needs: (payload) => ({ transfers: [payload.transfer_id] }),
   accounts(payload, _accountId, facts) {

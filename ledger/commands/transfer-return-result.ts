@@ -6,6 +6,8 @@ import { refused } from '../outcome';
 import { asScreened, type LedgerCommand } from './command';
 
 export const transferReturnResult: LedgerCommand<TransferReturnResult> = {
+  // A partner dispatcher's, as transfer.partner_result is.
+  shape: { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: false },
   parse(payload) {
     const { outcome } = payload as TransferReturnResult;
     if (outcome !== 'completed' && outcome !== 'failed') return { refusal: refused('invalid_request', 'outcome must be completed or failed', 'outcome') };

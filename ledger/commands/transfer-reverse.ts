@@ -51,6 +51,8 @@ function decideBookReversal(transfer: TransferRecord, payload: TransferReverse, 
 }
 
 export const transferReverse: LedgerCommand<TransferReverse> = {
+  // amount may be null (what is left): parse checks it.
+  shape: { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: true, metadata: 'create' },
   parse(payload) {
     const { amount, reason, scenario } = payload as TransferReverse;
     if (amount !== null && (typeof amount !== 'string' || !DECIMAL_AMOUNT.test(amount) || !new Money(amount).isPositive())) {

@@ -8,7 +8,8 @@ import { emptyDecision, refusal, type Decision } from '../decide';
 import type { TransferUpdate } from '../messages';
 import { metadataOf, patchMetadata } from '../metadata';
 import type { TransferRecord } from '../transfers';
-import { asScreened, type LedgerCommand } from './command';
+import { invalid, isCanonicalUuid } from '../screen';
+import type { LedgerCommand } from './command';
 
 /** The transfer (or the reversal of it that `update` names) with its metadata patched, or why not. */
 function patched(transfer: TransferRecord, update: TransferUpdate, now: Date): TransferRecord | Decision {
@@ -26,7 +27,12 @@ function patched(transfer: TransferRecord, update: TransferUpdate, now: Date): T
 }
 
 export const transferUpdate: LedgerCommand<TransferUpdate> = {
-  parse: asScreened,
+  shape: { ids: ['transfer_id'], amounts: [], currencies: [], accountIsUuid: true, metadata: 'patch' },
+  parse(payload) {
+    const reversalId = (payload as TransferUpdate).reversal_id;
+    if (reversalId !== null && !isCanonicalUuid(reversalId)) return { refusal: invalid('reversal_id', 'reversal_id must be null (the transfer itself) or a reversal id') };
+    return { payload: payload as TransferUpdate };
+  },
   needs: (payload) => ({ transfers: [payload.transfer_id] }),
   accounts: () => [],
   decide({ accountId, payload, locked, now }) {
