@@ -382,7 +382,7 @@ describe('webhook deliveries', function () {
     for (const g of got) assert.ok(verify(endpoint.secret, g.headers, g.body));
   });
 
-  it('loses nothing when the dispatcher is killed mid-delivery', async () => {
+  it('loses nothing when the dispatcher is killed mid-delivery (a process spawned and killed) @system', async () => {
     const service = testService();
     const index = service.roles.findIndex((role) => role.role === 'webhooks');
     await service.roles[index].stop();
