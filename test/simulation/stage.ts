@@ -9,6 +9,7 @@ import { linkCustomer } from '../support/partner-links';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startReceiver } from '../support/webhook-receiver';
 import { runOp } from './clients';
+import { setUpClocks } from './clock-stage';
 import type { FaultTargets } from './faults';
 import { KeySource } from './keys';
 import { streamSeed, type ProcessTarget } from './plan';
@@ -81,7 +82,7 @@ export function createWorld(findings: Findings, trace: Trace | null, members: Me
   const latencies = new Latencies();
   return {
     http: new Http(baseUrl, findings, trace, latencies), model: new Model(), rates: new RateBook(findings), latencies, findings, members,
-    unlearned: [], partnerBook: new Map(), open: [], ordered: [], clockMarginMs: CLOCK_MARGIN_MS, stats: { ops: 0, faults: 0, crossings: 0 },
+    unlearned: [], partnerBook: new Map(), open: [], ordered: [], clockMarginMs: CLOCK_MARGIN_MS, stats: { ops: 0, faults: 0, crossings: 0 }, clocks: null,
   };
 }
 
@@ -105,5 +106,6 @@ export async function setUp(world: World, seed: number, clients: number): Promis
   for (const member of world.members) {
     for (const currency of ['USD', 'EUR', 'GBP', 'USDC'] as const) await runOp(world, member, { kind: 'faucet', currency, cents: FUNDING_CENTS, misbehave: null });
   }
+  world.clocks = await setUpClocks(world, seed, clients);
   world.stats.ops = 0;
 }
