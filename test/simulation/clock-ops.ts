@@ -8,6 +8,7 @@
 import { sleep } from '../bench/harness';
 import { Money } from '../../ledger/money';
 import { afterAdvance, clockExpect } from './clock-checks';
+import type { ModelQuote } from './clock-model';
 import { HOLD_MS, RUN_MS, SCHEDULES_MAX, type ClockOp } from './clock-plan';
 import type { Answer } from './http';
 import type { Trace } from './trace';
@@ -77,13 +78,17 @@ async function quote(world: World, op: Extract<ClockOp, { kind: 'clock_quote' }>
   const made = model.quote(answer.body.id, account.index, op.from, op.to, new Money(answer.body.from_amount), new Money(answer.body.to_amount));
   clockExpect(world, answer.body.created_at === iso(nowMs) && answer.body.expires_at === iso(made.expiresAtMs), "a quote is made at its clock's time and expires on it",
     () => `${label}: created ${answer.body.created_at}, expires ${answer.body.expires_at}; the clock is at ${iso(nowMs)}`);
+  // At once, the clock not having moved however long the wall took: it must execute, funds allowing.
+  if (op.executeNow) await executeQuote(world, made);
 }
 
 async function execute(world: World, op: Extract<ClockOp, { kind: 'clock_execute' }>): Promise<void> {
+  const open = world.clocks!.model.quotes.filter((q) => q.state === 'open');
+  if (open.length > 0) await executeQuote(world, open[Math.floor(op.pick * open.length)]);
+}
+
+async function executeQuote(world: World, q: ModelQuote): Promise<void> {
   const clocks = world.clocks!;
-  const open = clocks.model.quotes.filter((q) => q.state === 'open');
-  if (open.length === 0) return;
-  const q = open[Math.floor(op.pick * open.length)];
   const want = clocks.model.executeOutcome(q);
   const label = `k${q.account} execute quote ${q.id.slice(0, 8)} (expires ${iso(q.expiresAtMs)}, clock at ${iso(clocks.model.nowOf(q.account))})`;
   const answer = await decide(world, clocks.accounts[q.account], label, '/v1/fx/execute', { quote_id: q.id });
@@ -175,10 +180,16 @@ export async function runClockOp(world: World, op: ClockOp): Promise<void> {
   }
 }
 
-/** The clock client: its share of operations, each begun in the trace before it is sent; stops early at `until`, or once the model cannot follow. */
-export async function clockClient(world: World, ops: Generator<ClockOp>, count: number, until: number, trace: Trace): Promise<void> {
+/**
+ * The clock client: its share of operations, each begun in the trace before it is sent; stops
+ * early at `until`, or once the model cannot follow. Its n-th operation waits for the wall's
+ * clients to have begun n × `paceOps` of theirs (until they are done), so its advances meet the
+ * run's faults, which are placed in the wall's operations, all through the run.
+ */
+export async function clockClient(world: World, ops: Generator<ClockOp>, count: number, paceOps: number, until: number, wallDone: { now: boolean }, trace: Trace): Promise<void> {
   const clocks = world.clocks!;
   for (let n = 0; n < count && Date.now() < until && clocks.lost === null; n++) {
+    while (world.stats.ops < n * paceOps && !wallDone.now && Date.now() < until) await sleep(100);
     const op: ClockOp = ops.next().value;
     clocks.opIndex = n;
     trace.op(clocks.client, op);

@@ -50,7 +50,8 @@ export type Repeat = null | { every: 'day' | 'week' | 'month'; count: number };
 export type ClockOp =
   | { kind: 'clock_fund'; account: number; currency: Fiat; cents: number }
   | { kind: 'clock_hold'; account: number; currency: Fiat; cents: number; expiresInS: number }
-  | { kind: 'clock_quote'; account: number; from: Fiat; to: Fiat; cents: number }
+  // `executeNow`: executed at once, the clock unmoved; else left to a later clock_execute.
+  | { kind: 'clock_quote'; account: number; from: Fiat; to: Fiat; cents: number; executeNow: boolean }
   // `pick` chooses among the quotes not executed yet, whichever exist when it runs.
   | { kind: 'clock_execute'; pick: number }
   | { kind: 'clock_schedule'; account: number; to: number; currency: Fiat; cents: number; runInS: number; repeat: Repeat }
@@ -71,14 +72,14 @@ export function* clockOps(seed: number, plan: ClockPlan): Generator<ClockOp> {
   const logUniform = (least: number, most: number): number => Math.exp(Math.log(least) + random() * (Math.log(most) - Math.log(least)));
   for (;;) {
     const roll = random();
-    if (roll < 0.06) yield { kind: 'clock_fund', account: account(), currency: pick(FIAT), cents: 1 + Math.floor(random() * 50_000) };
+    if (roll < 0.08) yield { kind: 'clock_fund', account: account(), currency: pick(FIAT), cents: 1 + Math.floor(random() * 100_000) };
     else if (roll < 0.26) {
       // Now and then more than any balance holds: refused for want of funds, as the model says.
       const cents = random() < 0.1 ? 200_000 + Math.floor(random() * 100_000) : 1 + Math.floor(random() * 30_000);
       yield { kind: 'clock_hold', account: account(), currency: pick(FIAT), cents, expiresInS: Math.floor(logUniform(2, 29 * DAY_S)) };
     } else if (roll < 0.36) {
       const from = pick(FIAT);
-      yield { kind: 'clock_quote', account: account(), from, to: pick(FIAT.filter((c) => c !== from)), cents: 100 + Math.floor(random() * 20_000) };
+      yield { kind: 'clock_quote', account: account(), from, to: pick(FIAT.filter((c) => c !== from)), cents: 100 + Math.floor(random() * 20_000), executeNow: random() < 0.4 };
     } else if (roll < 0.46) yield { kind: 'clock_execute', pick: random() };
     else if (roll < 0.72) {
       const from = account();

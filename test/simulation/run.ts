@@ -126,9 +126,11 @@ async function main(): Promise<void> {
   const faulting = runFaults(schedule, faultTargets, () => world.stats.ops, startedAt, stop, faults, (fault) => trace.fault(fault), world.latencies.faults);
   const count = (index: number) => (settings.ops === null ? Number.POSITIVE_INFINITY : opsOfClient(settings.ops, settings.clients, index));
   const clockCount = settings.ops === null ? Number.POSITIVE_INFINITY : clockOpsOf(settings.ops, settings.clients);
+  const wallDone = { now: false };
+  const paceOps = settings.ops === null ? 0 : settings.ops / clockCount;
   await Promise.all([
-    ...world.members.map((member) => client(world, member, count(member.index), startedAt + guardMs, trace)),
-    clockClient(world, clockOps(settings.seed, clockPlan(settings.seed)), clockCount, startedAt + guardMs, trace),
+    Promise.all(world.members.map((member) => client(world, member, count(member.index), startedAt + guardMs, trace))).finally(() => { wallDone.now = true; }),
+    clockClient(world, clockOps(settings.seed, clockPlan(settings.seed)), clockCount, paceOps, startedAt + guardMs, wallDone, trace),
   ]);
   stop.now = true;
   await faulting;
