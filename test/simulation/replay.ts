@@ -6,6 +6,8 @@
 // their timing is the machine's. Two things a serial replay cannot repeat: the interleaving of
 // requests sent at once, and what happened meanwhile in the background (a partner's answer, a
 // hold's expiry); a difference there is told as such, with the requests that led to it.
+// A test clock's advance answered 200 is waited for until the clock is ready, as the run's clock
+// client waited, so the requests after it meet the clock where the run's did.
 import fs from 'node:fs';
 import { sleep } from '../bench/harness';
 import { ADVANCE_WAIT_MS_MAX } from './clock-ops';

@@ -1,6 +1,7 @@
 // The stage a run or a replay plays on: the run's own service processes on the shared stack (their
 // ports, settings and namespace, two ledgers among them), the proxies its partitions cut, and the set-up (one account per client with its customer linked
-// with both partners, a webhook endpoint and receiver, an event stream, and its first funds).
+// with both partners, a webhook endpoint and receiver, an event stream, and its first funds;
+// then the accounts on test clocks, clock-stage.ts).
 import { benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase } from '../bench/harness';
 import { RoleProcess } from '../chaos/components';
 import { signUp } from '../support/accounts';
