@@ -6,7 +6,12 @@
 // their timing is the machine's. Two things a serial replay cannot repeat: the interleaving of
 // requests sent at once, and what happened meanwhile in the background (a partner's answer, a
 // hold's expiry); a difference there is told as such, with the requests that led to it.
+// A test clock's advance answered 200 is waited for until the clock is ready, as the run's clock
+// client waited, so the requests after it meet the clock where the run's did.
 import fs from 'node:fs';
+import { sleep } from '../bench/harness';
+import { ADVANCE_WAIT_MS_MAX } from './clock-ops';
+import { bindClocks } from './clock-stage';
 import { runFault } from './faults';
 import { Findings } from './findings';
 import { isFinal, type Sent } from './http';
@@ -32,6 +37,7 @@ export async function replay(file: string): Promise<number> {
     await setUp(world, seed, clients);
     const names = new Names();
     world.members.forEach((m) => names.bindMember(m));
+    bindClocks(names, world.clocks);
     names.epoch = Date.now();
     const differences: string[] = [];
     const requests = new Map<number, Request>();
@@ -60,7 +66,9 @@ export async function replay(file: string): Promise<number> {
         }
         flying.add(line.seq);
         inFlight.set(line.client, flying);
-        answers.set(line.seq, await send(world, names, line));
+        const sent = await send(world, names, line);
+        answers.set(line.seq, sent);
+        await advanceDone(world, names, line, sent);
         recent.push(`c${line.client} ${line.method} ${line.path}`);
         if (recent.length > 8) recent.shift();
       } else if (line.t === 'ans' && answers.has(line.seq)) {
@@ -98,10 +106,26 @@ export async function replay(file: string): Promise<number> {
   }
 }
 
+/**
+ * A test clock's advance taken: waited for until the clock is ready again (bounded), as the run's
+ * clock client did, so that the next request meets the clock where the run's did.
+ */
+async function advanceDone(world: World, names: Names, request: Request, sent: Sent): Promise<void> {
+  if (request.method !== 'POST' || !request.path.endsWith('/advance') || typeof sent === 'string' || sent.status !== 200) return;
+  const clock = { ...request, method: 'GET', path: request.path.slice(0, -'/advance'.length), body: null };
+  const deadline = Date.now() + ADVANCE_WAIT_MS_MAX;
+  while (Date.now() < deadline) {
+    const read = await send(world, names, clock);
+    if (typeof read !== 'string' && read.body?.status === 'ready') return;
+    await sleep(200);
+  }
+}
+
 /** One traced request sent as this run's member would send it. */
 function send(world: World, names: Names, request: Request): Promise<Sent> {
   const member = world.members[request.client];
-  const token = request.auth === 'key' ? member.key : request.auth === 'session' ? member.token : undefined;
+  const token = request.auth === 'key' ? member.key : request.auth === 'session' ? member.token
+    : request.auth.startsWith('as:') ? names.credential(request.auth.slice(3)) : undefined;
   let path: string;
   let body: unknown;
   try {

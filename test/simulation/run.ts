@@ -25,6 +25,10 @@ import { createWorld, killStage, names, setUp, startStage, stopStage } from './s
 import { Names, Trace } from './trace';
 import type { Member, World } from './world';
 import { metadataChecks } from './metadata-checks';
+import { clockFinalChecks, clockSummary, voidClockHolds } from './clock-checks';
+import { clockClient } from './clock-ops';
+import { clockOps, clockOpsOf, clockPlan } from './clock-plan';
+import { bindClocks } from './clock-stage';
 
 const settings = parseArgs(process.argv.slice(2));
 const traceFile = path.join(process.cwd(), '.simulation', `trace-seed-${settings.seed}.jsonl`);
@@ -57,6 +61,7 @@ function printSummaries(world: World): void {
   console.log(`  wallets and holds: ${walletSummary(world)}`);
   console.log(`  transfer batches: ${batchSummary(world)}`);
   console.log(`  balance alerts: ${alertSummary(world)}`);
+  console.log(`  test clocks: ${clockSummary(world)}`);
 }
 
 function report(world: World, faults: FaultLog): void {
@@ -100,6 +105,7 @@ async function main(): Promise<void> {
   const world = createWorld(findings, trace, members);
   await setUp(world, settings.seed, settings.clients);
   members.forEach((m) => traceNames.bindMember(m));
+  bindClocks(traceNames, world.clocks);
   traceNames.epoch = Date.now();
   trace.on = true;
 
@@ -119,7 +125,13 @@ async function main(): Promise<void> {
   world.rates.skewMs += stepMs;
   const faulting = runFaults(schedule, faultTargets, () => world.stats.ops, startedAt, stop, faults, (fault) => trace.fault(fault), world.latencies.faults);
   const count = (index: number) => (settings.ops === null ? Number.POSITIVE_INFINITY : opsOfClient(settings.ops, settings.clients, index));
-  await Promise.all(world.members.map((member) => client(world, member, count(member.index), startedAt + guardMs, trace)));
+  const clockCount = settings.ops === null ? Number.POSITIVE_INFINITY : clockOpsOf(settings.ops, settings.clients);
+  const wallDone = { now: false };
+  const paceOps = settings.ops === null ? 0 : settings.ops / clockCount;
+  await Promise.all([
+    Promise.all(world.members.map((member) => client(world, member, count(member.index), startedAt + guardMs, trace))).finally(() => { wallDone.now = true; }),
+    clockClient(world, clockOps(settings.seed, clockPlan(settings.seed)), clockCount, paceOps, startedAt + guardMs, wallDone, trace),
+  ]);
   stop.now = true;
   await faulting;
   if (settings.ops !== null && world.stats.ops < settings.ops) {
@@ -134,6 +146,7 @@ async function main(): Promise<void> {
     await learnEverything(world);
     await readDoubtful(world);
     await voidLeftHolds(world);
+    await voidClockHolds(world);
     if (!await quiet(db, world)) findings.expect(false, 'the system becomes quiet', () => 'transfers, payments or outbox rounds still open after 180 s', []);
     const ended = await endEverything(db, world);
     await batchChecks(db, world);
@@ -142,6 +155,7 @@ async function main(): Promise<void> {
     await finalChecks(db, world);
     await walletBalanceChecks(db, world);
     await metadataChecks(world);
+    await clockFinalChecks(db, world);
     await eventsAsModelled(db, world, ended);
     await kafkaEventsAgree(db, world, names.kafkaTopicPrefix);
     latencyBounded(world);

@@ -1,6 +1,7 @@
 // The stage a run or a replay plays on: the run's own service processes on the shared stack (their
 // ports, settings and namespace, two ledgers among them), the proxies its partitions cut, and the set-up (one account per client with its customer linked
-// with both partners, a webhook endpoint and receiver, an event stream, and its first funds).
+// with both partners, a webhook endpoint and receiver, an event stream, and its first funds;
+// then the accounts on test clocks, clock-stage.ts).
 import { benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase } from '../bench/harness';
 import { RoleProcess } from '../chaos/components';
 import { signUp } from '../support/accounts';
@@ -9,6 +10,7 @@ import { linkCustomer } from '../support/partner-links';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startReceiver } from '../support/webhook-receiver';
 import { runOp } from './clients';
+import { setUpClocks } from './clock-stage';
 import type { FaultTargets } from './faults';
 import { KeySource } from './keys';
 import { streamSeed, type ProcessTarget } from './plan';
@@ -81,7 +83,7 @@ export function createWorld(findings: Findings, trace: Trace | null, members: Me
   const latencies = new Latencies();
   return {
     http: new Http(baseUrl, findings, trace, latencies), model: new Model(), rates: new RateBook(findings), latencies, findings, members,
-    unlearned: [], partnerBook: new Map(), open: [], ordered: [], clockMarginMs: CLOCK_MARGIN_MS, stats: { ops: 0, faults: 0, crossings: 0 },
+    unlearned: [], partnerBook: new Map(), open: [], ordered: [], clockMarginMs: CLOCK_MARGIN_MS, stats: { ops: 0, faults: 0, crossings: 0 }, clocks: null,
   };
 }
 
@@ -105,5 +107,6 @@ export async function setUp(world: World, seed: number, clients: number): Promis
   for (const member of world.members) {
     for (const currency of ['USD', 'EUR', 'GBP', 'USDC'] as const) await runOp(world, member, { kind: 'faucet', currency, cents: FUNDING_CENTS, misbehave: null });
   }
+  world.clocks = await setUpClocks(world, seed, clients);
   world.stats.ops = 0;
 }

@@ -6,18 +6,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Sent } from './http';
+import { CLOCK_ERA_MS, type ClockOp } from './clock-plan';
 import type { Fault, Op } from './plan';
 import type { Member } from './world';
 
 export type TraceLine =
   | { t: 'run'; seed: number; clients: number }
-  | { t: 'op'; client: number; op: Op }
+  | { t: 'op'; client: number; op: Op | ClockOp }
   | { t: 'req'; seq: number; client: number; method: string; path: string; body: string | null; key: string | null; auth: Auth; scenario: string | null }
   | { t: 'ans'; seq: number; status: number | 'timeout' | 'network'; error: string | null; body: string | null }
   | { t: 'fault'; fault: Fault };
 
-/** Which of its member's credentials a request carried. */
-export type Auth = 'key' | 'session' | 'none';
+/** Which of its member's credentials a request carried, or (`as:` a name) another credential of the set-up's (a clock account's key). */
+export type Auth = 'key' | 'session' | 'none' | `as:${string}`;
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const NAME = /⟪([\w.-]+)(?::([UM]))?⟫/g;
@@ -35,6 +36,9 @@ export class Names {
   private readonly valueOf = new Map<string, string>();
   /** Values that are not ids, written as a whole JSON string ("…"). */
   private readonly literals: string[] = [];
+  /** Credentials of the set-up other than the members' own, both ways. */
+  private readonly credentialNames = new Map<string, string>();
+  private readonly credentials = new Map<string, string>();
   private next = 0;
   /** The instant the trace began: instants in requests (a hold's expires_at) are written as offsets from it. */
   epoch: number | null = null;
@@ -47,6 +51,15 @@ export class Names {
   }
 
   has(name: string): boolean { return this.valueOf.has(name); }
+
+  bindCredential(name: string, token: string): void {
+    this.credentialNames.set(token, name);
+    this.credentials.set(name, token);
+  }
+
+  credentialName(token: string): string | undefined { return this.credentialNames.get(token); }
+
+  credential(name: string): string | undefined { return this.credentials.get(name); }
 
   /** The set-up's values of a member, under the same names in every run. */
   bindMember(member: Member): void {
@@ -61,11 +74,16 @@ export class Names {
     });
   }
 
-  /** `text` with the values named; an id not named yet gets a new name when `learn` (ids in answers), and instants in a request become offsets. */
+  /**
+   * `text` with the values named; an id not named yet gets a new name when `learn` (ids in answers),
+   * and instants in a request become offsets, but for a test clock's (a replay's clocks start
+   * where the run's did).
+   */
   write(text: string, learn: boolean): string {
     let out = text;
     const epoch = this.epoch;
-    if (!learn && epoch !== null) out = out.replace(INSTANT, (at) => `⟪t${Date.parse(at) - epoch >= 0 ? '+' : ''}${Date.parse(at) - epoch}⟫`);
+    const offset = (at: string): string => (Date.parse(at) >= CLOCK_ERA_MS ? at : `⟪t${Date.parse(at) - epoch! >= 0 ? '+' : ''}${Date.parse(at) - epoch!}⟫`);
+    if (!learn && epoch !== null) out = out.replace(INSTANT, offset);
     for (const value of this.literals) out = out.split(JSON.stringify(value)).join(`"⟪${this.nameOf.get(value)}⟫"`);
     return out.replace(UUID, (id) => {
       const lower = id.toLowerCase();
@@ -119,13 +137,14 @@ export class Trace {
   /** The first line: what a replay needs to make the same set-up. */
   header(seed: number, clients: number): void { this.out.write(`${JSON.stringify({ t: 'run', seed, clients } satisfies TraceLine)}\n`); }
 
-  op(client: number, op: Op): void { this.line({ t: 'op', client, op }); }
+  op(client: number, op: Op | ClockOp): void { this.line({ t: 'op', client, op }); }
   fault(fault: Fault): void { this.line({ t: 'fault', fault }); }
 
   request(client: number, method: string, urlPath: string, body: unknown, key: string | undefined, token: string | undefined, scenario: string | null): number {
     if (!this.on) return 0;
     const member = this.members()[client];
-    const auth: Auth = token === undefined ? 'none' : token === member?.key ? 'key' : 'session';
+    const other = token === undefined ? undefined : this.names.credentialName(token);
+    const auth: Auth = token === undefined ? 'none' : token === member?.key ? 'key' : other !== undefined ? `as:${other}` : 'session';
     const seq = ++this.seq;
     this.line({
       t: 'req', seq, client, method, path: this.names.write(urlPath, false), body: body === undefined ? null : this.names.write(JSON.stringify(body), false),

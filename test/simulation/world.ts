@@ -11,6 +11,7 @@ import type { KeySource } from './keys';
 import type { Latencies } from './latency';
 import type { RateBook } from './rates';
 import type { SimInternal } from './reversal-ops';
+import type { ClockModel } from './clock-model';
 
 /** How far the ledger's clock and ours may differ around a hold's expires_at, when no fault steps a clock. */
 export const CLOCK_MARGIN_MS = 2_000;
@@ -104,6 +105,25 @@ export interface Unlearned {
 /** What the model expects a partner's book to hold under a reference (a transfer's or payment's id): paid, or nothing paid. */
 export interface PartnerEntry { label: string; client: number; paid: { amount: Amount; currency: string } | null }
 
+/** An account on a test clock (clock-plan.ts): `index` counts the clock accounts of all clocks together. */
+export interface ClockAccount { index: number; clock: number; accountId: string; email: string; key: string }
+
+/** The clients on test clocks, driven by one client of their own (clock-ops.ts), and their exact model. */
+export interface SimClocks {
+  /** Its client number in the trace and the findings: one past the wall's clients. */
+  client: number;
+  /** Each clock's id, in the plan's order. */
+  ids: string[];
+  accounts: ClockAccount[];
+  model: ClockModel;
+  keys: KeySource;
+  /** Why the model can no longer follow the service (an advance never ready, a write never answered): the clock client stops. */
+  lost: string | null;
+  /** The clock client's operations begun so far: a finding names the one it came from (the trace's order). */
+  opIndex: number;
+  stats: { advances: number; expired: number; runsCreated: number; runsRefused: number; quotesExpired: number; holdsRefused: number };
+}
+
 export interface World {
   http: Http;
   model: Model;
@@ -124,4 +144,6 @@ export interface World {
   ordered: Array<{ client: number; order: string; id: string }>;
   /** `crossings`: the balance.threshold_crossed events the final checks found. */
   stats: { ops: number; faults: number; crossings: number };
+  /** The accounts on test clocks, once set up. */
+  clocks: SimClocks | null;
 }
