@@ -5,6 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { connect, request, requireToken } from './api';
 import { human, note, out } from './output';
 
+/** How long a write waits, in all, for a decision the service has not made yet (a 202 with Retry-After). */
+const DECISION_WAIT_S_MAX = 30;
+
 /** The options every command has (payctl's global ones). */
 export interface Common { profile: string; json?: boolean }
 
@@ -28,7 +31,17 @@ export async function printedCall(method: string, path: string, options: CallOpt
     if (!options.idempotencyKey) note(`Idempotency-Key: ${headers['idempotency-key']}`);
   }
   if (options.scenario) headers['sandbox-scenario'] = options.scenario;
-  const answer = await request(connection, method, path, { token: requireToken(connection, options.profile), body: options.body, headers });
+  const send = () => request(connection, method, path, { token: requireToken(connection, options.profile), body: options.body, headers });
+  let answer = await send();
+  // A 202 with Retry-After is a decision not made yet (the ledger was slow to answer): repeated
+  // under the same key, as SPEC.md section 7 tells a client, until it is made or the wait runs out.
+  for (let waited = 0; answer.status === 202 && answer.headers.has('retry-after') && waited < DECISION_WAIT_S_MAX;) {
+    const seconds = Math.max(1, Number(answer.headers.get('retry-after')) || 1);
+    note(`not decided yet; asking again in ${seconds} s under the same Idempotency-Key`);
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    waited += seconds;
+    answer = await send();
+  }
   out(options.json ? JSON.stringify(answer.body, null, 2) : human(answer.body));
   return answer.body;
 }
