@@ -73,14 +73,14 @@ cmd_up() {
   local t0; t0=$(now_ms)
   lock
   # Kafka starts beside Postgres (each about 10 s from cold, and neither needs the other); the
-  # registry keeps its schemas in Postgres, so it starts once Postgres is up.
+  # registry keeps its schemas in Postgres, so it starts once Postgres is up, beside Kafka.
   local kafka_pid
   up_kafka &
   kafka_pid=$!
   up_postgres
   up_redis
-  wait "$kafka_pid" || die "kafka did not start (above)"
   up_registry
+  wait "$kafka_pid" || die "kafka did not start (above)"
   log "stack up in $(since "$t0") (logs: $LOG_DIR; settings also in $STACK_DIR/env)"
   print_env
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm test`: the unit suite (pure code, no stack: it runs while the stack starts), then the
-# integration suite against the real stack. `npm run test:unit` runs the first alone, `npm run
+# `npm test`: the unit suite (pure code, no stack: it runs while the stack starts and beside the
+# integration suite's start, its report printed at the end) and the integration suite against the
+# real stack. `npm run test:unit` runs the first alone, `npm run
 # test:system` the tests of system scale (below). `npm test -- FILE...` runs the compiled files
 # named (dist/test/.../x.test.js), every test in them, against the stack. npm test and test:system
 # also check the types (scripts/typecheck.sh) beside the rest, and fail if they do not check.
@@ -38,7 +39,11 @@ bash scripts/stack.sh tools
 typecheck_log=$(mktemp)
 typecheck_pid=
 case $suite in default | system) nice -n 10 bash scripts/typecheck.sh > "$typecheck_log" 2>&1 & typecheck_pid=$! ;; esac
-[ "$suite" = default ] && unit
+# The unit suite needs no stack: it runs while the stack starts and beside the integration suite's
+# first files (which mostly wait for their services to start), its report printed when it ends.
+unit_log=$(mktemp)
+unit_pid=
+if [ "$suite" = default ]; then unit > "$unit_log" 2>&1 & unit_pid=$!; fi
 stack_wait
 
 # Runs are named by their start second; two runs started in the same second (worktrees sharing
@@ -80,6 +85,13 @@ parallel=(--parallel --jobs "${TEST_JOBS:-4}")
 [ "$suite" = files ] && parallel=()
 status=0
 node_modules/.bin/mocha "${parallel[@]}" "${specs[@]}" "$@" || status=$?
+if [ -n "$unit_pid" ]; then
+  unit_status=0
+  wait "$unit_pid" || unit_status=$?
+  cat "$unit_log"
+  [ "$unit_status" = 0 ] || { echo "[test] the unit suite failed (above)"; status=1; }
+fi
+rm -f "$unit_log"
 if [ -n "$typecheck_pid" ] && ! wait "$typecheck_pid"; then
   echo "[test] the type check failed (scripts/typecheck.sh):"
   cat "$typecheck_log"
