@@ -84,6 +84,7 @@ esac
 parallel=(--parallel --jobs "${TEST_JOBS:-4}")
 [ "$suite" = files ] && parallel=()
 status=0
+started_ms=$(date +%s%3N)
 node_modules/.bin/mocha "${parallel[@]}" "${specs[@]}" "$@" || status=$?
 if [ -n "$unit_pid" ]; then
   unit_status=0
@@ -102,5 +103,8 @@ if [ -s "$TEST_TIMES_FILE" ]; then
   echo "the slowest files (seconds, from a file's first hook to its last):"
   # awk reads the whole list (a head would close the pipe on sort, and pipefail would fail the run).
   sort -rn "$TEST_TIMES_FILE" | awk -F '\t' 'NR <= 10 { printf "  %6.1f  %s\n", $1 / 1000, $2 }'
+  # A worker that ran out of files long before the others is time the order of the files lost.
+  awk -F '\t' -v start="$started_ms" '{ if ($3 > end[$4]) { end[$4] = $3; last[$4] = $2 } }
+    END { printf "the last file of each worker ended (seconds after the suite began):"; for (w in end) printf "  %.0f (%s)", (end[w] - start) / 1000, last[w]; print "" }' "$TEST_TIMES_FILE"
 fi
 exit "$status"

@@ -82,13 +82,14 @@ export async function mochaGlobalTeardown(): Promise<void> {
 }
 
 // Each file's time, from its first hook to its last (the first file of a worker includes the
-// start of the worker's service), for scripts/test.sh to print the slowest files at the end.
+// start of the worker's service), when it ended and in which worker, for scripts/test.sh to print
+// the slowest files and when each worker ran out of files.
 let fileStartedAt = 0;
 function recordFileTime(context: Mocha.Context): void {
   const file = context.test?.parent?.suites.find((suite) => suite.file)?.file;
   const times = process.env.TEST_TIMES_FILE;
   if (!file || !times) return;
-  appendFileSync(times, `${Date.now() - fileStartedAt}\t${path.relative(process.cwd(), file)}\n`);
+  appendFileSync(times, `${Date.now() - fileStartedAt}\t${path.relative(process.cwd(), file)}\t${Date.now()}\t${workerId ?? 0}\n`);
 }
 
 export const mochaHooks = {
