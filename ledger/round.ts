@@ -11,7 +11,7 @@ import { BalanceBook } from './balances';
 import { held, type LedgerAccountRef } from './chart';
 import { wallNow } from './clock';
 import { needsOf, type BatchFacts, type Locked, type ParsedCommand } from './commands';
-import { emptyDecision, type Decision, type EventDraft } from './decide';
+import { emptyDecision, type Decision, type EventDraft } from './decision';
 import type { HoldRecord } from './holds';
 import type { PartnerInstruction } from './messages';
 import type { PaymentRecord } from './payments';

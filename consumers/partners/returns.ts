@@ -1,4 +1,4 @@
-// Returns through a partner (DESIGN.md section 5h; ledger/decide-returns.ts): a transfer.return
+// Returns through a partner (DESIGN.md section 5h; ledger/commands/transfer-reverse.ts, transfer-return-result.ts): a transfer.return
 // instruction asks the partner that paid a transfer out to return part of that payment. It is
 // carried as a payout is (follow.ts), under the reversal's id as reference, so a redelivered
 // instruction finds the return already asked for instead of asking twice; the partner's answer goes

@@ -4,7 +4,7 @@
 // kind of money movement is a module of this shape and a row in the table.
 import type { BalanceBook } from '../balances';
 import type { LedgerAccountRef } from '../chart';
-import type { Decision } from '../decide';
+import type { Decision } from '../decision';
 import type { CommandType, LedgerCommandEnvelope } from '../messages';
 import type { Currency } from '../money';
 import type { Refused } from '../outcome';

@@ -1,8 +1,8 @@
 // hold.update: a hold's metadata changed by a patch (DESIGN.md section 5h), decided on the hold as
 // locked for the round, as transfer.update a transfer's: no money moves, and a capture or void
 // decided after it in the round carries the new metadata in its event.
-import { holdOutcome } from '../outcome';
-import { emptyDecision, refusal } from '../decide';
+import { refusal } from '../decision';
+import { holdDecision } from '../hold-rules';
 import type { HoldUpdate } from '../messages';
 import { patchMetadata } from '../metadata';
 import { asScreened, type LedgerCommand } from './command';
@@ -17,9 +17,6 @@ export const holdUpdate: LedgerCommand<HoldUpdate> = {
     if (!current || current.account_id !== accountId) return refusal('hold_not_found', 'no such hold', 'hold_id');
     const result = patchMetadata(current.metadata, payload.metadata);
     if ('problem' in result) return refusal('invalid_request', result.problem.message, result.problem.field);
-    const hold = { ...current, metadata: result.metadata, updated_at: now };
-    const decision = emptyDecision(holdOutcome(hold, false));
-    decision.changes.push({ kind: 'hold', hold, isNew: false });
-    return decision;
+    return holdDecision({ ...current, metadata: result.metadata, updated_at: now }, false);
   },
 };

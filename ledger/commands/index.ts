@@ -51,5 +51,5 @@ export function parsePayload(type: CommandType, accountId: string, payload: unkn
 }
 
 export type { BankDetails, DecideContext, LedgerCommand, Needs, ParsedCommand } from './command';
-export { captureRecipientOf, recipientOf, type BatchFacts, type Locked } from './facts';
+export type { AccountFacts, BatchFacts, Locked } from './facts';
 export { needsOf, type RoundNeeds } from './needs';

@@ -3,12 +3,12 @@
 // transfer's record: the patch applies to the record as locked for the round, after the round's
 // earlier commands on it, so two changes racing on one transfer each keep the other's keys, and an
 // event decided later (transfer.reversed) carries what the transfer holds by then.
-import { transferOutcome } from '../outcome';
-import { emptyDecision, refusal, type Decision } from '../decide';
+import { emptyDecision, refusal, type Decision } from '../decision';
 import type { TransferUpdate } from '../messages';
 import { metadataOf, patchMetadata } from '../metadata';
-import type { TransferRecord } from '../transfers';
+import { transferOutcome } from '../outcome';
 import { invalid, isCanonicalUuid } from '../screen';
+import type { TransferRecord } from '../transfers';
 import type { LedgerCommand } from './command';
 
 /** The transfer (or the reversal of it that `update` names) with its metadata patched, or why not. */

@@ -1,5 +1,5 @@
 // Holds (DESIGN.md section 5g): authorize now, capture or void later. Each write is a ledger
-// command decided in the ledger's rounds (ledger/decide-holds.ts), its Idempotency-Key kept by the
+// command decided in the ledger's rounds (ledger/commands/hold-*.ts), its Idempotency-Key kept by the
 // ledger as on POST /v1/transfers; the ledger expires holds by itself (consumers/ledger/hold-expiry.ts).
 // Another account's hold is 404, as if it did not exist.
 import { HOLD_LIFETIME_DEFAULT_MS, HOLD_LIFETIME_MAX_MS, HOLD_STATUSES, type HoldRecord } from '../../ledger/holds';
@@ -94,7 +94,7 @@ const lateDecision = (holdId: string): RouteResult => ({ status: 202, final: fal
 
 /**
  * expires_at as the ledger takes it: an instant within the longest lifetime. Whether it still lies
- * in the future is the ledger's to decide (ledger/decide-holds.ts), at decision time and once per
+ * in the future is the ledger's to decide (ledger/commands/hold-create.ts), at decision time and once per
  * key: a request repeated under its key after a short hold's expiry must answer the hold its first
  * attempt made, not a refusal this request would earn on its own.
  */

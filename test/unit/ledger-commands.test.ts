@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BalanceBook } from '../../ledger/balances';
 import { COMMANDS, parsePayload, type BatchFacts, type Locked } from '../../ledger/commands';
-import type { Decision } from '../../ledger/decide';
+import type { Decision } from '../../ledger/decision';
 import { holdStatus, type HoldRecord } from '../../ledger/holds';
 import { COMMAND_TYPES, type CommandType } from '../../ledger/messages';
 import type { TransferRecord } from '../../ledger/transfers';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { parseCommand } from '../../consumers/ledger/plan';
-import type { AccountFacts } from '../../ledger/decide';
+import type { AccountFacts } from '../../ledger/commands/facts';
 import type { CommandType, LedgerCommandEnvelope } from '../../ledger/messages';
 import { formatAmount, Money, type Amount } from '../../ledger/money';
 import type { Outcome } from '../../ledger/outcome';
