@@ -10,7 +10,9 @@
 // return after the ledger failed it changes nothing in the ledger: reconciliation finds its line
 // without a movement (statement_only) for finance to work.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferPartnerResult, TransferReturn, TransferReturnResult } from '../../ledger/messages';
+import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferReturn } from '../../ledger/messages';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
+import type { TransferReturnResult } from '../../ledger/commands/transfer-return-result';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 import { log } from '../../src/log';
 import { isSandboxScenario } from '../../src/partners/scenarios';

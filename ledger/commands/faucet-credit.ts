@@ -3,11 +3,16 @@ import type { BalanceBook } from '../balances';
 import { balanceEvent } from '../balance-events';
 import { available, faucetEquity } from '../chart';
 import { emptyDecision, refusal, type Decision } from '../decision';
-import type { FaucetCredit } from '../messages';
-import { formatAmount, Money, STABLECOINS, type Amount } from '../money';
+import { formatAmount, Money, STABLECOINS, type Amount, type Currency } from '../money';
 import { faucetCredit as faucetCreditEntry } from '../postings';
 import { asScreened, type LedgerCommand } from './command';
 import { faucetKey, type AccountFacts } from './facts';
+
+export interface FaucetCredit {
+  entry_id: string;
+  currency: Currency;
+  amount: string;
+}
 
 /**
  * The sandbox faucet's bounds, in whole units of the credited currency: per credit, and per

@@ -4,11 +4,16 @@ import { balanceEvent } from '../balance-events';
 import { available, fxPosition, fxSpread } from '../chart';
 import { emptyDecision, refusal, type Decision } from '../decision';
 import { quoteStatus, type FxQuoteRecord } from '../fx-quotes';
-import type { FxExecute } from '../messages';
 import { Money, type Currency } from '../money';
 import { fxConversion } from '../postings';
 import { asScreened, type LedgerCommand } from './command';
 import type { AccountFacts } from './facts';
+
+/** Executes a persisted FX quote of the commanding account (DESIGN.md section 5b). */
+export interface FxExecute {
+  quote_id: string;
+  entry_id: string;
+}
 
 export const fxExecute: LedgerCommand<FxExecute> = {
   shape: { ids: ['quote_id', 'entry_id'], amounts: [], currencies: [], accountIsUuid: true },

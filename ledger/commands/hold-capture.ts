@@ -8,7 +8,6 @@ import { post, refusal, type Decision } from '../decision';
 import { canonicalEmail } from '../emails';
 import { holdAccounts, holdDecision, holdEvent, leftOf, refuseOnHold, release, sideOf } from '../hold-rules';
 import type { HoldRecord } from '../holds';
-import type { HoldCaptureCommand } from '../messages';
 import { formatAmount, Money, STABLECOINS } from '../money';
 import { refused } from '../outcome';
 import { entry } from '../postings';
@@ -17,6 +16,22 @@ import { walk } from '../transfer-lifecycle';
 import { ESTIMATED_ARRIVAL, railFor, type TransferRecord } from '../transfers';
 import type { LedgerCommand } from './command';
 import { bankKey, type AccountFacts, type BatchFacts } from './facts';
+import type { BankRecipient } from './transfer-create';
+
+/**
+ * Pays `amount` of a hold to a recipient as POST /v1/transfers would: `recipient_email` (internal)
+ * or `recipient` with bank details (external, paid in the hold's currency); `final` releases the rest.
+ */
+export interface HoldCaptureCommand {
+  hold_id: string;
+  capture_id: string;
+  transfer_id: string;
+  amount: string;
+  final: boolean;
+  recipient_email?: string;
+  recipient?: BankRecipient;
+  note: string | null;
+}
 
 export const holdCapture: LedgerCommand<HoldCaptureCommand> = {
   shape: { ids: ['hold_id', 'capture_id', 'transfer_id'], amounts: ['amount'], currencies: [], accountIsUuid: true },

@@ -6,13 +6,26 @@ import { heldBy, MAIN_WALLET, spendable } from '../chart';
 import { post, refusal, type Decision } from '../decision';
 import { holdDecision, holdEvent, sideOf } from '../hold-rules';
 import type { HoldRecord } from '../holds';
-import type { HoldCreate } from '../messages';
-import { Money } from '../money';
+import type { Metadata } from '../metadata';
+import { Money, type Currency } from '../money';
 import { entry } from '../postings';
 import { invalid, isCanonicalUuid, isTextOrNull } from '../screen';
 import type { WalletRecord } from '../wallets';
 import type { LedgerCommand } from './command';
 import type { AccountFacts } from './facts';
+
+/** Moves `amount` from the main balance's or a wallet's available to held until `expires_at` (DESIGN.md section 5g). */
+export interface HoldCreate {
+  hold_id: string;
+  amount: string;
+  currency: Currency;
+  /** Null: the main balance. */
+  wallet_id: string | null;
+  expires_at: string;
+  description: string | null;
+  /** The client's own values; absent: none. */
+  metadata?: Metadata;
+}
 
 export const holdCreate: LedgerCommand<HoldCreate> = {
   shape: { ids: ['hold_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true, metadata: 'create' },

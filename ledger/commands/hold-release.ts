@@ -7,9 +7,13 @@ import { sideEvent } from '../balance-events';
 import { refusal, type Decision } from '../decision';
 import { holdAccounts, holdDecision, holdEvent, refuseOnHold, release, sideOf } from '../hold-rules';
 import type { HoldRecord } from '../holds';
-import type { HoldRelease } from '../messages';
 import { formatAmount } from '../money';
 import { asScreened, type LedgerCommand } from './command';
+
+/** Releases what is left of a hold: `hold.void` from its owner, `hold.expire` from the ledger's own expiry sweep. */
+export interface HoldRelease {
+  hold_id: string;
+}
 
 const releaseCommand = (decide: typeof decideHoldVoid): LedgerCommand<HoldRelease> => ({
   shape: { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true },

@@ -3,9 +3,14 @@
 // decided after it in the round carries the new metadata in its event.
 import { refusal } from '../decision';
 import { holdDecision } from '../hold-rules';
-import type { HoldUpdate } from '../messages';
-import { patchMetadata } from '../metadata';
+import { patchMetadata, type MetadataPatch } from '../metadata';
 import { asScreened, type LedgerCommand } from './command';
+
+/** Changes the metadata of a hold of the commanding account by a patch, as transfer.update a transfer's. */
+export interface HoldUpdate {
+  hold_id: string;
+  metadata: MetadataPatch;
+}
 
 export const holdUpdate: LedgerCommand<HoldUpdate> = {
   shape: { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true, metadata: 'patch' },

@@ -6,13 +6,30 @@ import type { BalanceBook } from '../balances';
 import { balanceEvent } from '../balance-events';
 import { available, pending } from '../chart';
 import { emptyDecision, post, refusal, type Decision } from '../decision';
-import type { PaymentCreate } from '../messages';
-import { Money } from '../money';
+import type { Metadata } from '../metadata';
+import { Money, type Currency } from '../money';
 import { paymentOutcome } from '../outcome';
 import type { PaymentRecord } from '../payments';
 import { paymentHold } from '../postings';
 import { asScreened, type LedgerCommand } from './command';
 import type { AccountFacts } from './facts';
+
+/** Records a payment the API is about to submit to a partner (DESIGN.md section 5c). */
+export interface PaymentCreate {
+  payment_id: string;
+  customer_id: string;
+  partner: string;
+  /** add_funds brings money in; send and claimless pay it out, held first. */
+  kind: 'add_funds' | 'send' | 'claimless';
+  amount: string;
+  currency: Currency;
+  idempotency_key: string;
+  funding_method_external_id: string | null;
+  payee?: Record<string, unknown> | null;
+  purpose?: string | null;
+  /** The client's own values; absent: none. */
+  metadata?: Metadata;
+}
 
 export const paymentCreate: LedgerCommand<PaymentCreate> = {
   shape: { ids: ['payment_id', 'customer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true, metadata: 'create' },

@@ -7,12 +7,26 @@ import type { BalanceBook } from '../balances';
 import { balanceEvent } from '../balance-events';
 import { available, partnerSettlement, pending } from '../chart';
 import { emptyDecision, post, refusal, type Decision, type EventDraft } from '../decision';
-import type { PaymentUpdate } from '../messages';
 import { formatAmount, Money } from '../money';
 import { paymentOutcome } from '../outcome';
 import { pathTo, type PaymentRecord, type PaymentStatus } from '../payments';
 import { paymentRelease, payInSettled, payOutSettled } from '../postings';
 import { asScreened, type LedgerCommand } from './command';
+
+/** What the partner said of a payment (its submission answer, a later poll, a sandbox simulation). */
+export interface PaymentUpdate {
+  payment_id: string;
+  /** `pending`: no news of the payment, only `submissions` to count. */
+  status: 'pending' | 'sent' | 'authorized' | 'completed' | 'failed' | 'cancelled';
+  external_id: string | null;
+  claim_link: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  /** Resubmissions to the partner so far, as the caller knew them. */
+  retry_count: number;
+  /** Submissions this caller made to the partner (absent: none); the ledger adds them to the payment's, once per command. */
+  submissions?: number;
+}
 
 export const paymentUpdate: LedgerCommand<PaymentUpdate> = {
   shape: { ids: ['payment_id'], amounts: [], currencies: [], accountIsUuid: false },

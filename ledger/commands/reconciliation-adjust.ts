@@ -4,10 +4,23 @@
 import type { BalanceBook } from '../balances';
 import { partnerSettlement, reconciliationSuspense } from '../chart';
 import { emptyDecision, post, refusal, type Decision } from '../decision';
-import type { ReconciliationAdjust } from '../messages';
-import { formatAmount, isCurrency, Money } from '../money';
+import { formatAmount, isCurrency, Money, type Currency } from '../money';
 import { reconciliationAdjustment } from '../postings';
 import { asScreened, type LedgerCommand } from './command';
+
+/**
+ * Finance resolves a reconciliation exception by adjusting (DESIGN.md section 5e): the ledger
+ * moves `amount` (the difference statement − ledger, signed as the partner sees it) between the
+ * partner's settlement account and the suspense account. The entry id is derived from the
+ * exception, so the exception is adjusted once however often this is sent.
+ */
+export interface ReconciliationAdjust {
+  exception_id: string;
+  entry_id: string;
+  partner: string;
+  currency: Currency;
+  amount: string;
+}
 
 export const reconciliationAdjust: LedgerCommand<ReconciliationAdjust> = {
   // Finance names the partner's settlement account (`reconciliation:<partner>`), not an account.

@@ -7,11 +7,23 @@
 // atomic: each item stands alone.
 import type { BalanceBook } from '../balances';
 import { emptyDecision, type Decision } from '../decision';
-import { BATCH_ITEMS_MAX, type TransferBatch, type TransferCreate } from '../messages';
 import type { BatchItem, Refused, TransferBatchOutcome } from '../outcome';
 import { invalid, isTextOrNull, screenPayload } from '../screen';
 import type { LedgerCommand, Needs } from './command';
-import { decideTransferCreate, recipientOf, transferAccounts, transferCreate, transferNeeds, type TransferFacts } from './transfer-create';
+import { decideTransferCreate, recipientOf, transferAccounts, transferCreate, transferNeeds, type TransferCreate, type TransferFacts } from './transfer-create';
+
+/** Most transfers one batch carries (DESIGN.md section 5g). */
+export const BATCH_ITEMS_MAX = 1000;
+
+/**
+ * Many transfers in one command (DESIGN.md section 5g), each of the shape of transfer.create,
+ * decided in order in one round: `atomic` all or none, else each alone. The batch's id is its
+ * command's id, so its record is the command's (processed_commands).
+ */
+export interface TransferBatch {
+  atomic: boolean;
+  items: TransferCreate[];
+}
 
 /** An item's account is the batch's, screened with the batch's own: only the item's fields are screened here. */
 const ITEM_ACCOUNT = '00000000-0000-0000-0000-000000000000';

@@ -9,7 +9,7 @@ import { available, MAIN_WALLET, pending, spendable, type LedgerAccountRef } fro
 import { emptyDecision, post, refusal, type Decision } from '../decision';
 import { canonicalEmail } from '../emails';
 import { isSupportedPair, price } from '../fx-rates';
-import type { TransferCreate } from '../messages';
+import type { Metadata } from '../metadata';
 import { formatAmount, Money, STABLECOINS, type Currency } from '../money';
 import { transferOutcome } from '../outcome';
 import { holdForTransfer, internalTransfer } from '../postings';
@@ -19,6 +19,32 @@ import { ESTIMATED_ARRIVAL, railFor, type TransferRecord } from '../transfers';
 import type { WalletRecord } from '../wallets';
 import type { LedgerCommand, Needs } from './command';
 import { bankKey, type AccountFacts, type BatchFacts } from './facts';
+
+export interface InternalRecipient {
+  email: string;
+}
+
+export interface BankRecipient {
+  email: string;
+  name: string;
+  bank: { country: string; bank_name: string; account_number: string; routing_number?: string; currency: string };
+}
+
+export interface TransferCreate {
+  transfer_id: string;
+  type: 'internal' | 'external';
+  amount: string;
+  currency: Currency;
+  recipient_email?: string;
+  recipient?: BankRecipient;
+  note: string | null;
+  /** The client's own values (DESIGN.md section 5h); absent in a command sent before transfers had them: none. */
+  metadata?: Metadata;
+  /** The sender's wallet the money comes out of (DESIGN.md section 5g); absent or null: the main balance. */
+  from_wallet_id?: string | null;
+  /** A sandbox failure the client asked the rail to act out (Sandbox-Scenario header); absent: none. */
+  scenario?: string | null;
+}
 
 export const transferCreate: LedgerCommand<TransferCreate> = {
   shape: { ids: ['transfer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true, metadata: 'create' },

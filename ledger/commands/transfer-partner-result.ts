@@ -9,7 +9,6 @@ import type { BalanceBook } from '../balances';
 import { balanceEvent, senderBalanceEvents, sideAccounts } from '../balance-events';
 import { available, fxPosition, fxSpread, lateCompletionReceivable, MAIN_WALLET, pending, spendable } from '../chart';
 import { emptyDecision, post, refusal, type Decision } from '../decision';
-import type { TransferPartnerResult } from '../messages';
 import { formatAmount, Money } from '../money';
 import { transferOutcome } from '../outcome';
 import { conversionOf, releaseTransfer, reholdLateTransfer, settleTransfer } from '../postings';
@@ -17,6 +16,15 @@ import { walk } from '../transfer-lifecycle';
 import { TERMINAL_STATUSES, type TransferRecord } from '../transfers';
 import type { WalletRecord } from '../wallets';
 import { asScreened, type LedgerCommand } from './command';
+
+/** A partner's final word on a transfer, fed back to the ledger by a partner dispatcher. */
+export interface TransferPartnerResult {
+  transfer_id: string;
+  outcome: 'completed' | 'failed' | 'rolled_back';
+  partner_payment_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
 
 export const transferPartnerResult: LedgerCommand<TransferPartnerResult> = {
   shape: { ids: ['transfer_id'], amounts: [], currencies: [], accountIsUuid: false },

@@ -11,13 +11,23 @@ import { randomUUID } from 'node:crypto';
 import type { BalanceBook } from '../balances';
 import { balanceEvent } from '../balance-events';
 import { emptyDecision, post, refusal, type Decision } from '../decision';
-import type { TransferReturnResult } from '../messages';
 import { Money } from '../money';
 import { refused, transferOutcome } from '../outcome';
 import { releaseReturn } from '../postings';
 import { completeReturn, returnAccounts, reversalEvent } from '../returns';
 import type { TransferRecord, TransferReversal } from '../transfers';
 import { asScreened, type LedgerCommand } from './command';
+
+/** A partner's final word on a return (DESIGN.md section 5h), fed back to the ledger by a partner dispatcher. */
+export interface TransferReturnResult {
+  transfer_id: string;
+  reversal_id: string;
+  outcome: 'completed' | 'failed';
+  /** The partner's id of the return, when it made one. */
+  partner_return_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
 
 export const transferReturnResult: LedgerCommand<TransferReturnResult> = {
   // A partner dispatcher's, as transfer.partner_result is.

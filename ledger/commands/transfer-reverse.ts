@@ -10,7 +10,7 @@ import type { BalanceBook } from '../balances';
 import { balanceEvent } from '../balance-events';
 import { available } from '../chart';
 import { emptyDecision, post, refusal, type Decision } from '../decision';
-import type { TransferReverse } from '../messages';
+import type { Metadata } from '../metadata';
 import { formatAmount, Money, type Amount } from '../money';
 import { refused, transferOutcome } from '../outcome';
 import { holdReturn, transferReversal } from '../postings';
@@ -19,6 +19,21 @@ import { reversalParts } from '../reversal-parts';
 import { DECIMAL_AMOUNT } from '../screen';
 import type { TransferRecord, TransferReversal } from '../transfers';
 import type { LedgerCommand } from './command';
+
+/**
+ * Gives back part or all of a completed transfer to its sender (DESIGN.md section 5h): `amount`
+ * null is what is left to reverse; `reversal_id` is derived from the command, as a hold's capture id.
+ */
+export interface TransferReverse {
+  transfer_id: string;
+  reversal_id: string;
+  amount: string | null;
+  reason: string | null;
+  /** A sandbox failure the client asked the partner to act out on a return (Sandbox-Scenario header); absent: none. */
+  scenario?: string | null;
+  /** The reversal's own values; absent: none. */
+  metadata?: Metadata;
+}
 
 export const transferReverse: LedgerCommand<TransferReverse> = {
   // amount may be null (what is left): parse checks it.

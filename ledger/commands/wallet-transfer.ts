@@ -5,13 +5,25 @@ import type { BalanceBook } from '../balances';
 import { sideAccounts, sideEvent } from '../balance-events';
 import { MAIN_WALLET, spendable, type LedgerAccountRef } from '../chart';
 import { emptyDecision, post, refusal, type Decision } from '../decision';
-import type { WalletTransfer } from '../messages';
-import { formatAmount, Money } from '../money';
+import { formatAmount, Money, type Currency } from '../money';
 import { entry } from '../postings';
 import { invalid, isTextOrNull, isWalletSide } from '../screen';
 import type { WalletRecord } from '../wallets';
 import type { LedgerCommand } from './command';
 import type { AccountFacts } from './facts';
+
+/**
+ * Moves money between the main balance ("main") and the account's wallets, or to another
+ * account's wallet by id (DESIGN.md section 5g). The id is the wallet transfer's and its entry's.
+ */
+export interface WalletTransfer {
+  wallet_transfer_id: string;
+  from_wallet_id: string;
+  to_wallet_id: string;
+  amount: string;
+  currency: Currency;
+  description: string | null;
+}
 
 export const walletTransfer: LedgerCommand<WalletTransfer> = {
   shape: { ids: ['wallet_transfer_id'], amounts: ['amount'], currencies: ['currency'], accountIsUuid: true },

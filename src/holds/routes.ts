@@ -3,7 +3,10 @@
 // ledger as on POST /v1/transfers; the ledger expires holds by itself (consumers/ledger/hold-expiry.ts).
 // Another account's hold is 404, as if it did not exist.
 import { HOLD_LIFETIME_DEFAULT_MS, HOLD_LIFETIME_MAX_MS, HOLD_STATUSES, type HoldRecord } from '../../ledger/holds';
-import type { HoldCaptureCommand, HoldCreate, HoldRelease, HoldUpdate } from '../../ledger/messages';
+import type { HoldCaptureCommand } from '../../ledger/commands/hold-capture';
+import type { HoldCreate } from '../../ledger/commands/hold-create';
+import type { HoldRelease } from '../../ledger/commands/hold-release';
+import type { HoldUpdate } from '../../ledger/commands/hold-update';
 import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { HoldOutcome } from '../../ledger/outcome';

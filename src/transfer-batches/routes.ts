@@ -3,7 +3,8 @@
 // `atomic` all or none in one transaction, else each alone. The answer lists every item's outcome
 // in the order sent; GET reads the batch again. Ids derive from the account and the
 // Idempotency-Key, so a retry names the same batch and the same transfers.
-import { BATCH_ITEMS_MAX, type TransferBatch, type TransferCreate } from '../../ledger/messages';
+import { BATCH_ITEMS_MAX, type TransferBatch } from '../../ledger/commands/transfer-batch';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
 import { formatAmount } from '../../ledger/money';
 import type { TransferBatchOutcome } from '../../ledger/outcome';
 import type { Db } from '../db';

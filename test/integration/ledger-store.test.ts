@@ -13,7 +13,7 @@ import type { AccountFacts } from '../../ledger/commands/facts';
 import { decideFaucetCredit } from '../../ledger/commands/faucet-credit';
 import { decideTransferCreate } from '../../ledger/commands/transfer-create';
 import type { Decision } from '../../ledger/decision';
-import type { TransferCreate } from '../../ledger/messages';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
 import { Money, type Currency } from '../../ledger/money';
 import { markRoundsPublished } from '../../src/outbox/rounds';
 import { LedgerRound } from '../../ledger/store/round-transaction';

@@ -20,7 +20,8 @@ import { decidePartnerResult } from '../../ledger/commands/transfer-partner-resu
 import { decideWalletTransfer } from '../../ledger/commands/wallet-transfer';
 import type { Decision } from '../../ledger/decision';
 import type { HoldRecord } from '../../ledger/holds';
-import type { TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import { Money } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { WalletRecord } from '../../ledger/wallets';
