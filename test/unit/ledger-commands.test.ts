@@ -6,10 +6,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BalanceBook } from '../../ledger/balances';
-import { COMMANDS, parsePayload, type BatchFacts, type Locked } from '../../ledger/commands';
+import { COMMAND_TYPES, commandOf, COMMANDS, parsePayload, type BatchFacts, type CommandType, type Locked } from '../../ledger/commands';
 import type { Decision } from '../../ledger/decision';
 import { holdStatus, type HoldRecord } from '../../ledger/holds';
-import { COMMAND_TYPES, type CommandType } from '../../ledger/messages';
 import type { TransferRecord } from '../../ledger/transfers';
 import { decidedHold, decidedTransfer, holdIsNew, transferIsNew } from '../support/decisions';
 
@@ -34,9 +33,9 @@ describe('ledger commands', () => {
 
   it('names what a command needs read, and refuses a capture that names two recipients or none', () => {
     const hold = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
-    assert.deepEqual(COMMANDS['hold.void'].needs({ hold_id: hold }, ACCOUNT), { holds: [hold] });
-    assert.deepEqual(COMMANDS['faucet.credit'].needs({ currency: 'USD', amount: '1.00' }, ACCOUNT), { sender: true, faucet: 'USD' });
-    const batch = COMMANDS['transfer.batch'].needs({ atomic: true, items: [
+    assert.deepEqual(commandOf('hold.void').needs({ hold_id: hold }, ACCOUNT), { holds: [hold] });
+    assert.deepEqual(commandOf('faucet.credit').needs({ currency: 'USD', amount: '1.00' }, ACCOUNT), { sender: true, faucet: 'USD' });
+    const batch = commandOf('transfer.batch').needs({ atomic: true, items: [
       { type: 'internal', recipient_email: 'a@example.test', amount: '1.00', currency: 'USD' },
       { type: 'external', recipient: { email: 'b@example.test', name: 'B', bank: { account_number: 'DE001', currency: 'EUR', country: 'DE', bank_name: 'X' } }, amount: '1.00', currency: 'USD', from_wallet_id: hold },
     ] }, ACCOUNT);
@@ -68,7 +67,7 @@ describe('metadata commands: transfer.update and hold.update', () => {
 
   const decide = (type: CommandType, payload: unknown, accountId = ACCOUNT, records: { transfers?: TransferRecord[]; holds?: HoldRecord[] } = { transfers: [transfer], holds: [hold] }): Decision => {
     const locked = { transfers: new Map((records.transfers ?? []).map((t) => [t.id, t])), holds: new Map((records.holds ?? []).map((h) => [h.id, h])) } as unknown as Locked;
-    return COMMANDS[type].decide({ commandId: 'c', accountId, payload, facts: {} as BatchFacts, locked, book: new BalanceBook([]), now });
+    return commandOf(type).decide({ commandId: 'c', accountId, payload, facts: {} as BatchFacts, locked, book: new BalanceBook([]), now });
   };
   const refusalOf = (decision: Decision) => (decision.outcome.kind === 'refused' ? [decision.outcome.code, decision.outcome.field] : null);
 
