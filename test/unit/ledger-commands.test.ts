@@ -20,8 +20,7 @@ const ACCOUNT = '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13';
 const refusalField = (parsed: { payload: unknown } | { refusal: { field?: string | null } }): string | null => ('refusal' in parsed ? parsed.refusal.field ?? null : null);
 
 describe('ledger commands', () => {
-  it('has a module for every command kind, and every module of the folder in the table', () => {
-    assert.deepEqual(Object.keys(COMMANDS).sort(), [...COMMAND_TYPES].sort());
+  it('makes every row a module with what the round asks of it, and every module of the folder a row', () => {
     for (const type of COMMAND_TYPES) {
       const command = COMMANDS[type];
       assert.ok(typeof command.parse === 'function' && typeof command.needs === 'function' && typeof command.accounts === 'function' && typeof command.decide === 'function', type);
