@@ -9,6 +9,7 @@ import { faucetCredit } from './faucet-credit';
 import { fxExecute } from './fx-execute';
 import { holdCapture } from './hold-capture';
 import { holdCreate } from './hold-create';
+import { holdIncrement } from './hold-increment';
 import { holdExpire, holdVoid } from './hold-release';
 import { holdUpdate } from './hold-update';
 import { paymentCreate } from './payment-create';
@@ -39,6 +40,7 @@ export const COMMANDS = {
   'transfer.reverse': transferReverse,
   'transfer.update': transferUpdate,
   'hold.update': holdUpdate,
+  'hold.increment': holdIncrement,
   'transfer.return_result': transferReturnResult,
 } satisfies Record<string, LedgerCommand<unknown>>;
 
