@@ -7,7 +7,7 @@
 // round's outbox, in the round's transaction, so a crossing is announced exactly when its postings
 // are committed: never missed, never twice (a command is decided once, processed_commands).
 import type { AppliedPosting } from './balances';
-import type { EventDraft } from './decide';
+import type { EventDraft } from './decision';
 import { formatAmount, Money, type Amount, type Currency } from './money';
 
 export const ALERT_DIRECTIONS = ['below', 'above'] as const;

@@ -52,7 +52,7 @@ export interface Decision {
   entries: PostedEntry[];
   events: EventDraft[];
   changes: RecordChange[];
-  /** A batch's transfers, each decided as transfer.create decides one (decide-batches.ts); the round writes each as its own. */
+  /** A batch's transfers, each decided as transfer.create decides one (commands/transfer-batch.ts); the round writes each as its own. */
   parts?: Decision[];
 }
 

@@ -1,7 +1,6 @@
 // Payments through the partners, as the ledger records them (SPEC.md sections 2 and 3, Payment;
 // DESIGN.md section 5c). Add funds brings money in from a customer's partner account; the
 // ledger credits it only once the partner has settled.
-import type { PaymentUpdate } from './messages';
 import type { Metadata } from './metadata';
 import type { Currency } from './money';
 
@@ -73,12 +72,15 @@ export const paymentSubmissionsCommandId = (paymentId: string, attemptId: string
 /** What a partner says of a payment it holds: its id there, its status there, its claim link. */
 export interface PartnerView { id: string; status: 'pending' | 'authorized' | 'completed' | 'reversed' | 'expired'; claim_link?: string }
 
+/** What a partner's view says of a payment: the news a payment.update carries (commands/payment-update.ts). */
+export interface PartnerNews { status: PaymentStatus; external_id: string | null; claim_link: string | null; failure_code: string | null; failure_message: string | null }
+
 /**
  * What a partner's view means for a payment (its submission answer or a later poll): the update
  * to record, or null when it says nothing new. A payment the partner holds as `pending` has been
  * received there (`sent`); a reversal fails it; a claim link that expired cancels it.
  */
-export function updateFromPartner(payment: PaymentRecord, seen: PartnerView): Omit<PaymentUpdate, 'payment_id' | 'retry_count'> | null {
+export function updateFromPartner(payment: PaymentRecord, seen: PartnerView): PartnerNews | null {
   const known = { external_id: seen.id, claim_link: seen.claim_link ?? null };
   switch (seen.status) {
     case 'reversed': return { ...known, status: 'failed', failure_code: 'partner_reversed', failure_message: 'the partner reversed the payment' };

@@ -39,7 +39,7 @@ export interface TransferRecord {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
-  /** Set when a partner paid the transfer after the ledger had failed it (ledger/decide.ts decideLateCompletion). */
+  /** Set when a partner paid the transfer after the ledger had failed it (commands/transfer-partner-result.ts decideLateCompletion). */
   late_completion?: LateCompletion | null;
   /** What its reversals give back to the sender, pending ones included and failed ones not, never more than `amount` (absent: none yet). */
   reversed_amount?: string;
@@ -50,7 +50,7 @@ export interface TransferRecord {
 /**
  * A reversal of a transfer, as the transfer's record keeps it. A book transfer's completes in the
  * entry that makes it; one paid through a partner is a return the partner makes, `pending` until
- * it answers (ledger/decide-returns.ts).
+ * it answers (ledger/returns.ts).
  */
 export interface TransferReversal {
   id: string;

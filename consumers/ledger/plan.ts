@@ -1,7 +1,7 @@
 // Reads the commands of a round: each parsed and screened as its kind's module says
 // (ledger/commands), or refused as it is.
-import { COMMANDS, parsePayload, type ParsedCommand } from '../../ledger/commands';
-import { COMMAND_TYPES, type LedgerCommandEnvelope } from '../../ledger/messages';
+import { commandOf, isCommandType, parsePayload, type ParsedCommand } from '../../ledger/commands';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { refused, type Refused } from '../../ledger/outcome';
 import { firstUnstorable, unstorable } from '../../ledger/screen';
 import { PoisonMessageError } from '../../src/kafka/consumer';
@@ -19,8 +19,9 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
   const refuse = (refusal: Refused): ParsedCommand => ({ envelope, type: 'refused', refusal });
   const badText = firstUnstorable({ account_id: envelope.account_id, idempotency_key: envelope.idempotency_key, fingerprint: envelope.fingerprint }, 'command');
   if (badText) return refuse(refused('invalid_request', `${badText.path} ${badText.reason}`, badText.path));
-  if (!(COMMAND_TYPES as readonly string[]).includes(envelope.type)) {
-    return refuse(refused('invalid_request', `unknown command type "${String(envelope.type).slice(0, 100)}"`, 'type'));
+  const { type } = envelope;
+  if (!isCommandType(type)) {
+    return refuse(refused('invalid_request', `unknown command type "${String(type).slice(0, 100)}"`, 'type'));
   }
   let payload: unknown;
   try {
@@ -28,6 +29,6 @@ export function parseCommand(envelope: LedgerCommandEnvelope): ParsedCommand {
   } catch {
     return refuse(refused('invalid_request', 'the command\'s payload is not JSON', 'payload'));
   }
-  const parsed = parsePayload(envelope.type, envelope.account_id, payload);
-  return 'refusal' in parsed ? refuse(parsed.refusal) : { envelope, type: envelope.type, payload: parsed.payload, command: COMMANDS[envelope.type] };
+  const parsed = parsePayload(type, envelope.account_id, payload);
+  return 'refusal' in parsed ? refuse(parsed.refusal) : { envelope, type, payload: parsed.payload, command: commandOf(type) };
 }

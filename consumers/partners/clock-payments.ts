@@ -23,7 +23,8 @@
 // do), so the advance, the settler and a simulation can only say each thing once. A payment whose
 // update is decided is no longer due (its status moved on), so nothing is done twice; one left
 // undecided by a crash is found due again and told again (the partner answers the same).
-import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import type { PaymentUpdate } from '../../ledger/commands/payment-update';
 import { paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import { inClockScope } from '../../src/clock';
 import type { PartnerClient } from '../../src/partners/client';

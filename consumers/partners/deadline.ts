@@ -14,7 +14,8 @@
 // in the same round (its other overdue transfers are marked with the same reason): a partner that
 // is down, with any number of transfers waiting on it, delays no other partner's deadline.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute, TransferPartnerResult } from '../../ledger/messages';
+import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferExecute } from '../../ledger/messages';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import { formatAmount, type Currency } from '../../ledger/money';
 import { TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';

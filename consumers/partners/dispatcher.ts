@@ -11,7 +11,8 @@
 // the two ids above.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message, Producer, TopicMessages } from 'kafkajs';
-import { partnerEnvelope, type LedgerCommandEnvelope, type PartnerCommandEnvelope, type PartnerInstruction, type TransferExecute, type TransferPartnerResult, type TransferReturn } from '../../ledger/messages';
+import { partnerEnvelope, type LedgerCommandEnvelope, type PartnerCommandEnvelope, type PartnerInstruction, type TransferExecute, type TransferReturn } from '../../ledger/messages';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import { PoisonMessageError, type Delivered } from '../../src/kafka/consumer';
 import type { AvroCodec } from '../../src/kafka/registry';
 import { sendBatches } from '../../src/kafka/send-batches';

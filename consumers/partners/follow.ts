@@ -5,7 +5,8 @@
 // with a bounded backoff, then the instruction is re-queued.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import type { LedgerCommandEnvelope, TransferPartnerResult } from '../../ledger/messages';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
 import { decidePartnerOutcome, type Followed, type PartnerDecision } from './outcome';

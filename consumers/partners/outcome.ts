@@ -29,7 +29,8 @@
 // A result carries the partner payment id when the payment is known (also after a poll). A
 // declined or rejected result gives the partner's reason after ours; the client screened it
 // (src/partners/screen.ts), as it did the payment id: no partner text enters a result as sent.
-import type { TransferExecute, TransferPartnerResult } from '../../ledger/messages';
+import type { TransferExecute } from '../../ledger/messages';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import type { PartnerPayment } from '../../src/partners/client';
 import { isPartnerError, type PartnerError, type PartnerErrorKind } from '../../src/partners/errors';
 

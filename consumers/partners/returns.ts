@@ -1,4 +1,4 @@
-// Returns through a partner (DESIGN.md section 5h; ledger/decide-returns.ts): a transfer.return
+// Returns through a partner (DESIGN.md section 5h; ledger/commands/transfer-reverse.ts, transfer-return-result.ts): a transfer.return
 // instruction asks the partner that paid a transfer out to return part of that payment. It is
 // carried as a payout is (follow.ts), under the reversal's id as reference, so a redelivered
 // instruction finds the return already asked for instead of asking twice; the partner's answer goes
@@ -10,7 +10,9 @@
 // return after the ledger failed it changes nothing in the ledger: reconciliation finds its line
 // without a movement (statement_only) for finance to work.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferPartnerResult, TransferReturn, TransferReturnResult } from '../../ledger/messages';
+import type { LedgerCommandEnvelope, PartnerCommandEnvelope, TransferReturn } from '../../ledger/messages';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
+import type { TransferReturnResult } from '../../ledger/commands/transfer-return-result';
 import { PoisonMessageError } from '../../src/kafka/consumer';
 import { log } from '../../src/log';
 import { isSandboxScenario } from '../../src/partners/scenarios';

@@ -23,7 +23,8 @@
 // payment and the status, so several settlers (or a repeated poll) can only say each thing
 // once: the ledger keeps the first.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LedgerCommandEnvelope, PaymentUpdate } from '../../ledger/messages';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import type { PaymentUpdate } from '../../ledger/commands/payment-update';
 import { paymentSubmissionsCommandId, paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../src/domain-error';

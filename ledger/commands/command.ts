@@ -4,8 +4,8 @@
 // kind of money movement is a module of this shape and a row in the table.
 import type { BalanceBook } from '../balances';
 import type { LedgerAccountRef } from '../chart';
-import type { Decision } from '../decide';
-import type { CommandType, LedgerCommandEnvelope } from '../messages';
+import type { Decision } from '../decision';
+import type { LedgerCommandEnvelope } from '../messages';
 import type { Currency } from '../money';
 import type { Refused } from '../outcome';
 import type { PayloadShape } from '../screen';
@@ -51,10 +51,11 @@ export interface LedgerCommand<P> {
   decide(context: DecideContext<P>): Decision;
 }
 
-/** A command of a round as its module parsed it, or refused as it is (screen.ts): decided alone, with a final answer, touching nothing. */
-export type ParsedCommand =
-  | { envelope: LedgerCommandEnvelope; type: CommandType; payload: unknown; command: LedgerCommand<unknown> }
-  | { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused };
+/** A command of a round as its module parsed it: `T` is its kind, a row of the table (index.ts CommandType). */
+export interface TakenCommand<T extends string = string> { envelope: LedgerCommandEnvelope; type: T; payload: unknown; command: LedgerCommand<unknown> }
+
+/** A command refused as it is (screen.ts): decided alone, with a final answer, touching nothing. */
+export interface RefusedCommand { envelope: LedgerCommandEnvelope; type: 'refused'; refusal: Refused }
 
 /** The payload as it was screened: most commands need nothing more. */
 export const asScreened = <P>(payload: unknown): { payload: P } => ({ payload: payload as P });

@@ -1,14 +1,19 @@
 // What a round knows of the records its commands name: as read under its locks when it began
 // (BatchFacts), and as changed since by its earlier commands (Locked).
-import { canonicalEmail } from '../emails';
-import type { AccountFacts } from '../decide';
 import type { FxQuoteRecord } from '../fx-quotes';
 import type { HoldRecord } from '../holds';
-import type { HoldCaptureCommand, TransferCreate } from '../messages';
 import type { Amount } from '../money';
 import type { PaymentRecord } from '../payments';
 import type { TransferRecord } from '../transfers';
 import type { WalletRecord } from '../wallets';
+
+/** What the ledger knows about an account when it decides. */
+export interface AccountFacts {
+  id: string;
+  kybStatus: string;
+  hasVibans: boolean;
+  hasChainWallet: boolean;
+}
 
 export interface BatchFacts {
   accountsById: Map<string, AccountFacts>;
@@ -49,16 +54,3 @@ export const bankKey = (accountNumber: string, currency: string): string => `${n
 /** The key of an account and currency in faucetToday. */
 export const faucetKey = (accountId: string, currency: string): string => `${accountId}:${currency}`;
 
-/** The recipient a transfer command names, if the ledger knows the account. */
-export function recipientOf(command: TransferCreate, facts: BatchFacts): AccountFacts | null {
-  if (command.type === 'internal') return facts.accountsByEmail.get(canonicalEmail(command.recipient_email!)) ?? null;
-  const bank = command.recipient!.bank;
-  return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
-}
-
-/** The recipient a capture names, if the ledger knows the account: by email, or by the vIBAN of its bank details. */
-export function captureRecipientOf(command: HoldCaptureCommand, facts: BatchFacts): AccountFacts | null {
-  if (command.recipient_email !== undefined) return facts.accountsByEmail.get(canonicalEmail(command.recipient_email)) ?? null;
-  const bank = command.recipient!.bank;
-  return facts.accountsByBank.get(bankKey(bank.account_number, bank.currency)) ?? null;
-}

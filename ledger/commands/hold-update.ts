@@ -1,11 +1,16 @@
 // hold.update: a hold's metadata changed by a patch (DESIGN.md section 5h), decided on the hold as
 // locked for the round, as transfer.update a transfer's: no money moves, and a capture or void
 // decided after it in the round carries the new metadata in its event.
-import { holdOutcome } from '../outcome';
-import { emptyDecision, refusal } from '../decide';
-import type { HoldUpdate } from '../messages';
-import { patchMetadata } from '../metadata';
+import { refusal } from '../decision';
+import { holdDecision } from '../hold-rules';
+import { patchMetadata, type MetadataPatch } from '../metadata';
 import { asScreened, type LedgerCommand } from './command';
+
+/** Changes the metadata of a hold of the commanding account by a patch, as transfer.update a transfer's. */
+export interface HoldUpdate {
+  hold_id: string;
+  metadata: MetadataPatch;
+}
 
 export const holdUpdate: LedgerCommand<HoldUpdate> = {
   shape: { ids: ['hold_id'], amounts: [], currencies: [], accountIsUuid: true, metadata: 'patch' },
@@ -17,9 +22,6 @@ export const holdUpdate: LedgerCommand<HoldUpdate> = {
     if (!current || current.account_id !== accountId) return refusal('hold_not_found', 'no such hold', 'hold_id');
     const result = patchMetadata(current.metadata, payload.metadata);
     if ('problem' in result) return refusal('invalid_request', result.problem.message, result.problem.field);
-    const hold = { ...current, metadata: result.metadata, updated_at: now };
-    const decision = emptyDecision(holdOutcome(hold, false));
-    decision.changes.push({ kind: 'hold', hold, isNew: false });
-    return decision;
+    return holdDecision({ ...current, metadata: result.metadata, updated_at: now }, false);
   },
 };

@@ -1,11 +1,29 @@
-// transfer.batch: up to 1,000 transfers in one command, atomic or each alone (ledger/decide-batches.ts).
-import { decideTransferBatch } from '../decide-batches';
-import { BATCH_ITEMS_MAX, type TransferBatch } from '../messages';
-import type { Refused } from '../outcome';
+// transfer.batch: up to 1,000 transfers in one command (DESIGN.md section 5g), decided in order in
+// one round against the round's balances, each exactly as transfer.create decides one
+// (transfer-create.ts), so a batch refuses what a single transfer would refuse and moves money as
+// it would: items sent from one wallet (from_wallet_id) count together against its balance as
+// others against the main one. Atomic: the balances are put back as they were when any item is
+// refused, and nothing of the batch is written (one transaction, every transfer or none). Not
+// atomic: each item stands alone.
+import type { BalanceBook } from '../balances';
+import { emptyDecision, type Decision } from '../decision';
+import type { BatchItem, Refused, TransferBatchOutcome } from '../outcome';
 import { invalid, isTextOrNull, screenPayload } from '../screen';
 import type { LedgerCommand, Needs } from './command';
-import { recipientOf } from './facts';
-import { transferAccounts, transferCreate, transferNeeds } from './transfer-create';
+import { decideTransferCreate, recipientOf, transferAccounts, transferCreate, transferNeeds, type TransferCreate, type TransferFacts } from './transfer-create';
+
+/** Most transfers one batch carries (DESIGN.md section 5g). */
+export const BATCH_ITEMS_MAX = 1000;
+
+/**
+ * Many transfers in one command (DESIGN.md section 5g), each of the shape of transfer.create,
+ * decided in order in one round: `atomic` all or none, else each alone. The batch's id is its
+ * command's id, so its record is the command's (processed_commands).
+ */
+export interface TransferBatch {
+  atomic: boolean;
+  items: TransferCreate[];
+}
 
 /** An item's account is the batch's, screened with the batch's own: only the item's fields are screened here. */
 const ITEM_ACCOUNT = '00000000-0000-0000-0000-000000000000';
@@ -54,3 +72,36 @@ export const transferBatch: LedgerCommand<TransferBatch> = {
     return decideTransferBatch(commandId, accountId, payload, (item) => ({ sender, recipient: recipientOf(item, facts), wallets: locked.wallets }), book, now);
   },
 };
+
+/** The command id an item's transfer is recorded under (transfers.command_id is unique). */
+const itemCommandId = (commandId: string, index: number): string => `${commandId}:${index}`;
+
+export function decideTransferBatch(commandId: string, accountId: string, command: TransferBatch, factsOf: (item: TransferCreate) => TransferFacts,
+  book: BalanceBook, now: Date): Decision {
+  const restore = command.atomic ? book.checkpoint() : null;
+  const parts: Decision[] = [];
+  const items: BatchItem[] = command.items.map((item, index) => {
+    const part = decideTransferCreate(itemCommandId(commandId, index), item, factsOf(item), book, now);
+    if (part.outcome.kind === 'refused') {
+      const { code, message, field } = part.outcome;
+      return { index, status: 'refused', transfer_id: item.transfer_id, error: { code, message, field: field === null ? null : `transfers[${index}].${field}` } };
+    }
+    parts.push(part);
+    return { index, status: 'created', transfer_id: item.transfer_id, error: null };
+  });
+  const refusedCount = items.filter((i) => i.status === 'refused').length;
+  if (restore && refusedCount > 0) {
+    // All or none: the items decided so far are undone, their balances as before the batch.
+    restore();
+    parts.length = 0;
+    for (const item of items) if (item.status === 'created') item.status = 'not_created';
+  }
+  const created = items.filter((i) => i.status === 'created').length;
+  const status = created === items.length ? 'completed' : created === 0 ? 'failed' : 'partial';
+  const outcome: TransferBatchOutcome = {
+    kind: 'transfer_batch', batch: { id: commandId, account_id: accountId, atomic: command.atomic, status, items, created_at: now.toISOString() },
+  };
+  const decision = emptyDecision(outcome);
+  decision.parts = parts;
+  return decision;
+}

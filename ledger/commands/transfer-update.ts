@@ -3,13 +3,23 @@
 // transfer's record: the patch applies to the record as locked for the round, after the round's
 // earlier commands on it, so two changes racing on one transfer each keep the other's keys, and an
 // event decided later (transfer.reversed) carries what the transfer holds by then.
+import { emptyDecision, refusal, type Decision } from '../decision';
+import { metadataOf, patchMetadata, type MetadataPatch } from '../metadata';
 import { transferOutcome } from '../outcome';
-import { emptyDecision, refusal, type Decision } from '../decide';
-import type { TransferUpdate } from '../messages';
-import { metadataOf, patchMetadata } from '../metadata';
-import type { TransferRecord } from '../transfers';
 import { invalid, isCanonicalUuid } from '../screen';
+import type { TransferRecord } from '../transfers';
 import type { LedgerCommand } from './command';
+
+/**
+ * Changes the metadata of a transfer of the commanding account, or of one of its reversals
+ * (`reversal_id`), by a patch (DESIGN.md section 5h): decided on the locked record, so two changes
+ * of one transfer apply one after the other and neither loses the other's keys.
+ */
+export interface TransferUpdate {
+  transfer_id: string;
+  reversal_id: string | null;
+  metadata: MetadataPatch;
+}
 
 /** The transfer (or the reversal of it that `update` names) with its metadata patched, or why not. */
 function patched(transfer: TransferRecord, update: TransferUpdate, now: Date): TransferRecord | Decision {

@@ -6,8 +6,7 @@
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import { faucetEquity, type LedgerAccountRef } from '../chart';
-import { bankKey, faucetKey, normaliseAccountNumber } from '../commands/facts';
-import type { AccountFacts } from '../decide';
+import { bankKey, faucetKey, normaliseAccountNumber, type AccountFacts } from '../commands/facts';
 import { canonicalEmail } from '../emails';
 import { Money, type Amount, type Currency } from '../money';
 import type { CommandRef, FactsRequest, KnownCommand } from '../ports';

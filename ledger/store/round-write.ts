@@ -57,7 +57,9 @@ const updateTransfers = (param: string) => `UPDATE transfers AS t SET status = v
     status_history = t.status_history || v.status_history,
     reversed_amount = coalesce(v.reversed_amount, t.reversed_amount), reversals = coalesce(v.reversals, t.reversals), metadata = coalesce(v.metadata, t.metadata)
   FROM jsonb_populate_recordset(NULL::transfers, ${param}::jsonb) AS v WHERE t.id = v.id`;
-const updateHolds = (param: string) => `UPDATE holds AS h SET status = v.status, captured_amount = v.captured_amount, released_amount = v.released_amount,
+// A changed hold is written as its decision left it, its amount included (what a hold holds may
+// change); the holds' check keeps captured + released within the amount written.
+const updateHolds = (param: string) => `UPDATE holds AS h SET status = v.status, amount = v.amount, captured_amount = v.captured_amount, released_amount = v.released_amount,
     captures = v.captures, updated_at = v.updated_at, metadata = coalesce(v.metadata, h.metadata)
   FROM jsonb_populate_recordset(NULL::holds, ${param}::jsonb) AS v WHERE h.id = v.id`;
 const updateBalances = (param: string) => `UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ${param}::jsonb) AS v WHERE la.id = v.id`;

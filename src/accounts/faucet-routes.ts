@@ -1,6 +1,6 @@
 // The sandbox faucet: credits test funds to an account through the ledger, as a command like any
 // other money movement (the ledger is the only writer of money).
-import { FAUCET_CREDIT_MAX, FAUCET_DAILY_MAX } from '../../ledger/decide';
+import { FAUCET_CREDIT_MAX, FAUCET_DAILY_MAX } from '../../ledger/commands/faucet-credit';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Amount, type Currency } from '../../ledger/money';
 import type { Environment } from '../config';
 import type { Db } from '../db';

@@ -69,7 +69,7 @@ function addWalletCommands(cli: Command, common: CommonOf): void {
 }
 
 function addHoldCommands(cli: Command, common: CommonOf): void {
-  const holds = cli.command('holds').description('holds: authorize an amount now, capture it for recipients or void it later (README "Wallets and holds")');
+  const holds = cli.command('holds').description('holds: authorize an amount now, raise it, capture it for recipients or void it later (README "Wallets and holds")');
   holds.command('list').description('your holds, newest first')
     .option('--status <status>', 'active, captured, voided or expired').option('--wallet <wallet_id>', WALLET)
     .option('--from <date|instant>', FROM).option('--to <date|instant>', TO).option('--currency <currency>', 'holds in this currency')
@@ -108,6 +108,12 @@ function addHoldCommands(cli: Command, common: CommonOf): void {
         ...common(command), idempotencyKey: options.idempotencyKey,
         body: bodyOf({ amount: options.amount, recipient_email: options.to, final: options.final, note: options.note }),
       }));
+  holds.command('increment').description('raise an active hold by an amount, taken from the available balance it holds from')
+    .argument('<hold_id>')
+    .requiredOption('--amount <amount>', 'added to the hold, in its currency, e.g. 5.00')
+    .option('--idempotency-key <key>', KEY_HELP)
+    .action(async (holdId: string, options: { amount: string; idempotencyKey?: string }, command: Command) =>
+      callAndPrint('POST', `/v1/holds/${segment(holdId)}/increment`, { ...common(command), idempotencyKey: options.idempotencyKey, body: bodyOf({ amount: options.amount }) }));
   holds.command('void').description('release all that is left of an active hold').argument('<hold_id>')
     .option('--idempotency-key <key>', KEY_HELP)
     .action(async (holdId: string, options: { idempotencyKey?: string }, command: Command) =>

@@ -5,7 +5,7 @@
 // for the caller's account (src/fx/quotes.ts); sandbox time can expire it at once.
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import { conversionRules, isSupportedPair, price, RATE_DECIMALS, type PricedConversion } from '../../ledger/fx-rates';
-import type { FxExecute } from '../../ledger/messages';
+import type { FxExecute } from '../../ledger/commands/fx-execute';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, Money, parseAmount, requireCurrency } from '../../ledger/money';
 import type { Environment } from '../config';
 import { now, wallNow } from '../clock';

@@ -1,9 +1,13 @@
-// Holds (DESIGN.md section 5g): authorize now, capture or void later. Each write is a ledger
-// command decided in the ledger's rounds (ledger/decide-holds.ts), its Idempotency-Key kept by the
+// Holds (DESIGN.md section 5g): authorize now, raise the authorization, capture or void later. Each write is a ledger
+// command decided in the ledger's rounds (ledger/commands/hold-*.ts), its Idempotency-Key kept by the
 // ledger as on POST /v1/transfers; the ledger expires holds by itself (consumers/ledger/hold-expiry.ts).
 // Another account's hold is 404, as if it did not exist.
 import { HOLD_LIFETIME_DEFAULT_MS, HOLD_LIFETIME_MAX_MS, HOLD_STATUSES, type HoldRecord } from '../../ledger/holds';
-import type { HoldCaptureCommand, HoldCreate, HoldRelease, HoldUpdate } from '../../ledger/messages';
+import type { HoldCaptureCommand } from '../../ledger/commands/hold-capture';
+import type { HoldCreate } from '../../ledger/commands/hold-create';
+import type { HoldIncrement } from '../../ledger/commands/hold-increment';
+import type { HoldRelease } from '../../ledger/commands/hold-release';
+import type { HoldUpdate } from '../../ledger/commands/hold-update';
 import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import type { HoldOutcome } from '../../ledger/outcome';
@@ -75,6 +79,13 @@ const captureBody = {
     note: { type: 'string', maxLength: 500 },
   },
 } as const;
+const incrementBody = {
+  type: 'object', additionalProperties: false, required: ['amount'],
+  examples: [{ amount: '15.00' }],
+  properties: {
+    amount: { ...amountSchema, description: 'added to the hold\'s amount, in its currency at its scale: moved from the available balance of the side the hold is on (the main balance or its wallet) to held' },
+  },
+} as const;
 const updateBody = {
   type: 'object', additionalProperties: false, required: ['metadata'],
   examples: [{ metadata: { booking: 'B-13', table: null } }],
@@ -82,6 +93,7 @@ const updateBody = {
 } as const;
 type CreateBody = BodyOf<typeof createBody>;
 type CaptureBody = BodyOf<typeof captureBody>;
+type IncrementBody = BodyOf<typeof incrementBody>;
 
 const holdParams = { type: 'object', properties: { hold_id: holdIdSchema } };
 const READ = { kind: 'key', scope: 'holds:read' } as const;
@@ -94,7 +106,7 @@ const lateDecision = (holdId: string): RouteResult => ({ status: 202, final: fal
 
 /**
  * expires_at as the ledger takes it: an instant within the longest lifetime. Whether it still lies
- * in the future is the ledger's to decide (ledger/decide-holds.ts), at decision time and once per
+ * in the future is the ledger's to decide (ledger/commands/hold-create.ts), at decision time and once per
  * key: a request repeated under its key after a short hold's expiry must answer the hold its first
  * attempt made, not a refusal this request would earn on its own.
  */
@@ -142,6 +154,12 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
     }
     return { accountId: hold.account_id, commandId, command };
   };
+  const incrementCommand = async (request: RouteRequest<IncrementBody>) => {
+    const hold = await ownHold(request);
+    const commandId = idempotentCommandId(hold.account_id, request.idempotencyKey!);
+    const command: HoldIncrement = { hold_id: hold.id, amount: parseAmount(request.body.amount, hold.currency).toFixed() };
+    return { accountId: hold.account_id, commandId, command };
+  };
   return [
     withBody(createBody, {
       method: 'POST', path: '/v1/holds', operationId: 'createHold', tag: 'holds',
@@ -166,6 +184,23 @@ export function holdRoutes({ db, reads, ledger, replyTimeoutMs }: HoldRouteDeps)
       handler: async (request) => {
         const { accountId, commandId, command } = await captureCommand(request);
         const decision = await ledger.execute('hold.capture', commandId, accountId, command, replyTimeoutMs, keyed(request));
+        return decision ? decisionAnswer(decision, 'hold', holdAnswer) : lateDecision(command.hold_id);
+      },
+    }),
+    withBody(incrementBody, {
+      method: 'POST', path: '/v1/holds/{hold_id}/increment', operationId: 'incrementHold', tag: 'holds',
+      summary: 'Increment: raise an active hold\'s amount (an incremental authorization), moving the increment from available to held',
+      auth: { ...WRITE, moneyMoving: true }, idempotent: 'ledger', params: holdParams,
+      response: { status: 200, description: 'the hold, its amount raised: what is left to capture grows by the increment', schema: holdSchema },
+      errors: ['hold_not_found', 'hold_not_active', 'insufficient_funds'],
+      errorNotes: {
+        hold_not_active: 'the hold was captured in full (or finally), voided or expired: nothing changes',
+        insufficient_funds: 'the available balance of the side the hold is on (the main balance or its wallet) is below the amount: nothing changes',
+      },
+      provisional: async (request) => lateDecision((await incrementCommand(request)).command.hold_id), provisionalSchema,
+      handler: async (request) => {
+        const { accountId, commandId, command } = await incrementCommand(request);
+        const decision = await ledger.execute('hold.increment', commandId, accountId, command, replyTimeoutMs, keyed(request));
         return decision ? decisionAnswer(decision, 'hold', holdAnswer) : lateDecision(command.hold_id);
       },
     }),

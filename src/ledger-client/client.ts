@@ -6,7 +6,8 @@
 // two requests that send one command (a retry racing the first) each get an answer of their own.
 import type { Consumer } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
-import { REPLY_TO_HEADER, type CommandType, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
+import type { CommandType } from '../../ledger/commands';
+import { REPLY_TO_HEADER, type LedgerCommandEnvelope, type LedgerReplyEnvelope } from '../../ledger/messages';
 import { parseOutcome, type Outcome } from '../../ledger/outcome';
 import { DomainError } from '../domain-error';
 import { ProducerBatcher, SendDeadlineExceeded } from '../kafka/batcher';

@@ -1,7 +1,7 @@
 // Turns a ledger round's events, entries and partner instructions into outbox rows (ledger/round.ts
 // OutboxRows): their topics and envelopes; encode.ts makes Kafka records of them.
 import { randomUUID } from 'node:crypto';
-import type { EventDraft } from '../../ledger/decide';
+import type { EventDraft } from '../../ledger/decision';
 import { partnerEnvelope, type DomainEventEnvelope, type PartnerInstruction } from '../../ledger/messages';
 import type { EntryWrite, OutboxWrite } from '../../ledger/ports';
 import { domainEventHeaders, TOPICS } from '../kafka/topics';

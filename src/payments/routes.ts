@@ -1,7 +1,7 @@
 // Payments through the partners (SPEC.md section 4, Payments; DESIGN.md section 5c): add funds
 // (credited only when the partner settles, consumers/partners/settler.ts), send (payment-send.ts)
 // and the reads. How a payment is recorded and submitted: payment-submission.ts.
-import type { PaymentCreate } from '../../ledger/messages';
+import type { PaymentCreate } from '../../ledger/commands/payment-create';
 import { metadataSchema, type Metadata } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { PAYMENT_STATUSES } from '../../ledger/payments';

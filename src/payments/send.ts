@@ -3,7 +3,7 @@
 // insufficient_funds, nothing held); fiat pays a bank payee, claimless sends the payee a claim
 // link, chain pays stablecoins. Every payee field is checked before anything moves.
 import type { JSONSchema } from 'json-schema-to-ts';
-import type { PaymentCreate } from '../../ledger/messages';
+import type { PaymentCreate } from '../../ledger/commands/payment-create';
 import { metadataSchema, type Metadata } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, CURRENCIES, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { accountIdQuerySchema, actingAccountIdForWrite } from '../http/acting-account';

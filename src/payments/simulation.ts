@@ -7,7 +7,7 @@
 // chain confirmed it) is asked what became of it, and the ledger records that instead: a payment
 // the partner paid is never cancelled and its hold never released. A pending payment without the
 // partner's id is looked up by its reference first (an answer lost on its way back).
-import type { PaymentUpdate } from '../../ledger/messages';
+import type { PaymentUpdate } from '../../ledger/commands/payment-update';
 import { FINAL_PAYMENT_STATUSES, updateFromPartner, type PaymentRecord, type PaymentStatus } from '../../ledger/payments';
 import type { Environment } from '../config';
 import { DomainError } from '../domain-error';

@@ -7,7 +7,8 @@
 // over (PAYMENT_RESUBMIT_AFTER_MS). An answer that leaves the outcome unknown is a 502, the
 // payment readable while the settler finds out.
 import { randomUUID } from 'node:crypto';
-import type { PaymentCreate, PaymentUpdate } from '../../ledger/messages';
+import type { PaymentCreate } from '../../ledger/commands/payment-create';
+import type { PaymentUpdate } from '../../ledger/commands/payment-update';
 import { paymentSubmissionsCommandId, paymentUpdateCommandId, updateFromPartner, type PaymentRecord } from '../../ledger/payments';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';

@@ -125,7 +125,7 @@ async function stageNearMovements(trx: Knex.Transaction, run: StagedRun): Promis
        UNION ALL
        -- Their returns: the partner credits them back to our account (a return line, its reference
        -- the return's), and the ledger's side is the return's debit of the payee's held part, in the
-       -- entry named after its reversal (ledger/decide-returns.ts).
+       -- entry named after its reversal (ledger/returns.ts).
        SELECT p.entry_id, p.currency, -p.amount AS amount, (p.created_at AT TIME ZONE 'UTC')::date AS day, r.value->>'partner_return_id' AS reference
          FROM journal_entries e
          JOIN transfers t ON t.id = e.transfer_id AND t.partner = :partner

@@ -18,7 +18,8 @@
 //    reply to lose, no waiting request to resume), which is what keeps exactly-once simple.
 import { randomUUID } from 'node:crypto';
 import { writeOutboxRound } from '../outbox/rounds';
-import type { DomainEventEnvelope, LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
+import type { DomainEventEnvelope, LedgerCommandEnvelope } from '../../ledger/messages';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
 import { formatAmount, type Currency } from '../../ledger/money';
 import { parseOutcome } from '../../ledger/outcome';
 import { inClockScope, type ClockScope } from '../clock';

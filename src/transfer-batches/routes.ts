@@ -1,9 +1,10 @@
 // Transfer batches (DESIGN.md section 5g): up to 1,000 transfers of POST /v1/transfers's shape in
-// one request and one ledger command, decided in the ledger's rounds (ledger/decide-batches.ts):
+// one request and one ledger command, decided in the ledger's rounds (ledger/commands/transfer-batch.ts):
 // `atomic` all or none in one transaction, else each alone. The answer lists every item's outcome
 // in the order sent; GET reads the batch again. Ids derive from the account and the
 // Idempotency-Key, so a retry names the same batch and the same transfers.
-import { BATCH_ITEMS_MAX, type TransferBatch, type TransferCreate } from '../../ledger/messages';
+import { BATCH_ITEMS_MAX, type TransferBatch } from '../../ledger/commands/transfer-batch';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
 import { formatAmount } from '../../ledger/money';
 import type { TransferBatchOutcome } from '../../ledger/outcome';
 import type { Db } from '../db';

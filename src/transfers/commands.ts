@@ -2,7 +2,7 @@
 // transfers, batches and hold captures, and the ledger command it becomes.
 import { MAIN_WALLET } from '../../ledger/chart';
 import { conversionRules, isSupportedPair } from '../../ledger/fx-rates';
-import type { TransferCreate } from '../../ledger/messages';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
 import { metadataSchema, type Metadata } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, parseAmount, requireCurrency } from '../../ledger/money';
 import { countryCodeSchema } from '../countries';

@@ -7,7 +7,8 @@
 // transfer.update command naming the reversal (PATCH).
 import { metadataOf, metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountSchema, formatAmount, parseAmount } from '../../ledger/money';
-import type { TransferReverse, TransferUpdate } from '../../ledger/messages';
+import type { TransferReverse } from '../../ledger/commands/transfer-reverse';
+import type { TransferUpdate } from '../../ledger/commands/transfer-update';
 import { REVERSAL_STATUSES, type TransferRecord, type TransferReversal } from '../../ledger/transfers';
 import type { FromSchema } from 'json-schema-to-ts';
 import { DomainError } from '../domain-error';

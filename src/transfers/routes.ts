@@ -1,6 +1,7 @@
 // Transfers (SPEC.md section 4): the ingress validates, sends a command to the ledger and
 // returns its decision. It never reads a balance to decide.
-import type { TransferCreate, TransferUpdate } from '../../ledger/messages';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
+import type { TransferUpdate } from '../../ledger/commands/transfer-update';
 import { metadataPatchSchema, metadataViewSchema, type MetadataPatch } from '../../ledger/metadata';
 import { formatAmount } from '../../ledger/money';
 import type { Environment } from '../config';

@@ -4,7 +4,7 @@
 // as a ledger command like every movement of money. Another account's wallet is 404 here, as if
 // it did not exist, except as a wallet transfer's destination.
 import { MAIN_WALLET } from '../../ledger/chart';
-import type { WalletTransfer } from '../../ledger/messages';
+import type { WalletTransfer } from '../../ledger/commands/wallet-transfer';
 import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { amountScaleRule, amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency } from '../../ledger/money';
 import type { WalletTransferred } from '../../ledger/outcome';

@@ -24,7 +24,8 @@ import knex from 'knex';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import type { LedgerCommandEnvelope, TransferCreate } from '../../ledger/messages';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
 import { derivedUuid, idempotentCommandId } from '../../src/idempotency/derived-ids';
 import { createKafka } from '../../src/kafka/client'; // before kafkajs: it installs the kafkajs fixes
 import { AvroCodec, createRegistry } from '../../src/kafka/registry';

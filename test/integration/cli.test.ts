@@ -182,6 +182,7 @@ describe('payctl, the command-line tool', function () {
     for (const group of ['transfers', 'wallets', 'holds', 'batches', 'alerts']) assert.match(help.stdout, new RegExp(`^\\s+${group} `, 'm'), `${group} in payctl --help`);
     const captureHelp = await payctl(['holds', 'capture', '--help']);
     assert.match(captureHelp.stdout, /--amount <amount>[\s\S]*--to <email>[\s\S]*--final[\s\S]*--idempotency-key <key>/);
+    assert.match((await payctl(['holds', 'increment', '--help'])).stdout, /<hold_id>[\s\S]*--amount <amount>[\s\S]*--idempotency-key <key>/);
 
     const wallet = await json(['wallets', 'create', '--name', 'Savings', '--metadata', 'goal=bike']);
     assert.deepEqual([wallet.name, wallet.metadata], ['Savings', { goal: 'bike' }]);
@@ -195,8 +196,11 @@ describe('payctl, the command-line tool', function () {
     assert.deepEqual([hold.status, hold.amount, hold.wallet_id, hold.description, hold.metadata], ['active', '20.00', wallet.id, 'deposit', { booking: 'B-12' }]);
     assert.equal((await json(holdArgs)).id, hold.id, 'the key repeats the request');
     assert.deepEqual((await json(['wallets', 'balances', wallet.id])).balances, [{ currency: 'USD', available: '10.00', held: '20.00', pending: '0.00' }]);
+    const raised = await json(['holds', 'increment', hold.id, '--amount', '5.00']);
+    assert.deepEqual([raised.status, raised.amount], ['active', '25.00']);
+    assert.deepEqual((await json(['wallets', 'balances', wallet.id])).balances, [{ currency: 'USD', available: '5.00', held: '25.00', pending: '0.00' }], 'raised from the wallet it holds from');
     const captured = await json(['holds', 'capture', hold.id, '--amount', '12.00', '--to', friend.email, '--final', '--note', 'table 12']);
-    assert.deepEqual([captured.status, captured.captured_amount, captured.released_amount, captured.captures[0].recipient_email], ['captured', '12.00', '8.00', friend.email]);
+    assert.deepEqual([captured.status, captured.captured_amount, captured.released_amount, captured.captures[0].recipient_email], ['captured', '12.00', '13.00', friend.email]);
     assert.ok((await json(['holds', 'list', '--status', 'captured', '--wallet', wallet.id])).data.some((h: { id: string }) => h.id === hold.id));
     const today = new Date().toISOString().slice(0, 10);
     const listed = (args: string[]) => json(['holds', 'list', '--wallet', wallet.id, ...args]).then((page) => page.data.map((h: { id: string }) => h.id));

@@ -3,7 +3,8 @@
 // takes no more than is left, a hold no longer active takes nothing, and races on one hold (capture
 // against void, against expiry, two captures for its last money) have one outcome each, money
 // conserved and the journal balanced. The ledger releases expired holds by itself, once, also
-// when it was down at expires_at.
+// when it was down at expires_at. An increment raises an active hold from the side it holds from,
+// once per key, and two racing for the same money are decided one way.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { restartLedger } from '../support/service';
@@ -12,7 +13,7 @@ import { testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { expectCredentialRules, type RouteAccess } from '../support/access';
 import { expectError } from '../support/expect';
-import { call, eventually } from '../support/http';
+import { call, eventually, type JsonResponse } from '../support/http';
 import { balances, fund, payerAndPayee, transfer, transferReaches } from '../support/money';
 
 const base = () => testService().baseUrl;
@@ -22,6 +23,9 @@ function hold(key: string, body: Record<string, unknown>, idempotencyKey = rando
 }
 function capture(key: string, holdId: string, body: Record<string, unknown>, idempotencyKey = randomUUID()) {
   return call(base(), 'POST', `/v1/holds/${holdId}/capture`, body, { token: key, idempotencyKey });
+}
+function increment(key: string, holdId: string, body: Record<string, unknown>, idempotencyKey = randomUUID()) {
+  return call(base(), 'POST', `/v1/holds/${holdId}/increment`, body, { token: key, idempotencyKey });
 }
 function voidHold(key: string, holdId: string, idempotencyKey = randomUUID()) {
   return call(base(), 'POST', `/v1/holds/${holdId}/void`, undefined, { token: key, idempotencyKey });
@@ -302,11 +306,13 @@ describe('holds', () => {
     const routes: RouteAccess[] = [
       ['POST', '/v1/holds', { amount: '1.00', currency: 'USD' }, 'write'], ['GET', '/v1/holds', undefined, 'read'], ['GET', `/v1/holds/${id}`, undefined, 'read'],
       ['POST', `/v1/holds/${id}/capture`, { amount: '1.00', recipient_email: merchant.email }, 'write'], ['POST', `/v1/holds/${id}/void`, undefined, 'write'],
+      ['POST', `/v1/holds/${id}/increment`, { amount: '1.00' }, 'write'],
     ];
     await expectCredentialRules(base(), frank, 'holds', 'wallets:write', routes);
     expectError(await call(base(), 'GET', `/v1/holds/${id}`, undefined, { token: merchant.key }), 404, 'hold_not_found', 'hold_id', 'another account\'s hold');
     expectError(await capture(merchant.key, id, { amount: '1.00', recipient_email: frank.email }), 404, 'hold_not_found', 'hold_id');
     expectError(await voidHold(merchant.key, id), 404, 'hold_not_found', 'hold_id');
+    expectError(await increment(merchant.key, id, { amount: '1.00' }), 404, 'hold_not_found', 'hold_id');
     const bad: Array<[string, string, unknown, string]> = [
       ['POST', '/v1/holds', { currency: 'USD' }, 'amount'], ['POST', '/v1/holds', { amount: '1.001', currency: 'USD' }, 'amount'],
       ['POST', '/v1/holds', { amount: '1.00', currency: 'USD', expires_at: new Date(Date.now() - 1000).toISOString() }, 'expires_at'],
@@ -314,6 +320,7 @@ describe('holds', () => {
       ['POST', '/v1/holds', { amount: '1.00', currency: 'USD', wallet_id: 'pocket' }, 'wallet_id'],
       ['POST', `/v1/holds/${id}/capture`, { amount: '1.00' }, 'recipient_email'], ['POST', `/v1/holds/${id}/capture`, { amount: '1.001', recipient_email: merchant.email }, 'amount'],
       ['POST', `/v1/holds/${id}/capture`, { amount: '1.00', recipient_email: merchant.email, final: 'yes' }, 'final'],
+      ['POST', `/v1/holds/${id}/increment`, { amount: '1.001' }, 'amount'],
       ['GET', '/v1/holds/123', undefined, 'hold_id'], ['GET', '/v1/holds?status=gone', undefined, 'status'],
     ];
     for (const [method, path, body, field] of bad) {
@@ -340,5 +347,115 @@ describe('holds', () => {
     assert.equal((await getHold(frank.key, other)).status, 'active', 'the conflicting void changed nothing');
     const after = await getHold(frank.key, id);
     assert.deepEqual([after.status, after.captured_amount, after.released_amount], ['voided', '1.00', '4.00'], 'each write took effect once');
+  });
+
+  it('raises a hold by an increment from available to held, to the cent, and a capture of all of the new amount pays it all', async () => {
+    const gus = await signUp(base());
+    await fund(base(), gus.key, 'USD', '100.00');
+    const merchantBefore = new Money((await main(merchant.key)).available);
+    const id = (await hold(gus.key, { amount: '40.00' })).body.id;
+    assert.deepEqual(await main(gus.key), { currency: 'USD', available: '60.00', held: '40.00', pending: '0.00' });
+
+    const raised = await increment(gus.key, id, { amount: '12.34' });
+    assert.equal(raised.status, 200, JSON.stringify(raised.body));
+    assert.deepEqual([raised.body.id, raised.body.status, raised.body.amount, raised.body.captured_amount, raised.body.released_amount], [id, 'active', '52.34', '0.00', '0.00']);
+    assert.deepEqual(await main(gus.key), { currency: 'USD', available: '47.66', held: '52.34', pending: '0.00' });
+    assert.deepEqual(await getHold(gus.key, id), raised.body, 'the hold as read is the hold answered');
+
+    const part = await capture(gus.key, id, { amount: '2.34', recipient_email: merchant.email });
+    assert.deepEqual([part.status, part.body.status, part.body.captured_amount], [200, 'active', '2.34'], JSON.stringify(part.body));
+    assert.deepEqual(await main(gus.key), { currency: 'USD', available: '47.66', held: '50.00', pending: '0.00' });
+    const again = await increment(gus.key, id, { amount: '0.01' });
+    assert.deepEqual([again.status, again.body.amount], [200, '52.35'], JSON.stringify(again.body));
+    assert.deepEqual(await main(gus.key), { currency: 'USD', available: '47.65', held: '50.01', pending: '0.00' });
+    expectError(await capture(gus.key, id, { amount: '50.02', recipient_email: merchant.email }), 422, 'hold_exceeded', 'amount', 'a cent more than the increments left');
+    const all = await capture(gus.key, id, { amount: '50.01', recipient_email: merchant.email });
+    assert.equal(all.status, 200, JSON.stringify(all.body));
+    assert.deepEqual([all.body.status, all.body.amount, all.body.captured_amount, all.body.released_amount], ['captured', '52.35', '52.35', '0.00']);
+    assert.deepEqual(await main(gus.key), { currency: 'USD', available: '47.65', held: '0.00', pending: '0.00' });
+    assert.equal((await main(merchant.key)).available, merchantBefore.plus('52.35').toFixed(2), 'the recipient paid all the hold held');
+    expectError(await increment(gus.key, id, { amount: '1.00' }), 409, 'hold_not_active', 'hold_id', 'an increment of a captured hold');
+
+    const { db } = testService().runtime;
+    const payloads = (await db('account_events').where('account_id', gus.account.id).orderBy('account_seq').select('payload')).map((e) => e.payload);
+    assert.deepEqual(payloads.filter((p) => p.resource_id === id).map((p) => p.type), ['hold.created', 'hold.captured', 'hold.captured'], 'no event type of its own');
+    const moved = payloads.filter((p) => p.type === 'balance.updated').map((p) => { const { available, held } = JSON.parse(p.data.attributes); return [p.data.amount, available, held]; });
+    assert.deepEqual(moved, [
+      ['100.00', '100.00', '0.00'], ['100.00', '60.00', '40.00'], ['100.00', '47.66', '52.34'], ['97.66', '47.66', '50.00'], ['97.66', '47.65', '50.01'], ['47.65', '47.65', '0.00'],
+    ], 'the faucet, the hold, each increment and each capture: a balance.updated each');
+    await assertJournalBalanced(gus.account.id);
+  });
+
+  it('raises a hold on a wallet from the wallet\'s available, not the main balance\'s, and a void then releases all of the new amount', async () => {
+    const hana = await signUp(base());
+    await fund(base(), hana.key, 'USD', '100.00');
+    const wallet = (await call(base(), 'POST', '/v1/wallets', { name: 'deposits' }, { token: hana.key, idempotencyKey: randomUUID() })).body.id;
+    await call(base(), 'POST', '/v1/wallet-transfers', { from_wallet_id: 'main', to_wallet_id: wallet, amount: '30.00', currency: 'USD' }, { token: hana.key, idempotencyKey: randomUUID() });
+    const onWallet = async () => (await call(base(), 'GET', `/v1/wallets/${wallet}/balances`, undefined, { token: hana.key })).body.balances;
+    const id = (await hold(hana.key, { amount: '10.00', wallet_id: wallet })).body.id;
+    const raised = await increment(hana.key, id, { amount: '15.00' });
+    assert.deepEqual([raised.status, raised.body.amount, raised.body.wallet_id], [200, '25.00', wallet], JSON.stringify(raised.body));
+    assert.deepEqual(await onWallet(), [{ currency: 'USD', available: '5.00', held: '25.00', pending: '0.00' }]);
+    assert.deepEqual(await main(hana.key), { currency: 'USD', available: '70.00', held: '0.00', pending: '0.00' });
+    expectError(await increment(hana.key, id, { amount: '5.01' }), 422, 'insufficient_funds', 'amount', 'the main balance has it, the wallet does not');
+    const voided = await voidHold(hana.key, id);
+    assert.deepEqual([voided.status, voided.body.status, voided.body.released_amount], [200, 'voided', '25.00'], JSON.stringify(voided.body));
+    assert.deepEqual(await onWallet(), [{ currency: 'USD', available: '30.00', held: '0.00', pending: '0.00' }]);
+    await assertJournalBalanced(hana.account.id);
+  });
+
+  it('refuses an increment of a hold not the caller\'s (404), no longer active (409), beyond what is available (422) or of a bad amount (400 naming it), changing nothing', async () => {
+    const ida = await signUp(base());
+    await fund(base(), ida.key, 'USD', '50.00');
+    const id = (await hold(ida.key, { amount: '20.00' })).body.id;
+    const ended = (await hold(ida.key, { amount: '5.00' })).body.id;
+    assert.equal((await voidHold(ida.key, ended)).status, 200);
+    const state = async () => [await main(ida.key), await getHold(ida.key, id), await getHold(ida.key, ended)];
+    const before = await state();
+    assert.deepEqual(before[0], { currency: 'USD', available: '30.00', held: '20.00', pending: '0.00' });
+    const refusals: Array<[string, () => Promise<JsonResponse>, number, string, string]> = [
+      ['another account\'s hold', () => increment(merchant.key, id, { amount: '1.00' }), 404, 'hold_not_found', 'hold_id'],
+      ['a hold that never was', () => increment(ida.key, randomUUID(), { amount: '1.00' }), 404, 'hold_not_found', 'hold_id'],
+      ['a hold voided', () => increment(ida.key, ended, { amount: '1.00' }), 409, 'hold_not_active', 'hold_id'],
+      ['a cent more than available', () => increment(ida.key, id, { amount: '30.01' }), 422, 'insufficient_funds', 'amount'],
+      ['no amount', () => increment(ida.key, id, {}), 400, 'invalid_request', 'amount'],
+      ['a zero amount', () => increment(ida.key, id, { amount: '0.00' }), 400, 'invalid_request', 'amount'],
+      ['a negative amount', () => increment(ida.key, id, { amount: '-1.00' }), 400, 'invalid_request', 'amount'],
+      ['an amount past the currency\'s scale', () => increment(ida.key, id, { amount: '1.001' }), 400, 'invalid_request', 'amount'],
+      ['an amount as a number', () => increment(ida.key, id, { amount: 1 }), 400, 'invalid_request', 'amount'],
+      ['a currency besides the amount', () => increment(ida.key, id, { amount: '1.00', currency: 'EUR' }), 400, 'invalid_request', 'currency'],
+    ];
+    for (const [what, send, status, code, field] of refusals) {
+      expectError(await send(), status, code, field, what);
+      assert.deepEqual(await state(), before, `${what} changed nothing`);
+    }
+  });
+
+  it('increments once under one Idempotency-Key, and of two increments racing for money only one of them fits, makes exactly one', async () => {
+    const jo = await signUp(base());
+    await fund(base(), jo.key, 'USD', '100.00');
+    const id = (await hold(jo.key, { amount: '10.00' })).body.id;
+    const key = randomUUID();
+    const first = await increment(jo.key, id, { amount: '5.00' }, key);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const again = await increment(jo.key, id, { amount: '5.00' }, key);
+    assert.deepEqual([again.status, again.body], [200, first.body], 'the same answer, not a second increment');
+    expectError(await increment(jo.key, id, { amount: '6.00' }, key), 409, 'idempotency_conflict', undefined, 'another amount under the key');
+    assert.deepEqual([(await getHold(jo.key, id)).amount, await main(jo.key)], ['15.00', { currency: 'USD', available: '85.00', held: '15.00', pending: '0.00' }]);
+
+    // Each round: two increments of more than half of what is available, sent at once.
+    let available = new Money('85.00');
+    let held = new Money('15.00');
+    for (const amount of ['50.00', '20.00', '10.00']) {
+      const both = await Promise.all([1, 2].map(() => increment(jo.key, id, { amount })));
+      assert.deepEqual(both.map((b) => b.status).sort(), [200, 422], JSON.stringify(both.map((b) => b.body)));
+      expectError(both.find((b) => b.status === 422)!, 422, 'insufficient_funds', 'amount');
+      available = available.minus(amount);
+      held = held.plus(amount);
+      const after = await getHold(jo.key, id);
+      assert.deepEqual([after.status, after.amount], ['active', held.toFixed(2)]);
+      assert.deepEqual(await main(jo.key), { currency: 'USD', available: available.toFixed(2), held: held.toFixed(2), pending: '0.00' });
+    }
+    await assertJournalBalanced(jo.account.id);
   });
 });

@@ -5,7 +5,8 @@
 // second one; finance explains it, and neither adjusts nor pairs it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { LedgerCommandEnvelope, TransferPartnerResult } from '../../ledger/messages';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import { TOPICS } from '../../src/kafka/topics';
 import { PartnerClient } from '../../src/partners/client';
 import { resultCommand } from '../../consumers/partners/dispatcher';

@@ -8,9 +8,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { entryRow, eventRow } from '../../src/outbox/rows';
 import { BalanceBook } from '../../ledger/balances';
-import { available, faucetEquity, pending, type LedgerAccountRef } from '../../ledger/chart';
-import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
-import type { TransferCreate } from '../../ledger/messages';
+import { available, faucetEquity, held, pending, type LedgerAccountRef } from '../../ledger/chart';
+import type { AccountFacts } from '../../ledger/commands/facts';
+import { decideFaucetCredit } from '../../ledger/commands/faucet-credit';
+import { decideHoldCreate } from '../../ledger/commands/hold-create';
+import { decideTransferCreate } from '../../ledger/commands/transfer-create';
+import { emptyDecision, post, type Decision } from '../../ledger/decision';
+import type { HoldRecord } from '../../ledger/holds';
+import { holdOutcome } from '../../ledger/outcome';
+import { entry } from '../../ledger/postings';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
 import { Money, type Currency } from '../../ledger/money';
 import { markRoundsPublished } from '../../src/outbox/rounds';
 import { LedgerRound } from '../../ledger/store/round-transaction';
@@ -19,7 +26,7 @@ import { ensureLedgerAccounts } from '../../ledger/store/reads';
 import { createDb } from '../../src/db';
 import { db, testService } from '../hooks';
 import { accountRow } from '../support/seed-ledger';
-import { decidedTransfer, transferIsNew, transitionsOf } from '../support/decisions';
+import { decidedHold, decidedTransfer, transferIsNew, transitionsOf } from '../support/decisions';
 
 const CONCURRENT_PAIRS = 50;
 
@@ -258,6 +265,35 @@ describe('ledger round: commit', () => {
     }
     const left = await db()('outbox_rounds').where('round_id', write.roundId).first();
     assert.equal(left, undefined, 'a published round is no longer listed');
+  });
+
+  it(`writes a changed hold as its decision left it, its amount too, with the entry that moved the difference (${path})`, async () => {
+    const [a] = await newAccounts(1);
+    const refs = [faucetEquity('USD'), available(a.id, 'USD'), held(a.id, 'USD'), pending(a.id, 'USD')];
+    await ensureLedgerAccounts(db(), refs);
+    const now = new Date();
+    let hold!: HoldRecord;
+    await LedgerRound.run(db(), async (round) => {
+      const book = new BalanceBook((await round.lock({ refs })).balances);
+      const credit = decideFaucetCredit(a.id, { entry_id: randomUUID(), currency: 'USD', amount: '100' }, book);
+      const created = decideHoldCreate(randomUUID(), a.id, {
+        hold_id: randomUUID(), amount: '40', currency: 'USD', wallet_id: null, expires_at: new Date(now.getTime() + 3_600_000).toISOString(), description: null,
+      }, { account: a, wallets: new Map() }, book, now);
+      hold = decidedHold(created)!;
+      const write = batchOf([{ commandId: randomUUID(), type: 'faucet.credit', decision: credit }, { commandId: randomUUID(), type: 'hold.create', decision: created }], book, now, false);
+      await round.commit({ ...write, newHolds: [hold] }, [], oneStatementMax);
+    });
+    await LedgerRound.run(db(), async (round) => {
+      const book = new BalanceBook((await round.lock({ refs })).balances);
+      const raised: HoldRecord = { ...hold, amount: '52.5', updated_at: now };
+      const decision = emptyDecision(holdOutcome(raised, false));
+      post(decision, book, entry(randomUUID(), 'hold_create', {}, [{ account: available(a.id, 'USD'), amount: new Money('-12.5') }, { account: held(a.id, 'USD'), amount: new Money('12.5') }]));
+      const write = batchOf([{ commandId: randomUUID(), type: 'hold.create', decision }], book, now, false);
+      await round.commit({ ...write, changedHolds: [raised] }, [], oneStatementMax);
+    });
+    const stored = await db()('holds').where('id', hold.id).first();
+    assert.deepEqual([new Money(stored.amount).toFixed(), stored.status], ['52.5', 'active']);
+    assert.deepEqual([await balanceOf(available(a.id, 'USD')), await balanceOf(held(a.id, 'USD'))], ['47.5', '52.5']);
   });
 
   it(`refuses a round with an entry that does not balance, and writes nothing of it (${path})`, async () => {

@@ -9,7 +9,7 @@ import { entryRow, eventRow } from '../../src/outbox/rows';
 import { sweepOutboxOnce } from '../../src/outbox/sweeper';
 import { BalanceBook } from '../../ledger/balances';
 import { available, faucetEquity } from '../../ledger/chart';
-import { decideFaucetCredit } from '../../ledger/decide';
+import { decideFaucetCredit } from '../../ledger/commands/faucet-credit';
 import { Money } from '../../ledger/money';
 import { claimUnpublishedRound } from '../../src/outbox/claims';
 import { LedgerRound } from '../../ledger/store/round-transaction';

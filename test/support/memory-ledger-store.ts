@@ -13,7 +13,7 @@ import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { HoldRecord } from '../../ledger/holds';
 import { Money, type Amount } from '../../ledger/money';
 import type { PaymentRecord } from '../../ledger/payments';
-import type { AccountFacts } from '../../ledger/decide';
+import type { AccountFacts } from '../../ledger/commands/facts';
 import { canonicalEmail } from '../../ledger/emails';
 import type { BatchWrite, EntryWrite, FactsRequest, Gathered, KnownCommand, LedgerStore, Locked, LockRequest, RoundTransaction } from '../../ledger/ports';
 import type { TransferRecord } from '../../ledger/transfers';

@@ -1,15 +1,17 @@
 // The ledger's command table (ledger/commands/index.ts): every kind of command on ledger.commands
 // has its module and its row, every module in the folder is in the table, and a module answers
 // what the round asks of it without Postgres. And a hold's one rule in time (holdStatus), and the
-// metadata commands (transfer.update, hold.update) as tables of what they decide, screened first.
+// metadata commands (transfer.update, hold.update) as tables of what they decide, screened first;
+// then hold.increment: what it moves, what a capture and a void find after it, its refusals.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BalanceBook } from '../../ledger/balances';
-import { COMMANDS, parsePayload, type BatchFacts, type Locked } from '../../ledger/commands';
-import type { Decision } from '../../ledger/decide';
+import { available, held, pending, walletAvailable, walletHeld, type LedgerAccountRef } from '../../ledger/chart';
+import { COMMAND_TYPES, commandOf, COMMANDS, parsePayload, type BatchFacts, type CommandType, type Locked } from '../../ledger/commands';
+import type { Decision } from '../../ledger/decision';
 import { holdStatus, type HoldRecord } from '../../ledger/holds';
-import { COMMAND_TYPES, type CommandType } from '../../ledger/messages';
+import { Money } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import { decidedHold, decidedTransfer, holdIsNew, transferIsNew } from '../support/decisions';
 
@@ -21,8 +23,7 @@ const ACCOUNT = '3f1e8c2a-5b7d-4c9e-8a1f-2d4b6c8e0a13';
 const refusalField = (parsed: { payload: unknown } | { refusal: { field?: string | null } }): string | null => ('refusal' in parsed ? parsed.refusal.field ?? null : null);
 
 describe('ledger commands', () => {
-  it('has a module for every command kind, and every module of the folder in the table', () => {
-    assert.deepEqual(Object.keys(COMMANDS).sort(), [...COMMAND_TYPES].sort());
+  it('makes every row a module with what the round asks of it, and every module of the folder a row', () => {
     for (const type of COMMAND_TYPES) {
       const command = COMMANDS[type];
       assert.ok(typeof command.parse === 'function' && typeof command.needs === 'function' && typeof command.accounts === 'function' && typeof command.decide === 'function', type);
@@ -34,9 +35,9 @@ describe('ledger commands', () => {
 
   it('names what a command needs read, and refuses a capture that names two recipients or none', () => {
     const hold = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
-    assert.deepEqual(COMMANDS['hold.void'].needs({ hold_id: hold }, ACCOUNT), { holds: [hold] });
-    assert.deepEqual(COMMANDS['faucet.credit'].needs({ currency: 'USD', amount: '1.00' }, ACCOUNT), { sender: true, faucet: 'USD' });
-    const batch = COMMANDS['transfer.batch'].needs({ atomic: true, items: [
+    assert.deepEqual(commandOf('hold.void').needs({ hold_id: hold }, ACCOUNT), { holds: [hold] });
+    assert.deepEqual(commandOf('faucet.credit').needs({ currency: 'USD', amount: '1.00' }, ACCOUNT), { sender: true, faucet: 'USD' });
+    const batch = commandOf('transfer.batch').needs({ atomic: true, items: [
       { type: 'internal', recipient_email: 'a@example.test', amount: '1.00', currency: 'USD' },
       { type: 'external', recipient: { email: 'b@example.test', name: 'B', bank: { account_number: 'DE001', currency: 'EUR', country: 'DE', bank_name: 'X' } }, amount: '1.00', currency: 'USD', from_wallet_id: hold },
     ] }, ACCOUNT);
@@ -68,7 +69,7 @@ describe('metadata commands: transfer.update and hold.update', () => {
 
   const decide = (type: CommandType, payload: unknown, accountId = ACCOUNT, records: { transfers?: TransferRecord[]; holds?: HoldRecord[] } = { transfers: [transfer], holds: [hold] }): Decision => {
     const locked = { transfers: new Map((records.transfers ?? []).map((t) => [t.id, t])), holds: new Map((records.holds ?? []).map((h) => [h.id, h])) } as unknown as Locked;
-    return COMMANDS[type].decide({ commandId: 'c', accountId, payload, facts: {} as BatchFacts, locked, book: new BalanceBook([]), now });
+    return commandOf(type).decide({ commandId: 'c', accountId, payload, facts: {} as BatchFacts, locked, book: new BalanceBook([]), now });
   };
   const refusalOf = (decision: Decision) => (decision.outcome.kind === 'refused' ? [decision.outcome.code, decision.outcome.field] : null);
 
@@ -114,5 +115,108 @@ describe('metadata commands: transfer.update and hold.update', () => {
       ['transfer.batch', { atomic: true, items: [{ transfer_id: TRANSFER, type: 'internal', recipient_email: 'a@example.test', amount: '1.00', currency: 'USD', note: null, metadata: { a: 'x'.repeat(501) } }] }, 'transfers[0].metadata.a'],
     ];
     for (const [type, payload, field] of table) assert.equal(refusalField(parsePayload(type, ACCOUNT, payload)), field, `${type} ${JSON.stringify(payload).slice(0, 120)}`);
+  });
+});
+
+describe('hold.increment: an active hold raised by an amount, from the side it holds from', () => {
+  const OTHER = '9b2f6a9e-4c1d-4f7e-8a51-0d3c2b1a0f99';
+  const PAYEE = '5d0c9a1e-2b3f-4a6d-9c8e-7f1a2b3c4d5e';
+  const HOLD = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+  const WALLET = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+  const then = new Date('2026-11-28T12:00:00.000Z');
+  const now = new Date('2026-11-28T12:00:05.000Z');
+  const expiresAt = new Date('2026-11-28T13:00:00.000Z');
+  /** A hold of 40.00 USD on the main balance, 10.00 of it captured: 30.00 left, all of the main balance's held. */
+  const hold = (changed: Partial<HoldRecord> = {}): HoldRecord => ({
+    id: HOLD, account_id: ACCOUNT, wallet_id: null, command_id: 'hold-create', status: 'active', currency: 'USD', amount: '40', captured_amount: '10', released_amount: '0',
+    description: null, metadata: {}, captures: [], expires_at: expiresAt, created_at: then, updated_at: then, ...changed,
+  });
+  const REFS: LedgerAccountRef[] = [available(ACCOUNT, 'USD'), held(ACCOUNT, 'USD'), pending(ACCOUNT, 'USD'), walletAvailable(WALLET, ACCOUNT, 'USD'), walletHeld(WALLET, ACCOUNT, 'USD'), available(PAYEE, 'USD'), held(PAYEE, 'USD'), pending(PAYEE, 'USD')];
+  /** Main balance: 100.00 available, 30.00 held; the wallet: 20.00 available, 30.00 held (for the same hold put on it). */
+  const START = ['100', '30', '0', '20', '30', '0', '0', '0'];
+  const newBook = () => new BalanceBook(REFS.map((ref, i) => ({ id: `la-${i}`, ref, balance: new Money(START[i]) })));
+  const balances = (book: BalanceBook) => REFS.map((ref) => book.balance(ref).toFixed());
+  const payee = { id: PAYEE, kybStatus: 'active', hasVibans: true, hasChainWallet: false };
+  const facts = { accountsByEmail: new Map([['payee@example.test', payee]]), accountsByBank: new Map() } as unknown as BatchFacts;
+
+  const decide = (type: CommandType, payload: unknown, current: HoldRecord | null, book: BalanceBook, accountId = ACCOUNT, at = now): Decision => {
+    const locked = { holds: new Map(current ? [[current.id, current]] : []) } as unknown as Locked;
+    return commandOf(type).decide({ commandId: 'c', accountId, payload, facts, locked, book, now: at });
+  };
+  const increment = (current: HoldRecord | null, amount: string, book = newBook(), accountId = ACCOUNT, at = now) => decide('hold.increment', { hold_id: HOLD, amount }, current, book, accountId, at);
+
+  it('moves the amount from the main balance\'s available to its held: the hold holds that much more, its captures as they were, one balance.updated', () => {
+    const book = newBook();
+    const decision = increment(hold(), '12.50', book);
+    const raised = decidedHold(decision)!;
+    assert.deepEqual([decision.outcome.kind, decision.outcome.kind === 'hold' && decision.outcome.created, holdIsNew(decision)], ['hold', false, false]);
+    assert.deepEqual([raised.amount, raised.captured_amount, raised.released_amount, raised.status, raised.updated_at], ['52.5', '10', '0', 'active', now]);
+    assert.deepEqual(balances(book), ['87.5', '42.5', '0', '20', '30', '0', '0', '0']);
+    assert.deepEqual(decision.entries.map(({ entry }) => [entry.kind, entry.postings.map((p) => [p.account.code, p.amount.toFixed()])]), [
+      ['hold_create', [[available(ACCOUNT, 'USD').code, '-12.5'], [held(ACCOUNT, 'USD').code, '12.5']]],
+    ]);
+    assert.deepEqual(decision.events.map((e) => [e.type, e.resourceId, e.amount, e.attributes]), [
+      ['balance.updated', ACCOUNT, '130.00', { available: '87.50', held: '42.50', pending: '0.00' }],
+    ]);
+    assert.equal(hold().amount, '40', 'the locked record itself is left as it was');
+  });
+
+  it('raises a hold on a wallet from the wallet\'s available, the main balance untouched', () => {
+    const book = newBook();
+    const decision = increment(hold({ wallet_id: WALLET }), '20.00', book);
+    assert.equal(decidedHold(decision)?.amount, '60');
+    assert.deepEqual(balances(book), ['100', '30', '0', '0', '50', '0', '0', '0']);
+    assert.deepEqual(decision.events.map((e) => [e.type, e.attributes]), [['balance.updated', { wallet_id: WALLET, available: '0.00', held: '50.00', pending: '0.00' }]]);
+  });
+
+  it('leaves a capture all of what is left of the new amount, and a void all of it', () => {
+    const book = newBook();
+    const raised = decidedHold(increment(hold(), '12.50', book))!;
+    const capture = (amount: string) => decide('hold.capture', {
+      hold_id: HOLD, capture_id: '2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f', transfer_id: '3d4e5f6a-7b8c-4d9e-8f0a-1b2c3d4e5f6a', amount, final: false, recipient_email: 'payee@example.test', note: null,
+    }, raised, book);
+    assert.deepEqual(capture('42.51').outcome, { kind: 'refused', code: 'hold_exceeded', message: 'only 42.50 USD of the hold is left to capture', field: 'amount' });
+    const captured = capture('42.50');
+    assert.deepEqual([decidedHold(captured)?.status, decidedHold(captured)?.captured_amount], ['captured', '52.5']);
+    assert.deepEqual(balances(book), ['87.5', '0', '0', '20', '30', '42.5', '0', '0']);
+    const voidBook = newBook();
+    const voided = decide('hold.void', { hold_id: HOLD }, decidedHold(increment(hold(), '12.50', voidBook))!, voidBook);
+    assert.deepEqual([decidedHold(voided)?.status, decidedHold(voided)?.released_amount], ['voided', '42.5']);
+    assert.deepEqual(balances(voidBook), ['130', '0', '0', '20', '30', '0', '0', '0']);
+  });
+
+  // [what, the hold as locked, amount, account, when, the refusal (code, field)], in order of precedence: each
+  // row's amount breaks the rules after its own too (past the scale, above what is available), and the earlier rule answers.
+  const refusals: Array<[string, HoldRecord | null, string, string, Date, [string, string]]> = [
+    ['an unknown hold', null, '1000.005', ACCOUNT, now, ['hold_not_found', 'hold_id']],
+    ['another account\'s hold', hold(), '1000.005', OTHER, now, ['hold_not_found', 'hold_id']],
+    ['a hold voided', hold({ status: 'voided', released_amount: '30' }), '1000.005', ACCOUNT, now, ['hold_not_active', 'hold_id']],
+    ['a hold captured in full', hold({ status: 'captured', captured_amount: '40' }), '1000.005', ACCOUNT, now, ['hold_not_active', 'hold_id']],
+    ['a hold at its expires_at, not expired by the ledger yet', hold(), '1000.005', ACCOUNT, expiresAt, ['hold_not_active', 'hold_id']],
+    ['an amount past the scale of the hold\'s currency', hold(), '1000.005', ACCOUNT, now, ['invalid_request', 'amount']],
+    ['more than the main balance has available', hold(), '100.01', ACCOUNT, now, ['insufficient_funds', 'amount']],
+    ['more than the wallet has available, though the main balance has it', hold({ wallet_id: WALLET }), '20.01', ACCOUNT, now, ['insufficient_funds', 'amount']],
+  ];
+  for (const [what, current, amount, accountId, at, expected] of refusals) {
+    it(`refuses ${what}: ${expected.join(' naming ')}, moving nothing and changing no hold`, () => {
+      const book = newBook();
+      const decision = increment(current, amount, book, accountId, at);
+      assert.deepEqual(decision.outcome.kind === 'refused' ? [decision.outcome.code, decision.outcome.field] : decision.outcome.kind, expected);
+      assert.deepEqual([decidedHold(decision), decision.entries, decision.events, balances(book)], [null, [], [], START]);
+    });
+  }
+
+  it('is screened before the round: the hold\'s id, and an amount of decimal text above zero', () => {
+    // [payload, the field refused, or null]
+    const table: Array<[Record<string, unknown>, string | null]> = [
+      [{ hold_id: HOLD, amount: '12.50' }, null],
+      [{ hold_id: 'not-a-uuid', amount: '12.50' }, 'hold_id'],
+      [{ hold_id: HOLD }, 'amount'],
+      [{ hold_id: HOLD, amount: 12.5 }, 'amount'],
+      [{ hold_id: HOLD, amount: '1e3' }, 'amount'],
+      [{ hold_id: HOLD, amount: '0.00' }, 'amount'],
+      [{ hold_id: HOLD, amount: '-1.00' }, 'amount'],
+    ];
+    for (const [payload, field] of table) assert.equal(refusalField(parsePayload('hold.increment', ACCOUNT, payload)), field, JSON.stringify(payload));
   });
 });

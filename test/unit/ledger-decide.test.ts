@@ -1,4 +1,4 @@
-// The ledger's decisions (ledger/decide.ts, ledger/decide-partner-results.ts) against a BalanceBook built in memory: the refusals of
+// The ledger's decisions (ledger/commands/transfer-create.ts, faucet-credit.ts, transfer-partner-result.ts) against a BalanceBook built in memory: the refusals of
 // transfer.create in order of precedence, then the accepted paths with their final balances, then
 // partner results, then a seeded random walk that checks the ledger's invariants after every step.
 // Pure: no Postgres, no broker.
@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { BalanceBook, type LedgerAccountState } from '../../ledger/balances';
 import { available, faucetEquity, lateCompletionReceivable, pending, type LedgerAccountRef } from '../../ledger/chart';
-import {
-  decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision, type TransferFacts,
-} from '../../ledger/decide';
-import { decidePartnerResult } from '../../ledger/decide-partner-results';
-import type { BankRecipient, TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { AccountFacts } from '../../ledger/commands/facts';
+import { decideFaucetCredit } from '../../ledger/commands/faucet-credit';
+import { decideTransferCreate, type TransferFacts } from '../../ledger/commands/transfer-create';
+import { decidePartnerResult } from '../../ledger/commands/transfer-partner-result';
+import type { Decision } from '../../ledger/decision';
+import type { BankRecipient, TransferCreate } from '../../ledger/commands/transfer-create';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import { Money, type Amount, type Currency } from '../../ledger/money';
 import { TERMINAL_STATUSES, type TransferRecord, type TransferStatus } from '../../ledger/transfers';
 import type { WalletRecord } from '../../ledger/wallets';

@@ -1,6 +1,6 @@
-// The ledger's decisions on wallet transfers and holds (ledger/decide-wallets.ts,
-// ledger/decide-holds.ts), and on transfers and batches sent from a wallet (ledger/decide.ts,
-// ledger/decide-batches.ts), as STYLE.md asks of a new command: the refusals as a table in order of
+// The ledger's decisions on wallet transfers and holds (ledger/commands/wallet-transfer.ts,
+// ledger/commands/hold-*.ts), and on transfers and batches sent from a wallet
+// (ledger/commands/transfer-create.ts, transfer-batch.ts), as STYLE.md asks of a new command: the refusals as a table in order of
 // precedence, each changing nothing, then a seeded random walk of holds, captures, voids, expiries,
 // wallet transfers and transfer batches that checks the invariants after every step: no balance below zero, every
 // entry balanced, each hold's money captured, released or still held (never twice), the held
@@ -9,13 +9,19 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { BalanceBook, type LedgerAccountState } from '../../ledger/balances';
 import { available, faucetEquity, held, pending, walletAvailable, walletHeld, type LedgerAccountRef } from '../../ledger/chart';
-import { decideFaucetCredit, decideTransferCreate, type AccountFacts, type Decision } from '../../ledger/decide';
-import { decideTransferBatch } from '../../ledger/decide-batches';
-import { decideHoldCapture, decideHoldCreate, decideHoldExpire, decideHoldVoid } from '../../ledger/decide-holds';
-import { decidePartnerResult } from '../../ledger/decide-partner-results';
-import { decideWalletTransfer } from '../../ledger/decide-wallets';
+import type { AccountFacts } from '../../ledger/commands/facts';
+import { decideFaucetCredit } from '../../ledger/commands/faucet-credit';
+import { decideHoldCapture } from '../../ledger/commands/hold-capture';
+import { decideHoldCreate } from '../../ledger/commands/hold-create';
+import { decideHoldExpire, decideHoldVoid } from '../../ledger/commands/hold-release';
+import { decideTransferBatch } from '../../ledger/commands/transfer-batch';
+import { decideTransferCreate } from '../../ledger/commands/transfer-create';
+import { decidePartnerResult } from '../../ledger/commands/transfer-partner-result';
+import { decideWalletTransfer } from '../../ledger/commands/wallet-transfer';
+import type { Decision } from '../../ledger/decision';
 import type { HoldRecord } from '../../ledger/holds';
-import type { TransferCreate, TransferPartnerResult } from '../../ledger/messages';
+import type { TransferCreate } from '../../ledger/commands/transfer-create';
+import type { TransferPartnerResult } from '../../ledger/commands/transfer-partner-result';
 import { Money } from '../../ledger/money';
 import type { TransferRecord } from '../../ledger/transfers';
 import type { WalletRecord } from '../../ledger/wallets';

@@ -1,5 +1,5 @@
-// Returns of transfers paid through a partner (ledger/reversal-parts.ts, ledger/decide-returns.ts,
-// ledger/commands/transfer-reverse.ts): the exact half-even quotient against integer arithmetic;
+// Returns of transfers paid through a partner (ledger/reversal-parts.ts, ledger/returns.ts,
+// ledger/commands/transfer-return-result.ts, transfer-reverse.ts): the exact half-even quotient against integer arithmetic;
 // the cumulative parts over a seeded space of amounts, rates and divisions (the parts of a whole
 // reversal add up to each leg exactly, each within one unit of its proportion, never below zero,
 // failures in between); the refusals of a return in order of precedence; then a seeded walk of
@@ -10,10 +10,11 @@ import { randomUUID } from 'node:crypto';
 import { BalanceBook } from '../../ledger/balances';
 import { available, faucetEquity, fxPosition, fxSpread, pending, type LedgerAccountRef } from '../../ledger/chart';
 import { COMMANDS, type Locked } from '../../ledger/commands';
-import type { Decision } from '../../ledger/decide';
-import { decideReturnResult } from '../../ledger/decide-returns';
+import type { Decision } from '../../ledger/decision';
+import { decideReturnResult } from '../../ledger/commands/transfer-return-result';
 import { price } from '../../ledger/fx-rates';
-import type { TransferReturnResult, TransferReverse } from '../../ledger/messages';
+import type { TransferReturnResult } from '../../ledger/commands/transfer-return-result';
+import type { TransferReverse } from '../../ledger/commands/transfer-reverse';
 import { CURRENCY_SCALE, Money, type Currency } from '../../ledger/money';
 import { conversionOf, conversionSpread, faucetCredit, holdForTransfer, settleTransfer } from '../../ledger/postings';
 import { cumulativePart, roundedQuotient } from '../../ledger/reversal-parts';

@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { parseCommand } from '../../consumers/ledger/plan';
-import type { AccountFacts } from '../../ledger/decide';
-import type { CommandType, LedgerCommandEnvelope } from '../../ledger/messages';
+import type { AccountFacts } from '../../ledger/commands/facts';
+import type { CommandType } from '../../ledger/commands';
+import type { LedgerCommandEnvelope } from '../../ledger/messages';
 import { formatAmount, Money, type Amount } from '../../ledger/money';
 import type { Outcome } from '../../ledger/outcome';
 import { runRound, type OutboxRows, type RoundSettings } from '../../ledger/round';

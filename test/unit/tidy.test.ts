@@ -1,9 +1,11 @@
 // House rules checked by a test rather than by memory (STYLE.md): money never passes through a
 // JS number, the ledger domain stays free of HTTP and Kafka, each folder imports only what the
-// README's map allows it, and no module imports itself through others.
+// README's map allows it, no module imports itself through others, and each ledger command lives
+// in the module named for its kind, with its row in the table.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { COMMANDS } from '../../ledger/commands';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -109,6 +111,19 @@ const readsClock = (folder: string): boolean => folder !== 'ledger' && folder !=
  */
 const WALL_READERS = ['src/clock.ts', 'ledger/clock.ts'];
 
+/** The modules of ledger/commands that are no command's: what a module is, the round's facts and needs, the table. */
+const COMMANDS_SHARED = ['command', 'facts', 'needs', 'index'];
+/** Kinds of command decided by a module named otherwise: a void and an expiry are one release (hold-release.ts). */
+const MODULE_OF_KIND: Record<string, string> = { 'hold.void': 'hold-release', 'hold.expire': 'hold-release' };
+/** The module file a kind of command lives in: its kind with '.' and '_' as '-' (transfer.partner_result: transfer-partner-result.ts). */
+const moduleNameOf = (kind: string): string => MODULE_OF_KIND[kind] ?? kind.replace(/[._]/g, '-');
+/**
+ * What ledger/messages.ts may export: the envelopes on the ledger's topics and the partner
+ * instructions (no ledger command owns them). A command's payload lives in its module.
+ */
+const MESSAGES_EXPORTED = ['LedgerCommandEnvelope', 'REPLY_TO_HEADER', 'LedgerReplyEnvelope', 'PartnerCommandEnvelope', 'TransferExecute', 'TransferReturn', 'PartnerInstruction',
+  'partnerEnvelope', 'DomainEventEnvelope'];
+
 /** The project modules a source file imports (relative imports, resolved to paths without .ts). */
 function importsOf(file: string, text: string): string[] {
   return [...text.matchAll(/(?:from|import) '(\.[^']+)'/g)].map((m) => path.join(path.dirname(file), m[1]).replace(/\/index$/, ''));
@@ -200,12 +215,31 @@ describe('house rules', () => {
   });
 
   it('keeps each command in its module with its row: every module of ledger/commands is in the table (index.ts)', () => {
-    const SHARED = ['command', 'facts', 'needs', 'index'];
     const index = code.find((s) => s.file === 'ledger/commands/index.ts');
     assert.ok(index, 'ledger/commands/index.ts');
     const rows = new Set(importsOf(index.file, index.text));
     const modules = code.filter(({ file }) => path.dirname(file) === 'ledger/commands').map(({ file }) => file.replace(/\.ts$/, ''));
-    assert.deepEqual(modules.filter((m) => !SHARED.includes(path.basename(m)) && !rows.has(m)), []);
+    assert.deepEqual(modules.filter((m) => !COMMANDS_SHARED.includes(path.basename(m)) && !rows.has(m)), []);
+  });
+
+  it('finds each row of the table in the module named for its kind (hold.capture in hold-capture.ts), the listed exceptions aside', () => {
+    const offenders = Object.entries(COMMANDS).flatMap(([kind, command]) => {
+      const name = moduleNameOf(kind);
+      const file = path.join('ledger', 'commands', `${name}.ts`);
+      if (!fs.existsSync(path.join(ROOT, file))) return [`${kind}: no ${file}`];
+      // The compiled module beside this test's: the row must be one of its exports, not a module's elsewhere.
+      const exported = Object.values(require(path.join(__dirname, '..', '..', 'ledger', 'commands', name)) as Record<string, unknown>);
+      return exported.includes(command) ? [] : [`${kind}: its row is not exported by ${file}`];
+    });
+    assert.deepEqual(offenders, []);
+  });
+
+  it('keeps ledger/messages.ts to what crosses Kafka as envelopes: no command payload, no import of a command', () => {
+    const messages = code.find((s) => s.file === 'ledger/messages.ts');
+    assert.ok(messages, 'ledger/messages.ts');
+    const exported = [...messages.text.matchAll(/^export (?:interface|type|const|function) (\w+)/gm)].map((m) => m[1]);
+    assert.deepEqual(exported.filter((name) => !MESSAGES_EXPORTED.includes(name)), []);
+    assert.deepEqual(importsOf(messages.file, messages.text).filter((m) => m.startsWith(path.join('ledger', 'commands'))), []);
   });
 
   it("keeps the outbox in one folder: only src/outbox, and the round's own write (ledger/store/round-write.ts), touch its tables", () => {
