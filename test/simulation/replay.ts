@@ -38,7 +38,7 @@ export async function replay(file: string): Promise<number> {
     const names = new Names();
     world.members.forEach((m) => names.bindMember(m));
     bindClocks(names, world.clocks);
-    names.epoch = Date.now();
+    names.clock = Date.now;
     const differences: string[] = [];
     const requests = new Map<number, Request>();
     const recent: string[] = [];
@@ -121,8 +121,25 @@ async function advanceDone(world: World, names: Names, request: Request, sent: S
   }
 }
 
-/** One traced request sent as this run's member would send it. */
-function send(world: World, names: Names, request: Request): Promise<Sent> {
+/** How long a replayed request waits out the rate limit before its answer is taken as it is. */
+const RATE_LIMITED_FOR_MS_MAX = 30_000;
+
+/**
+ * One traced request sent as this run's member would send it. A replay sends one request at a
+ * time, at its own pace, not the run's: a 429 the rate limit answers it is waited out (Retry-After)
+ * and the request sent again under its key, as the run's client would, so that the answer compared
+ * is the service's decision, not the replay's pace.
+ */
+async function send(world: World, names: Names, request: Request): Promise<Sent> {
+  const deadline = Date.now() + RATE_LIMITED_FOR_MS_MAX;
+  for (;;) {
+    const sent = await sendOnce(world, names, request);
+    if (typeof sent === 'string' || sent.status !== 429 || Date.now() >= deadline) return sent;
+    await sleep(1_000 * Number.parseFloat(sent.retryAfter ?? '1'));
+  }
+}
+
+function sendOnce(world: World, names: Names, request: Request): Promise<Sent> {
   const member = world.members[request.client];
   const token = request.auth === 'key' ? member.key : request.auth === 'session' ? member.token
     : request.auth.startsWith('as:') ? names.credential(request.auth.slice(3)) : undefined;

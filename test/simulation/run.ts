@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   await setUp(world, settings.seed, settings.clients);
   members.forEach((m) => traceNames.bindMember(m));
   bindClocks(traceNames, world.clocks);
-  traceNames.epoch = Date.now();
+  traceNames.clock = Date.now;
   trace.on = true;
 
   const guardMs = settings.minutes * 60_000;

@@ -40,8 +40,14 @@ export class Names {
   private readonly credentialNames = new Map<string, string>();
   private readonly credentials = new Map<string, string>();
   private next = 0;
-  /** The instant the trace began: instants in requests (a hold's expires_at) are written as offsets from it. */
-  epoch: number | null = null;
+  /**
+   * The wall clock a request is sent by, once the trace has begun (null before: the set-up's
+   * requests keep their instants). A wall instant in a request (a hold's expires_at) is written as
+   * its offset from the moment the request was sent, and read back from the moment the replay sends
+   * it: a hold that expired 5 s after its request in the run does so in the replay too, however the
+   * replay's pace (one request at a time) differs from the run's.
+   */
+  clock: (() => number) | null = null;
 
   bind(name: string, value: string, literal = false): void {
     const key = literal ? value : value.toLowerCase();
@@ -76,14 +82,16 @@ export class Names {
 
   /**
    * `text` with the values named; an id not named yet gets a new name when `learn` (ids in answers),
-   * and instants in a request become offsets, but for a test clock's (a replay's clocks start
-   * where the run's did).
+   * and wall instants in a request become offsets from its sending (`clock`), but for a test
+   * clock's (a replay's clocks start where the run's did).
    */
   write(text: string, learn: boolean): string {
     let out = text;
-    const epoch = this.epoch;
-    const offset = (at: string): string => (Date.parse(at) >= CLOCK_ERA_MS ? at : `⟪t${Date.parse(at) - epoch! >= 0 ? '+' : ''}${Date.parse(at) - epoch!}⟫`);
-    if (!learn && epoch !== null) out = out.replace(INSTANT, offset);
+    if (!learn && this.clock !== null) {
+      const sent = this.clock();
+      const offset = (at: string): string => (Date.parse(at) >= CLOCK_ERA_MS ? at : `⟪t${Date.parse(at) - sent >= 0 ? '+' : ''}${Date.parse(at) - sent}⟫`);
+      out = out.replace(INSTANT, offset);
+    }
     for (const value of this.literals) out = out.split(JSON.stringify(value)).join(`"⟪${this.nameOf.get(value)}⟫"`);
     return out.replace(UUID, (id) => {
       const lower = id.toLowerCase();
@@ -100,8 +108,8 @@ export class Names {
 
   /** `text` with each name replaced by this run's value; throws naming a name no answer has bound. */
   read(text: string): string {
-    const epoch = this.epoch ?? Date.now();
-    return text.replace(OFFSET, (_, ms: string) => new Date(epoch + Number.parseInt(ms, 10)).toISOString()).replace(NAME, (_, name: string, form: string | undefined) => {
+    const sent = (this.clock ?? Date.now)();
+    return text.replace(OFFSET, (_, ms: string) => new Date(sent + Number.parseInt(ms, 10)).toISOString()).replace(NAME, (_, name: string, form: string | undefined) => {
       const value = this.valueOf.get(name);
       if (value === undefined) throw new Error(`no answer of this run named ⟪${name}⟫`);
       return form === 'U' ? value.toUpperCase() : form === 'M' ? mixed(value) : value;

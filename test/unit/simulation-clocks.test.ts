@@ -82,12 +82,16 @@ describe('simulation test clocks', () => {
     assert.equal(model.holdOutcome(0, 'EUR', m('5.00')), 'created');
   });
 
-  it("the trace keeps a clock's instants as they are, offsets the wall's, and names a clock account's credential", () => {
+  it("the trace keeps a clock's instants as they are, offsets the wall's from the request's sending, and names a clock account's credential", () => {
     const names = new Names();
-    names.epoch = utc('2026-01-01T00:00:00.000Z');
+    names.clock = () => utc('2026-01-01T00:00:00.000Z');
     names.bindCredential('k0.a1.key', 'sk_sandbox_abc');
     const body = names.write(JSON.stringify({ run_at: '2101-02-03T04:05:06.507Z', expires_at: '2026-01-01T00:00:01.000Z' }), false);
     assert.equal(body, '{"run_at":"2101-02-03T04:05:06.507Z","expires_at":"⟪t+1000⟫"}');
+    // A replay sends it later than the run did (one request at a time): the hold still expires a second after it is asked for.
+    const replay = new Names();
+    replay.clock = () => utc('2026-01-01T00:07:30.000Z');
+    assert.equal(replay.read(body), '{"run_at":"2101-02-03T04:05:06.507Z","expires_at":"2026-01-01T00:07:31.000Z"}');
     assert.equal(names.credentialName('sk_sandbox_abc'), 'k0.a1.key');
     assert.equal(names.credential('k0.a1.key'), 'sk_sandbox_abc');
   });
