@@ -146,8 +146,8 @@ function sendOnce(world: World, names: Names, request: Request): Promise<Sent> {
   let path: string;
   let body: unknown;
   try {
-    path = names.read(request.path);
-    body = request.body === null ? undefined : JSON.parse(names.read(request.body));
+    path = names.read(request.path, request.key);
+    body = request.body === null ? undefined : JSON.parse(names.read(request.body, request.key));
   } catch (error) {
     // An id the trace's answers named and this run's did not make (an earlier answer differed).
     return Promise.resolve({ status: 0, body: { error: `unbound: ${(error as Error).message}` }, retryAfter: null });

@@ -48,6 +48,18 @@ export class Names {
    * replay's pace (one request at a time) differs from the run's.
    */
   clock: (() => number) | null = null;
+  /** When a request under each Idempotency-Key was first sent: a retry's instants count from there, so its body is its first send's. */
+  private readonly firstSent = new Map<string, number>();
+
+  /** The instant a request's wall instants count from: its sending, or its key's first sending. */
+  private sentAt(key: string | null): number {
+    const now = this.clock!();
+    if (key === null) return now;
+    const first = this.firstSent.get(key);
+    if (first !== undefined) return first;
+    this.firstSent.set(key, now);
+    return now;
+  }
 
   bind(name: string, value: string, literal = false): void {
     const key = literal ? value : value.toLowerCase();
@@ -82,13 +94,14 @@ export class Names {
 
   /**
    * `text` with the values named; an id not named yet gets a new name when `learn` (ids in answers),
-   * and wall instants in a request become offsets from its sending (`clock`), but for a test
-   * clock's (a replay's clocks start where the run's did).
+   * and wall instants in a request become offsets from its sending (`clock`; a retry's from its
+   * Idempotency-Key's first sending), but for a test clock's (a replay's clocks start where the
+   * run's did).
    */
-  write(text: string, learn: boolean): string {
+  write(text: string, learn: boolean, key: string | null = null): string {
     let out = text;
     if (!learn && this.clock !== null) {
-      const sent = this.clock();
+      const sent = this.sentAt(key);
       const offset = (at: string): string => (Date.parse(at) >= CLOCK_ERA_MS ? at : `⟪t${Date.parse(at) - sent >= 0 ? '+' : ''}${Date.parse(at) - sent}⟫`);
       out = out.replace(INSTANT, offset);
     }
@@ -107,8 +120,8 @@ export class Names {
   }
 
   /** `text` with each name replaced by this run's value; throws naming a name no answer has bound. */
-  read(text: string): string {
-    const sent = (this.clock ?? Date.now)();
+  read(text: string, key: string | null = null): string {
+    const sent = this.clock === null ? Date.now() : this.sentAt(key);
     return text.replace(OFFSET, (_, ms: string) => new Date(sent + Number.parseInt(ms, 10)).toISOString()).replace(NAME, (_, name: string, form: string | undefined) => {
       const value = this.valueOf.get(name);
       if (value === undefined) throw new Error(`no answer of this run named ⟪${name}⟫`);
@@ -155,7 +168,7 @@ export class Trace {
     const auth: Auth = token === undefined ? 'none' : token === member?.key ? 'key' : other !== undefined ? `as:${other}` : 'session';
     const seq = ++this.seq;
     this.line({
-      t: 'req', seq, client, method, path: this.names.write(urlPath, false), body: body === undefined ? null : this.names.write(JSON.stringify(body), false),
+      t: 'req', seq, client, method, path: this.names.write(urlPath, false, key ?? null), body: body === undefined ? null : this.names.write(JSON.stringify(body), false, key ?? null),
       key: key ?? null, auth, scenario,
     });
     return seq;

@@ -92,6 +92,18 @@ describe('simulation test clocks', () => {
     const replay = new Names();
     replay.clock = () => utc('2026-01-01T00:07:30.000Z');
     assert.equal(replay.read(body), '{"run_at":"2101-02-03T04:05:06.507Z","expires_at":"2026-01-01T00:07:31.000Z"}');
+    // A retry under the key sends its first body again, in the run and in the replay, whenever it goes.
+    let now = utc('2026-01-01T00:00:00.000Z');
+    names.clock = () => now;
+    const first = names.write(JSON.stringify({ expires_at: '2026-01-01T00:00:05.000Z' }), false, 'key-1');
+    now += 3_000;
+    assert.equal(names.write(JSON.stringify({ expires_at: '2026-01-01T00:00:05.000Z' }), false, 'key-1'), first);
+    let later = utc('2026-01-01T00:07:30.000Z');
+    replay.clock = () => later;
+    const sentFirst = replay.read(first, 'key-1');
+    later += 9_000;
+    assert.equal(replay.read(first, 'key-1'), sentFirst);
+    assert.equal(sentFirst, '{"expires_at":"2026-01-01T00:07:35.000Z"}');
     assert.equal(names.credentialName('sk_sandbox_abc'), 'k0.a1.key');
     assert.equal(names.credential('k0.a1.key'), 'sk_sandbox_abc');
   });
