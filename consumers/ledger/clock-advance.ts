@@ -105,20 +105,22 @@ async function doDue(runtime: Runtime, clockId: string, at: Date, leftOver: Ledg
 export async function advanceClaimedClock(runtime: Runtime, clock: TestClockRow, work: ClockDueWork | null = null): Promise<void> {
   const target = clock.advancing_to!;
   let at = clock.frozen_time;
-  // Taken over after a crash: the runs sent and left undecided go first (the ledger decides each once).
-  let leftOver = await pendingRunsOfClock(runtime.db, clock.id, at);
+  // Taken over after a crash: the runs sent and left undecided go first, decided and recorded at
+  // the instant the clock stands at, where they fell due, before it steps on (the ledger decides
+  // each once; stepped first, a run was told at the next step's instant).
+  const leftOver = await pendingRunsOfClock(runtime.db, clock.id, at);
+  if (leftOver.length > 0) await doDue(runtime, clock.id, at, leftOver, work);
   for (let step = 0; step < STEPS_PER_ADVANCE_MAX; step++) {
     const due = await nextDue(runtime, clock.id, work);
-    if ((due === null || due.getTime() > target.getTime()) && leftOver.length === 0) {
+    if (due === null || due.getTime() > target.getTime()) {
       await finishAdvance(runtime.db, clock, wallNow());
       return;
     }
-    if (due !== null && due.getTime() > at.getTime() && due.getTime() <= target.getTime()) {
+    if (due.getTime() > at.getTime()) {
       at = due;
       if (!(await stepClock(runtime.db, clock, at, new Date(wallNowMs() + LEASE_MS)))) return; // another worker has it
     }
-    await doDue(runtime, clock.id, at, leftOver, work);
-    leftOver = [];
+    await doDue(runtime, clock.id, at, [], work);
   }
   throw new Error(`test clock ${clock.id}: more than ${STEPS_PER_ADVANCE_MAX} steps in one advance`);
 }
