@@ -41,11 +41,16 @@ describe('the dashboard\'s scheduled transfers in a browser', function () {
     await expectPageAccessible(page, what);
     assert.deepEqual((await tablesOverflowingCards(page)).filter((name) => name.startsWith('Scheduled')), [], `${what}: the Scheduled table fits its card`);
   };
-  /** `ms` from now as a datetime-local input takes it: the browser's own time, to the second. */
+  /**
+   * `ms` from now as a datetime-local input takes it: the browser's own time, to the second, in the
+   * input's own form (no seconds when they are zero: the browser writes 12:27:00 as 12:27, and a fill
+   * of the other form is refused as malformed, one run in sixty).
+   */
   const localIn = (ms: number) => page.evaluate((offset) => {
     const at = new Date(Date.now() + offset);
     const two = (n: number) => String(n).padStart(2, '0');
-    return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}T${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+    const seconds = at.getSeconds() === 0 ? '' : `:${two(at.getSeconds())}`;
+    return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}T${two(at.getHours())}:${two(at.getMinutes())}${seconds}`;
   }, ms);
 
   /** Fills the Send form from the keyboard: recipient, amount, the first run and the repeat, then presses Schedule. */
