@@ -74,7 +74,7 @@ async function decideRound(round: RoundTransaction, settings: RoundSettings, all
   const outcomes = decideInOrder(commands, facts, changes, book, now);
   const write = changes.finish(book);
   assertRoundWritable({
-    entries: write.entries, balances: write.balances, holds: [...write.newHolds ?? [], ...write.changedHolds ?? []], transfers: [...write.newTransfers, ...write.changedTransfers],
+    balances: write.balances, holds: [...write.newHolds ?? [], ...write.changedHolds ?? []], transfers: [...write.newTransfers, ...write.changedTransfers],
   });
   await round.commit(write, publishedRounds);
   // A hold on a test clock expires as its clock advances, not by the wall's sweep.
