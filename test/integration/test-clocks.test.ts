@@ -2,7 +2,8 @@
 // refusals (back in time, too far at once, an unknown clock, another account's clock, an advance
 // while one is under way); a hold on a clock expiring exactly at its instant; a quote expired by
 // the clock while the wall says it holds; a month of a daily schedule run in one advance, each run
-// at its own instant; accounts not on the clock untouched.
+// at its own instant; an advance taken over after its worker died with a run claimed; accounts
+// not on the clock untouched.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { db, testService } from '../hooks';
@@ -10,6 +11,7 @@ import { signUp, type SignedUp } from '../support/accounts';
 import { expectError } from '../support/expect';
 import { call, eventually } from '../support/http';
 import { balances, fund } from '../support/money';
+import { claimDueOccurrences } from '../../src/scheduled-transfers/runs';
 
 const base = () => testService().baseUrl;
 const master = () => testService().runtime.config.masterKey;
@@ -181,6 +183,39 @@ describe('test clocks', () => {
     assert.equal((await balances(base(), payee.token)).USD.available, '30.30');
     assert.equal((await balances(base(), bystander.token)).USD.available, '7.00');
     assert.equal((await readClock(dave.key, clock.id)).body.status, 'ready');
+  });
+
+  it('takes over an advance whose worker died with a run claimed: the run is made and told at the instant it fell due, then the clock steps on', async () => {
+    const start = clockStart();
+    const clock = await newClock(start);
+    const erin = await onClock(clock.id);
+    const payee = await signUp(base());
+    await fund(base(), erin.key, 'USD', '10.00');
+    const runAt = start.getTime() + 3_600_000;
+    const scheduled = await call(base(), 'POST', '/v1/scheduled-transfers', {
+      transfer: { recipient_email: payee.email, amount: '1.00', currency: 'USD' }, run_at: iso(runAt), repeat: { every: 'day', count: 3 },
+    }, { token: erin.key, idempotencyKey: randomUUID() });
+    assert.equal(scheduled.status, 201, JSON.stringify(scheduled.body));
+
+    // What a worker leaves when it dies mid-advance: the clock at the first run's instant, that
+    // run claimed (its command made, never decided), the advance's lease run out.
+    await db()('test_clocks').where('id', clock.id).update({ frozen_time: new Date(runAt) });
+    assert.equal((await claimDueOccurrences(db(), new Date(runAt), DAY_MS, 100, clock.id)).length, 1);
+    const target = runAt + 2 * DAY_MS + 1000;
+    await db()('test_clocks').where('id', clock.id).update({ status: 'advancing', advancing_to: new Date(target), claim_id: randomUUID(), claimed_until: new Date(Date.now() - 1000) });
+    const done = await ready(erin.key, clock.id);
+    assert.equal(done.frozen_time, iso(target));
+
+    const { body: schedule } = await call(base(), 'GET', `/v1/scheduled-transfers/${scheduled.body.id}`, undefined, { token: erin.key });
+    assert.deepEqual(schedule.runs.map((run: any) => [run.occurrence, run.status, run.run_at]), [1, 2, 3].map((n) => [n, 'created', iso(runAt + (n - 1) * DAY_MS)]));
+    for (const run of schedule.runs) {
+      const made = await call(base(), 'GET', `/v1/transfers/${run.transfer_id}`, undefined, { token: erin.key });
+      assert.equal(made.body.created_at, run.run_at, `the transfer of run ${run.occurrence} made at its own instant, not the next step's`);
+    }
+    const runEvents = await eventsOf(erin.account.id, 'scheduled_transfer.run');
+    assert.deepEqual(runEvents.map((e) => e.created_at), schedule.runs.map((run: any) => run.run_at), 'each run told once, at its instant, in order');
+    assert.equal((await balances(base(), erin.token)).USD.available, '7.00');
+    assert.equal((await balances(base(), payee.token)).USD.available, '3.00');
   });
 
   it('leaves accounts not on a clock on the wall: their holds and quotes keep the wall\'s time', async () => {
