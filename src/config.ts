@@ -90,6 +90,12 @@ export interface Config {
   webhookDisableAfterMs: number;
   /** How often the webhook dispatcher looks for deliveries that fell due. */
   webhookPollMs: number;
+  /**
+   * How long the notifier's and the webhook dispatcher's fetches of domain.events wait to gather
+   * 64 KiB of events (an event waits at most this long; fewer, larger fetches under load). 0: a
+   * fetch returns with the first event, and an idle fetch waits 500 ms (the tests' services).
+   */
+  eventFetchWaitMs: number;
   /** How often the partners role checks for a previous day not yet reconciled; 0: no schedule. */
   reconciliationCheckMs: number;
   sseHeartbeatMs: number;
@@ -248,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
     webhookDisableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 24 * 3_600_000),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 500),
+    eventFetchWaitMs: integer(env, 'EVENT_FETCH_WAIT_MS', 50),
     reconciliationCheckMs: integer(env, 'RECONCILIATION_CHECK_MS', 600_000),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000),
     readinessCacheMs: integer(env, 'READINESS_CACHE_MS', 2_000),

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { startConsumer } from '../../src/kafka/consumer';
+import { fanOutFetch, startConsumer } from '../../src/kafka/consumer';
 import type { KafkaMessage } from 'kafkajs';
 import { ACCOUNT_ID_HEADER, TOPICS } from '../../src/kafka/topics';
 import { log } from '../../src/log';
@@ -23,10 +23,6 @@ export function acceptsEventFor(hub: NotificationHub): (headers: KafkaMessage['h
     return accountId === undefined || hub.subscriberCount(String(accountId)) > 0;
   };
 }
-
-/** A fetch of domain.events returns once it has this much, or after FETCH_WAIT_MS. */
-const FETCH_MIN_BYTES = 64 * 1024;
-const FETCH_WAIT_MS = 50;
 
 /** A group no other process shares: `<prefix>notifier.<host>.<pid>.<random>`. */
 export const notifierGroupId = (prefix: string): string => `${prefix}notifier.${os.hostname()}.${process.pid}.${randomUUID().slice(0, 8)}`;
@@ -47,9 +43,8 @@ export async function startNotifier(runtime: Runtime, hub: NotificationHub): Pro
     accepts: acceptsEventFor(hub),
     // A consumer restarted in this process reads up to this much again: streams drop events they already sent (by id).
     commitIntervalMs: 1_000,
-    // A stream may lag by FETCH_WAIT_MS: a fetch waits for some events rather than returning with each one.
-    fetchMinBytes: FETCH_MIN_BYTES,
-    fetchMaxWaitMs: FETCH_WAIT_MS,
+    // A stream may lag by the fetch's wait: it gathers some events rather than returning with each one.
+    ...fanOutFetch(runtime.config.eventFetchWaitMs),
     // Publishing to the hub only queues in memory and never fails for a transient reason.
     handleBatch: async (messages) => {
       for (const message of messages) hub.publish(message.value);

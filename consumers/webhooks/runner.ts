@@ -6,7 +6,7 @@
 // nothing twice.
 import { WEBHOOK_EVENT_TYPES } from '../../ledger/event-types';
 import type { DomainEventEnvelope } from '../../ledger/messages';
-import { startConsumer } from '../../src/kafka/consumer';
+import { fanOutFetch, startConsumer } from '../../src/kafka/consumer';
 import { TOPICS } from '../../src/kafka/topics';
 import { toPublicEvent } from '../../src/notifications/frame';
 import type { RunningRole, Runtime } from '../../src/runtime';
@@ -21,9 +21,6 @@ const LEASE_MARGIN_MS = 5_000;
 /** Attempts under way in one dispatcher, and per endpoint. */
 const CONCURRENCY = 128;
 export const PER_ENDPOINT = 16;
-/** A fetch of domain.events returns once it has this much, or after FETCH_WAIT_MS. */
-const FETCH_MIN_BYTES = 64 * 1024;
-const FETCH_WAIT_MS = 50;
 const COMMIT_INTERVAL_MS = 1_000;
 
 const DELIVERED_TYPES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
@@ -51,11 +48,10 @@ export async function startWebhookDispatcher(runtime: Runtime): Promise<RunningR
     groupId: `${runtime.names.prefix}webhooks`,
     topic: TOPICS.domainEvents,
     fromBeginning: true,
-    // A fan-out reader, not a request path: a fetch waits for some events (or FETCH_WAIT_MS), and
+    // A fan-out reader, not a request path: a fetch waits for some events (fanOutFetch), and
     // offsets are committed once a second, not per partition batch (deliveries are recorded
     // once, so a batch read again after a crash sends nothing twice).
-    fetchMinBytes: FETCH_MIN_BYTES,
-    fetchMaxWaitMs: FETCH_WAIT_MS,
+    ...fanOutFetch(config.eventFetchWaitMs),
     commitIntervalMs: COMMIT_INTERVAL_MS,
     handleBatch: async (messages) => {
       await dispatcher.accept(messages.map((message) => toDelivery(message.value)).filter((event): event is EventToDeliver => event !== null));
