@@ -5,9 +5,9 @@
 // (corridor_unavailable), on any response the document does not declare, on any request whose
 // log is missing afterwards, and on a ledger invariant broken by what it sent. Its account holds
 // funds, persisted FX quotes and a customer linked with openbank, so valid requests really move
-// money (`known` ids stand in for random ones). Each seed (test/support/seeds.ts: a fixed one and
-// a fresh one) sends FUZZ_REQUESTS requests, every operation first, then operations drawn at
-// random; a failure names its seed, so `TEST_SEED=<seed> npm test -- dist/test/integration/fuzz.test.js`
+// money (`known` ids stand in for random ones). Each seed (test/support/seeds.ts: a fixed one and,
+// in the system suite, a fresh one) sends FUZZ_REQUESTS requests, every operation first, then
+// operations drawn at random; a failure names its seed, so `TEST_SEED=<seed> npm test -- dist/test/integration/fuzz.test.js`
 // replays it.
 import assert from 'node:assert/strict';
 import { testService } from '../hooks';
@@ -19,7 +19,7 @@ import { violations } from '../support/load';
 import { fund } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
 import { prng } from '../support/prng';
-import { replayOf, seeds } from '../support/seeds';
+import { replayOf, seededCases } from '../support/seeds';
 
 const REQUESTS = Number.parseInt(process.env.FUZZ_REQUESTS ?? '750', 10);
 const CONCURRENCY = 8;
@@ -75,7 +75,7 @@ describe('fuzzing every operation of /v1/openapi.json', function () {
     };
   });
 
-  for (const seed of seeds([387_712])) it(`answers ${REQUESTS} generated requests, every operation among them, without a 5xx, within the document, each logged (${replayOf(seed)})`, async () => {
+  for (const { seed, tag } of seededCases([387_712])) it(`answers ${REQUESTS} generated requests, every operation among them, without a 5xx, within the document, each logged (${replayOf(seed)})${tag}`, async () => {
     const { baseUrl, runtime } = testService();
     const random = prng(seed);
     const tally = new Map<string, Map<number, number>>();

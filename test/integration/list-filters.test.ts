@@ -18,7 +18,7 @@ import { call, eventually, type JsonResponse } from '../support/http';
 import { fund, transfer } from '../support/money';
 import { linkCustomer, ownerWithCustomer } from '../support/partner-links';
 import { prng } from '../support/prng';
-import { namingSeed, replayOf, seeds } from '../support/seeds';
+import { namingSeed, replayOf, seededCases } from '../support/seeds';
 
 const base = () => testService().baseUrl;
 const FIAT = ['USD', 'EUR', 'GBP'];
@@ -265,8 +265,8 @@ async function checkLists(world: World, seed: number): Promise<void> {
 }
 
 describe('list filters: from, to, currency, metadata, recipient_email (seeded)', () => {
-  for (const seed of seeds([1, 2])) {
-    it(`each list under generated filters, paged, is the model's (${replayOf(seed)})`, async function () {
+  for (const { seed, tag } of seededCases([1, 2])) {
+    it(`each list under generated filters, paged, is the model's (${replayOf(seed)})${tag}`, async function () {
       this.timeout(240_000);
       await namingSeed(seed, async () => checkLists(await makeWorld(seed), seed));
     });

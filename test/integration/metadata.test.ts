@@ -19,7 +19,7 @@ import { call, eventually, type JsonResponse } from '../support/http';
 import { fund } from '../support/money';
 import { ownerWithCustomer } from '../support/partner-links';
 import { prng } from '../support/prng';
-import { namingSeed, replayOf, seeds } from '../support/seeds';
+import { namingSeed, replayOf, seededCases } from '../support/seeds';
 import { receiversClosedAfterEach, subscribe } from '../support/webhooks';
 import { signUp } from '../support/accounts';
 
@@ -306,8 +306,8 @@ function drawMetadata(random: () => number, patch: boolean, current: Metadata): 
 describe('metadata against a model (seeded)', function () {
   this.timeout(240_000);
   const OPERATIONS = 30;
-  for (const seed of seeds([21, 22])) {
-    it(`creates and patches drawn metadata on drawn objects as the model says, each refusal naming its key (${replayOf(seed)})`, async () => {
+  for (const { seed, tag } of seededCases([21, 22])) {
+    it(`creates and patches drawn metadata on drawn objects as the model says, each refusal naming its key (${replayOf(seed)})${tag}`, async () => {
       await namingSeed(seed, async () => {
         const world = await makeWorld();
         const random = prng(seed);

@@ -13,7 +13,7 @@ import { signUp, uniqueEmail, type SignedUp } from '../support/accounts';
 import { call } from '../support/http';
 import { fund, transferReaches } from '../support/money';
 import { prng } from '../support/prng';
-import { namingSeed, replayOf, seeds } from '../support/seeds';
+import { namingSeed, replayOf, seededCases } from '../support/seeds';
 
 const base = () => testService().baseUrl;
 const FIAT = ['USD', 'EUR', 'GBP'] as const;
@@ -43,11 +43,11 @@ async function available(who: SignedUp): Promise<Map<string, Amount>> {
 }
 
 describe('transfer batches over their input space (seeded)', () => {
-  const all = seeds([1, 2]);
+  const all = seededCases([1, 2]);
   // The batches of a run are shared among its seeds: more seeds, no more work.
   const batches = Math.ceil(BATCHES / all.length);
-  for (const seed of all) {
-    it(`answers ${batches} generated batches as the model says (${replayOf(seed)})`, async function () {
+  for (const { seed, tag } of all) {
+    it(`answers ${batches} generated batches as the model says (${replayOf(seed)})${tag}`, async function () {
       this.timeout(240_000);
       await namingSeed(seed, () => run(seed, batches));
     });

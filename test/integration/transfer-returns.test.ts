@@ -21,7 +21,7 @@ import { call, eventually, type JsonResponse } from '../support/http';
 import { violations } from '../support/load';
 import { balances, fund, transferReaches } from '../support/money';
 import { prng } from '../support/prng';
-import { namingSeed, replayOf, seeds } from '../support/seeds';
+import { namingSeed, replayOf, seededCases } from '../support/seeds';
 import { openEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
 import { subscribe } from '../support/webhooks';
@@ -343,8 +343,8 @@ describe('transfer returns through the partner', function () {
     assert.equal(usdc.available, '12.876544');
   });
 
-  for (const seed of seeds([5, 2027])) {
-    it(`follows a model through a seeded sequence of returns of a conversion, some declined (seed ${seed}, ${replayOf(seed)})`, () => namingSeed(seed, async () => {
+  for (const { seed, tag } of seededCases([5, 2027])) {
+    it(`follows a model through a seeded sequence of returns of a conversion, some declined (seed ${seed}, ${replayOf(seed)})${tag}`, () => namingSeed(seed, async () => {
       const random = prng(seed);
       const pairs = [['USD', 'EUR'], ['USD', 'GBP'], ['USD', 'USD']] as const;
       const [currency, payout] = pairs[Math.floor(random() * pairs.length)];

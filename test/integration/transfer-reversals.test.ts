@@ -14,7 +14,7 @@ import { expectError } from '../support/expect';
 import { call } from '../support/http';
 import { balances, fund, transfer } from '../support/money';
 import { prng } from '../support/prng';
-import { namingSeed, replayOf, seeds } from '../support/seeds';
+import { namingSeed, replayOf, seededCases } from '../support/seeds';
 
 const base = () => testService().baseUrl;
 const reverse = (key: string, transferId: string, body: Record<string, unknown> = {}, idempotencyKey = randomUUID()) =>
@@ -99,8 +99,8 @@ describe('transfer reversals', () => {
     assert.equal(read.body.reversed_amount, '9.00');
   });
 
-  for (const seed of seeds([3, 71])) {
-    it(`follows a model of what is left through a seeded sequence of reversals (seed ${seed}, ${replayOf(seed)})`, () => namingSeed(seed, async () => {
+  for (const { seed, tag } of seededCases([3, 71])) {
+    it(`follows a model of what is left through a seeded sequence of reversals (seed ${seed}, ${replayOf(seed)})${tag}`, () => namingSeed(seed, async () => {
       const random = prng(seed);
       const cents = 500 + Math.floor(random() * 2_000);
       const amount = new Money(cents).dividedBy(100);

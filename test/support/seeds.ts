@@ -1,5 +1,5 @@
 // The seeds of a randomized test file: a fixed list, the same every run so CI replays them, and
-// one drawn afresh each run, so runs keep reaching new cases. TEST_SEED=n runs seed n alone. A
+// one drawn afresh each run, so runs keep reaching new cases (in the system suite: seededCases). TEST_SEED=n runs seed n alone. A
 // seeded case names its seed in its title and in its failures (`replayOf`), so that
 // `TEST_SEED=n npm test -- dist/test/<file>.js` replays it.
 import { randomInt } from 'node:crypto';
@@ -20,6 +20,15 @@ export function seeds(fixed: readonly number[]): number[] {
 export function fixedSeeds(fixed: readonly number[]): number[] {
   const all = seeds(fixed);
   return process.env.TEST_SEED ? all : all.slice(0, fixed.length);
+}
+
+/**
+ * The cases of a randomized file of the integration suite: its fixed seeds in npm test, and one
+ * drawn afresh each run in the system suite (its title ends in `tag`, @system), which CI runs as
+ * well. TEST_SEED=n: seed n alone, untagged.
+ */
+export function seededCases(fixed: readonly number[]): Array<{ seed: number; tag: string }> {
+  return seeds(fixed).map((seed, i) => ({ seed, tag: i < fixed.length || process.env.TEST_SEED ? '' : ' @system' }));
 }
 
 /** How a failure of `seed` is replayed, for a test title or an assertion message. */
