@@ -220,7 +220,7 @@ need_mvn() {
 mvn_run() {
   local logfile=$1; shift
   need_mvn
-  if ! timeout 900 mvn -B -q -Dstyle.color=never -f "$SCRIPT_DIR/stack/kafka-pom.xml" "$@" </dev/null 9>&- \
+  if ! MAVEN_OPTS="${MAVEN_OPTS:-$SHORT_JVM_OPTS}" timeout 900 mvn -B -q -Dstyle.color=never -f "$SCRIPT_DIR/stack/kafka-pom.xml" "$@" </dev/null 9>&- \
       >"$logfile" 2>&1; then
     show_tail "$logfile"
     die "mvn $* failed (log: $logfile)" \

@@ -58,13 +58,23 @@ EOF
   if cmp -s "$KAFKA_PROPS.tmp" "$KAFKA_PROPS"; then rm -f "$KAFKA_PROPS.tmp"; else mv "$KAFKA_PROPS.tmp" "$KAFKA_PROPS"; fi
 }
 
+# A cluster id as Kafka's Uuid.randomUuid() makes one: 16 random bytes in URL-safe base64 without
+# padding, never starting with "-" (made here: a JVM started only for it cost a second).
+kafka_cluster_id() {
+  local id
+  while :; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    [[ $id == -* || $id == AAAAAAAAAAAAAAAAAAAAA[AQ] ]] || { echo "$id"; return; }
+  done
+}
+
 format_kafka_storage() {
-  local java=$1 id
+  local java=$1
   [[ -f $KAFKA_LOG_DIRS/meta.properties ]] && return 0
   log "kafka: formatting storage in $KAFKA_LOG_DIRS"
-  id=$("$java" -cp "$KAFKA_LIB/*" kafka.tools.StorageTool random-uuid 2>>"$LOG_DIR/kafka-format.log" 9>&- | tail -n1) ||
-    { show_tail "$LOG_DIR/kafka-format.log"; die "kafka: StorageTool random-uuid failed"; }
-  "$java" -cp "$KAFKA_LIB/*" kafka.tools.StorageTool format --standalone -t "$id" -c "$KAFKA_PROPS" \
+  # A tool that runs for a second: the JVM's first compiler only, one GC thread (SHORT_JVM_OPTS).
+  # shellcheck disable=SC2086
+  "$java" $SHORT_JVM_OPTS -cp "$KAFKA_LIB/*" kafka.tools.StorageTool format --standalone -t "$(kafka_cluster_id)" -c "$KAFKA_PROPS" \
     9>&- >>"$LOG_DIR/kafka-format.log" 2>&1 ||
     { show_tail "$LOG_DIR/kafka-format.log"; die "kafka: StorageTool format failed (log: $LOG_DIR/kafka-format.log)"; }
 }

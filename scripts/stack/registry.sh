@@ -83,7 +83,7 @@ up_registry() {
       export APICURIO_REST_DELETION_GROUP_ENABLED="$REGISTRY_ALLOW_DELETES"
       export APICURIO_REST_DELETION_ARTIFACT_ENABLED="$REGISTRY_ALLOW_DELETES"
       export APICURIO_REST_DELETION_ARTIFACT_VERSION_ENABLED="$REGISTRY_ALLOW_DELETES"
-      nohup setsid "$java" $REGISTRY_HEAP_OPTS -Djava.awt.headless=true \
+      nohup setsid "$java" $REGISTRY_HEAP_OPTS $REGISTRY_JVM_OPTS -Djava.awt.headless=true \
         -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$REGISTRY_PORT" \
         -Dquarkus.management.host=127.0.0.1 -Dquarkus.management.port="$REGISTRY_MANAGEMENT_PORT" \
         -jar quarkus-run.jar </dev/null >"$LOG_DIR/registry.log" 2>&1 9>&- &
