@@ -38,7 +38,7 @@ export function assertRoundWritable({ balances, holds, transfers }: RoundWritten
   for (const { ref, balance } of balances) assert.ok(ref.kind === 'system' || !balance.isNegative(), `ledger account ${ref.code} would be written below zero`);
   for (const hold of holds) {
     const taken = new Money(hold.captured_amount).plus(hold.released_amount);
-    assert.ok(new Money(hold.amount).isPositive() && taken.isLessThanOrEqualTo(hold.amount), `hold ${hold.id} gives out more than it took`);
+    assert.ok(new Money(hold.amount).isGreaterThan(0) && taken.isLessThanOrEqualTo(hold.amount), `hold ${hold.id} gives out more than it took`);
     assert.equal(hold.status === 'active', taken.isLessThan(hold.amount), `hold ${hold.id} is ${hold.status} with ${new Money(hold.amount).minus(taken).toFixed()} left`);
   }
   for (const transfer of transfers) {

@@ -40,7 +40,7 @@ export const transferReverse: LedgerCommand<TransferReverse> = {
   shape: { ids: ['transfer_id', 'reversal_id'], amounts: [], currencies: [], accountIsUuid: true, metadata: 'create' },
   parse(payload) {
     const { amount, reason, scenario } = payload as TransferReverse;
-    if (amount !== null && (typeof amount !== 'string' || !DECIMAL_AMOUNT.test(amount) || !new Money(amount).isPositive())) {
+    if (amount !== null && (typeof amount !== 'string' || !DECIMAL_AMOUNT.test(amount) || !new Money(amount).isGreaterThan(0))) {
       return { refusal: refused('invalid_request', 'amount must be null or a decimal amount above zero as text (e.g. "10.50")', 'amount') };
     }
     if (reason !== null && typeof reason !== 'string') return { refusal: refused('invalid_request', 'reason must be text', 'reason') };

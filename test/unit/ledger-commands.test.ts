@@ -47,6 +47,15 @@ describe('ledger commands', () => {
     assert.ok('payload' in COMMANDS['hold.capture'].parse({ hold_id: hold, amount: '1.00', final: false, recipient_email: 'a@example.test' }));
   });
 
+  it('refuses a reversal of nothing sent straight to the ledger (the API refuses it first), naming amount', () => {
+    const ids = { transfer_id: '24b8cad4-a7df-5b1d-aea1-2ad0f0ea70e6', reversal_id: '7c9e6679-7425-40de-944b-e07fc1f90ae7', reason: null };
+    for (const amount of ['0.00', '0', '-1.00', '1e2', 1]) {
+      const parsed = COMMANDS['transfer.reverse'].parse({ ...ids, amount });
+      assert.ok('refusal' in parsed && parsed.refusal.code === 'invalid_request' && parsed.refusal.field === 'amount', `amount ${JSON.stringify(amount)} refused`);
+    }
+    for (const amount of ['0.01', null]) assert.ok('payload' in COMMANDS['transfer.reverse'].parse({ ...ids, amount }), `amount ${JSON.stringify(amount)} taken`);
+  });
+
   it("a hold is expired from its expires_at on, not a millisecond before, and an ended hold keeps its status", () => {
     const at = new Date('2026-11-28T12:00:00.000Z');
     assert.equal(holdStatus({ status: 'active', expires_at: at }, new Date(at.getTime() - 1)), 'active');
