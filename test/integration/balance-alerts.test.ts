@@ -116,6 +116,21 @@ describe('balance alerts', () => {
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
     assert.equal((await create({ currency: 'USD', above: '500.00' })).status, 201, 'the room a deleted alert left');
     expectError(await create({ currency: 'USD', above: '501.00' }), 422, 'balance_alert_limit_exceeded', 'wallet_id');
+
+    // A refusal is not kept under its key (README "Idempotency"): the key stays free, another body
+    // under it is a request of its own (refused again while the balance is full, not 409), and
+    // once an alert is deleted the same key makes the alert, once.
+    const key = randomUUID();
+    const underKey = (body: Record<string, unknown>) => call(base(), 'POST', '/v1/balance-alerts', body, { token: owner.key, idempotencyKey: key });
+    expectError(await underKey({ currency: 'USD', above: '600.00' }), 422, 'balance_alert_limit_exceeded', 'wallet_id');
+    expectError(await underKey({ currency: 'USD', above: '601.00' }), 422, 'balance_alert_limit_exceeded', 'wallet_id');
+    const room = await call(base(), 'DELETE', `/v1/balance-alerts/${created[1].body.id}`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    assert.equal(room.status, 200, JSON.stringify(room.body));
+    const made = await underKey({ currency: 'USD', above: '601.00' });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const replayed = await underKey({ currency: 'USD', above: '601.00' });
+    assert.deepEqual([replayed.status, replayed.body.id], [200, made.body.id], 'kept once it was made: the same key and body replay it');
+    expectError(await underKey({ currency: 'USD', above: '600.00' }), 409, 'idempotency_conflict');
   });
 
   it('fires once each time the balance crosses, nothing while it stays beyond, again after it came back', async () => {

@@ -8,7 +8,8 @@
 import { Money, type Amount } from '../../ledger/money';
 import { ALERTS_PER_BALANCE_MAX } from '../../src/balance-alerts/routes';
 import type { Db } from '../../src/db';
-import { balanceKey } from './model';
+import type { Answer } from './http';
+import { balanceKey, type Command } from './model';
 import type { AlertOp, Fiat, Misbehaviour } from './plan';
 import { availableKey, pickOf } from './wallet-ops';
 import type { Member, SimAlert, World } from './world';
@@ -34,33 +35,37 @@ async function createAlert(world: World, member: Member, side: string, currency:
   const on = `${member.index} ${side} ${currency}`;
   const ofBalance = () => member.alerts.filter((a) => a.side === side && a.currency === currency);
   const sentAt = Date.now();
+  // What the model learns of an answer to a creation at `asked` (the threshold its body sent).
+  const learnAt = (asked: string) => (command: Command, answer: Answer) => {
+    creating.set(on, Math.max(0, (creating.get(on) ?? 0) - 1));
+    const mayBeFull = ofBalance().filter((a) => a.deletedAt === null).length + (creating.get(on) ?? 0) >= ALERTS_PER_BALANCE_MAX;
+    if (answer.status !== 200 && answer.status !== 201) {
+      world.model.refuse(command);
+      if (answer.body?.error === 'balance_alert_limit_exceeded') {
+        world.findings.expect(mayBeFull && answer.status === 422 && answer.body?.details === 'wallet_id', 'a balance refuses alerts only when it may be full, naming wallet_id',
+          () => `${command.label}: ${answer.status} ${answer.body?.details}; ${ofBalance().filter((a) => a.deletedAt === null).length} alerts may be alive`, [member.index]);
+      } else unexpected(world, command, member, answer, []);
+      return;
+    }
+    const a = answer.body;
+    world.findings.expect(a?.currency === currency && a?.wallet_id === side && a?.[direction] === asked, 'an alert is answered as sent',
+      () => `${command.label}: ${JSON.stringify(a).slice(0, 300)}`, [member.index]);
+    const known = member.alerts.some((x) => x.id === a.id);
+    if (!known) {
+      const alive = ofBalance().filter((x) => x.deleteSentAt === null).length;
+      world.findings.expect(alive < ALERTS_PER_BALANCE_MAX, 'a balance takes no more alerts than its limit',
+        () => `${command.label}: made with ${alive} alerts alive on the balance`, [member.index]);
+      member.alerts.push({ id: a.id, client: member.index, side, currency, direction, threshold: asked, sentAt, madeAt: Date.now(), deleteSentAt: null, deletedAt: null });
+    }
+    world.model.answer(command, []);
+  };
+  const other = money(cents + 1);
   await write(world, {
     member, label: `c${member.index} alert ${direction} ${threshold} ${currency} on ${side.slice(0, 8)}`, path: '/v1/balance-alerts', body,
-    otherBody: { ...body, [direction]: money(cents + 1) }, possible: [], idField: (b) => b?.id,
+    otherBody: { ...body, [direction]: other }, possible: [], idField: (b) => b?.id,
     onBegin: () => { creating.set(on, (creating.get(on) ?? 0) + 1); },
-    learn: (command, answer) => {
-      creating.set(on, Math.max(0, (creating.get(on) ?? 0) - 1));
-      const mayBeFull = ofBalance().filter((a) => a.deletedAt === null).length + (creating.get(on) ?? 0) >= ALERTS_PER_BALANCE_MAX;
-      if (answer.status !== 200 && answer.status !== 201) {
-        world.model.refuse(command);
-        if (answer.body?.error === 'balance_alert_limit_exceeded') {
-          world.findings.expect(mayBeFull && answer.status === 422 && answer.body?.details === 'wallet_id', 'a balance refuses alerts only when it may be full, naming wallet_id',
-            () => `${command.label}: ${answer.status} ${answer.body?.details}; ${ofBalance().filter((a) => a.deletedAt === null).length} alerts may be alive`, [member.index]);
-        } else unexpected(world, command, member, answer, []);
-        return;
-      }
-      const a = answer.body;
-      world.findings.expect(a?.currency === currency && a?.wallet_id === side && a?.[direction] === threshold, 'an alert is answered as sent',
-        () => `${command.label}: ${JSON.stringify(a).slice(0, 300)}`, [member.index]);
-      const known = member.alerts.some((x) => x.id === a.id);
-      if (!known) {
-        const alive = ofBalance().filter((x) => x.deleteSentAt === null).length;
-        world.findings.expect(alive < ALERTS_PER_BALANCE_MAX, 'a balance takes no more alerts than its limit',
-          () => `${command.label}: made with ${alive} alerts alive on the balance`, [member.index]);
-        member.alerts.push({ id: a.id, client: member.index, side, currency, direction, threshold, sentAt, madeAt: Date.now(), deleteSentAt: null, deletedAt: null });
-      }
-      world.model.answer(command, []);
-    },
+    learn: learnAt(threshold),
+    learnOtherAsNew: learnAt(other),
   }, misbehave);
 }
 

@@ -58,13 +58,14 @@ function checkHoldBody(world: World, hold: SimHold, body: any, label: string): v
 
 async function walletCreate(world: World, member: Member, misbehave: Misbehaviour): Promise<void> {
   const name = `Pocket ${member.wallets.length + 1}`;
+  const learnWallet = (command: Command, answer: Answer) => {
+    if (!created(answer)) { unexpected(world, command, member, answer, []); world.model.refuse(command); return; }
+    if (!member.wallets.includes(answer.body.id)) member.wallets.push(answer.body.id);
+    world.model.answer(command, []);
+  };
   await write(world, {
     member, label: `c${member.index} wallet create`, path: '/v1/wallets', body: { name }, otherBody: { name: `${name} (other)` }, possible: [], idField: (b) => b?.id,
-    learn: (command, answer) => {
-      if (!created(answer)) { unexpected(world, command, member, answer, []); world.model.refuse(command); return; }
-      if (!member.wallets.includes(answer.body.id)) member.wallets.push(answer.body.id);
-      world.model.answer(command, []);
-    },
+    learn: learnWallet, learnOtherAsNew: learnWallet,
   }, misbehave);
 }
 

@@ -38,6 +38,13 @@ export interface Write {
   onBegin?: (command: Command, key: string) => void;
   /** What the model learns from a final answer. */
   learn: (command: Command, answer: Answer) => void;
+  /**
+   * Set for a route whose key's record the API keeps (README "Idempotency"; routes that move no
+   * money): a refusal is not kept, so another body under a refused key is a request of its own,
+   * taught to the model by this, with that body's expectations. Unset: the key keeps every final
+   * answer (the ledger's routes), and another body is 409 idempotency_conflict.
+   */
+  learnOtherAsNew?: (command: Command, answer: Answer) => void;
 }
 
 /** Sends a write as the client's misbehaviour for it says, and teaches the model each final answer. */
@@ -95,6 +102,14 @@ export async function write(world: World, w: Write, misbehave: Misbehaviour): Pr
   if (misbehave === 'replay') {
     const again = await http.decide(client, w.path, w.body, key, options);
     if (again) learn(again);
+  } else if (misbehave === 'other_body' && answer.status >= 400 && w.learnOtherAsNew) {
+    // The refusal was not kept: the other body runs as a new request under the key.
+    const learnOther = w.learnOtherAsNew;
+    const other = model.begin(client, `${w.label} (other body, after a refusal)`, [], w.allowedFinal);
+    w.onBegin?.(other, key);
+    const otherAnswer = await http.decide(client, w.path, w.otherBody, key, options);
+    if (otherAnswer) learnOther(other, otherAnswer);
+    else world.unlearned.push({ client, path: w.path, body: w.otherBody, key, headers: options.headers, command: other, learn: (a) => learnOther(other, a) });
   } else if (misbehave === 'other_body') {
     const other = await http.decide(client, w.path, w.otherBody, key, options);
     if (other) {
