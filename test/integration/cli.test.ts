@@ -25,7 +25,7 @@ const LAUNCHER = path.join(ROOT, 'scripts', 'payctl.js');
 interface Run { code: number | null; stdout: string; stderr: string }
 
 describe('payctl, the command-line tool', function () {
-  this.timeout(120_000);
+  this.timeout(300_000);
   const base = () => testService().baseUrl;
   let home: string;
   const running: ChildProcess[] = [];

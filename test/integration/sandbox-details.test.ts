@@ -9,6 +9,7 @@ import { expectError } from '../support/expect';
 import { call } from '../support/http';
 import { balances, fund } from '../support/money';
 import { linkCustomer } from '../support/partner-links';
+import { startService, type TestService } from '../support/service';
 
 const PERSON = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', country_code: 'GB', kind: 'personal' };
 
@@ -18,9 +19,15 @@ describe('sandbox details', () => {
     call(base(), 'POST', '/v1/sandbox/faucet', { currency, amount }, { token: owner.key, idempotencyKey: randomUUID() });
 
   describe('with a chain payment held', () => {
+    // A service of its own whose chain confirms a minute after submission, not 150 ms: the
+    // payment stays sent by construction, not by winning a race (a slowed machine lost it).
+    let service: TestService;
+    const base = () => service.baseUrl;
     let owner: SignedUp;
+    after(() => service?.stop());
     before(async function () {
-      this.timeout(30_000);
+      this.timeout(60_000);
+      service = await startService({ CHAIN_CONFIRM_MS: '60000' });
       owner = await signUp(base(), { chain_wallet: true });
       const customer = (await createCustomer(base(), owner.key)).body.id;
       const linkId = await linkCustomer(base(), owner.key, customer, 'chain');
