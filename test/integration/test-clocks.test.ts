@@ -58,6 +58,15 @@ async function hold(account: SignedUp, body: Record<string, unknown>): Promise<a
 }
 const readHold = async (account: SignedUp, id: string) => (await call(base(), 'GET', `/v1/holds/${id}`, undefined, { token: account.key })).body;
 
+/** A daily scheduled transfer of `owner`'s from `runAt`, `count` runs in all. */
+async function scheduleDaily(owner: SignedUp, to: string, amount: string, runAt: number, count: number): Promise<any> {
+  const scheduled = await call(base(), 'POST', '/v1/scheduled-transfers', {
+    transfer: { recipient_email: to, amount, currency: 'USD' }, run_at: iso(runAt), repeat: { every: 'day', count },
+  }, { token: owner.key, idempotencyKey: randomUUID() });
+  assert.equal(scheduled.status, 201, JSON.stringify(scheduled.body));
+  return scheduled;
+}
+
 /** The account's events of a type, in its sequence. */
 async function eventsOf(accountId: string, type: string): Promise<any[]> {
   const rows = await db()('account_events').where('account_id', accountId).orderBy('account_seq').select('payload');
@@ -154,10 +163,7 @@ describe('test clocks', () => {
     await fund(base(), dave.key, 'USD', '100.00');
     await fund(base(), bystander.key, 'USD', '7.00');
     const runAt = start.getTime() + 3_600_000;
-    const scheduled = await call(base(), 'POST', '/v1/scheduled-transfers', {
-      transfer: { recipient_email: payee.email, amount: '1.01', currency: 'USD' }, run_at: iso(runAt), repeat: { every: 'day', count: 31 },
-    }, { token: dave.key, idempotencyKey: randomUUID() });
-    assert.equal(scheduled.status, 201, JSON.stringify(scheduled.body));
+    const scheduled = await scheduleDaily(dave, payee.email, '1.01', runAt, 31);
     // run_at is read on the clock: an instant the wall has long passed is refused.
     expectError(await call(base(), 'POST', '/v1/scheduled-transfers', {
       transfer: { recipient_email: payee.email, amount: '1.00', currency: 'USD' }, run_at: iso(start.getTime() - 3_600_000),
@@ -192,10 +198,7 @@ describe('test clocks', () => {
     const payee = await signUp(base());
     await fund(base(), erin.key, 'USD', '10.00');
     const runAt = start.getTime() + 3_600_000;
-    const scheduled = await call(base(), 'POST', '/v1/scheduled-transfers', {
-      transfer: { recipient_email: payee.email, amount: '1.00', currency: 'USD' }, run_at: iso(runAt), repeat: { every: 'day', count: 3 },
-    }, { token: erin.key, idempotencyKey: randomUUID() });
-    assert.equal(scheduled.status, 201, JSON.stringify(scheduled.body));
+    const scheduled = await scheduleDaily(erin, payee.email, '1.00', runAt, 3);
 
     // What a worker leaves when it dies mid-advance: the clock at the first run's instant, that
     // run claimed (its command made, never decided), the advance's lease run out.
