@@ -73,12 +73,16 @@ cmd_up() {
   local t0; t0=$(now_ms)
   lock
   # Kafka starts beside Postgres (each about 10 s from cold, and neither needs the other); the
-  # registry keeps its schemas in Postgres, so it starts once Postgres is up, beside Kafka.
-  local kafka_pid
+  # registry keeps its schemas in Postgres, so it starts once Postgres is up, beside Kafka, its
+  # files fetched while Postgres starts.
+  local kafka_pid fetch_pid
   up_kafka &
   kafka_pid=$!
+  prefetch_registry "$kafka_pid" &
+  fetch_pid=$!
   up_postgres
   up_redis
+  wait "$fetch_pid" || die "registry: its files could not be fetched (above)"
   up_registry
   wait "$kafka_pid" || die "kafka did not start (above)"
   log "stack up in $(since "$t0") (logs: $LOG_DIR; settings also in $STACK_DIR/env)"
