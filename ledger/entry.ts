@@ -4,7 +4,7 @@ import type { LedgerAccountRef } from './chart';
 import type { Amount } from './money';
 
 export type EntryKind = 'faucet_credit' | 'internal_transfer' | 'transfer_hold' | 'transfer_settle' | 'transfer_release' | 'transfer_rehold' | 'fx_conversion' | 'payment_settle' | 'payment_hold' | 'payment_release' | 'reconciliation_adjustment'
-  | 'wallet_transfer' | 'hold_create' | 'hold_capture' | 'hold_release' | 'transfer_reversal'
+  | 'wallet_transfer' | 'hold_create' | 'hold_increment' | 'hold_capture' | 'hold_release' | 'transfer_reversal'
   | 'return_hold' | 'return_settle' | 'return_release';
 /** The kinds that post to customers' accounts (a reconciliation adjustment posts to system accounts only). */
 export type CustomerEntryKind = Exclude<EntryKind, 'reconciliation_adjustment'>;

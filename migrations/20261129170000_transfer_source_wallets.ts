@@ -1,6 +1,6 @@
 // The wallet a transfer's money came from (DESIGN.md section 5g): a capture of a hold on a wallet
 // pays its recipient from that wallet, and when the rail fails or reverses the payout the money
-// goes back there, not to the main balance (ledger/decide-partner-results.ts). Null: the main
+// goes back there, not to the main balance (ledger/commands/transfer-partner-result.ts). Null: the main
 // balance, as for every transfer POST /v1/transfers makes.
 //
 // Captures paid before this column existed are found by the holds that list them, so a payout

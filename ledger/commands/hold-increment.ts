@@ -57,7 +57,7 @@ function refuseIncrement(accountId: string, command: HoldIncrement, current: Hol
 
 /**
  * The hold raised by the amount, and the amount moved from its side's available to its held in
- * one entry (of the kind hold.create posts: money held for an authorization).
+ * one entry of its own kind, hold_increment (a statement tells it from the hold's first amount).
  */
 export function decideHoldIncrement(accountId: string, command: HoldIncrement, current: HoldRecord | null, book: BalanceBook, now: Date): Decision {
   const refused = refuseIncrement(accountId, command, current, book, now);
@@ -65,7 +65,7 @@ export function decideHoldIncrement(accountId: string, command: HoldIncrement, c
   const amount = new Money(command.amount);
   const hold: HoldRecord = { ...current!, amount: new Money(current!.amount).plus(amount).toFixed(), updated_at: now };
   const decision = holdDecision(hold, false);
-  post(decision, book, entry(randomUUID(), 'hold_create', {}, [
+  post(decision, book, entry(randomUUID(), 'hold_increment', {}, [
     { account: spendable(accountId, hold.wallet_id, hold.currency), amount: amount.negated() },
     { account: heldBy(accountId, hold.wallet_id, hold.currency), amount },
   ]));

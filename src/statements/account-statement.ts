@@ -28,7 +28,7 @@ export interface StatementPeriod { accountId: string; currency: Currency; from: 
 const KIND: Record<CustomerEntryKind, StatementLineKind> = {
   faucet_credit: 'faucet', internal_transfer: 'transfer', transfer_hold: 'transfer', transfer_settle: 'transfer', transfer_release: 'transfer', transfer_rehold: 'transfer',
   fx_conversion: 'fx', payment_settle: 'payment', payment_hold: 'payment', payment_release: 'payment',
-  wallet_transfer: 'wallet', hold_create: 'hold', hold_capture: 'hold', hold_release: 'hold', transfer_reversal: 'transfer',
+  wallet_transfer: 'wallet', hold_create: 'hold', hold_increment: 'hold', hold_capture: 'hold', hold_release: 'hold', transfer_reversal: 'transfer',
   return_hold: 'transfer', return_settle: 'transfer', return_release: 'transfer',
 };
 
@@ -46,6 +46,7 @@ function describe(kind: CustomerEntryKind, credit: boolean): string {
     case 'payment_release': return 'payment failed or cancelled: hold released';
     case 'wallet_transfer': return credit ? 'moved in from a wallet' : 'moved out to a wallet';
     case 'hold_create': return 'held for an authorization';
+    case 'hold_increment': return 'authorization raised: held';
     case 'hold_capture': return credit ? 'hold captured: payment received' : 'hold captured';
     case 'hold_release': return 'hold voided or expired: released';
     case 'transfer_reversal': return credit ? 'transfer reversed: given back' : 'transfer reversed: returned to its sender';

@@ -49,7 +49,7 @@ const entrySchema = {
   type: 'object', required: ['id', 'entry_id', 'kind', 'balance', 'currency', 'amount', 'balance_after', 'transfer_id', 'created_at'],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'the posting' }, entry_id: { type: 'string', format: 'uuid', description: 'its journal entry (a wallet transfer\'s id, for one)' },
-    kind: { type: 'string', description: 'what the entry was for: wallet_transfer, faucet_credit, internal_transfer, hold_create, hold_capture, hold_release, ...' },
+    kind: { type: 'string', description: 'what the entry was for: wallet_transfer, faucet_credit, internal_transfer, hold_create, hold_increment, hold_capture, hold_release, ...' },
     balance: { type: 'string', enum: ['available', 'held', 'pending'], description: 'the figure of the balance it moved' },
     currency: { type: 'string' }, amount: { type: 'string', description: 'signed: positive raised the figure' }, balance_after: { type: 'string' },
     transfer_id: { type: ['string', 'null'] }, created_at: dateTime,

@@ -124,7 +124,7 @@ describe('the dashboard\'s wallets and holds in a browser', function () {
     assert.equal((await get(`/v1/wallets/${walletId}`)).status, 'open', 'nothing changed');
   });
 
-  it('holds 40.00, then captures 15.00 of it for a friend and voids the rest from the keyboard, the API agreeing after each step', async () => {
+  it('holds 40.00, then captures 15.00 of it for a friend, raises it by 10.00 and voids the rest from the keyboard, the API agreeing after each step', async () => {
     await area('Holds');
     const form = region('New hold');
     await form.getByLabel('Amount to hold').fill('40.00');
@@ -154,27 +154,39 @@ describe('the dashboard\'s wallets and holds in a browser', function () {
     assert.equal((await usd('main', friend)).available, '15.00', 'the friend was paid');
     await detail().getByRole('region', { name: 'Captures' }).getByRole('row', { name: new RegExp(`15\\.00\\s+${friend.email.replace(/[.+]/g, '\\$&')}\\s+no`) }).waitFor();
 
+    // Raised by 10.00 (an increment), from the keyboard: held from the main balance at once.
+    await tabTo(page, /^Amount to add to the hold$/);
+    await page.keyboard.type('10.00');
+    await tabTo(page, /^Raise the hold$/);
+    await page.keyboard.press('Enter');
+    await focused('Raised by 10.00 USD: the hold holds 50.00 USD now.', 'the reader is told what happened');
+    hold = await get(`/v1/holds/${holdId}`);
+    assert.deepEqual([hold.status, hold.amount, hold.captured_amount], ['active', '50.00', '15.00']);
+    assert.deepEqual(await usd('main'), { available: '420.00', held: '35.00' });
+    await detail().getByRole('heading', { name: 'Hold of 50.00 USD: deposit' }).waitFor();
+    await expectAccessible('a raised hold');
+
     // More than is left: refused in the API's words, and nothing changes.
     await tabTo(page, /^Amount to capture$/);
-    await page.keyboard.type('30.00');
+    await page.keyboard.type('40.00');
     await tabTo(page, /^Capture$/);
     await page.keyboard.press('Enter');
-    const over = await call(base(), 'POST', `/v1/holds/${holdId}/capture`, { amount: '30.00', recipient_email: friend.email, final: false }, { token: owner.key, idempotencyKey: randomUUID() });
+    const over = await call(base(), 'POST', `/v1/holds/${holdId}/capture`, { amount: '40.00', recipient_email: friend.email, final: false }, { token: owner.key, idempotencyKey: randomUUID() });
     assert.equal(over.status, 422, JSON.stringify(over.body));
     assert.equal(over.body.error, 'hold_exceeded');
     await detail().getByText(over.body.message).waitFor();
     hold = await get(`/v1/holds/${holdId}`);
-    assert.deepEqual([hold.status, hold.captured_amount], ['active', '15.00'], 'nothing changed');
+    assert.deepEqual([hold.status, hold.amount, hold.captured_amount], ['active', '50.00', '15.00'], 'nothing changed');
 
     await tabTo(page, /^Void the rest of this hold$/);
     await page.keyboard.press('Enter');
-    await focused('Voided: 25.00 USD given back to available.', 'the reader is told what happened');
+    await focused('Voided: 35.00 USD given back to available.', 'the reader is told what happened');
     hold = await get(`/v1/holds/${holdId}`);
-    assert.deepEqual([hold.status, hold.captured_amount, hold.released_amount], ['voided', '15.00', '25.00']);
+    assert.deepEqual([hold.status, hold.captured_amount, hold.released_amount], ['voided', '15.00', '35.00']);
     assert.deepEqual(await usd('main'), { available: '455.00', held: '0.00' });
     await detail().getByTestId('hold-status').filter({ hasText: 'voided' }).waitFor();
     assert.equal(await detail().getByRole('button', { name: 'Capture' }).count(), 0, 'a voided hold offers no capture');
-    await region('Holds list').getByRole('row', { name: /deposit\s+Main balance\s+40\.00 USD\s+15\.00\s+voided/ }).waitFor();
+    await region('Holds list').getByRole('row', { name: /deposit\s+Main balance\s+50\.00 USD\s+15\.00\s+voided/ }).waitFor();
     await expectAccessible('a voided hold');
   });
 
@@ -192,7 +204,7 @@ describe('the dashboard\'s wallets and holds in a browser', function () {
       }
       if (width === 1280) await screenshot(page, 'wallets');
       await area('Holds');
-      await region('Holds list').getByRole('button', { name: /^Details of the hold of 40\.00 USD \(deposit\)/ }).click();
+      await region('Holds list').getByRole('button', { name: /^Details of the hold of 50\.00 USD \(deposit\)/ }).click();
       await detail().getByRole('region', { name: 'Captures' }).waitFor();
       await expectAccessible(`the Holds area at ${width} px`);
       if (width === 375) await screenshot(page, 'holds-375');

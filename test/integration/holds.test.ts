@@ -401,6 +401,13 @@ describe('holds', () => {
     const voided = await voidHold(hana.key, id);
     assert.deepEqual([voided.status, voided.body.status, voided.body.released_amount], [200, 'voided', '25.00'], JSON.stringify(voided.body));
     assert.deepEqual(await onWallet(), [{ currency: 'USD', available: '30.00', held: '0.00', pending: '0.00' }]);
+    const postings = (await call(base(), 'GET', `/v1/wallets/${wallet}/ledger-entries?order=asc`, undefined, { token: hana.key })).body.data as Array<{ entry_id: string; kind: string; balance: string; amount: string }>;
+    assert.deepEqual(postings.map((p) => [p.kind, p.balance, p.amount]), [
+      ['wallet_transfer', 'available', '30.00'],
+      ['hold_create', 'available', '-10.00'], ['hold_create', 'held', '10.00'],
+      ['hold_increment', 'available', '-15.00'], ['hold_increment', 'held', '15.00'],
+      ['hold_release', 'held', '-25.00'], ['hold_release', 'available', '25.00'],
+    ], 'the increment is an entry of its own kind, between the hold and its release');
     await assertJournalBalanced(hana.account.id);
   });
 

@@ -162,7 +162,7 @@ describe('hold.increment: an active hold raised by an amount, from the side it h
     assert.deepEqual([raised.amount, raised.captured_amount, raised.released_amount, raised.status, raised.updated_at], ['52.5', '10', '0', 'active', now]);
     assert.deepEqual(balances(book), ['87.5', '42.5', '0', '20', '30', '0', '0', '0']);
     assert.deepEqual(decision.entries.map(({ entry }) => [entry.kind, entry.postings.map((p) => [p.account.code, p.amount.toFixed()])]), [
-      ['hold_create', [[available(ACCOUNT, 'USD').code, '-12.5'], [held(ACCOUNT, 'USD').code, '12.5']]],
+      ['hold_increment', [[available(ACCOUNT, 'USD').code, '-12.5'], [held(ACCOUNT, 'USD').code, '12.5']]],
     ]);
     assert.deepEqual(decision.events.map((e) => [e.type, e.resourceId, e.amount, e.attributes]), [
       ['balance.updated', ACCOUNT, '130.00', { available: '87.50', held: '42.50', pending: '0.00' }],

@@ -1,6 +1,7 @@
 // Holds: authorize an amount now (it leaves available at once), and for each hold its status,
 // what was captured, the time left until the ledger releases it by itself, and capture (part or
-// all, final or not) or void. Every write is a ledger command: a retry keeps its Idempotency-Key.
+// all, final or not), raise (an increment: more held from the same side) or void. Every write is a
+// ledger command: a retry keeps its Idempotency-Key.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ledgerWrite, RetryKeys } from '../api';
 import type { DomainEvent } from '../events';
@@ -12,7 +13,7 @@ import { sideOptions, useWallets, type Wallet } from './wallets';
 interface Capture { id: string; amount: string; transfer_id: string; recipient_email: string; final: boolean; created_at: string }
 interface Hold {
   id: string; status: 'active' | 'captured' | 'voided' | 'expired'; amount: string; currency: string; captured_amount: string; released_amount: string;
-  wallet_id: string; description: string | null; captures: Capture[]; expires_at: string; created_at: string;
+  wallet_id: string; description: string | null; captures: Capture[]; expires_at: string; created_at: string; updated_at: string;
 }
 const STATUSES = ['all', 'active', 'captured', 'voided', 'expired'];
 
@@ -118,8 +119,10 @@ function HoldDetail({ id, refreshOn, now, walletName, onChanged, onClose }: Deta
   const [said, setSaid] = useState<string | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   const told = useRef<HTMLParagraphElement>(null);
-  // The newer of what was read and what the last capture or void answered.
-  const hold = answered && (!fetched || fetched.captures.length < answered.captures.length || (fetched.status === 'active' && answered.status !== 'active')) ? answered : fetched;
+  // The newer of what was read and what the last capture, raise or void answered (a read may
+  // still be on its way, or have left before the write).
+  const hold = answered && (!fetched || answered.updated_at > fetched.updated_at || fetched.captures.length < answered.captures.length
+    || (fetched.status === 'active' && answered.status !== 'active')) ? answered : fetched;
   useEffect(() => { if (hold) heading.current?.focus(); }, [hold?.id]);
   useEffect(() => { if (said) told.current?.focus(); }, [said]);
   if (!hold) return <Section title="Hold" wide><p>Loading…</p></Section>;
@@ -144,7 +147,7 @@ function HoldDetail({ id, refreshOn, now, walletName, onChanged, onClose }: Deta
           key: c.id, cells: [<When at={c.created_at} />, <span class="amount">{c.amount}</span>, c.recipient_email, c.final ? 'yes' : 'no', <code>{c.transfer_id}</code>],
         }))} />
       ) : null}
-      {hold.status === 'active' ? <CaptureOrVoid hold={hold} onDone={done} /> : null}
+      {hold.status === 'active' ? <><CaptureForm hold={hold} onDone={done} /><RaiseForm hold={hold} onDone={done} /><VoidButton hold={hold} onDone={done} /></> : null}
       <p><button type="button" class="secondary" onClick={onClose}>Back to the holds</button></p>
     </section>
   );
@@ -159,29 +162,60 @@ function leftOf(hold: Hold): string {
   return scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
 }
 
-function CaptureOrVoid({ hold, onDone }: { hold: Hold; onDone: (next: Hold, what: string) => void }) {
+type Done = (next: Hold, what: string) => void;
+
+function CaptureForm({ hold, onDone }: { hold: Hold; onDone: Done }) {
   const [form, setForm] = useState({ amount: '', email: '', final: false });
   const keys = useRef(new RetryKeys());
   const capture = useSubmit((details) => ({ amount: 'amount', recipient_email: 'email', recipient: 'email' })[details ?? ''] ?? null);
-  const voiding = useSubmit(() => null);
   const set = (name: 'amount' | 'email') => (value: string) => setForm({ ...form, [name]: value });
   return (
+    <form aria-labelledby="capture-heading" onSubmit={(e) => {
+      e.preventDefault();
+      void capture.submit(async () => {
+        const next = await ledgerWrite<Hold>(keys.current, `/v1/holds/${hold.id}/capture`, { amount: form.amount.trim(), recipient_email: form.email.trim(), final: form.final });
+        onDone(next, `Captured ${form.amount.trim()} ${hold.currency} for ${form.email.trim()}${next.status === 'active' ? '' : `; the hold is ${next.status} now`}.`);
+        setForm({ amount: '', email: form.email, final: false });
+      });
+    }}>
+      <h3 id="capture-heading">Capture</h3>
+      <FormError message={capture.errors.form} />
+      <Field label="Amount to capture" name="capture-amount" inputMode="decimal" value={form.amount} onInput={set('amount')} error={capture.errors.fields.amount} />
+      <Field label="Pay to (recipient email)" name="capture-email" type="email" value={form.email} onInput={set('email')} error={capture.errors.fields.email} />
+      <label class="check"><input type="checkbox" name="capture-final" checked={form.final} onChange={(e) => setForm({ ...form, final: (e.target as HTMLInputElement).checked })} /> Final: give back what is left after this capture</label>
+      <p><button type="submit" disabled={capture.busy}>Capture</button></p>
+    </form>
+  );
+}
+
+/** An increment: the hold takes more from the side it holds from (a tip, a longer stay). */
+function RaiseForm({ hold, onDone }: { hold: Hold; onDone: Done }) {
+  const [amount, setAmount] = useState('');
+  const keys = useRef(new RetryKeys());
+  const raise = useSubmit((details) => (details === 'amount' ? 'amount' : null));
+  return (
+    <form aria-labelledby="raise-heading" onSubmit={(e) => {
+      e.preventDefault();
+      void raise.submit(async () => {
+        const next = await ledgerWrite<Hold>(keys.current, `/v1/holds/${hold.id}/increment`, { amount: amount.trim() });
+        onDone(next, `Raised by ${amount.trim()} ${hold.currency}: the hold holds ${next.amount} ${hold.currency} now.`);
+        setAmount('');
+      });
+    }}>
+      <h3 id="raise-heading">Raise</h3>
+      <p class="hint">Holds more, from {hold.wallet_id === 'main' ? 'the main balance' : 'its wallet'}: it leaves what is available at once.</p>
+      <FormError message={raise.errors.form} />
+      <Field label="Amount to add to the hold" name="raise-amount" inputMode="decimal" value={amount} onInput={setAmount} error={raise.errors.fields.amount} />
+      <p><button type="submit" disabled={raise.busy}>Raise the hold</button></p>
+    </form>
+  );
+}
+
+function VoidButton({ hold, onDone }: { hold: Hold; onDone: Done }) {
+  const keys = useRef(new RetryKeys());
+  const voiding = useSubmit(() => null);
+  return (
     <>
-      <form aria-labelledby="capture-heading" onSubmit={(e) => {
-        e.preventDefault();
-        void capture.submit(async () => {
-          const next = await ledgerWrite<Hold>(keys.current, `/v1/holds/${hold.id}/capture`, { amount: form.amount.trim(), recipient_email: form.email.trim(), final: form.final });
-          onDone(next, `Captured ${form.amount.trim()} ${hold.currency} for ${form.email.trim()}${next.status === 'active' ? '' : `; the hold is ${next.status} now`}.`);
-          setForm({ amount: '', email: form.email, final: false });
-        });
-      }}>
-        <h3 id="capture-heading">Capture</h3>
-        <FormError message={capture.errors.form} />
-        <Field label="Amount to capture" name="capture-amount" inputMode="decimal" value={form.amount} onInput={set('amount')} error={capture.errors.fields.amount} />
-        <Field label="Pay to (recipient email)" name="capture-email" type="email" value={form.email} onInput={set('email')} error={capture.errors.fields.email} />
-        <label class="check"><input type="checkbox" name="capture-final" checked={form.final} onChange={(e) => setForm({ ...form, final: (e.target as HTMLInputElement).checked })} /> Final: give back what is left after this capture</label>
-        <p><button type="submit" disabled={capture.busy}>Capture</button></p>
-      </form>
       <h3>Void</h3>
       <FormError message={voiding.errors.form} />
       <p>
