@@ -9,6 +9,7 @@ const TRANSIENT_ERROR_CODES = new Set([
   '55P03', // lock_not_available
   '57014', // query_canceled: a statement_timeout (a round's write that waited on a lock)
   '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '25P03', // idle_in_transaction_session_timeout: the server ended a round left waiting (ledger/pg/timeouts.ts)
   '53300', // too_many_connections
 ]);
 
@@ -18,7 +19,8 @@ export function isTransient(error: unknown): boolean {
   if (retriable === true) return true;
   if (typeof code === 'string' && (TRANSIENT_ERROR_CODES.has(code) || code.startsWith('08'))) return true;
   const message = (error as Error).message ?? '';
-  // node-postgres's own query_timeout: the client stopped waiting for an answer.
-  return /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|Query read timeout/.test(message);
+  // node-postgres's own query_timeout (the client stopped waiting for an answer), and a connection
+  // it saw end (the server ended the session: a restart, or a transaction left idle too long).
+  return /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|Query read timeout|is not queryable/.test(message);
 }
 

@@ -13,6 +13,22 @@ export const QUERY_TIMEOUT_MS = 30_000;
  */
 export const LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT = 14_000;
 
+/**
+ * The server's bound on a round's transaction left waiting between its messages: the ledger
+ * stopped, its link to Postgres broken, or the client stuck behind an answer that was lost. Past it
+ * Postgres ends the session and the transaction with it, so no lock on a ledger account outlives a
+ * round whose client is gone (without it, a half-open connection held them until TCP gave up, for
+ * hours). A round's messages follow each other within milliseconds; a round ended by it fails and
+ * is retried (src/transient.ts).
+ */
+export const LOCAL_IDLE_TIMEOUT_MS = 14_000;
+
+/** `SET LOCAL idle_in_transaction_session_timeout` of `ms`, for the first statement of a round. */
+export function localIdleTimeout(ms: number = LOCAL_IDLE_TIMEOUT_MS): string {
+  if (!Number.isInteger(ms) || ms < 1) throw new RangeError(`an idle timeout must be a whole number of milliseconds above 0, got ${ms}`);
+  return `SET LOCAL idle_in_transaction_session_timeout = ${ms}`;
+}
+
 /** `SET LOCAL statement_timeout` of `ms`, for the first statement of a message; refuses a bound the client would not wait out. */
 export function localStatementTimeout(ms: number = LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT): string {
   if (!Number.isInteger(ms) || ms < 1 || 2 * ms >= QUERY_TIMEOUT_MS) {

@@ -10,11 +10,12 @@
 // code, then the accounts' event counters (round-write.ts). The lock message sets the round's
 // statement timeout for the whole transaction (pg/timeouts.ts): a write that waits too long is
 // cancelled by Postgres, and the COMMIT is sent only after the write succeeded, so no round is
-// committed after the client stopped waiting for it and its handler reported it failed.
+// committed after the client stopped waiting for it and its handler reported it failed; and its
+// bound on the transaction left idle, so a round whose client is gone releases its locks.
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { localStatementTimeout } from '../pg/timeouts';
+import { localIdleTimeout, localStatementTimeout } from '../pg/timeouts';
 import { inlineSql } from '../pg/inline';
 import type { FxQuoteRecord } from '../fx-quotes';
 import { Money } from '../money';
@@ -77,18 +78,19 @@ export class LedgerRound implements RoundTransaction {
   /** BEGIN was sent and neither COMMIT nor ROLLBACK since. */
   private open = false;
 
-  /** `timeout`: the round's `SET LOCAL statement_timeout`, the first statement of each message. */
-  private constructor(private readonly client: pg.ClientBase, private readonly timeout: string) {}
+  /** `settings`: the round's `SET LOCAL`s of its bounds (pg/timeouts.ts), sent after its BEGIN. */
+  private constructor(private readonly client: pg.ClientBase, private readonly settings: string[]) {}
 
   /**
    * Runs `work` on a connection of its own; a round left open by a failure is rolled back. Each
    * statement of the round may run `statementTimeoutMs` on the server (default
-   * LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT).
+   * LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT), and the transaction wait `idleTimeoutMs` between two
+   * (default LOCAL_IDLE_TIMEOUT_MS) before the server ends it.
    */
-  static async run<T>(db: Knex, work: (round: LedgerRound) => Promise<T>, statementTimeoutMs?: number): Promise<T> {
-    const timeout = localStatementTimeout(statementTimeoutMs);
+  static async run<T>(db: Knex, work: (round: LedgerRound) => Promise<T>, statementTimeoutMs?: number, idleTimeoutMs?: number): Promise<T> {
+    const settings = [localStatementTimeout(statementTimeoutMs), localIdleTimeout(idleTimeoutMs)];
     const client = (await db.client.acquireConnection()) as pg.Client;
-    const round = new LedgerRound(client, timeout);
+    const round = new LedgerRound(client, settings);
     try {
       const result = await work(round);
       // A round that found nothing to decide (every command decided before) writes nothing.
@@ -116,7 +118,7 @@ export class LedgerRound implements RoundTransaction {
     const clients = (await Promise.all(Array.from({ length: connections }, () => db.client.acquireConnection()))) as pg.Client[];
     try {
       await Promise.all(clients.map(async (client) => {
-        const round = new LedgerRound(client, localStatementTimeout());
+        const round = new LedgerRound(client, [localStatementTimeout(), localIdleTimeout()]);
         try {
           await round.gather({
             commands: [{ id: NO_ID, accountId: NO_ID, idempotencyKey: null }], senders: [NO_ID], transfers: [NO_ID], quotes: [NO_ID], payments: [NO_ID],
@@ -158,7 +160,7 @@ export class LedgerRound implements RoundTransaction {
    * not open yet; the rows of each statement in order.
    */
   private async send(statements: string[]): Promise<unknown[][]> {
-    const prefix = this.open ? [] : ['BEGIN', this.timeout, GENERIC_PLANS];
+    const prefix = this.open ? [] : ['BEGIN', ...this.settings, GENERIC_PLANS];
     this.open = true;
     // SET LOCAL holds until the transaction ends: the large round's COPYs run under it too.
     const answer = await this.client.query([...prefix, ...statements].join(';\n'));

@@ -32,7 +32,16 @@ export function createDb(databaseUrl: string, poolMax = 10, poolMin = 0, session
     // Bounded waits, so a request meets a Postgres that is away with a 503 within seconds
     // (src/http/unavailable.ts) rather than hang: connecting, acquiring, and any one query.
     connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000, query_timeout: QUERY_TIMEOUT_MS, options: sessionOptions },
-    pool: { min: poolMin, max: poolMax },
+    pool: {
+      min: poolMin,
+      max: poolMax,
+      // A connection whose query the client stopped waiting for (query_timeout) is left mid-exchange
+      // by node-postgres: its next statements queue behind an answer that may never come (one lost
+      // with a broken link), and on the server its transaction stays open, locks held. Only a
+      // connection ready for a statement is handed out again; another is closed by the pool, which
+      // ends its session and its transaction on the server.
+      validate: (connection: pg.Client & { readyForQuery?: boolean }) => connection.readyForQuery === true,
+    },
     acquireConnectionTimeout: 5_000,
     // knex writes its own warnings to the console; they belong in the service's log.
     log: {
