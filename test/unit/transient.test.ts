@@ -16,6 +16,12 @@ describe('transient failures', () => {
     assert.equal(isTransient(new Error('Connection terminated unexpectedly')), true);
   });
 
+  it('takes a round the server ended for waiting too long between its statements, and the connection it closed, for failures of the moment', () => {
+    assert.equal(isTransient(pgError('25P03', 'terminating connection due to idle-in-transaction timeout')), true);
+    assert.equal(isTransient(new Error('Client has encountered a connection error and is not queryable')), true);
+    assert.equal(isTransient(new Error('Client was closed and is not queryable')), true);
+  });
+
   it('does not retry a command that breaks a rule whenever it runs', () => {
     for (const code of ['23505', '23514', '22P02', '42P01']) assert.equal(isTransient(pgError(code)), false, code);
     assert.equal(isTransient(new Error('insufficient funds')), false);
