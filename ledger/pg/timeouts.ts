@@ -24,16 +24,20 @@ export const LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT = 14_000;
 export const LOCAL_IDLE_TIMEOUT_MS = 14_000;
 
 /** `SET LOCAL idle_in_transaction_session_timeout` of `ms`, for the first statement of a round. */
-export function localIdleTimeout(ms: number = LOCAL_IDLE_TIMEOUT_MS): string {
+function localIdleTimeout(ms: number = LOCAL_IDLE_TIMEOUT_MS): string {
   if (!Number.isInteger(ms) || ms < 1) throw new RangeError(`an idle timeout must be a whole number of milliseconds above 0, got ${ms}`);
   return `SET LOCAL idle_in_transaction_session_timeout = ${ms}`;
 }
 
 /** `SET LOCAL statement_timeout` of `ms`, for the first statement of a message; refuses a bound the client would not wait out. */
-export function localStatementTimeout(ms: number = LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT): string {
+function localStatementTimeout(ms: number = LOCAL_STATEMENT_TIMEOUT_MS_DEFAULT): string {
   if (!Number.isInteger(ms) || ms < 1 || 2 * ms >= QUERY_TIMEOUT_MS) {
     throw new RangeError(`a local statement timeout must be a whole number of milliseconds under ${QUERY_TIMEOUT_MS / 2}, got ${ms}`);
   }
   return `SET LOCAL statement_timeout = ${ms}`;
 }
 
+/** The `SET LOCAL`s of a ledger round's bounds on the server, each statement's and the idle transaction's. */
+export function roundBounds(statementTimeoutMs?: number, idleTimeoutMs?: number): string[] {
+  return [localStatementTimeout(statementTimeoutMs), localIdleTimeout(idleTimeoutMs)];
+}

@@ -15,7 +15,7 @@
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { localIdleTimeout, localStatementTimeout } from '../pg/timeouts';
+import { roundBounds } from '../pg/timeouts';
 import { inlineSql } from '../pg/inline';
 import type { FxQuoteRecord } from '../fx-quotes';
 import { Money } from '../money';
@@ -78,8 +78,8 @@ export class LedgerRound implements RoundTransaction {
   /** BEGIN was sent and neither COMMIT nor ROLLBACK since. */
   private open = false;
 
-  /** `settings`: the round's `SET LOCAL`s of its bounds (pg/timeouts.ts), sent after its BEGIN. */
-  private constructor(private readonly client: pg.ClientBase, private readonly settings: string[]) {}
+  /** `bounds`: the round's `SET LOCAL`s of its bounds (pg/timeouts.ts roundBounds), sent after its BEGIN. */
+  private constructor(private readonly client: pg.ClientBase, private readonly bounds: string[]) {}
 
   /**
    * Runs `work` on a connection of its own; a round left open by a failure is rolled back. Each
@@ -88,9 +88,9 @@ export class LedgerRound implements RoundTransaction {
    * (default LOCAL_IDLE_TIMEOUT_MS) before the server ends it.
    */
   static async run<T>(db: Knex, work: (round: LedgerRound) => Promise<T>, statementTimeoutMs?: number, idleTimeoutMs?: number): Promise<T> {
-    const settings = [localStatementTimeout(statementTimeoutMs), localIdleTimeout(idleTimeoutMs)];
+    const bounds = roundBounds(statementTimeoutMs, idleTimeoutMs);
     const client = (await db.client.acquireConnection()) as pg.Client;
-    const round = new LedgerRound(client, settings);
+    const round = new LedgerRound(client, bounds);
     try {
       const result = await work(round);
       // A round that found nothing to decide (every command decided before) writes nothing.
@@ -118,7 +118,7 @@ export class LedgerRound implements RoundTransaction {
     const clients = (await Promise.all(Array.from({ length: connections }, () => db.client.acquireConnection()))) as pg.Client[];
     try {
       await Promise.all(clients.map(async (client) => {
-        const round = new LedgerRound(client, [localStatementTimeout(), localIdleTimeout()]);
+        const round = new LedgerRound(client, roundBounds());
         try {
           await round.gather({
             commands: [{ id: NO_ID, accountId: NO_ID, idempotencyKey: null }], senders: [NO_ID], transfers: [NO_ID], quotes: [NO_ID], payments: [NO_ID],
@@ -160,7 +160,7 @@ export class LedgerRound implements RoundTransaction {
    * not open yet; the rows of each statement in order.
    */
   private async send(statements: string[]): Promise<unknown[][]> {
-    const prefix = this.open ? [] : ['BEGIN', ...this.settings, GENERIC_PLANS];
+    const prefix = this.open ? [] : ['BEGIN', ...this.bounds, GENERIC_PLANS];
     this.open = true;
     // SET LOCAL holds until the transaction ends: the large round's COPYs run under it too.
     const answer = await this.client.query([...prefix, ...statements].join(';\n'));

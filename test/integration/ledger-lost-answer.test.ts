@@ -7,6 +7,7 @@
 // the ledger's link to Postgres), and the connection went back to the pool to wedge the next user.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
 import { available } from '../../ledger/chart';
 import { LedgerRound } from '../../ledger/store/round-transaction';
 import { createDb, type Db } from '../../src/db';
@@ -86,13 +87,13 @@ describe('a ledger round whose client is gone, and a connection whose answer was
 
     it('closes a connection whose answer never came rather than hand it out again, and ends its session and locks on the server', async () => {
       const { code } = await lockableAccount();
-      const client = await proxied.client.acquireConnection() as import('pg').Client;
+      const client = await proxied.client.acquireConnection() as pg.Client;
       const backend: number = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
       await client.query('BEGIN');
       await client.query('SELECT balance FROM ledger_accounts WHERE code = $1 FOR UPDATE', [code]);
       // The answer to the next statement is lost on the way (the request arrives; its reply never does).
       proxy.dropReplies = true;
-      await assert.rejects(client.query({ text: 'SELECT 1', query_timeout: 300 } as import('pg').QueryConfig), /Query read timeout/);
+      await assert.rejects(client.query({ text: 'SELECT 1', query_timeout: 300 } as pg.QueryConfig), /Query read timeout/);
       proxy.dropReplies = false;
       await proxied.client.releaseConnection(client);
 
