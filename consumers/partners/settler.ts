@@ -34,6 +34,7 @@ import type { PartnerLinkRow, PartnerLinks } from '../../src/partner-links/links
 import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../../src/partners/payment-request';
+import { endSubmission, takeSubmission } from '../../src/partners/submission-lease';
 import { PARTNER_SLUGS, type PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
 import { testClockOf, wallNow, wallNowMs } from '../../src/clock';
@@ -68,7 +69,15 @@ const OPEN_STATUSES = ['pending', 'sent', 'authorized'];
 const OPEN_STATUSES_SQL = OPEN_STATUSES.map((status) => `'${status}'`).join(', ');
 
 /** A payment as the settler takes it: with the last time its partner could not be reached (the settler's own column). */
-type DuePayment = PaymentRecord & { partner_unreachable_at: Date | null };
+type DuePayment = PaymentRecord & { partner_unreachable_at: Date | null; partner_declined: string | null };
+
+/** What every update of a followed payment carries. */
+type PaymentUpdateBase = Pick<PaymentUpdate, 'payment_id' | 'claim_link' | 'retry_count' | 'submissions'>;
+
+/** The payment failed because its partner declined it. */
+function declinedUpdate(base: PaymentUpdateBase, externalId: string | null, message: string): PaymentUpdate {
+  return { ...base, status: 'failed', external_id: externalId, failure_code: 'partner_declined', failure_message: message };
+}
 
 export class PaymentSettler {
   private stopped = false;
@@ -181,25 +190,54 @@ export class PaymentSettler {
   }
 
   private async follow(payment: DuePayment): Promise<PaymentUpdate | null> {
-    // A resubmission is counted with the answer it got, or alone when it got none (the ledger adds it once).
-    const sent = { submissions: 0 };
     const base = { payment_id: payment.id, claim_link: null, retry_count: payment.retry_count, submissions: 0 };
-    const ageMs = wallNowMs() - payment.created_at.getTime();
-    if (payment.external_id === null && ageMs < this.settings.resubmitAfterMs) return null;
+    if (payment.external_id !== null) return this.followMade(payment, base);
+    if (wallNowMs() - payment.created_at.getTime() < this.settings.resubmitAfterMs) return null;
     // A payment of an account on a test clock was made at the clock's time, and its deadline is on
     // the clock: the clock's advance asks the partner for it at that instant (clock-payments.ts).
     // Resubmitted here meanwhile, it could reach the partner after the advance found none there.
-    if (payment.external_id === null && (await testClockOf(this.runtime.db, payment.account_id)) !== null) return null;
+    if ((await testClockOf(this.runtime.db, payment.account_id)) !== null) return null;
+    // The partner declined it to a submitter whose word has not reached the ledger yet.
+    if (payment.partner_declined !== null) return declinedUpdate(base, null, payment.partner_declined);
+    const lease = await takeSubmission(this.runtime.db, payment.id);
+    if (lease === null) return null; // another submitter has it, or has just been declined: due again later
+    try {
+      return await this.followUnmade(payment, base, lease);
+    } finally {
+      // Not given back (the database is away), it runs out on its own.
+      await endSubmission(this.runtime.db, payment.id, lease).catch((error: unknown) => log.debug({ paymentId: payment.id, err: (error as Error).message }, 'could not give back a submission lease'));
+    }
+  }
+
+  /** A payment the partner made: read with the customer's token, or the client's own once the link is gone. */
+  private async followMade(payment: DuePayment, base: PaymentUpdateBase): Promise<PaymentUpdate | null> {
+    const client = this.clients(payment.partner as PartnerSlug);
+    const link = await this.linkOf(payment);
+    try {
+      const seen = link ? await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!)) : await client.getPayment(payment.external_id!);
+      const update = updateFromPartner(payment, seen);
+      return update && { ...base, ...update };
+    } catch (error) {
+      if (isPartnerError(error) && error.kind === 'declined') return declinedUpdate(base, payment.external_id, error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * A payment with no partner id, held under `lease`: submitted again while its deadline runs, then
+   * looked for by reference, and failed if the partner never made it.
+   */
+  private async followUnmade(payment: DuePayment, base: PaymentUpdateBase, lease: string): Promise<PaymentUpdate | null> {
+    // A resubmission is counted with the answer it got, or alone when it got none (the ledger adds it once).
+    const sent = { submissions: 0 };
+    const ageMs = wallNowMs() - payment.created_at.getTime();
     // Time the partner could not be reached is not counted against it: the deadline runs from its return.
     const reachableForMs = Math.min(ageMs, wallNowMs() - (payment.partner_unreachable_at?.getTime() ?? 0));
     const client = this.clients(payment.partner as PartnerSlug);
     const link = await this.linkOf(payment);
     let seen: PartnerPayment | null;
     try {
-      if (payment.external_id !== null) {
-        // Made at the partner: read with the customer's token, or the client's own once the link is gone.
-        seen = link ? await this.links.withToken(link, (token) => client.getPaymentAs(token, payment.external_id!)) : await client.getPayment(payment.external_id);
-      } else if (link && reachableForMs < this.settings.pendingDeadlineMs) {
+      if (link && reachableForMs < this.settings.pendingDeadlineMs) {
         seen = await this.links.withToken(link, (token) => client.submitPaymentAs(token, partnerRequestOf(payment), sent));
       } else {
         seen = await client.findPaymentByReference(payment.id);
@@ -213,9 +251,10 @@ export class PaymentSettler {
       }
     } catch (error) {
       base.submissions = sent.submissions;
-      if (isPartnerError(error) && error.kind === 'unavailable' && payment.external_id === null) await markPartnerUnreachable(this.runtime.db, payment.id);
+      if (isPartnerError(error) && error.kind === 'unavailable') await markPartnerUnreachable(this.runtime.db, payment.id);
       if (isPartnerError(error) && error.kind === 'declined') {
-        return { ...base, status: 'failed', external_id: payment.external_id, failure_code: 'partner_declined', failure_message: error.message };
+        // On record before the ledger hears of it (submission-lease.ts); past the lease, not the last word.
+        if (await endSubmission(this.runtime.db, payment.id, lease, error.message)) return { ...declinedUpdate(base, null, error.message), submissions: sent.submissions };
       }
       // A resubmission that got no answer still counts (retry_count); the payment is due again later.
       if (sent.submissions === 0) throw error;

@@ -22,11 +22,13 @@ import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../partners/payment-request';
+import { endSubmission, takeSubmission } from '../partners/submission-lease';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
 import type { PaymentReads } from './reads';
 import { paymentSchema } from './schema';
 import { wallNowMs } from '../clock';
+import { log } from '../log';
 
 export interface PaymentRouteDeps {
   db: Db;
@@ -100,7 +102,7 @@ export async function createAndSubmit(
   deps: PaymentRouteDeps, accountId: string, commandId: string, create: PaymentCreate, link: PartnerLinkRow,
   submission: { scenario: SandboxScenario | null },
 ): Promise<RouteResult> {
-  const { ledger, links, clients, reads, replyTimeoutMs } = deps;
+  const { ledger, reads, replyTimeoutMs } = deps;
   const decision = await ledger.execute('payment.create', commandId, accountId, create, replyTimeoutMs);
   if (!decision) return pendingAnswer(create.payment_id);
   const created = decision.outcome;
@@ -112,6 +114,22 @@ export async function createAndSubmit(
   if (!current) return { status: 201, body: paymentView(created.payment) };
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
   if (wallNowMs() - current.created_at.getTime() >= deps.resubmitAfterMs) return resubmittedAnswer(current);
+  // Another submitter has it (a repeated request, or the settler), or a decline of it is on record: the settler ends it.
+  const lease = await takeSubmission(deps.db, current.id);
+  if (lease === null) return resubmittedAnswer((await reads.byId(current.id)) ?? current);
+  try {
+    return await submitHeld(deps, current, link, submission, lease);
+  } finally {
+    // Not given back (the database is away), it runs out on its own: the settler waits that long.
+    await endSubmission(deps.db, current.id, lease).catch((error: unknown) => log.warn({ paymentId: current.id, err: error }, 'could not give back a payment\'s submission lease'));
+  }
+}
+
+/** Submits a payment this request holds the lease of, and records the partner's answer. */
+async function submitHeld(
+  deps: PaymentRouteDeps, current: PaymentRecord, link: PartnerLinkRow, submission: { scenario: SandboxScenario | null }, lease: string,
+): Promise<RouteResult> {
+  const { links, clients, reads } = deps;
   const partner = current.partner as PartnerSlug;
   // Every submission is counted by the ledger, with the answer it got or, when it got none to
   // record (503, an unknown outcome), on its own: retry_count is all of them less the first.
@@ -141,6 +159,9 @@ export async function createAndSubmit(
       return resubmittedAnswer((await reads.byId(current.id)) ?? current);
     }
     if (error.kind === 'declined' || error.kind === 'rejected') {
+      // Written down before the ledger hears of it, so that no later submitter sends it again;
+      // a request that outlived its lease knows no more than that the payment is pending.
+      if (!(await endSubmission(deps.db, current.id, lease, error.message))) return resubmittedAnswer((await reads.byId(current.id)) ?? current);
       const failed = await record({ status: 'failed', external_id: null, claim_link: null, failure_code: 'partner_declined', failure_message: error.message });
       return { status: 201, body: paymentView(failed) };
     }
