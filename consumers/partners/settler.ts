@@ -34,7 +34,7 @@ import type { PartnerLinkRow, PartnerLinks } from '../../src/partner-links/links
 import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../../src/partners/payment-request';
-import { endSubmission, takeSubmission } from '../../src/partners/submission-lease';
+import { endSubmission, giveBackSubmission, takeSubmission } from '../../src/partners/submission-lease';
 import { PARTNER_SLUGS, type PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
 import { testClockOf, wallNow, wallNowMs } from '../../src/clock';
@@ -204,8 +204,7 @@ export class PaymentSettler {
     try {
       return await this.followUnmade(payment, base, lease);
     } finally {
-      // Not given back (the database is away), it runs out on its own.
-      await endSubmission(this.runtime.db, payment.id, lease).catch((error: unknown) => log.debug({ paymentId: payment.id, err: (error as Error).message }, 'could not give back a submission lease'));
+      await giveBackSubmission(this.runtime.db, payment.id, lease);
     }
   }
 

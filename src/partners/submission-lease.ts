@@ -7,6 +7,7 @@
 // written down as the lease is given back, so no later submitter sends what the partner refused.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { log } from '../log';
 
 /**
  * How long a submitter holds a payment: longer than a partner call with every retry (5 attempts of
@@ -39,4 +40,9 @@ export async function endSubmission(db: Knex, paymentId: string, lease: string, 
      WHERE id = ? AND submission_lease = ? AND submission_lease_until > now()
     RETURNING id`, [declined, paymentId, lease]);
   return rows.length === 1;
+}
+
+/** Gives the lease back after a submission whose answer is recorded; not given back (the database is away), it runs out on its own. */
+export async function giveBackSubmission(db: Knex, paymentId: string, lease: string): Promise<void> {
+  await endSubmission(db, paymentId, lease).catch((error: unknown) => log.warn({ paymentId, err: (error as Error).message }, 'could not give back a payment\'s submission lease; it runs out on its own'));
 }

@@ -22,13 +22,12 @@ import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../partners/payment-request';
-import { endSubmission, takeSubmission } from '../partners/submission-lease';
+import { endSubmission, giveBackSubmission, takeSubmission } from '../partners/submission-lease';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
 import type { PaymentReads } from './reads';
 import { paymentSchema } from './schema';
 import { wallNowMs } from '../clock';
-import { log } from '../log';
 
 export interface PaymentRouteDeps {
   db: Db;
@@ -120,8 +119,7 @@ export async function createAndSubmit(
   try {
     return await submitHeld(deps, current, link, submission, lease);
   } finally {
-    // Not given back (the database is away), it runs out on its own: the settler waits that long.
-    await endSubmission(deps.db, current.id, lease).catch((error: unknown) => log.warn({ paymentId: current.id, err: error }, 'could not give back a payment\'s submission lease'));
+    await giveBackSubmission(deps.db, current.id, lease);
   }
 }
 
