@@ -12,7 +12,7 @@ import type { Answer } from './http';
 import { balanceKey, type Command } from './model';
 import type { AlertOp, Fiat, Misbehaviour } from './plan';
 import { availableKey, pickOf } from './wallet-ops';
-import type { Member, SimAlert, World } from './world';
+import { CLOCK_MARGIN_MS, type Member, type SimAlert, type World } from './world';
 import { money, unexpected, write } from './writes';
 
 /** How far a round's time may lie from the moment its alerts were read, and the ledger's clock from ours. */
@@ -118,6 +118,8 @@ const attributesOf = (payload: any): any => {
 export async function alertChecks(db: Db, world: World): Promise<void> {
   const { findings } = world;
   const endedAt = Date.now();
+  // A posting's time is its ledger's clock: a run that steps a ledger's clock moves it that far.
+  const marginMs = ROUND_MARGIN_MS + Math.max(0, world.clockMarginMs - CLOCK_MARGIN_MS);
   const alerts = world.members.flatMap((m) => m.alerts);
   const { rows: events } = await db.raw(
     `SELECT id, payload FROM account_events WHERE account_id = ANY(?::uuid[]) AND payload->>'type' = 'balance.threshold_crossed'`, [world.members.map((m) => m.accountId)]);
@@ -139,8 +141,8 @@ export async function alertChecks(db: Db, world: World): Promise<void> {
     const deletedAt = alert.deleteSentAt === null ? null : alert.deletedAt ?? endedAt;
     for (const p of postings.filter((x) => !beyond(alert, x.before) && beyond(alert, x.after))) {
       const n = mine.filter((e) => attributesOf(e.payload).posting_id === p.id).length;
-      const certain = p.atMs > alert.madeAt + ROUND_MARGIN_MS && (alert.deleteSentAt === null || p.atMs < alert.deleteSentAt - ROUND_MARGIN_MS);
-      const outside = p.atMs < alert.sentAt - ROUND_MARGIN_MS || (deletedAt !== null && p.atMs > deletedAt + ROUND_MARGIN_MS);
+      const certain = p.atMs > alert.madeAt + marginMs && (alert.deleteSentAt === null || p.atMs < alert.deleteSentAt - marginMs);
+      const outside = p.atMs < alert.sentAt - marginMs || (deletedAt !== null && p.atMs > deletedAt + marginMs);
       const what = () => `posting ${p.id} ${p.before.toFixed(2)} → ${p.after.toFixed(2)} at ${new Date(p.atMs).toISOString()}: ${n} events`;
       if (certain) f(n === 1, 'balance.threshold_crossed exactly once per crossing the model finds', what);
       else if (outside) f(n === 0, 'no balance.threshold_crossed outside its alert\'s life', what);

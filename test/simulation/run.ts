@@ -12,7 +12,7 @@ import { createDb } from '../../src/db';
 import { alertChecks, alertSummary } from './alert-ops';
 import { opsOfClient, parseArgs } from './args';
 import { batchChecks, batchSummary } from './batch-ops';
-import { endEverything, finalChecks, learnEverything, quiet } from './checks';
+import { endEverything, finalChecks, learnEverything, quiet, stillOpen } from './checks';
 import { runOp } from './clients';
 import { eventsAsModelled, kafkaEventsAgree } from './event-checks';
 import { runFaults, type FaultLog } from './faults';
@@ -147,7 +147,10 @@ async function main(): Promise<void> {
     await readDoubtful(world);
     await voidLeftHolds(world);
     await voidClockHolds(world);
-    if (!await quiet(db, world)) findings.expect(false, 'the system becomes quiet', () => 'transfers, payments or outbox rounds still open after 180 s', []);
+    if (!await quiet(db, world)) {
+      const open = await stillOpen(db, world);
+      findings.expect(false, 'the system becomes quiet', () => `still open after 180 s: ${open}`, []);
+    }
     const ended = await endEverything(db, world);
     await batchChecks(db, world);
     await alertChecks(db, world);
