@@ -103,6 +103,8 @@ if [ -s "$TEST_TIMES_FILE" ]; then
   echo "the slowest files (seconds, from a file's first hook to its last):"
   # awk reads the whole list (a head would close the pipe on sort, and pipefail would fail the run).
   sort -rn "$TEST_TIMES_FILE" | awk -F '\t' 'NR <= 10 { printf "  %6.1f  %s\n", $1 / 1000, $2 }'
+  echo "the costliest files (CPU seconds of their worker: its tests and its service, not what they spawn):"
+  sort -t $'\t' -k5,5rn "$TEST_TIMES_FILE" | awk -F '\t' 'NR <= 10 { printf "  %6.1f  %s\n", $5 / 1000, $2 }'
   # A worker that ran out of files long before the others is time the order of the files lost.
   awk -F '\t' -v start="$started_ms" '{ if ($3 > end[$4]) { end[$4] = $3; last[$4] = $2 } }
     END { printf "the last file of each worker ended (seconds after the suite began):"; for (w in end) printf "  %.0f (%s)", (end[w] - start) / 1000, last[w]; print "" }' "$TEST_TIMES_FILE"

@@ -82,19 +82,24 @@ export async function mochaGlobalTeardown(): Promise<void> {
 }
 
 // Each file's time, from its first hook to its last (the first file of a worker includes the
-// start of the worker's service), when it ended and in which worker, for scripts/test.sh to print
-// the slowest files and when each worker ran out of files.
+// start of the worker's service), when it ended, in which worker, and the CPU its worker spent
+// meanwhile (the file's tests and the worker's service; not the processes it spawned), for
+// scripts/test.sh to print the slowest files, the costliest, and when each worker ran out of files.
 let fileStartedAt = 0;
+let fileCpuAt = process.cpuUsage();
 function recordFileTime(context: Mocha.Context): void {
   const file = context.test?.parent?.suites.find((suite) => suite.file)?.file;
   const times = process.env.TEST_TIMES_FILE;
   if (!file || !times) return;
-  appendFileSync(times, `${Date.now() - fileStartedAt}\t${path.relative(process.cwd(), file)}\t${Date.now()}\t${workerId ?? 0}\n`);
+  const cpu = process.cpuUsage(fileCpuAt);
+  const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
+  appendFileSync(times, `${Date.now() - fileStartedAt}\t${path.relative(process.cwd(), file)}\t${Date.now()}\t${workerId ?? 0}\t${cpuMs}\n`);
 }
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     fileStartedAt = Date.now();
+    fileCpuAt = process.cpuUsage();
     if (service) return; // a worker's later files share its service
     this.timeout(120_000);
     await recreateDatabase(process.env.DATABASE_URL!);

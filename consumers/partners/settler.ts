@@ -4,7 +4,9 @@
 // still `pending` a while after it was recorded (the partner was unreachable, its answer was lost,
 // or the request's process died) is submitted again under the same reference, with every field
 // of the original (payee, funding method, purpose): the partner answers with the payment if it
-// had made it, and makes it otherwise, as the client was told (202 pending).
+// had made it, and makes it otherwise, as the client was told (202 pending). It submits only under
+// the payment's submission lease (src/partners/submission-lease.ts), never beside the request that
+// is still submitting it, and never a payment another submitter has ended (declined, failed).
 //
 // Every open state ends. Nothing is called failed while the partner may have made the payment:
 // past the deadline, or once the customer's link is revoked, the partner is asked (with the
@@ -34,7 +36,7 @@ import type { PartnerLinkRow, PartnerLinks } from '../../src/partner-links/links
 import type { PartnerClient, PartnerPayment } from '../../src/partners/client';
 import { isPartnerError } from '../../src/partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../../src/partners/payment-request';
-import { endSubmission, giveBackSubmission, takeSubmission } from '../../src/partners/submission-lease';
+import { endSubmission, giveBackSubmission, takeSubmission, type UnsentEnd } from '../../src/partners/submission-lease';
 import { PARTNER_SLUGS, type PartnerSlug } from '../../src/partners/registry';
 import type { Runtime } from '../../src/runtime';
 import { testClockOf, wallNow, wallNowMs } from '../../src/clock';
@@ -69,15 +71,10 @@ const OPEN_STATUSES = ['pending', 'sent', 'authorized'];
 const OPEN_STATUSES_SQL = OPEN_STATUSES.map((status) => `'${status}'`).join(', ');
 
 /** A payment as the settler takes it: with the last time its partner could not be reached (the settler's own column). */
-type DuePayment = PaymentRecord & { partner_unreachable_at: Date | null; partner_declined: string | null };
+type DuePayment = PaymentRecord & { partner_unreachable_at: Date | null; unsent_end: UnsentEnd | null };
 
 /** What every update of a followed payment carries. */
 type PaymentUpdateBase = Pick<PaymentUpdate, 'payment_id' | 'claim_link' | 'retry_count' | 'submissions'>;
-
-/** The payment failed because its partner declined it. */
-function declinedUpdate(base: PaymentUpdateBase, externalId: string | null, message: string): PaymentUpdate {
-  return { ...base, status: 'failed', external_id: externalId, failure_code: 'partner_declined', failure_message: message };
-}
 
 export class PaymentSettler {
   private stopped = false;
@@ -197,10 +194,10 @@ export class PaymentSettler {
     // the clock: the clock's advance asks the partner for it at that instant (clock-payments.ts).
     // Resubmitted here meanwhile, it could reach the partner after the advance found none there.
     if ((await testClockOf(this.runtime.db, payment.account_id)) !== null) return null;
-    // The partner declined it to a submitter whose word has not reached the ledger yet.
-    if (payment.partner_declined !== null) return declinedUpdate(base, null, payment.partner_declined);
+    // Ended by a submitter (declined, past its deadline, by the sandbox) whose word has not reached the ledger yet.
+    if (payment.unsent_end !== null) return { ...base, ...payment.unsent_end, external_id: null };
     const lease = await takeSubmission(this.runtime.db, payment.id);
-    if (lease === null) return null; // another submitter has it, or has just been declined: due again later
+    if (lease === null) return null; // another submitter has it, or has just ended it: due again later
     try {
       return await this.followUnmade(payment, base, lease);
     } finally {
@@ -217,7 +214,9 @@ export class PaymentSettler {
       const update = updateFromPartner(payment, seen);
       return update && { ...base, ...update };
     } catch (error) {
-      if (isPartnerError(error) && error.kind === 'declined') return declinedUpdate(base, payment.external_id, error.message);
+      if (isPartnerError(error) && error.kind === 'declined') {
+        return { ...base, status: 'failed', external_id: payment.external_id, failure_code: 'partner_declined', failure_message: error.message };
+      }
       throw error;
     }
   }
@@ -242,18 +241,16 @@ export class PaymentSettler {
         seen = await client.findPaymentByReference(payment.id);
         if (seen === null) {
           const why = link ? 'no partner reference came back before the deadline' : 'the customer revoked the partner link before the payment was made';
-          return {
-            ...base, status: 'failed', external_id: null, failure_code: link ? 'partner_timeout' : 'partner_link_revoked',
-            failure_message: `${why}, and the partner has no payment under its reference: nothing moved`,
-          };
+          const end: UnsentEnd = { status: 'failed', failure_code: link ? 'partner_timeout' : 'partner_link_revoked', failure_message: `${why}, and the partner has no payment under its reference: nothing moved` };
+          return this.ended(payment, base, lease, end);
         }
       }
     } catch (error) {
       base.submissions = sent.submissions;
       if (isPartnerError(error) && error.kind === 'unavailable') await markPartnerUnreachable(this.runtime.db, payment.id);
       if (isPartnerError(error) && error.kind === 'declined') {
-        // On record before the ledger hears of it (submission-lease.ts); past the lease, not the last word.
-        if (await endSubmission(this.runtime.db, payment.id, lease, error.message)) return { ...declinedUpdate(base, null, error.message), submissions: sent.submissions };
+        const ended = await this.ended(payment, base, lease, { status: 'failed', failure_code: 'partner_declined', failure_message: error.message });
+        if (ended) return ended;
       }
       // A resubmission that got no answer still counts (retry_count); the payment is due again later.
       if (sent.submissions === 0) throw error;
@@ -263,6 +260,15 @@ export class PaymentSettler {
     base.submissions = sent.submissions;
     const update = updateFromPartner(payment, seen);
     return update && { ...base, ...update };
+  }
+
+  /**
+   * The end this settler gave a payment the partner never made, written down as the lease is given
+   * back (submission-lease.ts); null when the lease had run out: another submitter may have sent it since.
+   */
+  private async ended(payment: DuePayment, base: PaymentUpdateBase, lease: string, end: UnsentEnd): Promise<PaymentUpdate | null> {
+    if (!(await endSubmission(this.runtime.db, payment.id, lease, end))) return null;
+    return { ...base, ...end, external_id: null };
   }
 
   /** The customer's active link with the payment's partner, or null once there is none. */

@@ -3,8 +3,9 @@
 // window has passed (PAYMENT_RESUBMIT_AFTER_MS). A window measured by the clock alone lets both
 // call the partner at once when the request is slow: the request's submission declined, the
 // settler's resubmission (without the sandbox scenario) paid, and the ledger, told of the decline
-// first, fails a payment the partner made. The lease makes the two take turns, and a decline is
-// written down as the lease is given back, so no later submitter sends what the partner refused.
+// first, fails a payment the partner made. The lease makes them take turns, and whoever ends a
+// payment the partner never made writes that end as it gives the lease back, so no later submitter
+// sends it again while the ledger has not recorded the end.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { log } from '../log';
@@ -15,30 +16,37 @@ import { log } from '../log';
  */
 export const SUBMISSION_LEASE_MS = 60_000;
 
+/** How a submitter ended a payment the partner never made, before the ledger records it. */
+export interface UnsentEnd {
+  status: 'failed' | 'cancelled';
+  failure_code: string;
+  failure_message: string;
+}
+
 /**
  * Takes the payment for one submission: the lease's token, or null when another submitter holds
- * it, the payment is no longer pending without a partner id, or a decline of it is on record.
+ * it, the payment is no longer pending without a partner id, or a submitter has ended it.
  */
 export async function takeSubmission(db: Knex, paymentId: string, leaseMs = SUBMISSION_LEASE_MS): Promise<string | null> {
   const lease = randomUUID();
   const { rows } = await db.raw<{ rows: unknown[] }>(`
     UPDATE payments SET submission_lease = ?, submission_lease_until = now() + make_interval(secs => ?::float8)
-     WHERE id = ? AND status = 'pending' AND external_id IS NULL AND partner_declined IS NULL
+     WHERE id = ? AND status = 'pending' AND external_id IS NULL AND unsent_end IS NULL
        AND (submission_lease_until IS NULL OR submission_lease_until <= now())
     RETURNING id`, [lease, leaseMs / 1000, paymentId]);
   return rows.length === 1 ? lease : null;
 }
 
 /**
- * Gives the lease back, writing the partner's decline when it declined. False when the lease was
- * no longer this submitter's (it outlived it, and another may have submitted since): a decline is
- * then not the last word on the payment and is not recorded.
+ * Gives the lease back, writing the end the submitter gave the payment, if any. False when the
+ * lease was no longer this submitter's (it outlived it, and another may have submitted since):
+ * its end is then not the last word on the payment, and is not written.
  */
-export async function endSubmission(db: Knex, paymentId: string, lease: string, declined: string | null = null): Promise<boolean> {
+export async function endSubmission(db: Knex, paymentId: string, lease: string, end: UnsentEnd | null = null): Promise<boolean> {
   const { rows } = await db.raw<{ rows: unknown[] }>(`
-    UPDATE payments SET submission_lease = NULL, submission_lease_until = NULL, partner_declined = coalesce(?, partner_declined)
+    UPDATE payments SET submission_lease = NULL, submission_lease_until = NULL, unsent_end = coalesce(?::jsonb, unsent_end)
      WHERE id = ? AND submission_lease = ? AND submission_lease_until > now()
-    RETURNING id`, [declined, paymentId, lease]);
+    RETURNING id`, [end === null ? null : JSON.stringify(end), paymentId, lease]);
   return rows.length === 1;
 }
 

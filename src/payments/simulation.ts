@@ -16,6 +16,7 @@ import { tellPartnerControl, type SandboxControl } from '../partners/sandbox-con
 import type { PartnerSlug } from '../partners/registry';
 import { assertOwnResource } from '../http/acting-account';
 import { paymentView } from '../ledger-client/answers';
+import { endSubmission, giveBackSubmission, takeSubmission, type UnsentEnd } from '../partners/submission-lease';
 import { recordPaymentUpdate, type PaymentRouteDeps } from './submission';
 import { paymentSchema } from './schema';
 import type { RouteDef } from '../http/route';
@@ -89,7 +90,7 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
     response: { status: 200, description: 'the payment in its new state', schema: paymentSchema },
     errors: ['payment_not_found', 'partner_unavailable', 'payment_state_conflict'],
     errorNotes: {
-      payment_state_conflict: 'settle of a payment still pending (the partner never took it: nothing was collected) or that the partner will not settle (it ended there, or will be reversed), or fail, cancel or expire-claim of a payment that had already ended at the partner (the payee claimed it): the payment now shows what the partner did',
+      payment_state_conflict: 'settle of a payment still pending (the partner never took it: nothing was collected) or that the partner will not settle (it ended there, or will be reversed), or fail, cancel or expire-claim of a payment that had already ended at the partner (the payee claimed it): the payment now shows what the partner did; or fail or cancel of a pending payment while the service is submitting it to its partner (repeat in a moment)',
     },
     handler: async (request) => {
       if (environment !== 'sandbox') throw new DomainError('resource_not_found', 'sandbox routes do not exist in the live environment');
@@ -97,30 +98,56 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
       const stored = await reads.byId(request.params.id);
       if (!stored) throw new DomainError('payment_not_found', 'no such payment', request.params.id);
       assertOwnResource(request, stored.account_id, stored.id);
-      const payment = stored.external_id === null && stored.status === 'pending' ? await adoptPartnerPayment(deps, stored) : stored;
-      const move = MOVES[action];
-      if (action === 'expire-claim' && payment.claim_link === null) throw new DomainError('invalid_request', 'the payment has no claim link', 'action');
-      if (action === 'settle' && payment.status === 'pending') {
-        throw new DomainError('payment_state_conflict', 'the payment is pending: the partner has not taken it, so nothing was collected or paid to settle', 'action');
+      if (stored.external_id !== null || stored.status !== 'pending') return simulate(deps, railsUrl(), controlSecret, stored, stored, action, null);
+      // Unsent: asked for at the partner and ended here while no submitter can send it (submission-lease.ts).
+      const lease = await takeSubmission(deps.db, stored.id);
+      if (lease === null) throw submitting(stored);
+      try {
+        return await simulate(deps, railsUrl(), controlSecret, stored, await adoptPartnerPayment(deps, stored), action, lease);
+      } finally {
+        await giveBackSubmission(deps.db, stored.id, lease);
       }
-      if (!move.from.includes(payment.status)) {
-        // Asking the partner by reference found it ended there: a conflict with what the client saw, not a bad request.
-        if (move.from.includes(stored.status)) throw new DomainError('payment_state_conflict', `the payment had already ended at ${payment.partner}: it is ${payment.status}`, 'action');
-        const why = FINAL_PAYMENT_STATUSES.includes(payment.status) ? 'it has ended' : `${action} applies to a payment that is ${move.from.join(' or ')}`;
-        throw new DomainError('invalid_request', `the payment is ${payment.status}: ${why}`, 'action');
-      }
-      if (!(await tellPartner(railsUrl(), controlSecret, payment, action))) {
-        const now = payment.external_id === null ? payment : await recordPartnerState(deps, payment);
-        if (now.status === move.to) return { status: 200, body: paymentView(now) }; // it had ended the same way (settled, or a claim link that expired)
-        throw new DomainError('payment_state_conflict', action === 'settle'
-          ? `${payment.partner} will not settle the payment: it is ${now.status}${now.status === payment.status ? ' there, and due to be reversed or ended otherwise' : ''}`
-          : `the payment had already ended at ${payment.partner}: it is ${now.status}`, 'action');
-      }
-      const update: PaymentUpdate = {
-        payment_id: payment.id, status: move.to as PaymentUpdate['status'], external_id: null, claim_link: null,
-        failure_code: move.failure, failure_message: move.failure ? `sandbox simulation: ${action}` : null, retry_count: payment.retry_count,
-      };
-      return { status: 200, body: paymentView(await recordPaymentUpdate(deps, payment, update)) };
     },
   };
+}
+
+/** The answer while another submitter has the unsent payment (submitting it, or ending it): its outcome is not known yet. */
+const submitting = (payment: PaymentRecord): DomainError =>
+  new DomainError('payment_state_conflict', `the payment is being submitted to ${payment.partner} or has just ended there: read it, or repeat the request in a moment`, 'action');
+
+/**
+ * Applies `action` to `payment` (`stored` as the request found it, before asking the partner by
+ * reference). `lease`: this request's submission lease of an unsent payment, whose end is written
+ * down before the ledger records it, so no submitter sends it afterwards.
+ */
+async function simulate(
+  deps: PaymentRouteDeps, railsUrl: string, controlSecret: string, stored: PaymentRecord, payment: PaymentRecord, action: Action, lease: string | null,
+): Promise<{ status: 200; body: unknown }> {
+  const move = MOVES[action];
+  if (action === 'expire-claim' && payment.claim_link === null) throw new DomainError('invalid_request', 'the payment has no claim link', 'action');
+  if (action === 'settle' && payment.status === 'pending') {
+    throw new DomainError('payment_state_conflict', 'the payment is pending: the partner has not taken it, so nothing was collected or paid to settle', 'action');
+  }
+  if (!move.from.includes(payment.status)) {
+    // Asking the partner by reference found it ended there: a conflict with what the client saw, not a bad request.
+    if (move.from.includes(stored.status)) throw new DomainError('payment_state_conflict', `the payment had already ended at ${payment.partner}: it is ${payment.status}`, 'action');
+    const why = FINAL_PAYMENT_STATUSES.includes(payment.status) ? 'it has ended' : `${action} applies to a payment that is ${move.from.join(' or ')}`;
+    throw new DomainError('invalid_request', `the payment is ${payment.status}: ${why}`, 'action');
+  }
+  if (!(await tellPartner(railsUrl, controlSecret, payment, action))) {
+    const now = payment.external_id === null ? payment : await recordPartnerState(deps, payment);
+    if (now.status === move.to) return { status: 200, body: paymentView(now) }; // it had ended the same way (settled, or a claim link that expired)
+    throw new DomainError('payment_state_conflict', action === 'settle'
+      ? `${payment.partner} will not settle the payment: it is ${now.status}${now.status === payment.status ? ' there, and due to be reversed or ended otherwise' : ''}`
+      : `the payment had already ended at ${payment.partner}: it is ${now.status}`, 'action');
+  }
+  const update: PaymentUpdate = {
+    payment_id: payment.id, status: move.to as PaymentUpdate['status'], external_id: null, claim_link: null,
+    failure_code: move.failure, failure_message: move.failure ? `sandbox simulation: ${action}` : null, retry_count: payment.retry_count,
+  };
+  if (lease !== null && payment.external_id === null && update.failure_code !== null) {
+    const end: UnsentEnd = { status: update.status as UnsentEnd['status'], failure_code: update.failure_code, failure_message: update.failure_message! };
+    if (!(await endSubmission(deps.db, payment.id, lease, end))) throw submitting(payment);
+  }
+  return { status: 200, body: paymentView(await recordPaymentUpdate(deps, payment, update)) };
 }

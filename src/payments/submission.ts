@@ -22,7 +22,7 @@ import type { PartnerLinkRow, PartnerLinks } from '../partner-links/links';
 import type { PartnerClient, PartnerPayment } from '../partners/client';
 import { isPartnerError } from '../partners/errors';
 import { markPartnerUnreachable, partnerRequestOf } from '../partners/payment-request';
-import { endSubmission, giveBackSubmission, takeSubmission } from '../partners/submission-lease';
+import { endSubmission, giveBackSubmission, takeSubmission, type UnsentEnd } from '../partners/submission-lease';
 import type { PartnerSlug } from '../partners/registry';
 import type { SandboxScenario } from '../partners/scenarios';
 import type { PaymentReads } from './reads';
@@ -159,8 +159,9 @@ async function submitHeld(
     if (error.kind === 'declined' || error.kind === 'rejected') {
       // Written down before the ledger hears of it, so that no later submitter sends it again;
       // a request that outlived its lease knows no more than that the payment is pending.
-      if (!(await endSubmission(deps.db, current.id, lease, error.message))) return resubmittedAnswer((await reads.byId(current.id)) ?? current);
-      const failed = await record({ status: 'failed', external_id: null, claim_link: null, failure_code: 'partner_declined', failure_message: error.message });
+      const end: UnsentEnd = { status: 'failed', failure_code: 'partner_declined', failure_message: error.message };
+      if (!(await endSubmission(deps.db, current.id, lease, end))) return resubmittedAnswer((await reads.byId(current.id)) ?? current);
+      const failed = await record({ ...end, external_id: null, claim_link: null });
       return { status: 201, body: paymentView(failed) };
     }
     throw new DomainError('partner_error', `${partner} answered unexpectedly; the payment may or may not have been made: check GET /v1/payments/${current.id}`, current.id);

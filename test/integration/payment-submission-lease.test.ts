@@ -3,8 +3,9 @@
 // partner at once, and a decline one of them got is never sent again by the other. Found by the
 // simulation (seed 7): a request slow to record its decline let the settler resubmit the payment
 // without its sandbox scenario; the partner paid it and the ledger, told of the decline first,
-// failed it. Each test holds the decline's answer back (a slow link from the partner), so that the
-// settler's window (PAYMENT_RESUBMIT_AFTER_MS, 4 s in tests) opens while the request still waits.
+// failed it. The tests hold a partner's answer back (a slow link), so that the settler's window
+// (PAYMENT_RESUBMIT_AFTER_MS, 4 s in tests) opens while the request still waits, or a sandbox
+// `fail` comes while the settler's resubmission is on its way.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,6 +67,31 @@ describe('one submitter of a payment at a time', function () {
     await settlerPassedBy();
     assert.deepEqual([(await payment(declined.body.id)).status, await atPartner(declined.body.id)], ['failed', []], 'failed, and still nothing at the partner');
     assert.deepEqual(await db()('journal_entries').where('payment_id', declined.body.id), [], 'nothing credited');
+  });
+
+  it('refuses a sandbox fail of a pending payment while the settler is submitting it, and the payment ends as the partner made it', async () => {
+    let target = '';
+    let entered!: () => void;
+    const settlerSubmitting = new Promise<void>((resolve) => { entered = resolve; });
+    // The settler's resubmission (no scenario) of this payment reaches the partner 3 s late.
+    PartnerClient.prototype.submitPaymentAs = async function (this: PartnerClient, token: string, request: PartnerPaymentRequest, sent?: { submissions: number }) {
+      if (request.reference === target && request.scenario === undefined) {
+        entered();
+        await sleep(3_000);
+      }
+      return original.call(this, token, request, sent);
+    };
+    const pending = await addFunds('7.33', 'unavailable');
+    assert.deepEqual([pending.status, pending.body.status], [202, 'pending'], JSON.stringify(pending.body));
+    target = pending.body.id;
+    await settlerSubmitting;
+    const failed = await call(base(), 'POST', `/v1/sandbox/payments/${target}/fail`, undefined, { token: owner.key, idempotencyKey: randomUUID() });
+    assert.deepEqual([failed.status, failed.body.error], [409, 'payment_state_conflict'], JSON.stringify(failed.body));
+    const ended = await eventually(async () => {
+      const [p, rail] = [await payment(target), (await atPartner(target))[0]];
+      return p.status === 'completed' && rail?.status === 'completed' ? { p, rail } : undefined;
+    }, 30_000, 'the payment completes at the partner and in the ledger');
+    assert.equal(ended.rail.amount, '7.33');
   });
 
   it('fails a payment whose decline is on record while the ledger has not heard of it, and never sends it again', async () => {

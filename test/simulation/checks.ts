@@ -91,7 +91,7 @@ export async function stillOpen(db: Db, world: World): Promise<string> {
   const { rows: transfers } = await db.raw(
     `SELECT id, type, status, updated_at FROM transfers WHERE account_id = ANY(?::uuid[]) AND status NOT IN ('completed', 'failed', 'rolled_back') ORDER BY updated_at LIMIT 5`, [ids]);
   const { rows: payments } = await db.raw(
-    `SELECT id, partner, status, external_id, partner_unreachable_at, submission_lease_until, partner_declined, next_poll_at, created_at FROM payments
+    `SELECT id, partner, status, external_id, partner_unreachable_at, submission_lease_until, unsent_end, next_poll_at, created_at FROM payments
       WHERE account_id = ANY(?::uuid[]) AND status IN ('pending', 'sent', 'authorized') ORDER BY created_at LIMIT 5`, [ids]);
   const { rows: rounds } = await db.raw(`SELECT count(*)::int AS n, min(created_at) AS oldest FROM outbox_rounds`);
   return `transfers ${JSON.stringify(transfers)}; payments ${JSON.stringify(payments)}; outbox rounds ${rounds[0].n} (oldest ${rounds[0].oldest?.toISOString() ?? 'none'})`;
