@@ -19,8 +19,10 @@ export function isTransient(error: unknown): boolean {
   if (retriable === true) return true;
   if (typeof code === 'string' && (TRANSIENT_ERROR_CODES.has(code) || code.startsWith('08'))) return true;
   const message = (error as Error).message ?? '';
-  // node-postgres's own query_timeout (the client stopped waiting for an answer), and a connection
-  // it saw end (the server ended the session: a restart, or a transaction left idle too long).
-  return /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|Query read timeout|is not queryable/.test(message);
+  // node-postgres's own query_timeout (the client stopped waiting for an answer), its connection
+  // timeout (a server that accepts and never answers, stopped or stalled: the socket destroyed with
+  // "timeout expired"), and a connection it saw end (the server ended the session: a restart, or a
+  // transaction left idle too long).
+  return /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|Query read timeout|^timeout expired$|is not queryable/.test(message);
 }
 

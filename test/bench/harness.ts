@@ -39,6 +39,8 @@ export interface ServiceSettings {
   roles: string;
   databaseUrl: string;
   extraEnv?: Record<string, string>;
+  /** Where every line the process writes is appended, across its restarts (the simulation's logs). */
+  logFile?: string;
 }
 
 export const benchNames = (label: string) => ({
@@ -74,6 +76,12 @@ export function startService(settings: ServiceSettings, label: string): BenchSer
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
+  if (settings.logFile) {
+    const file = fs.createWriteStream(settings.logFile, { flags: 'a' });
+    child.stdout!.pipe(file, { end: false });
+    child.stderr!.pipe(file, { end: false });
+    child.once('exit', () => file.end());
+  }
   if (env.BENCH_SERVICE_STDERR) child.stderr!.pipe(process.stderr); // to watch a run's diagnostics
   return service;
 }

@@ -76,7 +76,7 @@ export async function restartStack(): Promise<void> {
   await run('bash', [path.join(ROOT, 'scripts', 'stack.sh'), 'up'], { timeout: 400_000, env });
 }
 
-export interface RoleSpec { name: string; roles: string; port: number; http: boolean; extraEnv?: Record<string, string> }
+export interface RoleSpec { name: string; roles: string; port: number; http: boolean; extraEnv?: Record<string, string>; logFile?: string }
 
 /** A role process that can be killed and started again with the same settings. */
 export class RoleProcess {
@@ -90,7 +90,7 @@ export class RoleProcess {
   async start(readyTimeoutMs?: number, env: Record<string, string> = {}): Promise<void> {
     // LOG_LEVEL info: a process without HTTP is ready once it logs "service started".
     const extraEnv = { LOG_LEVEL: this.spec.http ? 'warn' : 'info', ...this.spec.extraEnv, ...env };
-    this.service = startService({ port: this.spec.port, roles: this.spec.roles, databaseUrl: this.databaseUrl, extraEnv }, 'chaos');
+    this.service = startService({ port: this.spec.port, roles: this.spec.roles, databaseUrl: this.databaseUrl, extraEnv, logFile: this.spec.logFile }, 'chaos');
     await waitReady(this.service, this.spec.http, readyTimeoutMs);
   }
 

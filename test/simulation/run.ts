@@ -21,7 +21,7 @@ import { P99_FACTOR, P99_FLOOR_MS } from './latency';
 import { holdChecks, readDoubtful, voidLeftHolds, walletBalanceChecks, walletSummary } from './hold-checks';
 import { clientOps, faultSchedule, NOMINAL_OPS_PER_S, type Op } from './plan';
 import { replay } from './replay';
-import { createWorld, killStage, names, setUp, startStage, stopStage } from './stage';
+import { createWorld, killStage, LOG_DIR, names, setUp, startStage, stopStage } from './stage';
 import { Names, Trace } from './trace';
 import type { Member, World } from './world';
 import { metadataChecks } from './metadata-checks';
@@ -86,6 +86,7 @@ function report(world: World, faults: FaultLog): void {
   }
   for (const c of [...involved].slice(0, 6)) console.log(`  last operations of client ${c}:\n    ${findings.lastOps(c).join('\n    ')}`);
   console.log(`  faults: ${faults.lines.join('; ') || 'none'}`);
+  console.log(`  the service processes' logs: ${path.relative(process.cwd(), LOG_DIR)}/ (a 500's details name its request id)`);
   const file = path.join(process.cwd(), '.simulation', `seed-${settings.seed}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify({ settings, failures: findings.failures, faults: faults.lines, lastOps: Object.fromEntries([...involved].map((c) => [c, findings.lastOps(c)])) }, null, 2));

@@ -2,6 +2,8 @@
 // ports, settings and namespace, two ledgers among them), the proxies its partitions cut, and the set-up (one account per client with its customer linked
 // with both partners, a webhook endpoint and receiver, an event stream, and its first funds;
 // then the accounts on test clocks, clock-stage.ts).
+import fs from 'node:fs';
+import path from 'node:path';
 import { benchNames, cleanUpRedisKeys, cleanUpTopics, recreateDatabase } from '../bench/harness';
 import { RoleProcess } from '../chaos/components';
 import { signUp } from '../support/accounts';
@@ -26,6 +28,8 @@ const PORT = 4800;
 export const baseUrl = `http://127.0.0.1:${PORT + 30}`;
 // The role processes take their Redis prefix from benchNames('chaos') (test/chaos/components.ts).
 export const names = benchNames('chaos');
+/** The service processes' logs of the last run. */
+export const LOG_DIR = path.join(process.cwd(), '.simulation', 'logs');
 const FUNDING_CENTS = 100_000;
 
 /**
@@ -46,12 +50,16 @@ export async function startStage(): Promise<FaultTargets> {
   const proxiedDatabase = new URL(names.databaseUrl);
   proxiedDatabase.port = String(ledgerPostgres.port);
   const rails = `http://127.0.0.1:${PORT + 1}`;
+  // Each process's log, across its restarts, for a failure's cause (a 500's stack, by its request id).
+  fs.rmSync(LOG_DIR, { recursive: true, force: true });
+  fs.mkdirSync(LOG_DIR, { recursive: true });
+  const logFile = (target: ProcessTarget) => path.join(LOG_DIR, `${target}.log`);
   const roles: Record<ProcessTarget, RoleProcess> = {
-    rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: PORT, http: false, extraEnv: { PUBLIC_URL: baseUrl } }, names.databaseUrl),
-    workers: new RoleProcess({ name: 'dispatchers', roles: 'partners,webhooks,request-logs', port: PORT + 10, http: false, extraEnv: { MOCK_RAILS_URL: rails } }, names.databaseUrl),
-    ledger: new RoleProcess({ name: 'ledger', roles: 'ledger', port: PORT + 20, http: false }, proxiedDatabase.toString()),
-    ledger2: new RoleProcess({ name: 'second ledger', roles: 'ledger', port: PORT + 40, http: false }, names.databaseUrl),
-    api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: PORT + 30, http: true, extraEnv: { MOCK_RAILS_URL: rails, PUBLIC_URL: baseUrl, KAFKA_BROKERS: `127.0.0.1:${apiKafka.port}` } }, names.databaseUrl),
+    rails: new RoleProcess({ name: 'mock rails', roles: 'mock-rails', port: PORT, http: false, extraEnv: { PUBLIC_URL: baseUrl }, logFile: logFile('rails') }, names.databaseUrl),
+    workers: new RoleProcess({ name: 'dispatchers', roles: 'partners,webhooks,request-logs', port: PORT + 10, http: false, extraEnv: { MOCK_RAILS_URL: rails }, logFile: logFile('workers') }, names.databaseUrl),
+    ledger: new RoleProcess({ name: 'ledger', roles: 'ledger', port: PORT + 20, http: false, logFile: logFile('ledger') }, proxiedDatabase.toString()),
+    ledger2: new RoleProcess({ name: 'second ledger', roles: 'ledger', port: PORT + 40, http: false, logFile: logFile('ledger2') }, names.databaseUrl),
+    api: new RoleProcess({ name: 'api', roles: 'api,notifier', port: PORT + 30, http: true, extraEnv: { MOCK_RAILS_URL: rails, PUBLIC_URL: baseUrl, KAFKA_BROKERS: `127.0.0.1:${apiKafka.port}` }, logFile: logFile('api') }, names.databaseUrl),
   };
   const targets: FaultTargets = { roles, links: { api_kafka: apiKafka, ledger_postgres: ledgerPostgres }, flushRedisKeys: () => cleanUpRedisKeys(names.redisKeyPrefix), railsUrl: rails };
   stage = { targets, proxies: [apiKafka, ledgerPostgres] };
