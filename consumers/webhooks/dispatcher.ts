@@ -1,7 +1,8 @@
 // Sends webhook deliveries (DESIGN.md section 5d). New events arrive from the consumer (runner.ts)
 // and are sent at once when there is room; everything else (retries, deliveries left for lack of
 // room, manual retries and recoveries, attempts a dead dispatcher left behind) is claimed from
-// Postgres when due. A disabled endpoint's deliveries are recorded too and left pending: no claim
+// Postgres when due: every `pollMs`, and at the earliest retry this dispatcher scheduled (a retry
+// is sent when due, whatever the poll). A disabled endpoint's deliveries are recorded too and left pending: no claim
 // takes them until it is enabled again, and then they go like any due delivery. Room is bounded
 // twice: `concurrency` attempts in all, and `perEndpoint` per endpoint, so a receiver that hangs
 // holds a few slots for at most `timeoutMs` and the others go on. Outcomes are written in batches
@@ -36,6 +37,9 @@ function describeDuration(ms: number): string {
   return `${count} ${unit}${count === 1 ? '' : 's'}`;
 }
 
+/** After a retry's time, so that Postgres's clock (which the claim reads) has passed it too. */
+const CLAIM_AT_MARGIN_MS = 5;
+
 const isSuccess = (result: AttemptResult) => result.status !== null && result.status >= 200 && result.status < 300;
 
 export class WebhookDispatcher {
@@ -49,6 +53,8 @@ export class WebhookDispatcher {
   /** Deliveries may be due that no claim took yet (for lack of room): claim again when a slot frees. */
   private mayBeDue = false;
   private timer: NodeJS.Timeout | undefined;
+  /** A claim armed for the earliest retry this dispatcher scheduled, so a retry is sent when due, not at the next poll. */
+  private retryTimer: { at: number; timeout: NodeJS.Timeout } | null = null;
   private stopped = false;
 
   constructor(
@@ -110,6 +116,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    if (this.retryTimer) clearTimeout(this.retryTimer.timeout);
     await this.polling;
     await Promise.allSettled([...this.running]);
     while (this.recording) await this.recording;
@@ -132,6 +139,17 @@ export class WebhookDispatcher {
       this.take(row.endpoint_id);
       this.launch(row, endpoint);
     }
+  }
+
+  /** Claims at `at` (a retry falls due), unless a claim is armed for sooner. */
+  private claimAt(at: number): void {
+    if (this.stopped || (this.retryTimer !== null && this.retryTimer.at <= at)) return;
+    if (this.retryTimer) clearTimeout(this.retryTimer.timeout);
+    const timeout = setTimeout(() => {
+      this.retryTimer = null;
+      this.poll();
+    }, Math.max(0, at - wallNowMs()) + CLAIM_AT_MARGIN_MS);
+    this.retryTimer = { at, timeout };
   }
 
   private reserve(endpointId: string): boolean {
@@ -198,6 +216,8 @@ export class WebhookDispatcher {
 
   private async recordBatch(batch: AttemptOutcome[]): Promise<void> {
     await this.deliveries.record(batch);
+    const retries = batch.flatMap((o) => (o.next.status === 'pending' ? [o.next.at.getTime()] : []));
+    if (retries.length > 0) this.claimAt(Math.min(...retries));
     const healthy = new Set(batch.filter((o) => o.next.status === 'delivered').map((o) => o.delivery.endpoint_id));
     const failing = [...new Set(batch.filter((o) => o.next.status !== 'delivered').map((o) => o.delivery.endpoint_id))].filter((id) => !healthy.has(id));
     await this.endpoints.markHealthy([...healthy]);

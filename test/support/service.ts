@@ -17,7 +17,7 @@ export interface TestService {
 }
 
 export const WEBHOOK_TEST_SETTINGS = {
-  WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_MS: '100', WEBHOOK_DISABLE_AFTER_MS: '2500',
+  WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_DISABLE_AFTER_MS: '2500',
 };
 
 const SCHEDULED_TRANSFER_TEST_SETTINGS = { SCHEDULED_TRANSFER_DAY_MS: '1000', SCHEDULED_RUNS_SWEEP_MS: '250', SCHEDULED_RUN_RESEND_AFTER_MS: '2000' };
@@ -26,6 +26,8 @@ export async function startService(overrides: NodeJS.ProcessEnv = {}): Promise<T
   // Tests count the rails' round trips: spurious "Invalid token" answers only where a test asks for them.
   // Webhook retries, timeouts and disabling in seconds, not hours, so tests can watch them happen;
   // as with the real settings, one delivery's schedule ends long before an endpoint is disabled.
+  // The dispatcher polls at its own pace (WEBHOOK_POLL_MS, 500 ms): it sends each retry when due
+  // on its own, and a poll every 100 ms cost each worker's service ten statements a second.
   // The deadline of executing transfers is a day: the files that test it backdate transfers by an
   // hour and drive a checker of their own, which the service's own must not race. The settler
   // takes a pending payment over after 4 s, not 10: the tests' partners answer a refusal at once,
