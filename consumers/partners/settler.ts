@@ -12,9 +12,10 @@
 // past the deadline, or once the customer's link is revoked, the partner is asked (with the
 // client's own token) for the payment under our reference, and only a payment it never made is
 // failed, its hold released. Nor because the partner was away: the deadline counts from the last
-// time a submission or lookup could not reach the partner (partner_unreachable_at), so a payment
-// caught in an outage longer than the deadline stays pending and held, and is resubmitted for a
-// whole deadline once the partner is back. One it made is followed with the client's own token when the link
+// time a submission or lookup could not reach the partner, or a submitter that went away held the
+// payment's lease (partner_unreachable_at), so a payment caught in an outage longer than the
+// deadline stays pending and held, and is resubmitted for a whole deadline once the partner is
+// back. One it made is followed with the client's own token when the link
 // is gone, until the partner ends it (a claim link expires, a payment settles or is reversed).
 //
 // Each partner is settled by a lane of its own, with its own concurrency and its own time
@@ -199,9 +200,9 @@ export class PaymentSettler {
     const lease = await takeSubmission(this.runtime.db, payment.id);
     if (lease === null) return null; // another submitter has it, or has just ended it: due again later
     try {
-      return await this.followUnmade(payment, base, lease);
+      return await this.followUnmade({ ...payment, partner_unreachable_at: lease.partnerUnreachableAt }, base, lease.token);
     } finally {
-      await giveBackSubmission(this.runtime.db, payment.id, lease);
+      await giveBackSubmission(this.runtime.db, payment.id, lease.token);
     }
   }
 

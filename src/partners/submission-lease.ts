@@ -16,6 +16,12 @@ import { log } from '../log';
  */
 export const SUBMISSION_LEASE_MS = 60_000;
 
+/** A submission lease taken: its token, and the payment's last unreachable moment with the lease taken. */
+export interface TakenSubmission {
+  token: string;
+  partnerUnreachableAt: Date | null;
+}
+
 /** How a submitter ended a payment the partner never made, before the ledger records it. */
 export interface UnsentEnd {
   status: 'failed' | 'cancelled';
@@ -26,15 +32,22 @@ export interface UnsentEnd {
 /**
  * Takes the payment for one submission: the lease's token, or null when another submitter holds
  * it, the payment is no longer pending without a partner id, or a submitter has ended it.
+ *
+ * A lease taken over from a submitter that went away without giving it back (its process was
+ * killed during the partner call) marks the payment as one the partner could not be asked about
+ * until that lease ran out (partner_unreachable_at): the pending deadline counts from then, as it
+ * does after an outage, so a lease as long as the deadline cannot fail a payment no one submitted.
  */
-export async function takeSubmission(db: Knex, paymentId: string, leaseMs = SUBMISSION_LEASE_MS): Promise<string | null> {
-  const lease = randomUUID();
-  const { rows } = await db.raw<{ rows: unknown[] }>(`
-    UPDATE payments SET submission_lease = ?, submission_lease_until = now() + make_interval(secs => ?::float8)
+export async function takeSubmission(db: Knex, paymentId: string, leaseMs = SUBMISSION_LEASE_MS): Promise<TakenSubmission | null> {
+  const token = randomUUID();
+  const { rows } = await db.raw<{ rows: Array<{ partner_unreachable_at: Date | null }> }>(`
+    UPDATE payments SET submission_lease = ?, submission_lease_until = now() + make_interval(secs => ?::float8),
+           partner_unreachable_at = CASE WHEN submission_lease IS NULL THEN partner_unreachable_at
+                                         ELSE greatest(partner_unreachable_at, submission_lease_until) END
      WHERE id = ? AND status = 'pending' AND external_id IS NULL AND unsent_end IS NULL
        AND (submission_lease_until IS NULL OR submission_lease_until <= now())
-    RETURNING id`, [lease, leaseMs / 1000, paymentId]);
-  return rows.length === 1 ? lease : null;
+    RETURNING partner_unreachable_at`, [token, leaseMs / 1000, paymentId]);
+  return rows.length === 1 ? { token, partnerUnreachableAt: rows[0].partner_unreachable_at } : null;
 }
 
 /**

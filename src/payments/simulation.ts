@@ -100,7 +100,7 @@ export function paymentSimulationRoute(deps: PaymentRouteDeps, environment: Envi
       assertOwnResource(request, stored.account_id, stored.id);
       if (stored.external_id !== null || stored.status !== 'pending') return simulate(deps, railsUrl(), controlSecret, stored, stored, action, null);
       // Unsent: asked for at the partner and ended here while no submitter can send it (submission-lease.ts).
-      const lease = await takeSubmission(deps.db, stored.id);
+      const lease = (await takeSubmission(deps.db, stored.id))?.token ?? null;
       if (lease === null) throw submitting(stored);
       try {
         return await simulate(deps, railsUrl(), controlSecret, stored, await adoptPartnerPayment(deps, stored), action, lease);

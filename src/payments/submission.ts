@@ -114,7 +114,7 @@ export async function createAndSubmit(
   if (current.status !== 'pending') return { status: 201, body: paymentView(current) };
   if (wallNowMs() - current.created_at.getTime() >= deps.resubmitAfterMs) return resubmittedAnswer(current);
   // Another submitter has it (a repeated request, or the settler), or a decline of it is on record: the settler ends it.
-  const lease = await takeSubmission(deps.db, current.id);
+  const lease = (await takeSubmission(deps.db, current.id))?.token ?? null;
   if (lease === null) return resubmittedAnswer((await reads.byId(current.id)) ?? current);
   try {
     return await submitHeld(deps, current, link, submission, lease);

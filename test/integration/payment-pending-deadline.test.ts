@@ -5,7 +5,8 @@
 // payout the partner could not take is
 // answered 202 pending and held; past the deadline, while the partner cannot be reached, it stays
 // pending and held; once the partner is back it is resubmitted and paid, never failed: the
-// deadline fails a payment only when a reachable partner confirms it holds none.
+// deadline fails a payment only when a reachable partner confirms it holds none. Nor does time a
+// submitter that went away kept its lease count against it (found by the simulation, seed 14).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startPartnerDispatcher } from '../../consumers/partners/runner';
@@ -16,6 +17,7 @@ import { violations } from '../support/load';
 import { fund } from '../support/money';
 import { ownerWithCustomer } from '../support/partner-links';
 import { controlHeaders } from '../support/secrets';
+import { takeSubmission } from '../../src/partners/submission-lease';
 
 const PENDING_DEADLINE_MS = 3_000;
 /** Longer than the test: the partner comes back when the test says so. */
@@ -90,5 +92,26 @@ describe('the pending deadline of a payment, against a partner outage longer tha
     assert.deepEqual(await breakdown(), ['60.00', '0.00'], 'the hold ended with the payment, paid out once');
     const entries = await testService().runtime.db('journal_entries').where('payment_id', id);
     assert.deepEqual(entries.map((e: { kind: string }) => e.kind).sort(), ['payment_hold', 'payment_settle'], 'held, then settled; never released');
+  });
+  it('gives a payment whose submitter went away holding its lease a whole deadline once the lease runs out: resubmitted and paid, not failed', async () => {
+    // The request's own submissions meet a 503 (the sandbox scenario); then a submitter takes the
+    // payment's lease for longer than the deadline and goes away without giving it back, as a
+    // process killed during its partner call does.
+    const sent = await call(base(), 'POST', '/v1/payments/send',
+      { customer_id: customerId, partner: 'fiat', amount: '10.00', currency: 'EUR', purpose: 'invoice 9', payee: { ...PERSON, bank: BANK } },
+      { token: owner.key, idempotencyKey: randomUUID(), headers: { 'Sandbox-Scenario': 'unavailable' } });
+    assert.deepEqual([sent.status, sent.body.status], [202, 'pending'], JSON.stringify(sent.body));
+    const id = sent.body.id;
+    const leaseMs = testService().config.paymentResubmitAfterMs + 3 * PENDING_DEADLINE_MS;
+    assert.ok(await takeSubmission(testService().runtime.db, id, leaseMs), 'the lease was free to take');
+
+    const done = await eventually(async () => {
+      const now = await paymentOf(id);
+      return now.status === 'pending' ? undefined : now;
+    }, leaseMs + 30_000, 'the payment ends once the lease has run out');
+    assert.deepEqual([done.status, done.failure], ['completed', null], `resubmitted and paid, not failed: ${JSON.stringify(done)}`);
+    assert.ok(Date.now() - Date.parse(sent.body.created_at) >= leaseMs, 'not before the lease ran out');
+    const [rail] = await testService().runtime.db('mock_rails.payments').where({ partner: 'fiat', reference: id }).select('amount', 'status');
+    assert.equal(rail?.amount, '10.00', 'the partner made it once');
   });
 });
