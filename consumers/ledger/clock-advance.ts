@@ -21,12 +21,15 @@ import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { DAY_MS } from '../../src/scheduled-transfers/occurrences';
 import { claimDueOccurrences, pendingRunsOfClock, recordDecidedRuns } from '../../src/scheduled-transfers/runs';
-import { anyClockAdvancing, claimAdvancingClock, finishAdvance, stepClock, type TestClockRow } from '../../src/test-clocks/clocks';
+import { anyClockAdvancing, claimAdvancingClock, finishAdvance, stepClock, TEST_CLOCK_ADVANCES_CHANNEL, type TestClockRow } from '../../src/test-clocks/clocks';
+import { ChannelListener } from '../../src/db/channel-listener';
 import { dueHoldExpiries } from './hold-expiry';
 import { sendCommands } from './send-commands';
 
-/** How often the worker looks for an advancing clock. */
+/** How often the worker looks for an advancing clock while it does not hear of advances (TEST_CLOCK_ADVANCES_CHANNEL). */
 const SWEEP_EVERY_MS = 200;
+/** While it hears them: only for an advance whose worker died (its lease ran out). */
+const SWEEP_EVERY_MS_LISTENING = 5_000;
 /** A claim lasts this long, renewed at each step: another worker takes an advance over once it ran out. */
 const LEASE_MS = 60_000;
 /** How long a step waits for the ledger to decide what it sent; past it the advance is taken up again later. */
@@ -136,17 +139,53 @@ async function sweepOnce(runtime: Runtime, work: ClockDueWork | null): Promise<v
 }
 
 /**
- * Sweeps every SWEEP_EVERY_MS, one sweep at a time; a failed advance is taken up again once its
- * lease ran out. Without `work` (a ledger started alone, as some tests do) payments are not stepped to.
+ * Sweeps as soon as an advance is announced (the advance's transaction notifies
+ * TEST_CLOCK_ADVANCES_CHANNEL at commit), and besides every SWEEP_EVERY_MS_LISTENING for an advance
+ * whose worker died, or every SWEEP_EVERY_MS while announcements are not heard. One sweep at a
+ * time; one asked for meanwhile runs after it, so an advance announced as a sweep ends is not
+ * missed. A failed advance is taken up again once its lease ran out. Without `work` (a ledger
+ * started alone, as some tests do) payments are not stepped to.
  */
-export function startClockAdvances(runtime: Runtime, work: ClockDueWork | null = null): { stop(): Promise<void> } {
+export function startClockAdvances(runtime: Runtime, work: ClockDueWork | null = null): { start(): Promise<void>; stop(): Promise<void> } {
   let running: Promise<unknown> | null = null;
+  let again = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
   const sweep = () => {
-    running ??= sweepOnce(runtime, work)
+    if (stopped) return;
+    if (running !== null) {
+      again = true;
+      return;
+    }
+    running = sweepOnce(runtime, work)
       .catch((error) => log.error({ err: error }, 'test clock advance failed; it is taken up again once its lease runs out'))
-      .finally(() => { running = null; });
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          sweep();
+        }
+      });
   };
-  sweep();
-  const timer = setInterval(sweep, SWEEP_EVERY_MS);
-  return { stop: async () => { clearInterval(timer); await running; } };
+  const listener = new ChannelListener(runtime.config.databaseUrl, TEST_CLOCK_ADVANCES_CHANNEL, {
+    notified: sweep,
+    // Advances announced while it did not listen are found by this sweep.
+    listening: (now) => { if (now) sweep(); },
+  }, { changes: 'test clock advances', meanwhile: `looking for them every ${SWEEP_EVERY_MS} ms` });
+  const tick = () => {
+    sweep();
+    timer = setTimeout(tick, listener.listening ? SWEEP_EVERY_MS_LISTENING : SWEEP_EVERY_MS);
+  };
+  return {
+    start: async () => {
+      await listener.start();
+      tick();
+    },
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await listener.stop();
+      await running;
+    },
+  };
 }

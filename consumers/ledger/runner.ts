@@ -53,7 +53,9 @@ export async function startLedger(runtime: Runtime, options: LedgerOptions = {})
   holdExpiry.start();
   const { config } = runtime;
   const scheduledRuns = startScheduledRuns(runtime, { sweepMs: config.scheduledRunsSweepMs, resendAfterMs: config.scheduledRunResendAfterMs, dayMs: config.scheduledTransferDayMs });
+  await scheduledRuns.start();
   const clockAdvances = startClockAdvances(runtime, options.clockWork ?? null);
+  await clockAdvances.start();
   return {
     role: 'ledger',
     stop: async () => {

@@ -44,16 +44,23 @@ function runCommand(run: Pick<RunRow, 'account_id' | 'command_id' | 'transfer_id
   };
 }
 
-/** What the worker has to do now: occurrences due by `at`, runs waiting for the ledger. One statement, as the idle sweep is. */
-export async function workWaiting(db: Db, at: Date, clockId: ClockScope = null): Promise<{ due: boolean; pending: boolean }> {
+/** Announced at the commit of every insert into scheduled_transfers (migrations/20261208090000_announce_clock_advances_and_schedules.ts). */
+export const SCHEDULES_ADDED_CHANNEL = 'scheduled_transfers_added';
+
+/**
+ * What the worker has to do: occurrences due by `at`, runs waiting for the ledger, and when the
+ * next occurrence falls due (null: none is scheduled). One statement, as the idle sweep is.
+ */
+export async function workWaiting(db: Db, at: Date, clockId: ClockScope = null): Promise<{ due: boolean; pending: boolean; nextDueAt: Date | null }> {
   const schedules = inClockScope('s.account_id', clockId);
   const runs = inClockScope('r.account_id', clockId);
   const { rows } = await db.raw(
-    `SELECT EXISTS (SELECT 1 FROM scheduled_transfers s WHERE s.status = 'scheduled' AND s.next_run_at <= ? AND ${schedules.sql}) AS due,
+    `SELECT (SELECT s.next_run_at FROM scheduled_transfers s WHERE s.status = 'scheduled' AND ${schedules.sql} ORDER BY s.next_run_at LIMIT 1) AS next_due_at,
             EXISTS (SELECT 1 FROM scheduled_transfer_runs r WHERE r.status = 'pending' AND ${runs.sql}) AS pending`,
-    [at, ...schedules.bindings, ...runs.bindings],
+    [...schedules.bindings, ...runs.bindings],
   );
-  return rows[0];
+  const nextDueAt: Date | null = rows[0].next_due_at === null ? null : new Date(rows[0].next_due_at);
+  return { due: nextDueAt !== null && nextDueAt.getTime() <= at.getTime(), pending: rows[0].pending, nextDueAt };
 }
 
 /**

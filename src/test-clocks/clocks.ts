@@ -6,6 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 
+/** The channel an advance is announced on, at its commit (migrations/20261208090000_announce_clock_advances_and_schedules.ts). */
+export const TEST_CLOCK_ADVANCES_CHANNEL = 'test_clock_advances';
+
 export const TEST_CLOCK_STATUSES = ['ready', 'advancing'] as const;
 export type TestClockStatus = (typeof TEST_CLOCK_STATUSES)[number];
 

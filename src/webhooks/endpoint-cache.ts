@@ -8,40 +8,43 @@
 // What it guarantees is what the read it replaces did: an endpoint committed before its change
 // reaches this process is seen; an event made in the same few milliseconds as its endpoint may or
 // may not be delivered, as an event read while the endpoint's insert was in flight could be.
-import pg from 'pg';
+import { ChannelListener } from '../db/channel-listener';
 import type { Db } from '../db';
-import { log } from '../log';
 import type { WebhookEndpointRow } from './endpoints';
 
 export const ENDPOINT_CHANGES_CHANNEL = 'webhook_endpoint_changes';
-const RECONNECT_MS_MAX = 5_000;
 
 export class EndpointCache {
   private readonly byAccount = new Map<string, WebhookEndpointRow[]>();
-  private listener: pg.Client | null = null;
-  /** Moves on with every change heard and every loss of the connection: a read that began before it is not kept. */
+  private readonly listener: ChannelListener;
+  /** Moves on with every change heard and every start or loss of listening: a read that began before it is not kept. */
   private generation = 0;
-  private stopped = false;
-  private reconnectTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly db: Db, private readonly databaseUrl: string) {}
+  constructor(private readonly db: Db, databaseUrl: string) {
+    this.listener = new ChannelListener(databaseUrl, ENDPOINT_CHANGES_CHANNEL, {
+      notified: (accountId) => {
+        this.generation++;
+        if (accountId) this.byAccount.delete(accountId);
+      },
+      listening: () => {
+        this.generation++;
+        this.byAccount.clear();
+      },
+    }, { changes: 'webhook endpoint changes', meanwhile: 'reading endpoints from Postgres' });
+  }
 
   /** Starts listening; the cache serves from memory once the LISTEN is in place. */
   async start(): Promise<void> {
-    await this.listen(500);
+    await this.listener.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.reconnectTimer);
-    const listener = this.listener;
-    this.forget();
-    await listener?.end().catch(() => undefined);
+    await this.listener.stop();
   }
 
   /** Whether look-ups are served from memory (the process hears every change). */
   get listening(): boolean {
-    return this.listener !== null;
+    return this.listener.listening;
   }
 
   /** The endpoints of these accounts, enabled or not. */
@@ -66,44 +69,5 @@ export class EndpointCache {
       }
     }
     return [...cached, ...loaded];
-  }
-
-  private async listen(retryMs: number): Promise<void> {
-    if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: 3_000 });
-    const lost = (error?: Error) => {
-      if (this.listener !== client) return;
-      log.warn({ err: error }, 'webhook endpoint changes not heard: reading endpoints from Postgres until listening again');
-      this.forget();
-      client.end().catch(() => undefined);
-      this.reconnectTimer = setTimeout(() => { void this.listen(500); }, retryMs);
-    };
-    try {
-      client.on('notification', (message) => {
-        this.generation++;
-        if (message.payload) this.byAccount.delete(message.payload);
-      });
-      await client.connect();
-      await client.query(`LISTEN ${ENDPOINT_CHANGES_CHANNEL}`);
-      if (this.stopped) {
-        await client.end();
-        return;
-      }
-      client.on('error', lost);
-      client.on('end', () => lost());
-      this.generation++;
-      this.listener = client;
-    } catch (error) {
-      log.warn({ err: error }, 'not listening for webhook endpoint changes yet; reading endpoints from Postgres meanwhile');
-      client.end().catch(() => undefined);
-      this.reconnectTimer = setTimeout(() => { void this.listen(Math.min(retryMs * 2, RECONNECT_MS_MAX)); }, retryMs);
-    }
-  }
-
-  /** Not listening: nothing kept, and reads begun before now are not kept either. */
-  private forget(): void {
-    this.listener = null;
-    this.generation++;
-    this.byAccount.clear();
   }
 }

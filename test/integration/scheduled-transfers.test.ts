@@ -2,13 +2,13 @@
 // cancelled; refused before anything is stored when a field is wrong; each occurrence run as one
 // transfer decided by the ledger, however the worker beside it stops, crashes, restarts or races
 // another; a refused run recorded and the schedule going on; a cancel racing a run with one
-// outcome. The test service's day lasts a second (test/support/service.ts), so daily schedules run
+// outcome; a schedule written while the worker sleeps run at its instant. The test service's day lasts a second (test/support/service.ts), so daily schedules run
 // within a test.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sendBatches } from '../../src/kafka/send-batches';
 import { TOPICS } from '../../src/kafka/topics';
-import { claimDueOccurrences, runTransferId } from '../../src/scheduled-transfers/runs';
+import { claimDueOccurrences, runTransferId, workWaiting } from '../../src/scheduled-transfers/runs';
 import { db, testService } from '../hooks';
 import { signUp, type SignedUp } from '../support/accounts';
 import { expectCredentialRules } from '../support/access';
@@ -178,6 +178,24 @@ describe('scheduled transfers', () => {
     assert.deepEqual(sent.map((t) => [t.transfer_id, t.status, t.amount, t.note]), [[run.transfer_id, 'completed', '7.25', 'once']]);
     assert.equal((await balances(base(), recipient.token)).USD.available, '7.25');
     expectError(await cancel(sender.key, id), 409, 'scheduled_transfer_completed');
+  });
+
+  it('wakes the worker for a schedule written while it sleeps with nothing due: run at its instant, not at the worker\'s next idle look (30 s)', async () => {
+    await fund(base(), sender.key, 'USD', '20.00');
+    // A first schedule run and decided: the worker has nothing left to do, and sleeps.
+    const first = await made(sender.key, { transfer: pay(recipient, '1.00'), run_at: inMs(500) });
+    await decided(sender.key, first.id, 1);
+    await eventually(async () => {
+      const waiting = await workWaiting(db(), new Date(Date.now() + 30_000));
+      return waiting.due || waiting.pending ? undefined : true;
+    }, 20_000, 'no run waiting for the ledger, nothing due in the next 30 s');
+    await sleepUntil(Date.now() + 1_000);
+    const runAt = inMs(1_000);
+    const second = await made(sender.key, { transfer: pay(recipient, '2.00'), run_at: runAt });
+    const done = await decided(sender.key, second.id, 1);
+    const lateMs = Date.parse(done.runs[0].run_at) - Date.parse(runAt);
+    assert.ok(lateMs >= 0 && lateMs < 5_000, `ran ${lateMs} ms after its instant`);
+    assert.equal((await balances(base(), recipient.token)).USD.available, '3.00');
   });
 
   it('runs a daily schedule count times, one step apart, then completes', async () => {

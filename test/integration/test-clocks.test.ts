@@ -2,8 +2,8 @@
 // refusals (back in time, too far at once, an unknown clock, another account's clock, an advance
 // while one is under way); a hold on a clock expiring exactly at its instant; a quote expired by
 // the clock while the wall says it holds; a month of a daily schedule run in one advance, each run
-// at its own instant; an advance taken over after its worker died with a run claimed; accounts
-// not on the clock untouched.
+// at its own instant; an advance taken over after its worker died with a run claimed; an advance
+// taken up as it is announced, and when the announcement was lost; accounts not on the clock untouched.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { db, testService } from '../hooks';
@@ -219,6 +219,30 @@ describe('test clocks', () => {
     assert.deepEqual(runEvents.map((e) => e.created_at), schedule.runs.map((run: any) => run.run_at), 'each run told once, at its instant, in order');
     assert.equal((await balances(base(), erin.token)).USD.available, '7.00');
     assert.equal((await balances(base(), payee.token)).USD.available, '3.00');
+  });
+
+  it('takes up an advance as it is announced, and one announced while the workers could not hear it as soon as they listen again', async () => {
+    const clock = await newClock(clockStart());
+    const erin = await onClock(clock.id);
+    const start = Date.parse(clock.frozen_time);
+    // Far below the look for advances whose worker died (every 5 s while the workers listen).
+    const TAKEN_UP_WITHIN_MS = 2_500;
+    let asked = Date.now();
+    await advanced(erin.key, clock.id, start + DAY_MS);
+    const announcedMs = Date.now() - asked;
+    assert.ok(announcedMs < TAKEN_UP_WITHIN_MS, `an announced advance is ready in ${announcedMs} ms`);
+
+    // The workers' listening connections end from the server's side: the next announcement is lost.
+    const { rows } = await db().raw(`SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE query = 'LISTEN test_clock_advances' AND datname = current_database()`);
+    assert.ok(rows.length >= 1, 'a ledger listens for advances');
+    asked = Date.now();
+    await advanced(erin.key, clock.id, start + 2 * DAY_MS);
+    const unheardMs = Date.now() - asked;
+    assert.ok(unheardMs < TAKEN_UP_WITHIN_MS, `an advance made while no worker listened is ready in ${unheardMs} ms`);
+    await eventually(async () => {
+      const { rows: listening } = await db().raw(`SELECT 1 FROM pg_stat_activity WHERE query = 'LISTEN test_clock_advances' AND datname = current_database()`);
+      return listening.length >= 1 ? true : undefined;
+    }, 10_000, 'the workers listen again');
   });
 
   it('leaves accounts not on a clock on the wall: their holds and quotes keep the wall\'s time', async () => {
