@@ -34,7 +34,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   // The ledger's consumer runs the due runs of scheduled transfers beside it (the surface's runs.ts).
   // ... and advances test clocks, doing what fell due for their accounts (the surface's clocks.ts).
   // ... and publishes its rounds' outbox, sweeping what a crashed process left (src/outbox).
-  'consumers/ledger': ['ledger', 'src/kafka', 'src/log', 'src/outbox', 'src/runtime', 'src/scheduled-transfers', 'src/test-clocks', 'src/warm-up'],
+  // Its workers hear Postgres announce an advance or a new schedule (src/db's channel listener).
+  'consumers/ledger': ['ledger', 'src/db', 'src/kafka', 'src/log', 'src/outbox', 'src/runtime', 'src/scheduled-transfers', 'src/test-clocks', 'src/warm-up'],
   'consumers/notifier': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/runtime'],
   'consumers/partners': ['ledger', 'src/domain-error', 'src/kafka', 'src/log', 'src/partner-links', 'src/partners', 'src/reconciliation', 'src/runtime'],
   'consumers/webhooks': ['ledger', 'src/kafka', 'src/log', 'src/notifications', 'src/outbox', 'src/runtime', 'src/vault', 'src/webhooks'],
