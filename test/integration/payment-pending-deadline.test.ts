@@ -102,7 +102,9 @@ describe('the pending deadline of a payment, against a partner outage longer tha
       { token: owner.key, idempotencyKey: randomUUID(), headers: { 'Sandbox-Scenario': 'unavailable' } });
     assert.deepEqual([sent.status, sent.body.status], [202, 'pending'], JSON.stringify(sent.body));
     const id = sent.body.id;
-    const leaseMs = testService().config.paymentResubmitAfterMs + 3 * PENDING_DEADLINE_MS;
+    // The lease outlasts the settler's window (4 s) and the deadline counted from the request's
+    // 503s (3 s): a settler that counted the lease's time against the payment would fail it.
+    const leaseMs = Math.max(testService().config.paymentResubmitAfterMs, PENDING_DEADLINE_MS) + 2_000;
     assert.ok(await takeSubmission(testService().runtime.db, id, leaseMs), 'the lease was free to take');
 
     const done = await eventually(async () => {

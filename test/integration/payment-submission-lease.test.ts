@@ -50,6 +50,21 @@ describe('one submitter of a payment at a time', function () {
       { token: owner.key, idempotencyKey: randomUUID(), headers: scenario ? { 'Sandbox-Scenario': scenario } : {} });
   const payment = async (id: string) => (await call(base(), 'GET', `/v1/payments/${id}`, undefined, { token: owner.key })).body;
   const atPartner = (reference: string) => db()('mock_rails.payments').where({ partner: 'openbank', reference }).select('status', 'amount');
+  /**
+   * Waits until `rounds` settler rounds have taken the payment past its window's opening (each moves
+   * its next poll on to a later instant). A round before the window can move it past the opening
+   * too, but only one, and a lane's rounds follow one another: with three seen, the second was
+   * after the window and its decision for the payment is made.
+   */
+  const settlerRoundsTook = async (id: string, rounds: number) => {
+    const opened = Date.parse((await payment(id)).created_at) + testService().config.paymentResubmitAfterMs;
+    const seen = new Set<number>();
+    await eventually(async () => {
+      const { next_poll_at: next } = await db()('payments').where({ id }).first('next_poll_at');
+      if (next.getTime() > opened) seen.add(next.getTime());
+      return seen.size >= rounds ? true : undefined;
+    }, 30_000, `${rounds} settler rounds took payment ${id} after its window opened`);
+  };
   /** Waits until a payment made after `id` has completed: the settler's rounds that could have touched `id` are over. */
   const settlerPassedBy = async () => {
     const later = await addFunds('1.00', null);
@@ -108,8 +123,9 @@ describe('one submitter of a payment at a time', function () {
       assert.ok(ledgerStopped, 'the partner declined it');
       assert.ok([201, 202].includes(declined.status), `answered ${declined.status}: ${JSON.stringify(declined.body)}`);
       const id: string = declined.body.id;
-      // The settler's window opens with the payment still pending in the ledger's books.
-      await sleep(service.config.paymentResubmitAfterMs + 2_000);
+      // The settler's window opens with the payment still pending in the ledger's books, and its
+      // rounds take the payment up and decide what to do with it.
+      await settlerRoundsTook(id, 3);
       assert.equal((await db()('payments').where({ id }).first('status')).status, 'pending', 'the ledger has not recorded it');
       assert.deepEqual(await atPartner(id), [], 'the settler did not send it again');
       service.roles[index] = await restartLedger(service);
