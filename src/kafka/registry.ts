@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
+import { log } from '../log';
 import type { TopicNames } from './topics';
 
 export const SCHEMAS_DIRECTORY = path.join(__dirname, '..', '..', '..', 'schemas');
@@ -27,29 +28,59 @@ export function readSchemaFiles(directory = SCHEMAS_DIRECTORY): SchemaFile[] {
   return [...newest.values()];
 }
 
+/**
+ * How long one registration may go unanswered before it is asked again, and how often. The
+ * registry has been seen to leave one request unanswered for minutes while it answered the same
+ * request of other processes at once (a service's start hung in it); registering is idempotent,
+ * so the request is sent again rather than waited on.
+ */
+export interface RegistrationPatience { attemptMs: number; attempts: number }
+const REGISTRATION_PATIENCE: RegistrationPatience = { attemptMs: 15_000, attempts: 4 };
+
 /** Encodes and decodes the messages of the topics, by registry id. */
 export class AvroCodec {
   private readonly ids = new Map<string, number>();
 
-  constructor(readonly registry: SchemaRegistry, private readonly names: TopicNames) {}
+  constructor(readonly registry: SchemaRegistry, private readonly names: TopicNames, private readonly patience = REGISTRATION_PATIENCE) {}
 
   /** Registers the newest schema of every topic (idempotent: an unchanged schema keeps its id). */
   async registerAll(files: SchemaFile[] = readSchemaFiles()): Promise<Map<string, number>> {
     for (const file of files) {
       const subject = `${this.names.full(file.topic)}-value`;
-      const schema = { type: SchemaType.AVRO as const, schema: file.schema };
-      let id: number;
-      try {
-        ({ id } = await this.registry.register(schema, { subject, compatibility: COMPATIBILITY.BACKWARD }));
-      } catch (error) {
-        // Another process of the service set the subject's rule first (processes of several roles
-        // starting together): the rule is the one wanted, so register under it.
-        if (!/rule named 'COMPATIBILITY' already exists/i.test((error as Error).message)) throw error;
-        ({ id } = await this.registry.register(schema, { subject }));
-      }
-      this.ids.set(file.topic, id);
+      this.ids.set(file.topic, await this.registerPatiently(subject, file.schema));
     }
     return this.ids;
+  }
+
+  private async registerPatiently(subject: string, schema: string): Promise<number> {
+    for (let attempt = 1; ; attempt += 1) {
+      const answered = this.register(subject, schema);
+      let timer: NodeJS.Timeout | undefined;
+      const unanswered = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), this.patience.attemptMs); });
+      try {
+        const id = await Promise.race([answered, unanswered]);
+        if (id !== null) return id;
+      } finally {
+        clearTimeout(timer);
+      }
+      answered.catch(() => undefined); // left to the registry; a later answer changes nothing
+      if (attempt >= this.patience.attempts) {
+        throw new Error(`the schema registry did not answer registering ${subject} in ${attempt} attempts of ${this.patience.attemptMs} ms`);
+      }
+      log.warn({ subject, attempt, ms: this.patience.attemptMs }, 'the schema registry did not answer a registration in time: asking again');
+    }
+  }
+
+  private async register(subject: string, schemaText: string): Promise<number> {
+    const schema = { type: SchemaType.AVRO as const, schema: schemaText };
+    try {
+      return (await this.registry.register(schema, { subject, compatibility: COMPATIBILITY.BACKWARD })).id;
+    } catch (error) {
+      // Another process of the service set the subject's rule first (processes of several roles
+      // starting together): the rule is the one wanted, so register under it.
+      if (!/rule named 'COMPATIBILITY' already exists/i.test((error as Error).message)) throw error;
+      return (await this.registry.register(schema, { subject })).id;
+    }
   }
 
   schemaId(topic: string): number {

@@ -7,13 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { Consumer } from 'kafkajs';
-import { SCHEMAS_DIRECTORY } from '../../src/kafka/registry';
+import { AvroCodec, SCHEMAS_DIRECTORY, createRegistry, readSchemaFiles } from '../../src/kafka/registry';
 import { toPublicEvent } from '../../src/notifications/frame';
 import type { DomainEventEnvelope } from '../../ledger/messages';
 import { startConsumer, type Delivered } from '../../src/kafka/consumer';
-import { TOPICS, deadLetterTopic } from '../../src/kafka/topics';
+import { TOPICS, TopicNames, deadLetterTopic } from '../../src/kafka/topics';
 import { testService } from '../hooks';
 import { eventually } from '../support/http';
+import { TcpProxy } from '../support/tcp-proxy';
 
 interface EventValue { id: string; type: string; resource_id: string; data: { id: string; status: string; amount: string | null; currency: string | null; attributes: string | null; metadata?: Record<string, string> | null } }
 
@@ -38,6 +39,26 @@ describe('Kafka plumbing on the real broker and registry', () => {
     const body = await response.json() as { compatibilityLevel: string };
     assert.equal(body.compatibilityLevel, 'BACKWARD');
     assert.equal(await runtime.codec.registry.getLatestSchemaId(subject), runtime.codec.schemaId(TOPICS.domainEvents));
+  });
+
+  it('asks the registry again when a registration goes unanswered, and gives up naming the subject when none is', async () => {
+    const { runtime } = testService();
+    const registry = new URL(runtime.config.schemaRegistryUrl);
+    const proxy = await TcpProxy.start(registry.hostname, Number(registry.port));
+    try {
+      proxy.dropReplies = true;
+      const names = new TopicNames(`${runtime.config.kafkaTopicPrefix}unanswered.${randomUUID().slice(0, 8)}.`);
+      const codec = new AvroCodec(createRegistry(`http://127.0.0.1:${proxy.port}${registry.pathname}`), names, { attemptMs: 500, attempts: 2 });
+      const files = readSchemaFiles().filter((file) => file.topic === TOPICS.domainEvents);
+      await assert.rejects(codec.registerAll(files), /did not answer registering .*domain\.events-value in 2 attempts of 500 ms/);
+
+      // The registry takes the first request and its answer is lost; the second is answered.
+      setTimeout(() => { proxy.dropReplies = false; }, 1_500);
+      const ids = await new AvroCodec(createRegistry(`http://127.0.0.1:${proxy.port}${registry.pathname}`), names, { attemptMs: 1_000, attempts: 3 }).registerAll(files);
+      assert.equal(ids.get(TOPICS.domainEvents), await runtime.codec.registry.getLatestSchemaId(`${names.full(TOPICS.domainEvents)}-value`));
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('sends an event through the broker and reads it back decoded', async () => {
