@@ -25,6 +25,7 @@ import { anyClockAdvancing, claimAdvancingClock, finishAdvance, stepClock, TEST_
 import { ChannelListener } from '../../src/db/channel-listener';
 import { dueHoldExpiries } from './hold-expiry';
 import { sendCommands } from './send-commands';
+import { SerialSweeps } from './serial-sweeps';
 
 /** How often the worker looks for an advancing clock while it does not hear of advances (TEST_CLOCK_ADVANCES_CHANNEL). */
 const SWEEP_EVERY_MS = 200;
@@ -147,26 +148,10 @@ async function sweepOnce(runtime: Runtime, work: ClockDueWork | null): Promise<v
  * started alone, as some tests do) payments are not stepped to.
  */
 export function startClockAdvances(runtime: Runtime, work: ClockDueWork | null = null): { start(): Promise<void>; stop(): Promise<void> } {
-  let running: Promise<unknown> | null = null;
-  let again = false;
-  let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  const sweep = () => {
-    if (stopped) return;
-    if (running !== null) {
-      again = true;
-      return;
-    }
-    running = sweepOnce(runtime, work)
-      .catch((error) => log.error({ err: error }, 'test clock advance failed; it is taken up again once its lease runs out'))
-      .finally(() => {
-        running = null;
-        if (again) {
-          again = false;
-          sweep();
-        }
-      });
-  };
+  const sweeps = new SerialSweeps(() => sweepOnce(runtime, work)
+    .catch((error) => log.error({ err: error }, 'test clock advance failed; it is taken up again once its lease runs out')));
+  const sweep = sweeps.sweep;
   const listener = new ChannelListener(runtime.config.databaseUrl, TEST_CLOCK_ADVANCES_CHANNEL, {
     notified: sweep,
     // Advances announced while it did not listen are found by this sweep.
@@ -182,10 +167,10 @@ export function startClockAdvances(runtime: Runtime, work: ClockDueWork | null =
       tick();
     },
     stop: async () => {
-      stopped = true;
+      const ended = sweeps.stop();
       clearTimeout(timer);
       await listener.stop();
-      await running;
+      await ended;
     },
   };
 }

@@ -13,6 +13,7 @@ import { ChannelListener } from '../../src/db/channel-listener';
 import { log } from '../../src/log';
 import type { Runtime } from '../../src/runtime';
 import { sendCommands } from './send-commands';
+import { SerialSweeps } from './serial-sweeps';
 import { claimDueOccurrences, recordDecidedRuns, runsToSendAgain, SCHEDULES_ADDED_CHANNEL, workWaiting } from '../../src/scheduled-transfers/runs';
 
 /** Occurrences claimed per transaction, and claims per sweep: the rest wait for the next sweep. */
@@ -60,9 +61,6 @@ async function sweepScheduledRunsOnce(runtime: Runtime, settings: ScheduledRunSe
  * `sweepMs`, as it did before it listened. One sweep at a time; a failed sweep is tried again by the next.
  */
 export function startScheduledRuns(runtime: Runtime, settings: ScheduledRunSettings): { start(): Promise<void>; stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const listener = new ChannelListener(runtime.config.databaseUrl, SCHEDULES_ADDED_CHANNEL, {
     notified: () => sweep(),
@@ -75,38 +73,27 @@ export function startScheduledRuns(runtime: Runtime, settings: ScheduledRunSetti
     const untilDue = nextWorkAt === null ? SWEEP_IDLE_MS_MAX : nextWorkAt.getTime() - wallNowMs();
     return Math.min(SWEEP_IDLE_MS_MAX, Math.max(settings.sweepMs, untilDue));
   };
-  const sweep = () => {
-    if (stopped) return;
-    if (running !== null) {
-      again = true;
-      return;
-    }
-    clearTimeout(timer);
-    running = sweepScheduledRunsOnce(runtime, settings)
-      .catch((error) => {
+  const sweeps = new SerialSweeps(
+    () => {
+      clearTimeout(timer);
+      return sweepScheduledRunsOnce(runtime, settings).catch((error) => {
         log.error({ err: error }, 'scheduled transfer sweep failed; the next sweep tries again');
         return wallNow();
-      })
-      .then((nextWorkAt) => {
-        running = null;
-        if (again) {
-          again = false;
-          sweep();
-        } else if (!stopped) {
-          timer = setTimeout(sweep, sleepMs(nextWorkAt));
-        }
       });
-  };
+    },
+    (nextWorkAt) => { timer = setTimeout(sweep, sleepMs(nextWorkAt)); },
+  );
+  const sweep = sweeps.sweep;
   return {
     start: async () => {
       await listener.start();
       sweep();
     },
     stop: async () => {
-      stopped = true;
+      const ended = sweeps.stop();
       clearTimeout(timer);
       await listener.stop();
-      await running;
+      await ended;
     },
   };
 }
