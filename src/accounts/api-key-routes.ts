@@ -5,6 +5,8 @@ import { accountIdQuerySchema, actingAccountId } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef } from '../http/route';
 import { idParams } from '../http/validation';
+import { createdId } from '../idempotency/derived-ids';
+import { createdAnswer } from '../idempotency/guard';
 import { apiKeyWithSecretSchema, keySchema } from './api-key-schemas';
 import { KEY_TYPES } from '../auth/credentials';
 import { SCOPES } from '../auth/scopes';
@@ -31,7 +33,8 @@ export function apiKeyRoutes(accounts: AccountService): RouteDef[] {
         if (type === 'restricted' && scopes.length === 0) throw new DomainError('invalid_request', 'a restricted key needs at least one scope', 'scopes');
         const accountId = actingAccountId(request);
         if (request.principal!.isAdmin) await accounts.getAccount(accountId); // 404 for an account that does not exist
-        return { status: 201, body: await accounts.createApiKey(accountId, type, scopes, name) };
+        const made = await accounts.createApiKey(createdId('api-key', request.executionId), accountId, type, scopes, name);
+        return createdAnswer(made.key, made.created);
       },
     }),
     {

@@ -105,13 +105,23 @@ export class AccountService {
     return rows.map(vibanView);
   }
 
-  async createApiKey(accountId: string, type: KeyType, scopes: string[], name: string | null) {
+  /**
+   * A key under `id` (derived from its Idempotency-Key's execution), with its secret. A key made
+   * under it by an execution whose request died before answering was never shown to anyone: it
+   * takes this secret, and stays the account's one key of the request.
+   */
+  async createApiKey(id: string, accountId: string, type: KeyType, scopes: string[], name: string | null) {
     const key = generateApiKey(type, this.config.environment);
-    const [row] = await this.db('api_keys').insert({
-      id: randomUUID(), account_id: accountId, type, environment: this.config.environment,
-      name, key_hash: key.hash, key_hint: key.hint, scopes: type === 'restricted' ? scopes : [],
-    }).returning('*');
-    return { ...apiKeyView(row as ApiKeyRow), key: key.key };
+    return this.db.transaction(async (trx) => {
+      const before = await trx('api_keys').where({ id }).forUpdate().first('id');
+      const [row] = before
+        ? await trx('api_keys').where({ id }).update({ key_hash: key.hash, key_hint: key.hint }).returning('*')
+        : await trx('api_keys').insert({
+          id, account_id: accountId, type, environment: this.config.environment,
+          name, key_hash: key.hash, key_hint: key.hint, scopes: type === 'restricted' ? scopes : [],
+        }).returning('*');
+      return { key: { ...apiKeyView(row as ApiKeyRow), key: key.key }, created: !before };
+    });
   }
 
   /** @throws DomainError invalid_request (a cursor not among the account's keys, or both starts) */

@@ -3,7 +3,6 @@
 // directly; the ledger reads the alerts of a round's accounts after taking its locks and decides
 // each crossing in that round (ledger/alerts.ts), announcing it as `balance.threshold_crossed`.
 // Another account's alert is 404, as if it did not exist.
-import { randomUUID } from 'node:crypto';
 import type { BalanceAlertRecord } from '../../ledger/alerts';
 import { amountSchema, currencySchema, formatAmount, parseAmount, requireCurrency, type Currency } from '../../ledger/money';
 import type { Db } from '../db';
@@ -12,6 +11,8 @@ import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
+import { createdId } from '../idempotency/derived-ids';
+import { createdAnswer } from '../idempotency/guard';
 import { LOWER_CASE_UUID, walletSideSchema } from '../http/validation';
 
 const alertIdSchema = { type: 'string', pattern: `^${LOWER_CASE_UUID}$`, examples: ['5a8e2c1d-3f4b-4d6e-9a7c-0b1d2e3f4a5b'], description: 'a balance alert id (a UUID in lower case)' } as const;
@@ -84,17 +85,21 @@ export function balanceAlertRoutes(db: Db): RouteDef[] {
           const wallet = await db('wallets').where({ id: walletId, account_id: accountId }).whereNull('closed_at').first('id');
           if (!wallet) throw new DomainError('wallet_not_found', 'no such open wallet', 'wallet_id');
         }
-        const row = await db.transaction(async (trx) => {
+        const id = createdId('balance-alert', request.executionId);
+        const made = await db.transaction(async (trx) => {
           // Alerts of one balance are counted under a lock of that balance, so concurrent creates stop at the bound.
           await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`balance_alerts:${accountId}:${walletId ?? 'main'}:${currency}`]);
+          // Made by this key's execution before its request died: that alert is the answer.
+          const before: AlertRow | undefined = await trx('balance_alerts').where({ id }).first();
+          if (before) return { row: before, created: false };
           const [{ n }] = await trx('balance_alerts').where({ account_id: accountId, currency }).where((q) => (walletId ? q.where('wallet_id', walletId) : q.whereNull('wallet_id'))).count({ n: '*' });
           if (Number(n) >= ALERTS_PER_BALANCE_MAX) {
             throw new DomainError('balance_alert_limit_exceeded', `a balance takes at most ${ALERTS_PER_BALANCE_MAX} alerts (this one has ${n}): delete one first`, 'wallet_id');
           }
-          const [inserted] = await trx('balance_alerts').insert({ id: randomUUID(), account_id: accountId, wallet_id: walletId, currency, direction, threshold }).returning('*');
-          return inserted;
+          const [inserted] = await trx('balance_alerts').insert({ id, account_id: accountId, wallet_id: walletId, currency, direction, threshold }).returning('*');
+          return { row: inserted as AlertRow, created: true };
         });
-        return { status: 201, body: alertView(row) };
+        return createdAnswer(alertView(made.row), made.created);
       },
     }),
     {

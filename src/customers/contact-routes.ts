@@ -1,15 +1,17 @@
 // Contacts (beneficiaries) of an account: create, list, get, update, delete; their metadata
 // (DESIGN.md section 5h) is set on create and changed by PATCH, key by key.
-import { randomUUID } from 'node:crypto';
 import { metadataPatchSchema, metadataSchema, metadataViewSchema, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import { countryCodeSchema } from '../countries';
 import type { Db } from '../db';
+import { insertOnce } from '../db/insert-once';
 import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite, assertOwnResource } from '../http/acting-account';
 import { keysetPage } from '../db/keyset-pages';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 import { idParams } from '../http/validation';
+import { createdId } from '../idempotency/derived-ids';
+import { createdAnswer } from '../idempotency/guard';
 import { updateWithMetadata } from './metadata-updates';
 
 interface ContactRow { id: string; account_id: string; name: string; email: string; bank: unknown; note: string | null; metadata: Metadata; created_at: Date; updated_at: Date }
@@ -59,8 +61,10 @@ export function contactRoutes(db: Db): RouteDef[] {
       handler: async (request) => {
         const { name, email, bank = null, note = null, metadata = {} } = request.body;
         const accountId = await actingAccountIdForWrite(request, db);
-        const [row] = await db('contacts').insert({ id: randomUUID(), account_id: accountId, name, email, bank: bank ? JSON.stringify(bank) : null, note, metadata: JSON.stringify(metadata) }).returning('*');
-        return { status: 201, body: view(row) };
+        const made = await insertOnce<ContactRow>(db, 'contacts', {
+          id: createdId('contact', request.executionId), account_id: accountId, name, email, bank: bank ? JSON.stringify(bank) : null, note, metadata: JSON.stringify(metadata),
+        });
+        return createdAnswer(view(made.row), made.created);
       },
     }),
     {

@@ -2,10 +2,10 @@
 // from the moment it was priced, and is kept nowhere. A persisted quote (POST /v1/fx/quotes) is a
 // Postgres record alone: its expires_at and consumed_at decide, and the ledger reads it under a row
 // lock when it executes one.
-import { randomUUID } from 'node:crypto';
 import type { FxQuoteRecord } from '../../ledger/fx-quotes';
 import type { PricedConversion } from '../../ledger/fx-rates';
 import type { Db } from '../db';
+import { insertOnce } from '../db/insert-once';
 
 export class FxQuotes {
   /** `lifetimeMs`: how long a price holds, for a persisted quote and a public one alike. */
@@ -16,14 +16,16 @@ export class FxQuotes {
     return new Date(pricedAt.getTime() + this.lifetimeMs);
   }
 
-  /** Locks a price for the quote's lifetime, from the moment it was priced. */
-  async create(accountId: string, { from, to, fromAmount, price, at }: PricedConversion): Promise<FxQuoteRecord> {
-    const [row] = await this.db('fx_quotes').insert({
-      id: randomUUID(), account_id: accountId, from_currency: from, to_currency: to, from_amount: fromAmount.toFixed(),
+  /**
+   * Locks a price for the quote's lifetime, from the moment it was priced, under `id` (derived
+   * from its Idempotency-Key's execution): the quote made, or the one found made (at its price).
+   */
+  async create(id: string, accountId: string, { from, to, fromAmount, price, at }: PricedConversion): Promise<{ row: FxQuoteRecord; created: boolean }> {
+    return insertOnce<FxQuoteRecord>(this.db, 'fx_quotes', {
+      id, account_id: accountId, from_currency: from, to_currency: to, from_amount: fromAmount.toFixed(),
       rate: price.rate, mid_rate: price.midRate, spread: price.spread, to_amount: price.toAmount,
       created_at: at, expires_at: this.expiresAt(at),
-    }).returning('*');
-    return row;
+    });
   }
 
   async byId(id: string): Promise<FxQuoteRecord | undefined> {

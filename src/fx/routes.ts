@@ -14,8 +14,8 @@ import { DomainError } from '../domain-error';
 import { actingAccountIdForWrite } from '../http/acting-account';
 import { withBody, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
 import { idParams } from '../http/validation';
-import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
-import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+import { createdId, derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
+import { createdAnswer, RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer, fxExecutionAnswer, quoteView } from '../ledger-client/answers';
 import { type LedgerClient } from '../ledger-client/client';
 import type { FxQuotes } from './quotes';
@@ -142,7 +142,8 @@ export function fxRoutes({ db, quotes, ledger, environment, replyTimeoutMs }: Fx
         const accountId = await actingAccountIdForWrite(request, db);
         // Priced and locked on the account's time: a quote made on a test clock expires on the clock.
         const at = await now(db, accountId);
-        return { status: 201, body: quoteView(await quotes.create(accountId, priceRequest(request.body, at)), at) };
+        const made = await quotes.create(createdId('fx-quote', request.executionId), accountId, priceRequest(request.body, at));
+        return createdAnswer(quoteView(made.row, at), made.created);
       },
     }),
     withBody({

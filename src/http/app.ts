@@ -28,8 +28,11 @@ export interface Guards {
    * credential routes, and when a credential is refused; 429 when none is left.
    */
   credentialAttempt?(ctx: Koa.Context, account?: string | null): Promise<void>;
-  /** Runs `execute` at most once per (account, Idempotency-Key); replays the stored result. */
-  idempotent(request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult>;
+  /**
+   * Runs `execute` to one recorded answer per (account, Idempotency-Key), under the id of the key's
+   * execution (again under the same id only when the request running it died); replays the stored result.
+   */
+  idempotent(request: RouteRequest, route: RouteDef, execute: (executionId: string) => Promise<RouteResult>): Promise<RouteResult>;
   /**
    * For routes the ledger decides (DESIGN.md section 5f): the cached answer a replay of the
    * request would get, read in the rate limiter's call, and the answer itself: the cached one, or
@@ -46,7 +49,7 @@ export interface Guards {
 export const openGuards: Guards = {
   authenticate: async () => null,
   rateLimit: async () => undefined,
-  idempotent: async (_request, _route, execute) => execute(),
+  idempotent: async (_request, _route, execute) => execute(randomUUID()),
   recordRequest: () => undefined,
 };
 
@@ -154,12 +157,13 @@ function routeMiddleware(route: RouteDef, guards: Guards, bodyLimitBytes: number
     // The path as the route reads it (its ids in their canonical, lower-case form), not as sent:
     // /v1/contacts/3F1E… and /v1/contacts/3f1e… are one request.
     const print = route.idempotent ? requestFingerprint(route.method, canonicalPath(route.path, params), sandboxScenario, body) : null;
-    const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, fingerprint: print, sandboxScenario, koa: ctx };
+    const request: RouteRequest = { requestId: ctx.state.requestId, params, query, body, principal, idempotencyKey, fingerprint: print, executionId: null, sandboxScenario, koa: ctx };
     // The API keeps the key's record, unless the ledger's decision is the answer (DESIGN.md section 5f).
     const guarded = route.idempotent === true;
     let handled = false;
-    const execute = async () => {
+    const execute = async (executionId?: string) => {
       if (guarded) timing.end('claim');
+      request.executionId = executionId ?? null;
       try {
         return await route.handler(request);
       } finally {

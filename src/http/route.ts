@@ -23,6 +23,12 @@ export interface RouteRequest<B = unknown, Q = any, P = any> {
   idempotencyKey: string | null;
   /** For idempotent routes: the request's fingerprint (method, path, scenario, canonical body; idempotency/guard.ts). */
   fingerprint: string | null;
+  /**
+   * On routes whose Idempotency-Key record the API keeps: the id of the key's execution, the same
+   * when a retry takes over from a request that died (its effect may have committed); a creation
+   * derives its resource's id from it (idempotency/derived-ids.ts createdId), so it makes one.
+   */
+  executionId: string | null;
   /** The sandbox failure asked for with the Sandbox-Scenario header, on routes that take one. */
   sandboxScenario: SandboxScenario | null;
   koa: Koa.Context;

@@ -11,3 +11,13 @@ export function derivedUuid(...parts: string[]): string {
 
 /** The id of the ledger command an account's Idempotency-Key names, on every route the ledger decides. */
 export const idempotentCommandId = (accountId: string, key: string): string => derivedUuid('idempotency-key', accountId, key);
+
+/**
+ * The id of what a creation under an Idempotency-Key makes, derived from the key's execution
+ * (RouteRequest.executionId): a retry that takes over from a request that died after making it
+ * names the same resource, finds it, and answers it instead of making a second.
+ */
+export function createdId(kind: string, executionId: string | null): string {
+  if (executionId === null) throw new Error(`a ${kind} is created only under an Idempotency-Key's execution`);
+  return derivedUuid('created', kind, executionId);
+}

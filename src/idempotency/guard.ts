@@ -1,12 +1,16 @@
 // Idempotency of the write routes whose record the API keeps (DESIGN.md section 5). Postgres
-// holds the authoritative record, so a second execution is impossible even if Redis loses every
-// key; Redis holds the key's reservation (key-reservations.ts), shared with the routes the ledger
-// decides, and then its answer, so replays are answered without touching Postgres. A handler's returned result is an
-// executed outcome and is stored; a thrown error (validation, 5xx) is not, so the client's retry
-// runs again. Routes whose answer is the ledger's decision keep no record here: the ledger's
-// processed command is their key's record (section 5f). Keys are the account's across both
-// kinds of route, so a claim here is refused when the ledger holds the key, and the ledger
-// refuses a key held here (ledger/store/reads.ts roundFacts).
+// holds the authoritative record, so two executions of a key never run side by side even if Redis
+// loses every key; Redis holds the key's reservation (key-reservations.ts), shared with the routes
+// the ledger decides, and then its answer, so replays are answered without touching Postgres. A
+// handler's returned result is an executed outcome and is stored; a thrown error (validation, 5xx)
+// is not, so the client's retry runs again. A request that dies between its effect's commit and
+// its answer's record leaves the key in progress; once its lease lapses, a retry of the same
+// request runs again under the same execution id, from which a creation derives its resource's
+// id: it finds what the first made (db/insert-once.ts) rather than making a second. Routes whose
+// answer is the ledger's decision keep no record here: the ledger's processed command is their
+// key's record (section 5f). Keys are the account's across both kinds of route, so a claim here
+// is refused when the ledger holds the key, and the ledger refuses a key held here
+// (ledger/store/reads.ts roundFacts).
 import type { Db } from '../db';
 import { DomainError, errorBody, isDomainError } from '../domain-error';
 import type { RouteDef, RouteRequest, RouteResult } from '../http/route';
@@ -40,6 +44,15 @@ export function asReplay(result: RouteResult): RouteResult {
 }
 
 /**
+ * The answer to a creation: 201 when this request made the resource, a replay of it when an
+ * execution of the same key made it before its request died (insert-once.ts).
+ */
+export function createdAnswer(body: unknown, created: boolean): RouteResult {
+  const answer = { status: 201, body };
+  return created ? answer : asReplay(answer);
+}
+
+/**
  * A kept answer given again: its secrets redacted (a record kept before they were redacted on the
  * way in is redacted on the way out too), and, on the routes that make a secret (`secretFields`),
  * the header saying so when it was.
@@ -58,8 +71,11 @@ const KEPT_ERRORS: ReadonlySet<string> = new Set(['partner_error']);
 
 interface Completion { scope: string; key: string; status: number; bodyJson: string }
 
-/** What the Postgres claim found: the key taken for this request, the ledger holding it, or another request's record. */
-type Claim = { kind: 'claimed' } | { kind: 'ledger_holds' } | { kind: 'held'; holder: RecordRow };
+/**
+ * What the Postgres claim found: the key taken for this request (under its execution's id), the
+ * ledger holding it, or another request's record.
+ */
+type Claim = { kind: 'claimed'; executionId: string } | { kind: 'ledger_holds' } | { kind: 'held'; holder: RecordRow };
 
 export class IdempotencyGuard {
   /** Completions of one event-loop turn are recorded with one UPDATE (tick-batch.ts). */
@@ -83,7 +99,9 @@ export class IdempotencyGuard {
   /**
    * Claims the key in Postgres, or finds the record of the request that holds it. A key the
    * ledger holds (a transfer, a faucet credit, an FX execution decided under it) is not this
-   * route's: no request of this route can have that fingerprint.
+   * route's: no request of this route can have that fingerprint. A claim taken over from a
+   * request that died keeps its execution's id (its effect may have committed before it died); a
+   * key claimed anew, or again once its record expired, gets a new one.
    */
   private async claim(scope: string, key: string, print: string): Promise<Claim> {
     const { rows } = await this.db.raw(
@@ -93,16 +111,17 @@ export class IdempotencyGuard {
          SELECT ?, ?, ?, 'in_progress', now() + make_interval(secs => ?), now() + make_interval(secs => ?) WHERE NOT (SELECT holds FROM ledger)
          ON CONFLICT (scope, idempotency_key) DO UPDATE
            SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
-               locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
+               locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at,
+               execution_id = CASE WHEN idempotency_records.expires_at < now() THEN EXCLUDED.execution_id ELSE idempotency_records.execution_id END
            WHERE idempotency_records.expires_at < now()
               OR (idempotency_records.state = 'in_progress' AND idempotency_records.locked_until < now()
                   AND idempotency_records.fingerprint = EXCLUDED.fingerprint)
-         RETURNING 1)
-       SELECT (SELECT holds FROM ledger) AS ledger_holds, EXISTS (SELECT 1 FROM claimed) AS claimed`,
+         RETURNING execution_id)
+       SELECT (SELECT holds FROM ledger) AS ledger_holds, (SELECT execution_id FROM claimed) AS execution_id`,
       [idempotentCommandId(scope, key), scope, key, print, LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS],
     );
     if (rows[0].ledger_holds) return { kind: 'ledger_holds' };
-    if (rows[0].claimed) return { kind: 'claimed' };
+    if (rows[0].execution_id) return { kind: 'claimed', executionId: rows[0].execution_id };
     const existing: RecordRow | undefined = await this.db('idempotency_records')
       .where({ scope, idempotency_key: key })
       .first('fingerprint', 'state', 'response_status', 'response_body');
@@ -129,7 +148,7 @@ export class IdempotencyGuard {
     await this.db('idempotency_records').where({ scope, idempotency_key: key, state: 'in_progress' }).delete();
   }
 
-  run = async (request: RouteRequest, route: RouteDef, execute: () => Promise<RouteResult>): Promise<RouteResult> => {
+  run = async (request: RouteRequest, route: RouteDef, execute: (executionId: string) => Promise<RouteResult>): Promise<RouteResult> => {
     const scope = idempotencyScope(request);
     const key = request.idempotencyKey!;
     const print = request.fingerprint!;
@@ -143,6 +162,7 @@ export class IdempotencyGuard {
       throw idempotencyConflict();
     };
 
+    let executionId: string;
     for (;;) {
       const reservation = await this.reservations.reserve(scope, key, name, print);
       if (reservation.kind === 'reserved') reserved = true;
@@ -153,7 +173,10 @@ export class IdempotencyGuard {
         if (entry.status !== undefined) return asKeptReplay({ status: entry.status, body: entry.body }, route);
       }
       const claim = await this.claim(scope, key, print);
-      if (claim.kind === 'claimed') break;
+      if (claim.kind === 'claimed') {
+        executionId = claim.executionId;
+        break;
+      }
       if (claim.kind === 'ledger_holds') return refuse();
       const { holder } = claim;
       if (holder.fingerprint !== print) return refuse();
@@ -177,7 +200,7 @@ export class IdempotencyGuard {
       await this.reservations.release(scope, key, name, print);
     };
     try {
-      result = await execute();
+      result = await execute(executionId);
     } catch (error) {
       clearInterval(renewal);
       // A partner_error is the key's answer once the request reached the partner: the operation

@@ -4,7 +4,7 @@
 // secret (kept only as a hash, good for STATE_TTL_MS); the partner's redirect to the callback
 // spends it, the code is exchanged server to server, and the link is `active` with its tokens
 // sealed at rest. Tokens are refreshed when they near expiry; a link can be revoked.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
@@ -51,16 +51,22 @@ const hashState = (state: string) => createHash('sha256').update(state).digest('
 export class PartnerLinks {
   constructor(private readonly db: Db, private readonly vault: SecretVault, private readonly settings: PartnerLinkSettings) {}
 
-  /** A pending link and the partner page where the customer gives consent. */
-  async create(accountId: string, customerId: string, partner: PartnerSlug): Promise<{ link: PartnerLinkRow; authorizeUrl: string }> {
+  /**
+   * A pending link under `id` (derived from its Idempotency-Key's execution) and the partner page
+   * where the customer gives consent. A link made under it by an execution whose request died
+   * before answering was never shown: while pending, it takes this consent page's state.
+   */
+  async create(id: string, accountId: string, customerId: string, partner: PartnerSlug): Promise<{ link: PartnerLinkRow; authorizeUrl: string; created: boolean }> {
     const state = randomBytes(32).toString('base64url');
     const now = wallNow();
-    const [link] = await this.db('partner_links').insert({
-      id: randomUUID(), account_id: accountId, customer_id: customerId, partner, status: 'pending',
-      state_hash: hashState(state), state_expires_at: new Date(now.getTime() + STATE_TTL_MS), created_at: now, updated_at: now,
-    }).returning('*');
+    const stateFields = { state_hash: hashState(state), state_expires_at: new Date(now.getTime() + STATE_TTL_MS), updated_at: now };
+    const [made] = await this.db('partner_links').insert({ id, account_id: accountId, customer_id: customerId, partner, status: 'pending', created_at: now, ...stateFields })
+      .onConflict('id').ignore().returning('*');
+    const [link]: PartnerLinkRow[] = made ? [made]
+      : await this.db('partner_links').where({ id, status: 'pending' }).update(stateFields).returning('*');
+    if (!link) throw new DomainError('idempotency_conflict', 'the link this Idempotency-Key made is no longer pending', 'Idempotency-Key');
     const query = new URLSearchParams({ client_id: this.settings.clientId, redirect_uri: this.settings.redirectUri(), response_type: 'code', state });
-    return { link, authorizeUrl: `${this.settings.partnerUrl(partner)}/oauth/authorize?${query}` };
+    return { link, authorizeUrl: `${this.settings.partnerUrl(partner)}/oauth/authorize?${query}`, created: Boolean(made) };
   }
 
   /**

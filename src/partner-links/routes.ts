@@ -7,6 +7,8 @@ import { DomainError } from '../domain-error';
 import { listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 import { idParams } from '../http/validation';
+import { createdId } from '../idempotency/derived-ids';
+import { createdAnswer } from '../idempotency/guard';
 import { PARTNER_SLUGS } from '../partners/registry';
 import type { PartnerLinkRow, PartnerLinks } from './links';
 import { requirePartner } from './links';
@@ -68,8 +70,8 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       handler: async (request) => {
         const partner = requirePartner(request.body.partner);
         const customer = await pathCustomer(request);
-        const { link, authorizeUrl } = await links.create(customer.account_id, customer.id, partner);
-        return { status: 201, body: linkView(link, authorizeUrl) };
+        const { link, authorizeUrl, created } = await links.create(createdId('partner-link', request.executionId), customer.account_id, customer.id, partner);
+        return createdAnswer(linkView(link, authorizeUrl), created);
       },
     }),
     {

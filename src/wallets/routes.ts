@@ -14,8 +14,8 @@ import { DomainError } from '../domain-error';
 import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account';
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type BodyOf, type RouteDef, type RouteRequest, type RouteResult } from '../http/route';
-import { derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
-import { RETRY_AFTER_SECONDS } from '../idempotency/guard';
+import { createdId, derivedUuid, idempotentCommandId } from '../idempotency/derived-ids';
+import { createdAnswer, RETRY_AFTER_SECONDS } from '../idempotency/guard';
 import { decisionAnswer } from '../ledger-client/answers';
 import { type LedgerClient } from '../ledger-client/client';
 import { ledgerEntryView, walletView, type WalletReads, type WalletRow } from './reads';
@@ -134,7 +134,8 @@ export function walletRoutes({ db, reads, wallets, ledger, replyTimeoutMs }: Wal
       response: { status: 201, description: 'the wallet', schema: walletSchema },
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
-        return { status: 201, body: walletView(await wallets.create(accountId, request.body.name, (request.body.metadata ?? {}) as Metadata)) };
+        const made = await wallets.create(createdId('wallet', request.executionId), accountId, request.body.name, (request.body.metadata ?? {}) as Metadata);
+        return createdAnswer(walletView(made.row), made.created);
       },
     }),
     {

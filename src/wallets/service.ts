@@ -3,18 +3,18 @@
 // after it was found empty. The wallet's row is locked first and its ledger accounts after, in
 // code order, as a ledger round locks them (ledger/store/round-transaction.ts), and a round reads the
 // wallet under its lock before it decides: one of the two waits for the other.
-import { randomUUID } from 'node:crypto';
 import { patchMetadata, type Metadata, type MetadataPatch } from '../../ledger/metadata';
 import type { Db } from '../db';
+import { insertOnce } from '../db/insert-once';
 import { DomainError } from '../domain-error';
 import type { WalletRow } from './reads';
 
 export class Wallets {
   constructor(private readonly db: Db) {}
 
-  async create(accountId: string, name: string, metadata: Metadata): Promise<WalletRow> {
-    const [row] = await this.db('wallets').insert({ id: randomUUID(), account_id: accountId, name, metadata: JSON.stringify(metadata) }).returning('*');
-    return row;
+  /** A wallet under `id` (derived from its Idempotency-Key's execution): made, or found made. */
+  async create(id: string, accountId: string, name: string, metadata: Metadata): Promise<{ row: WalletRow; created: boolean }> {
+    return insertOnce<WalletRow>(this.db, 'wallets', { id, account_id: accountId, name, metadata: JSON.stringify(metadata) });
   }
 
   /**

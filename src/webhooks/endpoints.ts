@@ -3,8 +3,9 @@
 // (`whsec_` + 32 random bytes) is shown once, when made; the database keeps it sealed. A
 // rotation makes a new one and keeps the previous one signing for ROTATION_OVERLAP_MS, so a
 // receiver can switch without missing a delivery.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../db';
+import { insertOnce } from '../db/insert-once';
 import { DomainError } from '../domain-error';
 import { assertOwnResource } from '../http/acting-account';
 import type { RouteRequest } from '../http/route';
@@ -24,15 +25,18 @@ const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 export class WebhookEndpoints {
   constructor(private readonly db: Db, private readonly vault: SecretVault) {}
 
-  /** A new endpoint and its secret, in the clear this once. */
-  async create(accountId: string, fields: { url: string; events: string[]; description: string | null }): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
-    const secret = newSecret();
+  /**
+   * A new endpoint under `id` (derived from its Idempotency-Key's execution) and its secret, in the
+   * clear this once; or the endpoint found made under it by an execution whose request died before
+   * answering, with its secret, which no one was shown.
+   */
+  async create(id: string, accountId: string, fields: { url: string; events: string[]; description: string | null }): Promise<{ endpoint: WebhookEndpointRow; secret: string; created: boolean }> {
     const now = wallNow();
-    const [endpoint] = await this.db('webhook_endpoints').insert({
-      id: randomUUID(), account_id: accountId, url: fields.url, description: fields.description, events: fields.events,
-      secret_sealed: this.vault.seal(secret), created_at: now, updated_at: now,
-    }).returning('*');
-    return { endpoint, secret };
+    const made = await insertOnce<WebhookEndpointRow>(this.db, 'webhook_endpoints', {
+      id, account_id: accountId, url: fields.url, description: fields.description, events: fields.events,
+      secret_sealed: this.vault.seal(newSecret()), created_at: now, updated_at: now,
+    });
+    return { endpoint: made.row, secret: this.vault.open(made.row.secret_sealed), created: made.created };
   }
 
   async byId(id: string): Promise<WebhookEndpointRow | undefined> {

@@ -13,6 +13,8 @@ import { actingAccountId, actingAccountIdForWrite } from '../http/acting-account
 import { listQuerySchema, listResponseSchema } from '../http/pagination';
 import { withBody, type RouteDef, type RouteRequest } from '../http/route';
 import { idParams } from '../http/validation';
+import { createdId } from '../idempotency/derived-ids';
+import { createdAnswer } from '../idempotency/guard';
 import { refusedDestination } from './addresses';
 import { ownEndpoint, WEBHOOKS_READ, WEBHOOKS_WRITE, type WebhookEndpointRow, type WebhookEndpoints } from './endpoints';
 import { wallNow } from '../clock';
@@ -85,8 +87,8 @@ export function webhookRoutes(db: Db, endpoints: WebhookEndpoints, environment: 
       handler: async (request) => {
         const accountId = await actingAccountIdForWrite(request, db);
         const url = await checkUrl(request.body.url, environment, privateAddresses);
-        const { endpoint, secret } = await endpoints.create(accountId, { url, events: [...(request.body.events ?? [])], description: request.body.description ?? null });
-        return { status: 201, body: { ...endpointView(endpoint), secret } };
+        const { endpoint, secret, created } = await endpoints.create(createdId('webhook-endpoint', request.executionId), accountId, { url, events: [...(request.body.events ?? [])], description: request.body.description ?? null });
+        return createdAnswer({ ...endpointView(endpoint), secret }, created);
       },
     }),
     {

@@ -3,6 +3,7 @@
 // read is seen as soon as Postgres announces it; with the announcements lost (the listening
 // connection ended), every look-up reads Postgres until it listens again.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { EndpointCache } from '../../src/webhooks/endpoint-cache';
 import { WebhookEndpoints } from '../../src/webhooks/endpoints';
 import { SecretVault } from '../../src/vault';
@@ -29,7 +30,7 @@ describe('webhook endpoints held in memory', () => {
     assert.ok(cache.listening);
     const { account } = await signUp(testService().baseUrl);
     assert.deepEqual(await cache.endpointsOf([account.id]), [], 'none yet, and now held as none');
-    const { endpoint } = await endpoints.create(account.id, { url: 'http://127.0.0.1:9/hooks', events: [], description: null });
+    const { endpoint } = await endpoints.create(randomUUID(), account.id, { url: 'http://127.0.0.1:9/hooks', events: [], description: null });
     const seen = await eventually(async () => (await cache.endpointsOf([account.id])).find((e) => e.id === endpoint.id), HEARD_WITHIN_MS, 'the new endpoint');
     assert.equal(seen.enabled, true);
     await endpoints.update(endpoint.id, { enabled: false });
@@ -46,7 +47,7 @@ describe('webhook endpoints held in memory', () => {
     await db.raw(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN webhook_endpoint_changes' AND datname = current_database()`);
     await eventually(async () => (cache.listening ? undefined : true), HEARD_WITHIN_MS, 'the cache to notice it does not listen');
     // Written straight into the table, as another process would; no announcement reaches this cache.
-    const { endpoint } = await endpoints.create(account.id, { url: 'http://127.0.0.1:9/hooks', events: [], description: null });
+    const { endpoint } = await endpoints.create(randomUUID(), account.id, { url: 'http://127.0.0.1:9/hooks', events: [], description: null });
     assert.deepEqual((await cache.endpointsOf([account.id])).map((e) => e.id), [endpoint.id], 'read from Postgres at once');
     await eventually(async () => (cache.listening ? true : undefined), 10_000, 'the cache to listen again');
     await endpoints.delete(endpoint.id);

@@ -43,7 +43,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   // One folder per surface (DESIGN.md section 3): its routes, its service code and its read model.
   // A surface may use another's service code (a payment names a customer), never its routes.
   'src/accounts': ['ledger', 'src/auth', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/idempotency', 'src/ledger-client'],
-  'src/customers': ['ledger', 'src/countries', 'src/db', 'src/domain-error', 'src/http'],
+  'src/customers': ['ledger', 'src/countries', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency'],
   'src/transfers': ['ledger', 'src/config', 'src/countries', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partners'],
   'src/transfer-batches': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
   // Its runs are written with their events (src/outbox) by the worker beside the ledger.
@@ -52,12 +52,12 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/fx': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client'],
   'src/payments': ['ledger', 'src/config', 'src/countries', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/partner-links',
     'src/partners'],
-  'src/partner-links': ['src/config', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/log', 'src/partners', 'src/vault'],
+  'src/partner-links': ['src/config', 'src/customers', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/log', 'src/partners', 'src/vault'],
   'src/wallets': ['ledger', 'src/balances', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client'],
   'src/holds': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/ledger-client', 'src/transfers'],
   'src/balances': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
-  'src/balance-alerts': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
-  'src/webhooks': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/log', 'src/retry-after', 'src/vault'],
+  'src/balance-alerts': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency'],
+  'src/webhooks': ['ledger', 'src/config', 'src/db', 'src/domain-error', 'src/http', 'src/idempotency', 'src/log', 'src/retry-after', 'src/vault'],
   'src/notifications': ['ledger', 'src/db', 'src/domain-error', 'src/http', 'src/log'],
   'src/request-logs': ['src/auth', 'src/db', 'src/domain-error', 'src/http', 'src/kafka', 'src/log', 'src/redaction'],
   'src/statements': ['ledger', 'src/db', 'src/domain-error', 'src/http'],
