@@ -103,8 +103,10 @@ if [ -s "$TEST_TIMES_FILE" ]; then
   echo "the slowest files (seconds, from a file's first hook to its last):"
   # awk reads the whole list (a head would close the pipe on sort, and pipefail would fail the run).
   sort -rn "$TEST_TIMES_FILE" | awk -F '\t' 'NR <= 10 { printf "  %6.1f  %s\n", $1 / 1000, $2 }'
-  echo "the costliest files (CPU seconds of their worker: its tests and its service, not what they spawn):"
-  sort -t $'\t' -k5,5rn "$TEST_TIMES_FILE" | awk -F '\t' 'NR <= 10 { printf "  %6.1f  %s\n", $5 / 1000, $2 }'
+  echo "the costliest files (CPU seconds: their worker's tests and service, plus the processes they spawned and ended):"
+  awk -F '\t' '{ printf "%d\t%s\t%d\t%d\n", $5 + $6, $2, $5, $6 }' "$TEST_TIMES_FILE" | sort -rn |
+    awk -F '\t' 'NR <= 10 { printf "  %6.1f  %s (%.1f + %.1f)\n", $1 / 1000, $2, $3 / 1000, $4 / 1000 }'
+  awk -F '\t' '{ worker += $5; spawned += $6 } END { printf "in all: %.0f CPU seconds in the workers, %.0f in what they spawned\n", worker / 1000, spawned / 1000 }' "$TEST_TIMES_FILE"
   # A worker that ran out of files long before the others is time the order of the files lost.
   awk -F '\t' -v start="$started_ms" '{ if ($3 > end[$4]) { end[$4] = $3; last[$4] = $2 } }
     END { printf "the last file of each worker ended (seconds after the suite began):"; for (w in end) printf "  %.0f (%s)", (end[w] - start) / 1000, last[w]; print "" }' "$TEST_TIMES_FILE"

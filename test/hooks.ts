@@ -2,7 +2,7 @@
 // namespace (scripts/test.sh), and a clean test database. The whole suite runs its files in
 // parallel worker processes (scripts/test.sh): each worker is a run of its own, with its own
 // database, topics and Redis prefix, and one service that its files share.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import pg from 'pg';
@@ -82,24 +82,41 @@ export async function mochaGlobalTeardown(): Promise<void> {
 }
 
 // Each file's time, from its first hook to its last (the first file of a worker includes the
-// start of the worker's service), when it ended, in which worker, and the CPU its worker spent
-// meanwhile (the file's tests and the worker's service; not the processes it spawned), for
+// start of the worker's service), when it ended, in which worker, the CPU its worker spent
+// meanwhile (the file's tests and the worker's service), and the CPU of the processes it spawned
+// that ended meanwhile (browsers, generators, CLI runs, services of their own), for
 // scripts/test.sh to print the slowest files, the costliest, and when each worker ran out of files.
 let fileStartedAt = 0;
 let fileCpuAt = process.cpuUsage();
+let fileChildrenCpuAt = 0;
+
+/** CPU milliseconds of this process's children that ended and were waited for (Linux; 0 elsewhere). */
+function endedChildrenCpuMs(): number {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // cutime and cstime, the 16th and 17th fields, in USER_HZ (100 a second on Linux).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 function recordFileTime(context: Mocha.Context): void {
   const file = context.test?.parent?.suites.find((suite) => suite.file)?.file;
   const times = process.env.TEST_TIMES_FILE;
   if (!file || !times) return;
   const cpu = process.cpuUsage(fileCpuAt);
   const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
-  appendFileSync(times, `${Date.now() - fileStartedAt}\t${path.relative(process.cwd(), file)}\t${Date.now()}\t${workerId ?? 0}\t${cpuMs}\n`);
+  const childrenMs = endedChildrenCpuMs() - fileChildrenCpuAt;
+  appendFileSync(times, `${Date.now() - fileStartedAt}\t${path.relative(process.cwd(), file)}\t${Date.now()}\t${workerId ?? 0}\t${cpuMs}\t${childrenMs}\n`);
 }
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     fileStartedAt = Date.now();
     fileCpuAt = process.cpuUsage();
+    fileChildrenCpuAt = endedChildrenCpuMs();
     if (service) return; // a worker's later files share its service
     this.timeout(120_000);
     await recreateDatabase(process.env.DATABASE_URL!);
