@@ -169,15 +169,20 @@ describe('payctl, the command-line tool', function () {
     assert.match(past.stderr, /Error 400 invalid_request: .*\(run_at\)/);
   });
 
-  it('names the wallets, holds, transfer batches and balance alerts routes, with --help for each, and answers as the routes do', async () => {
-    const [account, friend] = await Promise.all([signUp(base()), signUp(base())]);
-    await fund(base(), account.key, 'USD', '100.00');
+  /** Logs in with `account`'s key; `json` runs a command with --json, expecting exit status 0. */
+  async function loggedIn(account: SignedUp): Promise<(args: string[]) => Promise<any>> {
     assert.equal((await payctl(['login', '--api-key', account.key, '--base-url', base()])).code, 0);
-    const json = async (args: string[]) => {
+    return async (args: string[]) => {
       const run = await payctl([...args, '--json']);
       assert.equal(run.code, 0, `payctl ${args.join(' ')}: ${run.stderr}`);
       return JSON.parse(run.stdout);
     };
+  }
+
+  it('names the wallets, holds, transfer batches and balance alerts routes, with --help for each, and answers as the routes do', async () => {
+    const [account, friend] = await Promise.all([signUp(base()), signUp(base())]);
+    await fund(base(), account.key, 'USD', '100.00');
+    const json = await loggedIn(account);
     const help = await payctl(['--help']);
     for (const group of ['transfers', 'wallets', 'holds', 'batches', 'alerts']) assert.match(help.stdout, new RegExp(`^\\s+${group} `, 'm'), `${group} in payctl --help`);
     const captureHelp = await payctl(['holds', 'capture', '--help']);
@@ -201,13 +206,6 @@ describe('payctl, the command-line tool', function () {
     assert.deepEqual((await json(['wallets', 'balances', wallet.id])).balances, [{ currency: 'USD', available: '5.00', held: '25.00', pending: '0.00' }], 'raised from the wallet it holds from');
     const captured = await json(['holds', 'capture', hold.id, '--amount', '12.00', '--to', friend.email, '--final', '--note', 'table 12']);
     assert.deepEqual([captured.status, captured.captured_amount, captured.released_amount, captured.captures[0].recipient_email], ['captured', '12.00', '13.00', friend.email]);
-    assert.ok((await json(['holds', 'list', '--status', 'captured', '--wallet', wallet.id])).data.some((h: { id: string }) => h.id === hold.id));
-    const today = new Date().toISOString().slice(0, 10);
-    const listed = (args: string[]) => json(['holds', 'list', '--wallet', wallet.id, ...args]).then((page) => page.data.map((h: { id: string }) => h.id));
-    assert.deepEqual(await listed(['--from', hold.created_at, '--to', today, '--currency', 'USD']), [hold.id], 'the hold of its instant, day and currency');
-    assert.deepEqual(await listed(['--currency', 'EUR']), [], 'no hold in EUR');
-    assert.deepEqual(await listed(['--metadata', 'booking=B-12', '--currency', 'USD']), [hold.id], 'the hold of its metadata');
-    assert.deepEqual(await listed(['--metadata', 'booking=B-12', '--metadata', 'table=7']), [], 'every pair must hold');
     assert.match((await payctl(['holds', 'get', hold.id])).stdout, /^status\s+captured$/m);
     const voided = await payctl(['holds', 'void', hold.id]);
     assert.equal(voided.code, 1);
@@ -215,13 +213,54 @@ describe('payctl, the command-line tool', function () {
 
     const batch = await json(['batches', 'create', '--pay', `${friend.email}:5.00:USD`, '--pay', `${friend.email}:2.50:USD`, '--atomic']);
     assert.deepEqual([batch.atomic, batch.status, batch.items.map((i: { status: string }) => i.status)], [true, 'completed', ['created', 'created']]);
+    const first = batch.items[0].transfer_id;
+    const reversal = await json(['transfers', 'reverse', first, '--amount', '1.00', '--reason', 'one too many', '--metadata', 'ticket=T-1=a']);
+    assert.deepEqual([reversal.transfer_id, reversal.amount, reversal.status, reversal.reason, reversal.metadata], [first, '1.00', 'completed', 'one too many', { ticket: 'T-1=a' }]);
+    const tooMuch = await payctl(['transfers', 'reverse', first, '--amount', '4.01']);
+    assert.equal(tooMuch.code, 1);
+    assert.match(tooMuch.stderr, /Error 422 reversal_exceeded: .*\(amount\)/);
+
+    const alert = await json(['alerts', 'create', '--currency', 'USD', '--below', '10.00', '--wallet', wallet.id]);
+    assert.deepEqual([alert.below, alert.above, alert.wallet_id], ['10.00', null, wallet.id]);
+    assert.ok((await json(['alerts', 'list'])).data.some((a: { id: string }) => a.id === alert.id));
+    assert.equal((await json(['alerts', 'get', alert.id])).currency, 'USD');
+    assert.deepEqual(await json(['alerts', 'delete', alert.id]), { id: alert.id, deleted: true });
+    const both = await payctl(['alerts', 'create', '--currency', 'USD', '--below', '1.00', '--above', '2.00']);
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, /give exactly one of --below or --above/);
+
+    // 100.00 - 30.00 moved - 7.50 paid by the batch + 1.00 reversed.
+    assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '63.50', held: '0.00', pending: '0.00' }]);
+    const notEmpty = await payctl(['wallets', 'close', wallet.id]);
+    assert.match(notEmpty.stderr, /Error 409 wallet_not_empty/);
+    await json(['wallets', 'move', '--from', wallet.id, '--to', 'main', '--amount', '18.00', '--currency', 'USD']);
+    assert.notEqual((await json(['wallets', 'close', wallet.id])).closed_at, null);
+    assert.notEqual((await json(['wallets', 'get', wallet.id])).closed_at, null);
+  });
+
+  it('lists holds and transfers by their filters, follows reversals and a partner\'s declined return, and makes a batch from a file, as the routes do @system', async () => {
+    const [account, friend] = await Promise.all([signUp(base()), signUp(base())]);
+    await fund(base(), account.key, 'USD', '100.00');
+    const json = await loggedIn(account);
+    const wallet = await json(['wallets', 'create', '--name', 'Savings']);
+    await json(['wallets', 'move', '--from', 'main', '--to', wallet.id, '--amount', '30.00', '--currency', 'USD']);
+    const hold = await json(['holds', 'create', '--amount', '20.00', '--currency', 'USD', '--wallet', wallet.id, '--metadata', 'booking=B-12']);
+    const captured = await json(['holds', 'capture', hold.id, '--amount', '12.00', '--to', friend.email, '--final']);
+    assert.ok((await json(['holds', 'list', '--status', 'captured', '--wallet', wallet.id])).data.some((h: { id: string }) => h.id === hold.id));
+    const today = new Date().toISOString().slice(0, 10);
+    const listed = (args: string[]) => json(['holds', 'list', '--wallet', wallet.id, ...args]).then((page) => page.data.map((h: { id: string }) => h.id));
+    assert.deepEqual(await listed(['--from', hold.created_at, '--to', today, '--currency', 'USD']), [hold.id], 'the hold of its instant, day and currency');
+    assert.deepEqual(await listed(['--currency', 'EUR']), [], 'no hold in EUR');
+    assert.deepEqual(await listed(['--metadata', 'booking=B-12', '--currency', 'USD']), [hold.id], 'the hold of its metadata');
+    assert.deepEqual(await listed(['--metadata', 'booking=B-12', '--metadata', 'table=7']), [], 'every pair must hold');
+
+    const batch = await json(['batches', 'create', '--pay', `${friend.email}:5.00:USD`, '--pay', `${friend.email}:2.50:USD`, '--atomic']);
     // Transfers found again by recipient, and one reversed in part: 1.00 of the 5.00 comes back.
     const toFriend = (await json(['transfers', 'list', '--recipient-email', friend.email.toUpperCase(), '--currency', 'USD'])).data.map((t: { transfer_id: string }) => t.transfer_id);
     const paidFriend = [captured.captures[0].transfer_id, ...batch.items.map((i: { transfer_id: string }) => i.transfer_id)];
     assert.deepEqual(toFriend.slice().sort(), paidFriend.sort(), 'the capture\'s transfer and the batch\'s, no other');
     const first = batch.items[0].transfer_id;
-    const reversal = await json(['transfers', 'reverse', first, '--amount', '1.00', '--reason', 'one too many', '--metadata', 'ticket=T-1=a']);
-    assert.deepEqual([reversal.transfer_id, reversal.amount, reversal.status, reversal.reason, reversal.metadata], [first, '1.00', 'completed', 'one too many', { ticket: 'T-1=a' }]);
+    const reversal = await json(['transfers', 'reverse', first, '--amount', '1.00']);
     // A transfer with metadata (sent by the generic post), found again by it.
     const tagged = await json(['post', '/v1/transfers', '-d', `recipient_email=${friend.email}`, '-d', 'amount=0.50', '-d', 'currency=USD', '-d', 'metadata.order_id=A-17']);
     assert.deepEqual(tagged.metadata, { order_id: 'A-17' });
@@ -232,9 +271,6 @@ describe('payctl, the command-line tool', function () {
     assert.match(badPair.stderr, /--metadata takes key=value/);
     assert.deepEqual((await json(['transfers', 'reversals', first])).data.map((r: { id: string }) => r.id), [reversal.id]);
     assert.equal((await json(['transfers', 'get', first])).reversed_amount, '1.00');
-    const tooMuch = await payctl(['transfers', 'reverse', first, '--amount', '4.01']);
-    assert.equal(tooMuch.code, 1);
-    assert.match(tooMuch.stderr, /Error 422 reversal_exceeded: .*\(amount\)/);
     // A bank transfer is returned by its partner: the reversal prints pending and says how to follow it.
     const viban = friend.vibans.find((v) => v.currency === 'USD') as Record<string, string>;
     const bank = await call(base(), 'POST', '/v1/transfers', { recipient: { email: friend.email, name: 'Friend', bank: { country: viban.bank_country, bank_name: viban.bank_name, account_number: viban.account_number, currency: 'USD' } }, amount: '3.00', currency: 'USD' },
@@ -253,23 +289,8 @@ describe('payctl, the command-line tool', function () {
     const empty = await payctl(['batches', 'create']);
     assert.equal(empty.code, 1);
     assert.match(empty.stderr, /give the batch's transfers/);
-
-    const alert = await json(['alerts', 'create', '--currency', 'USD', '--below', '10.00', '--wallet', wallet.id]);
-    assert.deepEqual([alert.below, alert.above, alert.wallet_id], ['10.00', null, wallet.id]);
-    assert.ok((await json(['alerts', 'list'])).data.some((a: { id: string }) => a.id === alert.id));
-    assert.equal((await json(['alerts', 'get', alert.id])).currency, 'USD');
-    assert.deepEqual(await json(['alerts', 'delete', alert.id]), { id: alert.id, deleted: true });
-    const both = await payctl(['alerts', 'create', '--currency', 'USD', '--below', '1.00', '--above', '2.00']);
-    assert.equal(both.code, 1);
-    assert.match(both.stderr, /give exactly one of --below or --above/);
-
-    // What is left after the 3.00 to the friend's bank account, whose return the partner declined.
+    // 100.00 - 30.00 to the wallet - 7.50 by the batch + 1.00 reversed - 0.50 tagged - 3.00 to the bank (its return declined) - 1.00 by the file.
     assert.deepEqual((await json(['wallets', 'balances', 'main'])).balances, [{ currency: 'USD', available: '59.00', held: '0.00', pending: '0.00' }]);
-    const notEmpty = await payctl(['wallets', 'close', wallet.id]);
-    assert.match(notEmpty.stderr, /Error 409 wallet_not_empty/);
-    await json(['wallets', 'move', '--from', wallet.id, '--to', 'main', '--amount', '18.00', '--currency', 'USD']);
-    assert.notEqual((await json(['wallets', 'close', wallet.id])).closed_at, null);
-    assert.notEqual((await json(['wallets', 'get', wallet.id])).closed_at, null);
   });
 
   it('forwards a triggered event to a local server, signed so a stock Standard Webhooks library verifies it', async () => {
