@@ -10,6 +10,7 @@ import { log } from './log';
 import { supervisedThreads } from './kafka/supervised-thread';
 import { stillWarming, WARM_CONNECTIONS } from './warm-up';
 import { createRedis, redisReady, type RedisClient } from './redis';
+import { withTimeout } from './with-timeout';
 
 export interface Runtime {
   config: Config;
@@ -117,7 +118,7 @@ class OpeningPhases {
 async function timed(check: () => Promise<unknown>): Promise<{ ok: boolean; latency_ms: number; error?: string }> {
   const started = performance.now();
   try {
-    await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error('timed out after 2000 ms')), 2000))]);
+    await withTimeout(check(), 2000, 'timed out after 2000 ms');
     return { ok: true, latency_ms: Math.round(performance.now() - started) };
   } catch (error) {
     return { ok: false, latency_ms: Math.round(performance.now() - started), error: (error as Error).message };

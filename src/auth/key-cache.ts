@@ -25,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '../domain-error';
 import { log } from '../log';
 import type { RedisClient } from '../redis';
+import { withTimeout } from '../with-timeout';
 import type { AccountView } from './account-views';
 
 export interface CachedKey {
@@ -114,12 +115,6 @@ declare module 'ioredis' {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer from Redis within ${timeoutMs} ms`)), timeoutMs); });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 export class KeyCache implements KeyMarks {
   constructor(private readonly redis: RedisClient) {
     redis.defineCommand('keyCacheFill', { numberOfKeys: 1, lua: FILL });
@@ -204,7 +199,7 @@ export class KeyCache implements KeyMarks {
   async release(hold: KeyHold): Promise<void> {
     if (hold.keyHashes.length === 0) return;
     try {
-      await withTimeout(this.redis.keyCacheRelease(hold.keyHashes.length, ...hold.keyHashes.map(cacheKey), hold.marker, `${STALE}${randomUUID()}`, HOLD_TTL_SECONDS), MARK_TIMEOUT_MS);
+      await withTimeout(this.redis.keyCacheRelease(hold.keyHashes.length, ...hold.keyHashes.map(cacheKey), hold.marker, `${STALE}${randomUUID()}`, HOLD_TTL_SECONDS), MARK_TIMEOUT_MS, `no answer from Redis within ${MARK_TIMEOUT_MS} ms`);
     } catch (error) {
       log.warn({ err: error, keys: hold.keyHashes.length }, `could not release held API keys: they are read from Postgres for up to ${HOLD_TTL_SECONDS} s`);
     }
@@ -213,7 +208,7 @@ export class KeyCache implements KeyMarks {
   private async mark(keyHashes: string[], marker: string, ttlSeconds: number, overRevoked: boolean): Promise<void> {
     if (keyHashes.length === 0) return;
     try {
-      await withTimeout(this.redis.keyCacheMark(keyHashes.length, ...keyHashes.map(cacheKey), marker, ttlSeconds, overRevoked ? '1' : '0'), MARK_TIMEOUT_MS);
+      await withTimeout(this.redis.keyCacheMark(keyHashes.length, ...keyHashes.map(cacheKey), marker, ttlSeconds, overRevoked ? '1' : '0'), MARK_TIMEOUT_MS, `no answer from Redis within ${MARK_TIMEOUT_MS} ms`);
     } catch (error) {
       log.warn({ err: error, keys: keyHashes.length }, 'the API-key cache cannot be marked: a revocation or KYB change is refused');
       throw new DomainError('service_unavailable', 'redis is unavailable, so the change could not be made to hold in every server; nothing changed: repeat the request shortly', 'redis', { 'Retry-After': '2' });

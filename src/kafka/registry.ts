@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import { log } from '../log';
+import { TimedOut, withTimeout } from '../with-timeout';
 import type { TopicNames } from './topics';
 
 export const SCHEMAS_DIRECTORY = path.join(__dirname, '..', '..', '..', 'schemas');
@@ -54,16 +55,12 @@ export class AvroCodec {
 
   private async registerPatiently(subject: string, schema: string): Promise<number> {
     for (let attempt = 1; ; attempt += 1) {
-      const answered = this.register(subject, schema);
-      let timer: NodeJS.Timeout | undefined;
-      const unanswered = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), this.patience.attemptMs); });
       try {
-        const id = await Promise.race([answered, unanswered]);
-        if (id !== null) return id;
-      } finally {
-        clearTimeout(timer);
+        // An attempt left unanswered is left to the registry: a later answer changes nothing.
+        return await withTimeout(this.register(subject, schema), this.patience.attemptMs, `no answer registering ${subject}`);
+      } catch (error) {
+        if (!(error instanceof TimedOut)) throw error;
       }
-      answered.catch(() => undefined); // left to the registry; a later answer changes nothing
       if (attempt >= this.patience.attempts) {
         throw new Error(`the schema registry did not answer registering ${subject} in ${attempt} attempts of ${this.patience.attemptMs} ms`);
       }

@@ -76,7 +76,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/ledger-client': ['ledger', 'src/domain-error', 'src/http', 'src/idempotency', 'src/kafka', 'src/log', 'src/runtime'],
   'src/idempotency': ['ledger', 'src/db', 'src/domain-error', 'src/guards', 'src/http', 'src/log', 'src/redaction', 'src/redis'],
   'src/http': ['ledger', 'src/auth', 'src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/partners', 'src/redaction', 'src/transient'],
-  'src/auth': ['src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/redis'],
+  'src/auth': ['src/config', 'src/db', 'src/domain-error', 'src/guards', 'src/log', 'src/redis', 'src/with-timeout'],
   'src/guards': ['ledger', 'src/domain-error', 'src/log', 'src/redis'],
   // A payment's request to its partner is built from the ledger's payment record.
   'src/partners': ['ledger', 'src/log', 'src/retry-after'],
@@ -86,17 +86,17 @@ const MAY_IMPORT: Record<string, string[]> = {
   // The domain: it owns what it needs of Postgres (ledger/pg) and depends on nothing in src/.
   ledger: [],
   // The plumbing under everything.
-  'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis', 'src/warm-up'],
+  'src/runtime': ['src/config', 'src/db', 'src/kafka', 'src/log', 'src/redis', 'src/warm-up', 'src/with-timeout'],
   'src/warm-up': ['src/db', 'src/kafka', 'src/log'],
   // Dead letters are recorded in Postgres beside their topic, for the operator's routes.
-  'src/kafka': ['src/config', 'src/db', 'src/domain-error', 'src/log', 'src/transient'],
+  'src/kafka': ['src/config', 'src/db', 'src/domain-error', 'src/log', 'src/transient', 'src/with-timeout'],
   'src/db': ['src/domain-error', 'src/log'],
   // A process's secrets are settings that say when they were generated (src/secrets.ts).
   'src/config': ['src/secrets'], 'src/secrets': ['src/log'],
   // "Now" for the rules that depend on time: the wall's, or an account's test clock's. Every
   // folder of the server may import it (CLOCK_READERS): it is the one place that reads the wall.
   'src/clock': [],
-  'src/countries': [], 'src/domain-error': [], 'src/event-stream': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [],
+  'src/countries': [], 'src/domain-error': [], 'src/event-stream': [], 'src/log': [], 'src/redaction': [], 'src/redis': [], 'src/retry-after': [], 'src/transient': [], 'src/vault': [], 'src/with-timeout': [],
 };
 
 /** The clients of /v1 (the browser dashboard, the CLI): they import nothing of the server, src/clock included; their time is their user's. */
