@@ -112,7 +112,7 @@ export class IdempotencyGuard {
          ON CONFLICT (scope, idempotency_key) DO UPDATE
            SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
                locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at,
-               execution_id = CASE WHEN idempotency_records.expires_at < now() THEN EXCLUDED.execution_id ELSE idempotency_records.execution_id END
+               execution_id = CASE WHEN idempotency_records.expires_at < now() THEN EXCLUDED.execution_id ELSE coalesce(idempotency_records.execution_id, EXCLUDED.execution_id) END
            WHERE idempotency_records.expires_at < now()
               OR (idempotency_records.state = 'in_progress' AND idempotency_records.locked_until < now()
                   AND idempotency_records.fingerprint = EXCLUDED.fingerprint)
