@@ -25,7 +25,7 @@ export async function disableEndpoint(runtime: Runtime, endpointId: string, reas
       resource_type: 'webhook_endpoint', resource_id: endpoint.id, account_id: endpoint.account_id, account_seq: 0,
       data: { id: endpoint.id, status: 'disabled', amount: null, currency: null, attributes: JSON.stringify({ url: endpoint.url, reason }) },
     };
-    await writeOutboxRound(trx, roundId, [{ id: event.id, topic: TOPICS.domainEvents, key: endpoint.id, accountId: endpoint.account_id, payload: event }], event.created_at);
+    await writeOutboxRound(trx, roundId, [{ id: event.id, topic: TOPICS.domainEvents, key: endpoint.id, accountId: endpoint.account_id, payload: event }]);
     return event;
   });
   if (!envelope) return false;

@@ -65,7 +65,10 @@ const updateHolds = (param: string) => `UPDATE holds AS h SET status = v.status,
 const updateBalances = (param: string) => `UPDATE ledger_accounts AS la SET balance = v.balance FROM jsonb_populate_recordset(NULL::ledger_accounts, ${param}::jsonb) AS v WHERE la.id = v.id`;
 // Executed quotes were locked and found unconsumed: the count returned must be theirs.
 const consumeQuotes = (param: string) => `UPDATE fx_quotes AS q SET consumed_at = v.consumed_at FROM jsonb_populate_recordset(NULL::fx_quotes, ${param}::jsonb) AS v WHERE q.id = v.id AND q.consumed_at IS NULL RETURNING 1`;
-export const INSERT_ROUND = 'INSERT INTO outbox_rounds (round_id, created_at, messages, events) SELECT round_id, created_at, messages, events FROM jsonb_populate_recordset(NULL::outbox_rounds, $1::jsonb)';
+// A round's created_at is the database's clock (the column's default), never the round's own
+// instant: the sweeper ages rounds by the database's clock, and a round decided at a test clock's
+// time (years ahead) or by a process whose clock is off would never look old enough to sweep.
+export const INSERT_ROUND = 'INSERT INTO outbox_rounds (round_id, messages, events) SELECT round_id, messages, events FROM jsonb_populate_recordset(NULL::outbox_rounds, $1::jsonb)';
 // A late completion opens its exception in the reconciliation exceptions queue in the very
 // transaction that completes the transfer, rather than through an event a finance consumer would
 // read: no process runs such a consumer, and a row written here cannot be lost or lag behind the
@@ -94,9 +97,9 @@ const NUMBERED_EVENTS = `
     INSERT INTO account_events (account_id, account_seq, id, payload)
     SELECT account_id, account_seq, id, jsonb_set(payload, '{account_seq}', to_jsonb(account_seq)) FROM numbered),
   round AS (
-    INSERT INTO outbox_rounds (round_id, created_at, messages, events)
-    SELECT r.round_id, r.created_at, r.messages, coalesce((SELECT jsonb_agg(jsonb_build_array(account_id, account_seq) ORDER BY ord) FROM numbered), '[]')
-      FROM jsonb_to_recordset($11::jsonb) AS r(round_id uuid, created_at timestamptz, messages jsonb))`;
+    INSERT INTO outbox_rounds (round_id, messages, events)
+    SELECT r.round_id, r.messages, coalesce((SELECT jsonb_agg(jsonb_build_array(account_id, account_seq) ORDER BY ord) FROM numbered), '[]')
+      FROM jsonb_to_recordset($11::jsonb) AS r(round_id uuid, messages jsonb))`;
 
 const ONE_STATEMENT = `WITH
   new_payments AS (${insertFromJson('payments', PAYMENT_COLUMNS, '$1')}),
@@ -175,11 +178,11 @@ const unkeptMessages = (outbox: OutboxWrite[]): Row[] => outbox.filter((o) => o.
  * account_events, and the round itself until Kafka has it, with the messages no other table keeps
  * and references to its account events, in order.
  */
-export function outboxRoundRows(roundId: string, outbox: OutboxWrite[], at: string): { accountEvents: Row[]; rounds: Row[] } {
+export function outboxRoundRows(roundId: string, outbox: OutboxWrite[]): { accountEvents: Row[]; rounds: Row[] } {
   const events = outbox.filter((o) => o.accountId !== null);
   return {
     accountEvents: events.map((o) => ({ account_id: o.accountId, account_seq: o.accountSeq, id: o.id, payload: o.payload })),
-    rounds: outbox.length > 0 ? [{ round_id: roundId, created_at: at, messages: unkeptMessages(outbox), events: events.map((o) => [o.accountId, o.accountSeq]) }] : [],
+    rounds: outbox.length > 0 ? [{ round_id: roundId, messages: unkeptMessages(outbox), events: events.map((o) => [o.accountId, o.accountSeq]) }] : [],
   };
 }
 
@@ -205,7 +208,7 @@ function setSeq(event: OutboxWrite, seq: number): void {
 export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]): { text: string; params: unknown[]; done: (row: Row) => void } {
   const rows = roundRows(batch);
   const events = batch.outbox.flatMap((o, ord) => (o.accountId === null ? [] : [{ ord, account_id: o.accountId, id: o.id, payload: o.payload }]));
-  const round = batch.outbox.length > 0 ? [{ round_id: batch.roundId, created_at: batch.now.toISOString(), messages: unkeptMessages(batch.outbox) }] : [];
+  const round = batch.outbox.length > 0 ? [{ round_id: batch.roundId, messages: unkeptMessages(batch.outbox) }] : [];
   const params = [
     ...[rows.newPayments, rows.changedPayments, rows.entries, rows.postings, rows.balances, rows.newTransfers, rows.changedTransfers, rows.consumedQuotes].map((r) => JSON.stringify(r)),
     processedJson(batch), JSON.stringify(events), JSON.stringify(round), publishedRounds, batch.consumedQuotes.length, JSON.stringify(rows.lateCompletions),
@@ -226,7 +229,7 @@ export function oneStatementRound(batch: BatchWrite, publishedRounds: string[]):
 export async function writeLargeRound(client: pg.ClientBase, batch: BatchWrite, publishedRounds: string[]): Promise<number> {
   await numberAccountEvents(client, batch.outbox);
   const rows = roundRows(batch);
-  const { accountEvents, rounds } = outboxRoundRows(batch.roundId, batch.outbox, batch.now.toISOString());
+  const { accountEvents, rounds } = outboxRoundRows(batch.roundId, batch.outbox);
   const json = (r: Row[]) => [JSON.stringify(r)];
   if (rows.newPayments.length > 0) await client.query(insertFromJson('payments', PAYMENT_COLUMNS, '$1'), json(rows.newPayments)); // before the entries that name them
   if (rows.changedPayments.length > 0) await client.query(updatePayments('$1'), json(rows.changedPayments));

@@ -16,13 +16,13 @@ type Db = Knex | Knex.Transaction;
 
 /**
  * Writes a round of messages to the outbox, its account events numbered, and marks it unpublished
- * until Kafka has it (the writer's publisher, or the sweeper). `at`: an ISO 8601 instant.
+ * until Kafka has it (the writer's publisher, or the sweeper).
  */
-export async function writeOutboxRound(trx: Knex.Transaction, roundId: string, outbox: OutboxWrite[], at: string): Promise<void> {
+export async function writeOutboxRound(trx: Knex.Transaction, roundId: string, outbox: OutboxWrite[]): Promise<void> {
   // Inside a transaction knex hands out the connection the transaction runs on.
   const client = (await trx.client.acquireConnection()) as pg.Client;
   await numberAccountEvents(client, outbox);
-  const { accountEvents, rounds } = outboxRoundRows(roundId, outbox, at);
+  const { accountEvents, rounds } = outboxRoundRows(roundId, outbox);
   await copyIntoClient(client, 'account_events', ACCOUNT_EVENT_COLUMNS, accountEvents);
   await client.query(INSERT_ROUND, [JSON.stringify(rounds)]);
 }

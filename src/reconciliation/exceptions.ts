@@ -143,7 +143,7 @@ export class ExceptionDesk {
   }
 
   private async announce(trx: Knex.Transaction, roundId: string, events: ReturnType<typeof resolvedEvent>[]): Promise<void> {
-    await writeOutboxRound(trx, roundId, events.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })), events[0].created_at);
+    await writeOutboxRound(trx, roundId, events.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })));
   }
 
   /** The exception, locked. */

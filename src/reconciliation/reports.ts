@@ -213,7 +213,7 @@ export class Reconciliations {
         ...recorded.opened.map((exception) => openedEvent(exception, environment)),
       ];
       await trx('reconciliations').where('id', row.id).update({ summary: JSON.stringify(row.summary), totals: JSON.stringify(row.totals), exceptions: JSON.stringify(row.exceptions), not_examined: row.not_examined });
-      await writeOutboxRound(trx, roundId, events.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })), row.created_at.toISOString());
+      await writeOutboxRound(trx, roundId, events.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: null, payload: event })));
       return { view: viewOf(row, false, await shownExceptions(trx, row.id), exceptionCount(row)), events };
     }
     return { view: viewOf(row, true, await shownExceptions(trx, row.id), exceptionCount(row)), events: [] };

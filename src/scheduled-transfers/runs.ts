@@ -186,7 +186,7 @@ export async function recordDecidedRuns(runtime: Runtime, at: Date, max: number,
       if (updated === 1) written.push(runEvent(run, status, error, at, runtime.config.environment));
     }
     const outbox = written.map((event) => ({ id: event.id, topic: TOPICS.domainEvents, key: event.resource_id, accountId: event.account_id, payload: event, headers: domainEventHeaders(event.account_id) }));
-    if (outbox.length > 0) await writeOutboxRound(trx, roundId, outbox, at.toISOString());
+    if (outbox.length > 0) await writeOutboxRound(trx, roundId, outbox);
     return written;
   });
   if (events.length > 0) await publishRound(runtime, roundId, events);

@@ -46,9 +46,12 @@ export function wants(endpoint: WebhookEndpointRow, event: EventToDeliver): bool
     && (endpoint.events.length === 0 || endpoint.events.includes(event.type));
 }
 
-/** The event `POST /v1/webhooks/{id}/test` sends: outside the account's sequence, so no account_seq. */
-export function testEvent(endpoint: WebhookEndpointRow, environment: string, now = wallNow()): EventToDeliver {
-  const id = randomUUID();
+/**
+ * The event `POST /v1/webhooks/{id}/test` sends: outside the account's sequence, so no account_seq.
+ * `id` derives from the request's Idempotency-Key execution, so a retry after its request died
+ * finds the delivery the first made (one per endpoint and event) instead of sending a second.
+ */
+export function testEvent(endpoint: WebhookEndpointRow, environment: string, id: string, now = wallNow()): EventToDeliver {
   const body = {
     id, type: 'webhook.test', created_at: now.toISOString(), environment, resource_type: 'webhook_endpoint', resource_id: endpoint.id,
     account_seq: null, data: { id: endpoint.id, status: endpoint.enabled ? 'enabled' : 'disabled', url: endpoint.url },
@@ -142,6 +145,10 @@ export class WebhookDeliveries {
   query(endpointId: string, status?: DeliveryStatus) {
     const query = this.db('webhook_deliveries').where('endpoint_id', endpointId).select('*');
     return status ? query.andWhere('status', status) : query;
+  }
+
+  async byEvent(endpointId: string, eventId: string): Promise<DeliveryRow | undefined> {
+    return this.db('webhook_deliveries').where({ endpoint_id: endpointId, event_id: eventId }).first();
   }
 
   async byId(endpointId: string, id: string): Promise<DeliveryRow | undefined> {

@@ -13,6 +13,8 @@ import { testEvent, type AttemptRow, type DeliveryRow, type DeliveryStatus, type
 import type { WebhookEndpointRow, WebhookEndpoints } from './endpoints';
 import { ownEndpoint, WEBHOOKS_READ, WEBHOOKS_WRITE } from './endpoints';
 import { wallNow } from '../clock';
+import { createdId } from '../idempotency/derived-ids';
+import { asReplay } from '../idempotency/guard';
 
 const attemptSchema = {
   type: 'object', required: ['attempt', 'started_at', 'duration_ms', 'response_status', 'response_body', 'error'],
@@ -153,8 +155,10 @@ export function webhookDeliveryRoutes(endpoints: WebhookEndpoints, deliveries: W
       errors: ['cross_account_access_denied', 'webhook_endpoint_disabled'],
       handler: async (request) => {
         const endpoint = await enabled(request);
-        const [delivery] = await deliveries.insert([{ event: testEvent(endpoint, environment), endpointId: endpoint.id, claim: false }]);
-        return { status: 202, body: await withEvent(delivery) };
+        const event = testEvent(endpoint, environment, createdId('webhook-test-event', request.executionId));
+        const [inserted] = await deliveries.insert([{ event, endpointId: endpoint.id, claim: false }]);
+        const answer = { status: 202, body: await withEvent(inserted ?? (await deliveries.byEvent(endpoint.id, event.id))!) };
+        return inserted ? answer : asReplay(answer);
       },
     },
   ];

@@ -107,6 +107,20 @@ describe('creations whose request died before its answer was recorded', () => {
     assert.equal((await call(base(), 'GET', '/v1/wallets', undefined, { token: made.body.key })).status, 401, 'the secret no one was shown does not');
   });
 
+  it('sends one test event to a webhook endpoint, however often the key ran', async () => {
+    const owner = await signUp(base());
+    const endpoint = await call(base(), 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/hooks' }, { token: owner.key, idempotencyKey: randomUUID() });
+    const path = `/v1/webhooks/${endpoint.body.id}/test`;
+    const idempotencyKey = randomUUID();
+    const first = await call(base(), 'POST', path, undefined, { token: owner.key, idempotencyKey });
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    await dieBeforeTheAnswer(owner, idempotencyKey);
+    const retry = await call(base(), 'POST', path, undefined, { token: owner.key, idempotencyKey });
+    assert.deepEqual([retry.status, retry.headers.get('idempotent-replayed'), retry.body.id], [202, 'true', first.body.id]);
+    const tests = await testService().runtime.db('webhook_deliveries').where({ endpoint_id: endpoint.body.id, event_type: 'webhook.test' }).select('id');
+    assert.deepEqual(tests.map((t: { id: string }) => t.id), [first.body.id], 'one test delivery');
+  });
+
   it('gives the retry of a partner link a consent page that works', async () => {
     const owner = await signUp(base());
     const customer = await call(base(), 'POST', '/v1/customers', { email: uniqueEmail('customer'), business_name: 'Linked Ltd', country_code: 'GB' }, { token: owner.key, idempotencyKey: randomUUID() });

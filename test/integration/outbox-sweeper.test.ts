@@ -29,13 +29,13 @@ const LEFT_BEHIND_S = 10;
 const newAccount = (): Promise<string> => insertAccount(db(), 'outbox-sweeper');
 
 /** A faucet credit decided and committed as the ledger handler does, its outbox round marked unpublished. */
-async function credit(accountId: string, amount: string, publishedRounds: string[] = []): Promise<{ roundId: string; entryId: string }> {
+/** `now`: the round's instant, a test clock's when it decides at one. */
+async function credit(accountId: string, amount: string, publishedRounds: string[] = [], now = new Date()): Promise<{ roundId: string; entryId: string }> {
   const refs = [faucetEquity('USD'), available(accountId, 'USD')];
   await ensureLedgerAccounts(db(), refs);
   return LedgerRound.run(db(), async (round) => {
     const book = new BalanceBook((await round.lock({ refs })).balances);
     const decision = decideFaucetCredit(accountId, { entry_id: randomUUID(), currency: 'USD', amount }, book);
-    const now = new Date();
     const write: BatchWrite = {
       entries: [], balances: [], newTransfers: [], changedTransfers: [], transitions: [], consumedQuotes: [], newPayments: [], changedPayments: [],
       paymentTransitions: [], processed: [], outbox: [], lateCompletions: [], roundId: randomUUID(), now,
@@ -117,5 +117,18 @@ describe('outbox sweeper while Kafka does not answer', function () {
       // Bounded: an assertion above that failed is the news, not how long the sweep takes to finish.
       await within(sweep, 30_000);
     }
+  });
+});
+
+describe('outbox sweeper and the rounds decided at a test clock\'s time', () => {
+  // Simulation seed 18: a scheduled run decided at its test clock's time, 82 years ahead, whose
+  // writer was killed before publishing; its round was stamped with that time and never looked old
+  // enough to the sweeper, so its event never reached Kafka.
+  it('sweeps a round decided years ahead of the wall clock once its writer left it behind', async () => {
+    const accountId = await newAccount();
+    const { roundId } = await credit(accountId, '7.00', [], new Date(Date.UTC(2108, 10, 19, 11, 20, 17)));
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await sweepOutboxOnce(runtime(), 1_000);
+    assert.equal(await db()('outbox_rounds').where('round_id', roundId).first(), undefined, 'the round reached Kafka and its mark is gone');
   });
 });
