@@ -75,6 +75,11 @@ export interface RouteDef<B = unknown> {
    * the Idempotency-Key answers them redacted, with the header Secret-Redacted: true.
    */
   secretFields?: string[];
+  /**
+   * Gives a replay's redacted secrets back where they are still the route's to give (a pending
+   * partner link's consent page): the kept body with them, or null to leave it redacted.
+   */
+  restoreSecrets?: (kept: unknown) => Promise<unknown | null>;
   /** A route that keeps an Idempotency-Key of its own when one is sent, but takes requests without (POST /v1/reconciliations): the document says it is optional. */
   optionalIdempotencyKey?: string;
   /** Routes that move money through a partner take the Sandbox-Scenario header (src/partners/scenarios.ts). */

@@ -55,12 +55,14 @@ export function createdAnswer(body: unknown, created: boolean): RouteResult {
 /**
  * A kept answer given again: its secrets redacted (a record kept before they were redacted on the
  * way in is redacted on the way out too), and, on the routes that make a secret (`secretFields`),
- * the header saying so when it was.
+ * the header saying so when it was, unless the route gives them back (`restoreSecrets`).
  */
-export function asKeptReplay(result: RouteResult, route: RouteDef): RouteResult {
+export async function asKeptReplay(result: RouteResult, route: RouteDef): Promise<RouteResult> {
   const kept = keptAnswer(result.body);
   const replay = asReplay({ ...result, body: kept.body });
   if (!route.secretFields || (!kept.redacted && !hasRedactions(kept.body))) return replay;
+  const restored = route.restoreSecrets ? await route.restoreSecrets(kept.body) : null;
+  if (restored !== null) return { ...replay, body: restored };
   return { ...replay, headers: { ...replay.headers, [SECRET_REDACTED_HEADER]: 'true' } };
 }
 

@@ -1,8 +1,9 @@
 // Partner links (DESIGN.md section 5c; SPEC.md section 5, three-legged flow): a customer's
 // consent, given on the partner's own page, for this service to pay through that partner on the
 // customer's behalf. A link starts `pending` with an authorize_url whose `state` is a one-time
-// secret (kept only as a hash, good for STATE_TTL_MS); the partner's redirect to the callback
-// spends it, the code is exchanged server to server, and the link is `active` with its tokens
+// secret (good for STATE_TTL_MS: kept as a hash to find the link by, and sealed so that a replay
+// of the creation under its Idempotency-Key, whose first answer was lost, can give the consent
+// page again while the link is pending); the partner's redirect to the callback spends it, the code is exchanged server to server, and the link is `active` with its tokens
 // sealed at rest. Tokens are refreshed when they near expiry; a link can be revoked.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db';
@@ -23,7 +24,7 @@ export type LinkStatus = 'pending' | 'active' | 'failed' | 'revoked';
 
 export interface PartnerLinkRow {
   id: string; account_id: string; customer_id: string; partner: PartnerSlug; status: LinkStatus;
-  state_hash: string | null; state_expires_at: Date | null;
+  state_hash: string | null; state_sealed: string | null; state_expires_at: Date | null;
   access_token_sealed: string | null; refresh_token_sealed: string | null; access_token_expires_at: Date | null;
   partner_user_id: string | null; failure_code: string | null; failure_message: string | null;
   created_at: Date; updated_at: Date; linked_at: Date | null; revoked_at: Date | null;
@@ -59,14 +60,29 @@ export class PartnerLinks {
   async create(id: string, accountId: string, customerId: string, partner: PartnerSlug): Promise<{ link: PartnerLinkRow; authorizeUrl: string; created: boolean }> {
     const state = randomBytes(32).toString('base64url');
     const now = wallNow();
-    const stateFields = { state_hash: hashState(state), state_expires_at: new Date(now.getTime() + STATE_TTL_MS), updated_at: now };
+    const stateFields = { state_hash: hashState(state), state_sealed: this.vault.seal(state), state_expires_at: new Date(now.getTime() + STATE_TTL_MS), updated_at: now };
     const [made] = await this.db('partner_links').insert({ id, account_id: accountId, customer_id: customerId, partner, status: 'pending', created_at: now, ...stateFields })
       .onConflict('id').ignore().returning('*');
     const [link]: PartnerLinkRow[] = made ? [made]
       : await this.db('partner_links').where({ id, status: 'pending' }).update(stateFields).returning('*');
     if (!link) throw new DomainError('idempotency_conflict', 'the link this Idempotency-Key made is no longer pending', 'Idempotency-Key');
+    return { link, authorizeUrl: this.authorizeUrl(partner, state), created: Boolean(made) };
+  }
+
+  /**
+   * The consent page of a link still waiting for it (pending, its state unspent and unexpired), as
+   * its creation answered it; null once the link has moved on or the state is no longer good.
+   */
+  async consentPage(id: string): Promise<string | null> {
+    const link = await this.byId(id);
+    if (!link || link.status !== 'pending' || link.state_hash === null || link.state_sealed === null) return null;
+    if (link.state_expires_at!.getTime() <= wallNowMs()) return null;
+    return this.authorizeUrl(link.partner, this.vault.open(link.state_sealed));
+  }
+
+  private authorizeUrl(partner: PartnerSlug, state: string): string {
     const query = new URLSearchParams({ client_id: this.settings.clientId, redirect_uri: this.settings.redirectUri(), response_type: 'code', state });
-    return { link, authorizeUrl: `${this.settings.partnerUrl(partner)}/oauth/authorize?${query}`, created: Boolean(made) };
+    return `${this.settings.partnerUrl(partner)}/oauth/authorize?${query}`;
   }
 
   /**
@@ -110,7 +126,7 @@ export class PartnerLinks {
       await trx('partner_links').where({ customer_id: link.customer_id, partner: link.partner, status: 'active' })
         .update({ status: 'revoked', revoked_at: now, updated_at: now, access_token_sealed: null, refresh_token_sealed: null, access_token_expires_at: null });
       const [active] = await trx('partner_links').where('id', link.id).update({
-        status: 'active', linked_at: now, updated_at: now, partner_user_id: tokens.userId, ...this.sealed(tokens),
+        status: 'active', linked_at: now, updated_at: now, partner_user_id: tokens.userId, state_sealed: null, ...this.sealed(tokens),
       }).returning('*');
       return active;
     });
@@ -125,7 +141,7 @@ export class PartnerLinks {
 
   private async fail(link: PartnerLinkRow, code: string, message: string): Promise<CallbackOutcome> {
     const [failed] = await this.db('partner_links').where('id', link.id)
-      .update({ status: 'failed', failure_code: code, failure_message: message, updated_at: wallNow() }).returning('*');
+      .update({ status: 'failed', failure_code: code, failure_message: message, state_sealed: null, updated_at: wallNow() }).returning('*');
     return { kind: 'failed', link: failed };
   }
 
@@ -148,7 +164,7 @@ export class PartnerLinks {
   async revoke(id: string): Promise<PartnerLinkRow> {
     const now = wallNow();
     const [revoked] = await this.db('partner_links').where('id', id).whereIn('status', ['active', 'pending']).update({
-      status: 'revoked', revoked_at: now, updated_at: now, state_hash: null, access_token_sealed: null, refresh_token_sealed: null, access_token_expires_at: null,
+      status: 'revoked', revoked_at: now, updated_at: now, state_hash: null, state_sealed: null, access_token_sealed: null, refresh_token_sealed: null, access_token_expires_at: null,
     }).returning('*');
     return revoked ?? (await this.byId(id))!;
   }

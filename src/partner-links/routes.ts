@@ -20,7 +20,7 @@ const linkSchema = {
     id: { type: 'string', format: 'uuid' }, customer_id: { type: 'string', format: 'uuid' },
     partner: { type: 'string', enum: [...PARTNER_SLUGS] },
     status: { type: 'string', enum: ['pending', 'active', 'failed', 'revoked'], description: 'pending until the customer answers on the partner\'s page' },
-    authorize_url: { type: ['string', 'null'], description: 'the partner\'s consent page, for the customer to open; shown once, when the link is created (a replay of its Idempotency-Key answers it with its OAuth state "[redacted]", header Secret-Redacted: true)' },
+    authorize_url: { type: ['string', 'null'], description: 'the partner\'s consent page, for the customer to open; answered when the link is created, and by a replay of its Idempotency-Key while the link waits for consent (once it has moved on, or its request expired, the replay answers the OAuth state "[redacted]", header Secret-Redacted: true); null in reads' },
     failure: { type: ['object', 'null'], required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
     created_at: { type: 'string', format: 'date-time' }, linked_at: nullableDate, revoked_at: nullableDate,
   },
@@ -65,6 +65,13 @@ export function partnerLinkRoutes(db: Db, links: PartnerLinks): RouteDef[] {
       method: 'POST', path: '/v1/customers/{id}/partner-links', operationId: 'createPartnerLink', tag: 'partner-links',
       summary: 'Start linking a customer with a partner: the customer gives consent at authorize_url',
       auth: { kind: 'key', scope: 'customers:write' }, idempotent: true, params: idParams, secretFields: ['authorize_url'],
+      // A client whose answer was lost retries under its key: while the link waits for consent,
+      // the replay gives its consent page again (the kept answer has the state redacted).
+      restoreSecrets: async (kept) => {
+        const answer = kept as ReturnType<typeof linkView>;
+        const authorizeUrl = await links.consentPage(answer.id);
+        return authorizeUrl === null ? null : { ...answer, authorize_url: authorizeUrl };
+      },
       response: { status: 201, description: 'the pending link and its consent page', schema: linkSchema },
       errors: ['invalid_partner'],
       handler: async (request) => {

@@ -1,7 +1,8 @@
 // A secret is shown once and kept nowhere in clear (src/redaction.ts): the full key of
 // POST /v1/api-keys, the signing secret of POST /v1/webhooks and of rotate-secret, and the OAuth
 // state of a partner link's authorize_url. A replay of the same Idempotency-Key answers the same
-// object with the secret redacted and the header Secret-Redacted: true; the Postgres record, the
+// object with the secret redacted and the header Secret-Redacted: true (a partner link's consent
+// page is given again while the link waits for consent); the Postgres record, the
 // Redis copy and the request logs hold no secret; the migration redacts answers kept before.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -91,7 +92,7 @@ describe('secrets shown once, kept nowhere in clear', () => {
     await expectShownOnce(rotate, rotationKey, 200, 'secret', /^whsec_/);
   });
 
-  it('a partner link: its authorize_url\'s OAuth state once; the replay, Postgres, Redis and the logs (the callback\'s too) hold it redacted', async () => {
+  it('a partner link: Postgres, Redis and the logs (the callback\'s too) hold its OAuth state redacted; a replay gives the consent page while the link waits for consent, redacted after', async () => {
     const customer = await createCustomer(base(), owner.key);
     const idempotencyKey = randomUUID();
     const send = () => call(base(), 'POST', `/v1/customers/${customer.body.id}/partner-links`, { partner: 'fiat' }, { token: owner.key, idempotencyKey });
@@ -102,24 +103,35 @@ describe('secrets shown once, kept nowhere in clear', () => {
     assert.ok(state.length >= 40, 'a live state');
     const stored = await kept(idempotencyKey);
     for (const text of [stored.postgres, stored.redis]) assert.ok(!text.includes(state), text);
-    const answers = await replays(send, idempotencyKey);
-    url.searchParams.set('state', REDACTED);
-    for (const replay of answers) {
-      assertRedactedReplay(replay, first, 'authorize_url', replay.body.authorize_url);
-      const replayed = new URL(replay.body.authorize_url);
-      assert.equal(replayed.searchParams.get('state'), REDACTED);
-      assert.deepEqual([...replayed.searchParams.keys()].sort(), [...url.searchParams.keys()].sort(), 'the same URL, its state redacted');
+    // A client whose first answer was lost retries under its key (simulation seed 18): while the
+    // link waits for consent, the replay (from Redis, then from Postgres) is the consent page the first answered.
+    const waiting = await replays(send, idempotencyKey);
+    for (const replay of waiting) {
+      assert.deepEqual([replay.status, replay.headers.get('idempotent-replayed'), replay.headers.get('secret-redacted')], [200, 'true', null]);
+      assert.deepEqual(replay.body, first.body, 'the same link and consent page');
     }
-    await assertLogsHoldNo(state, first.headers.get('request-id')!, ...answers.map((a) => a.headers.get('request-id')!));
+    await assertLogsHoldNo(state, first.headers.get('request-id')!, ...waiting.map((a) => a.headers.get('request-id')!));
 
     // The partner's redirect carries the state and a code in its query: its log keeps neither.
-    const callback = await consent(first.body.authorize_url, 'approve');
+    const callback = await consent(waiting[1].body.authorize_url, 'approve');
     const code = new URL(callback).searchParams.get('code')!;
     const landed = await fetch(callback, { redirect: 'manual' });
     assert.equal(landed.status, 200, await landed.text());
     const logged = await loggedRequest(landed.headers.get('request-id')!);
     assert.ok(!logged.query.includes(state) && !logged.query.includes(code), logged.query);
     assert.match(logged.query, /state=%5Bredacted%5D/);
+
+    // Linked, the state is spent and forgotten: a replay answers it redacted, and says so.
+    const after = await replays(send, idempotencyKey);
+    url.searchParams.set('state', REDACTED);
+    for (const replay of after) {
+      assertRedactedReplay(replay, first, 'authorize_url', replay.body.authorize_url);
+      const replayed = new URL(replay.body.authorize_url);
+      assert.equal(replayed.searchParams.get('state'), REDACTED);
+      assert.deepEqual([...replayed.searchParams.keys()].sort(), [...url.searchParams.keys()].sort(), 'the same URL, its state redacted');
+    }
+    const row = await testService().runtime.db('partner_links').where('id', first.body.id).first();
+    assert.deepEqual([row.status, row.state_hash, row.state_sealed], ['active', null, null]);
   });
 
   it('the document declares the Secret-Redacted header on the routes that make a secret', async () => {
