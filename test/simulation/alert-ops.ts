@@ -9,7 +9,7 @@ import { Money, type Amount } from '../../ledger/money';
 import { ALERTS_PER_BALANCE_MAX } from '../../src/balance-alerts/routes';
 import type { Db } from '../../src/db';
 import type { Answer } from './http';
-import { balanceKey, type Command } from './model';
+import type { Command } from './model';
 import type { AlertOp, Fiat, Misbehaviour } from './plan';
 import { availableKey, pickOf } from './wallet-ops';
 import { CLOCK_MARGIN_MS, type Member, type SimAlert, type World } from './world';
@@ -27,7 +27,7 @@ const creating = new Map<string, number>();
  * naming wallet_id only when that many may be (not yet deleted for certain, or being made).
  */
 async function createAlert(world: World, member: Member, side: string, currency: Fiat, direction: 'below' | 'above', offsetCents: number, misbehave: Misbehaviour): Promise<void> {
-  const balance = world.model.balances().get(balanceKey(availableKey(member, side), currency)) ?? new Money(0);
+  const balance = world.model.balance(availableKey(member, side), currency);
   // A threshold is an amount above zero (0.00 is refused naming it).
   const cents = Math.max(1, balance.times(100).integerValue(Money.ROUND_DOWN).toNumber() + offsetCents);
   const threshold = money(cents);

@@ -8,7 +8,8 @@ import { balanceProblems, settlementTotals, streamProblem } from '../simulation/
 import { Findings } from '../simulation/findings';
 import { checkAnswer, errorBodyProblem } from '../simulation/http';
 import { idInForm, ILLEGAL_FORMS, LEGAL_FORMS } from '../simulation/ids';
-import { Model } from '../simulation/model';
+import { balanceKey, Model, type Command } from '../simulation/model';
+import { prng } from '../support/prng';
 import { classOf, clientOps, CLOCK_STEP_MS_MAX, FAULT_CLASSES, faultSchedule, NOMINAL_OPS_PER_S, PARTNERS } from '../simulation/plan';
 import { availableKey, endHold, heldKey } from '../simulation/wallet-ops';
 
@@ -57,6 +58,45 @@ describe('simulation checks', () => {
     model.refuse(undecided);
     assert.equal(model.range(A, 'USD', checked).lo.toFixed(), '50');
     assert.deepEqual(model.undecided(), [checked]);
+  });
+
+  it("a balance's range and certain balance, read from its own commands, equal a reading of every command (seeded)", () => {
+    // What range() computed before it kept each balance's commands apart: every command read.
+    const scan = (model: Model, account: string, currency: string, except?: Command) => {
+      let [lo, hi] = [new Money(0), new Money(0)];
+      for (const command of model.commands) {
+        if (command === except) continue;
+        const certain = !except || command.learnedAt < except.begunAt;
+        for (const x of command.certain.filter((y) => y.account === account && y.currency === currency)) {
+          if (certain || x.amount.isNegative()) lo = lo.plus(x.amount);
+          if (certain || !x.amount.isNegative()) hi = hi.plus(x.amount);
+        }
+        for (const x of command.possible.filter((y) => y.account === account && y.currency === currency)) {
+          if (x.amount.isNegative()) lo = lo.plus(x.amount); else hi = hi.plus(x.amount);
+        }
+      }
+      return { lo: lo.toFixed(), hi: hi.toFixed() };
+    };
+    for (let seed = 1; seed <= 8; seed++) {
+      const random = prng(seed);
+      const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)];
+      const delta = () => d(pick([A, B]), pick(['USD', 'EUR']), (Math.floor(random() * 20_001) / 100 - 100).toFixed(2));
+      const deltas = () => Array.from({ length: Math.floor(random() * 3) }, delta);
+      const model = new Model();
+      for (let step = 0; step < 200; step++) {
+        const open = model.commands.filter((c) => c.state === 'undecided' || c.state === 'open');
+        const roll = random();
+        if (roll < 0.4 || open.length === 0) model.begin(0, `c${step}`, deltas());
+        else if (roll < 0.65) model.answer(pick(open), deltas(), random() < 0.3 ? deltas() : []);
+        else if (roll < 0.8) model.end(pick(open), deltas());
+        else if (roll < 0.9) model.refuse(pick(open));
+        const except = random() < 0.5 ? pick(model.commands) : undefined;
+        const [account, currency] = [pick([A, B]), pick(['USD', 'EUR'])];
+        const range = model.range(account, currency, except);
+        assert.deepEqual({ lo: range.lo.toFixed(), hi: range.hi.toFixed() }, scan(model, account, currency, except), `seed ${seed} step ${step}`);
+        assert.equal(model.balance(account, currency).toFixed(), (model.balances().get(balanceKey(account, currency)) ?? new Money(0)).toFixed(), `seed ${seed} step ${step}`);
+      }
+    }
   });
 
   it('a refusal learned late is judged by what was certain when it was sent, not by credits learned since', () => {
