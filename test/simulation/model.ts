@@ -26,54 +26,78 @@ export interface Command {
 
 const keyOf = (account: string, currency: string) => `${account}|${currency}`;
 
+/** One balance's share of the model (Model.range). */
+interface BalanceIndex {
+  /** Every certain delta on it, summed. */
+  certain: Amount;
+  /** Each learning of a command with a certain delta on it, in the order learned (`at`: its learnedAt then). */
+  learned: Array<{ at: number; command: Command }>;
+  /** The commands that may still move it. */
+  open: Set<Command>;
+}
+
 export class Model {
   readonly commands: Command[] = [];
   private clock = 0;
   /**
-   * Per balance, the commands that ever had a delta on it: a range or a balance reads these alone.
-   * Read over every command, a check cost as much as the run was long, and a long run's checks
-   * came to take the simulation's whole core, which also carries the proxies the service talks
-   * through: late in seed 21, a connection and a query took 2.2 s through the ledger's proxy to
-   * Postgres (56 ms directly), and a test clock's advance of 45 steps took six minutes.
+   * Per balance, what a range needs, kept as answers arrive: summed over every command at each
+   * check, a check cost as much as the run was long, and a long run's checks came to take the
+   * simulation's whole core, which also carries the proxies the service talks through: late in
+   * seed 21, a connection and a query took 2.2 s through the ledger's proxy to Postgres (56 ms
+   * directly), and a test clock's advance of 45 steps took six minutes.
    */
-  private readonly byBalance = new Map<string, Set<Command>>();
+  private readonly balancesByKey = new Map<string, BalanceIndex>();
 
-  private touch(command: Command, deltas: Delta[]): void {
-    for (const d of deltas) {
-      const key = keyOf(d.account, d.currency);
-      const commands = this.byBalance.get(key);
-      if (commands) commands.add(command); else this.byBalance.set(key, new Set([command]));
+  private indexOf(account: string, currency: string): BalanceIndex {
+    const key = keyOf(account, currency);
+    let index = this.balancesByKey.get(key);
+    if (!index) this.balancesByKey.set(key, index = { certain: new Money(0), learned: [], open: new Set() });
+    return index;
+  }
+
+  /** `command` learned now: its certain deltas `moved` added, and each of its balances told when. */
+  private learned(command: Command, moved: Delta[]): void {
+    command.certain.push(...moved);
+    command.learnedAt = ++this.clock;
+    for (const d of moved) { const index = this.indexOf(d.account, d.currency); index.certain = index.certain.plus(d.amount); }
+    const seen = new Set<BalanceIndex>();
+    for (const d of command.certain) {
+      const index = this.indexOf(d.account, d.currency);
+      if (!seen.has(index)) { seen.add(index); index.learned.push({ at: command.learnedAt, command }); }
     }
   }
 
+  /** What `command` may still move is now `possible`. */
+  private mayMove(command: Command, possible: Delta[]): void {
+    for (const d of command.possible) this.indexOf(d.account, d.currency).open.delete(command);
+    command.possible = possible;
+    for (const d of possible) this.indexOf(d.account, d.currency).open.add(command);
+  }
+
   begin(client: number, label: string, possible: Delta[], allowedFinal: string[] = []): Command {
-    const command: Command = { id: this.commands.length, client, label, certain: [], possible, allowedFinal, resource: null, state: 'undecided', begunAt: ++this.clock, learnedAt: 0 };
+    const command: Command = { id: this.commands.length, client, label, certain: [], possible: [], allowedFinal, resource: null, state: 'undecided', begunAt: ++this.clock, learnedAt: 0 };
     this.commands.push(command);
-    this.touch(command, possible);
+    this.mayMove(command, possible);
     return command;
   }
 
   /** The service refused it: it moved nothing, and never will. */
   refuse(command: Command): void {
-    command.possible = [];
+    this.mayMove(command, []);
     command.state = 'refused';
   }
 
   /** Answered: `moved` is certain; `later` may still move (a hold's release, a payout's credit). */
   answer(command: Command, moved: Delta[], later: Delta[] = []): void {
-    this.touch(command, [...moved, ...later]);
-    command.certain.push(...moved);
-    command.learnedAt = ++this.clock;
-    command.possible = later;
+    this.learned(command, moved);
+    this.mayMove(command, later);
     command.state = later.length > 0 ? 'open' : 'final';
   }
 
   /** Ended: what moved at the end is certain, and nothing more may move. */
   end(command: Command, moved: Delta[]): void {
-    this.touch(command, moved);
-    command.certain.push(...moved);
-    command.learnedAt = ++this.clock;
-    command.possible = [];
+    this.learned(command, moved);
+    this.mayMove(command, []);
     command.state = 'final';
   }
 
@@ -84,18 +108,28 @@ export class Model {
    * end of a run, was decided before the credits learned meanwhile), so it counts as possible.
    */
   range(account: string, currency: string, except?: Command): { lo: Amount; hi: Amount } {
-    let lo = new Money(0);
-    let hi = new Money(0);
-    for (const command of this.byBalance.get(keyOf(account, currency)) ?? []) {
-      if (command === except) continue;
-      const certain = !except || command.learnedAt < except.begunAt;
-      for (const d of command.certain) {
-        if (d.account !== account || d.currency !== currency) continue;
-        if (certain || d.amount.isNegative()) lo = lo.plus(d.amount);
-        if (certain || !d.amount.isNegative()) hi = hi.plus(d.amount);
+    const index = this.balancesByKey.get(keyOf(account, currency));
+    if (!index) return { lo: new Money(0), hi: new Money(0) };
+    const here = (deltas: Delta[]) => deltas.filter((d) => d.account === account && d.currency === currency);
+    let lo = index.certain;
+    let hi = index.certain;
+    if (except) {
+      for (const d of here(except.certain)) { lo = lo.minus(d.amount); hi = hi.minus(d.amount); }
+      // Learned since `except` began (the newest learnings, back to its beginning): their credits
+      // are not certain for the least, their debits not for the most.
+      const late = new Set<Command>([except]);
+      for (let i = index.learned.length - 1; i >= 0 && index.learned[i].at >= except.begunAt; i--) {
+        const { command } = index.learned[i];
+        if (late.has(command)) continue;
+        late.add(command);
+        for (const d of here(command.certain)) {
+          if (d.amount.isNegative()) hi = hi.minus(d.amount); else lo = lo.minus(d.amount);
+        }
       }
-      for (const d of command.possible) {
-        if (d.account !== account || d.currency !== currency) continue;
+    }
+    for (const command of index.open) {
+      if (command === except) continue;
+      for (const d of here(command.possible)) {
         if (d.amount.isNegative()) lo = lo.plus(d.amount); else hi = hi.plus(d.amount);
       }
     }
@@ -109,11 +143,7 @@ export class Model {
 
   /** The balance the model is certain of, of one account in one currency. */
   balance(account: string, currency: string): Amount {
-    let total = new Money(0);
-    for (const command of this.byBalance.get(keyOf(account, currency)) ?? []) {
-      for (const d of command.certain) if (d.account === account && d.currency === currency) total = total.plus(d.amount);
-    }
-    return total;
+    return this.balancesByKey.get(keyOf(account, currency))?.certain ?? new Money(0);
   }
 
   /** The balances the model is certain of, per account and currency. */
