@@ -2,7 +2,9 @@
 // writes a trace whose operations are the seed's, client by client; the trace sent again on new
 // accounts (`--replay`) names the first answer that differs, here one the test changed in the
 // trace, so the replay must have sent the same requests in the same order up to it, with the
-// service's new ids in place of the traced ones.
+// service's new ids in place of the traced ones. A second run of the seed draws the same
+// operations, client by client (the clock client's too), and ends with its exact model (the
+// accounts on test clocks, whose every outcome the seed decides) in the same state, to the cent.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { clientOps, type Op } from '../simulation/plan';
 import { readTrace, type TraceLine } from '../simulation/trace';
+import type { ClockSnapshot } from '../simulation/clock-model';
 
 const RUN = path.join(__dirname, '..', 'simulation', 'run.js');
 const SEED = 21;
@@ -23,17 +26,37 @@ function simulate(cwd: string, args: string[]): Promise<{ code: number; output: 
   });
 }
 
+const RUN_ARGS = ['--seed', String(SEED), '--ops', '200', '--clients', String(CLIENTS), '--faults', 'off'];
+
+/** What a run of the seed leaves: its trace's lines and its exact model's end state. */
+interface RunResult { lines: TraceLine[]; clocks: ClockSnapshot }
+
+async function runSeed(dir: string): Promise<RunResult> {
+  const run = await simulate(dir, RUN_ARGS);
+  assert.equal(run.code, 0, run.output.slice(-3_000));
+  assert.match(run.output, /every check passed \(\d+ checks, 200 operations/);
+  const state = JSON.parse(fs.readFileSync(path.join(dir, '.simulation', `model-seed-${SEED}.json`), 'utf8'));
+  return { lines: readTrace(path.join(dir, '.simulation', `trace-seed-${SEED}.jsonl`)), clocks: state.clocks };
+}
+
+/** The operations each client (the clock client last) drew, in its order. */
+const opsByClient = (lines: TraceLine[]): Map<number, unknown[]> => {
+  const byClient = new Map<number, unknown[]>();
+  for (const l of lines) if (l.t === 'op') byClient.set(l.client, [...(byClient.get(l.client) ?? []), l.op]);
+  return byClient;
+};
+
 describe('the simulation trace and its replay @system', function () {
   this.timeout(900_000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simulation-'));
+  const again = fs.mkdtempSync(path.join(os.tmpdir(), 'simulation-'));
   const traceFile = path.join(dir, '.simulation', `trace-seed-${SEED}.jsonl`);
-  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let first: RunResult;
+  before(async () => { first = await runSeed(dir); });
+  after(() => { for (const d of [dir, again]) fs.rmSync(d, { recursive: true, force: true }); });
 
   it("a run traces the seed's operations and every request; its replay names the first answer that differs from the trace", async () => {
-    const run = await simulate(dir, ['--seed', String(SEED), '--ops', '200', '--clients', String(CLIENTS), '--faults', 'off']);
-    assert.equal(run.code, 0, run.output.slice(-3_000));
-    assert.match(run.output, /every check passed \(\d+ checks, 200 operations/);
-    const lines = readTrace(traceFile);
+    const { lines } = first;
     assert.deepEqual(lines[0], { t: 'run', seed: SEED, clients: CLIENTS });
 
     // The operations, client by client, are the seed's: the first 100 of each client's stream.
@@ -64,5 +87,16 @@ describe('the simulation trace and its replay @system', function () {
     assert.ok(mine?.includes('traced 409 changed_in_the_trace'), differences.join('\n'));
     assert.ok(differences.length <= 1 + Math.ceil(requests.length / 10), differences.join('\n'));
     assert.ok(!differences.some((d) => d.includes('unbound')), `every traced id bound in the replay:\n${differences.join('\n')}`);
+  });
+
+  it('a second run of the seed draws the same operations and ends with its exact model in the same state', async () => {
+    const second = await runSeed(again);
+    const [one, two] = [opsByClient(first.lines), opsByClient(second.lines)];
+    assert.equal(one.size, CLIENTS + 1, 'the wall clients and the clock client');
+    assert.deepEqual(two, one);
+    // The accounts on test clocks: every hold, quote, schedule run and balance, to the cent.
+    const { clocks } = first;
+    assert.ok(clocks.holds.length + clocks.quotes.length + clocks.schedules.length > 0 && Object.keys(clocks.balances).length > 0, JSON.stringify(clocks));
+    assert.deepEqual(second.clocks, clocks);
   });
 });

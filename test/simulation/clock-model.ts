@@ -15,6 +15,19 @@ export interface ModelRun { occurrence: number; atMs: number; status: 'created' 
 export interface ModelSchedule {
   id: string; account: number; to: number; currency: string; amount: Amount; runAtMs: number; repeat: Repeat; runs: ModelRun[];
 }
+/**
+ * The model's state as plain data, the service's ids left out (they differ from run to run): every
+ * clock's time, each account's balances, each hold, quote and schedule with its runs, in the order
+ * they were made. Nothing in it depends on the wall's time, so two runs of a seed must give the same.
+ */
+export interface ClockSnapshot {
+  nowMs: number[];
+  balances: Record<string, { available: string; held: string }>;
+  holds: Array<Omit<ModelHold, 'id' | 'amount'> & { amount: string }>;
+  quotes: Array<Omit<ModelQuote, 'id' | 'fromAmount' | 'toAmount'> & { fromAmount: string; toAmount: string }>;
+  schedules: Array<Omit<ModelSchedule, 'id' | 'amount'> & { amount: string }>;
+}
+
 /** What an advance did, in the order it did it. */
 export type Happening =
   | { kind: 'expired'; hold: ModelHold; atMs: number }
@@ -137,6 +150,17 @@ export class ClockModel {
     }
     this.nowMs[clock] = toMs;
     return happened;
+  }
+
+  snapshot(): ClockSnapshot {
+    const keys = [...new Set([...this.available.keys(), ...this.held.keys()])].sort();
+    return {
+      nowMs: [...this.nowMs],
+      balances: Object.fromEntries(keys.map((key) => [key, { available: this.available.get(key)?.toFixed() ?? '0', held: this.held.get(key)?.toFixed() ?? '0' }])),
+      holds: this.holds.map(({ id: _id, amount, ...rest }) => ({ ...rest, amount: amount.toFixed() })),
+      quotes: this.quotes.map(({ id: _id, fromAmount, toAmount, ...rest }) => ({ ...rest, fromAmount: fromAmount.toFixed(), toAmount: toAmount.toFixed() })),
+      schedules: this.schedules.map(({ id: _id, amount, runs, ...rest }) => ({ ...rest, amount: amount.toFixed(), runs: runs.map((run) => ({ ...run })) })),
+    };
   }
 
   /** One occurrence: a transfer of the schedule's amount when the sender's available covers it then, else refused. */

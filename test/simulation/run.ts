@@ -93,6 +93,17 @@ function report(world: World, faults: FaultLog): void {
   console.log(`  written to ${file}`);
 }
 
+/**
+ * The exact model's end state (the accounts on test clocks, clock-model.ts), beside the trace: it
+ * depends on the seed alone, so a second run of the seed must write the same (simulation-replay.test.ts).
+ * The wall's model is not in it: what its clients' commands did depends on timing by design.
+ */
+function writeModelState(world: World): void {
+  const file = path.join(process.cwd(), '.simulation', `model-seed-${settings.seed}.json`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify({ seed: settings.seed, clients: settings.clients, ops: settings.ops, clocks: world.clocks?.model.snapshot() ?? null }, null, 2)}\n`);
+}
+
 async function main(): Promise<void> {
   if (settings.replay) process.exit(await replay(settings.replay));
   const bound = settings.ops === null ? `${settings.minutes} min` : `${settings.ops} operations (at most ${settings.minutes} min)`;
@@ -167,6 +178,7 @@ async function main(): Promise<void> {
     await db.destroy();
     clearInterval(progress);
   }
+  writeModelState(world);
   report(world, faults);
   await stopStage(world);
   process.exit(findings.failures.length === 0 ? 0 : 1);
