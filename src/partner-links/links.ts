@@ -1,10 +1,11 @@
 // Partner links (DESIGN.md section 5c; SPEC.md section 5, three-legged flow): a customer's
 // consent, given on the partner's own page, for this service to pay through that partner on the
 // customer's behalf. A link starts `pending` with an authorize_url whose `state` is a one-time
-// secret (good for STATE_TTL_MS: kept as a hash to find the link by, and sealed so that a replay
-// of the creation under its Idempotency-Key, whose first answer was lost, can give the consent
-// page again while the link is pending); the partner's redirect to the callback spends it, the code is exchanged server to server, and the link is `active` with its tokens
-// sealed at rest. Tokens are refreshed when they near expiry; a link can be revoked.
+// secret, good for STATE_TTL_MS: kept as a hash to find the link by, and sealed so that a replay
+// of the creation under its Idempotency-Key (its first answer lost) can give the consent page
+// again while the link is pending. The partner's redirect to the callback spends it, the code is
+// exchanged server to server, and the link is `active` with its tokens sealed at rest. Tokens are
+// refreshed when they near expiry; a link can be revoked.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db';
 import { DomainError } from '../domain-error';

@@ -134,6 +134,19 @@ describe('secrets shown once, kept nowhere in clear', () => {
     assert.deepEqual([row.status, row.state_hash, row.state_sealed], ['active', null, null]);
   });
 
+  it("a pending partner link whose consent request expired: its replay is redacted, and says so", async () => {
+    const customer = await createCustomer(base(), owner.key);
+    const idempotencyKey = randomUUID();
+    const send = () => call(base(), 'POST', `/v1/customers/${customer.body.id}/partner-links`, { partner: 'fiat' }, { token: owner.key, idempotencyKey });
+    const first = await send();
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    await testService().runtime.db('partner_links').where('id', first.body.id).update({ state_expires_at: new Date(Date.now() - 1_000) });
+    for (const replay of await replays(send, idempotencyKey)) {
+      assertRedactedReplay(replay, first, 'authorize_url', replay.body.authorize_url);
+      assert.equal(new URL(replay.body.authorize_url).searchParams.get('state'), REDACTED);
+    }
+  });
+
   it('the document declares the Secret-Redacted header on the routes that make a secret', async () => {
     const document = (await call(base(), 'GET', '/v1/openapi.json')).body;
     const operations: Array<[string, string, string]> = [

@@ -42,7 +42,11 @@ async function runSeed(dir: string): Promise<RunResult> {
 /** The operations each client (the clock client last) drew, in its order. */
 const opsByClient = (lines: TraceLine[]): Map<number, unknown[]> => {
   const byClient = new Map<number, unknown[]>();
-  for (const l of lines) if (l.t === 'op') byClient.set(l.client, [...(byClient.get(l.client) ?? []), l.op]);
+  for (const l of lines) {
+    if (l.t !== 'op') continue;
+    if (!byClient.has(l.client)) byClient.set(l.client, []);
+    byClient.get(l.client)!.push(l.op);
+  }
   return byClient;
 };
 

@@ -159,7 +159,7 @@ export class ClockModel {
       balances: Object.fromEntries(keys.map((key) => [key, { available: this.available.get(key)?.toFixed() ?? '0', held: this.held.get(key)?.toFixed() ?? '0' }])),
       holds: this.holds.map(({ id: _id, amount, ...rest }) => ({ ...rest, amount: amount.toFixed() })),
       quotes: this.quotes.map(({ id: _id, fromAmount, toAmount, ...rest }) => ({ ...rest, fromAmount: fromAmount.toFixed(), toAmount: toAmount.toFixed() })),
-      schedules: this.schedules.map(({ id: _id, amount, runs, ...rest }) => ({ ...rest, amount: amount.toFixed(), runs: runs.map((run) => ({ ...run })) })),
+      schedules: this.schedules.map(({ id: _id, amount, ...rest }) => ({ ...rest, amount: amount.toFixed() })),
     };
   }
 

@@ -146,12 +146,10 @@ export class Model {
     return this.balancesByKey.get(keyOf(account, currency))?.certain ?? new Money(0);
   }
 
-  /** The balances the model is certain of, per account and currency. */
+  /** The balances the model is certain of, per account and currency (each one a command moved for certain). */
   balances(): Map<string, Amount> {
     const totals = new Map<string, Amount>();
-    for (const command of this.commands) {
-      for (const d of command.certain) totals.set(keyOf(d.account, d.currency), (totals.get(keyOf(d.account, d.currency)) ?? new Money(0)).plus(d.amount));
-    }
+    for (const [key, index] of this.balancesByKey) if (index.learned.length > 0) totals.set(key, index.certain);
     return totals;
   }
 }
