@@ -48,6 +48,16 @@ describe('secrets shown once, kept nowhere in clear', () => {
     assert.deepEqual({ ...replay.body, [field]: null }, { ...first.body, [field]: null }, 'the same object otherwise');
   }
 
+  /** A new customer's partner link made under a new Idempotency-Key, and how to send that request again. */
+  async function newPartnerLink(): Promise<{ idempotencyKey: string; send: () => Promise<JsonResponse>; first: JsonResponse }> {
+    const customer = await createCustomer(base(), owner.key);
+    const idempotencyKey = randomUUID();
+    const send = () => call(base(), 'POST', `/v1/customers/${customer.body.id}/partner-links`, { partner: 'fiat' }, { token: owner.key, idempotencyKey });
+    const first = await send();
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    return { idempotencyKey, send, first };
+  }
+
   async function assertLogsHoldNo(secret: string, ...requestIds: string[]): Promise<void> {
     for (const id of requestIds) {
       const logged = await loggedRequest(id);
@@ -93,11 +103,7 @@ describe('secrets shown once, kept nowhere in clear', () => {
   });
 
   it('a partner link: Postgres, Redis and the logs (the callback\'s too) hold its OAuth state redacted; a replay gives the consent page while the link waits for consent, redacted after', async () => {
-    const customer = await createCustomer(base(), owner.key);
-    const idempotencyKey = randomUUID();
-    const send = () => call(base(), 'POST', `/v1/customers/${customer.body.id}/partner-links`, { partner: 'fiat' }, { token: owner.key, idempotencyKey });
-    const first = await send();
-    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const { idempotencyKey, send, first } = await newPartnerLink();
     const url = new URL(first.body.authorize_url);
     const state = url.searchParams.get('state')!;
     assert.ok(state.length >= 40, 'a live state');
@@ -135,11 +141,7 @@ describe('secrets shown once, kept nowhere in clear', () => {
   });
 
   it("a pending partner link whose consent request expired: its replay is redacted, and says so", async () => {
-    const customer = await createCustomer(base(), owner.key);
-    const idempotencyKey = randomUUID();
-    const send = () => call(base(), 'POST', `/v1/customers/${customer.body.id}/partner-links`, { partner: 'fiat' }, { token: owner.key, idempotencyKey });
-    const first = await send();
-    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const { idempotencyKey, send, first } = await newPartnerLink();
     await testService().runtime.db('partner_links').where('id', first.body.id).update({ state_expires_at: new Date(Date.now() - 1_000) });
     for (const replay of await replays(send, idempotencyKey)) {
       assertRedactedReplay(replay, first, 'authorize_url', replay.body.authorize_url);
